@@ -1,0 +1,21 @@
+# Third-party libraries used inside src/ only (never in public headers).
+find_package(OpenMP REQUIRED COMPONENTS CXX)
+# OpenBLAS, OpenMP build (Debian: libopenblas-openmp-dev). The pthreads build fights our
+# OpenMP threads and the reference libblas is ~28x slower, so we name it explicitly.
+find_library(PHASOR_OPENBLAS_LIB NAMES openblas
+  PATHS /usr/lib/x86_64-linux-gnu/openblas-openmp /usr/lib/aarch64-linux-gnu/openblas-openmp
+  NO_DEFAULT_PATH)
+if(NOT PHASOR_OPENBLAS_LIB)
+  find_library(PHASOR_OPENBLAS_LIB NAMES openblas REQUIRED)
+endif()
+find_path(PHASOR_CBLAS_INCLUDE cblas.h
+  PATHS /usr/include/x86_64-linux-gnu/openblas-openmp /usr/include/aarch64-linux-gnu/openblas-openmp
+  NO_DEFAULT_PATH)
+if(NOT PHASOR_CBLAS_INCLUDE)
+  find_path(PHASOR_CBLAS_INCLUDE cblas.h REQUIRED)
+endif()
+find_package(Eigen3 3.3 REQUIRED NO_MODULE)
+
+add_library(phasor_deps INTERFACE)
+target_include_directories(phasor_deps INTERFACE ${PHASOR_CBLAS_INCLUDE})
+target_link_libraries(phasor_deps INTERFACE OpenMP::OpenMP_CXX ${PHASOR_OPENBLAS_LIB} Eigen3::Eigen)

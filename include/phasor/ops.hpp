@@ -1,0 +1,139 @@
+// phasor/ops.hpp - free-function spelling of every tensor op (torch.* names and argument order).
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "phasor/tensor.hpp"
+
+namespace phasor {
+
+// ---- unary (see the Tensor methods of the same name) -----------------------------------------
+Tensor neg(const Tensor& x);       ///< -x
+Tensor abs(const Tensor& x);       ///< |x|
+Tensor sign(const Tensor& x);      ///< sign
+Tensor exp(const Tensor& x);       ///< e^x
+Tensor expm1(const Tensor& x);     ///< e^x - 1
+Tensor log(const Tensor& x);       ///< natural log
+Tensor log1p(const Tensor& x);     ///< log(1 + x)
+Tensor sqrt(const Tensor& x);      ///< square root
+Tensor rsqrt(const Tensor& x);     ///< 1 / sqrt(x)
+Tensor square(const Tensor& x);    ///< x * x
+Tensor sin(const Tensor& x);       ///< sine
+Tensor cos(const Tensor& x);       ///< cosine
+Tensor tan(const Tensor& x);       ///< tangent
+Tensor sinh(const Tensor& x);      ///< hyperbolic sine
+Tensor cosh(const Tensor& x);      ///< hyperbolic cosine
+Tensor tanh(const Tensor& x);      ///< hyperbolic tangent
+Tensor asin(const Tensor& x);      ///< arcsine
+Tensor acos(const Tensor& x);      ///< arccosine
+Tensor atan(const Tensor& x);      ///< arctangent
+Tensor erf(const Tensor& x);       ///< error function
+Tensor sigmoid(const Tensor& x);   ///< logistic sigmoid
+Tensor relu(const Tensor& x);      ///< max(x, 0)
+Tensor gelu(const Tensor& x, bool tanh_approximation = false);  ///< GELU
+Tensor silu(const Tensor& x);      ///< x * sigmoid(x)
+Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);  ///< smooth relu
+Tensor floor(const Tensor& x);     ///< round down
+Tensor ceil(const Tensor& x);      ///< round up
+Tensor round(const Tensor& x);     ///< round half to even
+Tensor conj(const Tensor& x);      ///< complex conjugate
+Tensor angle(const Tensor& x);     ///< complex argument
+Tensor isfinite(const Tensor& x);  ///< bool: finite
+Tensor isnan(const Tensor& x);     ///< bool: NaN
+Tensor logical_not(const Tensor& x);  ///< bool: !x
+
+// ---- binary, broadcasting --------------------------------------------------------------------
+Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);  ///< a + alpha * b
+Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);  ///< a - alpha * b
+Tensor mul(const Tensor& a, const Tensor& b);      ///< a * b
+Tensor div(const Tensor& a, const Tensor& b);      ///< a / b
+Tensor pow(const Tensor& a, const Tensor& b);      ///< a ^ b
+Tensor pow(const Tensor& a, const Scalar& e);      ///< a ^ e
+Tensor pow(const Scalar& a, const Tensor& e);      ///< a ^ e
+Tensor maximum(const Tensor& a, const Tensor& b);  ///< elementwise max
+Tensor minimum(const Tensor& a, const Tensor& b);  ///< elementwise min
+Tensor atan2(const Tensor& y, const Tensor& x);    ///< atan2(y, x)
+Tensor complex(const Tensor& real, const Tensor& imag);   ///< real + i imag (float -> complex)
+Tensor polar(const Tensor& abs, const Tensor& angle);     ///< abs * e^(i angle)
+Tensor eq(const Tensor& a, const Tensor& b);  ///< bool: ==
+Tensor ne(const Tensor& a, const Tensor& b);  ///< bool: !=
+Tensor lt(const Tensor& a, const Tensor& b);  ///< bool: <
+Tensor le(const Tensor& a, const Tensor& b);  ///< bool: <=
+Tensor gt(const Tensor& a, const Tensor& b);  ///< bool: >
+Tensor ge(const Tensor& a, const Tensor& b);  ///< bool: >=
+Tensor logical_and(const Tensor& a, const Tensor& b);  ///< bool: a && b
+Tensor logical_or(const Tensor& a, const Tensor& b);   ///< bool: a || b
+Tensor logical_xor(const Tensor& a, const Tensor& b);  ///< bool: a != b (as bools)
+/// Picks `a` where `cond` is true, else `b` (all broadcast).
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+/// Clips to [min, max] (either bound optional).
+Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+/// `value` where `mask` (broadcast to x) is true.
+Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value);
+
+// ---- reductions (empty dims = all dims) -----------------------------------------------------
+Tensor sum(const Tensor& x, const Shape& dims = {}, bool keepdim = false);    ///< sum
+Tensor mean(const Tensor& x, const Shape& dims = {}, bool keepdim = false);   ///< mean
+Tensor prod(const Tensor& x, const Shape& dims = {}, bool keepdim = false);   ///< product
+Tensor max(const Tensor& x);  ///< largest element
+Tensor min(const Tensor& x);  ///< smallest element
+std::tuple<Tensor, Tensor> max(const Tensor& x, std::int64_t dim, bool keepdim = false);  ///< (values, indices)
+std::tuple<Tensor, Tensor> min(const Tensor& x, std::int64_t dim, bool keepdim = false);  ///< (values, indices)
+Tensor amax(const Tensor& x, const Shape& dims = {}, bool keepdim = false);   ///< max over dims
+Tensor amin(const Tensor& x, const Shape& dims = {}, bool keepdim = false);   ///< min over dims
+Tensor argmax(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false);  ///< index of max
+Tensor argmin(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false);  ///< index of min
+Tensor var(const Tensor& x, const Shape& dims = {}, double correction = 1, bool keepdim = false);  ///< variance
+Tensor std(const Tensor& x, const Shape& dims = {}, double correction = 1, bool keepdim = false);  ///< std deviation
+/// Vector p-norm over dims (p = 1, 2, inf, -inf or any p > 0).
+Tensor norm(const Tensor& x, double p = 2, const Shape& dims = {}, bool keepdim = false);
+/// Named norm: "fro" (Frobenius over dims, all by default).
+Tensor norm(const Tensor& x, const std::string& p, const Shape& dims = {}, bool keepdim = false);
+Tensor logsumexp(const Tensor& x, const Shape& dims = {}, bool keepdim = false);  ///< log(sum(exp))
+Tensor cumsum(const Tensor& x, std::int64_t dim);  ///< running sum along dim
+Tensor all(const Tensor& x, const Shape& dims = {}, bool keepdim = false);  ///< bool: all nonzero
+Tensor any(const Tensor& x, const Shape& dims = {}, bool keepdim = false);  ///< bool: any nonzero
+/// Sums `x` down to `shape` (the inverse of broadcasting); used for broadcast gradients.
+Tensor sum_to(const Tensor& x, const Shape& shape);
+
+// ---- shape, joining, indexing -------------------------------------------------------------------
+Tensor reshape(const Tensor& x, const Shape& shape);   ///< see Tensor::reshape
+Tensor flatten(const Tensor& x, std::int64_t start_dim = 0, std::int64_t end_dim = -1);  ///< merge dims
+Tensor permute(const Tensor& x, const Shape& dims);    ///< reorder dims
+Tensor transpose(const Tensor& x, std::int64_t d0, std::int64_t d1);  ///< swap dims
+Tensor movedim(const Tensor& x, const Shape& src, const Shape& dst);  ///< move dims
+Tensor squeeze(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt);  ///< drop size-1 dims
+Tensor unsqueeze(const Tensor& x, std::int64_t dim);    ///< insert a size-1 dim
+Tensor broadcast_to(const Tensor& x, const Shape& shape);  ///< broadcast view
+/// Broadcast shape of several shapes; throws naming `op` when incompatible.
+Shape broadcast_shapes(const std::vector<Shape>& shapes, const char* op = "broadcast_shapes");
+Tensor real(const Tensor& x);   ///< real part (view)
+Tensor imag(const Tensor& x);   ///< imaginary part (view)
+Tensor cat(const std::vector<Tensor>& xs, std::int64_t dim = 0);    ///< join along an existing dim
+Tensor stack(const std::vector<Tensor>& xs, std::int64_t dim = 0);  ///< join along a new dim
+/// Pieces of `split_size` along dim (the last may be smaller); views.
+std::vector<Tensor> split(const Tensor& x, std::int64_t split_size, std::int64_t dim = 0);
+/// Pieces of the given sizes along dim; views.
+std::vector<Tensor> split(const Tensor& x, const Shape& sizes, std::int64_t dim = 0);
+/// `chunks` nearly equal pieces along dim; views.
+std::vector<Tensor> chunk(const Tensor& x, std::int64_t chunks, std::int64_t dim = 0);
+/// Pads the last dims: `pad` = (left_last, right_last, left_prev, right_prev, ...), as torch.nn.functional.pad.
+Tensor pad(const Tensor& x, const Shape& pad, PadMode mode = PadMode::constant, const Scalar& value = 0);
+Tensor flip(const Tensor& x, const Shape& dims);  ///< reverse along dims
+/// Rotates elements along dims by shifts (flattened when dims is empty).
+Tensor roll(const Tensor& x, const Shape& shifts, const Shape& dims = {});
+/// Entries of `x` at positions `index` (1-D int64) along dim.
+Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index);
+/// Copy of `x` with the slices of `src` added at positions `index` (1-D int64) along dim.
+Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src);
+/// out[i][j] = x[index[i][j]][j] for dim 0 (torch.gather).
+Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index);
+/// Copy of `x` with `src` added at `index` along dim (torch.scatter_add).
+Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src);
+Tensor tril(const Tensor& x, std::int64_t diagonal = 0);  ///< lower triangle of the last two dims
+Tensor triu(const Tensor& x, std::int64_t diagonal = 0);  ///< upper triangle of the last two dims
+
+}  // namespace phasor

@@ -1,0 +1,397 @@
+// phasor/tensor.hpp - the Tensor handle: shape, dtype, device, views, math methods, autograd.
+#pragma once
+#include <complex>
+#include <cstdint>
+#include <functional>
+#include <iosfwd>
+#include <memory>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+#include <variant>
+#include <vector>
+
+#include "phasor/device.hpp"
+#include "phasor/dtype.hpp"
+#include "phasor/error.hpp"
+#include "phasor/scalar.hpp"
+
+namespace phasor {
+
+struct TensorImpl;
+class Tensor;
+namespace autodiff {
+class Node;
+}
+
+/// A list of sizes, strides or dims.
+using Shape = std::vector<std::int64_t>;
+
+/// Python-style slice `start:stop:step` for Tensor::index (negative values count from the end).
+struct Slice {
+  std::optional<std::int64_t> start;  ///< first index (default 0)
+  std::optional<std::int64_t> stop;   ///< one past the last index (default the size)
+  std::int64_t step = 1;              ///< stride, >= 1
+  /// `start:stop:step`; omitted bounds mean the whole dim.
+  Slice(std::optional<std::int64_t> start_ = std::nullopt, std::optional<std::int64_t> stop_ = std::nullopt,
+        std::int64_t step_ = 1)
+      : start(start_), stop(stop_), step(step_) {}
+};
+/// Index entry that inserts a new dim of size 1.
+struct NoneIndex {};
+/// Index entry that stands for as many full slices as needed.
+struct EllipsisIndex {};
+inline constexpr NoneIndex None{};          ///< new axis (numpy's None)
+inline constexpr EllipsisIndex Ellipsis{};  ///< numpy's `...`
+
+/// One entry of Tensor::index: an integer, a Slice, None, Ellipsis, or a 1-D int64/bool tensor.
+class TensorIndex {
+ public:
+  /// Selects one position (removes the dim).
+  TensorIndex(std::int64_t i) : v_(i) {}
+  /// Selects one position (int).
+  TensorIndex(int i) : v_(static_cast<std::int64_t>(i)) {}
+  /// Slices the dim.
+  TensorIndex(Slice s) : v_(s) {}
+  /// Inserts a dim of size 1.
+  TensorIndex(NoneIndex n) : v_(n) {}
+  /// Expands to full slices.
+  TensorIndex(EllipsisIndex e) : v_(e) {}
+  /// Selects positions with a 1-D int64 tensor, or a mask with a bool tensor (at most one per index).
+  TensorIndex(const Tensor& t);
+  /// The held alternative.
+  const std::variant<std::int64_t, Slice, NoneIndex, EllipsisIndex, std::shared_ptr<Tensor>>& value() const { return v_; }
+
+ private:
+  std::variant<std::int64_t, Slice, NoneIndex, EllipsisIndex, std::shared_ptr<Tensor>> v_;
+};
+
+/// Deleter called with the data pointer when a from_blob tensor's storage dies (may be empty).
+using BlobDeleter = std::function<void(void*)>;
+/// Gradient hook: receives the gradient, returns a replacement (or an undefined Tensor to keep it).
+using GradHook = std::function<Tensor(const Tensor&)>;
+
+/// Padding modes of pad().
+enum class PadMode { constant, reflect, replicate, circular };
+
+/// A cheap handle to an n-dimensional array with shared storage and autograd metadata.
+/// Copies share the same tensor (like torch.Tensor in Python); use clone() for a deep copy.
+class Tensor {
+ public:
+  /// An undefined tensor (defined() is false).
+  Tensor() = default;
+  /// Wraps an implementation (internal).
+  explicit Tensor(std::shared_ptr<TensorImpl> impl);
+
+  // ---- metadata -------------------------------------------------------------------------
+  /// True unless default-constructed.
+  bool defined() const { return impl_ != nullptr; }
+  /// Sizes of every dim.
+  const Shape& shape() const;
+  /// Size of dim `d` (negative counts from the end).
+  std::int64_t size(std::int64_t d) const;
+  /// Strides of every dim, in elements.
+  const Shape& strides() const;
+  /// Stride of dim `d`, in elements.
+  std::int64_t stride(std::int64_t d) const;
+  /// Offset of the first element in the storage, in elements.
+  std::int64_t storage_offset() const;
+  /// Number of dims.
+  std::int64_t dim() const;
+  /// Number of elements.
+  std::int64_t numel() const;
+  /// Element type.
+  Dtype dtype() const;
+  /// Device the storage lives on.
+  Device device() const;
+  /// True if the elements are laid out row-major without gaps.
+  bool is_contiguous() const;
+  /// True for complex dtypes.
+  bool is_complex() const { return phasor::is_complex(dtype()); }
+  /// True for float32/float64.
+  bool is_floating_point() const { return phasor::is_floating(dtype()); }
+  /// Bytes per element.
+  std::size_t itemsize() const { return phasor::itemsize(dtype()); }
+  /// Bytes spanned by the elements (numel * itemsize).
+  std::size_t nbytes() const { return static_cast<std::size_t>(numel()) * itemsize(); }
+  /// Address of the first element (CPU tensors).
+  void* data_ptr() const;
+  /// Typed address of the first element; throws if T does not match dtype().
+  template <class T>
+  T* data() const;
+  /// The single element's value; throws unless numel() == 1.
+  Scalar item() const;
+  /// The single element converted to T (bool, integers, float, double, std::complex).
+  template <class T>
+  T item() const;
+  /// Internal implementation (for phasor's own code).
+  TensorImpl* impl() const { return impl_.get(); }
+  /// Shared implementation pointer (for phasor's own code).
+  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  /// True if both handles refer to the same tensor.
+  bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
+
+  /// Wraps external memory without copying; `deleter` (may be empty) runs when the storage dies.
+  static Tensor from_blob(void* data, const Shape& shape, Dtype dtype, BlobDeleter deleter = nullptr,
+                          Device device = Device::cpu());
+  /// Wraps external strided memory (strides in elements) without copying.
+  static Tensor from_blob(void* data, const Shape& shape, const Shape& strides, Dtype dtype,
+                          BlobDeleter deleter = nullptr, Device device = Device::cpu());
+
+  // ---- conversion and copies ----------------------------------------------------------
+  /// Converts to `dtype` (returns *this when already of that dtype).
+  Tensor to(Dtype dtype) const;
+  /// Moves to `device` (returns *this when already there).
+  Tensor to(Device device) const;
+  /// A contiguous tensor with the same values (*this when already contiguous).
+  Tensor contiguous() const;
+  /// A deep copy (differentiable).
+  Tensor clone() const;
+  /// A tensor sharing storage but cut from the autograd graph.
+  Tensor detach() const;
+  /// Copies `src` (broadcast, converted) into this tensor in place.
+  Tensor& copy_(const Tensor& src);
+  /// Sets every element to `value` in place.
+  Tensor& fill_(const Scalar& value);
+  /// Sets every element to zero in place.
+  Tensor& zero_();
+
+  // ---- views (share storage) ------------------------------------------------------------
+  /// Same data, new shape (one entry may be -1); copies only when a view is impossible.
+  Tensor reshape(const Shape& shape) const;
+  /// Same data, new shape; throws when the strides make a view impossible.
+  Tensor view(const Shape& shape) const;
+  /// Merges dims start..end into one.
+  Tensor flatten(std::int64_t start_dim = 0, std::int64_t end_dim = -1) const;
+  /// Reorders dims.
+  Tensor permute(const Shape& dims) const;
+  /// Swaps two dims.
+  Tensor transpose(std::int64_t d0, std::int64_t d1) const;
+  /// Transpose of a 2-D tensor (0-D and 1-D unchanged).
+  Tensor t() const;
+  /// Moves dims `src` to positions `dst`.
+  Tensor movedim(const Shape& src, const Shape& dst) const;
+  /// Moves dim `src` to position `dst`.
+  Tensor movedim(std::int64_t src, std::int64_t dst) const;
+  /// Removes every dim of size 1.
+  Tensor squeeze() const;
+  /// Removes dim `d` if its size is 1.
+  Tensor squeeze(std::int64_t d) const;
+  /// Inserts a dim of size 1 at `d`.
+  Tensor unsqueeze(std::int64_t d) const;
+  /// Broadcasts to `shape` (-1 keeps a size) without copying.
+  Tensor expand(const Shape& shape) const;
+  /// Broadcasts to `shape` without copying.
+  Tensor broadcast_to(const Shape& shape) const;
+  /// Elements start, start+step, ... < stop of dim `d` (bounds clamp like Python).
+  Tensor slice(std::int64_t d, std::optional<std::int64_t> start = std::nullopt,
+               std::optional<std::int64_t> stop = std::nullopt, std::int64_t step = 1) const;
+  /// Position `i` of dim `d`, removing the dim.
+  Tensor select(std::int64_t d, std::int64_t i) const;
+  /// `length` elements of dim `d` from `start`.
+  Tensor narrow(std::int64_t d, std::int64_t start, std::int64_t length) const;
+  /// Real part of a complex tensor as a view (the tensor itself when real).
+  Tensor real() const;
+  /// Imaginary part of a complex tensor as a view.
+  Tensor imag() const;
+  /// numpy-style indexing: integers, Slice, None, Ellipsis, one int64/bool tensor.
+  Tensor index(const std::vector<TensorIndex>& indices) const;
+
+  // ---- autograd ---------------------------------------------------------------------------
+  /// True if gradients flow to or through this tensor.
+  bool requires_grad() const;
+  /// Marks a leaf as needing gradients (floating or complex dtypes only).
+  Tensor& requires_grad_(bool requires_grad = true);
+  /// Accumulated gradient (undefined until a backward reaches this tensor).
+  Tensor grad() const;
+  /// Replaces the accumulated gradient (undefined clears it).
+  void set_grad(const Tensor& g);
+  /// True for tensors not produced by a recorded op.
+  bool is_leaf() const;
+  /// The node that produced this tensor (null for leaves).
+  std::shared_ptr<autodiff::Node> grad_fn() const;
+  /// Runs reverse mode from this tensor; `gradient` may be omitted for one-element tensors.
+  void backward(const Tensor& gradient = Tensor(), std::optional<bool> retain_graph = std::nullopt,
+                bool create_graph = false) const;
+  /// Makes a non-leaf keep its .grad() after backward.
+  Tensor& retain_grad();
+  /// True if retain_grad() was called (or for leaves).
+  bool retains_grad() const;
+  /// Adds a hook run on this tensor's gradient; returns a handle for remove_hook.
+  std::size_t register_hook(GradHook hook);
+  /// Removes a hook added by register_hook.
+  void remove_hook(std::size_t handle);
+  /// Number of in-place changes made to the storage (shared with views).
+  std::uint64_t version() const;
+
+  // ---- elementwise math --------------------------------------------------------------
+  Tensor neg() const;      ///< -x
+  Tensor abs() const;      ///< |x| (real for complex x)
+  Tensor sign() const;     ///< sign (x/|x| for complex, 0 at 0)
+  Tensor exp() const;      ///< e^x
+  Tensor expm1() const;    ///< e^x - 1
+  Tensor log() const;      ///< natural log
+  Tensor log1p() const;    ///< log(1 + x)
+  Tensor sqrt() const;     ///< square root
+  Tensor rsqrt() const;    ///< 1 / sqrt(x)
+  Tensor square() const;   ///< x * x
+  Tensor sin() const;      ///< sine
+  Tensor cos() const;      ///< cosine
+  Tensor tan() const;      ///< tangent
+  Tensor sinh() const;     ///< hyperbolic sine
+  Tensor cosh() const;     ///< hyperbolic cosine
+  Tensor tanh() const;     ///< hyperbolic tangent
+  Tensor asin() const;     ///< arcsine
+  Tensor acos() const;     ///< arccosine
+  Tensor atan() const;     ///< arctangent
+  Tensor erf() const;      ///< error function
+  Tensor sigmoid() const;  ///< 1 / (1 + e^-x)
+  Tensor relu() const;     ///< max(x, 0)
+  Tensor gelu(bool tanh_approximation = false) const;  ///< GELU (exact erf form, or tanh form)
+  Tensor silu() const;     ///< x * sigmoid(x)
+  Tensor softplus(double beta = 1.0, double threshold = 20.0) const;  ///< log(1 + e^(beta x)) / beta
+  Tensor floor() const;    ///< round down
+  Tensor ceil() const;     ///< round up
+  Tensor round() const;    ///< round half to even
+  Tensor conj() const;     ///< complex conjugate (copy; identity for real)
+  Tensor angle() const;    ///< argument of a complex number (0 or pi for reals)
+  Tensor isfinite() const; ///< bool: finite
+  Tensor isnan() const;    ///< bool: NaN
+  Tensor logical_not() const;  ///< bool: !x
+
+  Tensor add(const Tensor& o, const Scalar& alpha = 1) const;  ///< this + alpha * o
+  Tensor sub(const Tensor& o, const Scalar& alpha = 1) const;  ///< this - alpha * o
+  Tensor mul(const Tensor& o) const;       ///< this * o
+  Tensor div(const Tensor& o) const;       ///< this / o (true division)
+  Tensor pow(const Tensor& o) const;       ///< this ^ o
+  Tensor pow(const Scalar& e) const;       ///< this ^ e
+  Tensor maximum(const Tensor& o) const;   ///< elementwise max (NaN propagates)
+  Tensor minimum(const Tensor& o) const;   ///< elementwise min (NaN propagates)
+  Tensor atan2(const Tensor& o) const;     ///< atan2(this, o)
+  Tensor eq(const Tensor& o) const;        ///< bool: ==
+  Tensor ne(const Tensor& o) const;        ///< bool: !=
+  Tensor lt(const Tensor& o) const;        ///< bool: <
+  Tensor le(const Tensor& o) const;        ///< bool: <=
+  Tensor gt(const Tensor& o) const;        ///< bool: >
+  Tensor ge(const Tensor& o) const;        ///< bool: >=
+  Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;  ///< clip to [min, max]
+  Tensor masked_fill(const Tensor& mask, const Scalar& value) const;  ///< value where mask
+
+  Tensor& add_(const Tensor& o, const Scalar& alpha = 1);  ///< in place this += alpha * o
+  Tensor& sub_(const Tensor& o, const Scalar& alpha = 1);  ///< in place this -= alpha * o
+  Tensor& mul_(const Tensor& o);   ///< in place this *= o
+  Tensor& div_(const Tensor& o);   ///< in place this /= o
+  Tensor& add_(const Scalar& s);   ///< in place this += s
+  Tensor& sub_(const Scalar& s);   ///< in place this -= s
+  Tensor& mul_(const Scalar& s);   ///< in place this *= s
+  Tensor& div_(const Scalar& s);   ///< in place this /= s
+  Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);  ///< in place clamp
+  Tensor& masked_fill_(const Tensor& mask, const Scalar& value);  ///< in place masked_fill
+
+  // ---- reductions (empty dims = all dims) ------------------------------------------------
+  Tensor sum(const Shape& dims = {}, bool keepdim = false) const;   ///< sum
+  Tensor mean(const Shape& dims = {}, bool keepdim = false) const;  ///< mean
+  Tensor prod(const Shape& dims = {}, bool keepdim = false) const;  ///< product
+  Tensor max() const;  ///< largest element
+  Tensor min() const;  ///< smallest element
+  std::tuple<Tensor, Tensor> max(std::int64_t dim, bool keepdim = false) const;  ///< (values, indices) along dim
+  std::tuple<Tensor, Tensor> min(std::int64_t dim, bool keepdim = false) const;  ///< (values, indices) along dim
+  Tensor amax(const Shape& dims = {}, bool keepdim = false) const;  ///< max over dims
+  Tensor amin(const Shape& dims = {}, bool keepdim = false) const;  ///< min over dims
+  Tensor argmax(std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false) const;  ///< index of max
+  Tensor argmin(std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false) const;  ///< index of min
+  Tensor var(const Shape& dims = {}, double correction = 1, bool keepdim = false) const;  ///< variance
+  Tensor std(const Shape& dims = {}, double correction = 1, bool keepdim = false) const;  ///< standard deviation
+  Tensor norm(double p = 2, const Shape& dims = {}, bool keepdim = false) const;  ///< vector p-norm (p may be inf)
+  Tensor logsumexp(const Shape& dims = {}, bool keepdim = false) const;  ///< log(sum(exp(x)))
+  Tensor cumsum(std::int64_t dim) const;  ///< running sum along dim
+  Tensor all(const Shape& dims = {}, bool keepdim = false) const;  ///< bool: all nonzero
+  Tensor any(const Shape& dims = {}, bool keepdim = false) const;  ///< bool: any nonzero
+
+  /// Matrix product with broadcast batch dims (see phasor::matmul).
+  Tensor matmul(const Tensor& o) const;
+
+ private:
+  std::shared_ptr<TensorImpl> impl_;
+};
+
+// ---- operators (elementwise, broadcasting; a C++ scalar never widens the tensor) --------
+Tensor operator-(const Tensor& a);                      ///< negation
+Tensor operator+(const Tensor& a, const Tensor& b);     ///< sum
+Tensor operator-(const Tensor& a, const Tensor& b);     ///< difference
+Tensor operator*(const Tensor& a, const Tensor& b);     ///< product
+Tensor operator/(const Tensor& a, const Tensor& b);     ///< quotient
+Tensor operator+(const Tensor& a, const Scalar& b);     ///< sum with a scalar
+Tensor operator-(const Tensor& a, const Scalar& b);     ///< difference with a scalar
+Tensor operator*(const Tensor& a, const Scalar& b);     ///< product with a scalar
+Tensor operator/(const Tensor& a, const Scalar& b);     ///< quotient by a scalar
+Tensor operator+(const Scalar& a, const Tensor& b);     ///< scalar plus tensor
+Tensor operator-(const Scalar& a, const Tensor& b);     ///< scalar minus tensor
+Tensor operator*(const Scalar& a, const Tensor& b);     ///< scalar times tensor
+Tensor operator/(const Scalar& a, const Tensor& b);     ///< scalar over tensor
+Tensor& operator+=(Tensor& a, const Tensor& b);         ///< in place add
+Tensor& operator-=(Tensor& a, const Tensor& b);         ///< in place subtract
+Tensor& operator*=(Tensor& a, const Tensor& b);         ///< in place multiply
+Tensor& operator/=(Tensor& a, const Tensor& b);         ///< in place divide
+Tensor& operator+=(Tensor& a, const Scalar& b);         ///< in place add a scalar
+Tensor& operator-=(Tensor& a, const Scalar& b);         ///< in place subtract a scalar
+Tensor& operator*=(Tensor& a, const Scalar& b);         ///< in place multiply by a scalar
+Tensor& operator/=(Tensor& a, const Scalar& b);         ///< in place divide by a scalar
+Tensor operator==(const Tensor& a, const Tensor& b);    ///< bool: equal
+Tensor operator!=(const Tensor& a, const Tensor& b);    ///< bool: not equal
+Tensor operator<(const Tensor& a, const Tensor& b);     ///< bool: less
+Tensor operator<=(const Tensor& a, const Tensor& b);    ///< bool: less or equal
+Tensor operator>(const Tensor& a, const Tensor& b);     ///< bool: greater
+Tensor operator>=(const Tensor& a, const Tensor& b);    ///< bool: greater or equal
+Tensor operator==(const Tensor& a, const Scalar& b);    ///< bool: equal to scalar
+Tensor operator!=(const Tensor& a, const Scalar& b);    ///< bool: not equal to scalar
+Tensor operator<(const Tensor& a, const Scalar& b);     ///< bool: less than scalar
+Tensor operator<=(const Tensor& a, const Scalar& b);    ///< bool: less or equal to scalar
+Tensor operator>(const Tensor& a, const Scalar& b);     ///< bool: greater than scalar
+Tensor operator>=(const Tensor& a, const Scalar& b);    ///< bool: greater or equal to scalar
+Tensor operator&(const Tensor& a, const Tensor& b);     ///< logical and (bool)
+Tensor operator|(const Tensor& a, const Tensor& b);     ///< logical or (bool)
+Tensor operator^(const Tensor& a, const Tensor& b);     ///< logical xor (bool)
+Tensor operator~(const Tensor& a);                      ///< logical not (bool)
+
+/// Prints dtype, shape, device and values (summarized with "..." when large).
+std::ostream& operator<<(std::ostream& os, const Tensor& t);
+
+// ---- typed access -------------------------------------------------------------------------
+namespace detail {
+template <class T>
+struct dtype_of;
+template <> struct dtype_of<bool> { static constexpr Dtype value = Dtype::Bool; };
+template <> struct dtype_of<std::int64_t> { static constexpr Dtype value = Dtype::Int64; };
+template <> struct dtype_of<float> { static constexpr Dtype value = Dtype::Float32; };
+template <> struct dtype_of<double> { static constexpr Dtype value = Dtype::Float64; };
+template <> struct dtype_of<std::complex<float>> { static constexpr Dtype value = Dtype::Complex64; };
+template <> struct dtype_of<std::complex<double>> { static constexpr Dtype value = Dtype::Complex128; };
+[[noreturn]] void throw_data_dtype_mismatch(Dtype want, Dtype have);
+}  // namespace detail
+
+template <class T>
+T* Tensor::data() const {
+  using U = std::remove_const_t<T>;
+  if (detail::dtype_of<U>::value != dtype()) detail::throw_data_dtype_mismatch(detail::dtype_of<U>::value, dtype());
+  return static_cast<T*>(data_ptr());
+}
+
+template <class T>
+T Tensor::item() const {
+  Scalar s = item();
+  if constexpr (std::is_same_v<T, bool>) {
+    return s.to_bool();
+  } else if constexpr (std::is_integral_v<T>) {
+    return static_cast<T>(s.to_int());
+  } else if constexpr (std::is_floating_point_v<T>) {
+    return static_cast<T>(s.to_double());
+  } else {
+    auto c = s.to_complex();
+    return T(static_cast<typename T::value_type>(c.real()), static_cast<typename T::value_type>(c.imag()));
+  }
+}
+
+}  // namespace phasor

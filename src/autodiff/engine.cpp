@@ -1,0 +1,545 @@
+// src/autodiff/engine.cpp - grad mode, saved tensors, leaf accumulation and the backward engine.
+#include <algorithm>
+#include <map>
+#include <mutex>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "autodiff/node.hpp"
+#include "phasor/creation.hpp"
+#include "phasor/ops.hpp"
+
+namespace phasor {
+
+namespace {
+thread_local bool t_grad_enabled = true;
+}
+bool GradMode::is_enabled() { return t_grad_enabled; }
+void GradMode::set_enabled(bool enabled) { t_grad_enabled = enabled; }
+
+namespace detail {
+
+std::uint64_t next_sequence_nr() {
+  static std::atomic<std::uint64_t> seq{0};
+  return seq.fetch_add(1, std::memory_order_relaxed);
+}
+
+bool any_requires_grad(const std::vector<Tensor>& inputs) {
+  if (!GradMode::is_enabled()) return false;
+  for (const auto& t : inputs)
+    if (t.defined() && t.impl()->requires_grad()) return true;
+  return false;
+}
+
+// ---- saved variables ---------------------------------------------------------------------------
+SavedVariable::SavedVariable(const Tensor& t, bool is_output, const std::shared_ptr<OpNode>& node)
+    : is_output_(is_output) {
+  if (!t.defined()) return;
+  version_ = t.impl()->storage->version;
+  requires_grad_ = t.requires_grad();
+  if (is_output) {
+    // Keep only the data: a strong reference to the output's grad_fn (this node) would be a cycle.
+    data_ = make_view(t, t.shape(), t.strides(), t.storage_offset());
+    output_nr_ = t.impl()->autograd ? t.impl()->autograd->output_nr : 0;
+    node_ = node;
+  } else {
+    data_ = t;
+  }
+}
+
+Tensor SavedVariable::unpack(const char* op) const {
+  if (released_)
+    throw Error(op, "trying to backward through the graph a second time (or to read saved tensors after they "
+                    "were freed); pass retain_graph=true to the first backward");
+  if (!data_.defined()) return data_;
+  if (data_.impl()->storage->version != version_)
+    throw Error(op, "a tensor saved for backward was modified by an in-place operation: it had version " +
+                        std::to_string(version_) + ", now " + std::to_string(data_.impl()->storage->version));
+  if (!is_output_ || !requires_grad_) return data_;
+  auto node = node_.lock();
+  if (!node) return data_;
+  // Rebuild the output connected to its node so that double backward flows through it.
+  Tensor t = make_view(data_, data_.shape(), data_.strides(), data_.storage_offset());
+  auto& m = t.impl()->meta();
+  m.requires_grad = true;
+  m.grad_fn = node;
+  m.output_nr = output_nr_;
+  return t;
+}
+
+// ---- leaf accumulation ----------------------------------------------------------------------
+/// Adds incoming gradients into a leaf's .grad(), after its hooks.
+struct AccumulateGrad final : OpNode {
+  std::weak_ptr<TensorImpl> leaf;
+  bool create_graph = false;  // set per backward run by the engine
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
+    auto impl = leaf.lock();
+    if (!impl || !grads[0].defined()) return {};
+    Tensor g = grads[0];
+    auto& m = impl->meta();
+    for (auto& [id, hook] : m.hooks) {
+      Tensor r = hook(g);
+      if (r.defined()) g = r;
+    }
+    if (!m.grad.defined()) {
+      // Own the buffer (clone unless nothing else shares its storage), so that a later
+      // grad().zero_() or optimizer update never writes into a tensor the user holds.
+      if (create_graph) m.grad = g;
+      else m.grad = g.impl()->storage.use_count() == 1 ? g.detach() : g.detach().clone();
+    } else {
+      m.grad = create_graph ? m.grad + g : (m.grad + g).detach();
+    }
+    return {};
+  }
+  bool is_accumulator() const override { return true; }
+};
+
+Edge gradient_edge(const Tensor& t) {
+  if (!t.defined() || !t.impl()->requires_grad()) return {};
+  auto& m = t.impl()->meta();
+  if (m.grad_fn) return Edge{m.grad_fn, m.output_nr};
+  auto acc = m.grad_accumulator.lock();
+  if (!acc) {
+    auto a = std::make_shared<AccumulateGrad>();
+    a->name_ = "AccumulateGrad";
+    a->leaf = t.impl_ptr();
+    a->input_meta.push_back(TensorMeta{t.shape(), t.dtype(), t.device()});
+    a->output_meta.push_back(TensorMeta{t.shape(), t.dtype(), t.device()});
+    a->pre_hooks.resize(1);
+    a->retained.resize(1);
+    a->seq = next_sequence_nr();
+    m.grad_accumulator = a;
+    acc = a;
+  }
+  return Edge{acc, 0};
+}
+
+void attach_outputs(const std::shared_ptr<OpNode>& node, std::vector<Tensor>& outputs) {
+  node->seq = next_sequence_nr();
+  node->output_meta.reserve(outputs.size());
+  node->pre_hooks.resize(outputs.size());
+  node->retained.resize(outputs.size());
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    Tensor& o = outputs[i];
+    node->output_meta.push_back(TensorMeta{o.shape(), o.dtype(), o.device()});
+    if (!is_floating_or_complex(o.dtype())) continue;  // integer/bool outputs carry no gradient
+    if (o.impl()->autograd && o.impl()->autograd->grad_fn) {
+      // The forward returned a tensor that already has history (e.g. an input passed through):
+      // give the output its own handle so its history can point at this node.
+      o = make_view(o, o.shape(), o.strides(), o.storage_offset());
+    }
+    auto& m = o.impl()->meta();
+    m.requires_grad = true;
+    m.grad_fn = node;
+    m.output_nr = static_cast<std::uint32_t>(i);
+  }
+}
+
+// ---- in-place ops ------------------------------------------------------------------------------
+void check_inplace_autograd(const char* name, const Tensor& self, const std::vector<Tensor>&) {
+  if (self.is_leaf() && self.requires_grad())
+    throw Error(name, "a leaf tensor that requires grad is used in an in-place operation; wrap it in a "
+                      "NoGradGuard or use the out-of-place op");
+  if (self.impl()->view_base)
+    throw Error(name, "in-place operation on a view while recording gradients is not supported; use the "
+                      "out-of-place op");
+}
+
+Tensor shallow_alias(const Tensor& self) {
+  Tensor a = make_view(self, self.shape(), self.strides(), self.storage_offset());
+  if (self.impl()->autograd) {
+    auto& src = *self.impl()->autograd;
+    auto& m = a.impl()->meta();
+    m.requires_grad = src.requires_grad;
+    m.grad_fn = src.grad_fn;
+    m.output_nr = src.output_nr;
+    if (!src.grad_fn && src.requires_grad) m.grad_accumulator = src.grad_accumulator;
+  }
+  return a;
+}
+
+void rebase_history(Tensor& self, const Tensor& result) {
+  {
+    NoGradGuard ng;
+    Tensor r = result.to(self.dtype());
+    // raw copy: the autograd checks were done by the caller
+    self.copy_(r);
+  }
+  auto& m = self.impl()->meta();
+  if (result.requires_grad()) {
+    auto& rm = result.impl()->meta();
+    m.requires_grad = true;
+    m.grad_fn = rm.grad_fn;
+    m.output_nr = rm.output_nr;
+  } else {
+    m.requires_grad = false;
+    m.grad_fn = nullptr;
+  }
+}
+
+// ---- observers -----------------------------------------------------------------------------------
+std::atomic<int> g_num_observers{0};
+namespace {
+std::mutex g_obs_mu;
+std::shared_ptr<const std::vector<std::shared_ptr<OpObserver>>> g_observers =
+    std::make_shared<std::vector<std::shared_ptr<OpObserver>>>();
+std::shared_ptr<const std::vector<std::shared_ptr<OpObserver>>> observers() {
+  std::lock_guard<std::mutex> lk(g_obs_mu);
+  return g_observers;
+}
+}  // namespace
+int& op_depth() {
+  thread_local int depth = 0;
+  return depth;
+}
+void notify_begin(const char* name, bool primitive, const std::vector<Tensor>& in) {
+  OpEvent e{name, primitive, op_depth(), &in, nullptr};
+  for (auto& o : *observers()) o->on_begin(e);
+}
+void notify_end(const char* name, bool primitive, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
+  OpEvent e{name, primitive, op_depth(), &in, &out};
+  for (auto& o : *observers()) o->on_end(e);
+}
+
+// ---- the engine ----------------------------------------------------------------------------------
+namespace {
+
+// Note [gradient reduction]
+// A formula may return a gradient of the broadcast shape, complex for a real input, or of a
+// wider dtype. The engine reduces it here, once for all ops: sum over broadcast dims, take the
+// real part for real inputs (dL/dx = Re(dL/dz*) when x enters as a complex number), cast.
+Tensor reduce_to_meta(Tensor g, const TensorMeta& meta, const char* op) {
+  if (g.shape() != meta.shape) {
+    try {
+      g = sum_to(g, meta.shape);
+    } catch (const Error&) {
+      throw Error(op, "backward returned a gradient of shape " + shape_str(g.shape()) + " for an input of shape " +
+                          shape_str(meta.shape));
+    }
+  }
+  if (g.is_complex() && !is_complex(meta.dtype)) g = real(g);
+  if (g.dtype() != meta.dtype) g = g.to(meta.dtype);
+  return g;
+}
+
+struct GraphTask {
+  bool keep_graph = false;
+  bool create_graph = false;
+  // grad() mode: capture gradients arriving at these (node, output_nr) instead of accumulating
+  bool capture_mode = false;
+  std::map<std::pair<const OpNode*, std::uint32_t>, std::vector<std::size_t>> captures;
+  std::vector<Tensor> captured;
+};
+
+void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads, GraphTask& task) {
+  // Root edges and their gradients.
+  std::unordered_map<OpNode*, std::vector<Tensor>> buffers;
+  std::unordered_map<OpNode*, int> deps;
+  std::vector<std::shared_ptr<OpNode>> root_nodes;
+  std::vector<std::pair<Edge, Tensor>> root_edges;
+  for (std::size_t i = 0; i < roots.size(); ++i) {
+    Edge e = gradient_edge(roots[i]);
+    if (!e.node) continue;
+    root_edges.emplace_back(e, root_grads[i]);
+  }
+  // Discover the graph and count dependencies.
+  std::vector<OpNode*> stack;
+  std::unordered_set<OpNode*> seen;
+  std::unordered_map<OpNode*, std::shared_ptr<OpNode>> keep_alive;
+  for (auto& [e, g] : root_edges)
+    if (seen.insert(e.node.get()).second) {
+      stack.push_back(e.node.get());
+      keep_alive[e.node.get()] = e.node;
+    }
+  std::vector<OpNode*> order;
+  while (!stack.empty()) {
+    OpNode* n = stack.back();
+    stack.pop_back();
+    order.push_back(n);
+    for (auto& e : n->next) {
+      if (!e.node) continue;
+      ++deps[e.node.get()];
+      if (seen.insert(e.node.get()).second) {
+        keep_alive[e.node.get()] = e.node;
+        stack.push_back(e.node.get());
+      }
+    }
+  }
+  // In capture mode, only run nodes that lead to a captured gradient.
+  std::unordered_set<OpNode*> needed;
+  if (task.capture_mode) {
+    // iterate to a fixed point over the discovered nodes (reverse discovery order is near-topological)
+    bool changed = true;
+    while (changed) {
+      changed = false;
+      for (auto it = order.rbegin(); it != order.rend(); ++it) {
+        OpNode* n = *it;
+        if (needed.count(n)) continue;
+        bool need = false;
+        for (auto& [key, idx] : task.captures)
+          if (key.first == n) need = true;
+        for (auto& e : n->next)
+          if (e.node && needed.count(e.node.get())) need = true;
+        if (need) {
+          needed.insert(n);
+          changed = true;
+        }
+      }
+    }
+  }
+  auto add_grad = [&](OpNode* n, std::uint32_t slot, const Tensor& g) {
+    auto& buf = buffers[n];
+    if (buf.empty()) buf.resize(std::max<std::size_t>(1, n->output_meta.size()));
+    if (!buf[slot].defined()) buf[slot] = g;
+    else buf[slot] = buf[slot] + g;
+  };
+  for (auto& [e, g] : root_edges) add_grad(e.node.get(), e.input_nr, g);
+
+  // Ready queue ordered by sequence number (newest first).
+  auto cmp = [](OpNode* a, OpNode* b) { return a->seq < b->seq; };
+  std::vector<OpNode*> ready;
+  for (auto& [e, g] : root_edges)
+    if (deps[e.node.get()] == 0 && std::find(ready.begin(), ready.end(), e.node.get()) == ready.end())
+      ready.push_back(e.node.get());
+
+  GradMode::set_enabled(task.create_graph);
+  while (!ready.empty()) {
+    std::pop_heap(ready.begin(), ready.end(), cmp);
+    OpNode* n = ready.back();
+    ready.pop_back();
+    std::vector<Tensor> grads = std::move(buffers[n]);
+    buffers.erase(n);
+    grads.resize(std::max<std::size_t>(1, n->output_meta.size()));
+    // Tensor hooks of non-leaf outputs, retain_grad, and captures.
+    bool any = false;
+    for (std::size_t k = 0; k < grads.size(); ++k) {
+      if (!grads[k].defined()) continue;
+      any = true;
+      if (k < n->pre_hooks.size())
+        for (auto& h : n->pre_hooks[k]) {
+          Tensor r = h(grads[k]);
+          if (r.defined()) grads[k] = r;
+        }
+      if (k < n->retained.size())
+        if (auto impl = n->retained[k].lock()) {
+          auto& m = impl->meta();
+          Tensor g = task.create_graph ? grads[k] : grads[k].detach();
+          m.grad = m.grad.defined() ? (task.create_graph ? m.grad + g : (m.grad + g).detach()) : g.clone().detach();
+          if (task.create_graph && !m.grad.requires_grad()) m.grad = g;
+        }
+      auto c = task.captures.find({n, static_cast<std::uint32_t>(k)});
+      if (c != task.captures.end())
+        for (std::size_t idx : c->second)
+          task.captured[idx] = task.captured[idx].defined() ? task.captured[idx] + grads[k] : grads[k];
+    }
+    bool run = any && (!task.capture_mode || needed.count(n)) && !(task.capture_mode && n->is_accumulator());
+    std::vector<Tensor> in_grads;
+    if (run) {
+      if (n->released)
+        throw Error(n->name_, "trying to backward through the graph a second time (or to read saved tensors after "
+                              "they were freed); pass retain_graph=true to the first backward");
+      // materialize zeros for outputs that received no gradient
+      for (std::size_t k = 0; k < grads.size(); ++k)
+        if (!grads[k].defined() && k < n->output_meta.size())
+          grads[k] = zeros(n->output_meta[k].shape, n->output_meta[k].dtype, n->output_meta[k].device);
+      if (auto* acc = dynamic_cast<AccumulateGrad*>(n)) acc->create_graph = task.create_graph;
+      in_grads = n->apply(std::move(grads));
+      if (!task.keep_graph) n->release();
+    }
+    for (std::size_t i = 0; i < n->next.size(); ++i) {
+      auto& e = n->next[i];
+      if (!e.node) continue;
+      OpNode* m = e.node.get();
+      if (run && i < in_grads.size() && in_grads[i].defined()) {
+        Tensor g = reduce_to_meta(in_grads[i], n->input_meta[i], n->name_.c_str());
+        add_grad(m, e.input_nr, g);
+      }
+      if (--deps[m] == 0) {
+        ready.push_back(m);
+        std::push_heap(ready.begin(), ready.end(), cmp);
+      }
+    }
+  }
+}
+
+struct GradModeRestore {
+  bool prev = GradMode::is_enabled();
+  ~GradModeRestore() { GradMode::set_enabled(prev); }
+};
+
+std::vector<Tensor> make_root_grads(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
+                                    const char* op) {
+  if (!grad_outputs.empty() && grad_outputs.size() != outputs.size())
+    throw Error(op, "got " + std::to_string(grad_outputs.size()) + " grad_outputs for " +
+                        std::to_string(outputs.size()) + " outputs");
+  std::vector<Tensor> gs(outputs.size());
+  for (std::size_t i = 0; i < outputs.size(); ++i) {
+    const Tensor& o = outputs[i];
+    if (!o.defined()) throw Error(op, "output " + std::to_string(i) + " is undefined");
+    if (!o.requires_grad())
+      throw Error(op, "output " + std::to_string(i) + " does not require grad and has no grad_fn");
+    if (!grad_outputs.empty() && grad_outputs[i].defined()) {
+      if (grad_outputs[i].shape() != o.shape())
+        throw Error(op, "gradient of shape " + shape_str(grad_outputs[i].shape()) + " given for an output of shape " +
+                            shape_str(o.shape()));
+      gs[i] = grad_outputs[i];
+    } else {
+      if (o.numel() != 1)
+        throw Error(op, "grad can be implicitly created only for outputs with one element; output " +
+                            std::to_string(i) + " has shape " + shape_str(o.shape()));
+      gs[i] = ones_like(o);
+    }
+  }
+  return gs;
+}
+
+}  // namespace
+}  // namespace detail
+
+namespace autodiff {
+
+void backward(const std::vector<Tensor>& outputs, const std::vector<Tensor>& grad_outputs,
+              std::optional<bool> retain_graph, bool create_graph) {
+  auto gs = detail::make_root_grads(outputs, grad_outputs, "backward");
+  detail::GraphTask task;
+  task.keep_graph = retain_graph.value_or(create_graph);
+  task.create_graph = create_graph;
+  detail::GradModeRestore restore;
+  detail::run_backward(outputs, gs, task);
+}
+
+std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<Tensor>& inputs,
+                         const std::vector<Tensor>& grad_outputs, std::optional<bool> retain_graph, bool create_graph,
+                         bool allow_unused) {
+  auto gs = detail::make_root_grads(outputs, grad_outputs, "grad");
+  detail::GraphTask task;
+  task.keep_graph = retain_graph.value_or(create_graph);
+  task.create_graph = create_graph;
+  task.capture_mode = true;
+  task.captured.resize(inputs.size());
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    const Tensor& t = inputs[i];
+    if (!t.defined() || !t.requires_grad())
+      throw Error("grad", "input " + std::to_string(i) + " does not require grad");
+    detail::Edge e = detail::gradient_edge(t);
+    task.captures[{e.node.get(), e.input_nr}].push_back(i);
+  }
+  {
+    detail::GradModeRestore restore;
+    detail::run_backward(outputs, gs, task);
+  }
+  for (std::size_t i = 0; i < inputs.size(); ++i) {
+    if (!task.captured[i].defined()) {
+      if (!allow_unused)
+        throw Error("grad", "input " + std::to_string(i) +
+                                " was not used in the graph of the outputs; pass allow_unused=true to get an "
+                                "undefined gradient instead");
+      continue;
+    }
+    Tensor g = task.captured[i];
+    if (g.is_complex() && !inputs[i].is_complex()) g = real(g);
+    if (!create_graph) g = g.detach();
+    task.captured[i] = g;
+  }
+  return task.captured;
+}
+
+}  // namespace autodiff
+
+// ---- Tensor's autograd methods ---------------------------------------------------------------------
+void Tensor::backward(const Tensor& gradient, std::optional<bool> retain_graph, bool create_graph) const {
+  autodiff::backward({*this}, {gradient}, retain_graph, create_graph);
+}
+
+bool Tensor::requires_grad() const { return impl_->requires_grad(); }
+
+Tensor& Tensor::requires_grad_(bool requires_grad) {
+  if (requires_grad && !is_floating_or_complex(dtype()))
+    throw Error("requires_grad_", std::string("only floating point and complex tensors can require gradients, got ") +
+                                      dtype_name(dtype()));
+  if (!is_leaf() && !requires_grad)
+    throw Error("requires_grad_", "cannot turn off requires_grad of a non-leaf tensor; use detach()");
+  impl_->meta().requires_grad = requires_grad;
+  return *this;
+}
+
+Tensor Tensor::grad() const {
+  if (!impl_->autograd) return Tensor();
+  return impl_->autograd->grad;
+}
+
+void Tensor::set_grad(const Tensor& g) {
+  if (g.defined() && g.shape() != shape())
+    throw Error("set_grad", "gradient of shape " + detail::shape_str(g.shape()) + " assigned to a tensor of shape " +
+                                detail::shape_str(shape()));
+  impl_->meta().grad = g;
+}
+
+bool Tensor::is_leaf() const { return !impl_->autograd || !impl_->autograd->grad_fn; }
+
+std::shared_ptr<autodiff::Node> Tensor::grad_fn() const {
+  if (!impl_->autograd) return nullptr;
+  return impl_->autograd->grad_fn;
+}
+
+Tensor& Tensor::retain_grad() {
+  if (!requires_grad()) throw Error("retain_grad", "cannot retain the gradient of a tensor that does not require grad");
+  auto& m = impl_->meta();
+  if (!m.grad_fn || m.retains_grad) return *this;
+  m.retains_grad = true;
+  m.grad_fn->retained.at(m.output_nr) = impl_;
+  return *this;
+}
+
+bool Tensor::retains_grad() const { return impl_->autograd && impl_->autograd->retains_grad; }
+
+std::size_t Tensor::register_hook(GradHook hook) {
+  if (!requires_grad())
+    throw Error("register_hook", "cannot register a hook on a tensor that does not require grad");
+  auto& m = impl_->meta();
+  std::size_t id = m.next_hook_id++;
+  if (m.grad_fn) {
+    // non-leaf: the hook lives on the producing node; wrap it with its id for removal
+    auto& hooks = m.grad_fn->pre_hooks.at(m.output_nr);
+    auto alive = std::make_shared<bool>(true);
+    hooks.push_back([hook, alive](const Tensor& g) { return *alive ? hook(g) : Tensor(); });
+    m.hooks.emplace_back(id, [alive](const Tensor&) {
+      *alive = false;
+      return Tensor();
+    });
+  } else {
+    m.hooks.emplace_back(id, std::move(hook));
+  }
+  return id;
+}
+
+void Tensor::remove_hook(std::size_t handle) {
+  if (!impl_->autograd) return;
+  auto& hooks = impl_->autograd->hooks;
+  for (auto it = hooks.begin(); it != hooks.end(); ++it)
+    if (it->first == handle) {
+      if (impl_->autograd->grad_fn) it->second(Tensor());  // disables the node-side wrapper
+      hooks.erase(it);
+      return;
+    }
+}
+
+std::uint64_t Tensor::version() const { return impl_->storage->version; }
+
+void add_op_observer(std::shared_ptr<OpObserver> obs) {
+  std::lock_guard<std::mutex> lk(detail::g_obs_mu);
+  auto v = std::make_shared<std::vector<std::shared_ptr<OpObserver>>>(*detail::g_observers);
+  v->push_back(std::move(obs));
+  detail::g_observers = v;
+  detail::g_num_observers = static_cast<int>(v->size());
+}
+
+void remove_op_observer(const std::shared_ptr<OpObserver>& obs) {
+  std::lock_guard<std::mutex> lk(detail::g_obs_mu);
+  auto v = std::make_shared<std::vector<std::shared_ptr<OpObserver>>>(*detail::g_observers);
+  v->erase(std::remove(v->begin(), v->end(), obs), v->end());
+  detail::g_observers = v;
+  detail::g_num_observers = static_cast<int>(v->size());
+}
+
+}  // namespace phasor

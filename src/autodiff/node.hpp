@@ -1,0 +1,239 @@
+// src/autodiff/node.hpp - graph nodes, saved tensors, and apply_op: the one seam every
+// differentiable primitive passes through (forward kernel + gradient a few lines apart).
+//
+// Writing a primitive:
+//   Tensor mul(const Tensor& a, const Tensor& b) {
+//     return detail::apply_op("mul", {a, b}, detail::kSaveInputs,
+//         [&](const std::vector<Tensor>& in) { return <kernel>(in[0], in[1]); },
+//         [](const detail::Ctx& c, const std::vector<Tensor>& g) {
+//           return std::vector<Tensor>{g[0] * c.input(1).conj(), g[0] * c.input(0).conj()}; });
+//   }
+// The forward runs with grad mode off. The backward is written with public ops, so gradients
+// of gradients work; it returns one gradient per input (undefined = none). The engine then
+// sums each gradient down to its input's broadcast shape, drops the imaginary part for real
+// inputs and casts to the input's dtype (Note [gradient reduction]), so formulas need not.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "core/tensor_impl.hpp"
+#include "phasor/autodiff.hpp"
+#include "phasor/dispatch.hpp"
+
+namespace phasor::detail {
+
+/// Where a gradient goes: input `input_nr` of `node`.
+struct Edge {
+  std::shared_ptr<OpNode> node;
+  std::uint32_t input_nr = 0;
+};
+
+/// Shape/dtype of an input or output, kept without keeping its data.
+struct TensorMeta {
+  Shape shape;
+  Dtype dtype = Dtype::Float32;
+  Device device;
+};
+
+/// A tensor saved for backward; detects in-place changes through the storage version.
+class SavedVariable {
+ public:
+  SavedVariable() = default;
+  /// Saves `t`; `is_output` avoids a reference cycle with the node that produced it.
+  SavedVariable(const Tensor& t, bool is_output, const std::shared_ptr<OpNode>& node);
+  /// The saved tensor; throws if it was modified in place or the graph was freed.
+  Tensor unpack(const char* op) const;
+  void reset() { data_ = Tensor(); released_ = true; }
+  bool defined() const { return data_.defined(); }
+
+ private:
+  Tensor data_;
+  std::uint64_t version_ = 0;
+  bool is_output_ = false;
+  bool released_ = false;
+  bool requires_grad_ = false;
+  std::uint32_t output_nr_ = 0;
+  std::weak_ptr<OpNode> node_;
+};
+
+/// Base of every graph node (ops, AccumulateGrad, custom functions).
+struct OpNode : autodiff::Node, std::enable_shared_from_this<OpNode> {
+  std::string name_;
+  std::vector<Edge> next;              // one per input; null node = no gradient needed
+  std::vector<TensorMeta> input_meta;  // one per input
+  std::vector<TensorMeta> output_meta; // one per output
+  std::vector<std::vector<GradHook>> pre_hooks;  // per output: hooks of non-leaf tensors
+  std::vector<std::weak_ptr<TensorImpl>> retained;  // per output: tensors that retain_grad()
+  std::uint64_t seq = 0;
+  bool released = false;
+
+  std::string name() const override { return name_; }
+  std::size_t num_inputs() const override { return next.size(); }
+  /// Output gradients (one per output, zeros filled in) -> input gradients.
+  virtual std::vector<Tensor> apply(std::vector<Tensor>&& grads) = 0;
+  /// Frees saved tensors (after a backward without retain_graph).
+  virtual void release() { released = true; }
+  /// True for leaf accumulators.
+  virtual bool is_accumulator() const { return false; }
+};
+
+/// What a backward formula sees: saved inputs/outputs and input metadata.
+class Ctx {
+ public:
+  /// Saved input i (requires kSaveInputs).
+  Tensor input(std::size_t i) const { return inputs_.at(i).unpack(name_); }
+  /// Saved output i (requires kSaveOutputs), connected to the graph for double backward.
+  Tensor output(std::size_t i) const { return outputs_.at(i).unpack(name_); }
+  /// Shape of input i.
+  const Shape& input_shape(std::size_t i) const { return node_->input_meta.at(i).shape; }
+  /// Dtype of input i.
+  Dtype input_dtype(std::size_t i) const { return node_->input_meta.at(i).dtype; }
+  /// True if input i gets a gradient.
+  bool needs_grad(std::size_t i) const { return node_->next.at(i).node != nullptr; }
+
+ public:  // filled in by apply_op_n (internal)
+  const char* name_ = "";
+  const OpNode* node_ = nullptr;
+  std::vector<SavedVariable> inputs_;
+  std::vector<SavedVariable> outputs_;
+};
+
+/// A node whose backward is a lambda (all ops use this).
+template <class B>
+struct LambdaNode final : OpNode {
+  explicit LambdaNode(B b) : bwd(std::move(b)) {}
+  B bwd;
+  Ctx ctx;
+  std::vector<Tensor> apply(std::vector<Tensor>&& grads) override { return bwd(ctx, grads); }
+  void release() override {
+    OpNode::release();
+    for (auto& s : ctx.inputs_) s.reset();
+    for (auto& s : ctx.outputs_) s.reset();
+  }
+};
+
+inline constexpr unsigned kSaveNone = 0;     ///< backward needs no tensors
+inline constexpr unsigned kSaveInputs = 1;   ///< backward reads ctx.input(i)
+inline constexpr unsigned kSaveOutputs = 2;  ///< backward reads ctx.output(i)
+
+/// Sequence number for new nodes (later nodes run first among ready ones).
+std::uint64_t next_sequence_nr();
+/// The edge a gradient for `t` must flow into (grad_fn, or the leaf's accumulator).
+Edge gradient_edge(const Tensor& t);
+/// Connects `outputs` to a freshly built node (sets grad_fn/output_nr/requires_grad).
+void attach_outputs(const std::shared_ptr<OpNode>& node, std::vector<Tensor>& outputs);
+
+// ---- the dispatch seam ---------------------------------------------------------------------
+extern std::atomic<int> g_num_observers;
+/// Notifies observers (only called when g_num_observers > 0).
+void notify_begin(const char* name, bool primitive, const std::vector<Tensor>& in);
+void notify_end(const char* name, bool primitive, const std::vector<Tensor>& in, const std::vector<Tensor>& out);
+/// Nesting depth of op calls on this thread.
+int& op_depth();
+
+struct DepthGuard {
+  DepthGuard() { ++op_depth(); }
+  ~DepthGuard() { --op_depth(); }
+};
+
+template <class R>
+inline std::vector<Tensor> as_vector(R&& r) {
+  if constexpr (std::is_same_v<std::decay_t<R>, Tensor>) return std::vector<Tensor>{std::forward<R>(r)};
+  else return std::vector<Tensor>(std::forward<R>(r));
+}
+
+/// True if grad mode is on and some input requires grad.
+bool any_requires_grad(const std::vector<Tensor>& inputs);
+
+/// Runs a differentiable primitive: forward kernel (grad mode off), then records the node.
+template <class Fwd, class Bwd>
+std::vector<Tensor> apply_op_n(const char* name, const std::vector<Tensor>& inputs, unsigned save, Fwd&& fwd,
+                               Bwd&& bwd) {
+  const bool observed = g_num_observers.load(std::memory_order_relaxed) > 0;
+  if (observed) notify_begin(name, true, inputs);
+  std::vector<Tensor> outputs;
+  {
+    DepthGuard depth;
+    NoGradGuard no_grad;
+    outputs = as_vector(fwd(inputs));
+  }
+  if (any_requires_grad(inputs)) {
+    auto node = std::make_shared<LambdaNode<std::decay_t<Bwd>>>(std::forward<Bwd>(bwd));
+    node->name_ = std::string(name) + "Backward";
+    node->ctx.name_ = name;
+    node->ctx.node_ = node.get();
+    node->next.reserve(inputs.size());
+    node->input_meta.reserve(inputs.size());
+    for (const auto& t : inputs) {
+      node->next.push_back(gradient_edge(t));
+      node->input_meta.push_back(TensorMeta{t.shape(), t.dtype(), t.device()});
+    }
+    if (save & kSaveInputs)
+      for (const auto& t : inputs) node->ctx.inputs_.emplace_back(t, false, nullptr);
+    attach_outputs(node, outputs);
+    if (save & kSaveOutputs)
+      for (const auto& t : outputs) node->ctx.outputs_.emplace_back(t, true, node);
+  }
+  if (observed) notify_end(name, true, inputs, outputs);
+  return outputs;
+}
+
+/// apply_op_n for a primitive with one output.
+template <class Fwd, class Bwd>
+Tensor apply_op(const char* name, const std::vector<Tensor>& inputs, unsigned save, Fwd&& fwd, Bwd&& bwd) {
+  return std::move(apply_op_n(name, inputs, save, std::forward<Fwd>(fwd), std::forward<Bwd>(bwd))[0]);
+}
+
+/// A composition of other ops: observers see it as one call (with its primitives nested).
+template <class Fn>
+auto composite(const char* name, const std::vector<Tensor>& inputs, Fn&& fn) {
+  if (g_num_observers.load(std::memory_order_relaxed) == 0) return fn();
+  notify_begin(name, false, inputs);
+  auto r = [&] {
+    DepthGuard depth;
+    return fn();
+  }();
+  notify_end(name, false, inputs, as_vector(r));
+  return r;
+}
+
+/// Runs an in-place op (Note [in-place and autograd]): `kernel()` writes into self directly
+/// when no graph is needed; otherwise `out_of_place()` computes the differentiable result,
+/// its values are copied into self and self's history is rebased onto it.
+template <class Kernel, class OutOfPlace>
+Tensor& apply_inplace(const char* name, Tensor& self, const std::vector<Tensor>& others, Kernel&& kernel,
+                      OutOfPlace&& out_of_place);
+
+/// Implementation detail of apply_inplace (non-template part).
+void check_inplace_autograd(const char* name, const Tensor& self, const std::vector<Tensor>& others);
+void rebase_history(Tensor& self, const Tensor& result);
+Tensor shallow_alias(const Tensor& self);
+
+template <class Kernel, class OutOfPlace>
+Tensor& apply_inplace(const char* name, Tensor& self, const std::vector<Tensor>& others, Kernel&& kernel,
+                      OutOfPlace&& out_of_place) {
+  bool needs_graph = GradMode::is_enabled() && (self.requires_grad() || any_requires_grad(others));
+  if (!needs_graph) {
+    const bool observed = g_num_observers.load(std::memory_order_relaxed) > 0;
+    std::vector<Tensor> in;
+    if (observed) {
+      in = others;
+      in.insert(in.begin(), self);
+      notify_begin(name, true, in);
+    }
+    kernel();
+    bump_version(self);
+    if (observed) notify_end(name, true, in, {self});
+    return self;
+  }
+  check_inplace_autograd(name, self, others);
+  Tensor result = out_of_place(shallow_alias(self));
+  rebase_history(self, result);
+  return self;
+}
+
+}  // namespace phasor::detail

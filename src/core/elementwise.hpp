@@ -1,0 +1,231 @@
+// src/core/elementwise.hpp - the one elementwise engine: dtype visiting, broadcasting, dim
+// coalescing, a contiguous inner loop the compiler vectorizes, OpenMP over the linear range.
+// Every unary/binary/ternary kernel (ops, casts, copies) is a functor run through map_*.
+#pragma once
+#include <omp.h>
+
+#include <array>
+#include <cmath>
+#include <complex>
+#include <cstdint>
+#include <cstring>
+#include <type_traits>
+
+#include "core/tensor_impl.hpp"
+#include "phasor/ops.hpp"
+
+namespace phasor::detail {
+
+// ---- dtype visiting ------------------------------------------------------------------------
+template <class T>
+struct TypeTag {
+  using type = T;
+};
+using c64 = std::complex<float>;
+using c128 = std::complex<double>;
+
+/// Calls f(TypeTag<T>{}) with T the C++ type of `t`.
+template <class F>
+decltype(auto) visit_dtype(Dtype t, F&& f) {
+  switch (t) {
+    case Dtype::Bool: return f(TypeTag<bool>{});
+    case Dtype::Int64: return f(TypeTag<std::int64_t>{});
+    case Dtype::Float32: return f(TypeTag<float>{});
+    case Dtype::Float64: return f(TypeTag<double>{});
+    case Dtype::Complex64: return f(TypeTag<c64>{});
+    case Dtype::Complex128: break;
+  }
+  return f(TypeTag<c128>{});
+}
+
+template <class T> struct is_complex_t : std::false_type {};
+template <class T> struct is_complex_t<std::complex<T>> : std::true_type {};
+template <class T> inline constexpr bool is_complex_v = is_complex_t<T>::value;
+template <class T> struct real_of { using type = T; };
+template <class T> struct real_of<std::complex<T>> { using type = T; };
+/// float for complex<float>, double for complex<double>, T otherwise.
+template <class T> using real_t = typename real_of<T>::type;
+/// True for float and double.
+template <class T> inline constexpr bool is_real_float_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+/// Converts between any two element types (complex -> real keeps the real part).
+template <class To, class From>
+inline To convert(const From& v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (is_complex_v<To>) {
+    if constexpr (is_complex_v<From>)
+      return To(static_cast<typename To::value_type>(v.real()), static_cast<typename To::value_type>(v.imag()));
+    else
+      return To(static_cast<typename To::value_type>(v), 0);
+  } else if constexpr (is_complex_v<From>) {
+    if constexpr (std::is_same_v<To, bool>) return v.real() != 0 || v.imag() != 0;
+    else return static_cast<To>(v.real());
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+/// The value of a Scalar as element type T.
+template <class T>
+inline T scalar_as(const Scalar& s) {
+  if constexpr (is_complex_v<T>) return convert<T>(s.to_complex());
+  else if constexpr (std::is_same_v<T, bool>) return s.to_bool();
+  else if constexpr (std::is_same_v<T, std::int64_t>) return s.to_int();
+  else return static_cast<T>(s.to_double());
+}
+
+// ---- strided iteration ------------------------------------------------------------------------
+inline constexpr int kMaxOperands = 4;
+/// Elements below which a loop stays on one thread.
+inline constexpr std::int64_t kParallelGrain = 32768;
+
+/// Iterates operands (output first) over a common shape; strides in bytes, broadcast = 0.
+struct StridedLoop {
+  int nt = 0;
+  std::array<char*, kMaxOperands> base{};
+  Shape shape;                                        // coalesced, innermost last
+  std::vector<std::array<std::int64_t, kMaxOperands>> strides;  // per dim, per operand
+  std::int64_t numel = 0;
+
+  /// Runs inner(ptrs, inner_strides, n) over every row segment, in parallel when large.
+  template <class F>
+  void run(F&& inner, std::int64_t grain = kParallelGrain) const {
+    if (numel == 0) return;
+    const int threads = numel >= 2 * grain ? std::min<int>(get_num_threads(), static_cast<int>(numel / grain)) : 1;
+    if (threads <= 1) {
+      run_range(0, numel, inner);
+      return;
+    }
+#pragma omp parallel num_threads(threads)
+    {
+      const int t = omp_get_thread_num(), n = omp_get_num_threads();
+      const std::int64_t chunk = (numel + n - 1) / n;
+      const std::int64_t b = std::min<std::int64_t>(numel, t * chunk), e = std::min<std::int64_t>(numel, b + chunk);
+      if (b < e) run_range(b, e, inner);
+    }
+  }
+
+  template <class F>
+  void run_range(std::int64_t begin, std::int64_t end, F& inner) const {
+    const int nd = static_cast<int>(shape.size());
+    std::array<std::int64_t, 16> idx{};
+    std::vector<std::int64_t> idx_big;
+    std::int64_t* id = idx.data();
+    if (nd > 16) {
+      idx_big.assign(static_cast<std::size_t>(nd), 0);
+      id = idx_big.data();
+    }
+    std::array<char*, kMaxOperands> p = base;
+    std::int64_t rem = begin;
+    for (int d = nd - 1; d >= 0; --d) {
+      id[d] = rem % shape[d];
+      rem /= shape[d];
+      for (int k = 0; k < nt; ++k) p[k] += id[d] * strides[d][k];
+    }
+    const std::int64_t inner_n = shape[nd - 1];
+    const std::int64_t* inner_s = strides[nd - 1].data();
+    std::int64_t pos = begin;
+    while (pos < end) {
+      const std::int64_t n = std::min(inner_n - id[nd - 1], end - pos);
+      inner(p.data(), inner_s, n);
+      pos += n;
+      if (pos >= end) break;
+      // advance: rewind the inner dim, carry into outer dims
+      for (int k = 0; k < nt; ++k) p[k] -= id[nd - 1] * inner_s[k];
+      id[nd - 1] = 0;
+      for (int d = nd - 2; d >= 0; --d) {
+        ++id[d];
+        for (int k = 0; k < nt; ++k) p[k] += strides[d][k];
+        if (id[d] < shape[d]) break;
+        for (int k = 0; k < nt; ++k) p[k] -= id[d] * strides[d][k];
+        id[d] = 0;
+      }
+    }
+  }
+};
+
+/// Builds the loop for `ops` (output first) broadcast to `shape`; inputs must broadcast to it.
+StridedLoop make_loop(const std::vector<const Tensor*>& ops, const Shape& shape);
+
+// ---- kernels ------------------------------------------------------------------------------------
+/// out = f(a) elementwise into an existing tensor (a broadcast to out's shape).
+template <class Out, class A, class F>
+void map_unary_into(const Tensor& out, const Tensor& a, F f) {
+  StridedLoop L = make_loop({&out, &a}, out.shape());
+  L.run([&](char** p, const std::int64_t* s, std::int64_t n) {
+    Out* o = reinterpret_cast<Out*>(p[0]);
+    const A* x = reinterpret_cast<const A*>(p[1]);
+    if (s[0] == sizeof(Out) && s[1] == sizeof(A)) {
+      for (std::int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
+    } else if (s[0] == sizeof(Out) && s[1] == 0) {
+      const Out v = f(x[0]);
+      for (std::int64_t i = 0; i < n; ++i) o[i] = v;
+    } else {
+      for (std::int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<Out*>(p[0] + i * s[0]) = f(*reinterpret_cast<const A*>(p[1] + i * s[1]));
+    }
+  });
+}
+
+/// out = f(a, b) elementwise into an existing tensor (a, b broadcast to out's shape).
+template <class Out, class A, class B, class F>
+void map_binary_into(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
+  StridedLoop L = make_loop({&out, &a, &b}, out.shape());
+  L.run([&](char** p, const std::int64_t* s, std::int64_t n) {
+    Out* o = reinterpret_cast<Out*>(p[0]);
+    const A* x = reinterpret_cast<const A*>(p[1]);
+    const B* y = reinterpret_cast<const B*>(p[2]);
+    if (s[0] == sizeof(Out) && s[1] == sizeof(A) && s[2] == sizeof(B)) {
+      for (std::int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+    } else if (s[0] == sizeof(Out) && s[1] == sizeof(A) && s[2] == 0) {
+      const B v = y[0];
+      for (std::int64_t i = 0; i < n; ++i) o[i] = f(x[i], v);
+    } else if (s[0] == sizeof(Out) && s[1] == 0 && s[2] == sizeof(B)) {
+      const A v = x[0];
+      for (std::int64_t i = 0; i < n; ++i) o[i] = f(v, y[i]);
+    } else {
+      for (std::int64_t i = 0; i < n; ++i)
+        *reinterpret_cast<Out*>(p[0] + i * s[0]) =
+            f(*reinterpret_cast<const A*>(p[1] + i * s[1]), *reinterpret_cast<const B*>(p[2] + i * s[2]));
+    }
+  });
+}
+
+/// out = f(a, b, c) elementwise into an existing tensor.
+template <class Out, class A, class B, class C, class F>
+void map_ternary_into(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c, F f) {
+  StridedLoop L = make_loop({&out, &a, &b, &c}, out.shape());
+  L.run([&](char** p, const std::int64_t* s, std::int64_t n) {
+    for (std::int64_t i = 0; i < n; ++i)
+      *reinterpret_cast<Out*>(p[0] + i * s[0]) =
+          f(*reinterpret_cast<const A*>(p[1] + i * s[1]), *reinterpret_cast<const B*>(p[2] + i * s[2]),
+            *reinterpret_cast<const C*>(p[3] + i * s[3]));
+  });
+}
+
+/// New tensor f(x) where x's element type is T; the result type is what f returns.
+template <class T, class F>
+Tensor map_unary(const Tensor& x, F f) {
+  using Out = std::decay_t<decltype(f(std::declval<T>()))>;
+  Tensor out = make_tensor(x.shape(), dtype_of<Out>::value, x.device());
+  map_unary_into<Out, T>(out, x, f);
+  return out;
+}
+
+/// New tensor f(a, b) broadcast; a and b both of element type T.
+template <class T, class F>
+Tensor map_binary(const Tensor& a, const Tensor& b, F f, const char* op) {
+  using Out = std::decay_t<decltype(f(std::declval<T>(), std::declval<T>()))>;
+  Shape shape = a.shape() == b.shape() ? a.shape() : broadcast_shapes({a.shape(), b.shape()}, op);
+  Tensor out = make_tensor(shape, dtype_of<Out>::value, a.device());
+  map_binary_into<Out, T, T>(out, a, b, f);
+  return out;
+}
+
+/// Copies src into dst (same or broadcastable shape) converting element types.
+void copy_into(const Tensor& dst, const Tensor& src);
+
+}  // namespace phasor::detail

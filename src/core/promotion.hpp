@@ -1,0 +1,18 @@
+// src/core/promotion.hpp - PyTorch's result_type for tensors and C++ scalars.
+#pragma once
+#include "core/tensor_impl.hpp"
+
+namespace phasor::detail {
+
+/// Category rank: bool 0, integer 1, floating 2, complex 3.
+inline int category(Dtype t) {
+  return t == Dtype::Bool ? 0 : t == Dtype::Int64 ? 1 : is_floating(t) ? 2 : 3;
+}
+/// Result dtype of an op between tensors: 0-d tensors only raise the category (PyTorch rules).
+Dtype result_type(const std::vector<Tensor>& ts);
+/// Result dtype of tensor (op) scalar: the scalar never widens within the tensor's category.
+Dtype result_type(const Tensor& t, const Scalar& s);
+/// A 0-d tensor holding `s` as `dtype` (a "wrapped number").
+Tensor wrap_scalar(const Scalar& s, Dtype dtype, Device device);
+
+}  // namespace phasor::detail

@@ -1,0 +1,183 @@
+// src/core/tensor.cpp - Tensor metadata accessors, from_blob, and layout helpers.
+#include <sstream>
+
+#include "core/tensor_impl.hpp"
+
+namespace phasor {
+
+namespace detail {
+
+Shape contiguous_strides(const Shape& shape) {
+  Shape st(shape.size());
+  std::int64_t s = 1;
+  for (std::size_t i = shape.size(); i-- > 0;) {
+    st[i] = s;
+    s *= std::max<std::int64_t>(shape[i], 1);
+  }
+  return st;
+}
+
+std::int64_t shape_numel(const Shape& shape) {
+  std::int64_t n = 1;
+  for (auto s : shape) n *= s;
+  return n;
+}
+
+std::string shape_str(const Shape& s) {
+  std::ostringstream os;
+  os << "(";
+  for (std::size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
+  if (s.size() == 1) os << ",";
+  os << ")";
+  return os.str();
+}
+
+Tensor make_tensor(const Shape& shape, Dtype dtype, Device device) {
+  for (auto s : shape)
+    if (s < 0) throw Error("empty", "negative size in shape " + shape_str(shape));
+  auto impl = std::make_shared<TensorImpl>();
+  const std::int64_t n = shape_numel(shape);
+  impl->storage = Storage::allocate(static_cast<std::size_t>(n) * itemsize(dtype), device);
+  impl->shape = shape;
+  impl->strides = contiguous_strides(shape);
+  impl->dtype = dtype;
+  return Tensor(std::move(impl));
+}
+
+Tensor make_view(const Tensor& base, const Shape& shape, const Shape& strides, std::int64_t offset,
+                 std::optional<Dtype> dtype) {
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = base.impl()->storage;
+  impl->shape = shape;
+  impl->strides = strides;
+  impl->offset = offset;
+  impl->dtype = dtype.value_or(base.dtype());
+  return Tensor(std::move(impl));
+}
+
+std::int64_t wrap_dim(std::int64_t d, std::int64_t ndim, const char* op) {
+  const std::int64_t n = std::max<std::int64_t>(ndim, 1);  // 0-d tensors accept dim 0 and -1
+  if (d < -n || d >= n)
+    throw Error(op, "dim " + std::to_string(d) + " out of range for a tensor of " + std::to_string(ndim) + " dims");
+  return d < 0 ? d + n : d;
+}
+
+std::vector<std::int64_t> wrap_dims(const Shape& dims, std::int64_t ndim, const char* op, bool empty_is_all) {
+  std::vector<std::int64_t> out;
+  if (dims.empty() && empty_is_all) {
+    for (std::int64_t i = 0; i < ndim; ++i) out.push_back(i);
+    return out;
+  }
+  std::vector<bool> seen(static_cast<std::size_t>(std::max<std::int64_t>(ndim, 1)), false);
+  for (auto d : dims) {
+    auto w = wrap_dim(d, ndim, op);
+    if (seen[static_cast<std::size_t>(w)]) throw Error(op, "dim " + std::to_string(d) + " appears more than once");
+    seen[static_cast<std::size_t>(w)] = true;
+    if (ndim > 0) out.push_back(w);
+  }
+  return out;
+}
+
+void check_cpu(const Tensor& t, const char* op) {
+  if (!t.device().is_cpu())
+    throw Error(op, "no kernel for device " + t.device().str() + " in this build (CPU only)");
+}
+
+void check_same_device(const std::vector<Tensor>& ts, const char* op) {
+  for (std::size_t i = 1; i < ts.size(); ++i)
+    if (ts[i].defined() && ts[0].defined() && ts[i].device() != ts[0].device())
+      throw Error(op, "expected all tensors on one device, got " + ts[0].device().str() + " and " + ts[i].device().str());
+}
+
+[[noreturn]] void throw_data_dtype_mismatch(Dtype want, Dtype have) {
+  throw Error("data", std::string("requested ") + dtype_name(want) + " pointer from a tensor of dtype " +
+                          dtype_name(have));
+}
+
+}  // namespace detail
+
+Tensor::Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
+
+namespace {
+const TensorImpl& checked(const std::shared_ptr<TensorImpl>& p) {
+  if (!p) throw Error("tensor", "use of an undefined tensor");
+  return *p;
+}
+}  // namespace
+
+const Shape& Tensor::shape() const { return checked(impl_).shape; }
+std::int64_t Tensor::size(std::int64_t d) const { return shape()[static_cast<std::size_t>(detail::wrap_dim(d, dim(), "size"))]; }
+const Shape& Tensor::strides() const { return checked(impl_).strides; }
+std::int64_t Tensor::stride(std::int64_t d) const {
+  return strides()[static_cast<std::size_t>(detail::wrap_dim(d, dim(), "stride"))];
+}
+std::int64_t Tensor::storage_offset() const { return checked(impl_).offset; }
+std::int64_t Tensor::dim() const { return static_cast<std::int64_t>(checked(impl_).shape.size()); }
+std::int64_t Tensor::numel() const { return checked(impl_).numel(); }
+Dtype Tensor::dtype() const { return checked(impl_).dtype; }
+Device Tensor::device() const { return checked(impl_).storage->device; }
+void* Tensor::data_ptr() const { return checked(impl_).data(); }
+
+bool Tensor::is_contiguous() const {
+  const auto& im = checked(impl_);
+  std::int64_t expect = 1;
+  for (std::size_t i = im.shape.size(); i-- > 0;) {
+    if (im.shape[i] == 1) continue;
+    if (im.shape[i] == 0) return true;
+    if (im.strides[i] != expect) return false;
+    expect *= im.shape[i];
+  }
+  return true;
+}
+
+Scalar Tensor::item() const {
+  if (numel() != 1)
+    throw Error("item", "expected a tensor with one element, got shape " + detail::shape_str(shape()));
+  detail::check_cpu(*this, "item");
+  const char* p = impl_->data();
+  switch (dtype()) {
+    case Dtype::Bool: return Scalar(*reinterpret_cast<const bool*>(p));
+    case Dtype::Int64: return Scalar(*reinterpret_cast<const std::int64_t*>(p));
+    case Dtype::Float32: return Scalar(static_cast<double>(*reinterpret_cast<const float*>(p)));
+    case Dtype::Float64: return Scalar(*reinterpret_cast<const double*>(p));
+    case Dtype::Complex64: {
+      auto c = *reinterpret_cast<const std::complex<float>*>(p);
+      return Scalar(std::complex<double>(c.real(), c.imag()));
+    }
+    case Dtype::Complex128: return Scalar(*reinterpret_cast<const std::complex<double>*>(p));
+  }
+  return Scalar();
+}
+
+Tensor Tensor::from_blob(void* data, const Shape& shape, Dtype dtype, BlobDeleter deleter, Device device) {
+  return from_blob(data, shape, detail::contiguous_strides(shape), dtype, std::move(deleter), device);
+}
+
+Tensor Tensor::from_blob(void* data, const Shape& shape, const Shape& strides, Dtype dtype, BlobDeleter deleter,
+                         Device device) {
+  if (shape.size() != strides.size())
+    throw Error("from_blob", "shape " + detail::shape_str(shape) + " and strides " + detail::shape_str(strides) +
+                                 " differ in length");
+  if (!data && detail::shape_numel(shape) != 0) throw Error("from_blob", "null data pointer");
+  std::int64_t span = 1;
+  for (std::size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 0) throw Error("from_blob", "negative size in shape " + detail::shape_str(shape));
+    if (strides[i] < 0) throw Error("from_blob", "negative stride in " + detail::shape_str(strides));
+    if (shape[i] > 0) span += (shape[i] - 1) * strides[i];
+  }
+  auto st = std::make_shared<Storage>();
+  st->data = data;
+  st->nbytes = static_cast<std::size_t>(span) * phasor::itemsize(dtype);
+  st->device = device;
+  st->deleter = deleter ? std::move(deleter) : BlobDeleter([](void*) {});
+  auto impl = std::make_shared<TensorImpl>();
+  impl->storage = std::move(st);
+  impl->shape = shape;
+  impl->strides = strides;
+  impl->dtype = dtype;
+  return Tensor(std::move(impl));
+}
+
+TensorIndex::TensorIndex(const Tensor& t) : v_(std::make_shared<Tensor>(t)) {}
+
+}  // namespace phasor

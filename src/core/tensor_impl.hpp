@@ -1,0 +1,94 @@
+// src/core/tensor_impl.hpp - what a Tensor handle points to: storage, layout and autograd metadata.
+#pragma once
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <vector>
+
+#include "phasor/tensor.hpp"
+
+namespace phasor {
+namespace autodiff {
+class Node;
+}
+namespace detail {
+struct OpNode;
+}
+
+/// A block of memory on one device; views share it. Its version counts in-place writes.
+struct Storage {
+  void* data = nullptr;
+  std::size_t nbytes = 0;
+  Device device = Device::cpu();
+  BlobDeleter deleter;         // set for from_blob storage; otherwise the caching allocator owns data
+  std::uint64_t version = 0;   // bumped by every in-place write (Note [version counter])
+  Storage() = default;
+  Storage(const Storage&) = delete;
+  Storage& operator=(const Storage&) = delete;
+  ~Storage();
+  /// Fresh storage of `nbytes` from the device's caching allocator.
+  static std::shared_ptr<Storage> allocate(std::size_t nbytes, Device device);
+};
+
+/// Per-tensor autograd state, created lazily on first use.
+struct AutogradMeta {
+  bool requires_grad = false;
+  bool retains_grad = false;
+  Tensor grad;
+  std::shared_ptr<detail::OpNode> grad_fn;     // null for leaves
+  std::uint32_t output_nr = 0;                  // which output of grad_fn this is
+  std::weak_ptr<detail::OpNode> grad_accumulator;  // leaves: the AccumulateGrad node, shared by all uses
+  std::vector<std::pair<std::size_t, GradHook>> hooks;  // leaves only (non-leaf hooks live on grad_fn)
+  std::size_t next_hook_id = 1;
+};
+
+struct TensorImpl {
+  std::shared_ptr<Storage> storage;
+  Shape shape;
+  Shape strides;           // in elements
+  std::int64_t offset = 0; // in elements
+  Dtype dtype = Dtype::Float32;
+  std::unique_ptr<AutogradMeta> autograd;
+  std::shared_ptr<TensorImpl> view_base;  // set when this tensor is a view made by a view op
+
+  /// Autograd metadata, created on demand.
+  AutogradMeta& meta() {
+    if (!autograd) autograd = std::make_unique<AutogradMeta>();
+    return *autograd;
+  }
+  bool requires_grad() const { return autograd && autograd->requires_grad; }
+  std::int64_t numel() const {
+    std::int64_t n = 1;
+    for (auto s : shape) n *= s;
+    return n;
+  }
+  char* data() const {
+    return static_cast<char*>(storage->data) + offset * static_cast<std::int64_t>(itemsize(dtype));
+  }
+};
+
+namespace detail {
+/// Row-major strides for `shape`.
+Shape contiguous_strides(const Shape& shape);
+/// Product of sizes.
+std::int64_t shape_numel(const Shape& shape);
+/// A new tensor with fresh (uninitialized) contiguous storage.
+Tensor make_tensor(const Shape& shape, Dtype dtype, Device device = Device::cpu());
+/// A tensor sharing `base`'s storage with the given layout (no autograd metadata).
+Tensor make_view(const Tensor& base, const Shape& shape, const Shape& strides, std::int64_t offset,
+                 std::optional<Dtype> dtype = std::nullopt);
+/// Wraps dim `d` into [0, ndim); throws "[op] dim d out of range for a tensor of n dims".
+std::int64_t wrap_dim(std::int64_t d, std::int64_t ndim, const char* op);
+/// Wraps and checks a list of dims (no repeats); empty means all dims when `empty_is_all`.
+std::vector<std::int64_t> wrap_dims(const Shape& dims, std::int64_t ndim, const char* op, bool empty_is_all = true);
+/// "(2, 3, 4)".
+std::string shape_str(const Shape& s);
+/// Marks an in-place write to t's storage.
+inline void bump_version(const Tensor& t) { ++t.impl()->storage->version; }
+/// Throws "[op] expected a CPU tensor" style errors for devices without a kernel.
+void check_cpu(const Tensor& t, const char* op);
+/// Throws when tensors live on different devices.
+void check_same_device(const std::vector<Tensor>& ts, const char* op);
+}  // namespace detail
+}  // namespace phasor

@@ -1,0 +1,407 @@
+// src/core/views.cpp - view ops (share storage): reshape, permute, expand, slice, select, ...
+//
+// Note [view gradients]
+// A view's gradient is one of three kinds:
+//  - bijective views (reshape, permute, squeeze, unsqueeze, movedim): apply the inverse view;
+//  - broadcasting (expand): the gradient passes through and the engine sums it back to the
+//    input's shape (Note [gradient reduction]);
+//  - selections (slice, select, narrow): view_scatter puts the gradient into zeros of the
+//    input's shape through the same view. view_scatter is itself a primitive whose gradient is
+//    the view again, so gradients of gradients work.
+#include <numeric>
+
+#include "autodiff/node.hpp"
+#include "core/elementwise.hpp"
+#include "phasor/creation.hpp"
+#include "phasor/ops.hpp"
+
+namespace phasor {
+
+using G = std::vector<Tensor>;
+
+namespace detail {
+namespace {
+
+/// Marks `v` as a view of `x` (for the in-place safety check).
+Tensor as_view_of(Tensor v, const Tensor& x) {
+  v.impl()->view_base = x.impl()->view_base ? x.impl()->view_base : x.impl_ptr();
+  return v;
+}
+
+/// Zeros of `shape` with `g` written through `view` (the adjoint of a selection view).
+template <class View>
+Tensor view_scatter(const Tensor& g, const Shape& shape, View view) {
+  return apply_op(
+      "view_scatter", {g}, kSaveNone,
+      [shape, view](const G& in) {
+        Tensor z = zeros(shape, in[0].dtype(), in[0].device());
+        copy_into(view(z), in[0]);
+        return z;
+      },
+      [view](const Ctx&, const G& gg) { return G{view(gg[0])}; });
+}
+
+/// A selection view op: forward = view(x), backward = view_scatter.
+template <class View>
+Tensor selection_view(const char* name, const Tensor& x, View view) {
+  return apply_op(
+      name, {x}, kSaveNone, [view, &x](const G& in) { return as_view_of(view(in[0]), x); },
+      [view](const Ctx& c, const G& g) { return G{view_scatter(g[0], c.input_shape(0), view)}; });
+}
+
+// ---- raw layout computations (no autograd) ----
+Tensor raw_permute(const Tensor& x, const std::vector<std::int64_t>& perm) {
+  Shape s(perm.size()), st(perm.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) {
+    s[i] = x.shape()[static_cast<std::size_t>(perm[i])];
+    st[i] = x.strides()[static_cast<std::size_t>(perm[i])];
+  }
+  return make_view(x, s, st, x.storage_offset());
+}
+
+Tensor raw_slice(const Tensor& x, std::int64_t d, std::int64_t start, std::int64_t stop, std::int64_t step) {
+  Shape s = x.shape(), st = x.strides();
+  const std::int64_t len = stop > start ? (stop - start + step - 1) / step : 0;
+  s[static_cast<std::size_t>(d)] = len;
+  st[static_cast<std::size_t>(d)] *= step;
+  return make_view(x, s, st, x.storage_offset() + (len > 0 ? start * x.strides()[static_cast<std::size_t>(d)] : 0));
+}
+
+/// Strides for viewing (shape, strides) as new_shape without copying, if possible (PyTorch's rule).
+std::optional<Shape> view_strides(const Shape& shape, const Shape& strides, const Shape& new_shape) {
+  if (shape_numel(shape) == 0 || shape.empty()) return contiguous_strides(new_shape);
+  Shape out(new_shape.size());
+  std::int64_t view_d = static_cast<std::int64_t>(new_shape.size()) - 1;
+  std::int64_t chunk_base_stride = strides.empty() ? 1 : strides.back();
+  std::int64_t tensor_numel = 1, view_numel = 1;
+  for (std::int64_t d = static_cast<std::int64_t>(shape.size()) - 1; d >= 0; --d) {
+    tensor_numel *= shape[static_cast<std::size_t>(d)];
+    if (d == 0 || (shape[static_cast<std::size_t>(d - 1)] != 1 &&
+                   strides[static_cast<std::size_t>(d - 1)] != tensor_numel * chunk_base_stride)) {
+      while (view_d >= 0 && (view_numel < tensor_numel || new_shape[static_cast<std::size_t>(view_d)] == 1)) {
+        out[static_cast<std::size_t>(view_d)] = view_numel * chunk_base_stride;
+        view_numel *= new_shape[static_cast<std::size_t>(view_d)];
+        --view_d;
+      }
+      if (view_numel != tensor_numel) return std::nullopt;
+      if (d > 0) {
+        chunk_base_stride = strides[static_cast<std::size_t>(d - 1)];
+        tensor_numel = 1;
+        view_numel = 1;
+      }
+    }
+  }
+  if (view_d != -1) return std::nullopt;
+  return out;
+}
+
+Shape infer_shape(const Shape& shape, std::int64_t numel, const char* op) {
+  Shape s = shape;
+  std::int64_t known = 1, infer = -1;
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    if (s[i] == -1) {
+      if (infer >= 0) throw Error(op, "only one dim can be -1 in " + shape_str(shape));
+      infer = static_cast<std::int64_t>(i);
+    } else if (s[i] < 0) {
+      throw Error(op, "invalid size " + std::to_string(s[i]) + " in " + shape_str(shape));
+    } else {
+      known *= s[i];
+    }
+  }
+  if (infer >= 0) {
+    if (known == 0 || numel % known != 0)
+      throw Error(op, "shape " + shape_str(shape) + " is invalid for input of size " + std::to_string(numel));
+    s[static_cast<std::size_t>(infer)] = numel / known;
+  } else if (known != numel) {
+    throw Error(op, "shape " + shape_str(shape) + " is invalid for input of size " + std::to_string(numel));
+  }
+  return s;
+}
+
+}  // namespace
+}  // namespace detail
+
+// ---- bijective views ------------------------------------------------------------------------------------
+Tensor Tensor::view(const Shape& shape_in) const {
+  const Shape s = detail::infer_shape(shape_in, numel(), "view");
+  auto st = detail::view_strides(shape(), strides(), s);
+  if (!st)
+    throw Error("view", "a tensor of shape " + detail::shape_str(shape()) + " and strides " +
+                            detail::shape_str(strides()) + " cannot be viewed as " + detail::shape_str(s) +
+                            "; use reshape()");
+  if (s == shape()) return *this;
+  Shape strides_out = *st;
+  return detail::apply_op(
+      "view", {*this}, detail::kSaveNone,
+      [&](const G& in) {
+        return detail::as_view_of(detail::make_view(in[0], s, strides_out, in[0].storage_offset()), *this);
+      },
+      [](const detail::Ctx& c, const G& g) { return G{g[0].reshape(c.input_shape(0))}; });
+}
+
+Tensor Tensor::reshape(const Shape& shape_in) const {
+  const Shape s = detail::infer_shape(shape_in, numel(), "reshape");
+  if (detail::view_strides(shape(), strides(), s)) return view(s);
+  return contiguous().view(s);
+}
+
+Tensor reshape(const Tensor& x, const Shape& shape) { return x.reshape(shape); }
+
+Tensor Tensor::flatten(std::int64_t start_dim, std::int64_t end_dim) const {
+  if (dim() == 0) return reshape({1});
+  const auto s = detail::wrap_dim(start_dim, dim(), "flatten"), e = detail::wrap_dim(end_dim, dim(), "flatten");
+  if (s > e) throw Error("flatten", "start_dim " + std::to_string(start_dim) + " comes after end_dim " + std::to_string(end_dim));
+  Shape ns;
+  for (std::int64_t i = 0; i < s; ++i) ns.push_back(shape()[static_cast<std::size_t>(i)]);
+  std::int64_t m = 1;
+  for (std::int64_t i = s; i <= e; ++i) m *= shape()[static_cast<std::size_t>(i)];
+  ns.push_back(m);
+  for (std::int64_t i = e + 1; i < dim(); ++i) ns.push_back(shape()[static_cast<std::size_t>(i)]);
+  return reshape(ns);
+}
+Tensor flatten(const Tensor& x, std::int64_t start_dim, std::int64_t end_dim) { return x.flatten(start_dim, end_dim); }
+
+Tensor Tensor::permute(const Shape& dims) const {
+  if (static_cast<std::int64_t>(dims.size()) != dim())
+    throw Error("permute", "got " + std::to_string(dims.size()) + " dims " + detail::shape_str(dims) +
+                               " for a tensor of " + std::to_string(dim()) + " dims");
+  auto perm = detail::wrap_dims(dims, dim(), "permute", false);
+  std::vector<std::int64_t> inv(perm.size());
+  for (std::size_t i = 0; i < perm.size(); ++i) inv[static_cast<std::size_t>(perm[i])] = static_cast<std::int64_t>(i);
+  return detail::apply_op(
+      "permute", {*this}, detail::kSaveNone,
+      [&](const G& in) { return detail::as_view_of(detail::raw_permute(in[0], perm), *this); },
+      [inv](const detail::Ctx&, const G& g) { return G{g[0].permute(Shape(inv.begin(), inv.end()))}; });
+}
+Tensor permute(const Tensor& x, const Shape& dims) { return x.permute(dims); }
+
+Tensor Tensor::transpose(std::int64_t d0, std::int64_t d1) const {
+  if (dim() == 0) {
+    detail::wrap_dim(d0, 0, "transpose");
+    detail::wrap_dim(d1, 0, "transpose");
+    return *this;
+  }
+  const auto a = detail::wrap_dim(d0, dim(), "transpose"), b = detail::wrap_dim(d1, dim(), "transpose");
+  Shape perm(static_cast<std::size_t>(dim()));
+  std::iota(perm.begin(), perm.end(), 0);
+  std::swap(perm[static_cast<std::size_t>(a)], perm[static_cast<std::size_t>(b)]);
+  return permute(perm);
+}
+Tensor transpose(const Tensor& x, std::int64_t d0, std::int64_t d1) { return x.transpose(d0, d1); }
+
+Tensor Tensor::t() const {
+  if (dim() > 2) throw Error("t", "expected a tensor of at most 2 dims, got shape " + detail::shape_str(shape()));
+  return dim() < 2 ? *this : transpose(0, 1);
+}
+
+Tensor Tensor::movedim(const Shape& src, const Shape& dst) const {
+  if (src.size() != dst.size())
+    throw Error("movedim", "source " + detail::shape_str(src) + " and destination " + detail::shape_str(dst) +
+                               " differ in length");
+  auto s = detail::wrap_dims(src, dim(), "movedim", false);
+  auto d = detail::wrap_dims(dst, dim(), "movedim", false);
+  const auto n = static_cast<std::size_t>(dim());
+  std::vector<std::int64_t> perm(n, -1);
+  std::vector<bool> used(n, false);
+  for (std::size_t i = 0; i < s.size(); ++i) {
+    perm[static_cast<std::size_t>(d[i])] = s[i];
+    used[static_cast<std::size_t>(s[i])] = true;
+  }
+  std::size_t next = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    if (perm[i] >= 0) continue;
+    while (used[next]) ++next;
+    perm[i] = static_cast<std::int64_t>(next++);
+  }
+  return permute(Shape(perm.begin(), perm.end()));
+}
+Tensor Tensor::movedim(std::int64_t src, std::int64_t dst) const { return movedim(Shape{src}, Shape{dst}); }
+Tensor movedim(const Tensor& x, const Shape& src, const Shape& dst) { return x.movedim(src, dst); }
+
+Tensor Tensor::squeeze() const {
+  Shape s;
+  for (auto v : shape())
+    if (v != 1) s.push_back(v);
+  return s.size() == shape().size() ? *this : reshape(s);
+}
+Tensor Tensor::squeeze(std::int64_t d) const {
+  const auto w = detail::wrap_dim(d, dim(), "squeeze");
+  if (dim() == 0 || shape()[static_cast<std::size_t>(w)] != 1) return *this;
+  Shape s = shape();
+  s.erase(s.begin() + w);
+  return reshape(s);
+}
+Tensor squeeze(const Tensor& x, std::optional<std::int64_t> dim) { return dim ? x.squeeze(*dim) : x.squeeze(); }
+
+Tensor Tensor::unsqueeze(std::int64_t d) const {
+  const auto w = detail::wrap_dim(d, dim() + 1, "unsqueeze");
+  Shape s = shape();
+  s.insert(s.begin() + w, 1);
+  return reshape(s);
+}
+Tensor unsqueeze(const Tensor& x, std::int64_t dim) { return x.unsqueeze(dim); }
+
+// ---- broadcasting --------------------------------------------------------------------------------------
+Tensor Tensor::expand(const Shape& shape_in) const {
+  if (shape_in.size() < shape().size())
+    throw Error("expand", "target shape " + detail::shape_str(shape_in) + " has fewer dims than the tensor's " +
+                              detail::shape_str(shape()));
+  const std::size_t off = shape_in.size() - shape().size();
+  Shape s(shape_in.size()), st(shape_in.size());
+  for (std::size_t i = 0; i < shape_in.size(); ++i) {
+    const std::int64_t want = shape_in[i];
+    if (i < off) {
+      if (want < 0) throw Error("expand", "-1 is not allowed for a new leading dim in " + detail::shape_str(shape_in));
+      s[i] = want;
+      st[i] = 0;
+      continue;
+    }
+    const std::int64_t have = shape()[i - off];
+    if (want == -1 || want == have) {
+      s[i] = have;
+      st[i] = strides()[i - off];
+    } else if (have == 1 && want >= 0) {
+      s[i] = want;
+      st[i] = 0;
+    } else {
+      throw Error("expand", "cannot expand shape " + detail::shape_str(shape()) + " to " + detail::shape_str(shape_in));
+    }
+  }
+  if (s == shape()) return *this;
+  return detail::apply_op(
+      "expand", {*this}, detail::kSaveNone,
+      [&](const G& in) { return detail::as_view_of(detail::make_view(in[0], s, st, in[0].storage_offset()), *this); },
+      [](const detail::Ctx&, const G& g) { return G{g[0]}; });  // summed to the input's shape by the engine
+}
+Tensor Tensor::broadcast_to(const Shape& shape) const { return expand(shape); }
+Tensor broadcast_to(const Tensor& x, const Shape& shape) { return x.expand(shape); }
+
+// ---- selections ----------------------------------------------------------------------------------------
+Tensor Tensor::slice(std::int64_t d, std::optional<std::int64_t> start, std::optional<std::int64_t> stop,
+                     std::int64_t step) const {
+  if (dim() == 0) throw Error("slice", "cannot slice a 0-d tensor");
+  const auto w = detail::wrap_dim(d, dim(), "slice");
+  if (step < 1) throw Error("slice", "step must be positive, got " + std::to_string(step));
+  const std::int64_t n = shape()[static_cast<std::size_t>(w)];
+  auto clampi = [n](std::int64_t v) { return v < 0 ? std::max<std::int64_t>(v + n, 0) : std::min(v, n); };
+  const std::int64_t b = start ? clampi(*start) : 0;
+  const std::int64_t e = std::max(b, stop ? clampi(*stop) : n);
+  if (b == 0 && e == n && step == 1) return *this;
+  return detail::selection_view("slice", *this,
+                                [w, b, e, step](const Tensor& t) { return detail::raw_slice(t, w, b, e, step); });
+}
+
+Tensor Tensor::narrow(std::int64_t d, std::int64_t start, std::int64_t length) const {
+  if (dim() == 0) throw Error("narrow", "cannot narrow a 0-d tensor");
+  const auto w = detail::wrap_dim(d, dim(), "narrow");
+  const std::int64_t n = shape()[static_cast<std::size_t>(w)];
+  const std::int64_t s = start < 0 ? start + n : start;
+  if (s < 0 || length < 0 || s + length > n)
+    throw Error("narrow", "start " + std::to_string(start) + " and length " + std::to_string(length) +
+                              " exceed dim " + std::to_string(d) + " of size " + std::to_string(n));
+  return slice(w, s, s + length, 1);
+}
+
+Tensor Tensor::select(std::int64_t d, std::int64_t i) const {
+  if (dim() == 0) throw Error("select", "cannot select from a 0-d tensor");
+  const auto w = detail::wrap_dim(d, dim(), "select");
+  const std::int64_t n = shape()[static_cast<std::size_t>(w)];
+  if (i < -n || i >= n)
+    throw Error("select", "index " + std::to_string(i) + " out of range for dim " + std::to_string(d) + " of size " +
+                              std::to_string(n));
+  const std::int64_t ii = i < 0 ? i + n : i;
+  return detail::selection_view("select", *this, [w, ii](const Tensor& t) {
+    Shape s = t.shape(), st = t.strides();
+    const std::int64_t off = t.storage_offset() + ii * st[static_cast<std::size_t>(w)];
+    s.erase(s.begin() + w);
+    st.erase(st.begin() + w);
+    return detail::make_view(t, s, st, off);
+  });
+}
+
+// ---- real / imag -----------------------------------------------------------------------------------------
+namespace {
+Tensor complex_part(const Tensor& x, bool imag_part) {
+  Shape st = x.strides();
+  for (auto& s : st) s *= 2;
+  return detail::make_view(x, x.shape(), st, x.storage_offset() * 2 + (imag_part ? 1 : 0), to_real(x.dtype()));
+}
+}  // namespace
+
+Tensor Tensor::real() const {
+  if (!is_complex()) return *this;
+  return detail::apply_op(
+      "real", {*this}, detail::kSaveNone, [&](const G& in) { return detail::as_view_of(complex_part(in[0], false), *this); },
+      [](const detail::Ctx&, const G& g) { return G{g[0]}; });  // engine casts real -> complex (g + 0i)
+}
+
+Tensor Tensor::imag() const {
+  if (!is_complex()) throw Error("imag", std::string("expected a complex tensor, got ") + dtype_name(dtype()));
+  return detail::apply_op(
+      "imag", {*this}, detail::kSaveNone, [&](const G& in) { return detail::as_view_of(complex_part(in[0], true), *this); },
+      [](const detail::Ctx&, const G& g) { return G{g[0] * std::complex<double>(0, 1)}; });
+}
+Tensor real(const Tensor& x) { return x.real(); }
+Tensor imag(const Tensor& x) { return x.imag(); }
+
+// ---- numpy-style indexing ----------------------------------------------------------------------------------
+Tensor Tensor::index(const std::vector<TensorIndex>& indices) const {
+  return detail::composite("index", {*this}, [&] {
+    std::int64_t consumed = 0, ellipses = 0;
+    const Tensor* tensor_index = nullptr;
+    for (const auto& ix : indices) {
+      const auto& v = ix.value();
+      if (std::holds_alternative<std::int64_t>(v) || std::holds_alternative<Slice>(v)) ++consumed;
+      if (std::holds_alternative<EllipsisIndex>(v)) ++ellipses;
+      if (auto p = std::get_if<std::shared_ptr<Tensor>>(&v)) {
+        if (tensor_index) throw Error("index", "at most one tensor index is supported");
+        tensor_index = p->get();
+        consumed += tensor_index->dtype() == Dtype::Bool ? std::max<std::int64_t>(tensor_index->dim(), 1) : 1;
+      }
+    }
+    if (ellipses > 1) throw Error("index", "an index can only have a single ellipsis");
+    if (consumed > dim())
+      throw Error("index", "too many indices (" + std::to_string(consumed) + ") for a tensor of " +
+                               std::to_string(dim()) + " dims");
+    Tensor r = *this;
+    std::int64_t d = 0;
+    for (const auto& ix : indices) {
+      const auto& v = ix.value();
+      if (auto i = std::get_if<std::int64_t>(&v)) {
+        r = r.select(d, *i);
+      } else if (auto s = std::get_if<Slice>(&v)) {
+        r = r.slice(d, s->start, s->stop, s->step);
+        ++d;
+      } else if (std::holds_alternative<NoneIndex>(v)) {
+        r = r.unsqueeze(d);
+        ++d;
+      } else if (std::holds_alternative<EllipsisIndex>(v)) {
+        d += dim() - consumed;
+      } else {
+        const Tensor& t = **std::get_if<std::shared_ptr<Tensor>>(&v);
+        if (t.dtype() == Dtype::Bool) {
+          if (t.dim() != 1) throw Error("index", "boolean mask index must be 1-D, got shape " + detail::shape_str(t.shape()));
+          if (t.size(0) != r.size(d))
+            throw Error("index", "mask of length " + std::to_string(t.size(0)) + " does not match dim " +
+                                     std::to_string(d) + " of size " + std::to_string(r.size(d)));
+          std::vector<std::int64_t> pos;
+          Tensor tc = t.contiguous();
+          const bool* m = tc.data<bool>();
+          for (std::int64_t k = 0; k < tc.numel(); ++k)
+            if (m[k]) pos.push_back(k);
+          r = index_select(r, d, from_vector(pos));
+        } else if (t.dtype() == Dtype::Int64) {
+          if (t.dim() > 1) throw Error("index", "integer tensor index must be 0-D or 1-D, got shape " + detail::shape_str(t.shape()));
+          r = t.dim() == 0 ? r.select(d, t.item<std::int64_t>()) : index_select(r, d, t);
+          if (t.dim() == 0) continue;
+        } else {
+          throw Error("index", std::string("tensor index must be int64 or bool, got ") + dtype_name(t.dtype()));
+        }
+        ++d;
+      }
+    }
+    return r;
+  });
+}
+
+}  // namespace phasor
