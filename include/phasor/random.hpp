@@ -16,6 +16,10 @@ class Generator {
   void manual_seed(std::uint64_t seed);
   /// The seed the stream started from.
   std::uint64_t seed() const { return seed_; }
+  /// Position in the stream (128-bit blocks consumed since the seed).
+  std::uint64_t offset() const { return offset_; }
+  /// Moves to a position in the stream (with offset(), saves and restores the state).
+  void set_offset(std::uint64_t offset) { offset_ = offset; }
   /// Reserves `n` 128-bit blocks of the stream and returns the counter of the first.
   std::uint64_t advance(std::uint64_t n) {
     std::uint64_t c = offset_;

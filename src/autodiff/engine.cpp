@@ -92,6 +92,7 @@ struct AccumulateGrad final : OpNode {
     return {};
   }
   bool is_accumulator() const override { return true; }
+  void release() override {}  // leaves outlive every backward pass
 };
 
 Edge gradient_edge(const Tensor& t) {

@@ -1,0 +1,250 @@
+// tests/test_autodiff.cpp - the engine: backward/grad, retain/create graph, hooks, in-place rules,
+// custom functions, checkpointing, gradcheck itself, observers.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <phasor/phasor.hpp>
+
+using namespace phasor;
+using V = std::vector<Tensor>;
+
+namespace {
+std::vector<double> vals(const Tensor& t) { return to_vector<double>(t); }
+Tensor vec(std::vector<double> v) { return from_vector(v); }
+}  // namespace
+
+TEST_CASE("backward accumulates into leaves and grad() returns without accumulating") {
+  Tensor x = vec({1.0, 2.0, 3.0}).requires_grad_();
+  Tensor y = (x * x * x).sum();  // dy/dx = 3x^2
+  auto g = autodiff::grad({y}, {x}, {}, true);
+  CHECK(vals(g[0]) == std::vector<double>{3, 12, 27});
+  CHECK_FALSE(x.grad().defined());
+  y.backward();
+  CHECK(vals(x.grad()) == std::vector<double>{3, 12, 27});
+  Tensor y2 = (x * 2.0).sum();
+  y2.backward();
+  CHECK(vals(x.grad()) == std::vector<double>{5, 14, 29});
+  CHECK(x.is_leaf());
+  CHECK_FALSE(y.is_leaf());
+  REQUIRE(y.grad_fn());
+  CHECK(y.grad_fn()->name() == "sumBackward");
+}
+
+TEST_CASE("backward twice without retain_graph is an error; with retain_graph it works") {
+  Tensor x = vec({0.5, -1.0}).requires_grad_();
+  Tensor y = x.exp().sum();
+  y.backward(Tensor(), true);
+  y.backward();
+  CHECK(vals(x.grad())[0] == doctest::Approx(2 * std::exp(0.5)));
+  CHECK_THROWS_WITH_AS(y.backward(), doctest::Contains("second time"), Error);
+}
+
+TEST_CASE("non-scalar backward needs a gradient") {
+  Tensor x = vec({1.0, 2.0}).requires_grad_();
+  Tensor y = x * 3.0;
+  CHECK_THROWS_WITH_AS(y.backward(), doctest::Contains("(2,)"), Error);
+  y.backward(vec({1.0, 10.0}));
+  CHECK(vals(x.grad()) == std::vector<double>{3, 30});
+  CHECK_THROWS_WITH_AS(y.backward(vec({1.0, 2.0, 3.0})), doctest::Contains("shape"), Error);
+}
+
+TEST_CASE("in-place change of a saved tensor is detected by the version counter") {
+  Tensor x = vec({1.0, 2.0}).requires_grad_();
+  Tensor a = x * 1.0;
+  Tensor y = (a * a).sum();
+  {
+    NoGradGuard ng;
+    a.add_(1.0);
+  }
+  CHECK(a.version() == 1);
+  CHECK_THROWS_WITH_AS(y.backward(), doctest::Contains("modified by an in-place operation"), Error);
+}
+
+TEST_CASE("in-place rules") {
+  Tensor leaf = vec({1.0, 2.0}).requires_grad_();
+  CHECK_THROWS_WITH_AS(leaf.add_(1.0), doctest::Contains("leaf"), Error);
+  CHECK(vals(leaf) == std::vector<double>{1, 2});  // unchanged
+  {
+    NoGradGuard ng;
+    leaf.mul_(2.0);  // allowed without recording
+  }
+  CHECK(vals(leaf) == std::vector<double>{2, 4});
+  // in place on a non-leaf rebases its history
+  Tensor x = vec({1.0, 2.0}).requires_grad_();
+  Tensor y = x * 3.0;
+  y += x;  // y = 4x
+  y.sum().backward();
+  CHECK(vals(x.grad()) == std::vector<double>{4, 4});
+  // in place on a view of a tensor in the graph is refused
+  Tensor z = x * 1.0;
+  Tensor v = z.slice(0, 0, 1);
+  CHECK_THROWS_WITH_AS(v.add_(1.0), doctest::Contains("view"), Error);
+  // integer in-place with a float result is refused and leaves the tensor unchanged
+  Tensor i = from_vector(std::vector<std::int64_t>{1, 2});
+  CHECK_THROWS_WITH_AS(i.add_(0.5), doctest::Contains("int64"), Error);
+  CHECK(to_vector<std::int64_t>(i) == std::vector<std::int64_t>{1, 2});
+}
+
+TEST_CASE("create_graph gives higher derivatives") {
+  Tensor x = vec({2.0}).requires_grad_();
+  Tensor y = (x * x * x).sum();
+  auto g1 = autodiff::grad({y}, {x}, {}, std::nullopt, true);
+  CHECK(vals(g1[0])[0] == doctest::Approx(12.0));
+  auto g2 = autodiff::grad({g1[0].sum()}, {x}, {}, std::nullopt, true);
+  CHECK(vals(g2[0])[0] == doctest::Approx(12.0));  // 6x
+  auto g3 = autodiff::grad({g2[0].sum()}, {x});
+  CHECK(vals(g3[0])[0] == doctest::Approx(6.0));
+}
+
+TEST_CASE("grad(): unused inputs and inputs that do not require grad") {
+  Tensor x = vec({1.0}).requires_grad_(), w = vec({2.0}).requires_grad_();
+  Tensor y = (x * 2.0).sum();
+  CHECK_THROWS_WITH_AS(autodiff::grad({y}, {w}, {}, true), doctest::Contains("allow_unused"), Error);
+  auto g = autodiff::grad({y}, {x, w}, {}, true, false, true);
+  CHECK(g[0].defined());
+  CHECK_FALSE(g[1].defined());
+  Tensor c = vec({1.0});
+  CHECK_THROWS_AS(autodiff::grad({y}, {c}), Error);
+  CHECK_THROWS_WITH_AS(c.sum().backward(), doctest::Contains("does not require grad"), Error);
+}
+
+TEST_CASE("grad() w.r.t. a non-leaf tensor") {
+  Tensor x = vec({1.0, 2.0}).requires_grad_();
+  Tensor h = x * x;
+  Tensor y = (h * 3.0).sum();
+  auto g = autodiff::grad({y}, {h});
+  CHECK(vals(g[0]) == std::vector<double>{3, 3});
+}
+
+TEST_CASE("NoGradGuard and detach stop recording") {
+  Tensor x = vec({1.0}).requires_grad_();
+  {
+    NoGradGuard ng;
+    CHECK_FALSE(GradMode::is_enabled());
+    Tensor y = x * 2.0;
+    CHECK_FALSE(y.requires_grad());
+    {
+      EnableGradGuard eg;
+      CHECK((x * 2.0).requires_grad());
+    }
+  }
+  CHECK(GradMode::is_enabled());
+  Tensor d = x.detach();
+  CHECK_FALSE(d.requires_grad());
+  CHECK(d.data_ptr() == x.data_ptr());
+  CHECK_THROWS_AS(from_vector(std::vector<std::int64_t>{1}).requires_grad_(), Error);
+}
+
+TEST_CASE("hooks and retain_grad") {
+  Tensor x = vec({1.0, 2.0}).requires_grad_();
+  int calls = 0;
+  auto h = x.register_hook([&](const Tensor& g) {
+    ++calls;
+    return g * 10.0;
+  });
+  Tensor m = x * 2.0;
+  m.retain_grad();
+  Tensor seen;
+  m.register_hook([&](const Tensor& g) {
+    seen = g.clone();
+    return Tensor();
+  });
+  (m * m).sum().backward();
+  CHECK(calls == 1);
+  CHECK(vals(seen) == std::vector<double>{4, 8});
+  CHECK(vals(m.grad()) == std::vector<double>{4, 8});
+  CHECK(vals(x.grad()) == std::vector<double>{80, 160});
+  x.remove_hook(h);
+  x.set_grad(Tensor());
+  (x * 1.0).sum().backward();
+  CHECK(calls == 1);
+  CHECK(vals(x.grad()) == std::vector<double>{1, 1});
+}
+
+TEST_CASE("complex gradients follow dL/dz* (PyTorch's convention)") {
+  Tensor z = from_vector(std::vector<std::complex<double>>{{1.0, 2.0}, {-3.0, 0.5}}).requires_grad_();
+  Tensor l = (z * z.conj()).real().sum();  // |z|^2 -> grad 2z
+  l.backward();
+  auto g = to_vector<std::complex<double>>(z.grad());
+  CHECK(g[0].real() == doctest::Approx(2.0));
+  CHECK(g[0].imag() == doctest::Approx(4.0));
+  CHECK(g[1].real() == doctest::Approx(-6.0));
+  // real input through a complex op: the gradient is real
+  Tensor x = vec({0.3, -0.7}).requires_grad_();
+  Tensor y = (x * std::complex<double>(0.0, 1.0)).exp().real().sum();  // sum cos(x) -> -sin(x)
+  y.backward();
+  CHECK(x.grad().dtype() == float64);
+  CHECK(vals(x.grad())[0] == doctest::Approx(-std::sin(0.3)));
+}
+
+TEST_CASE("custom functions") {
+  auto my_exp = [](const Tensor& x) {
+    return autodiff::custom_function(
+        "my_exp",
+        [](autodiff::FunctionCtx& ctx, const V& in) {
+          Tensor y = in[0].exp();
+          ctx.save_for_backward({y});
+          return V{y};
+        },
+        [](autodiff::FunctionCtx& ctx, const V& g) { return V{g[0] * ctx.saved_tensors()[0]}; }, {x})[0];
+  };
+  Tensor x = vec({0.1, 0.2}).requires_grad_();
+  my_exp(x).sum().backward();
+  CHECK(vals(x.grad())[1] == doctest::Approx(std::exp(0.2)));
+  CHECK(autodiff::gradcheck([&](const V& in) { return my_exp(in[0]) * in[0]; }, {vec({0.3, -0.4}).requires_grad_()}));
+  // a wrong backward is caught by gradcheck
+  auto bad = [](const Tensor& x) {
+    return autodiff::custom_function(
+        "bad_sin", [](autodiff::FunctionCtx&, const V& in) { return V{in[0].sin()}; },
+        [](autodiff::FunctionCtx&, const V& g) { return V{g[0]}; }, {x})[0];
+  };
+  Tensor b = vec({0.5}).requires_grad_();
+  autodiff::GradcheckOptions o;
+  o.raise_exception = false;
+  CHECK_FALSE(autodiff::gradcheck([&](const V& in) { return V{bad(in[0])}; }, {b}, o));
+  CHECK_THROWS_WITH_AS(autodiff::gradcheck([&](const V& in) { return bad(in[0]); }, {b}),
+                       doctest::Contains("Jacobian mismatch"), Error);
+  // wrong number of gradients
+  Tensor w = vec({1.0}).requires_grad_();
+  auto two = autodiff::custom_function(
+      "two", [](autodiff::FunctionCtx&, const V& in) { return V{in[0] * 1.0}; },
+      [](autodiff::FunctionCtx&, const V& g) { return V{g[0], g[0]}; }, {w});
+  CHECK_THROWS_WITH_AS(two[0].sum().backward(), doctest::Contains("2 gradients for 1 inputs"), Error);
+}
+
+TEST_CASE("checkpoint recomputes and matches plain gradients") {
+  manual_seed(3);
+  Tensor x = randn({5}, float64).requires_grad_();
+  Tensor w = randn({5}, float64).requires_grad_();
+  auto f = [](const V& in) { return V{(in[0] * in[1]).tanh().sin() * in[0]}; };
+  f({x, w})[0].sum().backward();
+  auto gx = vals(x.grad()), gw = vals(w.grad());
+  x.set_grad(Tensor());
+  w.set_grad(Tensor());
+  autodiff::checkpoint(f, {x, w})[0].sum().backward();
+  auto cx = vals(x.grad()), cw = vals(w.grad());
+  for (int i = 0; i < 5; ++i) {
+    CHECK(cx[i] == doctest::Approx(gx[i]));
+    CHECK(cw[i] == doctest::Approx(gw[i]));
+  }
+  CHECK(autodiff::gradcheck([&](const V& in) { return autodiff::checkpoint(f, in)[0]; }, {x, w}));
+  CHECK(autodiff::gradgradcheck([&](const V& in) { return autodiff::checkpoint(f, in)[0]; }, {x, w}));
+}
+
+TEST_CASE("observers see every op call") {
+  struct Counter : OpObserver {
+    std::vector<std::string> names;
+    void on_begin(const OpEvent& e) override {
+      if (e.depth == 0) names.push_back(e.name);
+    }
+  };
+  auto c = std::make_shared<Counter>();
+  add_op_observer(c);
+  Tensor x = vec({1.0, 2.0});
+  Tensor y = (x + x).mean();
+  remove_op_observer(c);
+  Tensor z = x * x;
+  REQUIRE(c->names.size() == 2);
+  CHECK(c->names[0] == "add");
+  CHECK(c->names[1] == "mean");
+}
