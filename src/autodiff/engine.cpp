@@ -12,7 +12,7 @@
 namespace phasor {
 
 namespace {
-thread_local bool t_grad_enabled = true;
+__attribute__((tls_model("initial-exec"))) thread_local bool t_grad_enabled = true;
 }
 bool GradMode::is_enabled() { return t_grad_enabled; }
 void GradMode::set_enabled(bool enabled) { t_grad_enabled = enabled; }
@@ -106,8 +106,6 @@ Edge gradient_edge(const Tensor& t) {
     a->leaf = t.impl_ptr();
     a->input_meta.push_back(TensorMeta{t.shape(), t.dtype(), t.device()});
     a->output_meta.push_back(TensorMeta{t.shape(), t.dtype(), t.device()});
-    a->pre_hooks.resize(1);
-    a->retained.resize(1);
     a->seq = next_sequence_nr();
     m.grad_accumulator = a;
     acc = a;
@@ -118,8 +116,6 @@ Edge gradient_edge(const Tensor& t) {
 void attach_outputs(const std::shared_ptr<OpNode>& node, std::vector<Tensor>& outputs) {
   node->seq = next_sequence_nr();
   node->output_meta.reserve(outputs.size());
-  node->pre_hooks.resize(outputs.size());
-  node->retained.resize(outputs.size());
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     Tensor& o = outputs[i];
     node->output_meta.push_back(TensorMeta{o.shape(), o.dtype(), o.device()});
@@ -190,7 +186,7 @@ std::shared_ptr<const std::vector<std::shared_ptr<OpObserver>>> observers() {
 }
 }  // namespace
 int& op_depth() {
-  thread_local int depth = 0;
+  __attribute__((tls_model("initial-exec"))) thread_local int depth = 0;
   return depth;
 }
 void notify_begin(const char* name, bool primitive, const std::vector<Tensor>& in) {
@@ -209,7 +205,7 @@ namespace {
 // A formula may return a gradient of the broadcast shape, complex for a real input, or of a
 // wider dtype. The engine reduces it here, once for all ops: sum over broadcast dims, take the
 // real part for real inputs (dL/dx = Re(dL/dz*) when x enters as a complex number), cast.
-Tensor reduce_to_meta(Tensor g, const TensorMeta& meta, const char* op) {
+Tensor reduce_to_meta(Tensor g, const TensorMeta& meta, const std::string& op) {
   if (g.shape() != meta.shape) {
     try {
       g = sum_to(g, meta.shape);
@@ -337,7 +333,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& r
     std::vector<Tensor> in_grads;
     if (run) {
       if (n->released)
-        throw Error(n->name_, "trying to backward through the graph a second time (or to read saved tensors after "
+        throw Error(n->name(), "trying to backward through the graph a second time (or to read saved tensors after "
                               "they were freed); pass retain_graph=true to the first backward");
       // materialize zeros for outputs that received no gradient
       for (std::size_t k = 0; k < grads.size(); ++k)
@@ -352,7 +348,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& r
       if (!e.node) continue;
       OpNode* m = e.node.get();
       if (run && i < in_grads.size() && in_grads[i].defined()) {
-        Tensor g = reduce_to_meta(in_grads[i], n->input_meta[i], n->name_.c_str());
+        Tensor g = reduce_to_meta(in_grads[i], n->input_meta[i], n->name());
         add_grad(m, e.input_nr, g);
       }
       if (--deps[m] == 0) {
@@ -488,7 +484,9 @@ Tensor& Tensor::retain_grad() {
   auto& m = impl_->meta();
   if (!m.grad_fn || m.retains_grad) return *this;
   m.retains_grad = true;
-  m.grad_fn->retained.at(m.output_nr) = impl_;
+  auto& r = m.grad_fn->retained;
+  if (r.size() <= m.output_nr) r.resize(m.output_nr + 1);
+  r[m.output_nr] = impl_;
   return *this;
 }
 
@@ -501,7 +499,9 @@ std::size_t Tensor::register_hook(GradHook hook) {
   std::size_t id = m.next_hook_id++;
   if (m.grad_fn) {
     // non-leaf: the hook lives on the producing node; wrap it with its id for removal
-    auto& hooks = m.grad_fn->pre_hooks.at(m.output_nr);
+    auto& all = m.grad_fn->pre_hooks;
+    if (all.size() <= m.output_nr) all.resize(m.output_nr + 1);
+    auto& hooks = all[m.output_nr];
     auto alive = std::make_shared<bool>(true);
     hooks.push_back([hook, alive](const Tensor& g) { return *alive ? hook(g) : Tensor(); });
     m.hooks.emplace_back(id, [alive](const Tensor&) {

@@ -18,37 +18,42 @@ namespace {
 
 constexpr std::size_t kAlign = 64;
 
-std::size_t size_class(std::size_t n) {
-  if (n == 0) n = 1;
-  n = (n + kAlign - 1) / kAlign * kAlign;
-  if (n <= (1u << 20)) {
-    // below 1 MiB: next power of two for small sizes, 64 KiB steps between 64 KiB and 1 MiB
-    if (n <= 65536) {
-      std::size_t p = kAlign;
-      while (p < n) p <<= 1;
-      return p;
-    }
-    return (n + 65535) / 65536 * 65536;
+/// Size class (rounded size and bin index). Classes: powers of two from 64 B to 64 KiB,
+/// 64 KiB steps up to 1 MiB, then 8 steps per octave.
+struct SizeClass {
+  std::size_t bytes;
+  std::size_t bin;
+};
+SizeClass size_class(std::size_t n) {
+  if (n <= kAlign) return {kAlign, 0};
+  if (n <= 65536) {
+    const unsigned lg = 64u - static_cast<unsigned>(__builtin_clzll(static_cast<unsigned long long>(n - 1)));  // ceil log2
+    return {std::size_t{1} << lg, lg - 6};  // 2^7 -> bin 1 ... 2^16 -> bin 10
   }
-  // above 1 MiB: 8 steps per octave
-  std::size_t p = 1u << 20;
-  while (p * 2 <= n) p <<= 1;
-  std::size_t step = p / 8;
-  return (n + step - 1) / step * step;
+  if (n <= (std::size_t{1} << 20)) {
+    const std::size_t k = (n + 65535) / 65536;  // 2..16
+    return {k * 65536, 9 + k};                  // bins 11..25
+  }
+  const unsigned oct = 63u - static_cast<unsigned>(__builtin_clzll(static_cast<unsigned long long>(n)));  // floor log2 >= 20
+  const std::size_t p = std::size_t{1} << oct, step = p / 8;
+  const std::size_t k = (n - p + step - 1) / step;  // 0..8
+  return {p + k * step, 26 + (oct - 20) * 9 + k};
 }
+constexpr std::size_t kNumBins = 26 + 44 * 9 + 9;
 
 class CpuCachingAllocator {
  public:
   void* allocate(std::size_t nbytes) {
-    std::size_t cls = size_class(nbytes);
+    const SizeClass sc = size_class(nbytes);
+    const std::size_t cls = sc.bytes;
     std::lock_guard<std::mutex> lk(mu_);
     ++stats_.num_allocs;
     stats_.current_bytes += static_cast<std::int64_t>(cls);
     if (stats_.current_bytes > stats_.peak_bytes) stats_.peak_bytes = stats_.current_bytes;
-    auto it = free_.find(cls);
-    if (it != free_.end() && !it->second.empty()) {
-      void* p = it->second.back();
-      it->second.pop_back();
+    auto& bin = free_[sc.bin];
+    if (!bin.empty()) {
+      void* p = bin.back();
+      bin.pop_back();
       stats_.cached_bytes -= static_cast<std::int64_t>(cls);
       return p;
     }
@@ -65,11 +70,11 @@ class CpuCachingAllocator {
     return p;
   }
   void free(void* p, std::size_t nbytes) {
-    std::size_t cls = size_class(nbytes);
+    const SizeClass sc = size_class(nbytes);
     std::lock_guard<std::mutex> lk(mu_);
-    stats_.current_bytes -= static_cast<std::int64_t>(cls);
-    stats_.cached_bytes += static_cast<std::int64_t>(cls);
-    free_[cls].push_back(p);
+    stats_.current_bytes -= static_cast<std::int64_t>(sc.bytes);
+    stats_.cached_bytes += static_cast<std::int64_t>(sc.bytes);
+    free_[sc.bin].push_back(p);
   }
   MemoryStats stats() {
     std::lock_guard<std::mutex> lk(mu_);
@@ -86,13 +91,14 @@ class CpuCachingAllocator {
 
  private:
   void release_all_locked() {
-    for (auto& [cls, blocks] : free_)
+    for (auto& blocks : free_) {
       for (void* p : blocks) std::free(p);
-    free_.clear();
+      blocks.clear();
+    }
     stats_.cached_bytes = 0;
   }
   std::mutex mu_;
-  std::map<std::size_t, std::vector<void*>> free_;
+  std::vector<std::vector<void*>> free_ = std::vector<std::vector<void*>>(kNumBins);
   MemoryStats stats_;
 };
 

@@ -30,48 +30,56 @@ Shape broadcast_shapes(const std::vector<Shape>& shapes, const char* op) {
 
 namespace detail {
 
-StridedLoop make_loop(const std::vector<const Tensor*>& ops, const Shape& shape) {
+namespace {
+StridedLoop build_loop(const Tensor* const* ops, int nt, const Shape& shape) {
   StridedLoop L;
-  L.nt = static_cast<int>(ops.size());
+  L.nt = nt;
   L.numel = shape_numel(shape);
   const std::size_t nd = shape.size();
-  // per-dim byte strides, broadcast dims get 0
-  std::vector<std::array<std::int64_t, kMaxOperands>> st(nd);
-  for (int k = 0; k < L.nt; ++k) {
-    const Tensor& t = *ops[static_cast<std::size_t>(k)];
-    L.base[static_cast<std::size_t>(k)] = static_cast<char*>(t.data_ptr());
-    const auto& ts = t.shape();
-    const auto& tst = t.strides();
-    const std::int64_t isz = static_cast<std::int64_t>(t.itemsize());
-    const std::size_t off = nd - ts.size();
-    for (std::size_t d = 0; d < nd; ++d) {
-      std::int64_t s = 0;
-      if (d >= off && ts[d - off] != 1) s = tst[d - off] * isz;
-      st[d][static_cast<std::size_t>(k)] = s;
-    }
-  }
-  // drop size-1 dims, then merge dims whose strides chain for every operand
+  if (nd > static_cast<std::size_t>(kMaxLoopDims))
+    throw Error("elementwise", "tensors with more than " + std::to_string(kMaxLoopDims) + " dims are not supported, got " +
+                                   std::to_string(nd));
+  for (int k = 0; k < nt; ++k) L.base[static_cast<std::size_t>(k)] = static_cast<char*>(ops[k]->data_ptr());
+  // walk dims outer to inner: drop size-1 dims, merge dims whose strides chain for every operand
   for (std::size_t d = 0; d < nd; ++d) {
     if (shape[d] == 1) continue;
-    if (!L.shape.empty()) {
-      auto& ps = L.strides.back();
+    std::array<std::int64_t, kMaxOperands> st{};
+    for (int k = 0; k < nt; ++k) {
+      const Tensor& t = *ops[k];
+      const auto& ts = t.shape();
+      const std::size_t off = nd - ts.size();
+      st[static_cast<std::size_t>(k)] =
+          (d >= off && ts[d - off] != 1) ? t.strides()[d - off] * static_cast<std::int64_t>(t.itemsize()) : 0;
+    }
+    if (L.nd > 0) {
+      auto& ps = L.strides[static_cast<std::size_t>(L.nd - 1)];
       bool merge = true;
-      for (int k = 0; k < L.nt; ++k)
-        if (ps[static_cast<std::size_t>(k)] != st[d][static_cast<std::size_t>(k)] * shape[d]) merge = false;
+      for (int k = 0; k < nt; ++k)
+        if (ps[static_cast<std::size_t>(k)] != st[static_cast<std::size_t>(k)] * shape[d]) merge = false;
       if (merge) {
-        L.shape.back() *= shape[d];
-        ps = st[d];
+        L.shape[static_cast<std::size_t>(L.nd - 1)] *= shape[d];
+        ps = st;
         continue;
       }
     }
-    L.shape.push_back(shape[d]);
-    L.strides.push_back(st[d]);
+    L.shape[static_cast<std::size_t>(L.nd)] = shape[d];
+    L.strides[static_cast<std::size_t>(L.nd)] = st;
+    ++L.nd;
   }
-  if (L.shape.empty()) {
-    L.shape.push_back(1);
-    L.strides.push_back({});
+  if (L.nd == 0) {
+    L.shape[0] = 1;
+    L.strides[0] = {};
+    L.nd = 1;
   }
   return L;
+}
+}  // namespace
+
+StridedLoop make_loop(std::initializer_list<const Tensor*> ops, const Shape& shape) {
+  return build_loop(ops.begin(), static_cast<int>(ops.size()), shape);
+}
+StridedLoop make_loop(const std::vector<const Tensor*>& ops, const Shape& shape) {
+  return build_loop(ops.data(), static_cast<int>(ops.size()), shape);
 }
 
 void copy_into(const Tensor& dst, const Tensor& src) {

@@ -5,6 +5,7 @@
 #include <omp.h>
 
 #include <array>
+#include <initializer_list>
 #include <cmath>
 #include <complex>
 #include <cstdint>
@@ -82,12 +83,17 @@ inline constexpr int kMaxOperands = 4;
 /// Elements below which a loop stays on one thread.
 inline constexpr std::int64_t kParallelGrain = 32768;
 
+/// Most dims an elementwise loop handles after coalescing.
+inline constexpr int kMaxLoopDims = 32;
+
 /// Iterates operands (output first) over a common shape; strides in bytes, broadcast = 0.
+/// All state is inline (no heap allocation): small ops are dominated by dispatch cost.
 struct StridedLoop {
   int nt = 0;
-  std::array<char*, kMaxOperands> base{};
-  Shape shape;                                        // coalesced, innermost last
-  std::vector<std::array<std::int64_t, kMaxOperands>> strides;  // per dim, per operand
+  int nd = 0;                                          // coalesced dims, innermost last
+  std::array<char*, kMaxOperands> base;
+  std::array<std::int64_t, kMaxLoopDims> shape;  // only [0, nd) is set: no 1 KiB memset per op
+  std::array<std::array<std::int64_t, kMaxOperands>, kMaxLoopDims> strides;  // per dim, per operand
   std::int64_t numel = 0;
 
   /// Runs inner(ptrs, inner_strides, n) over every row segment, in parallel when large.
@@ -96,6 +102,11 @@ struct StridedLoop {
     if (numel == 0) return;
     const int threads = numel >= 2 * grain ? std::min<int>(get_num_threads(), static_cast<int>(numel / grain)) : 1;
     if (threads <= 1) {
+      if (nd == 1) {  // fast path: one coalesced dim
+        std::array<char*, kMaxOperands> p = base;
+        inner(p.data(), strides[0].data(), numel);
+        return;
+      }
       run_range(0, numel, inner);
       return;
     }
@@ -110,14 +121,7 @@ struct StridedLoop {
 
   template <class F>
   void run_range(std::int64_t begin, std::int64_t end, F& inner) const {
-    const int nd = static_cast<int>(shape.size());
-    std::array<std::int64_t, 16> idx{};
-    std::vector<std::int64_t> idx_big;
-    std::int64_t* id = idx.data();
-    if (nd > 16) {
-      idx_big.assign(static_cast<std::size_t>(nd), 0);
-      id = idx_big.data();
-    }
+    std::array<std::int64_t, kMaxLoopDims> id;
     std::array<char*, kMaxOperands> p = base;
     std::int64_t rem = begin;
     for (int d = nd - 1; d >= 0; --d) {
@@ -148,6 +152,8 @@ struct StridedLoop {
 };
 
 /// Builds the loop for `ops` (output first) broadcast to `shape`; inputs must broadcast to it.
+StridedLoop make_loop(std::initializer_list<const Tensor*> ops, const Shape& shape);
+/// make_loop for a runtime list of operands.
 StridedLoop make_loop(const std::vector<const Tensor*>& ops, const Shape& shape);
 
 // ---- kernels ------------------------------------------------------------------------------------
@@ -219,8 +225,8 @@ Tensor map_unary(const Tensor& x, F f) {
 template <class T, class F>
 Tensor map_binary(const Tensor& a, const Tensor& b, F f, const char* op) {
   using Out = std::decay_t<decltype(f(std::declval<T>(), std::declval<T>()))>;
-  Shape shape = a.shape() == b.shape() ? a.shape() : broadcast_shapes({a.shape(), b.shape()}, op);
-  Tensor out = make_tensor(shape, dtype_of<Out>::value, a.device());
+  Tensor out = a.shape() == b.shape() ? make_tensor(a.shape(), dtype_of<Out>::value, a.device())
+                                      : make_tensor(broadcast_shapes({a.shape(), b.shape()}, op), dtype_of<Out>::value, a.device());
   map_binary_into<Out, T, T>(out, a, b, f);
   return out;
 }
