@@ -214,6 +214,16 @@ auto composite(const char* name, const std::vector<Tensor>& inputs, Fn&& fn) {
   return r;
 }
 
+// Note [in-place and autograd]
+// Without a graph to record, an in-place op runs its kernel on self and bumps the storage
+// version (shared by all views). With one, it computes the out-of-place result from an alias
+// of self that keeps self's old history, copies the values into self and points self's
+// grad_fn at the result's node ("rebasing"). Saved tensors remember the version they were
+// saved at, so a backward that needs the overwritten values fails with a clear error instead
+// of a silently wrong gradient. Two cases are refused outright: a leaf that requires grad
+// (its .grad would no longer describe its values) and a view while recording (the base's
+// history cannot be rebased from the view).
+
 /// Runs an in-place op (Note [in-place and autograd]): `kernel()` writes into self directly
 /// when no graph is needed; otherwise `out_of_place()` computes the differentiable result,
 /// its values are copied into self and self's history is rebased onto it.

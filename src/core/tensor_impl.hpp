@@ -22,7 +22,7 @@ struct Storage {
   std::size_t nbytes = 0;
   Device device = Device::cpu();
   BlobDeleter deleter;         // set for from_blob storage; otherwise the caching allocator owns data
-  std::uint64_t version = 0;   // bumped by every in-place write (Note [version counter])
+  std::uint64_t version = 0;   // bumped by every in-place write; see Note [in-place and autograd]
   Storage() = default;
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
