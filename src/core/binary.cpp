@@ -1,5 +1,6 @@
 // src/core/binary.cpp - broadcasting binary arithmetic (add sub mul div) with PyTorch promotion,
-// their gradients, the scalar and operator spellings, and in-place forms.
+// their gradients, the scalar and operator spellings, and in-place forms; pow (three spellings),
+// maximum / minimum, atan2, complex and polar with their gradients.
 #include <cmath>
 #include <complex>
 #include <limits>
@@ -31,11 +32,12 @@ Dtype result_type(const std::vector<Tensor>& ts) {
   }
   if (!have_dim) return zero_t;
   if (!have_zero) return dim_t;
-  if (category(zero_t) > category(dim_t)) {
-    // a 0-d tensor of a higher category: its dtype, widened to keep the tensor's precision
-    return promote_types(dim_t, zero_t);
-  }
-  return dim_t;
+  if (category(zero_t) <= category(dim_t)) return dim_t;
+  // A 0-d tensor of a higher category (PyTorch's combine_categories): a complex one next to a
+  // floating tensor gives the complex type of the tensor's precision (float32 + 0-d complex128
+  // -> complex64); otherwise its own dtype, widened by promote_types (int64 + 0-d float64 -> float64).
+  if (phasor::is_complex(zero_t) && is_floating(dim_t)) return to_complex(dim_t);
+  return promote_types(dim_t, zero_t);
 }
 
 Dtype result_type(const Tensor& t, const Scalar& s) { return result_type(t.dtype(), s); }
@@ -216,7 +218,8 @@ Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) {
 Tensor& Tensor::mul_(const Tensor& o) {
   return detail::apply_inplace(
       "mul_", *this, {o}, [&] { detail::arith_inplace(*this, o, "mul_", detail::MulF{}); },
-      [&](const Tensor& self) { return phasor::mul(self, o); });
+      // a clone: mul saves its inputs, and self's storage is overwritten with the result
+      [&](const Tensor& self) { return phasor::mul(self.clone(), o); });
 }
 Tensor& Tensor::div_(const Tensor& o) {
   if (detail::category(dtype()) < 2)
@@ -224,7 +227,7 @@ Tensor& Tensor::div_(const Tensor& o) {
                             " cannot be cast to the in-place output type " + dtype_name(dtype()));
   return detail::apply_inplace(
       "div_", *this, {o}, [&] { detail::arith_inplace(*this, o, "div_", detail::DivF{}); },
-      [&](const Tensor& self) { return phasor::div(self, o); });
+      [&](const Tensor& self) { return phasor::div(self.clone(), o); });  // div saves its inputs
 }
 Tensor& Tensor::add_(const Scalar& s) { return add_(wrap_for(*this, s)); }
 Tensor& Tensor::sub_(const Scalar& s) { return sub_(wrap_for(*this, s)); }

@@ -96,7 +96,8 @@ Tensor gelu(const Tensor& x, bool tanh_approximation) {
         "gelu", {x}, kSaveInputs,
         [](const G& in) {
           return detail::unary_kernel<kRealFloat>(in[0], "gelu", []<class T>(T v) requires is_real_float_v<T> {
-            return T(0.5) * v * (T(1) + std::erf(v * std::numbers::sqrt2_v<T> / T(2)));
+            // 1 + erf(x/sqrt2) = erfc(-x/sqrt2): no cancellation for large negative x
+            return T(0.5) * v * std::erfc(-v * std::numbers::sqrt2_v<T> / T(2));
           });
         },
         // Phi(x) + x phi(x), phi(x) = e^(-x^2/2) / sqrt(2 pi)
@@ -112,7 +113,8 @@ Tensor gelu(const Tensor& x, bool tanh_approximation) {
       "gelu", {x}, kSaveInputs,
       [](const G& in) {
         return detail::unary_kernel<kRealFloat>(in[0], "gelu", []<class T>(T v) requires is_real_float_v<T> {
-          return T(0.5) * v * (T(1) + std::tanh(T(kSqrt2OverPi) * (v + T(kGeluC) * v * v * v)));
+          // (1 + tanh(u)) / 2 = sigmoid(2u): no cancellation for large negative x
+          return v * sigmoid_real(T(2 * kSqrt2OverPi) * (v + T(kGeluC) * v * v * v));
         });
       },
       // 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2), t = tanh(k (x + c x^3))
