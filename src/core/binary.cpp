@@ -1,7 +1,13 @@
 // src/core/binary.cpp - broadcasting binary arithmetic (add sub mul div) with PyTorch promotion,
-// their gradients, the scalar and operator spellings, and in-place forms.
+// their gradients, the scalar and operator spellings, and in-place forms; pow (three spellings),
+// maximum / minimum, atan2, complex and polar with their gradients.
+#include <cmath>
+#include <complex>
+#include <limits>
+
 #include "autodiff/node.hpp"
 #include "core/elementwise.hpp"
+#include "core/pointwise.hpp"
 #include "core/promotion.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
@@ -26,15 +32,17 @@ Dtype result_type(const std::vector<Tensor>& ts) {
   }
   if (!have_dim) return zero_t;
   if (!have_zero) return dim_t;
-  if (category(zero_t) > category(dim_t)) {
-    // a 0-d tensor of a higher category: its dtype, widened to keep the tensor's precision
-    return promote_types(dim_t, zero_t);
-  }
-  return dim_t;
+  if (category(zero_t) <= category(dim_t)) return dim_t;
+  // A 0-d tensor of a higher category (PyTorch's combine_categories): a complex one next to a
+  // floating tensor gives the complex type of the tensor's precision (float32 + 0-d complex128
+  // -> complex64); otherwise its own dtype, widened by promote_types (int64 + 0-d float64 -> float64).
+  if (phasor::is_complex(zero_t) && is_floating(dim_t)) return to_complex(dim_t);
+  return promote_types(dim_t, zero_t);
 }
 
-Dtype result_type(const Tensor& t, const Scalar& s) {
-  const Dtype td = t.dtype();
+Dtype result_type(const Tensor& t, const Scalar& s) { return result_type(t.dtype(), s); }
+
+Dtype result_type(Dtype td, const Scalar& s) {
   const int tc = category(td);
   int sc = s.is_complex() ? 3 : s.is_floating() ? 2 : s.kind() == Scalar::Kind::Int ? 1 : 0;
   if (sc <= tc) return td;
@@ -173,11 +181,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
 }
 
 // ---- scalar forms: the scalar becomes a 0-d tensor of the result dtype ---------------------------------
-namespace {
-Tensor wrap_for(const Tensor& t, const Scalar& s) {
-  return detail::wrap_scalar(s, detail::result_type(t, s), t.device());
-}
-}  // namespace
+using detail::wrap_for;
 
 Tensor operator+(const Tensor& a, const Tensor& b) { return add(a, b); }
 Tensor operator-(const Tensor& a, const Tensor& b) { return sub(a, b); }
@@ -214,7 +218,8 @@ Tensor& Tensor::sub_(const Tensor& o, const Scalar& alpha) {
 Tensor& Tensor::mul_(const Tensor& o) {
   return detail::apply_inplace(
       "mul_", *this, {o}, [&] { detail::arith_inplace(*this, o, "mul_", detail::MulF{}); },
-      [&](const Tensor& self) { return phasor::mul(self, o); });
+      // a clone: mul saves its inputs, and self's storage is overwritten with the result
+      [&](const Tensor& self) { return phasor::mul(self.clone(), o); });
 }
 Tensor& Tensor::div_(const Tensor& o) {
   if (detail::category(dtype()) < 2)
@@ -222,7 +227,7 @@ Tensor& Tensor::div_(const Tensor& o) {
                             " cannot be cast to the in-place output type " + dtype_name(dtype()));
   return detail::apply_inplace(
       "div_", *this, {o}, [&] { detail::arith_inplace(*this, o, "div_", detail::DivF{}); },
-      [&](const Tensor& self) { return phasor::div(self, o); });
+      [&](const Tensor& self) { return phasor::div(self.clone(), o); });  // div saves its inputs
 }
 Tensor& Tensor::add_(const Scalar& s) { return add_(wrap_for(*this, s)); }
 Tensor& Tensor::sub_(const Scalar& s) { return sub_(wrap_for(*this, s)); }
@@ -236,5 +241,251 @@ Tensor& operator+=(Tensor& a, const Scalar& b) { return a.add_(b); }
 Tensor& operator-=(Tensor& a, const Scalar& b) { return a.sub_(b); }
 Tensor& operator*=(Tensor& a, const Scalar& b) { return a.mul_(b); }
 Tensor& operator/=(Tensor& a, const Scalar& b) { return a.div_(b); }
+
+// ---- pow -----------------------------------------------------------------------------------------------
+namespace detail {
+namespace {
+
+/// Integer power as in PyTorch: a negative exponent gives 1, +-1 or 0 (no division); wraps on overflow.
+std::int64_t ipow(std::int64_t a, std::int64_t e) {
+  if (e < 0) return a == 1 ? 1 : a == -1 ? ((e & 1) ? -1 : 1) : 0;
+  std::uint64_t r = 1, b = static_cast<std::uint64_t>(a), n = static_cast<std::uint64_t>(e);
+  for (; n; n >>= 1, b *= b)
+    if (n & 1) r *= b;
+  return static_cast<std::int64_t>(r);
+}
+
+/// z^n for an integer n by repeated squaring (exact 0^0 = 1; more accurate than exp(n log z)).
+template <class C>
+C cipow(C z, std::int64_t n) {
+  std::uint64_t m = n < 0 ? 0 - static_cast<std::uint64_t>(n) : static_cast<std::uint64_t>(n);
+  C r(1);
+  for (; m; m >>= 1, z *= z)
+    if (m & 1) r *= z;
+  return n < 0 ? C(1) / r : r;
+}
+
+/// Complex power: small integer real exponents by squaring; 0^w = 0 for Re w > 0 (inf for
+/// Re w < 0); otherwise exp(w log z).
+template <class C>
+C cpow(const C& z, const C& w) {
+  using R = typename C::value_type;
+  if (w.imag() == 0 && std::abs(w.real()) <= R(64) && std::nearbyint(w.real()) == w.real())
+    return cipow(z, static_cast<std::int64_t>(w.real()));
+  if (z == C(0)) {
+    if (w.real() > 0) return C(0);
+    if (w.real() < 0 && w.imag() == 0) return C(std::numeric_limits<R>::infinity(), 0);
+    return C(std::numeric_limits<R>::quiet_NaN(), std::numeric_limits<R>::quiet_NaN());
+  }
+  return std::pow(z, w);
+}
+
+struct PowF {
+  template <class T>
+    requires std::is_same_v<T, std::int64_t>
+  T operator()(T a, T b) const { return ipow(a, b); }
+  template <class T>
+    requires is_real_float_v<T>
+  T operator()(T a, T b) const { return std::pow(a, b); }
+  template <class T>
+    requires is_complex_v<T>
+  T operator()(T a, T b) const { return cpow(a, b); }
+};
+
+/// a^e with a C++ scalar exponent, computed in `dt`.
+Tensor pow_scalar_kernel(const Tensor& a, const Scalar& e, Dtype dt) {
+  check_cpu(a, "pow");
+  Tensor x = a.to(dt);
+  return visit_dtype(dt, [&](auto tag) -> Tensor {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) {
+      throw Error("pow", "not implemented for bool");
+    } else if constexpr (std::is_same_v<T, std::int64_t>) {
+      const std::int64_t n = e.to_int();
+      return map_unary<T>(x, [n](T v) { return ipow(v, n); });
+    } else if constexpr (is_real_float_v<T>) {
+      const T p = scalar_as<T>(e);
+      if (p == T(2)) return map_unary<T>(x, [](T v) { return v * v; });
+      if (p == T(0.5)) return map_unary<T>(x, [](T v) { return std::sqrt(v); });
+      return map_unary<T>(x, [p](T v) { return std::pow(v, p); });
+    } else {
+      const T p = scalar_as<T>(e);
+      return map_unary<T>(x, [p](T v) { return cpow(v, p); });
+    }
+  });
+}
+
+Scalar minus_one(const Scalar& e) {
+  if (e.is_complex()) return Scalar(e.to_complex() - 1.0);
+  if (e.is_floating()) return Scalar(e.to_double() - 1.0);
+  return Scalar(e.to_int() - 1);
+}
+
+std::string scalar_str(const Scalar& s) {
+  if (s.is_complex()) return std::to_string(s.to_complex().real()) + "+" + std::to_string(s.to_complex().imag()) + "i";
+  if (s.is_floating()) return std::to_string(s.to_double());
+  return std::to_string(s.to_int());
+}
+
+}  // namespace
+}  // namespace detail
+
+Tensor pow(const Tensor& a, const Tensor& b) {
+  return detail::apply_op(
+      "pow", {a, b}, detail::kSaveInputs | detail::kSaveOutputs,
+      [](const std::vector<Tensor>& in) {
+        const Dtype dt = detail::result_type(in);
+        if (dt == Dtype::Bool) throw Error("pow", "not implemented for two bool tensors");
+        return detail::binary_kernel(in[0], in[1], dt, "pow", detail::PowF{});
+      },
+      [](const detail::Ctx& c, const std::vector<Tensor>& g) {
+        Tensor a = c.input(0), e = c.input(1), zero = detail::zero_scalar_like(g[0]);
+        Tensor ga, ge;
+        // d a^e / da = e a^(e-1), taken as 0 where e == 0 (so 0^0 has no NaN gradient)
+        if (c.needs_grad(0)) ga = where(e == 0, zero, g[0] * (e * pow(a, e - 1)).conj());
+        // d a^e / de = a^e log a, taken as 0 where a == 0 and e >= 0 (real e) as in PyTorch
+        if (c.needs_grad(1)) {
+          Tensor nonneg = e.is_complex() ? (e.imag() == 0) & (e.real() >= 0) : e >= 0;
+          ge = where((a == 0) & nonneg, zero, g[0] * (c.output(0) * a.log()).conj());
+        }
+        return std::vector<Tensor>{ga, ge};
+      });
+}
+
+Tensor pow(const Tensor& a, const Scalar& e) {
+  const Dtype dt = detail::result_type(a, e);
+  if (dt == Dtype::Bool) throw Error("pow", "not implemented for a bool tensor and a bool exponent");
+  if (dt == Dtype::Int64 && e.to_int() < 0)
+    throw Error("pow", "integers to negative integer powers are not allowed (exponent " + detail::scalar_str(e) + ")");
+  return detail::apply_op(
+      "pow", {a}, detail::kSaveInputs,
+      [&e, dt](const std::vector<Tensor>& in) { return detail::pow_scalar_kernel(in[0], e, dt); },
+      [e](const detail::Ctx& c, const std::vector<Tensor>& g) {
+        if (!e.to_bool()) return std::vector<Tensor>{zeros_like(g[0])};
+        return std::vector<Tensor>{g[0] * (pow(c.input(0), detail::minus_one(e)) * e).conj()};
+      });
+}
+
+Tensor pow(const Scalar& a, const Tensor& e) { return pow(detail::wrap_for(e, a), e); }
+
+Tensor Tensor::pow(const Tensor& o) const { return phasor::pow(*this, o); }
+Tensor Tensor::pow(const Scalar& e) const { return phasor::pow(*this, e); }
+
+// ---- maximum / minimum -------------------------------------------------------------------------------------
+namespace detail {
+namespace {
+
+struct MaxF {
+  template <class T>
+    requires std::is_same_v<T, bool>
+  T operator()(T a, T b) const { return a || b; }
+  template <class T>
+    requires std::is_same_v<T, std::int64_t>
+  T operator()(T a, T b) const { return a < b ? b : a; }
+  template <class T>
+    requires is_real_float_v<T>
+  T operator()(T a, T b) const { return std::isnan(a) ? a : (std::isnan(b) || a < b) ? b : a; }
+};
+struct MinF {
+  template <class T>
+    requires std::is_same_v<T, bool>
+  T operator()(T a, T b) const { return a && b; }
+  template <class T>
+    requires std::is_same_v<T, std::int64_t>
+  T operator()(T a, T b) const { return b < a ? b : a; }
+  template <class T>
+    requires is_real_float_v<T>
+  T operator()(T a, T b) const { return std::isnan(a) ? a : (std::isnan(b) || b < a) ? b : a; }
+};
+
+Tensor min_max(const char* name, const Tensor& a, const Tensor& b, bool is_max) {
+  return apply_op(
+      name, {a, b}, kSaveInputs,
+      [name, is_max](const std::vector<Tensor>& in) {
+        const Dtype dt = result_type(in);
+        if (phasor::is_complex(dt)) throw Error(name, std::string("not supported for complex tensors (got ") + dtype_name(dt) + ")");
+        return is_max ? binary_kernel(in[0], in[1], dt, name, MaxF{}) : binary_kernel(in[0], in[1], dt, name, MinF{});
+      },
+      // the loser gets nothing, ties split the gradient evenly (as PyTorch)
+      [is_max](const Ctx& c, const std::vector<Tensor>& g) {
+        Tensor a = c.input(0), b = c.input(1), zero = zero_scalar_like(g[0]);
+        Tensor tie = a == b, half = g[0] * 0.5;
+        Tensor ga, gb;
+        if (c.needs_grad(0)) ga = where(tie, half, where(is_max ? a < b : a > b, zero, g[0]));
+        if (c.needs_grad(1)) gb = where(tie, half, where(is_max ? a > b : a < b, zero, g[0]));
+        return std::vector<Tensor>{ga, gb};
+      });
+}
+
+}  // namespace
+}  // namespace detail
+
+Tensor maximum(const Tensor& a, const Tensor& b) { return detail::min_max("maximum", a, b, true); }
+Tensor minimum(const Tensor& a, const Tensor& b) { return detail::min_max("minimum", a, b, false); }
+Tensor Tensor::maximum(const Tensor& o) const { return phasor::maximum(*this, o); }
+Tensor Tensor::minimum(const Tensor& o) const { return phasor::minimum(*this, o); }
+
+// ---- atan2 ------------------------------------------------------------------------------------------------------
+Tensor atan2(const Tensor& y, const Tensor& x) {
+  return detail::apply_op(
+      "atan2", {y, x}, detail::kSaveInputs,
+      [](const std::vector<Tensor>& in) {
+        Dtype dt = detail::result_type(in);
+        if (phasor::is_complex(dt))
+          throw Error("atan2", std::string("not supported for complex tensors (got ") + dtype_name(dt) + ")");
+        if (detail::category(dt) < 2) dt = default_dtype();
+        return detail::binary_kernel(in[0], in[1], dt, "atan2",
+                                     []<class T>(T a, T b) requires detail::is_real_float_v<T> { return std::atan2(a, b); });
+      },
+      // d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2)
+      [](const detail::Ctx& c, const std::vector<Tensor>& g) {
+        Tensor y = c.input(0), x = c.input(1);
+        Tensor gr = g[0] / (x * x + y * y);
+        return std::vector<Tensor>{c.needs_grad(0) ? gr * x : Tensor(), c.needs_grad(1) ? -gr * y : Tensor()};
+      });
+}
+Tensor Tensor::atan2(const Tensor& o) const { return phasor::atan2(*this, o); }
+
+// ---- complex / polar -------------------------------------------------------------------------------------------
+namespace {
+void check_real_pair(const char* op, const Tensor& a, const Tensor& b, const char* na, const char* nb) {
+  if (!is_floating(a.dtype()) || a.dtype() != b.dtype())
+    throw Error(op, std::string("expected ") + na + " and " + nb + " to be float32 or float64 tensors of the same dtype, got " +
+                        dtype_name(a.dtype()) + " and " + dtype_name(b.dtype()));
+}
+}  // namespace
+
+Tensor complex(const Tensor& re, const Tensor& im) {
+  check_real_pair("complex", re, im, "real", "imag");
+  return detail::apply_op(
+      "complex", {re, im}, detail::kSaveNone,
+      [](const std::vector<Tensor>& in) {
+        return detail::binary_kernel(in[0], in[1], in[0].dtype(), "complex",
+                                     []<class T>(T r, T i) requires detail::is_real_float_v<T> { return std::complex<T>(r, i); });
+      },
+      // real part gets Re g, imaginary part Im g = Re(-i g) (the engine keeps the real part)
+      [](const detail::Ctx&, const std::vector<Tensor>& g) {
+        return std::vector<Tensor>{g[0], g[0] * Scalar(std::complex<double>(0, -1))};
+      });
+}
+
+Tensor polar(const Tensor& abs, const Tensor& angle) {
+  check_real_pair("polar", abs, angle, "abs", "angle");
+  return detail::apply_op(
+      "polar", {abs, angle}, detail::kSaveInputs | detail::kSaveOutputs,
+      [](const std::vector<Tensor>& in) {
+        return detail::binary_kernel(in[0], in[1], in[0].dtype(), "polar",
+                                     []<class T>(T r, T t) requires detail::is_real_float_v<T> {
+                                       return std::complex<T>(r * std::cos(t), r * std::sin(t));
+                                     });
+      },
+      // w = r e^(it): dw/dr = e^(it), dw/dt = i w; a real input gets Re(g conj(dw/dx))
+      [](const detail::Ctx& c, const std::vector<Tensor>& g) {
+        Tensor t = c.input(1);
+        Tensor gr = c.needs_grad(0) ? g[0] * complex(t.cos(), -t.sin()) : Tensor();
+        Tensor gt = c.needs_grad(1) ? g[0] * c.output(0).conj() * Scalar(std::complex<double>(0, -1)) : Tensor();
+        return std::vector<Tensor>{gr, gt};
+      });
+}
 
 }  // namespace phasor

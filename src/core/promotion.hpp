@@ -12,6 +12,8 @@ inline int category(Dtype t) {
 Dtype result_type(const std::vector<Tensor>& ts);
 /// Result dtype of tensor (op) scalar: the scalar never widens within the tensor's category.
 Dtype result_type(const Tensor& t, const Scalar& s);
+/// Result dtype of (a tensor of dtype t) op scalar.
+Dtype result_type(Dtype t, const Scalar& s);
 /// A 0-d tensor holding `s` as `dtype` (a "wrapped number").
 Tensor wrap_scalar(const Scalar& s, Dtype dtype, Device device);
 

@@ -1,0 +1,252 @@
+// src/core/compare.cpp - comparisons and logical ops (bool results, no gradient), and the
+// masking ops where / clamp / masked_fill with their gradients and in-place forms.
+#include <complex>
+#include <string>
+
+#include "autodiff/node.hpp"
+#include "core/pointwise.hpp"
+#include "core/unary.hpp"
+#include "phasor/creation.hpp"
+#include "phasor/ops.hpp"
+
+namespace phasor {
+
+using detail::Ctx;
+using detail::is_complex_v;
+using G = std::vector<Tensor>;
+
+// ---- comparisons: both sides promoted to the common dtype; ordering is undefined for complex -------------
+namespace {
+
+template <class Cmp>
+Tensor compare(const char* op, const Tensor& a, const Tensor& b, bool ordered, Cmp cmp) {
+  return detail::apply_nondiff(op, {a, b}, [op, ordered, cmp](const G& in) {
+    const Dtype dt = detail::result_type(in);
+    if (ordered && phasor::is_complex(dt))
+      throw Error(op, std::string("ordering comparisons are not defined for complex tensors (got ") + dtype_name(dt) + ")");
+    return detail::binary_kernel(in[0], in[1], dt, op, cmp);
+  });
+}
+
+struct Less {
+  template <class T>
+    requires(!is_complex_v<T>)
+  bool operator()(T a, T b) const { return a < b; }
+};
+struct LessEq {
+  template <class T>
+    requires(!is_complex_v<T>)
+  bool operator()(T a, T b) const { return a <= b; }
+};
+struct Greater {
+  template <class T>
+    requires(!is_complex_v<T>)
+  bool operator()(T a, T b) const { return a > b; }
+};
+struct GreaterEq {
+  template <class T>
+    requires(!is_complex_v<T>)
+  bool operator()(T a, T b) const { return a >= b; }
+};
+
+}  // namespace
+
+Tensor eq(const Tensor& a, const Tensor& b) {
+  return compare("eq", a, b, false, [](auto u, auto v) -> bool { return u == v; });
+}
+Tensor ne(const Tensor& a, const Tensor& b) {
+  return compare("ne", a, b, false, [](auto u, auto v) -> bool { return u != v; });
+}
+Tensor lt(const Tensor& a, const Tensor& b) { return compare("lt", a, b, true, Less{}); }
+Tensor le(const Tensor& a, const Tensor& b) { return compare("le", a, b, true, LessEq{}); }
+Tensor gt(const Tensor& a, const Tensor& b) { return compare("gt", a, b, true, Greater{}); }
+Tensor ge(const Tensor& a, const Tensor& b) { return compare("ge", a, b, true, GreaterEq{}); }
+
+Tensor Tensor::eq(const Tensor& o) const { return phasor::eq(*this, o); }
+Tensor Tensor::ne(const Tensor& o) const { return phasor::ne(*this, o); }
+Tensor Tensor::lt(const Tensor& o) const { return phasor::lt(*this, o); }
+Tensor Tensor::le(const Tensor& o) const { return phasor::le(*this, o); }
+Tensor Tensor::gt(const Tensor& o) const { return phasor::gt(*this, o); }
+Tensor Tensor::ge(const Tensor& o) const { return phasor::ge(*this, o); }
+
+Tensor operator==(const Tensor& a, const Tensor& b) { return eq(a, b); }
+Tensor operator!=(const Tensor& a, const Tensor& b) { return ne(a, b); }
+Tensor operator<(const Tensor& a, const Tensor& b) { return lt(a, b); }
+Tensor operator<=(const Tensor& a, const Tensor& b) { return le(a, b); }
+Tensor operator>(const Tensor& a, const Tensor& b) { return gt(a, b); }
+Tensor operator>=(const Tensor& a, const Tensor& b) { return ge(a, b); }
+Tensor operator==(const Tensor& a, const Scalar& b) { return eq(a, detail::wrap_for(a, b)); }
+Tensor operator!=(const Tensor& a, const Scalar& b) { return ne(a, detail::wrap_for(a, b)); }
+Tensor operator<(const Tensor& a, const Scalar& b) { return lt(a, detail::wrap_for(a, b)); }
+Tensor operator<=(const Tensor& a, const Scalar& b) { return le(a, detail::wrap_for(a, b)); }
+Tensor operator>(const Tensor& a, const Scalar& b) { return gt(a, detail::wrap_for(a, b)); }
+Tensor operator>=(const Tensor& a, const Scalar& b) { return ge(a, detail::wrap_for(a, b)); }
+
+// ---- logical ops: any dtype, nonzero is true ---------------------------------------------------------------
+namespace {
+template <class F>
+Tensor logical(const char* op, const Tensor& a, const Tensor& b, F f) {
+  return detail::apply_nondiff(op, {a, b}, [op, f](const G& in) {
+    return detail::binary_kernel(in[0], in[1], Dtype::Bool, op, [f]<class T>(T u, T v) requires std::is_same_v<T, bool> {
+      return f(u, v);
+    });
+  });
+}
+}  // namespace
+
+Tensor logical_and(const Tensor& a, const Tensor& b) {
+  return logical("logical_and", a, b, [](bool u, bool v) { return u && v; });
+}
+Tensor logical_or(const Tensor& a, const Tensor& b) {
+  return logical("logical_or", a, b, [](bool u, bool v) { return u || v; });
+}
+Tensor logical_xor(const Tensor& a, const Tensor& b) {
+  return logical("logical_xor", a, b, [](bool u, bool v) { return u != v; });
+}
+Tensor operator&(const Tensor& a, const Tensor& b) { return logical_and(a, b); }
+Tensor operator|(const Tensor& a, const Tensor& b) { return logical_or(a, b); }
+Tensor operator^(const Tensor& a, const Tensor& b) { return logical_xor(a, b); }
+Tensor operator~(const Tensor& a) { return logical_not(a); }
+
+// ---- where ---------------------------------------------------------------------------------------------------
+Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
+  if (cond.dtype() != Dtype::Bool)
+    throw Error("where", std::string("expected a bool condition, got ") + dtype_name(cond.dtype()));
+  return detail::apply_op(
+      "where", {cond, a, b}, detail::kSaveInputs,
+      [](const G& in) {
+        for (const auto& t : in) detail::check_cpu(t, "where");
+        detail::check_same_device(in, "where");
+        const Shape shape = broadcast_shapes({in[0].shape(), in[1].shape(), in[2].shape()}, "where");
+        const Dtype dt = detail::result_type({in[1], in[2]});
+        Tensor x = in[1].to(dt), y = in[2].to(dt);
+        Tensor out = detail::make_tensor(shape, dt, in[1].device());
+        detail::visit_dtype(dt, [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          detail::map_ternary_into<T, bool, T, T>(out, in[0], x, y, [](bool c, const T& u, const T& v) { return c ? u : v; });
+        });
+        return out;
+      },
+      // each branch gets the gradient where it was picked (the engine sums broadcast dims)
+      [](const Ctx& c, const G& g) {
+        Tensor cond = c.input(0), zero = detail::zero_scalar_like(g[0]);
+        return G{Tensor(), c.needs_grad(1) ? where(cond, g[0], zero) : Tensor(),
+                 c.needs_grad(2) ? where(cond, zero, g[0]) : Tensor()};
+      });
+}
+
+// ---- clamp -----------------------------------------------------------------------------------------------------
+namespace {
+
+/// Checks the bounds and returns the result dtype (the tensor's, raised by the scalars' categories).
+Dtype clamp_type(const Tensor& x, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi, const char* op) {
+  if (!lo && !hi) throw Error(op, "at least one of min and max must be given");
+  if (x.is_complex() || (lo && lo->is_complex()) || (hi && hi->is_complex()))
+    throw Error(op, std::string("not supported for complex values (tensor is ") + dtype_name(x.dtype()) + ")");
+  Dtype dt = x.dtype();
+  if (lo) dt = detail::result_type(dt, *lo);
+  if (hi) dt = detail::result_type(dt, *hi);
+  return dt;
+}
+
+/// out = min(max(in, lo), hi) elementwise in `in`'s dtype (NaN stays NaN; lo > hi gives hi).
+void clamp_into(const Tensor& out, const Tensor& in, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  detail::visit_dtype(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!is_complex_v<T>) {
+      const bool has_lo = lo.has_value(), has_hi = hi.has_value();
+      const T l = has_lo ? detail::scalar_as<T>(*lo) : T(), h = has_hi ? detail::scalar_as<T>(*hi) : T();
+      detail::map_unary_into<T, T>(out, in, [=](T v) {
+        if (has_lo && v < l) v = l;
+        if (has_hi && v > h) v = h;
+        return v;
+      });
+    }
+  });
+}
+
+}  // namespace
+
+Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max) {
+  const Dtype dt = clamp_type(x, min, max, "clamp");
+  return detail::apply_op(
+      "clamp", {x}, detail::kSaveInputs,
+      [&](const G& in) {
+        detail::check_cpu(in[0], "clamp");
+        Tensor v = in[0].to(dt);
+        Tensor out = detail::make_tensor(v.shape(), dt, v.device());
+        clamp_into(out, v, min, max);
+        return out;
+      },
+      // gradient passes where min <= x <= max (NaN x gets none)
+      [min, max](const Ctx& c, const G& g) {
+        Tensor x = c.input(0);
+        Tensor inside = min ? x >= *min : Tensor();
+        if (max) inside = inside.defined() ? inside & (x <= *max) : x <= *max;
+        return G{where(inside, g[0], detail::zero_scalar_like(g[0]))};
+      });
+}
+
+Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const { return phasor::clamp(*this, min, max); }
+
+Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
+  const Dtype dt = clamp_type(*this, min, max, "clamp_");
+  if (detail::category(dt) > detail::category(dtype()))
+    throw Error("clamp_", std::string("result type ") + dtype_name(dt) + " cannot be cast to the in-place output type " +
+                              dtype_name(dtype()));
+  detail::check_cpu(*this, "clamp_");
+  return detail::apply_inplace(
+      "clamp_", *this, {}, [&] { clamp_into(*this, *this, min, max); },
+      // a clone: clamp saves its input, and self's storage is overwritten with the result
+      [&](const Tensor& self) { return phasor::clamp(self.clone(), min, max); });
+}
+
+// ---- masked_fill ------------------------------------------------------------------------------------------------
+namespace {
+
+void check_masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value, const char* op) {
+  detail::check_cpu(x, op);
+  detail::check_same_device({x, mask}, op);
+  if (mask.dtype() != Dtype::Bool) throw Error(op, std::string("expected a bool mask, got ") + dtype_name(mask.dtype()));
+  if (mask.shape() != x.shape() && broadcast_shapes({x.shape(), mask.shape()}, op) != x.shape())
+    throw Error(op, "mask of shape " + detail::shape_str(mask.shape()) + " cannot be broadcast to the tensor's shape " +
+                        detail::shape_str(x.shape()));
+  if (value.is_complex() && !x.is_complex())
+    throw Error(op, std::string("a complex value cannot be written into a ") + dtype_name(x.dtype()) + " tensor");
+}
+
+/// out = mask ? value : in, all of in's dtype (mask broadcast).
+void masked_fill_into(const Tensor& out, const Tensor& in, const Tensor& mask, const Scalar& value) {
+  detail::visit_dtype(in.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T v = detail::scalar_as<T>(value);
+    detail::map_binary_into<T, T, bool>(out, in, mask, [v](const T& a, bool m) { return m ? v : a; });
+  });
+}
+
+}  // namespace
+
+Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value) {
+  check_masked_fill(x, mask, value, "masked_fill");
+  return detail::apply_op(
+      "masked_fill", {x, mask}, detail::kSaveInputs,
+      [&value](const G& in) {
+        Tensor out = detail::make_tensor(in[0].shape(), in[0].dtype(), in[0].device());
+        masked_fill_into(out, in[0], in[1], value);
+        return out;
+      },
+      [](const Ctx& c, const G& g) {
+        return G{where(c.input(1), detail::zero_scalar_like(g[0]), g[0]), Tensor()};
+      });
+}
+
+Tensor Tensor::masked_fill(const Tensor& mask, const Scalar& value) const { return phasor::masked_fill(*this, mask, value); }
+
+Tensor& Tensor::masked_fill_(const Tensor& mask, const Scalar& value) {
+  check_masked_fill(*this, mask, value, "masked_fill_");
+  return detail::apply_inplace(
+      "masked_fill_", *this, {mask}, [&] { masked_fill_into(*this, *this, mask, value); },
+      [&](const Tensor& self) { return phasor::masked_fill(self, mask, value); });
+}
+
+}  // namespace phasor

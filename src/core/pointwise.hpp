@@ -1,0 +1,53 @@
+// src/core/pointwise.hpp - helpers shared by the binary / comparison op files: a broadcasting
+// binary kernel on a common dtype, wrapped scalars, non-differentiable ops, 0-d zeros.
+#pragma once
+#include <string>
+#include <type_traits>
+
+#include "autodiff/node.hpp"
+#include "core/elementwise.hpp"
+#include "core/promotion.hpp"
+#include "phasor/creation.hpp"
+
+namespace phasor::detail {
+
+/// f(u, v) over a and b converted to `dt`, broadcast; f's return type sets the output dtype.
+/// f is a (possibly constrained) generic functor; a dtype it does not accept throws naming `op`.
+template <class F>
+Tensor binary_kernel(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
+  check_cpu(a, op);
+  check_same_device({a, b}, op);
+  if (a.shape() != b.shape()) broadcast_shapes({a.shape(), b.shape()}, op);  // throws before any conversion
+  Tensor x = a.to(dt), y = b.to(dt);
+  return visit_dtype(dt, [&](auto tag) -> Tensor {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_invocable_v<const F&, T, T>) {
+      return map_binary<T>(x, y, f, op);
+    } else {
+      throw Error(op, std::string("not implemented for ") + dtype_name(dt) + " tensors");
+    }
+  });
+}
+
+/// The C++ scalar `s` as a 0-d tensor of the dtype it takes next to `t` (it never widens t).
+inline Tensor wrap_for(const Tensor& t, const Scalar& s) { return wrap_scalar(s, result_type(t, s), t.device()); }
+
+/// A 0-d zero of g's dtype (the "else" branch of masked gradients).
+inline Tensor zero_scalar_like(const Tensor& g) { return zeros({}, g.dtype(), g.device()); }
+
+/// Runs an op without a gradient (bool outputs): observers see it like a primitive, no node is made.
+template <class Fwd>
+Tensor apply_nondiff(const char* name, const std::vector<Tensor>& inputs, Fwd&& fwd) {
+  const bool observed = g_num_observers.load(std::memory_order_relaxed) > 0;
+  if (observed) notify_begin(name, true, inputs);
+  Tensor out;
+  {
+    DepthGuard depth;
+    NoGradGuard no_grad;
+    out = fwd(inputs);
+  }
+  if (observed) notify_end(name, true, inputs, {out});
+  return out;
+}
+
+}  // namespace phasor::detail

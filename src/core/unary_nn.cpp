@@ -1,0 +1,234 @@
+// src/core/unary_nn.cpp - real-only elementwise functions (erf, activations, rounding), sigmoid,
+// and the bool predicates; forward kernel and gradient side by side.
+#include <cmath>
+#include <complex>
+#include <numbers>
+
+#include "autodiff/node.hpp"
+#include "core/pointwise.hpp"
+#include "core/unary.hpp"
+#include "phasor/creation.hpp"
+#include "phasor/ops.hpp"
+
+namespace phasor {
+
+using detail::Ctx;
+using detail::kAsIs;
+using detail::kFloat;
+using detail::is_complex_v;
+using detail::is_real_float_v;
+using detail::kSaveInputs;
+using detail::kSaveNone;
+using detail::kSaveOutputs;
+using G = std::vector<Tensor>;
+
+namespace {
+
+/// Float functions without a complex version: int/bool promote, complex is rejected.
+constexpr detail::UnaryRule kRealFloat{.promote_int = true, .allow_bool = true, .allow_complex = false};
+/// Rounding and relu: int64 runs as is (dtype kept), bool and complex are rejected.
+constexpr detail::UnaryRule kRealKeepInt{.promote_int = false, .allow_bool = false, .allow_complex = false};
+
+/// 1 / (1 + e^-x) without overflow for large |x|.
+template <class T>
+T sigmoid_real(T x) {
+  if (x >= 0) return T(1) / (T(1) + std::exp(-x));
+  const T e = std::exp(x);
+  return e / (T(1) + e);
+}
+
+constexpr double kSqrt2OverPi = 0.79788456080286535587989211986876;  // sqrt(2/pi)
+constexpr double kGeluC = 0.044715;
+
+}  // namespace
+
+// ---- erf, sigmoid ----------------------------------------------------------------------------------------
+Tensor erf(const Tensor& x) {
+  return detail::apply_op(
+      "erf", {x}, kSaveInputs,
+      [](const G& in) {
+        return detail::unary_kernel<kRealFloat>(in[0], "erf", []<class T>(T v) requires is_real_float_v<T> {
+          return std::erf(v);
+        });
+      },
+      // d erf / dx = 2/sqrt(pi) e^(-x^2)
+      [](const Ctx& c, const G& g) {
+        Tensor x = c.input(0);
+        return G{g[0] * (x * x).neg().exp() * (2 / std::sqrt(std::numbers::pi))};
+      });
+}
+
+Tensor sigmoid(const Tensor& x) {
+  return detail::apply_op(
+      "sigmoid", {x}, kSaveOutputs,
+      [](const G& in) {
+        return detail::unary_float_kernel(in[0], "sigmoid", [](auto v) {
+          using T = decltype(v);
+          if constexpr (is_complex_v<T>) return T(1) / (T(1) + std::exp(-v));
+          else return sigmoid_real(v);
+        });
+      },
+      [](const Ctx& c, const G& g) {
+        Tensor y = c.output(0);
+        return G{g[0] * (y * (1 - y)).conj()};
+      });
+}
+
+// ---- activations --------------------------------------------------------------------------------------------
+Tensor relu(const Tensor& x) {
+  return detail::apply_op(
+      "relu", {x}, kSaveOutputs,
+      [](const G& in) {
+        // v < 0 ? 0 : v keeps NaN (as max(x, 0) in PyTorch propagates it)
+        return detail::unary_kernel<kRealKeepInt>(in[0], "relu", []<class T>(T v) requires(!is_complex_v<T>) {
+          return v < T(0) ? T(0) : v;
+        });
+      },
+      [](const Ctx& c, const G& g) {
+        return G{where(c.output(0) > 0, g[0], detail::zero_scalar_like(g[0]))};
+      });
+}
+
+Tensor gelu(const Tensor& x, bool tanh_approximation) {
+  if (!tanh_approximation) {
+    // x * Phi(x) with Phi the standard normal CDF
+    return detail::apply_op(
+        "gelu", {x}, kSaveInputs,
+        [](const G& in) {
+          return detail::unary_kernel<kRealFloat>(in[0], "gelu", []<class T>(T v) requires is_real_float_v<T> {
+            // 1 + erf(x/sqrt2) = erfc(-x/sqrt2): no cancellation for large negative x
+            return T(0.5) * v * std::erfc(-v * std::numbers::sqrt2_v<T> / T(2));
+          });
+        },
+        // Phi(x) + x phi(x), phi(x) = e^(-x^2/2) / sqrt(2 pi)
+        [](const Ctx& c, const G& g) {
+          Tensor x = c.input(0);
+          Tensor cdf = ((x * (1 / std::numbers::sqrt2)).erf() + 1) * 0.5;
+          Tensor pdf = (x * x * -0.5).exp() * (1 / std::sqrt(2 * std::numbers::pi));
+          return G{g[0] * (cdf + x * pdf)};
+        });
+  }
+  // 0.5 x (1 + tanh(k (x + c x^3))), k = sqrt(2/pi), c = 0.044715
+  return detail::apply_op(
+      "gelu", {x}, kSaveInputs,
+      [](const G& in) {
+        return detail::unary_kernel<kRealFloat>(in[0], "gelu", []<class T>(T v) requires is_real_float_v<T> {
+          // (1 + tanh(u)) / 2 = sigmoid(2u): no cancellation for large negative x
+          return v * sigmoid_real(T(2 * kSqrt2OverPi) * (v + T(kGeluC) * v * v * v));
+        });
+      },
+      // 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2), t = tanh(k (x + c x^3))
+      [](const Ctx& c, const G& g) {
+        Tensor x = c.input(0);
+        Tensor x2 = x * x;
+        Tensor t = ((x + x2 * x * kGeluC) * kSqrt2OverPi).tanh();
+        Tensor d = (t + 1) * 0.5 + x * (1 - t * t) * (x2 * (3 * kGeluC) + 1) * (0.5 * kSqrt2OverPi);
+        return G{g[0] * d};
+      });
+}
+
+Tensor silu(const Tensor& x) {
+  return detail::apply_op(
+      "silu", {x}, kSaveInputs,
+      [](const G& in) {
+        return detail::unary_kernel<kRealFloat>(in[0], "silu", []<class T>(T v) requires is_real_float_v<T> {
+          return v * sigmoid_real(v);
+        });
+      },
+      // s (1 + x (1 - s)), s = sigmoid(x)
+      [](const Ctx& c, const G& g) {
+        Tensor x = c.input(0);
+        Tensor s = x.sigmoid();
+        return G{g[0] * s * (x * (1 - s) + 1)};
+      });
+}
+
+Tensor softplus(const Tensor& x, double beta, double threshold) {
+  return detail::apply_op(
+      "softplus", {x}, kSaveInputs,
+      [beta, threshold](const G& in) {
+        // log(1 + e^(beta x)) / beta, and x itself once beta x > threshold (linear regime)
+        return detail::unary_kernel<kRealFloat>(in[0], "softplus",
+                                    [b = beta, th = threshold]<class T>(T v) requires is_real_float_v<T> {
+                                      const T bx = v * T(b);
+                                      return bx > T(th) ? v : std::log1p(std::exp(bx)) / T(b);
+                                    });
+      },
+      [beta, threshold](const Ctx& c, const G& g) {
+        Tensor bx = c.input(0) * beta;
+        return G{where(bx > threshold, g[0], g[0] * bx.sigmoid())};
+      });
+}
+
+// ---- rounding (zero gradient; identity on int64) ---------------------------------------------------------
+namespace {
+template <class F>
+Tensor rounding(const char* name, const Tensor& x, F f) {
+  return detail::apply_op(
+      name, {x}, kSaveNone,
+      [name, f](const G& in) {
+        return detail::unary_kernel<kRealKeepInt>(in[0], name, [f]<class T>(T v) requires(!is_complex_v<T>) {
+          if constexpr (is_real_float_v<T>) return f(v);
+          else return v;
+        });
+      },
+      [](const Ctx&, const G& g) { return G{zeros_like(g[0])}; });
+}
+}  // namespace
+
+Tensor floor(const Tensor& x) {
+  return rounding("floor", x, [](auto v) { return std::floor(v); });
+}
+Tensor ceil(const Tensor& x) {
+  return rounding("ceil", x, [](auto v) { return std::ceil(v); });
+}
+Tensor round(const Tensor& x) {
+  // nearbyint in the default rounding mode rounds half to even (0.5 -> 0, 1.5 -> 2, 2.5 -> 2)
+  return rounding("round", x, [](auto v) { return std::nearbyint(v); });
+}
+
+// ---- predicates (bool output, no gradient) --------------------------------------------------------------
+Tensor isfinite(const Tensor& x) {
+  return detail::apply_nondiff("isfinite", {x}, [](const G& in) {
+    return detail::unary_kernel<kAsIs>(in[0], "isfinite", [](auto v) -> bool {
+      using T = decltype(v);
+      if constexpr (is_complex_v<T>) return std::isfinite(v.real()) && std::isfinite(v.imag());
+      else if constexpr (is_real_float_v<T>) return std::isfinite(v);
+      else return true;
+    });
+  });
+}
+
+Tensor isnan(const Tensor& x) {
+  return detail::apply_nondiff("isnan", {x}, [](const G& in) {
+    return detail::unary_kernel<kAsIs>(in[0], "isnan", [](auto v) -> bool {
+      using T = decltype(v);
+      if constexpr (is_complex_v<T>) return std::isnan(v.real()) || std::isnan(v.imag());
+      else if constexpr (is_real_float_v<T>) return std::isnan(v);
+      else return false;
+    });
+  });
+}
+
+Tensor logical_not(const Tensor& x) {
+  return detail::apply_nondiff("logical_not", {x}, [](const G& in) {
+    return detail::unary_kernel<kAsIs>(in[0], "logical_not",
+                                [](auto v) -> bool { return !detail::convert<bool>(v); });
+  });
+}
+
+// ---- methods ---------------------------------------------------------------------------------------------
+Tensor Tensor::erf() const { return phasor::erf(*this); }
+Tensor Tensor::sigmoid() const { return phasor::sigmoid(*this); }
+Tensor Tensor::relu() const { return phasor::relu(*this); }
+Tensor Tensor::gelu(bool tanh_approximation) const { return phasor::gelu(*this, tanh_approximation); }
+Tensor Tensor::silu() const { return phasor::silu(*this); }
+Tensor Tensor::softplus(double beta, double threshold) const { return phasor::softplus(*this, beta, threshold); }
+Tensor Tensor::floor() const { return phasor::floor(*this); }
+Tensor Tensor::ceil() const { return phasor::ceil(*this); }
+Tensor Tensor::round() const { return phasor::round(*this); }
+Tensor Tensor::isfinite() const { return phasor::isfinite(*this); }
+Tensor Tensor::isnan() const { return phasor::isnan(*this); }
+Tensor Tensor::logical_not() const { return phasor::logical_not(*this); }
+
+}  // namespace phasor

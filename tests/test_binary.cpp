@@ -1,0 +1,556 @@
+// Tests of the broadcasting binary ops (arithmetic, pow, maximum/minimum, atan2, complex, polar),
+// comparisons, logical ops, where, clamp and masked_fill: values against long-double references,
+// PyTorch promotion, broadcasting (0-d, size 0), errors, gradcheck and gradgradcheck.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <complex>
+#include <functional>
+#include <limits>
+#include <phasor/phasor.hpp>
+#include <string>
+#include <vector>
+
+using namespace phasor;
+using cd = std::complex<double>;
+using cld = std::complex<long double>;
+using G = std::vector<Tensor>;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+Tensor real_t(const std::vector<double>& v, Dtype dt = float64) { return from_vector(v).to(dt); }
+Tensor real_t(const std::vector<double>& v, const Shape& s, Dtype dt = float64) { return from_vector(v, s).to(dt); }
+Tensor cplx_t(const std::vector<cd>& v, Dtype dt = complex128) { return from_vector(v).to(dt); }
+Tensor int_t(const std::vector<std::int64_t>& v) { return from_vector(v); }
+Tensor bool_t(const std::vector<bool>& v) { return from_vector(v); }
+
+double rtol_for(Dtype t) { return t == float32 || t == complex64 ? 2e-6 : 1e-14; }
+
+bool close(cd got, cld want, double rtol) {
+  const bool wn = std::isnan(static_cast<double>(want.real())) || std::isnan(static_cast<double>(want.imag()));
+  const bool gn = std::isnan(got.real()) || std::isnan(got.imag());
+  if (wn || gn) return wn && gn;
+  if (std::isinf(static_cast<double>(want.real())) || std::isinf(static_cast<double>(want.imag())))
+    return got.real() == static_cast<double>(want.real()) && got.imag() == static_cast<double>(want.imag());
+  return std::abs(cld(got.real(), got.imag()) - want) <= rtol * std::abs(want) + 1e-300;
+}
+
+/// Row-major index of `idx` (in `out` coordinates) into a tensor of shape `s` broadcast to `out`.
+std::int64_t bcast_index(const Shape& s, const Shape& out, std::int64_t flat) {
+  std::int64_t r = 0, stride = 1;
+  for (std::int64_t d = static_cast<std::int64_t>(out.size()) - 1; d >= 0; --d) {
+    const std::int64_t i = flat % out[static_cast<std::size_t>(d)];
+    flat /= out[static_cast<std::size_t>(d)];
+    const std::int64_t sd = d - static_cast<std::int64_t>(out.size() - s.size());
+    if (sd >= 0) {
+      const std::int64_t n = s[static_cast<std::size_t>(sd)];
+      r += (n == 1 ? 0 : i) * stride;
+      stride *= n;
+    }
+  }
+  return r;
+}
+
+/// Checks out == ref(a, b) with a naive broadcasting loop in long double.
+void check_binary(const Tensor& a, const Tensor& b, const Tensor& out, const std::function<cld(cld, cld)>& ref,
+                  double rtol) {
+  auto av = to_vector<cd>(a), bv = to_vector<cd>(b), ov = to_vector<cd>(out);
+  REQUIRE(out.numel() == static_cast<std::int64_t>(ov.size()));
+  for (std::int64_t k = 0; k < out.numel(); ++k) {
+    const cd x = av[static_cast<std::size_t>(bcast_index(a.shape(), out.shape(), k))];
+    const cd y = bv[static_cast<std::size_t>(bcast_index(b.shape(), out.shape(), k))];
+    const cld want = ref(cld(x.real(), x.imag()), cld(y.real(), y.imag()));
+    INFO("a = ", x, ", b = ", y, ", got ", ov[static_cast<std::size_t>(k)], ", want ",
+         cd(static_cast<double>(want.real()), static_cast<double>(want.imag())));
+    CHECK(close(ov[static_cast<std::size_t>(k)], want, rtol));
+  }
+}
+
+bool gc(const std::function<Tensor(const G&)>& f, const G& in) { return autodiff::gradcheck(f, in); }
+bool ggc(const std::function<Tensor(const G&)>& f, const G& in) { return autodiff::gradgradcheck(f, in); }
+
+}  // namespace
+
+// ---- promotion and broadcasting ---------------------------------------------------------------------------
+TEST_CASE("type promotion follows PyTorch (checked against torch 1.13)") {
+  Tensor i = int_t({1, -2, 0});
+  Tensor f = real_t({1.5, -2.5, 0.5}, float32);
+  Tensor d0 = scalar_tensor(1.0, float64);
+  CHECK((i * 2.5).dtype() == float32);                 // int tensor * float scalar -> default float
+  CHECK(to_vector<float>(i * 2.5) == std::vector<float>{2.5f, -5.0f, 0.0f});
+  CHECK((f * 2.0).dtype() == float32);                 // a C++ double never widens float32
+  CHECK((f * cd(1, 1)).dtype() == complex64);          // complex scalar -> complex of the same precision
+  CHECK((real_t({1.0}) * cd(1, 1)).dtype() == complex128);
+  CHECK((i * cd(1, 1)).dtype() == complex64);
+  CHECK((i * 2).dtype() == int64);
+  CHECK((f + d0).dtype() == float32);                  // same category: the dim tensor wins
+  CHECK((i + d0).dtype() == float64);                  // higher-category 0-d tensor keeps its own dtype
+  CHECK((bool_t({true, false}) + d0).dtype() == float64);
+  CHECK((i + scalar_tensor(cd(1, 1), complex128)).dtype() == complex128);
+  CHECK((f + scalar_tensor(cd(1, 1), complex128)).dtype() == complex64);
+  CHECK((scalar_tensor(1) + scalar_tensor(2.0, float32)).dtype() == float32);  // two 0-d tensors: promote_types
+  CHECK((scalar_tensor(1.0, float64) + scalar_tensor(2.0, float32)).dtype() == float64);
+  CHECK((f + real_t({1.0})).dtype() == float64);        // two dim tensors: promote_types
+  CHECK((i / int_t({2, 2, 2})).dtype() == float32);     // true division of ints
+  CHECK(to_vector<float>(i / int_t({2, 2, 2})) == std::vector<float>{0.5f, -1.0f, 0.0f});
+  CHECK((bool_t({true}) + bool_t({true})).dtype() == bool_);
+}
+
+TEST_CASE("broadcasting: shapes, 0-d and size-0 tensors, values against a naive loop") {
+  Tensor a = randn({2, 1, 3}, float64);
+  Tensor b = randn({4, 1}, float64);
+  Tensor s = a * b + a / (b * b + 1.0);
+  CHECK(s.shape() == Shape{2, 4, 3});
+  check_binary(a, b, a * b, [](cld x, cld y) { return x * y; }, 1e-15);
+  check_binary(a, b, a - b, [](cld x, cld y) { return x - y; }, 1e-15);
+  check_binary(a, b, a / b, [](cld x, cld y) { return x / y; }, 1e-15);
+  Tensor z0 = scalar_tensor(2.0, float64);
+  CHECK((z0 * a).shape() == a.shape());
+  check_binary(z0, a, z0 * a, [](cld x, cld y) { return x * y; }, 1e-15);
+  CHECK((z0 + z0).dim() == 0);
+  Tensor e = zeros({0, 3}, float32);
+  CHECK((e + real_t({1.0, 2.0, 3.0}, float32)).shape() == Shape{0, 3});
+  CHECK((zeros({0}, float64) * real_t({1.0})).shape() == Shape{0});
+  CHECK((e * z0).shape() == Shape{0, 3});
+  CHECK(pow(e, 2).shape() == Shape{0, 3});
+  CHECK(where(zeros({0, 1}, bool_), e, z0).shape() == Shape{0, 3});
+  CHECK(maximum(e, real_t({1.0, 2.0, 3.0})).shape() == Shape{0, 3});
+  // non-contiguous operands
+  Tensor m = randn({3, 4}, float64);
+  check_binary(m.t(), m.t() * 0.5, maximum(m.t(), m.t() * 0.5), [](cld x, cld y) { return cld(std::max(x.real(), y.real())); },
+               0);
+}
+
+TEST_CASE("broadcast and in-place errors name the op and the shapes, and leave inputs unchanged") {
+  Tensor a = zeros({2, 3}), b = zeros({4});
+  CHECK_THROWS_WITH_AS(a + b, doctest::Contains("[add]"), Error);
+  CHECK_THROWS_WITH_AS(a + b, doctest::Contains("(2, 3)"), Error);
+  CHECK_THROWS_WITH_AS(a + b, doctest::Contains("(4,)"), Error);
+  CHECK_THROWS_WITH_AS(pow(a, b), doctest::Contains("[pow]"), Error);
+  CHECK_THROWS_WITH_AS(maximum(a, b), doctest::Contains("[maximum]"), Error);
+  CHECK_THROWS_WITH_AS(a < b, doctest::Contains("[lt]"), Error);
+  CHECK_THROWS_WITH_AS(where(a > 0, a, b), doctest::Contains("[where]"), Error);
+  CHECK_THROWS_WITH_AS(atan2(a, b), doctest::Contains("(4,)"), Error);
+
+  Tensor i = int_t({1, 2});
+  CHECK_THROWS_WITH_AS(i.add_(2.5), doctest::Contains("cannot be cast"), Error);
+  CHECK_THROWS_WITH_AS(i.add_(real_t({1.0, 1.0})), doctest::Contains("[add_]"), Error);
+  CHECK_THROWS_WITH_AS(i.mul_(0.5), doctest::Contains("[mul_]"), Error);
+  CHECK_THROWS_WITH_AS(i.div_(2), doctest::Contains("[div_]"), Error);
+  CHECK(to_vector<std::int64_t>(i) == std::vector<std::int64_t>{1, 2});
+  Tensor f = real_t({1.0, 2.0}, float32);
+  CHECK_THROWS_WITH_AS(f.add_(cd(1, 1)), doctest::Contains("complex64"), Error);
+  Tensor small = zeros({1, 2});
+  CHECK_THROWS_WITH_AS(small.add_(zeros({3, 2})), doctest::Contains("(3, 2)"), Error);
+  CHECK(to_vector<float>(f) == std::vector<float>{1.0f, 2.0f});
+  CHECK_THROWS_WITH_AS(bool_t({true}) - bool_t({true}), doctest::Contains("[sub]"), Error);
+}
+
+// ---- pow -------------------------------------------------------------------------------------------------
+TEST_CASE("pow: values for every dtype and the three spellings") {
+  for (Dtype dt : {float32, float64}) {
+    Tensor a = real_t({0.5, 1.5, 2.0, 3.0, 0.0}, dt);
+    Tensor e = real_t({2.0, -1.5, 0.5, 3.3, 2.0}, dt);
+    check_binary(a, e, pow(a, e), [](cld x, cld y) { return cld(std::pow(x.real(), y.real())); }, rtol_for(dt));
+    for (double p : {2.0, 0.5, 3.0, -1.0, -0.5, 1.7, 0.0}) {
+      INFO("p = ", p);
+      Tensor y = pow(a, p);
+      CHECK(y.dtype() == dt);
+      check_binary(a, scalar_tensor(p, float64), y, [](cld x, cld q) { return cld(std::pow(x.real(), q.real())); },
+                   rtol_for(dt));
+    }
+    Tensor s = pow(2.5, e);
+    CHECK(s.dtype() == dt);
+    check_binary(scalar_tensor(2.5, float64), e, s, [](cld x, cld y) { return cld(std::pow(x.real(), y.real())); },
+                 rtol_for(dt));
+  }
+  CHECK(std::isnan(to_vector<double>(pow(real_t({-2.0}), 0.5))[0]));
+  CHECK(to_vector<double>(pow(real_t({0.0}), -1.0))[0] == kInf);
+  for (Dtype dt : {complex64, complex128}) {
+    Tensor a = cplx_t({{1, 2}, {-0.5, 0.3}, {0.2, -1.1}, {-2, -0.7}}, dt);
+    Tensor e = cplx_t({{2, 0}, {0.5, 1}, {-1.5, 0.2}, {3, 0}}, dt);
+    const double tol = dt == complex64 ? 2e-5 : 1e-13;
+    check_binary(a, e, pow(a, e), [](cld x, cld y) { return std::pow(x, y); }, tol);
+    for (cd p : {cd(2, 0), cd(3, 0), cd(-2, 0), cd(0.5, 0), cd(1.5, -0.5)}) {
+      INFO("p = ", p);
+      Tensor y = pow(a, p);
+      CHECK(y.dtype() == dt);
+      check_binary(a, scalar_tensor(p, complex128), y, [](cld x, cld q) { return std::pow(x, q); }, tol);
+    }
+  }
+  // complex integer powers are exact for Gaussian integers, and 0^0 = 1
+  CHECK(to_vector<cd>(pow(cplx_t({{1, 2}, {0, 0}}), 3)) == std::vector<cd>{{-11, -2}, {0, 0}});
+  CHECK(to_vector<cd>(pow(cplx_t({{0, 0}}), 0))[0] == cd(1, 0));
+  CHECK(to_vector<cd>(pow(cplx_t({{0, 0}}), cplx_t({{0, 0}})))[0] == cd(1, 0));
+  // a real tensor to a complex power is complex
+  CHECK(pow(real_t({2.0}, float32), cd(0, 1)).dtype() == complex64);
+}
+
+TEST_CASE("pow: integer and bool rules as PyTorch") {
+  Tensor i = int_t({1, -2, 0, 3});
+  CHECK(pow(i, i).dtype() == int64);
+  CHECK(to_vector<std::int64_t>(pow(i, int_t({5, 3, 0, 4}))) == std::vector<std::int64_t>{1, -8, 1, 81});
+  // negative integer exponents of tensors: 1 -> 1, -1 -> +-1, others 0 (no division)
+  CHECK(to_vector<std::int64_t>(pow(int_t({1, -1, -1, 2, 0}), int_t({-1, -1, -2, -1, -1}))) ==
+        std::vector<std::int64_t>{1, -1, 1, 0, 0});
+  CHECK_THROWS_WITH_AS(pow(i, -1), doctest::Contains("negative integer powers"), Error);
+  CHECK_THROWS_WITH_AS(i.pow(-2), doctest::Contains("[pow]"), Error);
+  CHECK(to_vector<std::int64_t>(pow(int_t({3}), 40))[0] == static_cast<std::int64_t>(12157665459056928801ULL));  // wraps
+  CHECK(pow(i, 2.5).dtype() == float32);
+  CHECK(pow(2, i).dtype() == int64);
+  CHECK(to_vector<std::int64_t>(pow(2, int_t({3, -1, 0}))) == std::vector<std::int64_t>{8, 0, 1});
+  CHECK(pow(2.0, i).dtype() == float32);
+  CHECK(to_vector<float>(pow(2.0, int_t({3, -1}))) == std::vector<float>{8.0f, 0.5f});
+  Tensor b = bool_t({true, false});
+  CHECK(pow(b, 2).dtype() == int64);
+  CHECK(to_vector<std::int64_t>(pow(b, 2)) == std::vector<std::int64_t>{1, 0});
+  CHECK(pow(b, int_t({2, 2})).dtype() == int64);
+  CHECK_THROWS_WITH_AS(pow(b, b), doctest::Contains("[pow]"), Error);
+  CHECK_THROWS_AS(pow(b, true), Error);
+}
+
+TEST_CASE("pow: gradients (real, complex, scalar forms, zero base)") {
+  Tensor a = real_t({0.5, 1.5, 2.0, 3.0}).requires_grad_();
+  Tensor e = real_t({2.0, -1.5, 0.5, 1.3}).requires_grad_();
+  CHECK(gc([](const G& in) { return pow(in[0], in[1]); }, {a, e}));
+  CHECK(gc([](const G& in) { return pow(in[0], in[1]); }, {a.reshape({4, 1}), e}));  // broadcast
+  for (double p : {2.0, 0.5, -1.5, 3.0, 1.0, 0.0})
+    CHECK(gc([p](const G& in) { return pow(in[0], p); }, {a}));
+  CHECK(gc([](const G& in) { return pow(2.5, in[0]); }, {e}));
+  CHECK(gc([](const G& in) { return in[0].pow(in[1]); }, {a, scalar_tensor(1.7, float64).requires_grad_()}));
+  Tensor z = cplx_t({{1, 2}, {-0.5, 0.3}, {0.2, -1.1}}).requires_grad_();
+  Tensor w = cplx_t({{2, 0.5}, {0.5, 1}, {-1.5, 0.2}}).requires_grad_();
+  CHECK(gc([](const G& in) { return pow(in[0], in[1]); }, {z, w}));
+  CHECK(gc([](const G& in) { return pow(in[0], cd(1.5, -0.5)); }, {z}));
+  CHECK(gc([](const G& in) { return pow(in[0], 3); }, {z}));
+  CHECK(gc([](const G& in) { return pow(cd(0.3, 1.2), in[0]); }, {w}));
+  CHECK(gc([](const G& in) { return pow(in[0], in[1]); }, {a.slice(0, 0, 3), w}));  // real base, complex exponent
+  CHECK(ggc([](const G& in) { return pow(in[0], in[1]); }, {a, e}));
+  CHECK(ggc([](const G& in) { return pow(in[0], 2.5); }, {a}));
+  CHECK(ggc([](const G& in) { return pow(in[0], in[1]); }, {z, w}));
+
+  // zero base: d/da of a^2 at 0 is 0, a^0 has zero gradient, d/de at a = 0 (e >= 0) is 0, no NaN
+  Tensor a0 = real_t({0.0, 0.0, 2.0}).requires_grad_();
+  Tensor e0 = real_t({2.0, 0.0, 1.0}).requires_grad_();
+  pow(a0, e0).sum().backward();
+  CHECK(to_vector<double>(a0.grad()) == std::vector<double>{0.0, 0.0, 1.0});
+  auto ge = to_vector<double>(e0.grad());
+  CHECK(ge[0] == 0.0);
+  CHECK(ge[1] == 0.0);
+  CHECK(ge[2] == doctest::Approx(2 * std::log(2.0)).epsilon(1e-15));
+  Tensor a1 = real_t({0.0, 1.0}).requires_grad_();
+  pow(a1, 2).sum().backward();
+  CHECK(to_vector<double>(a1.grad()) == std::vector<double>{0.0, 2.0});
+  Tensor a2 = real_t({0.0}).requires_grad_();
+  pow(a2, 0).sum().backward();
+  CHECK(to_vector<double>(a2.grad()) == std::vector<double>{0.0});
+}
+
+// ---- maximum / minimum / atan2 ---------------------------------------------------------------------------
+TEST_CASE("maximum/minimum: values, NaN propagation, promotion, ties split the gradient") {
+  Tensor a = real_t({1.0, -2.0, kNaN, 3.0, 0.5}, float32);
+  Tensor b = real_t({2.0, -3.0, 1.0, kNaN, 0.5}, float32);
+  auto mx = to_vector<float>(maximum(a, b)), mn = to_vector<float>(minimum(a, b));
+  CHECK(mx[0] == 2.0f);
+  CHECK(mx[1] == -2.0f);
+  CHECK(std::isnan(mx[2]));
+  CHECK(std::isnan(mx[3]));
+  CHECK(mx[4] == 0.5f);
+  CHECK(mn[0] == 1.0f);
+  CHECK(mn[1] == -3.0f);
+  CHECK(std::isnan(mn[2]));
+  CHECK(std::isnan(mn[3]));
+  CHECK(to_vector<std::int64_t>(maximum(int_t({1, 5}), int_t({3, 2}))) == std::vector<std::int64_t>{3, 5});
+  CHECK(maximum(int_t({1}), real_t({1.5}, float32)).dtype() == float32);
+  CHECK(maximum(int_t({1, 2}), scalar_tensor(1.5, float64)).dtype() == float64);
+  CHECK(to_vector<bool>(maximum(bool_t({true, false, false}), bool_t({false, false, true}))) ==
+        std::vector<bool>{true, false, true});
+  CHECK(to_vector<bool>(minimum(bool_t({true, false, true}), bool_t({false, false, true}))) ==
+        std::vector<bool>{false, false, true});
+  Tensor r1 = randn({3, 1}, float64), r2 = randn({4}, float64);
+  check_binary(r1, r2, r1.maximum(r2), [](cld x, cld y) { return cld(std::max(x.real(), y.real())); }, 0);
+  check_binary(r1, r2, r1.minimum(r2), [](cld x, cld y) { return cld(std::min(x.real(), y.real())); }, 0);
+  CHECK_THROWS_WITH_AS(maximum(cplx_t({{1, 1}}), cplx_t({{1, 1}})), doctest::Contains("[maximum]"), Error);
+  CHECK_THROWS_WITH_AS(minimum(cplx_t({{1, 1}}), real_t({1.0})), doctest::Contains("complex"), Error);
+
+  Tensor x = real_t({1.0, 2.0, 3.0}).requires_grad_();
+  Tensor y = real_t({2.0, 2.0, 1.0}).requires_grad_();
+  maximum(x, y).sum().backward();
+  CHECK(to_vector<double>(x.grad()) == std::vector<double>{0.0, 0.5, 1.0});
+  CHECK(to_vector<double>(y.grad()) == std::vector<double>{1.0, 0.5, 0.0});
+  Tensor u = real_t({1.0, 2.0, 3.0}).requires_grad_();
+  Tensor v = real_t({2.0, 2.0, 1.0}).requires_grad_();
+  minimum(u, v).sum().backward();
+  CHECK(to_vector<double>(u.grad()) == std::vector<double>{1.0, 0.5, 0.0});
+  CHECK(to_vector<double>(v.grad()) == std::vector<double>{0.0, 0.5, 1.0});
+  Tensor p = real_t({0.3, -1.2, 2.2, 0.9}).requires_grad_();
+  Tensor q = real_t({0.1, 0.5, -0.4}).reshape({3, 1}).requires_grad_();
+  CHECK(gc([](const G& in) { return maximum(in[0], in[1]); }, {p, q}));
+  CHECK(gc([](const G& in) { return minimum(in[0], in[1]); }, {p, q}));
+  CHECK(ggc([](const G& in) { return maximum(in[0], in[1]) * in[0]; }, {p, q}));
+}
+
+TEST_CASE("atan2: quadrants, promotion, gradients") {
+  Tensor y = real_t({1.0, 1.0, -1.0, -1.0, 0.0, 0.0, 2.0}, float64);
+  Tensor x = real_t({1.0, -1.0, -1.0, 1.0, -1.0, 1.0, 0.0}, float64);
+  for (Dtype dt : {float32, float64}) {
+    Tensor yy = y.to(dt), xx = x.to(dt);
+    Tensor r = atan2(yy, xx);
+    CHECK(r.dtype() == dt);
+    check_binary(yy, xx, r, [](cld a, cld b) { return cld(std::atan2(a.real(), b.real())); }, rtol_for(dt));
+  }
+  Tensor ri = atan2(int_t({1, -1}), int_t({0, 0}));
+  CHECK(ri.dtype() == float32);
+  check_binary(int_t({1, -1}), int_t({0, 0}), ri, [](cld a, cld b) { return cld(std::atan2(a.real(), b.real())); }, 1e-7);
+  CHECK_THROWS_WITH_AS(atan2(cplx_t({{1, 1}}), real_t({1.0})), doctest::Contains("[atan2]"), Error);
+  Tensor a = real_t({0.3, -1.2, 2.2}).requires_grad_();
+  Tensor b = real_t({-0.5, 0.7}).reshape({2, 1}).requires_grad_();
+  CHECK(gc([](const G& in) { return atan2(in[0], in[1]); }, {a, b}));
+  CHECK(gc([](const G& in) { return in[0].atan2(in[1]); }, {a, b}));
+  CHECK(ggc([](const G& in) { return atan2(in[0], in[1]); }, {a, b}));
+}
+
+// ---- complex / polar -------------------------------------------------------------------------------------
+TEST_CASE("complex and polar: values, dtypes, errors, gradients") {
+  for (Dtype dt : {float32, float64}) {
+    Tensor re = real_t({1.0, -2.0, 0.5}, dt), im = real_t({0.25, 3.0}, Shape{2, 1}, dt);
+    Tensor c = complex(re, im);
+    CHECK(c.dtype() == to_complex(dt));
+    CHECK(c.shape() == Shape{2, 3});
+    check_binary(re, im, c, [](cld r, cld i) { return cld(r.real(), i.real()); }, 0);
+    Tensor p = polar(re, im);
+    CHECK(p.dtype() == to_complex(dt));
+    check_binary(re, im, p, [](cld r, cld t) { return r.real() * cld(std::cos(t.real()), std::sin(t.real())); },
+                 rtol_for(dt) * 2);
+  }
+  CHECK_THROWS_WITH_AS(complex(real_t({1.0}, float32), real_t({1.0}, float64)), doctest::Contains("[complex]"), Error);
+  CHECK_THROWS_WITH_AS(complex(int_t({1}), int_t({1})), doctest::Contains("int64"), Error);
+  CHECK_THROWS_WITH_AS(polar(cplx_t({{1, 0}}), cplx_t({{1, 0}})), doctest::Contains("[polar]"), Error);
+
+  Tensor r = real_t({1.0, 2.5, 0.7}).requires_grad_();
+  Tensor t = real_t({0.3, -1.2, 2.9}).requires_grad_();
+  CHECK(gc([](const G& in) { return complex(in[0], in[1]); }, {r, t}));
+  CHECK(gc([](const G& in) { return polar(in[0], in[1]); }, {r, t}));
+  CHECK(gc([](const G& in) { return abs(complex(in[0], in[1])); }, {r, t}));
+  CHECK(ggc([](const G& in) { return polar(in[0], in[1]); }, {r, t}));
+  CHECK(ggc([](const G& in) { return complex(in[0], in[1]) * complex(in[1], in[0]); }, {r, t}));
+  // complex(a, b).real() / .imag() give back the parts' gradients exactly
+  Tensor a = real_t({1.0, 2.0}).requires_grad_(), b = real_t({3.0, 4.0}).requires_grad_();
+  Tensor w = complex(a, b);
+  (w.real() * 2.0 + w.imag() * 3.0).sum().backward();
+  CHECK(to_vector<double>(a.grad()) == std::vector<double>{2.0, 2.0});
+  CHECK(to_vector<double>(b.grad()) == std::vector<double>{3.0, 3.0});
+}
+
+// ---- comparisons and logical ops -------------------------------------------------------------------------
+TEST_CASE("comparisons: bool results, promotion, NaN, complex only for eq/ne, scalar operators") {
+  Tensor a = real_t({1.0, 2.0, kNaN, -1.0}, float32);
+  Tensor b = real_t({1.0, 3.0, kNaN, -2.0}, float64);
+  CHECK(eq(a, b).dtype() == bool_);
+  CHECK(to_vector<bool>(eq(a, b)) == std::vector<bool>{true, false, false, false});
+  CHECK(to_vector<bool>(ne(a, b)) == std::vector<bool>{false, true, true, true});
+  CHECK(to_vector<bool>(lt(a, b)) == std::vector<bool>{false, true, false, false});
+  CHECK(to_vector<bool>(le(a, b)) == std::vector<bool>{true, true, false, false});
+  CHECK(to_vector<bool>(gt(a, b)) == std::vector<bool>{false, false, false, true});
+  CHECK(to_vector<bool>(ge(a, b)) == std::vector<bool>{true, false, false, true});
+  CHECK(to_vector<bool>(a == b) == to_vector<bool>(eq(a, b)));
+  CHECK(to_vector<bool>(a != b) == to_vector<bool>(ne(a, b)));
+  CHECK(to_vector<bool>(a < b) == to_vector<bool>(lt(a, b)));
+  CHECK(to_vector<bool>(a <= b) == to_vector<bool>(le(a, b)));
+  CHECK(to_vector<bool>(a > b) == to_vector<bool>(gt(a, b)));
+  CHECK(to_vector<bool>(a >= b) == to_vector<bool>(ge(a, b)));
+  CHECK(to_vector<bool>(a.eq(b)) == to_vector<bool>(eq(a, b)));
+  CHECK(to_vector<bool>(a.ne(b)) == to_vector<bool>(ne(a, b)));
+  CHECK(to_vector<bool>(a.lt(b)) == to_vector<bool>(lt(a, b)));
+  CHECK(to_vector<bool>(a.le(b)) == to_vector<bool>(le(a, b)));
+  CHECK(to_vector<bool>(a.gt(b)) == to_vector<bool>(gt(a, b)));
+  CHECK(to_vector<bool>(a.ge(b)) == to_vector<bool>(ge(a, b)));
+  // int vs float compares in float (1 == 1.5 is false), int tensor vs float scalar too
+  CHECK(to_vector<bool>(int_t({1, -2, 0}) == real_t({1.5, -2.0, 0.5}, float32)) == std::vector<bool>{false, true, false});
+  CHECK(to_vector<bool>(int_t({1, -2, 0}) < 0.5) == std::vector<bool>{false, true, true});
+  CHECK(to_vector<bool>(int_t({1, -2, 0}) >= 0) == std::vector<bool>{true, false, true});
+  CHECK(to_vector<bool>(int_t({1, 2}) == 2) == std::vector<bool>{false, true});
+  CHECK(to_vector<bool>(int_t({1, 2}) != 2) == std::vector<bool>{true, false});
+  CHECK(to_vector<bool>(int_t({1, 2}) <= 1) == std::vector<bool>{true, false});
+  CHECK(to_vector<bool>(int_t({1, 2}) > 1) == std::vector<bool>{false, true});
+  // float32 against a double scalar compares in float32 (PyTorch): 0.1f == 0.1 is true
+  CHECK(to_vector<bool>(real_t({0.1}, float32) == 0.1)[0]);
+  Tensor z = cplx_t({{1, 2}, {0, 0}, {1, 0}});
+  CHECK(to_vector<bool>(z == cplx_t({{1, 2}, {0, 1}, {1, 0}})) == std::vector<bool>{true, false, true});
+  CHECK(to_vector<bool>(z != real_t({1.0})) == std::vector<bool>{true, true, false});
+  CHECK(to_vector<bool>(z == cd(0, 0)) == std::vector<bool>{false, true, false});
+  CHECK_THROWS_WITH_AS(lt(z, z), doctest::Contains("[lt]"), Error);
+  CHECK_THROWS_WITH_AS(z > 0, doctest::Contains("complex"), Error);
+  CHECK_THROWS_WITH_AS(real_t({1.0}) <= cd(1, 1), doctest::Contains("[le]"), Error);
+  // broadcasting with 0-d and size-0
+  CHECK((randn({2, 3}) > scalar_tensor(0.0)).shape() == Shape{2, 3});
+  CHECK((zeros({0, 2}) == zeros({2})).shape() == Shape{0, 2});
+  Tensor r1 = randn({3, 1}, float64), r2 = randn({2}, float64);
+  check_binary(r1, r2, (r1 < r2).to(float64), [](cld x, cld y) { return cld(x.real() < y.real() ? 1 : 0); }, 0);
+  // no gradient
+  Tensor g = real_t({1.0}).requires_grad_();
+  CHECK(!(g > 0).requires_grad());
+}
+
+TEST_CASE("logical ops: nonzero is true, bool results, operators") {
+  Tensor a = int_t({0, 3, 0, -1});
+  Tensor b = real_t({0.0, 0.0, 2.5, kNaN}, float32);
+  CHECK(logical_and(a, b).dtype() == bool_);
+  CHECK(to_vector<bool>(logical_and(a, b)) == std::vector<bool>{false, false, false, true});
+  CHECK(to_vector<bool>(logical_or(a, b)) == std::vector<bool>{false, true, true, true});
+  CHECK(to_vector<bool>(logical_xor(a, b)) == std::vector<bool>{false, true, true, false});
+  Tensor z = cplx_t({{0, 0}, {0, 1}});
+  CHECK(to_vector<bool>(logical_xor(z, int_t({1, 1}))) == std::vector<bool>{true, false});
+  Tensor p = bool_t({true, true, false, false}), q = bool_t({true, false, true, false});
+  CHECK(to_vector<bool>(p & q) == std::vector<bool>{true, false, false, false});
+  CHECK(to_vector<bool>(p | q) == std::vector<bool>{true, true, true, false});
+  CHECK(to_vector<bool>(p ^ q) == std::vector<bool>{false, true, true, false});
+  CHECK(to_vector<bool>(~p) == std::vector<bool>{false, false, true, true});
+  CHECK(to_vector<bool>(~a) == std::vector<bool>{true, false, true, false});
+  CHECK((p.reshape({4, 1}) & q).shape() == Shape{4, 4});
+  CHECK_THROWS_WITH_AS(logical_or(p, bool_t({true, false})), doctest::Contains("[logical_or]"), Error);
+}
+
+// ---- where / clamp / masked_fill ---------------------------------------------------------------------------
+TEST_CASE("where: broadcasting, promotion, errors") {
+  Tensor c = bool_t({true, false, true}).reshape({3, 1});
+  Tensor a = int_t({1, 2, 3, 4}).reshape({1, 4});
+  Tensor b = scalar_tensor(2.5, float32);
+  Tensor w = where(c, a, b);
+  CHECK(w.shape() == Shape{3, 4});
+  CHECK(w.dtype() == float32);
+  auto v = to_vector<float>(w);
+  for (int i = 0; i < 3; ++i)
+    for (int j = 0; j < 4; ++j) CHECK(v[static_cast<std::size_t>(i * 4 + j)] == (i != 1 ? float(j + 1) : 2.5f));
+  CHECK(where(bool_t({true}), int_t({1}), int_t({2})).dtype() == int64);
+  CHECK(where(bool_t({true, false}), cplx_t({{1, 1}, {2, 2}}, complex64), real_t({5.0, 6.0}, float64)).dtype() ==
+        complex128);
+  CHECK(to_vector<cd>(where(bool_t({true, false}), cplx_t({{1, 1}, {2, 2}}), real_t({5.0, 6.0}))) ==
+        std::vector<cd>{{1, 1}, {6, 0}});
+  CHECK_THROWS_WITH_AS(where(int_t({1}), a, b), doctest::Contains("bool"), Error);
+  CHECK_THROWS_WITH_AS(where(bool_t({true, false}), zeros({3}), zeros({3})), doctest::Contains("(2,)"), Error);
+}
+
+TEST_CASE("where: gradients masked to each branch (broadcast), gradgradcheck") {
+  Tensor c = bool_t({true, false, true}).reshape({3, 1});
+  Tensor a = real_t({0.5, -1.0, 2.0, 0.1}).reshape({1, 4}).requires_grad_();
+  Tensor b = real_t({0.3, 0.7, -0.2}).reshape({3, 1}).requires_grad_();
+  where(c, a, b).sum().backward();
+  CHECK(to_vector<double>(a.grad()) == std::vector<double>{2, 2, 2, 2});
+  CHECK(to_vector<double>(b.grad()) == std::vector<double>{0, 4, 0});
+  CHECK(gc([c](const G& in) { return where(c, in[0], in[1]); }, {a, b}));
+  CHECK(ggc([c](const G& in) { return where(c, in[0] * in[0], in[1].sin()); }, {a, b}));
+  Tensor z = cplx_t({{1, 2}, {0.5, -1}, {0, 1}}).requires_grad_();
+  CHECK(gc([](const G& in) { return where(bool_t({true, false, true}), in[0] * in[0], in[0].conj()); }, {z}));
+}
+
+TEST_CASE("clamp and clamp_: values, dtype rules, errors, gradients") {
+  Tensor x = real_t({-2.0, -0.5, 0.0, 0.7, 3.0, kNaN}, float32);
+  auto c = to_vector<float>(clamp(x, -1.0, 1.0));
+  CHECK(std::vector<float>(c.begin(), c.end() - 1) == std::vector<float>{-1.0f, -0.5f, 0.0f, 0.7f, 1.0f});
+  CHECK(std::isnan(c.back()));
+  CHECK(clamp(x, -1.0, 1.0).dtype() == float32);
+  auto lo = to_vector<float>(clamp(x, 0.0));
+  CHECK(lo[0] == 0.0f);
+  CHECK(lo[4] == 3.0f);
+  auto hi = to_vector<float>(x.clamp(std::nullopt, 0.0));
+  CHECK(hi[0] == -2.0f);
+  CHECK(hi[4] == 0.0f);
+  // min > max: everything becomes max (as PyTorch)
+  auto inv = to_vector<float>(clamp(real_t({-3.0, 0.0, 3.0}, float32), 1, -1));
+  CHECK(inv == std::vector<float>{-1.0f, -1.0f, -1.0f});
+  CHECK(clamp(int_t({1, -2, 0}), 0.5).dtype() == float32);
+  CHECK(to_vector<float>(clamp(int_t({1, -2, 0}), 0.5)) == std::vector<float>{1.0f, 0.5f, 0.5f});
+  CHECK(clamp(int_t({1, -2, 5}), 0, 3).dtype() == int64);
+  CHECK(to_vector<std::int64_t>(clamp(int_t({1, -2, 5}), 0, 3)) == std::vector<std::int64_t>{1, 0, 3});
+  CHECK(clamp(bool_t({true, false}), 0, 1).dtype() == int64);
+  CHECK_THROWS_WITH_AS(clamp(x, std::nullopt, std::nullopt), doctest::Contains("[clamp]"), Error);
+  CHECK_THROWS_WITH_AS(clamp(cplx_t({{1, 1}}), 0.0), doctest::Contains("complex"), Error);
+  CHECK_THROWS_WITH_AS(clamp(x, cd(0, 1)), doctest::Contains("[clamp]"), Error);
+
+  Tensor y = real_t({-2.0, 0.5, 4.0});
+  y.clamp_(-1.0, 1.0);
+  CHECK(to_vector<double>(y) == std::vector<double>{-1.0, 0.5, 1.0});
+  Tensor yi = int_t({-5, 5});
+  yi.clamp_(-1, 1);
+  CHECK(to_vector<std::int64_t>(yi) == std::vector<std::int64_t>{-1, 1});
+  CHECK_THROWS_WITH_AS(yi.clamp_(0.5), doctest::Contains("[clamp_]"), Error);
+  CHECK(to_vector<std::int64_t>(yi) == std::vector<std::int64_t>{-1, 1});
+
+  Tensor g = real_t({-2.0, -0.5, 0.3, 1.5, 1.0}).requires_grad_();
+  clamp(g, -1.0, 1.0).sum().backward();
+  CHECK(to_vector<double>(g.grad()) == std::vector<double>{0, 1, 1, 0, 1});  // boundary counts as inside
+  Tensor h = real_t({-2.0, -0.5, 0.3, 1.5}).requires_grad_();
+  CHECK(gc([](const G& in) { return clamp(in[0], -1.0, 1.0); }, {h}));
+  CHECK(gc([](const G& in) { return clamp(in[0], std::nullopt, 0.0) * in[0]; }, {h}));
+  CHECK(ggc([](const G& in) { return clamp(in[0] * in[0], 0.2, 2.0); }, {h}));
+  // clamp_ on a non-leaf records the gradient
+  Tensor k = real_t({-2.0, 0.5, 4.0}).requires_grad_();
+  Tensor m = k * 1.0;
+  m.clamp_(-1.0, 1.0);
+  (m * m).sum().backward();
+  CHECK(to_vector<double>(k.grad()) == std::vector<double>{0.0, 1.0, 0.0});
+}
+
+TEST_CASE("masked_fill and masked_fill_: values, broadcasting, errors, gradients") {
+  Tensor x = real_t({1.0, 2.0, 3.0, 4.0, 5.0, 6.0}, Shape{2, 3});
+  Tensor mrow = bool_t({true, false, true});
+  Tensor y = masked_fill(x, mrow, -1.0);
+  CHECK(y.dtype() == float64);
+  CHECK(to_vector<double>(y) == std::vector<double>{-1, 2, -1, -1, 5, -1});
+  CHECK(to_vector<double>(x.masked_fill(scalar_tensor(true), 0.0)) == std::vector<double>(6, 0.0));
+  CHECK(to_vector<std::int64_t>(int_t({1, 2}).masked_fill(bool_t({true, false}), 2.7)) == std::vector<std::int64_t>{2, 2});
+  CHECK(to_vector<bool>(bool_t({false, false}).masked_fill(bool_t({true, false}), 5)) == std::vector<bool>{true, false});
+  CHECK(to_vector<cd>(cplx_t({{1, 1}, {2, 2}}).masked_fill(bool_t({false, true}), cd(0, 3))) ==
+        std::vector<cd>{{1, 1}, {0, 3}});
+  CHECK_THROWS_WITH_AS(x.masked_fill(int_t({1, 0, 1}), 0.0), doctest::Contains("bool"), Error);
+  CHECK_THROWS_WITH_AS(x.masked_fill(bool_t({true, false}), 0.0), doctest::Contains("[masked_fill]"), Error);
+  CHECK_THROWS_WITH_AS(x.masked_fill(zeros({2, 2, 3}, bool_), 0.0), doctest::Contains("(2, 2, 3)"), Error);
+  CHECK_THROWS_WITH_AS(x.masked_fill(mrow, cd(1, 1)), doctest::Contains("complex"), Error);
+
+  Tensor xi = x.clone();
+  xi.masked_fill_(mrow, 9.0);
+  CHECK(to_vector<double>(xi) == std::vector<double>{9, 2, 9, 9, 5, 9});
+  CHECK_THROWS_WITH_AS(xi.masked_fill_(bool_t({true}).reshape({1, 1, 1}), 0.0), doctest::Contains("[masked_fill_]"), Error);
+  CHECK(to_vector<double>(xi) == std::vector<double>{9, 2, 9, 9, 5, 9});
+
+  Tensor a = real_t({1.0, 2.0, 3.0, 4.0, 5.0, 6.0}, Shape{2, 3}).requires_grad_();
+  masked_fill(a, mrow, 0.0).sum().backward();
+  CHECK(to_vector<double>(a.grad()) == std::vector<double>{0, 1, 0, 0, 1, 0});
+  CHECK(gc([mrow](const G& in) { return masked_fill(in[0] * in[0], mrow, 3.0); }, {a}));
+  CHECK(ggc([mrow](const G& in) { return masked_fill(in[0] * in[0], mrow, 3.0); }, {a}));
+  Tensor z = cplx_t({{1, 2}, {0.5, -1}, {0, 1}}).requires_grad_();
+  CHECK(gc([mrow](const G& in) { return masked_fill(in[0] * in[0], mrow, cd(1, 1)); }, {z}));
+  // masked_fill_ on a non-leaf records the gradient
+  Tensor b = real_t({1.0, 2.0, 3.0}).requires_grad_();
+  Tensor c = b * 2.0;
+  c.masked_fill_(bool_t({false, true, false}), 7.0);
+  (c * c).sum().backward();
+  CHECK(to_vector<double>(b.grad()) == std::vector<double>{8.0, 0.0, 24.0});
+}
+
+TEST_CASE("arithmetic gradients with broadcasting and promotion (add sub mul div, complex)") {
+  Tensor a = randn({2, 3}, float64).requires_grad_();
+  Tensor b = randn({3}, float64).requires_grad_();
+  CHECK(gc([](const G& in) { return (in[0] + in[1]) * (in[0] - in[1] * 2.0) / (in[1] * in[1] + 1.0); }, {a, b}));
+  CHECK(gc([](const G& in) { return in[0].add(in[1], 0.5).sub(in[0], 2.0); }, {a, b}));
+  Tensor z = randn({3}, complex128).requires_grad_();
+  CHECK(gc([](const G& in) { return in[0] * in[1] / (in[1] + cd(2, 1)); }, {a, z}));
+  CHECK(ggc([](const G& in) { return in[0] * in[1] / (in[1] * in[1] + 1.0); }, {a, b}));
+  // in-place mul_/div_ on a non-leaf record the gradient (the saved operand is not the overwritten self)
+  Tensor k = real_t({1.0, 2.0, 3.0}).requires_grad_();
+  Tensor o = real_t({2.0, 4.0, 0.5}).requires_grad_();
+  Tensor m = k * 1.0;
+  m.mul_(o);
+  m.div_(o * o);
+  (m * m).sum().backward();  // m = k / o, d(m^2)/dk = 2k/o^2, d/do = -2k^2/o^3
+  auto gk = to_vector<double>(k.grad()), go = to_vector<double>(o.grad());
+  for (std::size_t i = 0; i < 3; ++i) {
+    const double kv = 1.0 + static_cast<double>(i), ov = std::vector<double>{2.0, 4.0, 0.5}[i];
+    CHECK(gk[i] == doctest::Approx(2 * kv / (ov * ov)).epsilon(1e-14));
+    CHECK(go[i] == doctest::Approx(-2 * kv * kv / (ov * ov * ov)).epsilon(1e-14));
+  }
+}

@@ -1,0 +1,472 @@
+// Tests of the elementwise unary ops: values against long-double std:: math / closed forms for
+// every dtype, dtype rules (PyTorch's), errors, gradcheck (real and complex), gradgradcheck.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <complex>
+#include <functional>
+#include <limits>
+#include <phasor/phasor.hpp>
+#include <string>
+#include <vector>
+
+using namespace phasor;
+using cd = std::complex<double>;
+using cld = std::complex<long double>;
+using G = std::vector<Tensor>;
+
+namespace {
+
+using RealRef = std::function<long double(long double)>;
+using ComplexRef = std::function<cld(cld)>;
+using Op = std::function<Tensor(const Tensor&)>;
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
+const long double kPiL = 3.141592653589793238462643383279502884L;
+
+double rtol_for(Dtype t) { return t == float32 || t == complex64 ? 2e-5 : 1e-13; }
+
+/// |got - want| <= atol + rtol |want|, with NaN matching NaN and infinities matching exactly.
+bool close(cd got, cld want, double rtol, double atol) {
+  const bool wn = std::isnan(static_cast<double>(want.real())) || std::isnan(static_cast<double>(want.imag()));
+  const bool gn = std::isnan(got.real()) || std::isnan(got.imag());
+  if (wn || gn) return wn && gn;
+  if (std::isinf(static_cast<double>(want.real())) || std::isinf(static_cast<double>(want.imag())))
+    return got.real() == static_cast<double>(want.real()) && got.imag() == static_cast<double>(want.imag());
+  const long double err = std::abs(cld(got.real(), got.imag()) - want);
+  return err <= atol + rtol * std::abs(want);
+}
+
+/// Checks y == ref(x) elementwise; x's values are read from the (possibly rounded) input tensor.
+void check_real(const Tensor& x, const Tensor& y, const RealRef& ref, double rtol, double atol = 0) {
+  REQUIRE(y.shape() == x.shape());
+  auto xv = to_vector<double>(x);
+  auto yv = to_vector<double>(y);
+  for (std::size_t i = 0; i < xv.size(); ++i) {
+    const long double want = ref(xv[i]);
+    INFO("x = ", xv[i], ", got ", yv[i], ", want ", static_cast<double>(want));
+    CHECK(close(cd(yv[i]), cld(want), rtol, atol));
+  }
+}
+
+void check_complex(const Tensor& x, const Tensor& y, const ComplexRef& ref, double rtol, double atol = 0) {
+  REQUIRE(y.shape() == x.shape());
+  auto xv = to_vector<cd>(x);
+  auto yv = to_vector<cd>(y);
+  for (std::size_t i = 0; i < xv.size(); ++i) {
+    const cld want = ref(cld(xv[i].real(), xv[i].imag()));
+    INFO("x = ", xv[i], ", got ", yv[i], ", want ", cd(static_cast<double>(want.real()), static_cast<double>(want.imag())));
+    CHECK(close(yv[i], want, rtol, atol));
+  }
+}
+
+Tensor real_t(const std::vector<double>& v, Dtype dt = float64) { return from_vector(v).to(dt); }
+Tensor cplx_t(const std::vector<cd>& v, Dtype dt = complex128) { return from_vector(v).to(dt); }
+Tensor int_t(const std::vector<std::int64_t>& v) { return from_vector(v); }
+
+const std::vector<cd> kZ = {{1, 2}, {-0.5, 0.3}, {0.2, -1.1}, {-2, -0.7}, {0.05, 0.4}};
+
+long double sigmoid_ld(long double x) { return 1 / (1 + std::exp(-x)); }
+// closed forms without cancellation: 1 + erf(t) = erfc(-t), (1 + tanh(u)) / 2 = 1 / (1 + e^(-2u))
+long double gelu_ld(long double x) { return 0.5L * x * std::erfc(-x / std::sqrt(2.0L)); }
+long double gelu_tanh_ld(long double x) {
+  const long double k = std::sqrt(2 / kPiL);
+  return x / (1 + std::exp(-2 * k * (x + 0.044715L * x * x * x)));
+}
+
+/// A float function of the table: real reference, complex reference (empty: complex unsupported),
+/// and inputs inside its real domain.
+struct FloatCase {
+  const char* name;
+  Op op;
+  RealRef ref;
+  ComplexRef cref;
+  std::vector<double> xs;
+};
+
+const std::vector<double> kAll = {-2.5, -1.0, -0.3, 0.0, 0.4, 1.0, 3.0};
+const std::vector<double> kPos = {0.1, 0.5, 1.0, 2.0, 10.0};
+const std::vector<double> kUnit = {-0.9, -0.3, 0.0, 0.5, 0.99};
+
+std::vector<FloatCase> float_cases() {
+  return {
+      {"exp", [](const Tensor& x) { return exp(x); }, [](long double v) { return std::exp(v); },
+       [](cld z) { return std::exp(z); }, kAll},
+      {"expm1", [](const Tensor& x) { return expm1(x); }, [](long double v) { return std::expm1(v); },
+       [](cld z) { return std::exp(z) - 1.0L; }, kAll},
+      {"log", [](const Tensor& x) { return log(x); }, [](long double v) { return std::log(v); },
+       [](cld z) { return std::log(z); }, kPos},
+      {"log1p", [](const Tensor& x) { return log1p(x); }, [](long double v) { return std::log1p(v); },
+       [](cld z) { return std::log(1.0L + z); }, {-0.5, 1e-10, 0.3, 5.0}},
+      {"sqrt", [](const Tensor& x) { return sqrt(x); }, [](long double v) { return std::sqrt(v); },
+       [](cld z) { return std::sqrt(z); }, kPos},
+      {"rsqrt", [](const Tensor& x) { return rsqrt(x); }, [](long double v) { return 1 / std::sqrt(v); },
+       [](cld z) { return 1.0L / std::sqrt(z); }, kPos},
+      {"sin", [](const Tensor& x) { return sin(x); }, [](long double v) { return std::sin(v); },
+       [](cld z) { return std::sin(z); }, kAll},
+      {"cos", [](const Tensor& x) { return cos(x); }, [](long double v) { return std::cos(v); },
+       [](cld z) { return std::cos(z); }, kAll},
+      {"tan", [](const Tensor& x) { return tan(x); }, [](long double v) { return std::tan(v); },
+       [](cld z) { return std::tan(z); }, {-1.2, -0.3, 0.0, 0.4, 1.0}},
+      {"sinh", [](const Tensor& x) { return sinh(x); }, [](long double v) { return std::sinh(v); },
+       [](cld z) { return std::sinh(z); }, kAll},
+      {"cosh", [](const Tensor& x) { return cosh(x); }, [](long double v) { return std::cosh(v); },
+       [](cld z) { return std::cosh(z); }, kAll},
+      {"tanh", [](const Tensor& x) { return tanh(x); }, [](long double v) { return std::tanh(v); },
+       [](cld z) { return std::tanh(z); }, kAll},
+      {"asin", [](const Tensor& x) { return asin(x); }, [](long double v) { return std::asin(v); },
+       [](cld z) { return std::asin(z); }, kUnit},
+      {"acos", [](const Tensor& x) { return acos(x); }, [](long double v) { return std::acos(v); },
+       [](cld z) { return std::acos(z); }, kUnit},
+      {"atan", [](const Tensor& x) { return atan(x); }, [](long double v) { return std::atan(v); },
+       [](cld z) { return std::atan(z); }, kAll},
+      {"sigmoid", [](const Tensor& x) { return sigmoid(x); }, sigmoid_ld,
+       [](cld z) { return 1.0L / (1.0L + std::exp(-z)); }, {-30.0, -2.5, -0.3, 0.0, 0.4, 3.0, 30.0}},
+      {"erf", [](const Tensor& x) { return erf(x); }, [](long double v) { return std::erf(v); }, nullptr, kAll},
+      {"gelu", [](const Tensor& x) { return gelu(x); }, gelu_ld, nullptr, kAll},
+      {"gelu_tanh", [](const Tensor& x) { return gelu(x, true); }, gelu_tanh_ld, nullptr, kAll},
+      {"silu", [](const Tensor& x) { return silu(x); }, [](long double v) { return v * sigmoid_ld(v); }, nullptr, kAll},
+      {"softplus", [](const Tensor& x) { return softplus(x); },
+       [](long double v) { return v > 20 ? v : std::log1p(std::exp(v)); }, nullptr, {-30.0, -2.5, 0.0, 1.0, 19.0, 25.0}},
+  };
+}
+
+}  // namespace
+
+TEST_CASE("float functions: values for float32/float64/complex64/complex128 and int/bool promotion") {
+  for (const auto& c : float_cases()) {
+    INFO("op ", c.name);
+    for (Dtype dt : {float32, float64}) {
+      Tensor x = real_t(c.xs, dt);
+      Tensor y = c.op(x);
+      CHECK(y.dtype() == dt);
+      check_real(x, y, c.ref, rtol_for(dt), 1e-300);
+    }
+    if (c.cref) {
+      for (Dtype dt : {complex64, complex128}) {
+        Tensor z = cplx_t(kZ, dt);
+        Tensor y = c.op(z);
+        CHECK(y.dtype() == dt);
+        check_complex(z, y, c.cref, rtol_for(dt));
+      }
+    } else {
+      CHECK_THROWS_AS(c.op(cplx_t(kZ)), Error);
+    }
+    // int64 -> default float dtype (values: the integer inputs of the domain)
+    std::vector<std::int64_t> ints;
+    for (double v : c.xs)
+      if (v == std::floor(v)) ints.push_back(static_cast<std::int64_t>(v));
+    if (!ints.empty()) {
+      Tensor xi = int_t(ints);
+      Tensor y = c.op(xi);
+      CHECK(y.dtype() == float32);
+      check_real(xi, y, c.ref, rtol_for(float32), 1e-30);
+    }
+  }
+}
+
+TEST_CASE("float functions: default dtype float64 promotes ints to float64; bool promotes") {
+  set_default_dtype(float64);
+  Tensor y = exp(int_t({0, 1, 2}));
+  set_default_dtype(float32);
+  CHECK(y.dtype() == float64);
+  check_real(int_t({0, 1, 2}), y, [](long double v) { return std::exp(v); }, 1e-15);
+  Tensor b = from_vector(std::vector<bool>{true, false});
+  Tensor s = sqrt(b);
+  CHECK(s.dtype() == float32);
+  CHECK(to_vector<float>(s) == std::vector<float>{1.0f, 0.0f});
+}
+
+TEST_CASE("float functions: special values and accuracy near zero") {
+  Tensor x = real_t({0.0, -1.0, kInf});
+  auto l = to_vector<double>(log(x));
+  CHECK(l[0] == -kInf);
+  CHECK(std::isnan(l[1]));
+  CHECK(l[2] == kInf);
+  CHECK(std::isnan(to_vector<double>(sqrt(real_t({-1.0})))[0]));
+  CHECK(to_vector<double>(rsqrt(real_t({0.0})))[0] == kInf);
+  // expm1 / log1p keep full relative accuracy for tiny arguments (real and complex)
+  check_real(real_t({1e-12, -3e-9}), expm1(real_t({1e-12, -3e-9})), [](long double v) { return std::expm1(v); }, 1e-15);
+  check_real(real_t({1e-12, -3e-9}), log1p(real_t({1e-12, -3e-9})), [](long double v) { return std::log1p(v); }, 1e-15);
+  Tensor z = cplx_t({{1e-10, 2e-10}, {-3e-9, 1e-9}});
+  check_complex(z, expm1(z), [](cld w) { return w + w * w / 2.0L + w * w * w / 6.0L; }, 1e-14);
+  check_complex(z, log1p(z), [](cld w) { return w - w * w / 2.0L + w * w * w / 3.0L; }, 1e-14);
+  // sigmoid does not overflow for large |x| in float32
+  auto s = to_vector<float>(sigmoid(real_t({-200.0, 200.0}, float32)));
+  CHECK(s[0] == 0.0f);
+  CHECK(s[1] == 1.0f);
+}
+
+TEST_CASE("float functions: non-contiguous, broadcast-strided, 0-d and size-0 inputs") {
+  Tensor base = from_vector(std::vector<double>{0.1, 0.2, 0.3, 0.4, 0.5, 0.6}, Shape{2, 3});
+  Tensor t = base.t();  // (3, 2), non-contiguous
+  Tensor y = t.sin();
+  CHECK(y.shape() == Shape{3, 2});
+  check_real(t, y, [](long double v) { return std::sin(v); }, 1e-15);
+  Tensor e = from_vector(std::vector<double>{0.7}).reshape({}).expand({4});
+  check_real(e, e.tanh(), [](long double v) { return std::tanh(v); }, 1e-15);
+  Tensor s0 = scalar_tensor(0.5, float64);
+  Tensor y0 = s0.atan();
+  CHECK(y0.dim() == 0);
+  CHECK(y0.item<double>() == doctest::Approx(std::atan(0.5)).epsilon(1e-15));
+  Tensor empty = zeros({0, 3}, float32);
+  Tensor ye = empty.log();
+  CHECK(ye.shape() == Shape{0, 3});
+  CHECK(ye.dtype() == float32);
+  CHECK(abs(zeros({2, 0}, complex64)).dtype() == float32);
+}
+
+TEST_CASE("abs, sign, square keep int64; abs/angle of complex are real") {
+  CHECK(to_vector<std::int64_t>(abs(int_t({-3, 0, 5}))) == std::vector<std::int64_t>{3, 0, 5});
+  CHECK(abs(int_t({-3})).dtype() == int64);
+  CHECK(to_vector<std::int64_t>(sign(int_t({-3, 0, 5}))) == std::vector<std::int64_t>{-1, 0, 1});
+  CHECK(to_vector<std::int64_t>(square(int_t({-3, 0, 5}))) == std::vector<std::int64_t>{9, 0, 25});
+  // bool: sign is the identity, square widens to int64 (as PyTorch), abs is rejected
+  Tensor b = from_vector(std::vector<bool>{true, false});
+  CHECK(sign(b).dtype() == bool_);
+  CHECK(to_vector<bool>(sign(b)) == std::vector<bool>{true, false});
+  CHECK(square(b).dtype() == int64);
+  CHECK(to_vector<std::int64_t>(square(b)) == std::vector<std::int64_t>{1, 0});
+  CHECK_THROWS_WITH_AS(abs(b), doctest::Contains("[abs]"), Error);
+
+  for (Dtype dt : {float32, float64}) {
+    Tensor x = real_t({-2.5, -0.0, 0.0, 3.0, kNaN}, dt);
+    check_real(x, abs(x), [](long double v) { return std::fabs(v); }, 0);
+    check_real(x, sign(x), [](long double v) { return std::isnan(v) ? v : (v > 0) - (v < 0); }, 0);
+    check_real(x, square(x), [](long double v) { return v * v; }, rtol_for(dt));
+    check_real(x, angle(x), [](long double v) { return std::isnan(v) ? v : v < 0 ? kPiL : 0; },
+               rtol_for(dt));
+    CHECK(abs(x).dtype() == dt);
+  }
+  for (Dtype dt : {complex64, complex128}) {
+    std::vector<cd> zs = kZ;
+    zs.push_back({0, 0});
+    zs.push_back({3e200, 4e200});  // hypot, no overflow (complex128 only matters)
+    if (dt == complex64) zs.pop_back();
+    Tensor z = cplx_t(zs, dt);
+    Tensor a = abs(z), an = angle(z);
+    CHECK(a.dtype() == to_real(dt));
+    CHECK(an.dtype() == to_real(dt));
+    check_complex(z, a, [](cld w) { return cld(std::abs(w)); }, rtol_for(dt));
+    check_complex(z, an, [](cld w) { return cld(std::arg(w)); }, rtol_for(dt));
+    check_complex(z, sign(z), [](cld w) { return std::abs(w) == 0 ? cld(0) : w / std::abs(w); }, rtol_for(dt));
+    CHECK(sign(z).dtype() == dt);
+    Tensor zs2 = cplx_t(kZ, dt);
+    check_complex(zs2, square(zs2), [](cld w) { return w * w; }, rtol_for(dt));
+  }
+  // angle of integers / bools is a float: pi for negatives
+  Tensor ai = angle(int_t({-2, 0, 3}));
+  CHECK(ai.dtype() == float32);
+  CHECK(to_vector<float>(ai) == std::vector<float>{static_cast<float>(kPiL), 0.0f, 0.0f});
+}
+
+TEST_CASE("relu and rounding: dtype rules and values") {
+  CHECK(to_vector<std::int64_t>(relu(int_t({-2, 0, 3}))) == std::vector<std::int64_t>{0, 0, 3});
+  CHECK(relu(int_t({-2})).dtype() == int64);
+  auto r = to_vector<double>(relu(real_t({-1.5, 0.0, 2.0, kNaN})));
+  CHECK(r[0] == 0.0);
+  CHECK(r[1] == 0.0);
+  CHECK(r[2] == 2.0);
+  CHECK(std::isnan(r[3]));  // NaN propagates as in max(x, 0)
+
+  for (Dtype dt : {float32, float64}) {
+    Tensor x = real_t({-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.7, -2.7, 1e300, kInf, kNaN}, dt);
+    check_real(x, floor(x), [](long double v) { return std::floor(v); }, 0);
+    check_real(x, ceil(x), [](long double v) { return std::ceil(v); }, 0);
+    // half to even
+    check_real(x, round(x), [](long double v) {
+      if (!std::isfinite(v)) return v;
+      long double f = std::floor(v), d = v - f;
+      if (d > 0.5L) return f + 1;
+      if (d < 0.5L) return f;
+      return std::fmod(f, 2.0L) == 0 ? f : f + 1;
+    }, 0);
+    CHECK(round(x).dtype() == dt);
+  }
+  CHECK(to_vector<double>(round(real_t({0.5, 1.5, 2.5, -0.5, -1.5}))) == std::vector<double>{0, 2, 2, -0.0, -2});
+  // identity on int64 (a copy, dtype kept)
+  Tensor xi = int_t({-3, 4});
+  for (const auto& f : {Op([](const Tensor& t) { return floor(t); }), Op([](const Tensor& t) { return ceil(t); }),
+                        Op([](const Tensor& t) { return round(t); })}) {
+    Tensor y = f(xi);
+    CHECK(y.dtype() == int64);
+    CHECK(to_vector<std::int64_t>(y) == std::vector<std::int64_t>{-3, 4});
+    CHECK(!y.is_same(xi));
+  }
+}
+
+TEST_CASE("predicates: isfinite, isnan, logical_not return bool for every dtype") {
+  Tensor x = real_t({1.0, kInf, -kInf, kNaN, 0.0}, float32);
+  CHECK(isfinite(x).dtype() == bool_);
+  CHECK(to_vector<bool>(isfinite(x)) == std::vector<bool>{true, false, false, false, true});
+  CHECK(to_vector<bool>(isnan(x)) == std::vector<bool>{false, false, false, true, false});
+  CHECK(to_vector<bool>(logical_not(x)) == std::vector<bool>{false, false, false, false, true});
+  Tensor z = cplx_t({{1, kInf}, {kNaN, 0}, {0, 0}, {0, 2}});
+  CHECK(to_vector<bool>(isfinite(z)) == std::vector<bool>{false, false, true, true});
+  CHECK(to_vector<bool>(isnan(z)) == std::vector<bool>{false, true, false, false});
+  CHECK(to_vector<bool>(logical_not(z)) == std::vector<bool>{false, false, true, false});
+  Tensor i = int_t({0, 7});
+  CHECK(to_vector<bool>(isfinite(i)) == std::vector<bool>{true, true});
+  CHECK(to_vector<bool>(isnan(i)) == std::vector<bool>{false, false});
+  CHECK(to_vector<bool>(logical_not(i)) == std::vector<bool>{true, false});
+  Tensor b = from_vector(std::vector<bool>{true, false});
+  CHECK(to_vector<bool>(~b) == std::vector<bool>{false, true});
+  CHECK(to_vector<bool>(b.isnan()) == std::vector<bool>{false, false});
+  // no gradient flows through predicates
+  Tensor xr = real_t({1.0}).requires_grad_();
+  CHECK(!isnan(xr).requires_grad());
+}
+
+TEST_CASE("unary errors name the op and leave the input unchanged") {
+  Tensor z = cplx_t({{1, 2}});
+  for (const auto& [name, f] : std::vector<std::pair<std::string, Op>>{
+           {"erf", [](const Tensor& t) { return erf(t); }},
+           {"relu", [](const Tensor& t) { return relu(t); }},
+           {"gelu", [](const Tensor& t) { return gelu(t); }},
+           {"silu", [](const Tensor& t) { return silu(t); }},
+           {"softplus", [](const Tensor& t) { return softplus(t); }},
+           {"floor", [](const Tensor& t) { return floor(t); }},
+           {"ceil", [](const Tensor& t) { return ceil(t); }},
+           {"round", [](const Tensor& t) { return round(t); }}}) {
+    INFO(name);
+    CHECK_THROWS_WITH_AS(f(z), doctest::Contains(("[" + name + "]").c_str()), Error);
+    CHECK_THROWS_WITH_AS(f(z), doctest::Contains("complex"), Error);
+  }
+  CHECK(to_vector<cd>(z)[0] == cd(1, 2));
+  Tensor b = from_vector(std::vector<bool>{true});
+  CHECK_THROWS_WITH_AS(neg(b), doctest::Contains("[neg]"), Error);
+  CHECK_THROWS_WITH_AS(-b, doctest::Contains("bool"), Error);
+  CHECK_THROWS_WITH_AS(relu(b), doctest::Contains("[relu]"), Error);
+  CHECK_THROWS_WITH_AS(floor(b), doctest::Contains("[floor]"), Error);
+  CHECK(to_vector<bool>(b)[0]);
+}
+
+// ---- gradients ----------------------------------------------------------------------------------------------
+TEST_CASE("gradcheck: every float function, float64 and complex128") {
+  for (const auto& c : float_cases()) {
+    INFO("op ", c.name);
+    Tensor x = real_t(c.xs).requires_grad_();
+    CHECK(autodiff::gradcheck([&](const G& in) { return c.op(in[0]); }, {x}));
+    if (c.cref) {
+      Tensor z = cplx_t(kZ).requires_grad_();
+      CHECK(autodiff::gradcheck([&](const G& in) { return c.op(in[0]); }, {z}));
+    }
+  }
+}
+
+TEST_CASE("gradcheck: abs, sign, angle, square, relu, rounding, softplus regimes") {
+  Tensor x = real_t({-2.3, -0.3, 0.4, 1.7}).requires_grad_();
+  Tensor z = cplx_t(kZ).requires_grad_();
+  auto gc = [](std::function<Tensor(const Tensor&)> f, const Tensor& t) {
+    return autodiff::gradcheck([f](const G& in) { return f(in[0]); }, {t});
+  };
+  for (const auto& f : {Op([](const Tensor& t) { return abs(t); }), Op([](const Tensor& t) { return sign(t); }),
+                        Op([](const Tensor& t) { return angle(t); }), Op([](const Tensor& t) { return square(t); })}) {
+    CHECK(gc(f, x));
+    CHECK(gc(f, z));
+  }
+  for (const auto& f : {Op([](const Tensor& t) { return relu(t); }), Op([](const Tensor& t) { return floor(t); }),
+                        Op([](const Tensor& t) { return ceil(t); }), Op([](const Tensor& t) { return round(t); }),
+                        Op([](const Tensor& t) { return softplus(t, 2.0, 3.0); })}) {
+    CHECK(gc(f, x));
+  }
+  // softplus: both the smooth regime and the linear one (beta x > threshold)
+  Tensor xs = real_t({-1.0, 0.5, 1.4, 1.6, 4.0}).requires_grad_();
+  CHECK(gc([](const Tensor& t) { return softplus(t, 2.0, 3.0); }, xs));
+  // analytic spot values: d|z|/dz* convention gives z/|z|; angle gives i z/|z|^2; 0 at z = 0
+  Tensor z0 = cplx_t({{3, 4}, {0, 0}}).requires_grad_();
+  abs(z0).sum().backward();
+  auto ga = to_vector<cd>(z0.grad());
+  CHECK(std::abs(ga[0] - cd(0.6, 0.8)) < 1e-15);
+  CHECK(ga[1] == cd(0, 0));
+  Tensor z1 = cplx_t({{3, 4}, {0, 0}}).requires_grad_();
+  angle(z1).sum().backward();
+  auto gn = to_vector<cd>(z1.grad());
+  CHECK(std::abs(gn[0] - cd(-4.0 / 25, 3.0 / 25)) < 1e-15);
+  CHECK(gn[1] == cd(0, 0));
+  // real sign/angle/floor have zero gradient, relu passes only where x > 0
+  Tensor xr = real_t({-1.0, 0.0, 2.0}).requires_grad_();
+  (sign(xr) + angle(xr) + floor(xr) + relu(xr)).sum().backward();
+  CHECK(to_vector<double>(xr.grad()) == std::vector<double>{0, 0, 1});
+  // abs of real at 0 has gradient 0
+  Tensor x0 = real_t({0.0, -2.0}).requires_grad_();
+  abs(x0).sum().backward();
+  CHECK(to_vector<double>(x0.grad()) == std::vector<double>{0, -1});
+}
+
+TEST_CASE("gradgradcheck: tanh, sigmoid, abs/sign complex, gelu, softplus, asin, rsqrt") {
+  Tensor x = real_t({-1.3, -0.2, 0.6, 1.1}).requires_grad_();
+  Tensor u = real_t({-0.7, 0.1, 0.8}).requires_grad_();
+  Tensor p = real_t({0.3, 1.2, 2.5}).requires_grad_();
+  Tensor z = cplx_t({{1, 2}, {-0.5, 0.3}, {0.2, -1.1}}).requires_grad_();
+  auto ggc = [](std::function<Tensor(const Tensor&)> f, const Tensor& t) {
+    return autodiff::gradgradcheck([f](const G& in) { return f(in[0]); }, {t});
+  };
+  CHECK(ggc([](const Tensor& t) { return tanh(t); }, x));
+  CHECK(ggc([](const Tensor& t) { return tanh(t); }, z));
+  CHECK(ggc([](const Tensor& t) { return sigmoid(t); }, x));
+  CHECK(ggc([](const Tensor& t) { return sigmoid(t); }, z));
+  CHECK(ggc([](const Tensor& t) { return abs(t); }, z));
+  CHECK(ggc([](const Tensor& t) { return sign(t); }, z));
+  CHECK(ggc([](const Tensor& t) { return angle(t); }, z));
+  CHECK(ggc([](const Tensor& t) { return gelu(t); }, x));
+  CHECK(ggc([](const Tensor& t) { return gelu(t, true); }, x));
+  CHECK(ggc([](const Tensor& t) { return silu(t); }, x));
+  CHECK(ggc([](const Tensor& t) { return softplus(t, 1.5, 1.0); }, x));
+  CHECK(ggc([](const Tensor& t) { return erf(t); }, x));
+  CHECK(ggc([](const Tensor& t) { return asin(t); }, u));
+  CHECK(ggc([](const Tensor& t) { return rsqrt(t); }, p));
+  CHECK(ggc([](const Tensor& t) { return log1p(t); }, z));
+  CHECK(ggc([](const Tensor& t) { return expm1(t); }, z));
+}
+
+TEST_CASE("Tensor methods forward to the free functions") {
+  Tensor x = real_t({0.3, -0.6});
+  auto same = [](const Tensor& a, const Tensor& b) { return to_vector<cd>(a) == to_vector<cd>(b); };
+  CHECK(same(x.abs(), abs(x)));
+  CHECK(same(x.sign(), sign(x)));
+  CHECK(same(x.expm1(), expm1(x)));
+  CHECK(same(x.abs().log(), log(abs(x))));
+  CHECK(same(x.log1p(), log1p(x)));
+  CHECK(same(x.abs().sqrt(), sqrt(abs(x))));
+  CHECK(same(x.abs().rsqrt(), rsqrt(abs(x))));
+  CHECK(same(x.square(), square(x)));
+  CHECK(same(x.tan(), tan(x)));
+  CHECK(same(x.sinh(), sinh(x)));
+  CHECK(same(x.cosh(), cosh(x)));
+  CHECK(same(x.asin(), asin(x)));
+  CHECK(same(x.acos(), acos(x)));
+  CHECK(same(x.atan(), atan(x)));
+  CHECK(same(x.erf(), erf(x)));
+  CHECK(same(x.sigmoid(), sigmoid(x)));
+  CHECK(same(x.relu(), relu(x)));
+  CHECK(same(x.gelu(true), gelu(x, true)));
+  CHECK(same(x.silu(), silu(x)));
+  CHECK(same(x.softplus(2.0, 1.0), softplus(x, 2.0, 1.0)));
+  CHECK(same(x.floor(), floor(x)));
+  CHECK(same(x.ceil(), ceil(x)));
+  CHECK(same(x.round(), round(x)));
+  CHECK(same(x.angle(), angle(x)));
+  CHECK(same(x.isfinite(), isfinite(x)));
+  CHECK(same(x.logical_not(), logical_not(x)));
+}
+
+TEST_CASE("large tensors take the parallel path and agree with a serial reference") {
+  const std::int64_t n = 200003;  // above the engine's parallel grain, odd size
+  Tensor x = randn({n}, float64);
+  auto xv = to_vector<double>(x);
+  auto s = to_vector<double>(sigmoid(x));
+  auto g = to_vector<double>(gelu(x, true));
+  auto a = to_vector<double>(abs(x.to(complex128) * cd(0.6, 0.8)));
+  std::int64_t bad_s = 0, bad_g = 0, bad_a = 0;
+  for (std::size_t i = 0; i < xv.size(); ++i) {
+    const long double v = xv[i];
+    if (!close(cd(s[i]), cld(sigmoid_ld(v)), 1e-14, 0)) ++bad_s;
+    if (!close(cd(g[i]), cld(gelu_tanh_ld(v)), 1e-13, 1e-300)) ++bad_g;
+    if (!close(cd(a[i]), cld(std::fabs(v)), 1e-15, 0)) ++bad_a;
+  }
+  CHECK(bad_s == 0);
+  CHECK(bad_g == 0);
+  CHECK(bad_a == 0);
+}
