@@ -219,10 +219,11 @@ auto composite(const char* name, const std::vector<Tensor>& inputs, Fn&& fn) {
 // version (shared by all views). With one, it computes the out-of-place result from an alias
 // of self that keeps self's old history, copies the values into self and points self's
 // grad_fn at the result's node ("rebasing"). Saved tensors remember the version they were
-// saved at, so a backward that needs the overwritten values fails with a clear error instead
-// of a silently wrong gradient. Two cases are refused outright: a leaf that requires grad
+// saved at, so a backward that needs values overwritten later fails with a clear error
+// instead of a silently wrong gradient. Two cases are refused outright: a leaf that requires grad
 // (its .grad would no longer describe its values) and a view while recording (the base's
-// history cannot be rebased from the view).
+// history cannot be rebased from the view). The out-of-place op runs on a differentiable
+// clone of self, so the tensors it saves for backward survive the write into self.
 
 /// Runs an in-place op (Note [in-place and autograd]): `kernel()` writes into self directly
 /// when no graph is needed; otherwise `out_of_place()` computes the differentiable result,
@@ -254,7 +255,9 @@ Tensor& apply_inplace(const char* name, Tensor& self, const std::vector<Tensor>&
     return self;
   }
   check_inplace_autograd(name, self, others);
-  Tensor result = out_of_place(shallow_alias(self));
+  // The op sees a (differentiable) copy of self, so whatever it saves for backward is not
+  // overwritten when the result is copied into self below.
+  Tensor result = out_of_place(shallow_alias(self).clone());
   rebase_history(self, result);
   return self;
 }

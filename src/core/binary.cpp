@@ -219,7 +219,7 @@ Tensor& Tensor::mul_(const Tensor& o) {
   return detail::apply_inplace(
       "mul_", *this, {o}, [&] { detail::arith_inplace(*this, o, "mul_", detail::MulF{}); },
       // a clone: mul saves its inputs, and self's storage is overwritten with the result
-      [&](const Tensor& self) { return phasor::mul(self.clone(), o); });
+      [&](const Tensor& self) { return phasor::mul(self, o); });
 }
 Tensor& Tensor::div_(const Tensor& o) {
   if (detail::category(dtype()) < 2)
@@ -227,7 +227,7 @@ Tensor& Tensor::div_(const Tensor& o) {
                             " cannot be cast to the in-place output type " + dtype_name(dtype()));
   return detail::apply_inplace(
       "div_", *this, {o}, [&] { detail::arith_inplace(*this, o, "div_", detail::DivF{}); },
-      [&](const Tensor& self) { return phasor::div(self.clone(), o); });  // div saves its inputs
+      [&](const Tensor& self) { return phasor::div(self, o); });
 }
 Tensor& Tensor::add_(const Scalar& s) { return add_(wrap_for(*this, s)); }
 Tensor& Tensor::sub_(const Scalar& s) { return sub_(wrap_for(*this, s)); }

@@ -198,7 +198,7 @@ Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
   return detail::apply_inplace(
       "clamp_", *this, {}, [&] { clamp_into(*this, *this, min, max); },
       // a clone: clamp saves its input, and self's storage is overwritten with the result
-      [&](const Tensor& self) { return phasor::clamp(self.clone(), min, max); });
+      [&](const Tensor& self) { return phasor::clamp(self, min, max); });
 }
 
 // ---- masked_fill ------------------------------------------------------------------------------------------------
