@@ -235,7 +235,8 @@ TEST_CASE("matmul values: all dtypes and rank cases") {
       {{2, 3, 4}, {4, 5}},       {{1, 6}, {6, 1}},     {{9, 10}, {10, 11}},       {{17, 40}, {40, 23}},
       {{6, 8, 8}, {6, 8, 8}},    {{3, 50, 20}, {20, 30}}, {{2, 3, 50, 20}, {20, 30}}, {{4, 1, 12, 9}, {3, 9, 10}},
       {{70}, {70, 9}},           {{9, 70}, {70}},      {{300}, {300}},            {{1, 9, 10}, {10, 11}},
-      {{3, 30, 30}, {3, 30, 31}}, {{2, 100, 100}, {1, 100, 90}}, {{5, 1, 40}, {40, 30}}};
+      {{3, 30, 30}, {3, 30, 31}}, {{2, 100, 100}, {1, 100, 90}}, {{5, 1, 40}, {40, 30}},
+      {{16, 40, 40}, {16, 40, 41}}};  // the last: OpenMP over the batch
   for (Dtype dt : kAll) {
     for (const auto& [sa, sb] : cases) {
       CAPTURE(dt);
@@ -340,6 +341,10 @@ TEST_CASE("int64 matmul is exact for large values") {
   CHECK(v[1] == 1000000007LL * 1000003 + (-3) * 11);
   CHECK(v[2] == 5 * 2 + 123456789LL * (-7));
   CHECK(v[3] == 5 * 1000003LL + 123456789LL * 11);
+  // overflow wraps around (two's complement), as in PyTorch
+  Tensor big = from_vector(std::vector<std::int64_t>{INT64_MAX, 1}, Shape{1, 2});
+  Tensor two = from_vector(std::vector<std::int64_t>{2, 3}, Shape{2, 1});
+  CHECK(to_vector<std::int64_t>(matmul(big, two))[0] == 1);  // 2 * (2^63 - 1) + 3 = 2^64 + 1
 }
 
 TEST_CASE("mm, bmm, dot, vdot, outer values") {

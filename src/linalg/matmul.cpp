@@ -12,10 +12,14 @@
 //
 // Note [batched gemm threading]
 // One product, or a batch of large ones: gemm calls threaded by OpenBLAS itself. A batch of
-// small products (< kSmallGemm multiply-adds each): OpenMP over the batch. The OpenMP build of
-// OpenBLAS checks omp_in_parallel() and runs single-threaded inside an active parallel region,
-// so BLAS threads never nest, and we never touch OpenBLAS's global thread count (which would race
-// with other threads). Measured on the 2-vCPU VMs: a hand-written loop kernel was slower than
+// small products (< kSmallGemm multiply-adds each, >= kBatchParallelWork in all): OpenMP over
+// the batch. The OpenMP build of OpenBLAS checks omp_in_parallel() and runs single-threaded
+// inside an active parallel region, so BLAS threads never nest, and we never touch OpenBLAS's
+// global thread count (which would race with other threads). Smaller batches stay serial: on
+// the shared 2-vCPU VMs, concurrent single-threaded gemm calls from two OpenMP threads measured
+// 2-3x slower than one thread looping (contention inside OpenBLAS when a thread is descheduled),
+// so the parallel path is kept for batches with enough work to pay off on an idle machine;
+// set_num_threads(1) forces the serial loop. A hand-written loop kernel was slower than
 // OpenBLAS's single-threaded gemm even at 8x8 (OpenBLAS picks AVX-512 kernels at run time, we
 // compile for baseline x86-64), so every floating product goes to BLAS; int64 and bool (which
 // BLAS lacks) use a plain loop kernel, parallel over output rows.
@@ -51,11 +55,11 @@ BlasLayout blas_layout(std::int64_t rows, std::int64_t cols, std::int64_t rs, st
   const std::int64_t r1 = std::max<std::int64_t>(rows, 1), c1 = std::max<std::int64_t>(cols, 1);
   if (cs == 1 || cols <= 1) {
     const std::int64_t ld = rows <= 1 ? c1 : rs;
-    if (ld >= c1) return {true, false, ld};
+    if (ld >= c1 && ld <= INT_MAX) return {true, false, ld};
   }
   if (rs == 1 || rows <= 1) {
     const std::int64_t ld = cols <= 1 ? r1 : cs;
-    if (ld >= r1) return {true, true, ld};
+    if (ld >= r1 && ld <= INT_MAX) return {true, true, ld};
   }
   return {};
 }
@@ -100,8 +104,12 @@ void int_row(std::int64_t m, std::int64_t k, const T* A, std::int64_t sak, const
     if (a == T(0)) continue;
     const T* b = B + p * sbk;
     for (std::int64_t j = 0; j < m; ++j) {
-      if constexpr (std::is_same_v<T, bool>) C[j] = C[j] || b[j * sbm];
-      else C[j] += a * b[j * sbm];
+      if constexpr (std::is_same_v<T, bool>) {
+        C[j] = C[j] || b[j * sbm];
+      } else {  // wrap around on overflow like PyTorch, without signed-overflow UB
+        const auto prod = static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b[j * sbm]);
+        C[j] = static_cast<T>(static_cast<std::uint64_t>(C[j]) + prod);
+      }
     }
   }
 }
@@ -134,6 +142,8 @@ std::vector<std::int64_t> batch_offsets(const Tensor& t, const Shape& batch) {
 
 /// Batched products below this many multiply-adds each run one per OpenMP thread (BLAS single-threaded).
 constexpr std::int64_t kSmallGemm = 96 * 96 * 96;
+/// ... when the whole batch has at least this many multiply-adds (Note [batched gemm threading]).
+constexpr std::int64_t kBatchParallelWork = std::int64_t(1) << 20;
 
 /// Threads for `work` multiply-adds split into `parts` independent pieces.
 int threads_for(std::int64_t work, std::int64_t parts) {
@@ -172,7 +182,7 @@ void matmul_into(const Tensor& out, Tensor a, Tensor b, const Shape& batch) {
       const auto ad = static_cast<std::size_t>(a.dim()), bd = static_cast<std::size_t>(b.dim());
       // (batch..., n, k) @ (k, m) where a's batch and row dims form one row-major chain: one tall gemm
       const bool fold = nb > 1 && b.dim() == 2 && n > 1 && a.strides()[ad - 1] == 1 && a.strides()[ad - 2] >= k &&
-                        mergeable(a.shape(), a.strides(), ad - 1);
+                        a.strides()[ad - 2] <= INT_MAX && mergeable(a.shape(), a.strides(), ad - 1);
       if (std::max({n * (fold ? nb : 1), m, k}) > INT_MAX)
         throw Error("matmul", "matrix dims " + std::to_string(n) + ", " + std::to_string(k) + ", " +
                                   std::to_string(m) + " exceed the BLAS index range");
@@ -198,7 +208,9 @@ void matmul_into(const Tensor& out, Tensor a, Tensor b, const Shape& batch) {
         return;
       }
       const auto oa = batch_offsets(a, batch), ob = batch_offsets(b, batch);
-      const int threads = flops < kSmallGemm ? threads_for(nb * flops, nb) : 1;
+      const int threads = flops < kSmallGemm && nb * flops >= kBatchParallelWork
+                              ? static_cast<int>(std::min<std::int64_t>(get_num_threads(), nb))
+                              : 1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
       for (std::int64_t i = 0; i < nb; ++i)
         blas_gemm<T>(la.trans, lb.trans, n, m, k, A + oa[static_cast<std::size_t>(i)], la.ld,
