@@ -108,6 +108,10 @@ TEST_CASE("cat and stack gradients") {
   Tensor e = empty({0}, float64).requires_grad_(), h = ones({2, 2}, float64).requires_grad_();
   cat({e, h}, 1).sum().backward();
   CHECK(vals(h.grad()) == std::vector<double>{1, 1, 1, 1});
+  CHECK(e.grad().shape() == Shape{0});
+  Tensor e2 = cat({e, e});
+  CHECK(e2.shape() == Shape{0});
+  CHECK(e2.requires_grad());
   // stack
   Tensor p = leaf64({2, 3}), q = leaf64({2, 3});
   CHECK(autodiff::gradcheck([](const V& in) { return stack({in[0], in[1], in[0]}, 1); }, {p, q}));

@@ -10,6 +10,7 @@
 // the loop order follows the memory: rows of a contiguous inner run are copied whole, otherwise
 // each position walks its line along `dim`.
 #include <algorithm>
+#include <cstdlib>
 
 #include "autodiff/node.hpp"
 #include "core/elementwise.hpp"
@@ -72,6 +73,31 @@ inline void accumulate(T& a, const T& b) {
   else a += b;
 }
 
+/// Calls f(k, i) for every k < K, i < n, in 64 x 64 tiles; inside a tile i runs innermost when
+/// `i_inner`. For a fixed i, k always increases (so accumulation order never depends on tiling).
+template <class F>
+inline void tiled(std::int64_t K, std::int64_t n, bool i_inner, F&& f) {
+  constexpr std::int64_t B = 64;
+  for (std::int64_t k0 = 0; k0 < K; k0 += B) {
+    const std::int64_t k1 = std::min(K, k0 + B);
+    for (std::int64_t i0 = 0; i0 < n; i0 += B) {
+      const std::int64_t i1 = std::min(n, i0 + B);
+      if (i_inner) {
+        for (std::int64_t k = k0; k < k1; ++k)
+          for (std::int64_t i = i0; i < i1; ++i) f(k, i);
+      } else {
+        for (std::int64_t i = i0; i < i1; ++i)
+          for (std::int64_t k = k0; k < k1; ++k) f(k, i);
+      }
+    }
+  }
+}
+
+template <class T>
+constexpr std::int64_t elems(std::int64_t bytes) {
+  return bytes / static_cast<std::int64_t>(sizeof(T));
+}
+
 /// out[..., k, ...] = x[..., idx[k], ...] (out has size idx.size() along d).
 void index_select_kernel(const Tensor& out, const Tensor& x, std::int64_t d, const std::vector<std::int64_t>& idx) {
   const auto K = static_cast<std::int64_t>(idx.size());
@@ -82,18 +108,11 @@ void index_select_kernel(const Tensor& out, const Tensor& x, std::int64_t d, con
     for_each_line({out, x}, out.shape(), d, K, [&](char** p, const std::int64_t* s, std::int64_t n) {
       T* o = reinterpret_cast<T*>(p[0]);
       const T* xs = reinterpret_cast<const T*>(p[1]);
-      const std::int64_t so = s[0] / static_cast<std::int64_t>(sizeof(T)), sx = s[1] / static_cast<std::int64_t>(sizeof(T));
-      if (so == 1 && sx == 1) {
+      const std::int64_t so = elems<T>(s[0]), sx = elems<T>(s[1]);
+      if (so == 1 && sx == 1) {  // whole rows
         for (std::int64_t k = 0; k < K; ++k) std::copy(xs + ip[k] * xd, xs + ip[k] * xd + n, o + k * od);
-      } else if (so == 1 || n >= K) {
-        for (std::int64_t k = 0; k < K; ++k) {
-          T* orow = o + k * od;
-          const T* xrow = xs + ip[k] * xd;
-          for (std::int64_t i = 0; i < n; ++i) orow[i * so] = xrow[i * sx];
-        }
       } else {
-        for (std::int64_t i = 0; i < n; ++i)
-          for (std::int64_t k = 0; k < K; ++k) o[i * so + k * od] = xs[i * sx + ip[k] * xd];
+        tiled(K, n, std::abs(so) <= std::abs(od), [&](std::int64_t k, std::int64_t i) { o[i * so + k * od] = xs[i * sx + ip[k] * xd]; });
       }
     });
   });
@@ -109,16 +128,16 @@ void index_add_kernel(const Tensor& out, const Tensor& src, std::int64_t d, cons
     for_each_line({out, src}, src.shape(), d, K, [&](char** p, const std::int64_t* s, std::int64_t n) {
       T* o = reinterpret_cast<T*>(p[0]);
       const T* ss = reinterpret_cast<const T*>(p[1]);
-      const std::int64_t so = s[0] / static_cast<std::int64_t>(sizeof(T)), sx = s[1] / static_cast<std::int64_t>(sizeof(T));
-      if (so == 1 || n >= K) {
+      const std::int64_t so = elems<T>(s[0]), sx = elems<T>(s[1]);
+      if (so == 1 && sx == 1) {  // whole rows
         for (std::int64_t k = 0; k < K; ++k) {
           T* orow = o + ip[k] * od;
           const T* srow = ss + k * sd;
-          for (std::int64_t i = 0; i < n; ++i) accumulate(orow[i * so], srow[i * sx]);
+          for (std::int64_t i = 0; i < n; ++i) accumulate(orow[i], srow[i]);
         }
       } else {
-        for (std::int64_t i = 0; i < n; ++i)
-          for (std::int64_t k = 0; k < K; ++k) accumulate(o[i * so + ip[k] * od], ss[i * sx + k * sd]);
+        tiled(K, n, std::abs(so) <= std::abs(od),
+              [&](std::int64_t k, std::int64_t i) { accumulate(o[i * so + ip[k] * od], ss[i * sx + k * sd]); });
       }
     });
   });
@@ -131,18 +150,12 @@ void gather_kernel(const Tensor& out, const Tensor& x, std::int64_t d, const Ten
     using T = typename decltype(tag)::type;
     const std::int64_t od = dim_stride(out, d), xd = dim_stride(x, d), id = dim_stride(index, d);
     for_each_line({out, index, x}, index.shape(), d, K, [&](char** p, const std::int64_t* s, std::int64_t n) {
-      const std::int64_t so = s[0] / static_cast<std::int64_t>(sizeof(T)), si = s[1] / 8,
-                         sx = s[2] / static_cast<std::int64_t>(sizeof(T));
+      const std::int64_t so = elems<T>(s[0]), si = elems<std::int64_t>(s[1]), sx = elems<T>(s[2]);
       T* o = reinterpret_cast<T*>(p[0]);
       const auto* ix = reinterpret_cast<const std::int64_t*>(p[1]);
       const T* xs = reinterpret_cast<const T*>(p[2]);
-      if (so == 1 && n >= K) {
-        for (std::int64_t k = 0; k < K; ++k)
-          for (std::int64_t i = 0; i < n; ++i) o[k * od + i] = xs[i * sx + ix[k * id + i * si] * xd];
-      } else {
-        for (std::int64_t i = 0; i < n; ++i)
-          for (std::int64_t k = 0; k < K; ++k) o[i * so + k * od] = xs[i * sx + ix[i * si + k * id] * xd];
-      }
+      tiled(K, n, std::abs(so) <= std::abs(od),
+            [&](std::int64_t k, std::int64_t i) { o[i * so + k * od] = xs[i * sx + ix[i * si + k * id] * xd]; });
     });
   });
 }
@@ -154,18 +167,12 @@ void scatter_add_kernel(const Tensor& out, const Tensor& src, std::int64_t d, co
     using T = typename decltype(tag)::type;
     const std::int64_t od = dim_stride(out, d), sd = dim_stride(src, d), id = dim_stride(index, d);
     for_each_line({out, index, src}, index.shape(), d, K, [&](char** p, const std::int64_t* s, std::int64_t n) {
-      const std::int64_t so = s[0] / static_cast<std::int64_t>(sizeof(T)), si = s[1] / 8,
-                         ss = s[2] / static_cast<std::int64_t>(sizeof(T));
+      const std::int64_t so = elems<T>(s[0]), si = elems<std::int64_t>(s[1]), ss = elems<T>(s[2]);
       T* o = reinterpret_cast<T*>(p[0]);
       const auto* ix = reinterpret_cast<const std::int64_t*>(p[1]);
       const T* sp = reinterpret_cast<const T*>(p[2]);
-      if (so == 1 && n >= K) {
-        for (std::int64_t k = 0; k < K; ++k)
-          for (std::int64_t i = 0; i < n; ++i) accumulate(o[i + ix[k * id + i * si] * od], sp[i * ss + k * sd]);
-      } else {
-        for (std::int64_t i = 0; i < n; ++i)
-          for (std::int64_t k = 0; k < K; ++k) accumulate(o[i * so + ix[i * si + k * id] * od], sp[i * ss + k * sd]);
-      }
+      tiled(K, n, std::abs(ss) <= std::abs(sd),
+            [&](std::int64_t k, std::int64_t i) { accumulate(o[i * so + ix[i * si + k * id] * od], sp[i * ss + k * sd]); });
     });
   });
 }
@@ -198,10 +205,21 @@ void check_gather_index(const Tensor& x, std::int64_t d, const Tensor& index, co
   const std::int64_t n = x.size(d);
   Tensor ic = index.contiguous();
   const auto* p = ic.data<std::int64_t>();
-  for (std::int64_t i = 0; i < ic.numel(); ++i)
-    if (p[i] < 0 || p[i] >= n)
-      throw Error(op, "index " + std::to_string(p[i]) + " out of range for dim " + std::to_string(d) + " of size " +
-                          std::to_string(n));
+  const std::int64_t m = ic.numel();
+  // range check in parallel (indices can be as many as the output elements); the message names
+  // the first offending value
+  std::int64_t lo = 0, hi = 0;
+  const int threads = m >= 2 * kParallelGrain ? get_num_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(min : lo) reduction(max : hi) if (threads > 1)
+  for (std::int64_t i = 0; i < m; ++i) {
+    lo = std::min(lo, p[i]);
+    hi = std::max(hi, p[i]);
+  }
+  if (lo < 0 || hi >= n)
+    for (std::int64_t i = 0; i < m; ++i)
+      if (p[i] < 0 || p[i] >= n)
+        throw Error(op, "index " + std::to_string(p[i]) + " out of range for dim " + std::to_string(d) + " of size " +
+                            std::to_string(n));
 }
 
 }  // namespace

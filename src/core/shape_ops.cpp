@@ -49,9 +49,9 @@ Tensor cat(const std::vector<Tensor>& xs, std::int64_t dim) {
       ref = &t;
       break;
     }
-  if (!ref) return empty({0}, dt, xs[0].device());  // all legacy empties
-  const auto d = detail::wrap_dim(dim, ref->dim(), "cat");
-  Shape out_shape = ref->shape();
+  // all legacy empties: the result is one too
+  const auto d = ref ? detail::wrap_dim(dim, ref->dim(), "cat") : detail::wrap_dim(dim, 1, "cat");
+  Shape out_shape = ref ? ref->shape() : Shape{0};
   out_shape[static_cast<std::size_t>(d)] = 0;
   for (std::size_t i = 0; i < xs.size(); ++i) {
     const Tensor& t = xs[i];
