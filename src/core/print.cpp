@@ -18,8 +18,7 @@
 #include <cstdio>
 #include <ostream>
 
-#include "autodiff/node.hpp"
-#include "core/elementwise.hpp"
+#include "core/tensor_impl.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
