@@ -80,4 +80,95 @@ std::vector<bool> to_vector<bool>(const Tensor& t) {
   return std::vector<bool>(p, p + c.numel());
 }
 
+// ---- ranges and eye ------------------------------------------------------------------------------------
+Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<Dtype> dtype, Device device) {
+  if (start.is_complex() || end.is_complex() || step.is_complex())
+    throw Error("arange", "complex start, end or step is not supported");
+  const bool all_int = start.is_integral() && end.is_integral() && step.is_integral();
+  const Dtype dt = dtype.value_or(all_int ? Dtype::Int64 : default_dtype());
+  if (dt == Dtype::Bool || is_complex(dt))
+    throw Error("arange", std::string("dtype ") + dtype_name(dt) + " is not supported (use int64 or a floating dtype)");
+  const double s0 = start.to_double(), s1 = end.to_double(), st = step.to_double();
+  if (!std::isfinite(s0) || !std::isfinite(s1) || !std::isfinite(st))
+    throw Error("arange", "start, end and step must be finite, got " + std::to_string(s0) + ", " + std::to_string(s1) +
+                              ", " + std::to_string(st));
+  if (st == 0) throw Error("arange", "step must be nonzero");
+  if ((st > 0 && s1 < s0) || (st < 0 && s1 > s0))
+    throw Error("arange", "end " + std::to_string(s1) + " cannot be reached from start " + std::to_string(s0) +
+                              " with step " + std::to_string(st) + " (wrong sign)");
+  std::int64_t n;
+  if (all_int) {  // exact integer count: ceil((end - start) / step)
+    const std::int64_t a = start.to_int(), b = end.to_int(), c = step.to_int();
+    n = c > 0 ? (b - a + c - 1) / c : (a - b + (-c) - 1) / (-c);
+  } else {
+    n = static_cast<std::int64_t>(std::ceil((s1 - s0) / st));
+  }
+  Tensor t = detail::make_tensor({n}, dt, device);
+  detail::check_cpu(t, "arange");
+  detail::visit_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, std::int64_t>) {
+      T* p = static_cast<T*>(t.data_ptr());
+      if (all_int) {
+        const std::int64_t a = start.to_int(), c = step.to_int();
+        for (std::int64_t i = 0; i < n; ++i) p[i] = a + i * c;
+      } else {
+        for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<std::int64_t>(s0 + static_cast<double>(i) * st);
+      }
+    } else if constexpr (detail::is_real_float_v<T>) {
+      T* p = static_cast<T*>(t.data_ptr());
+      for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(s0 + static_cast<double>(i) * st);
+    }
+  });
+  return t;
+}
+
+Tensor arange(const Scalar& end, std::optional<Dtype> dtype, Device device) {
+  return arange(Scalar(std::int64_t{0}), end, Scalar(std::int64_t{1}), dtype, device);
+}
+
+Tensor linspace(const Scalar& start, const Scalar& end, std::int64_t steps, Dtype dtype, Device device) {
+  if (steps < 0) throw Error("linspace", "number of steps must be non-negative, got " + std::to_string(steps));
+  if (dtype == Dtype::Bool) throw Error("linspace", "bool dtype is not supported");
+  if ((start.is_complex() || end.is_complex()) && !is_complex(dtype))
+    throw Error("linspace", std::string("complex start or end needs a complex dtype, got ") + dtype_name(dtype));
+  Tensor t = detail::make_tensor({steps}, dtype, device);
+  detail::check_cpu(t, "linspace");
+  const std::complex<double> a = start.to_complex(), b = end.to_complex();
+  detail::visit_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>) {
+      T* p = static_cast<T*>(t.data_ptr());
+      auto put = [&](std::int64_t i, std::complex<double> v) {
+        if constexpr (detail::is_complex_v<T>) p[i] = detail::convert<T>(v);
+        else p[i] = static_cast<T>(v.real());
+      };
+      if (steps == 1) {
+        put(0, a);
+      } else if (steps > 1) {
+        // symmetric evaluation: the first half counts up from start, the second down from end,
+        // so both end points are exact
+        const std::complex<double> h = (b - a) / static_cast<double>(steps - 1);
+        const std::int64_t half = steps / 2;
+        for (std::int64_t i = 0; i < steps; ++i)
+          put(i, i < half ? a + h * static_cast<double>(i) : b - h * static_cast<double>(steps - 1 - i));
+      }
+    }
+  });
+  return t;
+}
+
+Tensor eye(std::int64_t n, std::optional<std::int64_t> m, Dtype dtype, Device device) {
+  const std::int64_t cols = m.value_or(n);
+  if (n < 0 || cols < 0)
+    throw Error("eye", "sizes must be non-negative, got n=" + std::to_string(n) + " m=" + std::to_string(cols));
+  Tensor t = zeros({n, cols}, dtype, device);
+  detail::visit_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    T* p = static_cast<T*>(t.data_ptr());
+    for (std::int64_t i = 0; i < std::min(n, cols); ++i) p[i * cols + i] = detail::convert<T>(1.0);
+  });
+  return t;
+}
+
 }  // namespace phasor

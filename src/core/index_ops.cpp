@@ -1,6 +1,20 @@
-// src/core/index_ops.cpp - index_select and its adjoint index_add (gather/scatter along one dim).
+// src/core/index_ops.cpp - gathers and scatters along one dim: index_select / index_add (a 1-D
+// index shared by every position) and gather / scatter_add (an index per position).
+//
+// Note [along-dim kernels]
+// All four ops visit every position of the other dims once and run a short loop along `dim`
+// there. The positions are iterated with the elementwise engine's StridedLoop over views whose
+// `dim` has size 1 (so it is dropped and the other dims are coalesced); the loop runs in parallel
+// over those positions. A position's writes stay inside that position's line along `dim`, so
+// scatters (index_add, scatter_add) never race, even with repeated indices. Inside a row segment
+// the loop order follows the memory: rows of a contiguous inner run are copied whole, otherwise
+// each position walks its line along `dim`.
+#include <algorithm>
+#include <cstdlib>
+
 #include "autodiff/node.hpp"
 #include "core/elementwise.hpp"
+#include "core/promotion.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
 
@@ -11,58 +25,225 @@ using G = std::vector<Tensor>;
 namespace detail {
 namespace {
 
-void check_index(const Tensor& index, std::int64_t size, const char* op) {
-  if (index.dtype() != Dtype::Int64)
-    throw Error(op, std::string("index must be int64, got ") + dtype_name(index.dtype()));
-  if (index.dim() > 1) throw Error(op, "index must be 1-D, got shape " + shape_str(index.shape()));
-  Tensor ic = index.contiguous();
-  const auto* p = ic.data<std::int64_t>();
-  for (std::int64_t i = 0; i < ic.numel(); ++i)
-    if (p[i] < -size || p[i] >= size)
-      throw Error(op, "index " + std::to_string(p[i]) + " out of range for a dim of size " + std::to_string(size));
-}
-
-/// Copies (or adds, when `accumulate`) slices src.select(dim, k) <-> dst.select(dim, index[k]).
-void index_copy_kernel(const Tensor& dst, const Tensor& src, std::int64_t dim, const Tensor& index, bool gather,
-                       bool accumulate) {
+/// Index values of a 0-d/1-D int64 tensor, wrapped into [0, size) (negative counts from the end).
+std::vector<std::int64_t> wrapped_index(const Tensor& index, std::int64_t size, const char* op) {
+  if (!index.defined()) throw Error(op, "index is undefined");
+  if (index.dtype() != Dtype::Int64) throw Error(op, std::string("index must be int64, got ") + dtype_name(index.dtype()));
+  if (index.dim() > 1) throw Error(op, "index must be 0-D or 1-D, got shape " + shape_str(index.shape()));
+  check_cpu(index, op);
+  std::vector<std::int64_t> v(static_cast<std::size_t>(index.numel()));
   Tensor ic = index.reshape({-1}).contiguous();
   const auto* p = ic.data<std::int64_t>();
-  const std::int64_t n = gather ? dst.size(dim) : src.size(dim);
-  const std::int64_t big = gather ? src.size(dim) : dst.size(dim);
-  for (std::int64_t k = 0; k < n; ++k) {
-    std::int64_t j = p[k] < 0 ? p[k] + big : p[k];
-    if (gather) {
-      copy_into(make_view(dst, dst.shape(), dst.strides(), dst.storage_offset()).select(dim, k), src.select(dim, j));
-    } else {
-      Tensor d = dst.select(dim, j), s = src.select(dim, k);
-      if (accumulate) {
-        visit_dtype(dst.dtype(), [&](auto tag) {
-          using T = typename decltype(tag)::type;
-          map_binary_into<T, T, T>(d, d, s, [](T a, T b) {
-            if constexpr (std::is_same_v<T, bool>) return T(a || b);
-            else return T(a + b);
-          });
-        });
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const std::int64_t j = p[i];
+    if (j < -size || j >= size)
+      throw Error(op, "index " + std::to_string(j) + " out of range for a dim of size " + std::to_string(size));
+    v[i] = j < 0 ? j + size : j;
+  }
+  return v;
+}
+
+/// `t` viewed with the sizes of `shape` (dim `d` set to 1) and its own strides.
+Tensor line_view(const Tensor& t, Shape shape, std::int64_t d) {
+  shape[static_cast<std::size_t>(d)] = 1;
+  return make_view(t, shape, t.strides(), t.storage_offset());
+}
+
+/// Runs body(ptrs, strides, n) over every position of `shape` except along `d`, for operands
+/// given as tensors whose sizes (other than `d`) are at least `shape`'s; `work` = steps per position.
+template <class F>
+void for_each_line(const std::vector<Tensor>& ops, const Shape& shape, std::int64_t d, std::int64_t work, F&& body) {
+  std::vector<Tensor> views;
+  views.reserve(ops.size());
+  for (const auto& t : ops) views.push_back(line_view(t, shape, d));
+  std::vector<const Tensor*> ptrs;
+  for (const auto& v : views) ptrs.push_back(&v);
+  Shape s = shape;
+  s[static_cast<std::size_t>(d)] = 1;
+  StridedLoop L = make_loop(ptrs, s);
+  L.run(body, std::max<std::int64_t>(1, kParallelGrain / std::max<std::int64_t>(work, 1)));
+}
+
+/// Element stride of `t` along `d` (in elements of T).
+std::int64_t dim_stride(const Tensor& t, std::int64_t d) { return t.strides()[static_cast<std::size_t>(d)]; }
+
+template <class T>
+inline void accumulate(T& a, const T& b) {
+  if constexpr (std::is_same_v<T, bool>) a = a || b;
+  else a += b;
+}
+
+/// Calls f(k, i) for every k < K, i < n, in 64 x 64 tiles; inside a tile i runs innermost when
+/// `i_inner`. For a fixed i, k always increases (so accumulation order never depends on tiling).
+template <class F>
+inline void tiled(std::int64_t K, std::int64_t n, bool i_inner, F&& f) {
+  constexpr std::int64_t B = 64;
+  for (std::int64_t k0 = 0; k0 < K; k0 += B) {
+    const std::int64_t k1 = std::min(K, k0 + B);
+    for (std::int64_t i0 = 0; i0 < n; i0 += B) {
+      const std::int64_t i1 = std::min(n, i0 + B);
+      if (i_inner) {
+        for (std::int64_t k = k0; k < k1; ++k)
+          for (std::int64_t i = i0; i < i1; ++i) f(k, i);
       } else {
-        copy_into(d, s);
+        for (std::int64_t i = i0; i < i1; ++i)
+          for (std::int64_t k = k0; k < k1; ++k) f(k, i);
       }
     }
   }
 }
 
+template <class T>
+constexpr std::int64_t elems(std::int64_t bytes) {
+  return bytes / static_cast<std::int64_t>(sizeof(T));
+}
+
+/// out[..., k, ...] = x[..., idx[k], ...] (out has size idx.size() along d).
+void index_select_kernel(const Tensor& out, const Tensor& x, std::int64_t d, const std::vector<std::int64_t>& idx) {
+  const auto K = static_cast<std::int64_t>(idx.size());
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const std::int64_t od = dim_stride(out, d), xd = dim_stride(x, d);
+    const std::int64_t* ip = idx.data();
+    for_each_line({out, x}, out.shape(), d, K, [&](char** p, const std::int64_t* s, std::int64_t n) {
+      T* o = reinterpret_cast<T*>(p[0]);
+      const T* xs = reinterpret_cast<const T*>(p[1]);
+      const std::int64_t so = elems<T>(s[0]), sx = elems<T>(s[1]);
+      if (so == 1 && sx == 1) {  // whole rows
+        for (std::int64_t k = 0; k < K; ++k) std::copy(xs + ip[k] * xd, xs + ip[k] * xd + n, o + k * od);
+      } else {
+        tiled(K, n, std::abs(so) <= std::abs(od), [&](std::int64_t k, std::int64_t i) { o[i * so + k * od] = xs[i * sx + ip[k] * xd]; });
+      }
+    });
+  });
+}
+
+/// out[..., idx[k], ...] += src[..., k, ...] (out and src of one dtype).
+void index_add_kernel(const Tensor& out, const Tensor& src, std::int64_t d, const std::vector<std::int64_t>& idx) {
+  const auto K = static_cast<std::int64_t>(idx.size());
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const std::int64_t od = dim_stride(out, d), sd = dim_stride(src, d);
+    const std::int64_t* ip = idx.data();
+    for_each_line({out, src}, src.shape(), d, K, [&](char** p, const std::int64_t* s, std::int64_t n) {
+      T* o = reinterpret_cast<T*>(p[0]);
+      const T* ss = reinterpret_cast<const T*>(p[1]);
+      const std::int64_t so = elems<T>(s[0]), sx = elems<T>(s[1]);
+      if (so == 1 && sx == 1) {  // whole rows
+        for (std::int64_t k = 0; k < K; ++k) {
+          T* orow = o + ip[k] * od;
+          const T* srow = ss + k * sd;
+          for (std::int64_t i = 0; i < n; ++i) accumulate(orow[i], srow[i]);
+        }
+      } else {
+        tiled(K, n, std::abs(so) <= std::abs(od),
+              [&](std::int64_t k, std::int64_t i) { accumulate(o[i * so + ip[k] * od], ss[i * sx + k * sd]); });
+      }
+    });
+  });
+}
+
+/// out[p] = x[p with p[d] = index[p]] over index's shape.
+void gather_kernel(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index) {
+  const std::int64_t K = index.size(d);
+  visit_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const std::int64_t od = dim_stride(out, d), xd = dim_stride(x, d), id = dim_stride(index, d);
+    for_each_line({out, index, x}, index.shape(), d, K, [&](char** p, const std::int64_t* s, std::int64_t n) {
+      const std::int64_t so = elems<T>(s[0]), si = elems<std::int64_t>(s[1]), sx = elems<T>(s[2]);
+      T* o = reinterpret_cast<T*>(p[0]);
+      const auto* ix = reinterpret_cast<const std::int64_t*>(p[1]);
+      const T* xs = reinterpret_cast<const T*>(p[2]);
+      tiled(K, n, std::abs(so) <= std::abs(od),
+            [&](std::int64_t k, std::int64_t i) { o[i * so + k * od] = xs[i * sx + ix[i * si + k * id] * xd]; });
+    });
+  });
+}
+
+/// out[p with p[d] = index[p]] += src[p] over index's shape (out and src of one dtype).
+void scatter_add_kernel(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index) {
+  const std::int64_t K = index.size(d);
+  visit_dtype(out.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const std::int64_t od = dim_stride(out, d), sd = dim_stride(src, d), id = dim_stride(index, d);
+    for_each_line({out, index, src}, index.shape(), d, K, [&](char** p, const std::int64_t* s, std::int64_t n) {
+      const std::int64_t so = elems<T>(s[0]), si = elems<std::int64_t>(s[1]), ss = elems<T>(s[2]);
+      T* o = reinterpret_cast<T*>(p[0]);
+      const auto* ix = reinterpret_cast<const std::int64_t*>(p[1]);
+      const T* sp = reinterpret_cast<const T*>(p[2]);
+      tiled(K, n, std::abs(ss) <= std::abs(sd),
+            [&](std::int64_t k, std::int64_t i) { accumulate(o[i * so + ix[i * si + k * id] * od], sp[i * ss + k * sd]); });
+    });
+  });
+}
+
+/// `src` converted to `to` for an accumulating op; refuses conversions that lose a category.
+Tensor src_as(const Tensor& src, Dtype to, const char* op) {
+  if (category(src.dtype()) > category(to))
+    throw Error(op, std::string("cannot add a ") + dtype_name(src.dtype()) + " source into a " + dtype_name(to) +
+                        " tensor");
+  return src.to(to);
+}
+
+/// Checks gather/scatter index: int64, same number of dims as x, sizes within x (except dim d) and
+/// within `src` (when given), values in [0, x.size(d)).
+void check_gather_index(const Tensor& x, std::int64_t d, const Tensor& index, const Tensor* src, const char* op) {
+  if (!index.defined()) throw Error(op, "index is undefined");
+  if (index.dtype() != Dtype::Int64) throw Error(op, std::string("index must be int64, got ") + dtype_name(index.dtype()));
+  check_cpu(index, op);
+  if (index.dim() != x.dim())
+    throw Error(op, "index of shape " + shape_str(index.shape()) + " must have as many dims as the input of shape " +
+                        shape_str(x.shape()));
+  for (std::int64_t k = 0; k < x.dim(); ++k) {
+    if (k != d && index.size(k) > x.size(k))
+      throw Error(op, "index of shape " + shape_str(index.shape()) + " is larger than the input of shape " +
+                          shape_str(x.shape()) + " at dim " + std::to_string(k));
+    if (src && index.size(k) > src->size(k))
+      throw Error(op, "index of shape " + shape_str(index.shape()) + " is larger than src of shape " +
+                          shape_str(src->shape()) + " at dim " + std::to_string(k));
+  }
+  const std::int64_t n = x.size(d);
+  Tensor ic = index.contiguous();
+  const auto* p = ic.data<std::int64_t>();
+  const std::int64_t m = ic.numel();
+  // range check in parallel (indices can be as many as the output elements); the message names
+  // the first offending value
+  std::int64_t lo = 0, hi = 0;
+  const int threads = m >= 2 * kParallelGrain ? get_num_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(min : lo) reduction(max : hi) if (threads > 1)
+  for (std::int64_t i = 0; i < m; ++i) {
+    lo = std::min(lo, p[i]);
+    hi = std::max(hi, p[i]);
+  }
+  if (lo < 0 || hi >= n)
+    for (std::int64_t i = 0; i < m; ++i)
+      if (p[i] < 0 || p[i] >= n)
+        throw Error(op, "index " + std::to_string(p[i]) + " out of range for dim " + std::to_string(d) + " of size " +
+                            std::to_string(n));
+}
+
 }  // namespace
 }  // namespace detail
 
-/// out = x with src's slices added at positions index along dim (adjoint of index_select).
+// ---- index_select / index_add ---------------------------------------------------------------------------
 Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
+  detail::check_cpu(x, "index_add");
+  detail::check_same_device({x, src}, "index_add");
+  if (x.dim() == 0) throw Error("index_add", "cannot index a 0-d tensor");
   const auto d = detail::wrap_dim(dim, x.dim(), "index_add");
-  detail::check_index(index, x.dim() == 0 ? 1 : x.size(d), "index_add");
+  auto idx = detail::wrapped_index(index, x.size(d), "index_add");
+  Shape want = x.shape();
+  want[static_cast<std::size_t>(d)] = static_cast<std::int64_t>(idx.size());
+  if (src.shape() != want)
+    throw Error("index_add", "src of shape " + detail::shape_str(src.shape()) + " does not match " +
+                                 detail::shape_str(want) + " (the input of shape " + detail::shape_str(x.shape()) +
+                                 " with " + std::to_string(idx.size()) + " indices along dim " + std::to_string(d) + ")");
+  detail::src_as(src, x.dtype(), "index_add");  // validates the dtypes before any work
   return detail::apply_op(
       "index_add", {x, src}, detail::kSaveNone,
       [&](const G& in) {
-        NoGradGuard ng;
         Tensor out = in[0].clone();
-        detail::index_copy_kernel(out, in[1].to(out.dtype()), d, index, false, true);
+        detail::index_add_kernel(out, detail::src_as(in[1], out.dtype(), "index_add"), d, idx);
         return out;
       },
       [d, index](const detail::Ctx&, const G& g) { return G{g[0], index_select(g[0], d, index)}; });
@@ -72,19 +253,85 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
   detail::check_cpu(x, "index_select");
   if (x.dim() == 0) throw Error("index_select", "cannot index a 0-d tensor");
   const auto d = detail::wrap_dim(dim, x.dim(), "index_select");
-  detail::check_index(index, x.size(d), "index_select");
+  auto idx = detail::wrapped_index(index, x.size(d), "index_select");
   return detail::apply_op(
       "index_select", {x}, detail::kSaveNone,
       [&](const G& in) {
         Shape s = in[0].shape();
-        s[static_cast<std::size_t>(d)] = index.numel();
+        s[static_cast<std::size_t>(d)] = static_cast<std::int64_t>(idx.size());
         Tensor out = detail::make_tensor(s, in[0].dtype(), in[0].device());
-        NoGradGuard ng;
-        detail::index_copy_kernel(out, in[0], d, index, true, false);
+        detail::index_select_kernel(out, in[0], d, idx);
         return out;
       },
       [d, index](const detail::Ctx& c, const G& g) {
         return G{index_add(zeros(c.input_shape(0), g[0].dtype(), g[0].device()), d, index, g[0])};
+      });
+}
+
+// ---- gather / scatter_add -----------------------------------------------------------------------------------
+Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index) {
+  detail::check_cpu(x, "gather");
+  if (x.dim() == 0) {
+    detail::wrap_dim(dim, 0, "gather");
+    if (!index.defined() || index.dim() != 0)
+      throw Error("gather", "index for a 0-d input must be 0-d, got shape " +
+                                (index.defined() ? detail::shape_str(index.shape()) : std::string("undefined")));
+    return detail::composite("gather", {x}, [&] { return gather(x.reshape({1}), 0, index.reshape({1})).reshape({}); });
+  }
+  const auto d = detail::wrap_dim(dim, x.dim(), "gather");
+  detail::check_gather_index(x, d, index, nullptr, "gather");
+  return detail::apply_op(
+      "gather", {x}, detail::kSaveNone,
+      [&](const G& in) {
+        Tensor out = detail::make_tensor(index.shape(), in[0].dtype(), in[0].device());
+        detail::gather_kernel(out, in[0], d, index);
+        return out;
+      },
+      [d, index](const detail::Ctx& c, const G& g) {
+        return G{scatter_add(zeros(c.input_shape(0), g[0].dtype(), g[0].device()), d, index, g[0])};
+      });
+}
+
+Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
+  detail::check_cpu(x, "scatter_add");
+  detail::check_same_device({x, src}, "scatter_add");
+  if (!src.defined()) throw Error("scatter_add", "src is undefined");
+  if (x.dim() == 0) {
+    detail::wrap_dim(dim, 0, "scatter_add");
+    if (!index.defined() || index.dim() != 0 || src.dim() > 1 || src.numel() < 1)
+      throw Error("scatter_add", "a 0-d input needs a 0-d index and a non-empty src of at most 1 dim");
+    return detail::composite("scatter_add", {x, src}, [&] {
+      return scatter_add(x.reshape({1}), 0, index.reshape({1}), src.reshape({-1})).reshape({});
+    });
+  }
+  const auto d = detail::wrap_dim(dim, x.dim(), "scatter_add");
+  if (src.dim() != x.dim())
+    throw Error("scatter_add", "src of shape " + detail::shape_str(src.shape()) +
+                                   " must have as many dims as the input of shape " + detail::shape_str(x.shape()));
+  detail::check_gather_index(x, d, index, &src, "scatter_add");
+  detail::src_as(src, x.dtype(), "scatter_add");
+  const Shape src_shape = src.shape();
+  return detail::apply_op(
+      "scatter_add", {x, src}, detail::kSaveNone,
+      [&](const G& in) {
+        Tensor out = in[0].clone();
+        detail::scatter_add_kernel(out, detail::src_as(in[1], out.dtype(), "scatter_add"), d, index);
+        return out;
+      },
+      [d, index, src_shape](const detail::Ctx& c, const G& g) {
+        Tensor gs;
+        if (c.needs_grad(1)) {
+          gs = gather(g[0], d, index);
+          if (gs.shape() != src_shape) {  // index smaller than src: the rest of src got no use
+            Shape p;
+            for (std::size_t k = src_shape.size(); k-- > 0;) {
+              p.push_back(0);
+              p.push_back(src_shape[k] - gs.shape()[k]);
+            }
+            gs = pad(gs, p);
+          }
+        }
+        return G{g[0], gs};
       });
 }
 

@@ -1,0 +1,266 @@
+// src/core/shape_ops.cpp - joining and rearranging: cat, stack, split, chunk, flip, roll, tril, triu.
+//
+// Primitives (kernel + gradient here): cat (gradient = narrow of each piece), flip (its own
+// adjoint), tril/triu (their own adjoints). stack, split, chunk and roll are compositions of
+// views, cat and index_select, so their gradients come from those.
+#include <algorithm>
+#include <cstring>
+
+#include "autodiff/node.hpp"
+#include "core/elementwise.hpp"
+#include "phasor/creation.hpp"
+#include "phasor/ops.hpp"
+
+namespace phasor {
+
+using G = std::vector<Tensor>;
+
+namespace detail {
+namespace {
+
+/// PyTorch keeps accepting 1-D tensors of size 0 in cat whatever the other shapes (legacy).
+bool legacy_empty(const Tensor& t) { return t.dim() == 1 && t.size(0) == 0; }
+
+/// Shapes of all inputs, for error messages: "(2, 3), (2, 4)".
+std::string shapes_str(const std::vector<Tensor>& xs) {
+  std::string s;
+  for (std::size_t i = 0; i < xs.size(); ++i) s += (i ? ", " : "") + shape_str(xs[i].shape());
+  return s;
+}
+
+}  // namespace
+}  // namespace detail
+
+// ---- cat / stack ---------------------------------------------------------------------------------------------
+Tensor cat(const std::vector<Tensor>& xs, std::int64_t dim) {
+  if (xs.empty()) throw Error("cat", "expected a non-empty list of tensors");
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    if (!xs[i].defined()) throw Error("cat", "tensor " + std::to_string(i) + " is undefined");
+    if (xs[i].dim() == 0) throw Error("cat", "zero-dimensional tensor (at position " + std::to_string(i) + ") cannot be concatenated");
+  }
+  detail::check_same_device(xs, "cat");
+  detail::check_cpu(xs[0], "cat");
+  Dtype dt = xs[0].dtype();
+  for (const auto& t : xs) dt = promote_types(dt, t.dtype());
+  // the reference tensor: the first one that is not a legacy empty
+  const Tensor* ref = nullptr;
+  for (const auto& t : xs)
+    if (!detail::legacy_empty(t)) {
+      ref = &t;
+      break;
+    }
+  // all legacy empties: the result is one too
+  const auto d = ref ? detail::wrap_dim(dim, ref->dim(), "cat") : detail::wrap_dim(dim, 1, "cat");
+  Shape out_shape = ref ? ref->shape() : Shape{0};
+  out_shape[static_cast<std::size_t>(d)] = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const Tensor& t = xs[i];
+    if (detail::legacy_empty(t)) continue;
+    if (t.dim() != ref->dim())
+      throw Error("cat", "tensors must have the same number of dims, got shapes " + detail::shapes_str(xs) +
+                             " (tensor " + std::to_string(i) + " has shape " + detail::shape_str(t.shape()) + ")");
+    for (std::int64_t k = 0; k < t.dim(); ++k)
+      if (k != d && t.size(k) != ref->size(k))
+        throw Error("cat", "sizes must match except in dim " + std::to_string(d) + ", got shapes " +
+                               detail::shapes_str(xs) + " (tensor " + std::to_string(i) + " has shape " +
+                               detail::shape_str(t.shape()) + ", differing at dim " + std::to_string(k) + ")");
+    out_shape[static_cast<std::size_t>(d)] += t.size(d);
+  }
+  std::vector<std::int64_t> offsets, sizes;  // per input along d; -1 size marks a skipped legacy empty
+  {
+    std::int64_t off = 0;
+    for (const auto& t : xs) {
+      offsets.push_back(off);
+      sizes.push_back(detail::legacy_empty(t) ? -1 : t.size(d));
+      if (!detail::legacy_empty(t)) off += t.size(d);
+    }
+  }
+  return detail::apply_op(
+      "cat", xs, detail::kSaveNone,
+      [&](const G& in) {
+        Tensor out = detail::make_tensor(out_shape, dt, in[0].device());
+        const std::int64_t sd = out.strides()[static_cast<std::size_t>(d)];
+        for (std::size_t i = 0; i < in.size(); ++i) {
+          if (sizes[i] <= 0) continue;
+          detail::copy_into(detail::make_view(out, in[i].shape(), out.strides(), offsets[i] * sd), in[i]);
+        }
+        return out;
+      },
+      [d, offsets, sizes](const detail::Ctx& c, const G& g) {
+        G r(sizes.size());
+        for (std::size_t i = 0; i < sizes.size(); ++i) {
+          if (!c.needs_grad(i)) continue;
+          r[i] = sizes[i] < 0 ? zeros({0}, g[0].dtype(), g[0].device()) : g[0].narrow(d, offsets[i], sizes[i]);
+        }
+        return r;
+      });
+}
+
+Tensor stack(const std::vector<Tensor>& xs, std::int64_t dim) {
+  if (xs.empty()) throw Error("stack", "expected a non-empty list of tensors");
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    if (!xs[i].defined()) throw Error("stack", "tensor " + std::to_string(i) + " is undefined");
+    if (xs[i].shape() != xs[0].shape())
+      throw Error("stack", "expected tensors of equal shape, got " + detail::shape_str(xs[0].shape()) +
+                               " at entry 0 and " + detail::shape_str(xs[i].shape()) + " at entry " + std::to_string(i));
+  }
+  const auto d = detail::wrap_dim(dim, xs[0].dim() + 1, "stack");
+  return detail::composite("stack", xs, [&] {
+    std::vector<Tensor> u;
+    u.reserve(xs.size());
+    for (const auto& t : xs) u.push_back(t.unsqueeze(d));
+    return cat(u, d);
+  });
+}
+
+// ---- split / chunk ---------------------------------------------------------------------------------------------
+std::vector<Tensor> split(const Tensor& x, std::int64_t split_size, std::int64_t dim) {
+  if (x.dim() == 0) throw Error("split", "cannot split a 0-d tensor");
+  const auto d = detail::wrap_dim(dim, x.dim(), "split");
+  const std::int64_t n = x.size(d);
+  if (split_size < 0) throw Error("split", "split_size must be non-negative, got " + std::to_string(split_size));
+  if (split_size == 0 && n != 0)
+    throw Error("split", "split_size can only be 0 if dim " + std::to_string(d) + " has size 0, but it has size " +
+                             std::to_string(n));
+  std::vector<Tensor> out;
+  if (n == 0) {
+    out.push_back(x.narrow(d, 0, 0));
+    return out;
+  }
+  for (std::int64_t s = 0; s < n; s += split_size) out.push_back(x.narrow(d, s, std::min(split_size, n - s)));
+  return out;
+}
+
+std::vector<Tensor> split(const Tensor& x, const Shape& sizes, std::int64_t dim) {
+  if (x.dim() == 0) throw Error("split", "cannot split a 0-d tensor");
+  const auto d = detail::wrap_dim(dim, x.dim(), "split");
+  std::int64_t total = 0;
+  for (auto s : sizes) {
+    if (s < 0) throw Error("split", "split sizes must be non-negative, got " + detail::shape_str(sizes));
+    total += s;
+  }
+  if (total != x.size(d))
+    throw Error("split", "split sizes " + detail::shape_str(sizes) + " sum to " + std::to_string(total) +
+                             " but dim " + std::to_string(d) + " of the tensor of shape " +
+                             detail::shape_str(x.shape()) + " has size " + std::to_string(x.size(d)));
+  std::vector<Tensor> out;
+  std::int64_t off = 0;
+  for (auto s : sizes) {
+    out.push_back(x.narrow(d, off, s));
+    off += s;
+  }
+  return out;
+}
+
+std::vector<Tensor> chunk(const Tensor& x, std::int64_t chunks, std::int64_t dim) {
+  if (chunks <= 0) throw Error("chunk", "chunks must be positive, got " + std::to_string(chunks));
+  if (x.dim() == 0) throw Error("chunk", "cannot chunk a 0-d tensor");
+  const auto d = detail::wrap_dim(dim, x.dim(), "chunk");
+  const std::int64_t n = x.size(d);
+  if (n == 0) return std::vector<Tensor>(static_cast<std::size_t>(chunks), x.narrow(d, 0, 0));
+  return split(x, (n + chunks - 1) / chunks, d);
+}
+
+// ---- flip / roll -----------------------------------------------------------------------------------------------------
+Tensor flip(const Tensor& x, const Shape& dims) {
+  detail::check_cpu(x, "flip");
+  auto ds = detail::wrap_dims(dims, x.dim(), "flip", false);
+  if (ds.empty()) return x.clone();
+  Shape dd(ds.begin(), ds.end());
+  return detail::apply_op(
+      "flip", {x}, detail::kSaveNone,
+      [&](const G& in) {
+        const Tensor& t = in[0];
+        // a view walking the flipped dims backwards (negative strides), copied once
+        Shape st = t.strides();
+        std::int64_t off = t.storage_offset();
+        for (auto k : ds) {
+          const auto ks = static_cast<std::size_t>(k);
+          if (t.shape()[ks] > 0) off += (t.shape()[ks] - 1) * st[ks];
+          st[ks] = -st[ks];
+        }
+        Tensor out = detail::make_tensor(t.shape(), t.dtype(), t.device());
+        if (t.numel() > 0) detail::copy_into(out, detail::make_view(t, t.shape(), st, off));
+        return out;
+      },
+      [dd](const detail::Ctx&, const G& g) { return G{flip(g[0], dd)}; });
+}
+
+Tensor roll(const Tensor& x, const Shape& shifts, const Shape& dims) {
+  if (shifts.empty()) throw Error("roll", "expected at least one shift");
+  if (dims.empty()) {
+    if (shifts.size() != 1)
+      throw Error("roll", "got " + std::to_string(shifts.size()) + " shifts " + detail::shape_str(shifts) +
+                              " without dims; give one shift to roll the flattened tensor");
+    return detail::composite("roll", {x}, [&] { return roll(x.flatten(), shifts, {0}).reshape(x.shape()); });
+  }
+  if (shifts.size() != dims.size())
+    throw Error("roll", "shifts " + detail::shape_str(shifts) + " and dims " + detail::shape_str(dims) +
+                            " must have the same length");
+  std::vector<std::int64_t> ds;
+  for (auto dm : dims) ds.push_back(detail::wrap_dim(dm, x.dim(), "roll"));
+  return detail::composite("roll", {x}, [&] {
+    if (x.dim() == 0) return x.clone();
+    Tensor r = x;
+    bool moved = false;
+    for (std::size_t i = 0; i < ds.size(); ++i) {
+      const std::int64_t n = r.size(ds[i]);
+      if (n == 0) continue;
+      const std::int64_t s = ((shifts[i] % n) + n) % n;
+      if (s == 0) continue;
+      std::vector<std::int64_t> idx(static_cast<std::size_t>(n));
+      for (std::int64_t o = 0; o < n; ++o) idx[static_cast<std::size_t>(o)] = (o - s + n) % n;
+      r = index_select(r, ds[i], from_vector(idx));
+      moved = true;
+    }
+    return moved ? r : x.clone();
+  });
+}
+
+// ---- tril / triu -----------------------------------------------------------------------------------------------------
+namespace detail {
+namespace {
+
+/// Copy of x with the entries outside the kept triangle of the last two dims set to zero.
+Tensor triangle_kernel(const Tensor& x, std::int64_t k, bool lower) {
+  Tensor out = make_tensor(x.shape(), x.dtype(), x.device());
+  copy_into(out, x);
+  const std::int64_t R = x.size(-2), C = x.size(-1);
+  if (out.numel() == 0) return out;
+  const std::int64_t rows = out.numel() / C;  // every row of every matrix
+  const std::size_t isz = out.itemsize();
+  char* base = static_cast<char*>(out.data_ptr());
+  const int threads = rows * C >= 2 * kParallelGrain ? get_num_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t i = r % R;
+    // tril keeps j <= i + k; triu keeps j >= i + k
+    std::int64_t b, e;
+    if (lower) {
+      b = std::clamp<std::int64_t>(i + k + 1, 0, C);
+      e = C;
+    } else {
+      b = 0;
+      e = std::clamp<std::int64_t>(i + k, 0, C);
+    }
+    if (e > b) std::memset(base + (r * C + b) * static_cast<std::int64_t>(isz), 0, static_cast<std::size_t>(e - b) * isz);
+  }
+  return out;
+}
+
+Tensor triangle(const Tensor& x, std::int64_t diagonal, bool lower) {
+  const char* name = lower ? "tril" : "triu";
+  check_cpu(x, name);
+  if (x.dim() < 2) throw Error(name, "expected a tensor of at least 2 dims, got shape " + shape_str(x.shape()));
+  return apply_op(
+      name, {x}, kSaveNone, [&](const G& in) { return triangle_kernel(in[0], diagonal, lower); },
+      [diagonal, lower](const Ctx&, const G& g) { return G{lower ? tril(g[0], diagonal) : triu(g[0], diagonal)}; });
+}
+
+}  // namespace
+}  // namespace detail
+
+Tensor tril(const Tensor& x, std::int64_t diagonal) { return detail::triangle(x, diagonal, true); }
+Tensor triu(const Tensor& x, std::int64_t diagonal) { return detail::triangle(x, diagonal, false); }
+
+}  // namespace phasor
