@@ -248,3 +248,11 @@ TEST_CASE("observers see every op call") {
   CHECK(c->names[0] == "add");
   CHECK(c->names[1] == "mean");
 }
+
+TEST_CASE("grad() of a leaf w.r.t. itself is the given gradient") {
+  Tensor x = vec({1.0, 2.0}).requires_grad_();
+  auto g = autodiff::grad({x}, {x}, {vec({3.0, 4.0})});
+  REQUIRE(g[0].defined());
+  CHECK(vals(g[0]) == std::vector<double>{3, 4});
+  CHECK(autodiff::gradcheck([](const V& in) { return in[0].real(); }, {vec({0.5}).requires_grad_()}));
+}

@@ -414,12 +414,14 @@ std::vector<Tensor> grad(const std::vector<Tensor>& outputs, const std::vector<T
   task.create_graph = create_graph;
   task.capture_mode = true;
   task.captured.resize(inputs.size());
+  std::vector<detail::Edge> keep;  // a leaf's accumulator lives only as long as someone holds it
   for (std::size_t i = 0; i < inputs.size(); ++i) {
     const Tensor& t = inputs[i];
     if (!t.defined() || !t.requires_grad())
       throw Error("grad", "input " + std::to_string(i) + " does not require grad");
     detail::Edge e = detail::gradient_edge(t);
     task.captures[{e.node.get(), e.input_nr}].push_back(i);
+    keep.push_back(e);
   }
   {
     detail::GradModeRestore restore;
