@@ -504,6 +504,10 @@ TEST_CASE("dtype rules") {
   CHECK(logsumexp(zeros({2}, complex64)).dtype() == complex64);
   CHECK(sum(zeros({2}, float32)).dtype() == float32);
   CHECK(mean(zeros({2}, complex64)).dtype() == complex64);
+  // int64 sums wrap around like PyTorch's
+  const std::int64_t big = std::numeric_limits<std::int64_t>::max();
+  CHECK(sum(from_vector(std::vector<std::int64_t>{big, 1})).item<std::int64_t>() ==
+        std::numeric_limits<std::int64_t>::min());
 }
 
 TEST_CASE("logsumexp is stable and handles infinities") {

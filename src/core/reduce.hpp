@@ -70,17 +70,40 @@ struct NoParam {};
 template <class A>
 inline constexpr int lanes_for = sizeof(A) <= 4 ? 32 : sizeof(A) <= 8 ? 16 : 8;
 
-/// max that propagates NaN (a NaN in either argument wins).
+/// max that propagates NaN (a NaN in either argument wins); written to map onto maxps + a blend.
 template <class A>
 inline A nan_max(A a, A b) {
-  if constexpr (std::is_floating_point_v<A>) return (a != a || a >= b) ? a : b;
-  else return a >= b ? a : b;
+  if constexpr (std::is_floating_point_v<A>) {
+    const A m = a > b ? a : b;  // b when either is NaN
+    return a != a ? a : m;
+  } else {
+    return a > b ? a : b;
+  }
 }
 /// min that propagates NaN.
 template <class A>
 inline A nan_min(A a, A b) {
-  if constexpr (std::is_floating_point_v<A>) return (a != a || a <= b) ? a : b;
-  else return a <= b ? a : b;
+  if constexpr (std::is_floating_point_v<A>) {
+    const A m = a < b ? a : b;
+    return a != a ? a : m;
+  } else {
+    return a < b ? a : b;
+  }
+}
+
+/// a + b, wrapping on int64 overflow (two's complement, like PyTorch) instead of UB.
+template <class A>
+inline A wrap_add(A a, A b) {
+  if constexpr (std::is_same_v<A, std::int64_t>)
+    return static_cast<A>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+  else return a + b;
+}
+/// a * b, wrapping on int64 overflow.
+template <class A>
+inline A wrap_mul(A a, A b) {
+  if constexpr (std::is_same_v<A, std::int64_t>)
+    return static_cast<A>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
+  else return a * b;
 }
 
 /// Sum of elements converted to A.
@@ -93,7 +116,7 @@ struct SumOp {
   static constexpr int kLanes = lanes_for<A>;
   A identity() const { return A(0); }
   A map(const T& v, NoParam) const { return convert<A>(v); }
-  A combine(A a, A b) const { return a + b; }
+  A combine(A a, A b) const { return wrap_add(a, b); }
   O finalize(A a, NoParam) const { return convert<O>(a); }
 };
 
@@ -107,7 +130,7 @@ struct ProdOp {
   static constexpr int kLanes = lanes_for<A>;
   A identity() const { return A(1); }
   A map(const T& v, NoParam) const { return convert<A>(v); }
-  A combine(A a, A b) const { return a * b; }
+  A combine(A a, A b) const { return wrap_mul(a, b); }
   A finalize(A a, NoParam) const { return a; }
 };
 
@@ -174,6 +197,23 @@ A* thread_scratch(std::size_t n, int slot = 0) {
   return b.data();
 }
 
+/// Reduces a short run (a small reduced dim) with four chains, so the adds stay pipelined.
+template <class Red>
+inline typename Red::acc_t reduce_short(const typename Red::in_t* p, std::int64_t n, std::int64_t s, const Red& r,
+                                        const typename Red::param_t& q) {
+  using A = typename Red::acc_t;
+  A a0 = r.identity(), a1 = r.identity(), a2 = r.identity(), a3 = r.identity();
+  std::int64_t i = 0;
+  for (; i + 4 <= n; i += 4) {
+    a0 = r.combine(a0, r.map(p[i * s], q));
+    a1 = r.combine(a1, r.map(p[(i + 1) * s], q));
+    a2 = r.combine(a2, r.map(p[(i + 2) * s], q));
+    a3 = r.combine(a3, r.map(p[(i + 3) * s], q));
+  }
+  for (; i < n; ++i) a0 = r.combine(a0, r.map(p[i * s], q));
+  return r.combine(r.combine(a0, a1), r.combine(a2, a3));
+}
+
 /// Combines v[0..n) pairwise.
 template <class Red>
 typename Red::acc_t combine_pairwise(const typename Red::acc_t* v, std::int64_t n, const Red& r) {
@@ -236,11 +276,7 @@ typename Red::acc_t reduce_seq(const typename Red::in_t* p, std::int64_t n, std:
     const std::int64_t h = (n / 2 + L - 1) / L * L;
     return r.combine(reduce_seq(p, h, s, r, q), reduce_seq(p + h * s, n - h, s, r, q));
   }
-  if (n < 2 * L) {
-    A a = r.identity();
-    for (std::int64_t i = 0; i < n; ++i) a = r.combine(a, r.map(p[i * s], q));
-    return a;
-  }
+  if (n < 2 * L) return reduce_short(p, n, s, r, q);
   A a[L];
   for (int k = 0; k < L; ++k) a[k] = r.identity();
   std::int64_t i = 0;
@@ -434,7 +470,11 @@ Tensor run_reduce(const Tensor& x, const ReduceLayout& L, const Red& r, const Te
         }
         for (std::int64_t i = b; i < e; ++i) {
           const P q = param_at<Red>(prm, ooff);
-          o[ooff] = r.finalize(reduce_region(xb + ioff, red, nred, 0, nseg, r, q), q);
+          A a;
+          if (nseg != 1) a = reduce_region(xb + ioff, red, nred, 0, nseg, r, q);
+          else if (red[0].size < 2 * Red::kLanes) a = reduce_short(xb + ioff, red[0].size, red[0].in_stride, r, q);
+          else a = reduce_seq(xb + ioff, red[0].size, red[0].in_stride, r, q);
+          o[ooff] = r.finalize(a, q);
           for (int d = 0; d < nk; ++d) {
             ioff += L.kept[d].in_stride;
             ooff += L.kept[d].out_stride;

@@ -175,7 +175,7 @@ Tensor cumsum_kernel(const Tensor& x, std::int64_t d, bool reverse) {
           const T* a = xr + k * inner;
           T* b = orow + k * inner;
           for (std::int64_t j = 0; j < w; ++j) {
-            acc[j] += static_cast<A>(a[j]);
+            acc[j] = wrap_add(acc[j], static_cast<A>(a[j]));
             b[j] = static_cast<T>(acc[j]);
           }
         }
