@@ -664,6 +664,14 @@ TEST_CASE("gradcheck: norms (real and complex)") {
       CHECK(autodiff::gradgradcheck(Fn1([p](const std::vector<Tensor>& in) { return norm(in[0], p, {1}); }), {x}));
     }
   }
+  // p < 1 with a zero entry: closed form s |x|^(p-1) / n^(p-1), 0 at the zero (PyTorch's values)
+  Tensor h = from_vector(std::vector<double>{1, 0, 2}).requires_grad_();
+  norm(h, 0.5).backward();
+  const double nh = std::pow(1 + std::sqrt(2.0), 2);
+  auto gh = to_vector<double>(h.grad());
+  CHECK(gh[0] == doctest::Approx(std::sqrt(nh)));
+  CHECK(gh[1] == 0);
+  CHECK(gh[2] == doctest::Approx(std::sqrt(nh / 2)));
   // p = 0 counts and has a zero gradient
   Tensor y = from_vector(std::vector<double>{1, 0, 2}).requires_grad_();
   norm(y, 0).backward();

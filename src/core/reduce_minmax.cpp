@@ -193,10 +193,16 @@ std::tuple<Tensor, Tensor> min(const Tensor& x, std::int64_t dim, bool keepdim) 
 }
 
 Tensor argmax(const Tensor& x, std::optional<std::int64_t> dim, bool keepdim) {
-  return detail::composite("argmax", {x}, [&] { return detail::arg_kernel(x, dim, keepdim, true, "argmax", false).second; });
+  return detail::apply_op(
+      "argmax", {x}, detail::kSaveNone,
+      [&](const G& in) { return detail::arg_kernel(in[0], dim, keepdim, true, "argmax", false).second; },
+      [](const detail::Ctx&, const G&) { return G{Tensor()}; });  // int64 result: no gradient
 }
 Tensor argmin(const Tensor& x, std::optional<std::int64_t> dim, bool keepdim) {
-  return detail::composite("argmin", {x}, [&] { return detail::arg_kernel(x, dim, keepdim, false, "argmin", false).second; });
+  return detail::apply_op(
+      "argmin", {x}, detail::kSaveNone,
+      [&](const G& in) { return detail::arg_kernel(in[0], dim, keepdim, false, "argmin", false).second; },
+      [](const detail::Ctx&, const G&) { return G{Tensor()}; });
 }
 
 Tensor Tensor::max() const { return phasor::max(*this); }
