@@ -1,5 +1,6 @@
-// src/core/reduce.cpp - sum, mean and sum_to (the reductions autodiff itself needs).
+// src/core/reduce.cpp - reduction layout planning, and sum, mean, prod, all, any, sum_to.
 #include <algorithm>
+#include <limits>
 
 #include "autodiff/node.hpp"
 #include "core/promotion.hpp"
@@ -12,6 +13,81 @@ namespace phasor {
 using G = std::vector<Tensor>;
 
 namespace detail {
+
+ReduceLayout plan_layout(const Tensor& x, const Shape& dims, bool keepdim, const char* op) {
+  check_cpu(x, op);
+  if (x.dim() > kMaxReduceDims)
+    throw Error(op, "tensors with more than " + std::to_string(kMaxReduceDims) + " dims are not supported (got " +
+                        std::to_string(x.dim()) + ")");
+  ReduceLayout L;
+  L.in_shape = x.shape();
+  L.dims = wrap_dims(dims, x.dim(), op, true);
+  std::sort(L.dims.begin(), L.dims.end());
+  const auto nd = static_cast<std::size_t>(x.dim());
+  std::vector<bool> is_red(nd, false);
+  for (auto d : L.dims) is_red[static_cast<std::size_t>(d)] = true;
+  for (std::size_t d = 0; d < nd; ++d) {
+    const auto sz = x.shape()[d];
+    if (is_red[d]) {
+      L.n_red *= sz;
+      L.keep_shape.push_back(1);
+      if (keepdim) L.out_shape.push_back(1);
+    } else {
+      L.n_out *= sz;
+      L.keep_shape.push_back(sz);
+      L.out_shape.push_back(sz);
+    }
+  }
+  // dims of size > 1, innermost first; sorted by input stride (broadcast dims last), then merged
+  const Shape ost = contiguous_strides(L.keep_shape);
+  struct D {
+    RDim r;
+    bool red;
+  };
+  std::vector<D> ds;
+  for (std::size_t i = nd; i-- > 0;) {
+    if (x.shape()[i] == 1) continue;
+    ds.push_back(D{RDim{x.shape()[i], x.strides()[i], is_red[i] ? 0 : ost[i]}, static_cast<bool>(is_red[i])});
+  }
+  auto key = [](const D& d) {
+    return d.r.in_stride == 0 ? std::numeric_limits<std::int64_t>::max() : std::abs(d.r.in_stride);
+  };
+  std::stable_sort(ds.begin(), ds.end(), [&](const D& a, const D& b) { return key(a) < key(b); });
+  std::vector<D> merged;
+  for (const D& d : ds) {
+    if (!merged.empty()) {
+      D& m = merged.back();
+      if (m.red == d.red && d.r.in_stride == m.r.in_stride * m.r.size &&
+          (d.red || d.r.out_stride == m.r.out_stride * m.r.size)) {
+        m.r.size *= d.r.size;
+        continue;
+      }
+    }
+    merged.push_back(d);
+  }
+  for (const D& d : merged) (d.red ? L.red : L.kept).push_back(d.r);
+  L.inner = L.kept.empty() || (!merged.empty() && merged.front().red);
+  if (L.red.empty()) L.red.push_back(RDim{1, 0, 0});
+  return L;
+}
+
+void check_nonempty(const ReduceLayout& L, const char* op) {
+  if (L.n_red != 0) return;
+  throw Error(op, "cannot reduce over an empty dim: input shape " + shape_str(L.in_shape) + ", reduced dims " +
+                      shape_str(Shape(L.dims.begin(), L.dims.end())) + " (the operation has no identity)");
+}
+
+Shape keep_shape_of(const Shape& in_shape, const Shape& dims, const char* op) {
+  auto wd = wrap_dims(dims, static_cast<std::int64_t>(in_shape.size()), op, true);
+  Shape ks = in_shape;
+  for (auto d : wd) ks[static_cast<std::size_t>(d)] = 1;
+  return ks;
+}
+
+Tensor unsqueeze_reduced(const Tensor& r, const Shape& in_shape, const Shape& dims, bool keepdim, const char* op) {
+  if (keepdim) return r;
+  return r.reshape(keep_shape_of(in_shape, dims, op));
+}
 
 ReducePlan plan_reduce(const Tensor& x, const Shape& dims, bool keepdim, const char* op) {
   check_cpu(x, op);
@@ -43,23 +119,77 @@ ReducePlan plan_reduce(const Tensor& x, const Shape& dims, bool keepdim, const c
 /// Sum's dtype: bool/int64 -> int64, floats and complex keep theirs.
 Dtype sum_dtype(Dtype t) { return t == Dtype::Bool ? Dtype::Int64 : t; }
 
+namespace {
+
 Tensor sum_kernel(const Tensor& x, const Shape& dims, bool keepdim) {
-  ReducePlan p = plan_reduce(x, dims, keepdim, "sum");
-  const Dtype od = sum_dtype(x.dtype());
-  Tensor rows = p.rows.to(od);
-  p.rows = rows;
-  Tensor out = make_tensor(p.out_shape, od, x.device());
-  visit_dtype(od, [&](auto tag) {
+  ReduceLayout L = plan_layout(x, dims, keepdim, "sum");
+  return visit_dtype(x.dtype(), [&](auto tag) -> Tensor {
     using T = typename decltype(tag)::type;
-    if constexpr (!std::is_same_v<T, bool>) {
-      T* o = static_cast<T*>(out.data_ptr());
-      if (p.outer == 1) o[0] = sum_parallel<T>(static_cast<const T*>(rows.data_ptr()), p.inner);
-      else reduce_rows<T, T>(p, o, [](const T* r, std::int64_t n) { return sum_contiguous<T>(r, n); });
-    }
+    if constexpr (std::is_same_v<T, bool>) return run_reduce(x, L, SumOp<bool, std::int64_t>{});
+    else return run_reduce(x, L, SumOp<T, T>{});
   });
-  return out;
 }
 
+Tensor prod_kernel(const Tensor& x, const Shape& dims, bool keepdim) {
+  ReduceLayout L = plan_layout(x, dims, keepdim, "prod");
+  return visit_dtype(x.dtype(), [&](auto tag) -> Tensor {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, bool>) return run_reduce(x, L, ProdOp<bool, std::int64_t>{});
+    else return run_reduce(x, L, ProdOp<T, T>{});
+  });
+}
+
+template <bool All>
+Tensor bool_kernel(const Tensor& x, const Shape& dims, bool keepdim, const char* op) {
+  ReduceLayout L = plan_layout(x, dims, keepdim, op);
+  return visit_dtype(x.dtype(), [&](auto tag) -> Tensor {
+    using T = typename decltype(tag)::type;
+    return run_reduce(x, L, BoolOp<T, All>{});
+  });
+}
+
+// Note [prod gradient with zeros]
+// d prod / d x_i is the product of the others, o_i = prod_{j != i} x_j. With no zero in a row
+// it is out / x_i. Otherwise let m be the (constant) indicator of zeros, c the zeros per row,
+// y = x + m (no zeros, dy/dx = 1), P = prod(y) and s = sum(m * x) (value 0, derivative 1 at
+// the zeros). Then, exactly in value and first derivative (so double backward is right too):
+//   c == 1: o_i = P / y_i at the zero, P / y_i * s elsewhere;
+//   c == 2: o_i = P / y_i * (s - x_i) at the zeros (= the other zero), 0 elsewhere;
+//   c >= 3: o_i = 0.
+// i.e. o = P / y * (A + B s + C (s - x)) with constant masks A, B, C built from m and c.
+Tensor prod_others(const Tensor& x, const Tensor& out_keep, const Shape& dims) {
+  const Dtype rd = to_real(x.dtype());
+  Tensor m, A, B, C;
+  double zeros_total = 0;
+  {
+    NoGradGuard ng;
+    m = make_tensor(x.shape(), rd, x.device());
+    visit_dtype(x.dtype(), [&](auto tag) {
+      using T = typename decltype(tag)::type;
+      if constexpr (is_real_float_v<T> || is_complex_v<T>) {
+        using R = real_t<T>;
+        map_unary_into<R, T>(m, x, [](const T& v) { return v == T(0) ? R(1) : R(0); });
+        Tensor cnt = run_reduce(m, plan_layout(m, dims, true, "prod"), SumOp<R, R>{});
+        const R* cp = static_cast<const R*>(cnt.data_ptr());
+        for (std::int64_t i = 0; i < cnt.numel(); ++i) zeros_total += static_cast<double>(cp[i]);
+        if (zeros_total == 0) return;
+        A = make_tensor(x.shape(), rd, x.device());
+        B = make_tensor(x.shape(), rd, x.device());
+        C = make_tensor(x.shape(), rd, x.device());
+        map_binary_into<R, R, R>(A, m, cnt, [](R z, R c) { return R(c == 0) + R(c == 1) * z; });
+        map_binary_into<R, R, R>(B, m, cnt, [](R z, R c) { return R(c == 1) * (1 - z); });
+        map_binary_into<R, R, R>(C, m, cnt, [](R z, R c) { return R(c == 2) * z; });
+      }
+    });
+  }
+  if (zeros_total == 0) return out_keep / x;
+  Tensor y = x + m;
+  Tensor P = prod(y, dims, true);
+  Tensor s = sum(x * m, dims, true);
+  return P / y * (A + B * s + C * (s - x));
+}
+
+}  // namespace
 }  // namespace detail
 
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
@@ -67,15 +197,7 @@ Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
       "sum", {x}, detail::kSaveNone, [&](const G& in) { return detail::sum_kernel(in[0], dims, keepdim); },
       [dims, keepdim](const detail::Ctx& c, const G& g) {
         const Shape& in_shape = c.input_shape(0);
-        Tensor gg = g[0];
-        if (!keepdim) {
-          // put the reduced dims back as size 1, then broadcast
-          auto wd = detail::wrap_dims(dims, static_cast<std::int64_t>(in_shape.size()), "sum", true);
-          Shape ks = in_shape;
-          for (auto d : wd) ks[static_cast<std::size_t>(d)] = 1;
-          gg = gg.reshape(ks);
-        }
-        return G{gg.expand(in_shape)};
+        return G{detail::unsqueeze_reduced(g[0], in_shape, dims, keepdim, "sum").expand(in_shape)};
       });
 }
 
@@ -88,6 +210,30 @@ Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) {
     for (auto d : wd) n *= x.shape()[static_cast<std::size_t>(d)];
     return sum(x, dims, keepdim) / static_cast<double>(n);
   });
+}
+
+Tensor prod(const Tensor& x, const Shape& dims, bool keepdim) {
+  return detail::apply_op(
+      "prod", {x}, detail::kSaveInputs | detail::kSaveOutputs,
+      [&](const G& in) { return detail::prod_kernel(in[0], dims, keepdim); },
+      [dims, keepdim](const detail::Ctx& c, const G& g) {
+        Tensor x = c.input(0);
+        Tensor out = detail::unsqueeze_reduced(c.output(0), x.shape(), dims, keepdim, "prod");
+        Tensor gk = detail::unsqueeze_reduced(g[0], x.shape(), dims, keepdim, "prod");
+        return G{gk * detail::prod_others(x, out, dims).conj()};
+      });
+}
+
+Tensor all(const Tensor& x, const Shape& dims, bool keepdim) {
+  return detail::apply_op(
+      "all", {x}, detail::kSaveNone, [&](const G& in) { return detail::bool_kernel<true>(in[0], dims, keepdim, "all"); },
+      [](const detail::Ctx&, const G&) { return G{Tensor()}; });
+}
+
+Tensor any(const Tensor& x, const Shape& dims, bool keepdim) {
+  return detail::apply_op(
+      "any", {x}, detail::kSaveNone, [&](const G& in) { return detail::bool_kernel<false>(in[0], dims, keepdim, "any"); },
+      [](const detail::Ctx&, const G&) { return G{Tensor()}; });
 }
 
 Tensor sum_to(const Tensor& x, const Shape& shape) {
@@ -111,5 +257,8 @@ Tensor sum_to(const Tensor& x, const Shape& shape) {
 
 Tensor Tensor::sum(const Shape& dims, bool keepdim) const { return phasor::sum(*this, dims, keepdim); }
 Tensor Tensor::mean(const Shape& dims, bool keepdim) const { return phasor::mean(*this, dims, keepdim); }
+Tensor Tensor::prod(const Shape& dims, bool keepdim) const { return phasor::prod(*this, dims, keepdim); }
+Tensor Tensor::all(const Shape& dims, bool keepdim) const { return phasor::all(*this, dims, keepdim); }
+Tensor Tensor::any(const Shape& dims, bool keepdim) const { return phasor::any(*this, dims, keepdim); }
 
 }  // namespace phasor

@@ -1,0 +1,234 @@
+// src/core/reduce_stats.cpp - var, std, logsumexp and cumsum.
+#include <cmath>
+
+#include "autodiff/node.hpp"
+#include "core/reduce.hpp"
+#include "phasor/creation.hpp"
+#include "phasor/ops.hpp"
+
+namespace phasor {
+
+using G = std::vector<Tensor>;
+
+namespace detail {
+namespace {
+
+void check_float(const Tensor& x, const char* op) {
+  if (!is_floating_or_complex(x.dtype()))
+    throw Error(op, std::string("expected a floating or complex tensor, got ") + dtype_name(x.dtype()));
+}
+
+/// Sum of |x - mean|^2 with the mean as per-output parameter; finalize divides (and takes sqrt).
+template <class T>
+struct VarOp {
+  using R = real_t<T>;
+  using in_t = T;
+  using acc_t = R;
+  using param_t = T;
+  using out_t = R;
+  static constexpr int kLanes = lanes_for<R>;
+  R divisor;
+  bool take_sqrt;
+  R identity() const { return R(0); }
+  R map(const T& v, const T& m) const {
+    const T d = v - m;
+    if constexpr (is_complex_v<T>) return d.real() * d.real() + d.imag() * d.imag();
+    else return d * d;
+  }
+  R combine(R a, R b) const { return a + b; }
+  R finalize(R a, const T&) const { return take_sqrt ? std::sqrt(a / divisor) : a / divisor; }
+};
+
+/// Largest real part (NaN propagates); the shift of logsumexp.
+template <class T>
+struct MaxRealOp {
+  using R = real_t<T>;
+  using in_t = T;
+  using acc_t = R;
+  using param_t = NoParam;
+  using out_t = R;
+  static constexpr int kLanes = lanes_for<R>;
+  R identity() const { return -std::numeric_limits<R>::infinity(); }
+  R map(const T& v, NoParam) const {
+    if constexpr (is_complex_v<T>) return v.real();
+    else return v;
+  }
+  R combine(R a, R b) const { return nan_max(a, b); }
+  R finalize(R a, NoParam) const { return a; }
+};
+
+/// log(sum(exp(x - m))) + m with the shift m as per-output parameter.
+template <class T>
+struct LseOp {
+  using R = real_t<T>;
+  using in_t = T;
+  using acc_t = T;
+  using param_t = R;
+  using out_t = T;
+  static constexpr int kLanes = lanes_for<T>;
+  T identity() const { return T(0); }
+  T map(const T& v, const R& m) const { return std::exp(v - m); }
+  T combine(T a, T b) const { return a + b; }
+  T finalize(T a, const R& m) const { return std::log(a) + m; }
+};
+
+Tensor var_kernel(const Tensor& x, const Shape& dims, double correction, bool keepdim, bool take_sqrt, const char* op) {
+  check_float(x, op);
+  ReduceLayout L = plan_layout(x, dims, keepdim, op);
+  return visit_dtype(x.dtype(), [&](auto tag) -> Tensor {
+    using T = typename decltype(tag)::type;
+    if constexpr (is_real_float_v<T> || is_complex_v<T>) {
+      using R = real_t<T>;
+      // pass 1: the mean (stored contiguously in the keepdim layout, the parameter of pass 2)
+      Tensor mean = run_reduce(x, L, SumOp<T, T>{});
+      T* mp = static_cast<T*>(mean.data_ptr());
+      for (std::int64_t i = 0; i < L.n_out; ++i) mp[i] /= static_cast<R>(L.n_red);
+      const double dof = std::max(0.0, static_cast<double>(L.n_red) - correction);
+      return run_reduce(x, L, VarOp<T>{static_cast<R>(dof), take_sqrt}, mean);
+    } else {
+      throw Error(op, "internal: integer input reached the var kernel");
+    }
+  });
+}
+
+Tensor logsumexp_kernel(const Tensor& x, const Shape& dims, bool keepdim) {
+  check_float(x, "logsumexp");
+  ReduceLayout L = plan_layout(x, dims, keepdim, "logsumexp");
+  return visit_dtype(x.dtype(), [&](auto tag) -> Tensor {
+    using T = typename decltype(tag)::type;
+    if constexpr (is_real_float_v<T> || is_complex_v<T>) {
+      using R = real_t<T>;
+      Tensor m = run_reduce(x, L, MaxRealOp<T>{});
+      R* mp = static_cast<R*>(m.data_ptr());
+      for (std::int64_t i = 0; i < L.n_out; ++i)
+        if (std::isinf(mp[i])) mp[i] = 0;  // all -inf (or a +inf): shifting would give NaN
+      return run_reduce(x, L, LseOp<T>{}, m);
+    } else {
+      throw Error("logsumexp", "internal: integer input reached the logsumexp kernel");
+    }
+  });
+}
+
+/// Degrees of freedom of var/std over dims: max(0, N - correction).
+double var_dof(const Shape& in_shape, const Shape& dims, double correction, const char* op) {
+  auto wd = wrap_dims(dims, static_cast<std::int64_t>(in_shape.size()), op, true);
+  double n = 1;
+  for (auto d : wd) n *= static_cast<double>(in_shape[static_cast<std::size_t>(d)]);
+  return std::max(0.0, n - correction);
+}
+
+Tensor var_std(const char* op, const Tensor& x, const Shape& dims, double correction, bool keepdim, bool take_sqrt) {
+  check_float(x, op);
+  return apply_op(
+      op, {x}, take_sqrt ? (kSaveInputs | kSaveOutputs) : kSaveInputs,
+      [&](const G& in) { return var_kernel(in[0], dims, correction, keepdim, take_sqrt, op); },
+      [op, dims, correction, keepdim, take_sqrt](const Ctx& c, const G& g) {
+        Tensor x = c.input(0);
+        const double dof = var_dof(x.shape(), dims, correction, op);
+        Tensor gk = unsqueeze_reduced(g[0], x.shape(), dims, keepdim, op);
+        Tensor d = x - mean(x, dims, true);
+        if (!take_sqrt) return G{gk * d * (2.0 / dof)};
+        // d std = d var / (2 std)
+        Tensor sk = unsqueeze_reduced(c.output(0), x.shape(), dims, keepdim, op);
+        return G{gk * d / (sk * dof)};
+      });
+}
+
+// ---- cumsum ------------------------------------------------------------------------------------
+template <class T> struct scan_acc { using type = T; };
+template <> struct scan_acc<float> { using type = double; };
+template <> struct scan_acc<c64> { using type = c128; };
+
+/// Running sum along dim d (from the end when `reverse`); bool/int64 give int64.
+Tensor cumsum_kernel(const Tensor& x, std::int64_t d, bool reverse) {
+  check_cpu(x, "cumsum");
+  const Dtype od = x.dtype() == Dtype::Bool ? Dtype::Int64 : x.dtype();
+  Tensor src = x.to(od).contiguous();
+  Tensor out = make_tensor(x.shape(), od, x.device());
+  std::int64_t outer = 1, n = 1, inner = 1;
+  for (std::int64_t i = 0; i < x.dim(); ++i) {
+    const auto s = x.shape()[static_cast<std::size_t>(i)];
+    if (i < d) outer *= s;
+    else if (i == d) n = s;
+    else inner *= s;
+  }
+  if (out.numel() == 0) return out;
+  visit_dtype(od, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>) {
+      using A = typename scan_acc<T>::type;
+      const T* xp = static_cast<const T*>(src.data_ptr());
+      T* op = static_cast<T*>(out.data_ptr());
+      const std::int64_t tile = std::min<std::int64_t>(inner, 1024);
+      const std::int64_t ntiles = (inner + tile - 1) / tile;
+      const std::int64_t tasks = outer * ntiles;
+      const int threads = reduce_threads(out.numel()) > 1 && tasks > 1 ? get_num_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+      for (std::int64_t task = 0; task < tasks; ++task) {
+        const std::int64_t o = task / ntiles, i0 = (task % ntiles) * tile, w = std::min(tile, inner - i0);
+        const T* xr = xp + o * n * inner + i0;
+        T* orow = op + o * n * inner + i0;
+        A* acc = thread_scratch<A>(static_cast<std::size_t>(w));
+        for (std::int64_t j = 0; j < w; ++j) acc[j] = A(0);
+        for (std::int64_t kk = 0; kk < n; ++kk) {
+          const std::int64_t k = reverse ? n - 1 - kk : kk;
+          const T* a = xr + k * inner;
+          T* b = orow + k * inner;
+          for (std::int64_t j = 0; j < w; ++j) {
+            acc[j] = wrap_add(acc[j], static_cast<A>(a[j]));
+            b[j] = static_cast<T>(acc[j]);
+          }
+        }
+      }
+    }
+  });
+  return out;
+}
+
+/// cumsum as a primitive whose gradient is the cumsum in the other direction.
+Tensor cumsum_dir(const Tensor& x, std::int64_t d, bool reverse) {
+  return apply_op(
+      reverse ? "cumsum_reverse" : "cumsum", {x}, kSaveNone,
+      [&](const G& in) { return cumsum_kernel(in[0], d, reverse); },
+      [d, reverse](const Ctx&, const G& g) { return G{cumsum_dir(g[0], d, !reverse)}; });
+}
+
+}  // namespace
+}  // namespace detail
+
+Tensor var(const Tensor& x, const Shape& dims, double correction, bool keepdim) {
+  return detail::var_std("var", x, dims, correction, keepdim, false);
+}
+
+Tensor std(const Tensor& x, const Shape& dims, double correction, bool keepdim) {
+  return detail::var_std("std", x, dims, correction, keepdim, true);
+}
+
+Tensor logsumexp(const Tensor& x, const Shape& dims, bool keepdim) {
+  detail::check_float(x, "logsumexp");
+  return detail::apply_op(
+      "logsumexp", {x}, detail::kSaveInputs | detail::kSaveOutputs,
+      [&](const G& in) { return detail::logsumexp_kernel(in[0], dims, keepdim); },
+      [dims, keepdim](const detail::Ctx& c, const G& g) {
+        Tensor x = c.input(0);
+        Tensor ok = detail::unsqueeze_reduced(c.output(0), x.shape(), dims, keepdim, "logsumexp");
+        Tensor gk = detail::unsqueeze_reduced(g[0], x.shape(), dims, keepdim, "logsumexp");
+        return G{gk * (x - ok).exp().conj()};
+      });
+}
+
+Tensor cumsum(const Tensor& x, std::int64_t dim) {
+  const std::int64_t d = detail::wrap_dim(dim, x.dim(), "cumsum");
+  return detail::cumsum_dir(x, d, false);
+}
+
+Tensor Tensor::var(const Shape& dims, double correction, bool keepdim) const {
+  return phasor::var(*this, dims, correction, keepdim);
+}
+Tensor Tensor::std(const Shape& dims, double correction, bool keepdim) const {
+  return phasor::std(*this, dims, correction, keepdim);
+}
+Tensor Tensor::logsumexp(const Shape& dims, bool keepdim) const { return phasor::logsumexp(*this, dims, keepdim); }
+Tensor Tensor::cumsum(std::int64_t dim) const { return phasor::cumsum(*this, dim); }
+
+}  // namespace phasor
