@@ -4,8 +4,7 @@
 //
 //   usage: fit_function [steps]        (default 3000)
 //
-// The dense layers are written as broadcast-multiply + sum over a dim, (x.unsqueeze(-1) * W).sum({-2}),
-// so the example only needs phasor's elementwise ops and reductions. It prints the loss every 250 steps,
+// It prints the loss every 250 steps,
 // then the relative L2 error on a held-out grid that interleaves the training points, and exits with
 // status 1 if that error is above kMaxRelError.
 #include <phasor/phasor.hpp>
@@ -27,20 +26,18 @@ constexpr double kMaxRelError = 0.02;  // pass/fail threshold on the held-out re
 
 double target(double x) { return std::sin(3.0 * x) * std::exp(-x * x); }
 
-// n points on [a, b]: endpoints included when `midpoints` is false, else cell midpoints (held-out grid).
+// n points on [a, b] as an (n, 1) column: endpoints included, or cell midpoints (held-out grid).
 Tensor grid(double a, double b, int n, bool midpoints) {
-  std::vector<double> xs(static_cast<std::size_t>(n));
-  for (int i = 0; i < n; ++i)
-    xs[static_cast<std::size_t>(i)] = midpoints ? a + (b - a) * (i + 0.5) / n : a + (b - a) * i / (n - 1);
-  return ph::from_vector(xs, ph::Shape{n, 1});
+  const double h = (b - a) / n;
+  Tensor x = midpoints ? ph::linspace(a + h / 2, b - h / 2, n, ph::float64) : ph::linspace(a, b, n, ph::float64);
+  return x.unsqueeze(1);
 }
 
 // The same function evaluated with tensor ops (so the reference is computed independently of `target`).
 Tensor target(const Tensor& x) { return (x * 3.0).sin() * (-(x * x)).exp(); }
 
-// A dense layer y = x W + b for x of shape (n, in), W (in, out), b (out): broadcast (n, in, 1) * (in, out)
-// and sum over the `in` dim.
-Tensor dense(const Tensor& x, const Tensor& W, const Tensor& b) { return (x.unsqueeze(-1) * W).sum({-2}) + b; }
+// A dense layer y = x W + b for x of shape (n, in), W (in, out), b (out).
+Tensor dense(const Tensor& x, const Tensor& W, const Tensor& b) { return ph::matmul(x, W) + b; }
 
 struct Mlp {
   Tensor W1, b1, W2, b2;
@@ -48,20 +45,7 @@ struct Mlp {
   Tensor forward(const Tensor& x) const { return dense(dense(x, W1, b1).tanh(), W2, b2); }
 };
 
-// sqrt of every element of a float64 tensor, through the typed data pointer (on a fresh contiguous copy).
-// Written by hand so the example needs only the ops the core has today (phasor::sqrt is declared, not yet built).
-Tensor elementwise_sqrt(const Tensor& t) {
-  Tensor out = t.contiguous().clone();
-  double* p = out.data<double>();
-  for (std::int64_t i = 0; i < out.numel(); ++i) p[i] = std::sqrt(p[i]);
-  return out;
-}
-
-double rel_l2(const Tensor& pred, const Tensor& ref) {
-  const double num = ((pred - ref) * (pred - ref)).sum().item<double>();
-  const double den = (ref * ref).sum().item<double>();
-  return std::sqrt(num / den);
-}
+double rel_l2(const Tensor& pred, const Tensor& ref) { return ((pred - ref).norm() / ref.norm()).item<double>(); }
 
 }  // namespace
 
@@ -114,7 +98,7 @@ int main(int argc, char** argv) {
         const Tensor g = params[i].grad();
         m1[i].mul_(beta1).add_(g, 1.0 - beta1);
         m2[i].mul_(beta2).add_(g * g, 1.0 - beta2);
-        params[i].sub_(m1[i] / (elementwise_sqrt(m2[i] / c2) + eps), lr_t / c1);
+        params[i].sub_(m1[i] / ((m2[i] / c2).sqrt() + eps), lr_t / c1);
       }
     }
     if (step % 250 == 0 || step == 1) std::printf("step %5d  train mse %.3e\n", step, loss_value);
