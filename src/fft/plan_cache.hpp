@@ -1,0 +1,71 @@
+// src/fft/plan_cache.hpp - FFTW plans and the bounded LRU cache that keeps them.
+//
+// Note [plan cache]
+// An FFTW plan is only valid for arrays of the exact layout it was made for: the transform
+// and batch ("howmany") dims with their input/output strides, the precision, the kind, the
+// direction, the planner flags, the thread count, whether it runs in place, and the SIMD
+// alignment of both arrays (new-array execute requires the same fftw_alignment_of). The
+// PlanKey holds all of them, so a hit can always be executed on the caller's arrays.
+// Plans are shared_ptrs: eviction only drops the cache's reference, so a thread still
+// executing an evicted plan keeps it alive; the last owner destroys it under the planner
+// lock (FFTW's planner and destroy are not thread-safe, its execute functions are).
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <vector>
+
+namespace phasor::fft::detail {
+
+/// The three transform kinds every public function lowers to.
+enum class Kind : std::uint8_t { c2c, r2c, c2r };
+
+/// One dim of an FFTW guru64 problem: length, input stride, output stride (in elements).
+struct IoDim {
+  std::int64_t n = 1;
+  std::int64_t is = 1;
+  std::int64_t os = 1;
+  bool operator==(const IoDim& o) const { return n == o.n && is == o.is && os == o.os; }
+};
+
+/// Everything an FFTW plan depends on (Note [plan cache]).
+struct PlanKey {
+  Kind kind = Kind::c2c;
+  bool single = false;    // float (fftwf) or double (fftw)
+  bool forward = true;    // sign of the exponent (c2c; r2c is always forward, c2r backward)
+  bool inplace = false;
+  int align_in = 0;       // fftw_alignment_of of the input and output arrays
+  int align_out = 0;
+  unsigned flags = 0;     // FFTW planner flags
+  int threads = 1;
+  std::vector<IoDim> dims;     // transform dims (for r2c/c2r the last is the halved one)
+  std::vector<IoDim> howmany;  // batch dims
+  bool operator==(const PlanKey& o) const;
+};
+
+/// Hash of a PlanKey.
+struct PlanKeyHash {
+  std::size_t operator()(const PlanKey& k) const;
+};
+
+/// An FFTW plan of either precision; destroyed under the planner lock.
+struct Plan {
+  void* handle = nullptr;  // fftw_plan or fftwf_plan
+  bool single = false;
+  Plan(void* h, bool s) : handle(h), single(s) {}
+  Plan(const Plan&) = delete;
+  Plan& operator=(const Plan&) = delete;
+  ~Plan();
+};
+using PlanPtr = std::shared_ptr<const Plan>;
+
+/// Serializes every FFTW call that is not an execute (planning, destroy, wisdom, thread setup).
+std::recursive_mutex& planner_mutex();
+
+/// The cached plan for `key`, or null (a hit becomes the most recently used).
+PlanPtr cache_find(const PlanKey& key);
+/// Inserts `plan` for `key` (an existing entry wins and is returned) and evicts beyond capacity.
+PlanPtr cache_insert(const PlanKey& key, PlanPtr plan);
+
+}  // namespace phasor::fft::detail
