@@ -448,6 +448,43 @@ TEST_CASE("fft: 2-D and n-D family vs naive long double DFT (dims subsets and or
   check_ref(F::hfftn(h, std::nullopt, std::nullopt, Norm::ortho), ref, float64, np, "hfftn default s");
 }
 
+TEST_CASE("fft: n-D family with a measuring planner (FFTW's own multi-dimensional plans)") {
+  // Under the estimate effort n-D transforms run as blocked 1-D passes; measuring efforts hand the
+  // whole problem to FFTW (one guru64 plan). Both must agree with the reference, including c2r of
+  // spectra that are not Hermitian-consistent (imaginary parts of DC/Nyquist lines dropped).
+  manual_seed(31);
+  F::set_planner_effort(F::Effort::measure);
+  struct Case {
+    Shape shape;
+    Dims dims;
+  };
+  const std::vector<Case> cases = {{{6, 8}, {0, 1}}, {{5, 7}, {1, 0}}, {{3, 4, 5}, {0, 2}}, {{4, 3, 6}, {2, 0, 1}},
+                                   {{9, 4}, {0}}};
+  for (const auto& cs : cases) {
+    for (Fn f : kFns) {
+      for (Dtype dt : {float32, float64}) {
+        Shape in_shape = cs.shape;
+        if (c2r_kind(f)) in_shape[u(cs.dims.back())] = cs.shape[u(cs.dims.back())] / 2 + 1;
+        Tensor x = make_input(f, in_shape, dt);
+        Dims sizes;
+        for (auto d : cs.dims) sizes.push_back(cs.shape[u(d)]);
+        for (Norm norm : {Norm::backward, Norm::ortho}) {
+          std::int64_t np = 0;
+          const Arr ref = reference(f, arr_of(x), cs.dims, sizes, norm, np);
+          check_ref(calln(f, x, sizes, cs.dims, norm), ref, out_dtype(f, dt), np,
+                    std::string(fn_name(f)) + "n (measure) shape " + dims_str(in_shape) + " dims " + dims_str(cs.dims));
+        }
+      }
+    }
+  }
+  Tensor z = randn({3, 4}, complex128).requires_grad_();
+  Tensor r = randn({3, 4}, float64).requires_grad_();
+  CHECK(autodiff::gradcheck([](const G& in) { return F::irfft2(in[0], Dims{3, 5}); }, {z}));
+  CHECK(autodiff::gradcheck([](const G& in) { return F::rfft2(in[0], std::nullopt, {1, 0}); }, {r}));
+  CHECK(autodiff::gradcheck([](const G& in) { return F::hfftn(in[0], Dims{4, 6}, Dims{1, 0}); }, {z}));
+  F::set_planner_effort(F::Effort::estimate);
+}
+
 TEST_CASE("fft: default dims, dtype promotion and the 2-D defaults") {
   Tensor xi = from_vector(std::vector<std::int64_t>{1, 2, 3, 4});
   Tensor y = F::fft(xi);
@@ -680,12 +717,20 @@ TEST_CASE("fft: non-contiguous inputs (transposed, stepped slices, expanded, rea
   Tensor re = base.real(), im = base.imag();
   CHECK(max_abs_diff(F::rfft(re), F::rfft(re.contiguous())) < 1e-12);
   CHECK(max_abs_diff(F::rfft2(im), F::rfft2(im.contiguous())) < 1e-12);
-  // inputs are left untouched (c2r works on a copy)
+  // inputs are left untouched (c2r works on a copy, or on a padded/converted copy made for it)
   Tensor h = randn({4, 5}, complex128);
   const auto before = to_vector<cd>(h);
   F::irfft2(h);
   F::hfft(h);
+  F::irfft(h, 20);
+  F::irfft(h.narrow(1, 0, 3), 4);
+  F::hfftn(h, Dims{6, 9});
+  F::irfftn(h.t(), Dims{9, 4});
   CHECK(to_vector<cd>(h) == before);
+  Tensor hr = randn({4, 5}, float64);
+  const auto before_r = to_vector<double>(hr);
+  CHECK(max_abs_diff(F::irfft(hr), F::irfft(hr.to(complex128))) == 0);
+  CHECK(to_vector<double>(hr) == before_r);
 }
 
 TEST_CASE("fft: batched transforms equal per-row transforms") {

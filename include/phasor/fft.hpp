@@ -27,15 +27,15 @@ Tensor fft(const Tensor& x, Length n = std::nullopt, std::int64_t dim = -1, Norm
 /// 1-D inverse DFT along `dim`.
 Tensor ifft(const Tensor& x, Length n = std::nullopt, std::int64_t dim = -1, Norm norm = Norm::backward);
 /// 2-D DFT over `dims` (default the last two).
-Tensor fft2(const Tensor& x, Sizes s = std::nullopt, const std::vector<std::int64_t>& dims = {-2, -1},
+Tensor fft2(const Tensor& x, const Sizes& s = std::nullopt, const std::vector<std::int64_t>& dims = {-2, -1},
             Norm norm = Norm::backward);
 /// 2-D inverse DFT over `dims`.
-Tensor ifft2(const Tensor& x, Sizes s = std::nullopt, const std::vector<std::int64_t>& dims = {-2, -1},
+Tensor ifft2(const Tensor& x, const Sizes& s = std::nullopt, const std::vector<std::int64_t>& dims = {-2, -1},
              Norm norm = Norm::backward);
 /// n-D DFT over `dims` (default: the last len(s) dims when `s` is given, else all dims).
-Tensor fftn(const Tensor& x, Sizes s = std::nullopt, Sizes dims = std::nullopt, Norm norm = Norm::backward);
+Tensor fftn(const Tensor& x, const Sizes& s = std::nullopt, const Sizes& dims = std::nullopt, Norm norm = Norm::backward);
 /// n-D inverse DFT over `dims`.
-Tensor ifftn(const Tensor& x, Sizes s = std::nullopt, Sizes dims = std::nullopt, Norm norm = Norm::backward);
+Tensor ifftn(const Tensor& x, const Sizes& s = std::nullopt, const Sizes& dims = std::nullopt, Norm norm = Norm::backward);
 
 // ---- real-to-complex (one-sided spectra) and back -------------------------------------------------
 /// 1-D DFT of a real signal: the n/2+1 non-negative frequencies.
@@ -43,15 +43,15 @@ Tensor rfft(const Tensor& x, Length n = std::nullopt, std::int64_t dim = -1, Nor
 /// Inverse of rfft: real signal of length `n` (default 2*(m-1); odd lengths are exact when given).
 Tensor irfft(const Tensor& x, Length n = std::nullopt, std::int64_t dim = -1, Norm norm = Norm::backward);
 /// 2-D rfft over `dims` (the last one is halved).
-Tensor rfft2(const Tensor& x, Sizes s = std::nullopt, const std::vector<std::int64_t>& dims = {-2, -1},
+Tensor rfft2(const Tensor& x, const Sizes& s = std::nullopt, const std::vector<std::int64_t>& dims = {-2, -1},
              Norm norm = Norm::backward);
 /// 2-D irfft over `dims` (the last one is the halved one).
-Tensor irfft2(const Tensor& x, Sizes s = std::nullopt, const std::vector<std::int64_t>& dims = {-2, -1},
+Tensor irfft2(const Tensor& x, const Sizes& s = std::nullopt, const std::vector<std::int64_t>& dims = {-2, -1},
               Norm norm = Norm::backward);
 /// n-D rfft over `dims` (the last one is halved).
-Tensor rfftn(const Tensor& x, Sizes s = std::nullopt, Sizes dims = std::nullopt, Norm norm = Norm::backward);
+Tensor rfftn(const Tensor& x, const Sizes& s = std::nullopt, const Sizes& dims = std::nullopt, Norm norm = Norm::backward);
 /// n-D irfft over `dims` (the last one is the halved one).
-Tensor irfftn(const Tensor& x, Sizes s = std::nullopt, Sizes dims = std::nullopt, Norm norm = Norm::backward);
+Tensor irfftn(const Tensor& x, const Sizes& s = std::nullopt, const Sizes& dims = std::nullopt, Norm norm = Norm::backward);
 
 // ---- Hermitian signals (one-sided in time, real in frequency) -------------------------------------
 /// 1-D DFT of a Hermitian-symmetric signal given by its first half: a real spectrum of length `n`.
@@ -59,15 +59,15 @@ Tensor hfft(const Tensor& x, Length n = std::nullopt, std::int64_t dim = -1, Nor
 /// Inverse of hfft: the one-sided inverse DFT of a real signal.
 Tensor ihfft(const Tensor& x, Length n = std::nullopt, std::int64_t dim = -1, Norm norm = Norm::backward);
 /// 2-D hfft over `dims` (the last one is the halved one).
-Tensor hfft2(const Tensor& x, Sizes s = std::nullopt, const std::vector<std::int64_t>& dims = {-2, -1},
+Tensor hfft2(const Tensor& x, const Sizes& s = std::nullopt, const std::vector<std::int64_t>& dims = {-2, -1},
              Norm norm = Norm::backward);
 /// 2-D ihfft over `dims` (the last one is halved).
-Tensor ihfft2(const Tensor& x, Sizes s = std::nullopt, const std::vector<std::int64_t>& dims = {-2, -1},
+Tensor ihfft2(const Tensor& x, const Sizes& s = std::nullopt, const std::vector<std::int64_t>& dims = {-2, -1},
               Norm norm = Norm::backward);
 /// n-D hfft over `dims` (the last one is the halved one).
-Tensor hfftn(const Tensor& x, Sizes s = std::nullopt, Sizes dims = std::nullopt, Norm norm = Norm::backward);
+Tensor hfftn(const Tensor& x, const Sizes& s = std::nullopt, const Sizes& dims = std::nullopt, Norm norm = Norm::backward);
 /// n-D ihfft over `dims` (the last one is halved).
-Tensor ihfftn(const Tensor& x, Sizes s = std::nullopt, Sizes dims = std::nullopt, Norm norm = Norm::backward);
+Tensor ihfftn(const Tensor& x, const Sizes& s = std::nullopt, const Sizes& dims = std::nullopt, Norm norm = Norm::backward);
 
 // ---- helpers -------------------------------------------------------------------------------------
 /// Sample frequencies of an n-point DFT with spacing `d`: [0, 1, ..., -(n/2), ..., -1] / (d*n).
@@ -75,9 +75,9 @@ Tensor fftfreq(std::int64_t n, double d = 1.0, Dtype dtype = default_dtype(), De
 /// Non-negative sample frequencies of an n-point rfft: [0, 1, ..., n/2] / (d*n).
 Tensor rfftfreq(std::int64_t n, double d = 1.0, Dtype dtype = default_dtype(), Device device = Device::cpu());
 /// Moves the zero frequency to the center of `dims` (default all dims).
-Tensor fftshift(const Tensor& x, Sizes dims = std::nullopt);
+Tensor fftshift(const Tensor& x, const Sizes& dims = std::nullopt);
 /// Inverse of fftshift (differs from it for odd lengths).
-Tensor ifftshift(const Tensor& x, Sizes dims = std::nullopt);
+Tensor ifftshift(const Tensor& x, const Sizes& dims = std::nullopt);
 
 // ---- plans, planner effort and wisdom ------------------------------------------------------------
 /// FFTW planner rigor: estimate (default, no measuring) or measure/patient/exhaustive (slower planning, faster plans).

@@ -176,27 +176,31 @@ int fftw_threads_for(std::int64_t work) {
   return std::max(1, get_num_threads());
 }
 
-void run_fftw(Kind kind, bool single, bool forward, const std::vector<IoDim>& dims, const std::vector<IoDim>& howmany,
-              void* in, void* out) {
+bool effort_is_estimate() { return g_effort.load(std::memory_order_relaxed) == static_cast<int>(Effort::estimate); }
+
+const Plan* acquire_plan(PlanKey& k, void* in, void* out, PlanPtr& keep, int threads) {
   std::int64_t work = 1;
-  for (const auto& d : dims) work *= d.n;
-  for (const auto& d : howmany) work *= d.n;
-  if (work == 0) return;
-  PlanKey k;
-  k.kind = kind;
-  k.single = single;
-  k.forward = kind == Kind::c2c ? forward : kind == Kind::r2c;
+  for (const auto& d : k.dims) work *= d.n;
+  for (const auto& d : k.howmany) work *= d.n;
+  const Kind kind = k.kind;
+  const bool single = k.single;
+  if (kind != Kind::c2c) k.forward = kind == Kind::r2c;
   k.inplace = in == out;
   k.align_in = alignment_of(in, single);
   k.align_out = alignment_of(out, single);
   k.flags = effort_flags(static_cast<Effort>(g_effort.load(std::memory_order_relaxed)));
   if (kind == Kind::c2r) k.flags |= FFTW_DESTROY_INPUT;
-  k.threads = fftw_threads_for(work);
-  k.dims = dims;
-  k.howmany = howmany;
-  PlanPtr plan = cache_find(k);
-  if (!plan) plan = cache_insert(k, create_plan(k, in, out));
-  if (single) {
+  k.threads = threads > 0 ? threads : fftw_threads_for(work);
+  const Plan* plan = cache_find(k, keep);
+  if (!plan) {
+    keep = cache_insert(k, create_plan(k, in, out));
+    plan = keep.get();
+  }
+  return plan;
+}
+
+void execute_plan(const Plan* plan, Kind kind, void* in, void* out) {
+  if (plan->single) {
     auto p = static_cast<fftwf_plan>(plan->handle);
     switch (kind) {
       case Kind::c2c:
@@ -215,6 +219,16 @@ void run_fftw(Kind kind, bool single, bool forward, const std::vector<IoDim>& di
       case Kind::c2r: fftw_execute_dft_c2r(p, static_cast<fftw_complex*>(in), static_cast<double*>(out)); break;
     }
   }
+}
+
+void run_fftw(PlanKey& k, void* in, void* out) {
+  for (const auto& d : k.dims)
+    if (d.n == 0) return;
+  for (const auto& d : k.howmany)
+    if (d.n == 0) return;
+  PlanPtr keep;
+  const Plan* plan = acquire_plan(k, in, out, keep);
+  execute_plan(plan, k.kind, in, out);
 }
 
 Plan::~Plan() {

@@ -1,6 +1,8 @@
 // src/fft/plan_cache.cpp - bounded LRU cache of FFTW plans (Note [plan cache]).
 #include "fft/plan_cache.hpp"
 
+#include <array>
+#include <atomic>
 #include <list>
 #include <unordered_map>
 #include <utility>
@@ -75,18 +77,66 @@ Cache& cache() {
 
 }  // namespace
 
-PlanPtr cache_find(const PlanKey& key) {
-  Cache& c = cache();
-  std::lock_guard<std::mutex> lock(c.mutex);
-  auto it = c.index.find(key);
-  if (it == c.index.end()) return nullptr;
-  if (it->second != c.lru.begin()) c.lru.splice(c.lru.begin(), c.lru, it->second);
-  return it->second->second;
+// Note [thread-local plans]
+// Each thread remembers its last few plans (kTlsSlots) and finds them without the cache lock
+// or a hash lookup. Changing the capacity or clearing the cache bumps g_generation, which
+// invalidates every thread's list; with capacity 0 nothing is remembered. A plan evicted from
+// the shared LRU may stay in a thread's list until that thread replaces it (it stays valid).
+namespace {
+constexpr std::size_t kTlsSlots = 4;
+std::atomic<std::uint64_t> g_generation{1};
+std::atomic<bool> g_tls_enabled{true};
+
+struct TlsSlot {
+  std::uint64_t generation = 0;
+  PlanKey key;
+  PlanPtr plan;
+};
+struct TlsPlans {
+  std::array<TlsSlot, kTlsSlots> slots;
+  std::size_t next = 0;
+};
+TlsPlans& tls_plans() {
+  thread_local TlsPlans t;
+  return t;
+}
+
+void tls_remember(const PlanKey& key, const PlanPtr& plan) {
+  if (!g_tls_enabled.load(std::memory_order_relaxed)) return;
+  TlsPlans& t = tls_plans();
+  TlsSlot& s = t.slots[t.next];
+  t.next = (t.next + 1) % kTlsSlots;
+  s.generation = g_generation.load(std::memory_order_acquire);
+  s.key = key;
+  s.plan = plan;
+}
+
+void invalidate_tls() { g_generation.fetch_add(1, std::memory_order_acq_rel); }
+}  // namespace
+
+const Plan* cache_find(const PlanKey& key, PlanPtr& keep) {
+  {
+    TlsPlans& t = tls_plans();
+    const std::uint64_t gen = g_generation.load(std::memory_order_acquire);
+    for (auto& s : t.slots)
+      if (s.plan && s.generation == gen && s.key == key) return s.plan.get();
+  }
+  {
+    Cache& c = cache();
+    std::lock_guard<std::mutex> lock(c.mutex);
+    auto it = c.index.find(key);
+    if (it == c.index.end()) return nullptr;
+    if (it->second != c.lru.begin()) c.lru.splice(c.lru.begin(), c.lru, it->second);
+    keep = it->second->second;
+  }
+  tls_remember(key, keep);
+  return keep.get();
 }
 
 PlanPtr cache_insert(const PlanKey& key, PlanPtr plan) {
   Cache& c = cache();
   std::vector<PlanPtr> dead;  // destroyed after the lock is released
+  PlanPtr result = plan;
   {
     std::lock_guard<std::mutex> lock(c.mutex);
     if (c.capacity == 0) return plan;
@@ -94,13 +144,15 @@ PlanPtr cache_insert(const PlanKey& key, PlanPtr plan) {
     if (it != c.index.end()) {
       dead.push_back(std::move(plan));  // another thread planned the same problem first
       c.lru.splice(c.lru.begin(), c.lru, it->second);
-      return it->second->second;
+      result = it->second->second;
+    } else {
+      c.lru.emplace_front(key, plan);
+      c.index.emplace(key, c.lru.begin());
+      c.evict(dead);
     }
-    c.lru.emplace_front(key, plan);
-    c.index.emplace(key, c.lru.begin());
-    c.evict(dead);
   }
-  return plan;
+  tls_remember(key, result);
+  return result;
 }
 
 }  // namespace detail
@@ -124,6 +176,8 @@ void set_plan_cache_capacity(std::size_t capacity) {
     std::lock_guard<std::mutex> lock(c.mutex);
     c.capacity = capacity;
     c.evict(dead);
+    detail::g_tls_enabled.store(capacity > 0);
+    detail::invalidate_tls();
   }
 }
 
@@ -135,6 +189,7 @@ void clear_plan_cache() {
     for (auto& e : c.lru) dead.push_back(std::move(e.second));
     c.lru.clear();
     c.index.clear();
+    detail::invalidate_tls();
   }
 }
 

@@ -16,6 +16,8 @@
 #include <mutex>
 #include <vector>
 
+#include "fft/small_vec.hpp"
+
 namespace phasor::fft::detail {
 
 /// The three transform kinds every public function lowers to.
@@ -23,11 +25,13 @@ enum class Kind : std::uint8_t { c2c, r2c, c2r };
 
 /// One dim of an FFTW guru64 problem: length, input stride, output stride (in elements).
 struct IoDim {
-  std::int64_t n = 1;
-  std::int64_t is = 1;
-  std::int64_t os = 1;
+  std::int64_t n;   // no default initializers: keys are built on the hot path, unused
+  std::int64_t is;  // inline slots of an IoDims are never read
+  std::int64_t os;
   bool operator==(const IoDim& o) const { return n == o.n && is == o.is && os == o.os; }
 };
+/// Transform or batch dims of a problem (inline up to 8).
+using IoDims = SmallVec<IoDim, 8>;
 
 /// Everything an FFTW plan depends on (Note [plan cache]).
 struct PlanKey {
@@ -39,8 +43,8 @@ struct PlanKey {
   int align_out = 0;
   unsigned flags = 0;     // FFTW planner flags
   int threads = 1;
-  std::vector<IoDim> dims;     // transform dims (for r2c/c2r the last is the halved one)
-  std::vector<IoDim> howmany;  // batch dims
+  IoDims dims;     // transform dims (for r2c/c2r the last is the halved one)
+  IoDims howmany;  // batch dims
   bool operator==(const PlanKey& o) const;
 };
 
@@ -63,8 +67,11 @@ using PlanPtr = std::shared_ptr<const Plan>;
 /// Serializes every FFTW call that is not an execute (planning, destroy, wisdom, thread setup).
 std::recursive_mutex& planner_mutex();
 
-/// The cached plan for `key`, or null (a hit becomes the most recently used).
-PlanPtr cache_find(const PlanKey& key);
+/// The cached plan for `key`, or null. A small per-thread list of recently used plans is
+/// searched first (no lock, no reference counting: the thread's list keeps the plan alive until
+/// this thread's next cache call); a hit in the shared LRU becomes its most recently used entry
+/// and is also held in `keep`.
+const Plan* cache_find(const PlanKey& key, PlanPtr& keep);
 /// Inserts `plan` for `key` (an existing entry wins and is returned) and evicts beyond capacity.
 PlanPtr cache_insert(const PlanKey& key, PlanPtr plan);
 

@@ -21,11 +21,13 @@
 
 #include <omp.h>
 
+#include <algorithm>
 #include <cmath>
 
 #include "autodiff/node.hpp"
 #include "core/elementwise.hpp"
 #include "fft/fftw_backend.hpp"
+#include "fft/passes.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
 
@@ -54,8 +56,10 @@ std::size_t u(std::int64_t v) { return static_cast<std::size_t>(v); }
 
 /// True if some dim of size > 1 has stride 0 (an expanded view): FFTW gets a compact copy.
 bool has_broadcast_dim(const Tensor& t) {
-  for (std::int64_t d = 0; d < t.dim(); ++d)
-    if (t.stride(d) == 0 && t.size(d) > 1) return true;
+  const Shape& shape = t.shape();
+  const Shape& strides = t.strides();
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    if (strides[d] == 0 && shape[d] > 1) return true;
   return false;
 }
 
@@ -67,18 +71,17 @@ Tensor fresh_copy(const Tensor& t) {
 
 /// Transform dims (logical lengths `n`) and batch dims of in -> out, batch dims merged where
 /// their strides allow, size-1 batch dims dropped.
-void layout(const Tensor& in, const Tensor& out, const std::vector<std::int64_t>& dims,
-            const std::vector<std::int64_t>& n, std::vector<IoDim>& rank, std::vector<IoDim>& howmany) {
+void layout(const Tensor& in, const Tensor& out, const DimList& dims, const DimList& n, IoDims& rank,
+            IoDims& howmany) {
   rank.clear();
   howmany.clear();
-  std::vector<bool> is_dim(u(out.dim()), false);
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    rank.push_back(IoDim{n[i], in.stride(dims[i]), out.stride(dims[i])});
-    is_dim[u(dims[i])] = true;
-  }
-  for (std::int64_t d = 0; d < out.dim(); ++d) {
-    if (is_dim[u(d)] || out.size(d) == 1) continue;
-    IoDim h{out.size(d), in.stride(d), out.stride(d)};
+  const Shape& is = in.strides();
+  const Shape& os = out.strides();
+  const Shape& shape = out.shape();
+  for (std::size_t i = 0; i < dims.size(); ++i) rank.push_back(IoDim{n[i], is[u(dims[i])], os[u(dims[i])]});
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
+    if (shape[u(d)] == 1 || std::find(dims.begin(), dims.end(), d) != dims.end()) continue;
+    IoDim h{shape[u(d)], is[u(d)], os[u(d)]};
     if (!howmany.empty() && howmany.back().is == h.n * h.is && howmany.back().os == h.n * h.os)
       howmany.back() = IoDim{howmany.back().n * h.n, h.is, h.os};
     else
@@ -100,7 +103,7 @@ void scale_inplace(const Tensor& t, double s) {
   else run(static_cast<double*>(t.data_ptr()));
 }
 
-std::int64_t prod(const std::vector<std::int64_t>& v) {
+std::int64_t prod(const DimList& v) {
   std::int64_t p = 1;
   for (auto x : v) p *= x;
   return p;
@@ -120,81 +123,192 @@ Tensor half_weights(std::int64_t n, std::int64_t dim, std::int64_t ndim, Dtype r
   return from_vector(w, shape).to(real_dtype);
 }
 
+// ---- pass decomposition (Note [blocked passes], src/fft/passes.cpp) -----------------------------------
+std::int64_t outer_of(const Shape& s, std::int64_t d) {
+  std::int64_t p = 1;
+  for (std::int64_t i = 0; i < d; ++i) p *= s[u(i)];
+  return p;
+}
+std::int64_t inner_of(const Shape& s, std::int64_t d) {
+  std::int64_t p = 1;
+  for (std::size_t i = u(d) + 1; i < s.size(); ++i) p *= s[i];
+  return p;
+}
+
+/// Under the estimate effort, a transform along one non-innermost dim (any kind) and a 2-D
+/// c2c run as 1-D passes; everything else is one FFTW guru64 call on the caller's strides.
+/// Measured here (1 thread, see bench/README_fft.md): passes were 1.1-2.6x faster for such
+/// column transforms and 1.5-3.7x for 2-D c2c, but slower than FFTW's own plans for 3-D c2c
+/// (611 vs 891 us at 64^3) and for 2-D r2c/c2r (141 vs 252 us at 256^2 float64).
+bool use_passes(Kind kind, const Shape& shape, const DimList& dims) {
+  if (!effort_is_estimate()) return false;
+  if (dims.size() == 1) return inner_of(shape, dims[0]) > 1;
+  return kind == Kind::c2c && dims.size() == 2;
+}
+
+/// c2c over `dims` as passes: the innermost dim straight from x when x is contiguous, the rest
+/// in place in `out` (contiguous).
+void c2c_passes(const Tensor& x, const Tensor& out, const DimList& dims, bool forward) {
+  const bool single = x.dtype() == Dtype::Complex64;
+  const Shape& shape = out.shape();
+  const std::int64_t di = *std::max_element(dims.begin(), dims.end());
+  bool done_inner = false;
+  if (x.is_contiguous() && inner_of(shape, di) == 1) {
+    line_pass(Kind::c2c, single, forward, shape[u(di)], outer_of(shape, di), 1, x.data_ptr(), out.data_ptr());
+    done_inner = true;
+  } else {
+    ::phasor::detail::copy_into(out, x);
+  }
+  for (auto d : dims) {
+    if (done_inner && d == di) continue;
+    line_pass(Kind::c2c, single, forward, shape[u(d)], outer_of(shape, d), inner_of(shape, d), out.data_ptr(),
+              out.data_ptr());
+  }
+}
+
 // ---- forward kernels -----------------------------------------------------------------------------------
-Tensor c2c_kernel(Tensor x, const std::vector<std::int64_t>& dims, bool forward, Norm norm) {
+Tensor c2c_kernel(const Tensor& x_in, const DimList& dims, bool forward, Norm norm) {
+  ArgRef xa(x_in);
+  if (has_broadcast_dim(x_in)) xa.replace(fresh_copy(x_in));
+  const Tensor& x = xa.get();
   Tensor out = ::phasor::detail::make_tensor(x.shape(), x.dtype(), x.device());
   if (dims.empty()) {
     ::phasor::detail::copy_into(out, x);
     return out;
   }
   if (out.numel() == 0) return out;
-  if (has_broadcast_dim(x)) x = fresh_copy(x);
-  std::vector<std::int64_t> n;
-  for (auto d : dims) n.push_back(x.size(d));
-  std::vector<IoDim> rank, howmany;
-  layout(x, out, dims, n, rank, howmany);
-  run_fftw(Kind::c2c, x.dtype() == Dtype::Complex64, forward, rank, howmany, x.data_ptr(), out.data_ptr());
+  DimList n;
+  for (auto d : dims) n.push_back(x.shape()[u(d)]);
+  if (use_passes(Kind::c2c, out.shape(), dims)) {
+    c2c_passes(x, out, dims, forward);
+    scale_inplace(out, norm_scale(norm, prod(n), forward));
+    return out;
+  }
+  PlanKey key;
+  key.kind = Kind::c2c;
+  key.single = x.dtype() == Dtype::Complex64;
+  key.forward = forward;
+  layout(x, out, dims, n, key.dims, key.howmany);
+  run_fftw(key, x.data_ptr(), out.data_ptr());
   scale_inplace(out, norm_scale(norm, prod(n), forward));
   return out;
 }
 
-Tensor r2c_kernel(Tensor x, const std::vector<std::int64_t>& dims, Norm norm) {
+Tensor r2c_kernel(const Tensor& x_in, const DimList& dims, Norm norm) {
+  ArgRef xa(x_in);
+  if (has_broadcast_dim(x_in)) xa.replace(fresh_copy(x_in));
+  const Tensor& x = xa.get();
   Shape shape = x.shape();
   const std::int64_t n_last = shape[u(dims.back())];
   shape[u(dims.back())] = n_last / 2 + 1;
   Tensor out = ::phasor::detail::make_tensor(shape, to_complex(x.dtype()), x.device());
   if (out.numel() == 0) return out;
-  if (has_broadcast_dim(x)) x = fresh_copy(x);
-  std::vector<std::int64_t> n;
-  for (auto d : dims) n.push_back(x.size(d));
-  std::vector<IoDim> rank, howmany;
-  layout(x, out, dims, n, rank, howmany);
-  run_fftw(Kind::r2c, x.dtype() == Dtype::Float32, true, rank, howmany, x.data_ptr(), out.data_ptr());
+  DimList n;
+  for (auto d : dims) n.push_back(x.shape()[u(d)]);
+  if (use_passes(Kind::r2c, out.shape(), dims)) {
+    const bool single = x.dtype() == Dtype::Float32;
+    const std::int64_t L = dims.back();
+    const Tensor xs = x.is_contiguous() ? x : fresh_copy(x);
+    line_pass(Kind::r2c, single, true, n_last, outer_of(shape, L), inner_of(shape, L), xs.data_ptr(),
+              out.data_ptr());
+    for (std::size_t i = 0; i + 1 < dims.size(); ++i)
+      line_pass(Kind::c2c, single, true, shape[u(dims[i])], outer_of(shape, dims[i]), inner_of(shape, dims[i]),
+                out.data_ptr(), out.data_ptr());
+    scale_inplace(out, norm_scale(norm, prod(n), true));
+    return out;
+  }
+  PlanKey key;
+  key.kind = Kind::r2c;
+  key.single = x.dtype() == Dtype::Float32;
+  key.forward = true;
+  layout(x, out, dims, n, key.dims, key.howmany);
+  run_fftw(key, x.data_ptr(), out.data_ptr());
   scale_inplace(out, norm_scale(norm, prod(n), true));
   return out;
 }
 
-Tensor c2r_kernel(const Tensor& x, const std::vector<std::int64_t>& dims, Norm norm, std::int64_t last_n) {
+// Note [c2r scratch input]
+// FFTW's multi-dimensional c2r always overwrites its input, so c2r works on a copy. When the
+// front end built the input itself for this one call (a zero-padded or conjugated copy, the
+// weighted gradient in r2c's backward), the copy is skipped if the tensor still owns its
+// storage alone (no views), came from the caching allocator and has no broadcast dims. No
+// backward saves c2r's input (kSaveNone), so nothing observes the overwritten values.
+bool reusable_scratch(const Tensor& x) {
+  const auto& st = x.impl()->storage;
+  return st.use_count() == 1 && !st->deleter && !has_broadcast_dim(x);
+}
+
+Tensor c2r_kernel(const Tensor& x, const DimList& dims, Norm norm, std::int64_t last_n, bool x_is_scratch) {
   Shape shape = x.shape();
   shape[u(dims.back())] = last_n;
   Tensor out = ::phasor::detail::make_tensor(shape, to_real(x.dtype()), x.device());
   if (out.numel() == 0) return out;
-  Tensor tmp = fresh_copy(x);  // FFTW's c2r overwrites its input
-  std::vector<std::int64_t> n;
-  for (auto d : dims) n.push_back(out.size(d));
-  std::vector<IoDim> rank, howmany;
-  layout(tmp, out, dims, n, rank, howmany);
-  run_fftw(Kind::c2r, x.dtype() == Dtype::Complex64, false, rank, howmany, tmp.data_ptr(), out.data_ptr());
+  const bool passes = use_passes(Kind::c2r, out.shape(), dims);
+  const bool reuse = x_is_scratch && reusable_scratch(x) && (!passes || x.is_contiguous());
+  const Tensor tmp = reuse ? x : fresh_copy(x);  // c2r overwrites its input
+  DimList n;
+  for (auto d : dims) n.push_back(out.shape()[u(d)]);
+  if (passes) {
+    const bool single = x.dtype() == Dtype::Complex64;
+    const Shape& ts = tmp.shape();
+    for (std::size_t i = 0; i + 1 < dims.size(); ++i)
+      line_pass(Kind::c2c, single, false, ts[u(dims[i])], outer_of(ts, dims[i]), inner_of(ts, dims[i]),
+                tmp.data_ptr(), tmp.data_ptr());
+    const std::int64_t L = dims.back();
+    line_pass(Kind::c2r, single, false, last_n, outer_of(ts, L), inner_of(ts, L), tmp.data_ptr(), out.data_ptr());
+    scale_inplace(out, norm_scale(norm, prod(n), false));
+    return out;
+  }
+  PlanKey key;
+  key.kind = Kind::c2r;
+  key.single = x.dtype() == Dtype::Complex64;
+  key.forward = false;
+  layout(tmp, out, dims, n, key.dims, key.howmany);
+  run_fftw(key, tmp.data_ptr(), out.data_ptr());
   scale_inplace(out, norm_scale(norm, prod(n), false));
   return out;
+}
+
+// Note [no-grad fast path]
+// A transform of 256 points takes FFTW ~0.2 us, so per-call overhead matters. When nothing
+// records (grad mode off or the input needs no gradient) and no observer listens, apply_op
+// would only build its input/output lists and guards around the kernel, so the kernel runs
+// directly; otherwise the call goes through apply_op as usual, with the gradient below.
+template <class Kernel, class Backward>
+Tensor primitive(const char* name, const Tensor& x, Kernel&& kernel, Backward&& backward) {
+  if (::phasor::detail::g_num_observers.load(std::memory_order_relaxed) == 0 &&
+      !(x.requires_grad() && GradMode::is_enabled()))
+    return kernel(x);
+  return ::phasor::detail::apply_op(
+      name, {x}, kSaveNone, [&](const G& in) { return kernel(in[0]); }, std::forward<Backward>(backward));
 }
 
 }  // namespace
 
 // ---- the primitives (Note [fft gradients]) ---------------------------------------------------------------
-Tensor c2c(const Tensor& x, const std::vector<std::int64_t>& dims, bool forward, Norm norm) {
-  return ::phasor::detail::apply_op(
-      "fft_c2c", {x}, kSaveNone, [&](const G& in) { return c2c_kernel(in[0], dims, forward, norm); },
+Tensor c2c(const Tensor& x, const DimList& dims, bool forward, Norm norm) {
+  return primitive(
+      "fft_c2c", x, [&](const Tensor& in) { return c2c_kernel(in, dims, forward, norm); },
       [dims, forward, norm](const Ctx&, const G& g) {
         return G{c2c(as_complex(g[0]), dims, !forward, swap_norm(norm))};
       });
 }
 
-Tensor r2c(const Tensor& x, const std::vector<std::int64_t>& dims, Norm norm) {
+Tensor r2c(const Tensor& x, const DimList& dims, Norm norm) {
   const std::int64_t n_last = x.size(dims.back()), ndim = x.dim();
-  return ::phasor::detail::apply_op(
-      "fft_r2c", {x}, kSaveNone, [&](const G& in) { return r2c_kernel(in[0], dims, norm); },
+  return primitive(
+      "fft_r2c", x, [&](const Tensor& in) { return r2c_kernel(in, dims, norm); },
       [dims, norm, n_last, ndim](const Ctx&, const G& g) {
         Tensor gc = as_complex(g[0]);
         Tensor w = half_weights(n_last, dims.back(), ndim, to_real(gc.dtype()), 0.5);
-        return G{c2r(gc * w, dims, swap_norm(norm), n_last)};
+        return G{c2r(gc * w, dims, swap_norm(norm), n_last, /*x_is_scratch=*/true)};
       });
 }
 
-Tensor c2r(const Tensor& x, const std::vector<std::int64_t>& dims, Norm norm, std::int64_t last_n) {
+Tensor c2r(const Tensor& x, const DimList& dims, Norm norm, std::int64_t last_n, bool x_is_scratch) {
   const std::int64_t ndim = x.dim();
-  return ::phasor::detail::apply_op(
-      "fft_c2r", {x}, kSaveNone, [&](const G& in) { return c2r_kernel(in[0], dims, norm, last_n); },
+  return primitive(
+      "fft_c2r", x, [&](const Tensor& in) { return c2r_kernel(in, dims, norm, last_n, x_is_scratch); },
       [dims, norm, last_n, ndim](const Ctx&, const G& g) {
         Tensor gr = g[0].is_complex() ? g[0].real() : g[0];
         Tensor w = half_weights(last_n, dims.back(), ndim, gr.dtype(), 2.0);
@@ -203,7 +317,8 @@ Tensor c2r(const Tensor& x, const std::vector<std::int64_t>& dims, Norm norm, st
 }
 
 // ---- pad/crop and roll ---------------------------------------------------------------------------------------
-Tensor resize(const Tensor& x, const std::vector<std::int64_t>& dims, const std::vector<std::int64_t>& sizes) {
+Tensor resize(const Tensor& x, const DimList& dims, const DimList& sizes, bool* padded) {
+  if (padded) *padded = false;
   Tensor y = x;
   bool grow = false;
   for (std::size_t i = 0; i < dims.size(); ++i) {
@@ -211,6 +326,7 @@ Tensor resize(const Tensor& x, const std::vector<std::int64_t>& dims, const std:
     else if (sizes[i] > y.size(dims[i])) grow = true;
   }
   if (!grow) return y;
+  if (padded) *padded = true;
   const Shape orig = y.shape();
   Shape target = orig;
   for (std::size_t i = 0; i < dims.size(); ++i) target[u(dims[i])] = sizes[i];
@@ -232,8 +348,8 @@ Tensor resize(const Tensor& x, const std::vector<std::int64_t>& dims, const std:
       });
 }
 
-Tensor roll(const Tensor& x, const std::vector<std::int64_t>& dims, const std::vector<std::int64_t>& shifts) {
-  std::vector<std::int64_t> rd, rs;  // dims that actually move, shifts in [1, n)
+Tensor roll(const Tensor& x, const DimList& dims, const DimList& shifts) {
+  DimList rd, rs;  // dims that actually move, shifts in [1, n)
   for (std::size_t i = 0; i < dims.size(); ++i) {
     const std::int64_t n = x.size(dims[i]);
     if (n == 0) continue;
@@ -268,8 +384,8 @@ Tensor roll(const Tensor& x, const std::vector<std::int64_t>& dims, const std::v
         return out;
       },
       [rd, rs](const Ctx&, const G& g) {
-        std::vector<std::int64_t> neg(rs.size());
-        for (std::size_t i = 0; i < rs.size(); ++i) neg[i] = -rs[i];
+        DimList neg;
+        for (auto v : rs) neg.push_back(-v);
         return G{::phasor::fft::detail::roll(g[0], rd, neg)};
       });
 }
