@@ -92,16 +92,18 @@ void BM_fftw(benchmark::State& state, const ShapeCase& c, bool r2c, bool measure
   std::vector<fftw_iodim64> rank, hm;
   guru_dims(c.shape, c.dims, r2c, rank, hm);
   std::int64_t out_n = n;
-  if (r2c) out_n = n / c.shape[static_cast<std::size_t>(c.dims.back())] * (c.shape[static_cast<std::size_t>(c.dims.back())] / 2 + 1);
+  if (r2c)
+    out_n = n / c.shape[static_cast<std::size_t>(c.dims.back())] *
+            (c.shape[static_cast<std::size_t>(c.dims.back())] / 2 + 1);
   const int threads = threads_for(n);
   if constexpr (Single) {
     fftwf_init_threads();
     fftwf_plan_with_nthreads(threads);
     void* in = fftwf_malloc(static_cast<std::size_t>(n) * (r2c ? 1 : 2) * sizeof(float));
     void* out = fftwf_malloc(static_cast<std::size_t>(out_n) * 2 * sizeof(float));
-    fftwf_plan p = r2c ? fftwf_plan_guru64_dft_r2c(static_cast<int>(rank.size()), rank.data(), static_cast<int>(hm.size()),
-                                                   hm.data(), static_cast<float*>(in), static_cast<fftwf_complex*>(out),
-                                                   flags_of(measure))
+    fftwf_plan p = r2c ? fftwf_plan_guru64_dft_r2c(static_cast<int>(rank.size()), rank.data(),
+                                                   static_cast<int>(hm.size()), hm.data(), static_cast<float*>(in),
+                                                   static_cast<fftwf_complex*>(out), flags_of(measure))
                        : fftwf_plan_guru64_dft(static_cast<int>(rank.size()), rank.data(), static_cast<int>(hm.size()),
                                                hm.data(), static_cast<fftwf_complex*>(in),
                                                static_cast<fftwf_complex*>(out), FFTW_FORWARD, flags_of(measure));
@@ -119,9 +121,9 @@ void BM_fftw(benchmark::State& state, const ShapeCase& c, bool r2c, bool measure
     fftw_plan_with_nthreads(threads);
     void* in = fftw_malloc(static_cast<std::size_t>(n) * (r2c ? 1 : 2) * sizeof(double));
     void* out = fftw_malloc(static_cast<std::size_t>(out_n) * 2 * sizeof(double));
-    fftw_plan p = r2c ? fftw_plan_guru64_dft_r2c(static_cast<int>(rank.size()), rank.data(), static_cast<int>(hm.size()),
-                                                 hm.data(), static_cast<double*>(in), static_cast<fftw_complex*>(out),
-                                                 flags_of(measure))
+    fftw_plan p = r2c ? fftw_plan_guru64_dft_r2c(static_cast<int>(rank.size()), rank.data(),
+                                                 static_cast<int>(hm.size()), hm.data(), static_cast<double*>(in),
+                                                 static_cast<fftw_complex*>(out), flags_of(measure))
                       : fftw_plan_guru64_dft(static_cast<int>(rank.size()), rank.data(), static_cast<int>(hm.size()),
                                              hm.data(), static_cast<fftw_complex*>(in), static_cast<fftw_complex*>(out),
                                              FFTW_FORWARD, flags_of(measure));
@@ -190,10 +192,13 @@ int register_all() {
     for (const auto& c : cases()) {
       for (bool r2c : {false, true}) {
         for (bool single : {true, false}) {
-          const std::string tag = std::string(r2c ? "r2c" : "c2c") + "/" + (single ? "f32" : "f64") + "/" + c.name + "/" + eff;
+          const std::string tag =
+              std::string(r2c ? "r2c" : "c2c") + "/" + (single ? "f32" : "f64") + "/" + c.name + "/" + eff;
           benchmark::RegisterBenchmark(("fftw/" + tag).c_str(), [c, r2c, single, measure](benchmark::State& s) {
-            if (single) BM_fftw<true>(s, c, r2c, measure);
-            else BM_fftw<false>(s, c, r2c, measure);
+            if (single)
+              BM_fftw<true>(s, c, r2c, measure);
+            else
+              BM_fftw<false>(s, c, r2c, measure);
           })->Unit(benchmark::kMicrosecond);
           benchmark::RegisterBenchmark(("phasor/" + tag).c_str(), [c, r2c, single, measure](benchmark::State& s) {
             BM_phasor(s, c, r2c, single, measure);
@@ -202,10 +207,12 @@ int register_all() {
       }
     }
   }
-  benchmark::RegisterBenchmark("filter/forward/64x4096/f32", [](benchmark::State& s) { BM_filter(s, false); })
-      ->Unit(benchmark::kMicrosecond);
-  benchmark::RegisterBenchmark("filter/forward_backward/64x4096/f32", [](benchmark::State& s) { BM_filter(s, true); })
-      ->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("filter/forward/64x4096/f32", [](benchmark::State& s) {
+    BM_filter(s, false);
+  })->Unit(benchmark::kMicrosecond);
+  benchmark::RegisterBenchmark("filter/forward_backward/64x4096/f32", [](benchmark::State& s) {
+    BM_filter(s, true);
+  })->Unit(benchmark::kMicrosecond);
   return 0;
 }
 const int registered = register_all();

@@ -174,7 +174,9 @@ Arr ref_c2r(Arr x, const Dims& dims, const Dims& sizes) {
 ld eps_of(Dtype t) { return to_real(t) == Dtype::Float32 ? ld(FLT_EPSILON) : ld(DBL_EPSILON); }
 
 /// The issue's accuracy bound for an N-point transform: 4 eps log2(N) + eps.
-ld dft_bound(Dtype t, std::int64_t n) { return 4 * eps_of(t) * std::log2(ld(std::max<std::int64_t>(n, 1))) + eps_of(t); }
+ld dft_bound(Dtype t, std::int64_t n) {
+  return 4 * eps_of(t) * std::log2(ld(std::max<std::int64_t>(n, 1))) + eps_of(t);
+}
 
 /// Relative L2 error ||y - ref|| / ||ref|| (0 when both are zero).
 ld rel_err(const Tensor& y, const Arr& ref) {
@@ -200,8 +202,8 @@ void check_ref(const Tensor& y, const Arr& ref, Dtype want_dtype, std::int64_t n
   }
   if (!ok && g_failures_reported++ < 20) {
     const std::string dn = dtype_name(y.dtype());
-    INFO(what << ": shape " << y.shape().size() << "-d, dtype " << dn << ", rel err "
-              << static_cast<double>(err) << " > bound " << static_cast<double>(bound));
+    INFO(what << ": shape " << y.shape().size() << "-d, dtype " << dn << ", rel err " << static_cast<double>(err)
+              << " > bound " << static_cast<double>(bound));
     CHECK(ok);
   } else {
     CHECK(ok);
@@ -228,9 +230,7 @@ Arr reference(Fn f, const Arr& x, const Dims& dims, const Dims& sizes, Norm norm
   return x;
 }
 
-Dtype out_dtype(Fn f, Dtype in) {
-  return (f == Fn::irfft || f == Fn::hfft) ? to_real(in) : to_complex(in);
-}
+Dtype out_dtype(Fn f, Dtype in) { return (f == Fn::irfft || f == Fn::hfft) ? to_real(in) : to_complex(in); }
 
 Tensor call1(Fn f, const Tensor& x, F::Length n, std::int64_t dim, Norm norm) {
   switch (f) {
@@ -334,9 +334,9 @@ TEST_CASE("fft: 1-D family vs naive long double DFT, n = 1..64, batched, both di
             Tensor y = call1(f, x, n2, dim, Norm::backward);
             std::int64_t np = 0;
             Arr ref = reference(f, xa, {wd}, {n2}, Norm::backward, np);
-            check_ref(y, ref, out_dtype(f, dt), np,
-                      std::string(fn_name(f)) + " n=" + std::to_string(n) + "->" + std::to_string(n2) + " " +
-                          dtype_name(dt));
+            check_ref(
+                y, ref, out_dtype(f, dt), np,
+                std::string(fn_name(f)) + " n=" + std::to_string(n) + "->" + std::to_string(n2) + " " + dtype_name(dt));
           }
         }
       }
@@ -388,21 +388,16 @@ TEST_CASE("fft: 1-D family at larger sizes (primes 1009, 4099; 2^11; 2*3*5*7*11;
 TEST_CASE("fft: 2-D and n-D family vs naive long double DFT (dims subsets and orders, s crop/pad)") {
   manual_seed(3);
   struct Case {
-    Shape shape;              // of the real-space signal (for c2r kinds: the spectrum shape is derived)
+    Shape shape;  // of the real-space signal (for c2r kinds: the spectrum shape is derived)
     F::Sizes s;
     F::Sizes dims;
   };
   const std::vector<Case> cases = {
-      {{4, 6}, std::nullopt, std::nullopt},
-      {{5, 7}, std::nullopt, Dims{1, 0}},
-      {{3, 4, 5}, std::nullopt, Dims{0, 2}},
-      {{3, 4, 5}, std::nullopt, Dims{2, 0, 1}},
-      {{3, 4, 5}, std::nullopt, Dims{-1}},
-      {{3, 4, 5}, Dims{6, 3}, std::nullopt},          // last two dims, pad and crop
-      {{4, 6}, Dims{3, 9}, Dims{0, 1}},
-      {{5, 7}, Dims{6, 5}, Dims{-1, -2}},
-      {{2, 3, 4, 5}, std::nullopt, Dims{3, 1}},
-      {{1, 8}, std::nullopt, std::nullopt},           // size-1 transform dim
+      {{4, 6}, std::nullopt, std::nullopt},     {{5, 7}, std::nullopt, Dims{1, 0}},
+      {{3, 4, 5}, std::nullopt, Dims{0, 2}},    {{3, 4, 5}, std::nullopt, Dims{2, 0, 1}},
+      {{3, 4, 5}, std::nullopt, Dims{-1}},      {{3, 4, 5}, Dims{6, 3}, std::nullopt},  // last two dims, pad and crop
+      {{4, 6}, Dims{3, 9}, Dims{0, 1}},         {{5, 7}, Dims{6, 5}, Dims{-1, -2}},
+      {{2, 3, 4, 5}, std::nullopt, Dims{3, 1}}, {{1, 8}, std::nullopt, std::nullopt},  // size-1 transform dim
   };
   for (const auto& cs : cases) {
     for (Fn f : kFns) {
@@ -428,8 +423,8 @@ TEST_CASE("fft: 2-D and n-D family vs naive long double DFT (dims subsets and or
           std::int64_t np = 0;
           Arr ref = reference(f, xa, d2, s2, norm, np);
           const std::string tag = std::string(fn_name(f)) + "n shape " + dims_str(in_shape) + " dims " +
-                                  (dims_arg ? dims_str(*dims_arg) : "all") + " s " + (s ? dims_str(*s) : "none") +
-                                  " " + dtype_name(dt) + " " + norm_name(norm);
+                                  (dims_arg ? dims_str(*dims_arg) : "all") + " s " + (s ? dims_str(*s) : "none") + " " +
+                                  dtype_name(dt) + " " + norm_name(norm);
           check_ref(calln(f, x, s, dims_arg, norm), ref, out_dtype(f, dt), np, tag);
           if (d2.size() == 2) {
             Tensor y2 = call2(f, x, s, d2, norm);
@@ -458,8 +453,8 @@ TEST_CASE("fft: n-D family with a measuring planner (FFTW's own multi-dimensiona
     Shape shape;
     Dims dims;
   };
-  const std::vector<Case> cases = {{{6, 8}, {0, 1}}, {{5, 7}, {1, 0}}, {{3, 4, 5}, {0, 2}}, {{4, 3, 6}, {2, 0, 1}},
-                                   {{9, 4}, {0}}};
+  const std::vector<Case> cases = {
+      {{6, 8}, {0, 1}}, {{5, 7}, {1, 0}}, {{3, 4, 5}, {0, 2}}, {{4, 3, 6}, {2, 0, 1}}, {{9, 4}, {0}}};
   for (const auto& cs : cases) {
     for (Fn f : kFns) {
       for (Dtype dt : {float32, float64}) {
@@ -570,8 +565,9 @@ TEST_CASE("fft: large sizes 2^20 and 1000003: linearity, impulse response, time 
         const cld z = L(xv[u(j)]) * std::conj(w[u((j * s) % n)]);
         xm[u(j)] = cd(static_cast<double>(z.real()), static_cast<double>(z.imag()));
       }
-      CHECK(rel_err_fn(to_vector<cd>(F::fft(from_vector(xm))), [&](std::int64_t k) { return L(X[u((k - s + n) % n)]); }) <=
-            bound2 + eps_of(dt));  // + rounding of the modulated input
+      CHECK(rel_err_fn(to_vector<cd>(F::fft(from_vector(xm))), [&](std::int64_t k) {
+              return L(X[u((k - s + n) % n)]);
+            }) <= bound2 + eps_of(dt));  // + rounding of the modulated input
     }
   }
   // single precision linearity at 2^20 (r2c)
@@ -579,9 +575,9 @@ TEST_CASE("fft: large sizes 2^20 and 1000003: linearity, impulse response, time 
     const std::int64_t n = std::int64_t(1) << 20;
     Tensor x = randn({n}, float32), y = randn({n}, float32);
     const std::vector<cd> fx = to_vector<cd>(F::rfft(x)), fy = to_vector<cd>(F::rfft(y));
-    CHECK(rel_err_fn(to_vector<cd>(F::rfft(x * 2.0f - y * 3.0f)),
-                     [&](std::int64_t k) { return ld(2) * L(fx[u(k)]) - ld(3) * L(fy[u(k)]); }) <=
-          2 * dft_bound(float32, n) + 4 * eps_of(float32));
+    CHECK(rel_err_fn(to_vector<cd>(F::rfft(x * 2.0f - y * 3.0f)), [&](std::int64_t k) {
+            return ld(2) * L(fx[u(k)]) - ld(3) * L(fy[u(k)]);
+          }) <= 2 * dft_bound(float32, n) + 4 * eps_of(float32));
   }
 }
 
@@ -655,7 +651,8 @@ TEST_CASE("fft: Parseval with ortho and Hermitian symmetry of rfft") {
     if (n % 2 == 0) CHECK(R[u(n / 2)].imag() == 0);
     ld scale = 0;
     for (auto z : Fr) scale = std::max(scale, std::abs(z));
-    for (std::int64_t k = 0; k <= n / 2; ++k) CHECK(std::abs(R[u(k)] - Fr[u(k)]) <= 8 * DBL_EPSILON * scale * std::log2(ld(n) + 1) + 1e-300);
+    for (std::int64_t k = 0; k <= n / 2; ++k)
+      CHECK(std::abs(R[u(k)] - Fr[u(k)]) <= 8 * DBL_EPSILON * scale * std::log2(ld(n) + 1) + 1e-300);
     for (std::int64_t k = 1; k < n; ++k)
       CHECK(std::abs(Fr[u(n - k)] - std::conj(Fr[u(k)])) <= 8 * DBL_EPSILON * scale * std::log2(ld(n) + 1));
   }
@@ -695,7 +692,10 @@ TEST_CASE("fft: non-contiguous inputs (transposed, stepped slices, expanded, rea
   const std::vector<std::pair<std::string, std::function<Tensor(const Tensor&)>>> views = {
       {"transposed", [](const Tensor& t) { return t.t(); }},
       {"step slice", [](const Tensor& t) { return t.slice(0, 1, std::nullopt, 3).slice(1, 0, std::nullopt, 2); }},
-      {"expanded", [](const Tensor& t) { return t.select(0, 2).unsqueeze(0).expand({4, 10}); }},
+      {"expanded",
+       [](const Tensor& t) {
+         return t.select(0, 2).unsqueeze(0).expand({4, 10});
+       }},
       {"narrowed", [](const Tensor& t) { return t.narrow(1, 3, 6); }},
   };
   for (const auto& [name, view] : views) {
@@ -722,6 +722,8 @@ TEST_CASE("fft: non-contiguous inputs (transposed, stepped slices, expanded, rea
   const auto before = to_vector<cd>(h);
   F::irfft2(h);
   F::hfft(h);
+  F::irfft(h);
+  F::irfft(h, std::nullopt, 0);
   F::irfft(h, 20);
   F::irfft(h.narrow(1, 0, 3), 4);
   F::hfftn(h, Dims{6, 9});
@@ -766,8 +768,8 @@ TEST_CASE("fft: fftfreq / rfftfreq closed forms") {
   CHECK(F::fftfreq(8).dtype() == float32);
   CHECK(F::fftfreq(0, 1.0, float64).numel() == 0);
   CHECK_THROWS_WITH_AS(F::fftfreq(-1), doctest::Contains("[fftfreq] n must be >= 0, got -1"), Error);
-  CHECK_THROWS_WITH_AS(F::rfftfreq(4, 1.0, int64), doctest::Contains("[rfftfreq] expected a floating or complex dtype, got int64"),
-                       Error);
+  CHECK_THROWS_WITH_AS(F::rfftfreq(4, 1.0, int64),
+                       doctest::Contains("[rfftfreq] expected a floating or complex dtype, got int64"), Error);
 }
 
 TEST_CASE("fft: fftshift / ifftshift") {
@@ -807,8 +809,12 @@ TEST_CASE("fft: gradcheck of the 1-D functions across n (odd/even/crop/pad), dim
     std::int64_t dim;
     Norm norm;
   };
-  const std::vector<Cfg> cfgs = {{std::nullopt, -1, Norm::backward}, {4, -1, Norm::ortho}, {7, -1, Norm::forward},
-                                 {6, 0, Norm::backward},            {3, 0, Norm::ortho},  {std::nullopt, 0, Norm::forward}};
+  const std::vector<Cfg> cfgs = {{std::nullopt, -1, Norm::backward},
+                                 {4, -1, Norm::ortho},
+                                 {7, -1, Norm::forward},
+                                 {6, 0, Norm::backward},
+                                 {3, 0, Norm::ortho},
+                                 {std::nullopt, 0, Norm::forward}};
   for (const auto& c : cfgs) {
     INFO("n " << (c.n ? *c.n : -1) << " dim " << c.dim << " norm " << norm_name(c.norm));
     Tensor z = randn({3, 5}, complex128).requires_grad_();
@@ -946,7 +952,7 @@ TEST_CASE("fft: plan cache size, capacity, eviction and clearing") {
   for (std::int64_t n = 10; n < 20; ++n) F::fft(randn({n}, complex128));
   CHECK(F::plan_cache_size() == 2);
   CHECK(max_abs_diff(F::fft(a), ya) == 0);  // evicted plans are re-made and still give the same result
-  F::set_plan_cache_capacity(0);  // no caching at all still works
+  F::set_plan_cache_capacity(0);            // no caching at all still works
   CHECK(F::plan_cache_size() == 0);
   CHECK(max_abs_diff(F::fft(a), ya) == 0);
   CHECK(F::plan_cache_size() == 0);
@@ -992,7 +998,8 @@ TEST_CASE("fft: measured plans give correct results and never touch the input; w
   CHECK_NOTHROW(F::import_wisdom(path));
   // missing and corrupt files
   CHECK_THROWS_WITH_AS(F::import_wisdom("/nonexistent/dir/wisdom.txt"),
-                       doctest::Contains("[import_wisdom] cannot open wisdom file '/nonexistent/dir/wisdom.txt'"), Error);
+                       doctest::Contains("[import_wisdom] cannot open wisdom file '/nonexistent/dir/wisdom.txt'"),
+                       Error);
   {
     std::ofstream f(path, std::ios::trunc);
     f << "this is not wisdom\n";
@@ -1042,7 +1049,10 @@ TEST_CASE("fft: concurrent calls from 8 threads equal serial results") {
       {[](const Tensor& x) { return F::irfft(x, 199); }, randn({100}, complex128)},
       {[](const Tensor& x) { return F::ifft(x, std::nullopt, 0); }, randn({243, 2}, complex64)},
       {[](const Tensor& x) { return F::rfft(x); }, randn({1009}, float32)},
-      {[](const Tensor& x) { return F::fft2(x, std::nullopt, {0, 1}, Norm::ortho); }, randn({30, 40}, complex128)},
+      {[](const Tensor& x) {
+         return F::fft2(x, std::nullopt, {0, 1}, Norm::ortho);
+       },
+       randn({30, 40}, complex128)},
       {[](const Tensor& x) { return F::hfft(x); }, randn({4, 2049}, complex64)},
       {[](const Tensor& x) { return F::irfftn(x); }, randn({6, 7, 8}, complex128)},
   };
@@ -1090,38 +1100,40 @@ TEST_CASE("fft: bad input throws phasor::Error naming the op and the value, inpu
   // s entries < 1
   CHECK_THROWS_WITH_AS(F::fft2(c, Dims{0, 4}), doctest::Contains("[fft2] invalid number of data points in s = (0, 4)"),
                        Error);
-  CHECK_THROWS_WITH_AS(F::rfftn(r, Dims{4, -2}), doctest::Contains("[rfftn] invalid number of data points in s = (4, -2)"),
-                       Error);
-  CHECK_THROWS_WITH_AS(F::irfft2(c, Dims{3, 0}), doctest::Contains("[irfft2] invalid number of data points in s = (3, 0)"),
-                       Error);
+  CHECK_THROWS_WITH_AS(F::rfftn(r, Dims{4, -2}),
+                       doctest::Contains("[rfftn] invalid number of data points in s = (4, -2)"), Error);
+  CHECK_THROWS_WITH_AS(F::irfft2(c, Dims{3, 0}),
+                       doctest::Contains("[irfft2] invalid number of data points in s = (3, 0)"), Error);
   // dims out of range or repeated
   CHECK_THROWS_WITH_AS(F::fft(c, std::nullopt, 2), doctest::Contains("[fft] dim 2 in dims = (2,) out of range"), Error);
   CHECK_THROWS_WITH_AS(F::rfft(r, std::nullopt, -3), doctest::Contains("[rfft] dim -3 in dims = (-3,) out of range"),
                        Error);
-  CHECK_THROWS_WITH_AS(F::fftn(c, std::nullopt, Dims{0, 5}), doctest::Contains("[fftn] dim 5 in dims = (0, 5) out of range"),
-                       Error);
-  CHECK_THROWS_WITH_AS(F::fft2(c, std::nullopt, {1, -1}), doctest::Contains("[fft2] dim -1 appears more than once in dims = (1, -1)"),
-                       Error);
-  CHECK_THROWS_WITH_AS(F::irfftn(c, std::nullopt, Dims{0, 0}), doctest::Contains("[irfftn] dim 0 appears more than once"),
-                       Error);
-  CHECK_THROWS_WITH_AS(F::fft(scalar_tensor(1.0)), doctest::Contains("[fft] dim -1 in dims = (-1,) out of range for a tensor of 0 dims"),
-                       Error);
+  CHECK_THROWS_WITH_AS(F::fftn(c, std::nullopt, Dims{0, 5}),
+                       doctest::Contains("[fftn] dim 5 in dims = (0, 5) out of range"), Error);
+  CHECK_THROWS_WITH_AS(F::fft2(c, std::nullopt, {1, -1}),
+                       doctest::Contains("[fft2] dim -1 appears more than once in dims = (1, -1)"), Error);
+  CHECK_THROWS_WITH_AS(F::irfftn(c, std::nullopt, Dims{0, 0}),
+                       doctest::Contains("[irfftn] dim 0 appears more than once"), Error);
+  CHECK_THROWS_WITH_AS(F::fft(scalar_tensor(1.0)),
+                       doctest::Contains("[fft] dim -1 in dims = (-1,) out of range for a tensor of 0 dims"), Error);
   // len(s) != len(dims), and s longer than the input's rank
   CHECK_THROWS_WITH_AS(F::fftn(c, Dims{4, 4, 4}, Dims{0, 1}),
                        doctest::Contains("[fftn] s = (4, 4, 4) and dims = (0, 1) must have the same length"), Error);
-  CHECK_THROWS_WITH_AS(F::rfft2(r, Dims{4}), doctest::Contains("[rfft2] s = (4,) and dims = (-2, -1) must have the same length"),
-                       Error);
-  CHECK_THROWS_WITH_AS(F::ifftn(c, Dims{2, 2, 2}), doctest::Contains("[ifftn] s = (2, 2, 2) has more entries than the input's 2 dims"),
-                       Error);
+  CHECK_THROWS_WITH_AS(F::rfft2(r, Dims{4}),
+                       doctest::Contains("[rfft2] s = (4,) and dims = (-2, -1) must have the same length"), Error);
+  CHECK_THROWS_WITH_AS(F::ifftn(c, Dims{2, 2, 2}),
+                       doctest::Contains("[ifftn] s = (2, 2, 2) has more entries than the input's 2 dims"), Error);
   // complex input to rfft / ihfft
-  CHECK_THROWS_WITH_AS(F::rfft(c), doctest::Contains("[rfft] expected a real input tensor, got complex64 of shape (4, 6)"),
-                       Error);
+  CHECK_THROWS_WITH_AS(F::rfft(c),
+                       doctest::Contains("[rfft] expected a real input tensor, got complex64 of shape (4, 6)"), Error);
   CHECK_THROWS_WITH_AS(F::ihfft(c), doctest::Contains("[ihfft] expected a real input tensor, got complex64"), Error);
   CHECK_THROWS_WITH_AS(F::rfft2(c), doctest::Contains("[rfft2] expected a real input tensor"), Error);
   CHECK_THROWS_WITH_AS(F::ihfftn(c), doctest::Contains("[ihfftn] expected a real input tensor"), Error);
   // real transforms over no dims
-  CHECK_THROWS_WITH_AS(F::rfftn(r, std::nullopt, Dims{}), doctest::Contains("[rfftn] must transform at least one dim"), Error);
-  CHECK_THROWS_WITH_AS(F::hfftn(c, std::nullopt, Dims{}), doctest::Contains("[hfftn] must transform at least one dim"), Error);
+  CHECK_THROWS_WITH_AS(F::rfftn(r, std::nullopt, Dims{}), doctest::Contains("[rfftn] must transform at least one dim"),
+                       Error);
+  CHECK_THROWS_WITH_AS(F::hfftn(c, std::nullopt, Dims{}), doctest::Contains("[hfftn] must transform at least one dim"),
+                       Error);
   // undefined tensors
   CHECK_THROWS_WITH_AS(F::fft(Tensor()), doctest::Contains("[fft] got an undefined tensor"), Error);
   // inputs unchanged

@@ -33,9 +33,11 @@ Tensor fft2(const Tensor& x, const Sizes& s = std::nullopt, const std::vector<st
 Tensor ifft2(const Tensor& x, const Sizes& s = std::nullopt, const std::vector<std::int64_t>& dims = {-2, -1},
              Norm norm = Norm::backward);
 /// n-D DFT over `dims` (default: the last len(s) dims when `s` is given, else all dims).
-Tensor fftn(const Tensor& x, const Sizes& s = std::nullopt, const Sizes& dims = std::nullopt, Norm norm = Norm::backward);
+Tensor fftn(const Tensor& x, const Sizes& s = std::nullopt, const Sizes& dims = std::nullopt,
+            Norm norm = Norm::backward);
 /// n-D inverse DFT over `dims`.
-Tensor ifftn(const Tensor& x, const Sizes& s = std::nullopt, const Sizes& dims = std::nullopt, Norm norm = Norm::backward);
+Tensor ifftn(const Tensor& x, const Sizes& s = std::nullopt, const Sizes& dims = std::nullopt,
+             Norm norm = Norm::backward);
 
 // ---- real-to-complex (one-sided spectra) and back -------------------------------------------------
 /// 1-D DFT of a real signal: the n/2+1 non-negative frequencies.
@@ -49,9 +51,11 @@ Tensor rfft2(const Tensor& x, const Sizes& s = std::nullopt, const std::vector<s
 Tensor irfft2(const Tensor& x, const Sizes& s = std::nullopt, const std::vector<std::int64_t>& dims = {-2, -1},
               Norm norm = Norm::backward);
 /// n-D rfft over `dims` (the last one is halved).
-Tensor rfftn(const Tensor& x, const Sizes& s = std::nullopt, const Sizes& dims = std::nullopt, Norm norm = Norm::backward);
+Tensor rfftn(const Tensor& x, const Sizes& s = std::nullopt, const Sizes& dims = std::nullopt,
+             Norm norm = Norm::backward);
 /// n-D irfft over `dims` (the last one is the halved one).
-Tensor irfftn(const Tensor& x, const Sizes& s = std::nullopt, const Sizes& dims = std::nullopt, Norm norm = Norm::backward);
+Tensor irfftn(const Tensor& x, const Sizes& s = std::nullopt, const Sizes& dims = std::nullopt,
+              Norm norm = Norm::backward);
 
 // ---- Hermitian signals (one-sided in time, real in frequency) -------------------------------------
 /// 1-D DFT of a Hermitian-symmetric signal given by its first half: a real spectrum of length `n`.
@@ -65,9 +69,11 @@ Tensor hfft2(const Tensor& x, const Sizes& s = std::nullopt, const std::vector<s
 Tensor ihfft2(const Tensor& x, const Sizes& s = std::nullopt, const std::vector<std::int64_t>& dims = {-2, -1},
               Norm norm = Norm::backward);
 /// n-D hfft over `dims` (the last one is the halved one).
-Tensor hfftn(const Tensor& x, const Sizes& s = std::nullopt, const Sizes& dims = std::nullopt, Norm norm = Norm::backward);
+Tensor hfftn(const Tensor& x, const Sizes& s = std::nullopt, const Sizes& dims = std::nullopt,
+             Norm norm = Norm::backward);
 /// n-D ihfft over `dims` (the last one is halved).
-Tensor ihfftn(const Tensor& x, const Sizes& s = std::nullopt, const Sizes& dims = std::nullopt, Norm norm = Norm::backward);
+Tensor ihfftn(const Tensor& x, const Sizes& s = std::nullopt, const Sizes& dims = std::nullopt,
+              Norm norm = Norm::backward);
 
 // ---- helpers -------------------------------------------------------------------------------------
 /// Sample frequencies of an n-point DFT with spacing `d`: [0, 1, ..., -(n/2), ..., -1] / (d*n).

@@ -9,6 +9,8 @@
 //                                      backward DFT of conj(x)
 //   ihfft/ihfft2/ihfftn             -> conj(r2c(x)) with swap_norm(norm) (x real)
 // For n-D real transforms the last of `dims` is the halved one.
+#include "phasor/fft.hpp"
+
 #include <algorithm>
 #include <cmath>
 #include <string>
@@ -17,20 +19,20 @@
 #include "core/tensor_impl.hpp"
 #include "fft/primitives.hpp"
 #include "phasor/creation.hpp"
-#include "phasor/fft.hpp"
 #include "phasor/ops.hpp"
 
 namespace phasor::fft {
 
 namespace {
 
+using detail::ArgRef;
+using detail::DimList;
 using Dims = std::vector<std::int64_t>;
 
 std::size_t u(std::int64_t v) { return static_cast<std::size_t>(v); }
 
 std::string list_str(const Dims& v) { return ::phasor::detail::shape_str(v); }
 
-using detail::ArgRef;
 
 /// Input of a c2c transform: integers -> default float dtype, real -> complex.
 void complex_input(ArgRef& a, const char* op) {
@@ -54,11 +56,10 @@ void real_input(ArgRef& a, const char* op) {
 
 void check_length(std::int64_t n, const char* op, const char* what) {
   if (n < 1)
-    throw Error(op, std::string("invalid number of data points ") + what + " = " + std::to_string(n) +
-                        "; it must be >= 1");
+    throw Error(op,
+                std::string("invalid number of data points ") + what + " = " + std::to_string(n) + "; it must be >= 1");
 }
 
-using detail::DimList;
 
 std::string list_str(const DimList& v) { return list_str(v.to_vector()); }
 
@@ -82,16 +83,15 @@ NdArgs nd_args(const Tensor& x, const DimList* s, const DimList* dims, const cha
   const std::int64_t nd = x.dim();
   if (s) {
     for (auto v : *s)
-      if (v < 1)
-        throw Error(op, "invalid number of data points in s = " + list_str(*s) + "; every entry must be >= 1");
+      if (v < 1) throw Error(op, "invalid number of data points in s = " + list_str(*s) + "; every entry must be >= 1");
   }
   if (dims) {
     if (s && s->size() != dims->size())
       throw Error(op, "s = " + list_str(*s) + " and dims = " + list_str(*dims) + " must have the same length");
     for (auto d : *dims) {
       if (d < -nd || d >= nd || nd == 0)
-        throw Error(op, "dim " + std::to_string(d) + " in dims = " + list_str(*dims) + " out of range for a tensor of " +
-                            std::to_string(nd) + " dims");
+        throw Error(op, "dim " + std::to_string(d) + " in dims = " + list_str(*dims) +
+                            " out of range for a tensor of " + std::to_string(nd) + " dims");
       const std::int64_t w = d < 0 ? d + nd : d;
       if (std::find(a.dims.begin(), a.dims.end(), w) != a.dims.end())
         throw Error(op, "dim " + std::to_string(d) + " appears more than once in dims = " + list_str(*dims));
@@ -255,40 +255,52 @@ Tensor c2r_nd(const char* op, const Tensor& x_in, const ListArg& s, const ListAr
 }  // namespace
 
 // ---- complex-to-complex ---------------------------------------------------------------------------------
-Tensor fft(const Tensor& x, Length n, std::int64_t dim, Norm norm) {
-  return c2c_1d("fft", x, n, dim, norm, true);
+Tensor fft(const Tensor& x, Length n, std::int64_t dim, Norm norm) { return c2c_1d("fft", x, n, dim, norm, true); }
+Tensor ifft(const Tensor& x, Length n, std::int64_t dim, Norm norm) { return c2c_1d("ifft", x, n, dim, norm, false); }
+Tensor fft2(const Tensor& x, const Sizes& s, const Dims& dims, Norm norm) {
+  return c2c_nd("fft2", x, ListArg(s), ListArg(dims), norm, true);
 }
-Tensor ifft(const Tensor& x, Length n, std::int64_t dim, Norm norm) {
-  return c2c_1d("ifft", x, n, dim, norm, false);
+Tensor ifft2(const Tensor& x, const Sizes& s, const Dims& dims, Norm norm) {
+  return c2c_nd("ifft2", x, ListArg(s), ListArg(dims), norm, false);
 }
-Tensor fft2(const Tensor& x, const Sizes& s, const Dims& dims, Norm norm) { return c2c_nd("fft2", x, ListArg(s), ListArg(dims), norm, true); }
-Tensor ifft2(const Tensor& x, const Sizes& s, const Dims& dims, Norm norm) { return c2c_nd("ifft2", x, ListArg(s), ListArg(dims), norm, false); }
-Tensor fftn(const Tensor& x, const Sizes& s, const Sizes& dims, Norm norm) { return c2c_nd("fftn", x, ListArg(s), ListArg(dims), norm, true); }
-Tensor ifftn(const Tensor& x, const Sizes& s, const Sizes& dims, Norm norm) { return c2c_nd("ifftn", x, ListArg(s), ListArg(dims), norm, false); }
+Tensor fftn(const Tensor& x, const Sizes& s, const Sizes& dims, Norm norm) {
+  return c2c_nd("fftn", x, ListArg(s), ListArg(dims), norm, true);
+}
+Tensor ifftn(const Tensor& x, const Sizes& s, const Sizes& dims, Norm norm) {
+  return c2c_nd("ifftn", x, ListArg(s), ListArg(dims), norm, false);
+}
 
 // ---- real-to-complex and back ------------------------------------------------------------------------------
-Tensor rfft(const Tensor& x, Length n, std::int64_t dim, Norm norm) {
-  return r2c_1d("rfft", x, n, dim, norm, false);
+Tensor rfft(const Tensor& x, Length n, std::int64_t dim, Norm norm) { return r2c_1d("rfft", x, n, dim, norm, false); }
+Tensor irfft(const Tensor& x, Length n, std::int64_t dim, Norm norm) { return c2r_1d("irfft", x, n, dim, norm, false); }
+Tensor rfft2(const Tensor& x, const Sizes& s, const Dims& dims, Norm norm) {
+  return r2c_nd("rfft2", x, ListArg(s), ListArg(dims), norm, false);
 }
-Tensor irfft(const Tensor& x, Length n, std::int64_t dim, Norm norm) {
-  return c2r_1d("irfft", x, n, dim, norm, false);
+Tensor irfft2(const Tensor& x, const Sizes& s, const Dims& dims, Norm norm) {
+  return c2r_nd("irfft2", x, ListArg(s), ListArg(dims), norm, false);
 }
-Tensor rfft2(const Tensor& x, const Sizes& s, const Dims& dims, Norm norm) { return r2c_nd("rfft2", x, ListArg(s), ListArg(dims), norm, false); }
-Tensor irfft2(const Tensor& x, const Sizes& s, const Dims& dims, Norm norm) { return c2r_nd("irfft2", x, ListArg(s), ListArg(dims), norm, false); }
-Tensor rfftn(const Tensor& x, const Sizes& s, const Sizes& dims, Norm norm) { return r2c_nd("rfftn", x, ListArg(s), ListArg(dims), norm, false); }
-Tensor irfftn(const Tensor& x, const Sizes& s, const Sizes& dims, Norm norm) { return c2r_nd("irfftn", x, ListArg(s), ListArg(dims), norm, false); }
+Tensor rfftn(const Tensor& x, const Sizes& s, const Sizes& dims, Norm norm) {
+  return r2c_nd("rfftn", x, ListArg(s), ListArg(dims), norm, false);
+}
+Tensor irfftn(const Tensor& x, const Sizes& s, const Sizes& dims, Norm norm) {
+  return c2r_nd("irfftn", x, ListArg(s), ListArg(dims), norm, false);
+}
 
 // ---- Hermitian ---------------------------------------------------------------------------------------------------
-Tensor hfft(const Tensor& x, Length n, std::int64_t dim, Norm norm) {
-  return c2r_1d("hfft", x, n, dim, norm, true);
+Tensor hfft(const Tensor& x, Length n, std::int64_t dim, Norm norm) { return c2r_1d("hfft", x, n, dim, norm, true); }
+Tensor ihfft(const Tensor& x, Length n, std::int64_t dim, Norm norm) { return r2c_1d("ihfft", x, n, dim, norm, true); }
+Tensor hfft2(const Tensor& x, const Sizes& s, const Dims& dims, Norm norm) {
+  return c2r_nd("hfft2", x, ListArg(s), ListArg(dims), norm, true);
 }
-Tensor ihfft(const Tensor& x, Length n, std::int64_t dim, Norm norm) {
-  return r2c_1d("ihfft", x, n, dim, norm, true);
+Tensor ihfft2(const Tensor& x, const Sizes& s, const Dims& dims, Norm norm) {
+  return r2c_nd("ihfft2", x, ListArg(s), ListArg(dims), norm, true);
 }
-Tensor hfft2(const Tensor& x, const Sizes& s, const Dims& dims, Norm norm) { return c2r_nd("hfft2", x, ListArg(s), ListArg(dims), norm, true); }
-Tensor ihfft2(const Tensor& x, const Sizes& s, const Dims& dims, Norm norm) { return r2c_nd("ihfft2", x, ListArg(s), ListArg(dims), norm, true); }
-Tensor hfftn(const Tensor& x, const Sizes& s, const Sizes& dims, Norm norm) { return c2r_nd("hfftn", x, ListArg(s), ListArg(dims), norm, true); }
-Tensor ihfftn(const Tensor& x, const Sizes& s, const Sizes& dims, Norm norm) { return r2c_nd("ihfftn", x, ListArg(s), ListArg(dims), norm, true); }
+Tensor hfftn(const Tensor& x, const Sizes& s, const Sizes& dims, Norm norm) {
+  return c2r_nd("hfftn", x, ListArg(s), ListArg(dims), norm, true);
+}
+Tensor ihfftn(const Tensor& x, const Sizes& s, const Sizes& dims, Norm norm) {
+  return r2c_nd("ihfftn", x, ListArg(s), ListArg(dims), norm, true);
+}
 
 // ---- helpers ------------------------------------------------------------------------------------------------------
 namespace {
@@ -321,7 +333,9 @@ Tensor shift(const char* op, const Tensor& x, const Sizes& dims, bool inverse) {
 }
 }  // namespace
 
-Tensor fftfreq(std::int64_t n, double d, Dtype dtype, Device device) { return freq("fftfreq", n, d, dtype, device, false); }
+Tensor fftfreq(std::int64_t n, double d, Dtype dtype, Device device) {
+  return freq("fftfreq", n, d, dtype, device, false);
+}
 Tensor rfftfreq(std::int64_t n, double d, Dtype dtype, Device device) {
   return freq("rfftfreq", n, d, dtype, device, true);
 }

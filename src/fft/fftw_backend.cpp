@@ -145,8 +145,7 @@ PlanPtr create_plan(const PlanKey& k, void* in, void* out) {
     }
     const std::size_t in_elem = k.kind == Kind::r2c ? real : 2 * real;
     const std::size_t out_elem = k.kind == Kind::c2r ? real : 2 * real;
-    sin = std::make_unique<Scratch>(std::max(span_bytes(ind, in_elem), k.inplace ? span_bytes(outd, out_elem) : 0),
-                                    in);
+    sin = std::make_unique<Scratch>(std::max(span_bytes(ind, in_elem), k.inplace ? span_bytes(outd, out_elem) : 0), in);
     pin = sin->ptr;
     if (k.inplace) {
       pout = pin;
@@ -162,7 +161,10 @@ PlanPtr create_plan(const PlanKey& k, void* in, void* out) {
   }
   if (!h) {
     std::ostringstream os;
-    os << "FFTW could not plan a " << (k.kind == Kind::c2c ? "c2c" : k.kind == Kind::r2c ? "r2c" : "c2r")
+    os << "FFTW could not plan a "
+       << (k.kind == Kind::c2c   ? "c2c"
+           : k.kind == Kind::r2c ? "r2c"
+                                 : "c2r")
        << " transform of rank " << k.dims.size() << " with " << k.howmany.size() << " batch dims";
     throw Error("fft", os.str());
   }
@@ -189,7 +191,7 @@ const Plan* acquire_plan(PlanKey& k, void* in, void* out, PlanPtr& keep, int thr
   k.align_in = alignment_of(in, single);
   k.align_out = alignment_of(out, single);
   k.flags = effort_flags(static_cast<Effort>(g_effort.load(std::memory_order_relaxed)));
-  if (kind == Kind::c2r) k.flags |= FFTW_DESTROY_INPUT;
+  if (kind == Kind::c2r) k.flags |= k.preserve_input ? FFTW_PRESERVE_INPUT : FFTW_DESTROY_INPUT;
   k.threads = threads > 0 ? threads : fftw_threads_for(work);
   const Plan* plan = cache_find(k, keep);
   if (!plan) {
@@ -203,18 +205,14 @@ void execute_plan(const Plan* plan, Kind kind, void* in, void* out) {
   if (plan->single) {
     auto p = static_cast<fftwf_plan>(plan->handle);
     switch (kind) {
-      case Kind::c2c:
-        fftwf_execute_dft(p, static_cast<fftwf_complex*>(in), static_cast<fftwf_complex*>(out));
-        break;
+      case Kind::c2c: fftwf_execute_dft(p, static_cast<fftwf_complex*>(in), static_cast<fftwf_complex*>(out)); break;
       case Kind::r2c: fftwf_execute_dft_r2c(p, static_cast<float*>(in), static_cast<fftwf_complex*>(out)); break;
       case Kind::c2r: fftwf_execute_dft_c2r(p, static_cast<fftwf_complex*>(in), static_cast<float*>(out)); break;
     }
   } else {
     auto p = static_cast<fftw_plan>(plan->handle);
     switch (kind) {
-      case Kind::c2c:
-        fftw_execute_dft(p, static_cast<fftw_complex*>(in), static_cast<fftw_complex*>(out));
-        break;
+      case Kind::c2c: fftw_execute_dft(p, static_cast<fftw_complex*>(in), static_cast<fftw_complex*>(out)); break;
       case Kind::r2c: fftw_execute_dft_r2c(p, static_cast<double*>(in), static_cast<fftw_complex*>(out)); break;
       case Kind::c2r: fftw_execute_dft_c2r(p, static_cast<fftw_complex*>(in), static_cast<double*>(out)); break;
     }
@@ -233,8 +231,10 @@ void run_fftw(PlanKey& k, void* in, void* out) {
 
 Plan::~Plan() {
   std::lock_guard<std::recursive_mutex> lock(planner_mutex());
-  if (single) fftwf_destroy_plan(static_cast<fftwf_plan>(handle));
-  else fftw_destroy_plan(static_cast<fftw_plan>(handle));
+  if (single)
+    fftwf_destroy_plan(static_cast<fftwf_plan>(handle));
+  else
+    fftw_destroy_plan(static_cast<fftw_plan>(handle));
 }
 
 }  // namespace detail

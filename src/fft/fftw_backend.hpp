@@ -11,7 +11,7 @@ namespace phasor::fft::detail {
 /// (strides in elements of each array's own type; for r2c/c2r the last transform dim carries
 /// the real length, the complex side has n/2+1). Fills in the rest of the key (alignment,
 /// flags, threads), takes the plan from the cache or makes it under the planner lock, and
-/// executes unlocked. c2r overwrites `in`. No normalization is applied. Every n must be >= 1.
+/// executes unlocked. c2r overwrites `in` unless key.preserve_input. No normalization is applied. Every n must be >= 1.
 void run_fftw(PlanKey& key, void* in, void* out);
 
 /// Fills in the rest of `key` (alignment, flags, threads: `threads` if > 0, else by size) and

@@ -27,8 +27,8 @@
 namespace phasor::fft::detail {
 namespace {
 
-constexpr std::int64_t kBlock = 16;                                // lines per block
-constexpr std::int64_t kParallelWork = std::int64_t(1) << 18;     // points before threads help
+constexpr std::int64_t kBlock = 16;                            // lines per block
+constexpr std::int64_t kParallelWork = std::int64_t(1) << 18;  // points before threads help
 
 struct E16 {
   std::uint64_t a, b;
@@ -37,9 +37,18 @@ struct E16 {
 /// Element type of `bytes` bytes (values are only copied).
 template <std::size_t Bytes>
 struct Elem;
-template <> struct Elem<4> { using type = std::uint32_t; };
-template <> struct Elem<8> { using type = std::uint64_t; };
-template <> struct Elem<16> { using type = E16; };
+template <>
+struct Elem<4> {
+  using type = std::uint32_t;
+};
+template <>
+struct Elem<8> {
+  using type = std::uint64_t;
+};
+template <>
+struct Elem<16> {
+  using type = E16;
+};
 
 /// buf[j * n + r] = src[r * inner + j] for r < n, j < b (src already offset to the block).
 template <class T>
@@ -64,8 +73,8 @@ struct AlignedFree {
 };
 
 template <class S, class D>
-void blocked(Kind kind, bool single, bool forward, std::int64_t n, std::int64_t ns, std::int64_t nd,
-             std::int64_t outer, std::int64_t inner, void* src_v, void* dst_v) {
+void blocked(Kind kind, bool single, bool forward, std::int64_t n, std::int64_t ns, std::int64_t nd, std::int64_t outer,
+             std::int64_t inner, void* src_v, void* dst_v) {
   const std::int64_t B = std::min(inner, kBlock);
   const std::int64_t per_outer = (inner + B - 1) / B;
   const std::int64_t blocks = outer * per_outer;
@@ -78,7 +87,8 @@ void blocked(Kind kind, bool single, bool forward, std::int64_t n, std::int64_t 
   const std::size_t out_bytes = inplace_buf ? 0 : (static_cast<std::size_t>(B * nd) * sizeof(D) + 63) / 64 * 64;
   const std::size_t per_thread = in_bytes + out_bytes;
   std::unique_ptr<void, AlignedFree> mem(std::aligned_alloc(64, per_thread * static_cast<std::size_t>(threads)));
-  if (!mem) throw Error("fft", "out of memory for a blocked pass buffer of " + std::to_string(per_thread * threads) + " bytes");
+  if (!mem)
+    throw Error("fft", "out of memory for a blocked pass buffer of " + std::to_string(per_thread * threads) + " bytes");
   char* base = static_cast<char*>(mem.get());
   auto bin = [&](int t) { return base + per_thread * static_cast<std::size_t>(t); };
   auto bout = [&](int t) { return inplace_buf ? bin(t) : bin(t) + in_bytes; };
@@ -112,8 +122,8 @@ void blocked(Kind kind, bool single, bool forward, std::int64_t n, std::int64_t 
 
 }  // namespace
 
-void line_pass(Kind kind, bool single, bool forward, std::int64_t n, std::int64_t outer, std::int64_t inner,
-               void* src, void* dst) {
+void line_pass(Kind kind, bool single, bool forward, std::int64_t n, std::int64_t outer, std::int64_t inner, void* src,
+               void* dst) {
   if (n == 0 || outer == 0 || inner == 0) return;
   const std::int64_t ns = kind == Kind::c2r ? n / 2 + 1 : n;
   const std::int64_t nd = kind == Kind::r2c ? n / 2 + 1 : n;
@@ -122,6 +132,7 @@ void line_pass(Kind kind, bool single, bool forward, std::int64_t n, std::int64_
     k.kind = kind;
     k.single = single;
     k.forward = forward;
+    k.preserve_input = kind == Kind::c2r && src != dst;
     k.dims.push_back(IoDim{n, 1, 1});
     if (outer > 1) k.howmany.push_back(IoDim{outer, ns, nd});
     run_fftw(k, src, dst);
@@ -135,12 +146,18 @@ void line_pass(Kind kind, bool single, bool forward, std::int64_t n, std::int64_
     using D = typename decltype(d_tag)::type;
     blocked<S, D>(kind, single, forward, n, ns, nd, outer, inner, src, dst);
   };
-  if (es == 4 && ed == 8) go(Elem<4>{}, Elem<8>{});        // r2c float
-  else if (es == 8 && ed == 4) go(Elem<8>{}, Elem<4>{});   // c2r float
-  else if (es == 8 && ed == 8) go(Elem<8>{}, Elem<8>{});   // c2c float
-  else if (es == 8 && ed == 16) go(Elem<8>{}, Elem<16>{}); // r2c double
-  else if (es == 16 && ed == 8) go(Elem<16>{}, Elem<8>{}); // c2r double
-  else go(Elem<16>{}, Elem<16>{});                          // c2c double
+  if (es == 4 && ed == 8)
+    go(Elem<4>{}, Elem<8>{});  // r2c float
+  else if (es == 8 && ed == 4)
+    go(Elem<8>{}, Elem<4>{});  // c2r float
+  else if (es == 8 && ed == 8)
+    go(Elem<8>{}, Elem<8>{});  // c2c float
+  else if (es == 8 && ed == 16)
+    go(Elem<8>{}, Elem<16>{});  // r2c double
+  else if (es == 16 && ed == 8)
+    go(Elem<16>{}, Elem<8>{});  // c2r double
+  else
+    go(Elem<16>{}, Elem<16>{});  // c2c double
 }
 
 }  // namespace phasor::fft::detail

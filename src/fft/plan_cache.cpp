@@ -14,8 +14,8 @@ namespace detail {
 
 bool PlanKey::operator==(const PlanKey& o) const {
   return kind == o.kind && single == o.single && forward == o.forward && inplace == o.inplace &&
-         align_in == o.align_in && align_out == o.align_out && flags == o.flags && threads == o.threads &&
-         dims == o.dims && howmany == o.howmany;
+         preserve_input == o.preserve_input && align_in == o.align_in && align_out == o.align_out && flags == o.flags &&
+         threads == o.threads && dims == o.dims && howmany == o.howmany;
 }
 
 namespace {
@@ -31,8 +31,8 @@ inline void mix(std::size_t& h, std::uint64_t v) {
 std::size_t PlanKeyHash::operator()(const PlanKey& k) const {
   std::size_t h = 0;
   mix(h, static_cast<std::uint64_t>(k.kind) | (std::uint64_t(k.single) << 8) | (std::uint64_t(k.forward) << 9) |
-             (std::uint64_t(k.inplace) << 10) | (std::uint64_t(k.align_in) << 16) |
-             (std::uint64_t(k.align_out) << 32) | (std::uint64_t(k.threads) << 48));
+             (std::uint64_t(k.inplace) << 10) | (std::uint64_t(k.preserve_input) << 11) |
+             (std::uint64_t(k.align_in) << 16) | (std::uint64_t(k.align_out) << 32) | (std::uint64_t(k.threads) << 48));
   mix(h, k.flags);
   for (const auto& d : k.dims) {
     mix(h, static_cast<std::uint64_t>(d.n));

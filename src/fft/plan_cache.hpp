@@ -36,12 +36,13 @@ using IoDims = SmallVec<IoDim, 8>;
 /// Everything an FFTW plan depends on (Note [plan cache]).
 struct PlanKey {
   Kind kind = Kind::c2c;
-  bool single = false;    // float (fftwf) or double (fftw)
-  bool forward = true;    // sign of the exponent (c2c; r2c is always forward, c2r backward)
+  bool single = false;  // float (fftwf) or double (fftw)
+  bool forward = true;  // sign of the exponent (c2c; r2c is always forward, c2r backward)
   bool inplace = false;
-  int align_in = 0;       // fftw_alignment_of of the input and output arrays
+  bool preserve_input = false;  // c2r: FFTW_PRESERVE_INPUT (rank 1 only) instead of DESTROY_INPUT
+  int align_in = 0;             // fftw_alignment_of of the input and output arrays
   int align_out = 0;
-  unsigned flags = 0;     // FFTW planner flags
+  unsigned flags = 0;  // FFTW planner flags
   int threads = 1;
   IoDims dims;     // transform dims (for r2c/c2r the last is the halved one)
   IoDims howmany;  // batch dims

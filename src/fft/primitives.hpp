@@ -46,9 +46,9 @@ Tensor c2c(const Tensor& x, const DimList& dims, bool forward, Norm norm);
 Tensor r2c(const Tensor& x, const DimList& dims, Norm norm);
 /// Backward complex-to-real DFT over `dims`; `x` complex with size last_n/2+1 along the last
 /// of `dims`, whose output length is `last_n`. Imaginary parts of the DC (and, for even
-/// last_n, Nyquist) bins of the last dim are ignored, as by FFTW. FFTW's c2r overwrites its
-/// input, so `x` is copied first unless `x_is_scratch` says the caller made it for this call
-/// alone (Note [c2r scratch input]).
+/// last_n, Nyquist) bins of the last dim are ignored, as by FFTW. `x` is never modified: a
+/// multi-dimensional c2r (which FFTW runs destructively) works on a copy unless `x_is_scratch`
+/// says the caller made `x` for this call alone (Note [c2r scratch input]).
 Tensor c2r(const Tensor& x, const DimList& dims, Norm norm, std::int64_t last_n, bool x_is_scratch = false);
 
 /// Crops (a view) or zero-pads (a copy) `x` to `sizes` along `dims`; differentiable. `padded`
