@@ -6,6 +6,7 @@
 #include "phasor/dispatch.hpp"
 #include "phasor/dtype.hpp"
 #include "phasor/error.hpp"
+#include "phasor/fft.hpp"
 #include "phasor/linalg.hpp"
 #include "phasor/ops.hpp"
 #include "phasor/random.hpp"

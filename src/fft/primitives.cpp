@@ -1,0 +1,401 @@
+// src/fft/primitives.cpp - c2c, r2c and c2r: forward kernels (FFTW through the plan cache)
+// and their gradients, written with public ops and the primitives themselves so that
+// gradients of gradients work. Also the pad/crop and roll helpers of the front end.
+//
+// Note [fft gradients]
+// Let s be the scale a primitive applies (norm_scale) and F/B the unnormalized forward/
+// backward DFTs over its dims. With the dL/dz* convention (PyTorch's):
+//  - c2c:  y = s F x           =>  grad_x = s B g  = c2c(g, opposite direction, swap_norm(norm)),
+//          since swap_norm gives the opposite direction the same scale s.
+//  - r2c:  y = s (F x)[half]   =>  grad_x_j = s Re sum_{k in half} g_k e^{+2 pi i jk/n}.
+//          c2r evaluates Re Y_0 + 2 sum_{interior k} Re(Y_k e^{..}) + Re(Y_{n/2} (-1)^j), so
+//          grad_x = c2r(g * w, swap_norm(norm)) with w = 1/2 on interior bins and 1 on the DC
+//          bin and (n even) the Nyquist bin.
+//  - c2r:  y_j = s [Re X_0 + 2 sum_{interior k} Re(X_k e^{+..}) + Re(X_{n/2}) (-1)^j] (after a
+//          backward c2c over the other dims for n-D)  =>  grad_X = r2c(g, swap_norm(norm)) * w
+//          with w = 2 on interior bins and 1 on DC/Nyquist; the imaginary parts of DC/Nyquist
+//          get zero gradient because c2r ignores them. For n-D the c2c over the other dims
+//          commutes with the weighting along the halved dim.
+// The weights only touch the halved (last) dim; odd lengths have no Nyquist bin.
+#include "fft/primitives.hpp"
+
+#include <omp.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "autodiff/node.hpp"
+#include "core/elementwise.hpp"
+#include "fft/fftw_backend.hpp"
+#include "fft/passes.hpp"
+#include "phasor/creation.hpp"
+#include "phasor/ops.hpp"
+
+namespace phasor::fft::detail {
+
+using ::phasor::detail::Ctx;
+using ::phasor::detail::kSaveNone;
+using G = std::vector<Tensor>;
+
+double norm_scale(Norm norm, std::int64_t n, bool forward) {
+  switch (norm) {
+    case Norm::ortho: return 1.0 / std::sqrt(static_cast<double>(n));
+    case Norm::backward: return forward ? 1.0 : 1.0 / static_cast<double>(n);
+    case Norm::forward: return forward ? 1.0 / static_cast<double>(n) : 1.0;
+  }
+  return 1.0;
+}
+
+Norm swap_norm(Norm norm) {
+  return norm == Norm::backward ? Norm::forward : norm == Norm::forward ? Norm::backward : Norm::ortho;
+}
+
+namespace {
+
+std::size_t u(std::int64_t v) { return static_cast<std::size_t>(v); }
+
+/// True if some dim of size > 1 has stride 0 (an expanded view): FFTW gets a compact copy.
+bool has_broadcast_dim(const Tensor& t) {
+  const Shape& shape = t.shape();
+  const Shape& strides = t.strides();
+  for (std::size_t d = 0; d < shape.size(); ++d)
+    if (strides[d] == 0 && shape[d] > 1) return true;
+  return false;
+}
+
+Tensor fresh_copy(const Tensor& t) {
+  Tensor c = ::phasor::detail::make_tensor(t.shape(), t.dtype(), t.device());
+  ::phasor::detail::copy_into(c, t);
+  return c;
+}
+
+/// Transform dims (logical lengths `n`) and batch dims of in -> out, batch dims merged where
+/// their strides allow, size-1 batch dims dropped.
+void layout(const Tensor& in, const Tensor& out, const DimList& dims, const DimList& n, IoDims& rank, IoDims& howmany) {
+  rank.clear();
+  howmany.clear();
+  const Shape& is = in.strides();
+  const Shape& os = out.strides();
+  const Shape& shape = out.shape();
+  for (std::size_t i = 0; i < dims.size(); ++i) rank.push_back(IoDim{n[i], is[u(dims[i])], os[u(dims[i])]});
+  for (std::int64_t d = 0; d < static_cast<std::int64_t>(shape.size()); ++d) {
+    if (shape[u(d)] == 1 || std::find(dims.begin(), dims.end(), d) != dims.end()) continue;
+    IoDim h{shape[u(d)], is[u(d)], os[u(d)]};
+    if (!howmany.empty() && howmany.back().is == h.n * h.is && howmany.back().os == h.n * h.os)
+      howmany.back() = IoDim{howmany.back().n * h.n, h.is, h.os};
+    else
+      howmany.push_back(h);
+  }
+}
+
+/// Multiplies a fresh contiguous tensor by `s` in place.
+void scale_inplace(const Tensor& t, double s) {
+  if (s == 1.0 || t.numel() == 0) return;
+  const std::int64_t count = t.numel() * (t.is_complex() ? 2 : 1);
+  auto run = [&](auto* p) {
+    using R = std::remove_pointer_t<decltype(p)>;
+    const int threads = count >= (std::int64_t(1) << 18) ? get_num_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+    for (std::int64_t i = 0; i < count; ++i) p[i] = static_cast<R>(static_cast<double>(p[i]) * s);
+  };
+  if (to_real(t.dtype()) == Dtype::Float32)
+    run(static_cast<float*>(t.data_ptr()));
+  else
+    run(static_cast<double*>(t.data_ptr()));
+}
+
+std::int64_t prod(const DimList& v) {
+  std::int64_t p = 1;
+  for (auto x : v) p *= x;
+  return p;
+}
+
+Tensor as_complex(const Tensor& g) { return g.is_complex() ? g : g.to(to_complex(g.dtype())); }
+
+/// Weights along the halved dim `dim` of an `ndim`-dim tensor whose full length is `n`:
+/// `interior` on the bins 1..ceil(n/2)-1, 1 on the DC and (n even) Nyquist bins.
+Tensor half_weights(std::int64_t n, std::int64_t dim, std::int64_t ndim, Dtype real_dtype, double interior) {
+  const std::int64_t m = n / 2 + 1;
+  std::vector<double> w(u(m), interior);
+  w[0] = 1.0;
+  if (n % 2 == 0) w[u(m - 1)] = 1.0;
+  Shape shape(u(ndim), 1);
+  shape[u(dim)] = m;
+  return from_vector(w, shape).to(real_dtype);
+}
+
+// ---- pass decomposition (Note [blocked passes], src/fft/passes.cpp) -----------------------------------
+std::int64_t outer_of(const Shape& s, std::int64_t d) {
+  std::int64_t p = 1;
+  for (std::int64_t i = 0; i < d; ++i) p *= s[u(i)];
+  return p;
+}
+std::int64_t inner_of(const Shape& s, std::int64_t d) {
+  std::int64_t p = 1;
+  for (std::size_t i = u(d) + 1; i < s.size(); ++i) p *= s[i];
+  return p;
+}
+
+/// Under the estimate effort, a transform along one non-innermost dim (any kind) and a 2-D
+/// c2c run as 1-D passes; everything else is one FFTW guru64 call on the caller's strides.
+/// Measured here (1 thread, see bench/README_fft.md): passes were 1.1-2.6x faster for such
+/// column transforms and 1.5-3.7x for 2-D c2c, but slower than FFTW's own plans for 3-D c2c
+/// (611 vs 891 us at 64^3) and for 2-D r2c/c2r (141 vs 252 us at 256^2 float64).
+bool use_passes(Kind kind, const Shape& shape, const DimList& dims) {
+  if (!effort_is_estimate()) return false;
+  if (dims.size() == 1) return inner_of(shape, dims[0]) > 1;
+  return kind == Kind::c2c && dims.size() == 2;
+}
+
+/// c2c over `dims` as passes: the innermost dim straight from x when x is contiguous, the rest
+/// in place in `out` (contiguous).
+void c2c_passes(const Tensor& x, const Tensor& out, const DimList& dims, bool forward) {
+  const bool single = x.dtype() == Dtype::Complex64;
+  const Shape& shape = out.shape();
+  const std::int64_t di = *std::max_element(dims.begin(), dims.end());
+  bool done_inner = false;
+  if (x.is_contiguous() && inner_of(shape, di) == 1) {
+    line_pass(Kind::c2c, single, forward, shape[u(di)], outer_of(shape, di), 1, x.data_ptr(), out.data_ptr());
+    done_inner = true;
+  } else {
+    ::phasor::detail::copy_into(out, x);
+  }
+  for (auto d : dims) {
+    if (done_inner && d == di) continue;
+    line_pass(Kind::c2c, single, forward, shape[u(d)], outer_of(shape, d), inner_of(shape, d), out.data_ptr(),
+              out.data_ptr());
+  }
+}
+
+// ---- forward kernels -----------------------------------------------------------------------------------
+Tensor c2c_kernel(const Tensor& x_in, const DimList& dims, bool forward, Norm norm) {
+  ArgRef xa(x_in);
+  if (has_broadcast_dim(x_in)) xa.replace(fresh_copy(x_in));
+  const Tensor& x = xa.get();
+  Tensor out = ::phasor::detail::make_tensor(x.shape(), x.dtype(), x.device());
+  if (dims.empty()) {
+    ::phasor::detail::copy_into(out, x);
+    return out;
+  }
+  if (out.numel() == 0) return out;
+  DimList n;
+  for (auto d : dims) n.push_back(x.shape()[u(d)]);
+  if (use_passes(Kind::c2c, out.shape(), dims)) {
+    c2c_passes(x, out, dims, forward);
+    scale_inplace(out, norm_scale(norm, prod(n), forward));
+    return out;
+  }
+  PlanKey key;
+  key.kind = Kind::c2c;
+  key.single = x.dtype() == Dtype::Complex64;
+  key.forward = forward;
+  layout(x, out, dims, n, key.dims, key.howmany);
+  run_fftw(key, x.data_ptr(), out.data_ptr());
+  scale_inplace(out, norm_scale(norm, prod(n), forward));
+  return out;
+}
+
+Tensor r2c_kernel(const Tensor& x_in, const DimList& dims, Norm norm) {
+  ArgRef xa(x_in);
+  if (has_broadcast_dim(x_in)) xa.replace(fresh_copy(x_in));
+  const Tensor& x = xa.get();
+  Shape shape = x.shape();
+  const std::int64_t n_last = shape[u(dims.back())];
+  shape[u(dims.back())] = n_last / 2 + 1;
+  Tensor out = ::phasor::detail::make_tensor(shape, to_complex(x.dtype()), x.device());
+  if (out.numel() == 0) return out;
+  DimList n;
+  for (auto d : dims) n.push_back(x.shape()[u(d)]);
+  if (use_passes(Kind::r2c, out.shape(), dims)) {
+    const bool single = x.dtype() == Dtype::Float32;
+    const std::int64_t L = dims.back();
+    const Tensor xs = x.is_contiguous() ? x : fresh_copy(x);
+    line_pass(Kind::r2c, single, true, n_last, outer_of(shape, L), inner_of(shape, L), xs.data_ptr(), out.data_ptr());
+    for (std::size_t i = 0; i + 1 < dims.size(); ++i)
+      line_pass(Kind::c2c, single, true, shape[u(dims[i])], outer_of(shape, dims[i]), inner_of(shape, dims[i]),
+                out.data_ptr(), out.data_ptr());
+    scale_inplace(out, norm_scale(norm, prod(n), true));
+    return out;
+  }
+  PlanKey key;
+  key.kind = Kind::r2c;
+  key.single = x.dtype() == Dtype::Float32;
+  key.forward = true;
+  layout(x, out, dims, n, key.dims, key.howmany);
+  run_fftw(key, x.data_ptr(), out.data_ptr());
+  scale_inplace(out, norm_scale(norm, prod(n), true));
+  return out;
+}
+
+// Note [c2r scratch input]
+// FFTW's multi-dimensional c2r always overwrites its input, so it works on a copy. When the
+// front end built the input itself for this one call (a zero-padded or conjugated copy, the
+// weighted gradient in r2c's backward), the copy is skipped if the tensor still owns its
+// storage alone (no views), came from the caching allocator and has no broadcast dims. No
+// backward saves c2r's input (kSaveNone), so nothing observes the overwritten values.
+bool reusable_scratch(const Tensor& x) {
+  const auto& st = x.impl()->storage;
+  return st.use_count() == 1 && !st->deleter && !has_broadcast_dim(x);
+}
+
+Tensor c2r_kernel(const Tensor& x_in, const DimList& dims, Norm norm, std::int64_t last_n, bool x_is_scratch) {
+  Shape shape = x_in.shape();
+  const std::int64_t L = dims.back();
+  shape[u(L)] = last_n;
+  Tensor out = ::phasor::detail::make_tensor(shape, to_real(x_in.dtype()), x_in.device());
+  if (out.numel() == 0) return out;
+  const bool single = x_in.dtype() == Dtype::Complex64;
+  DimList n;
+  for (auto d : dims) n.push_back(shape[u(d)]);
+  PlanKey key;
+  key.kind = Kind::c2r;
+  key.single = single;
+  key.forward = false;
+  if (dims.size() == 1) {
+    // Rank 1: input-preserving FFTW plans (measured faster here than copy + destroy) and the
+    // blocked passes only read the input, so no copy is needed.
+    ArgRef xa(x_in);
+    if (has_broadcast_dim(x_in)) xa.replace(fresh_copy(x_in));
+    if (use_passes(Kind::c2r, shape, dims)) {
+      if (!xa.get().is_contiguous()) xa.replace(fresh_copy(xa.get()));
+      line_pass(Kind::c2r, single, false, last_n, outer_of(shape, L), inner_of(shape, L), xa.get().data_ptr(),
+                out.data_ptr());
+    } else {
+      key.preserve_input = true;
+      layout(xa.get(), out, dims, n, key.dims, key.howmany);
+      run_fftw(key, xa.get().data_ptr(), out.data_ptr());
+    }
+  } else {
+    // FFTW has no input-preserving multi-dimensional c2r: it works on a copy (or the scratch).
+    const Tensor tmp = x_is_scratch && reusable_scratch(x_in) ? x_in : fresh_copy(x_in);
+    layout(tmp, out, dims, n, key.dims, key.howmany);
+    run_fftw(key, tmp.data_ptr(), out.data_ptr());
+  }
+  scale_inplace(out, norm_scale(norm, prod(n), false));
+  return out;
+}
+
+// Note [no-grad fast path]
+// A transform of 256 points takes FFTW ~0.2 us, so per-call overhead matters. When nothing
+// records (grad mode off or the input needs no gradient) and no observer listens, apply_op
+// would only build its input/output lists and guards around the kernel, so the kernel runs
+// directly; otherwise the call goes through apply_op as usual, with the gradient below.
+template <class Kernel, class Backward>
+Tensor primitive(const char* name, const Tensor& x, Kernel&& kernel, Backward&& backward) {
+  if (::phasor::detail::g_num_observers.load(std::memory_order_relaxed) == 0 &&
+      !(x.requires_grad() && GradMode::is_enabled()))
+    return kernel(x);
+  return ::phasor::detail::apply_op(
+      name, {x}, kSaveNone, [&](const G& in) { return kernel(in[0]); }, std::forward<Backward>(backward));
+}
+
+}  // namespace
+
+// ---- the primitives (Note [fft gradients]) ---------------------------------------------------------------
+Tensor c2c(const Tensor& x, const DimList& dims, bool forward, Norm norm) {
+  return primitive(
+      "fft_c2c", x, [&](const Tensor& in) { return c2c_kernel(in, dims, forward, norm); },
+      [dims, forward, norm](const Ctx&, const G& g) {
+        return G{c2c(as_complex(g[0]), dims, !forward, swap_norm(norm))};
+      });
+}
+
+Tensor r2c(const Tensor& x, const DimList& dims, Norm norm) {
+  const std::int64_t n_last = x.size(dims.back()), ndim = x.dim();
+  return primitive(
+      "fft_r2c", x, [&](const Tensor& in) { return r2c_kernel(in, dims, norm); },
+      [dims, norm, n_last, ndim](const Ctx&, const G& g) {
+        Tensor gc = as_complex(g[0]);
+        Tensor w = half_weights(n_last, dims.back(), ndim, to_real(gc.dtype()), 0.5);
+        return G{c2r(gc * w, dims, swap_norm(norm), n_last, /*x_is_scratch=*/true)};
+      });
+}
+
+Tensor c2r(const Tensor& x, const DimList& dims, Norm norm, std::int64_t last_n, bool x_is_scratch) {
+  const std::int64_t ndim = x.dim();
+  return primitive(
+      "fft_c2r", x, [&](const Tensor& in) { return c2r_kernel(in, dims, norm, last_n, x_is_scratch); },
+      [dims, norm, last_n, ndim](const Ctx&, const G& g) {
+        Tensor gr = g[0].is_complex() ? g[0].real() : g[0];
+        Tensor w = half_weights(last_n, dims.back(), ndim, gr.dtype(), 2.0);
+        return G{r2c(gr, dims, swap_norm(norm)) * w};
+      });
+}
+
+// ---- pad/crop and roll ---------------------------------------------------------------------------------------
+Tensor resize(const Tensor& x, const DimList& dims, const DimList& sizes, bool* padded) {
+  if (padded) *padded = false;
+  Tensor y = x;
+  bool grow = false;
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    if (sizes[i] < y.size(dims[i]))
+      y = y.narrow(dims[i], 0, sizes[i]);
+    else if (sizes[i] > y.size(dims[i]))
+      grow = true;
+  }
+  if (!grow) return y;
+  if (padded) *padded = true;
+  const Shape orig = y.shape();
+  Shape target = orig;
+  for (std::size_t i = 0; i < dims.size(); ++i) target[u(dims[i])] = sizes[i];
+  return ::phasor::detail::apply_op(
+      "fft_pad", {y}, kSaveNone,
+      [&](const G& in) {
+        Tensor z = zeros(target, in[0].dtype(), in[0].device());
+        Tensor v = z;
+        for (std::int64_t d = 0; d < z.dim(); ++d)
+          if (orig[u(d)] != target[u(d)]) v = v.narrow(d, 0, orig[u(d)]);
+        ::phasor::detail::copy_into(v, in[0]);
+        return z;
+      },
+      [orig, target](const Ctx&, const G& g) {
+        Tensor r = g[0];
+        for (std::int64_t d = 0; d < r.dim(); ++d)
+          if (orig[u(d)] != target[u(d)]) r = r.narrow(d, 0, orig[u(d)]);
+        return G{r};
+      });
+}
+
+Tensor roll(const Tensor& x, const DimList& dims, const DimList& shifts) {
+  DimList rd, rs;  // dims that actually move, shifts in [1, n)
+  for (std::size_t i = 0; i < dims.size(); ++i) {
+    const std::int64_t n = x.size(dims[i]);
+    if (n == 0) continue;
+    const std::int64_t s = ((shifts[i] % n) + n) % n;
+    if (s != 0) {
+      rd.push_back(dims[i]);
+      rs.push_back(s);
+    }
+  }
+  if (rd.empty()) return x.clone();
+  return ::phasor::detail::apply_op(
+      "fft_roll", {x}, kSaveNone,
+      [&](const G& in) {
+        const Tensor& src = in[0];
+        Tensor out = ::phasor::detail::make_tensor(src.shape(), src.dtype(), src.device());
+        if (out.numel() == 0) return out;
+        // 2^k blocks: along each dim, [0, n-s) goes to [s, n) and [n-s, n) to [0, s).
+        for (std::size_t mask = 0; mask < (std::size_t(1) << rd.size()); ++mask) {
+          Tensor a = src, b = out;
+          for (std::size_t j = 0; j < rd.size(); ++j) {
+            const std::int64_t n = src.size(rd[j]), s = rs[j];
+            if (mask & (std::size_t(1) << j)) {
+              a = a.narrow(rd[j], n - s, s);
+              b = b.narrow(rd[j], 0, s);
+            } else {
+              a = a.narrow(rd[j], 0, n - s);
+              b = b.narrow(rd[j], s, n - s);
+            }
+          }
+          ::phasor::detail::copy_into(b, a);
+        }
+        return out;
+      },
+      [rd, rs](const Ctx&, const G& g) {
+        DimList neg;
+        for (auto v : rs) neg.push_back(-v);
+        return G{::phasor::fft::detail::roll(g[0], rd, neg)};
+      });
+}
+
+}  // namespace phasor::fft::detail
