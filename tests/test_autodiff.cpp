@@ -5,13 +5,11 @@
 #include <cmath>
 #include <phasor/phasor.hpp>
 
-using namespace phasor;
-using V = std::vector<Tensor>;
+#include "test_util.hpp"
 
-namespace {
-std::vector<double> vals(const Tensor& t) { return to_vector<double>(t); }
-Tensor vec(std::vector<double> v) { return from_vector(v); }
-}  // namespace
+using namespace phasor;
+using namespace phasor::test;
+using V = std::vector<Tensor>;
 
 TEST_CASE("backward accumulates into leaves and grad() returns without accumulating") {
   Tensor x = vec({1.0, 2.0, 3.0}).requires_grad_();

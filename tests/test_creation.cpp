@@ -7,13 +7,14 @@
 #include <complex>
 #include <phasor/phasor.hpp>
 
+#include "test_util.hpp"
+
 using namespace phasor;
+using namespace phasor::test;
 using doctest::Contains;
 using cd = std::complex<double>;
 
 namespace {
-std::vector<double> vals(const Tensor& t) { return to_vector<double>(t); }
-std::vector<std::int64_t> ivals(const Tensor& t) { return to_vector<std::int64_t>(t); }
 
 /// Restores the default dtype and thread count at scope exit.
 struct DefaultsGuard {

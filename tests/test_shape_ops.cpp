@@ -6,22 +6,16 @@
 #include <complex>
 #include <phasor/phasor.hpp>
 
+#include "test_util.hpp"
+
 using namespace phasor;
+using namespace phasor::test;
 using doctest::Contains;
 using V = std::vector<Tensor>;
 using cd = std::complex<double>;
 
 namespace {
 
-/// 0, 1, 2, ... of `shape` as float64.
-Tensor seq(const Shape& shape, Dtype dt = float64) {
-  std::int64_t n = 1;
-  for (auto s : shape) n *= s;
-  return arange(0, n).reshape(shape).to(dt);
-}
-std::vector<double> vals(const Tensor& t) { return to_vector<double>(t); }
-std::vector<std::int64_t> ivals(const Tensor& t) { return to_vector<std::int64_t>(t); }
-Tensor leaf64(const Shape& s) { return randn(s, float64).requires_grad_(); }
 Tensor leafc(const Shape& s) { return randn(s, complex128).requires_grad_(); }
 /// Row-major linear offset of `idx` in `shape`.
 std::int64_t lin(const Shape& shape, const Shape& idx) {

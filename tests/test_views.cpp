@@ -6,18 +6,15 @@
 #include <complex>
 #include <phasor/phasor.hpp>
 
+#include "test_util.hpp"
+
 using namespace phasor;
+using namespace phasor::test;
 using doctest::Contains;
 using V = std::vector<Tensor>;
 using cd = std::complex<double>;
 
 namespace {
-Tensor seq(const Shape& shape, Dtype dt = float64) {
-  std::int64_t n = 1;
-  for (auto s : shape) n *= s;
-  return arange(0, n).reshape(shape).to(dt);
-}
-std::vector<double> vals(const Tensor& t) { return to_vector<double>(t); }
 /// Start of the storage a tensor looks into.
 const char* storage_base(const Tensor& t) {
   return static_cast<const char*>(t.data_ptr()) - t.storage_offset() * static_cast<std::int64_t>(t.itemsize());
