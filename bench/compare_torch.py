@@ -58,7 +58,8 @@ def parse_phasor(doc):
         if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
             continue
         name = b.get("run_name", b["name"]).replace("/real_time", "")
-        rows[name] = {"ns": b["real_time"] * scale[b.get("time_unit", "ns")],
+        unit = scale[b.get("time_unit", "ns")]
+        rows[name] = {"ns": b["real_time"] * unit, "cpu_ns": b["cpu_time"] * unit,
                       "bytes": b.get("bytes"), "ops": b.get("ops")}
     return rows
 
@@ -83,26 +84,38 @@ def fwd_bwd(x, c):
     x.grad = None
 
 
+class Stamp:
+    """Wall and thread-CPU clock read together (timeit subtracts two of these)."""
+    __slots__ = ("wall", "cpu")
+
+    def __init__(self, wall=None, cpu=None):
+        self.wall = time.perf_counter() if wall is None else wall
+        self.cpu = time.thread_time() if cpu is None else cpu
+
+    def __sub__(self, o):
+        return Stamp(self.wall - o.wall, self.cpu - o.cpu)
+
+
 def time_stmt(stmt, env, per_call=False, repeats=7, target=0.1):
-    """Median seconds per execution of `stmt` (a string run with globals `env`)."""
-    t = timeit.Timer(stmt, globals=env, timer=time.perf_counter)
+    """(median wall, median thread CPU) seconds per execution of `stmt` run with globals `env`."""
+    t = timeit.Timer(stmt, globals=env, timer=Stamp)
     t.timeit(3)  # warm-up: allocator caches, lazy init, page faults
+    number = 1
     if per_call:
-        number = 1
         repeats = max(repeats, 9)
     else:
-        number = 1
         while True:
-            dt = t.timeit(number)
+            dt = t.timeit(number).wall
             if dt > 0.01:
                 break
             number *= 4
         number = max(1, int(number * target / dt))
-    return statistics.median(t.repeat(repeat=repeats, number=number)) / number
+    runs = t.repeat(repeat=repeats, number=number)
+    return (statistics.median(r.wall for r in runs) / number, statistics.median(r.cpu for r in runs) / number)
 
 
 def torch_rows():
-    """{phasor benchmark name: seconds per iteration} for the same shapes."""
+    """{phasor benchmark name: (wall, thread CPU) seconds per iteration} for the same shapes."""
     res = {}
     f32 = torch.float32
     torch.set_num_threads(1)
@@ -167,6 +180,7 @@ def bandwidth_rows():
         rows += [
             (f"BM_Memcpy/n:{BIG}/threads:{threads}", "memcpy 64 MiB (torch: copy_)", threads),
             (f"BM_RawAddLoop/n:{BIG}/threads:{threads}", "plain C loop o=a+b (ref)", threads),
+            (f"BM_RawAddLoopNT/n:{BIG}/threads:{threads}", "same, streaming stores (ref)", threads),
             (f"BM_AddContig/n:{BIG}/threads:{threads}", "a + b, 16M", threads),
             (f"BM_AddBcastRow/N:4096/threads:{threads}", "(4096,4096) + (1,4096)", threads),
             (f"BM_AddBcastRow/N:64/threads:{threads}", "(262144,64) + (1,64)", threads),
@@ -182,8 +196,10 @@ def fmt(v, width, prec=2, suffix=""):
 
 def print_tables(ph, th, spread=None):
     spread = spread or {}
-    print("\n(a) eager dispatch, 1 thread: time per op (chain rows: per-iteration time / 10)")
-    hdr = f"{'benchmark':<34}{'phasor us':>11}{'torch us':>10}{'phasor/torch':>14}{'target us':>11}{'ok':>5}"
+    print("\n(a) eager dispatch, 1 thread: time per op in us (chain rows: per-iteration time / 10);"
+          " wall = real time, cpu = thread CPU time (robust to other load)")
+    hdr = (f"{'benchmark':<30}{'phasor wall':>12}{'cpu':>8}{'torch wall':>12}{'cpu':>8}{'ratio wall':>11}"
+           f"{'cpu':>7}{'target':>8}{'ok':>5}")
     print(hdr)
     print("-" * len(hdr))
     for key, label, target in DISPATCH:
@@ -191,11 +207,12 @@ def print_tables(ph, th, spread=None):
         if p is None:
             continue
         ops = p["ops"] or 1
-        p_us = p["ns"] / ops / 1e3
-        t_us = th[key] / ops * 1e6 if key in th else None
-        ratio = p_us / t_us if t_us else None
+        p_us, p_cpu = p["ns"] / ops / 1e3, p["cpu_ns"] / ops / 1e3
+        t_us, t_cpu = (th[key][0] / ops * 1e6, th[key][1] / ops * 1e6) if key in th else (None, None)
         ok = ("yes" if p_us < target else "NO") if target else ""
-        print(f"{label:<34}{fmt(p_us, 11, 3)}{fmt(t_us, 10, 3)}{fmt(ratio, 14)}{fmt(target, 11, 1)}{ok:>5}")
+        print(f"{label:<30}{fmt(p_us, 12, 3)}{fmt(p_cpu, 8, 3)}{fmt(t_us, 12, 3)}{fmt(t_cpu, 8, 3)}"
+              f"{fmt(p_us / t_us if t_us else None, 11)}{fmt(p_cpu / t_cpu if t_cpu else None, 7)}"
+              f"{fmt(target, 8, 1)}{ok:>5}")
 
     print("\n(b) bandwidth, float32, 16M elements (GB/s = bytes touched / time; % of C memcpy at the"
           " same thread count)")
@@ -210,11 +227,11 @@ def print_tables(ph, th, spread=None):
         mem = ph.get(f"BM_Memcpy/n:{BIG}/threads:{threads}")
         mem_gbs = mem["bytes"] / mem["ns"] if mem else None
         p_ms, p_gbs = p["ns"] / 1e6, p["bytes"] / p["ns"]
-        t_s = th.get(key)
+        t_s = th[key][0] if key in th else None
         t_ms = t_s * 1e3 if t_s else None
         t_gbs = p["bytes"] / (t_s * 1e9) if t_s else None
-        t_out = th.get(key + "|out=")
-        is_ref = key.startswith(("BM_Memcpy", "BM_RawAddLoop"))
+        t_out = th[key + "|out="][0] if key + "|out=" in th else None
+        is_ref = key.startswith(("BM_Memcpy", "BM_RawAdd"))
         ratio = p_ms / t_ms if (t_ms and not is_ref) else None
         pct = 100 * p_gbs / mem_gbs if mem_gbs else None
         tpct = 100 * t_gbs / mem_gbs if (mem_gbs and t_gbs) else None
@@ -249,14 +266,14 @@ def main():
         print(f"session {s + 1}/{args.sessions} done, load {os.getloadavg()[0]:.2f}", file=sys.stderr)
 
     ph = {k: min((r[k] for r in ph_runs if k in r), key=lambda v: v["ns"]) for k in ph_runs[0]}
-    th = {k: min(r[k] for r in th_runs) for k in th_runs[0]}
+    th = {k: min((r[k] for r in th_runs), key=lambda v: v[0]) for k in th_runs[0]}
     spread = {}
     if args.sessions > 1:
         for k in ph:
             v = [r[k]["ns"] for r in ph_runs if k in r]
             spread["phasor " + k] = max(v) / min(v)
         for k in th:
-            v = [r[k] for r in th_runs]
+            v = [r[k][0] for r in th_runs]
             spread["torch " + k] = max(v) / min(v)
 
     print(f"torch {torch.__version__}, {os.cpu_count()} CPUs, sessions={args.sessions}, "
