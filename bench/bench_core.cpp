@@ -1,0 +1,288 @@
+// bench/bench_core.cpp - tensor core benchmarks: eager dispatch overhead and elementwise /
+// reduction bandwidth against memcpy. See bench/README.md for the targets and latest figures;
+// bench/compare_torch.py runs the same shapes with PyTorch and prints the ratios.
+//
+// Conventions (compare_torch.py relies on them):
+//  * Every benchmark reports real (wall) time.
+//  * Dispatch benchmarks set the counter `ops` to the number of tensor ops one iteration counts
+//    (time per op = real_time / ops) and `per_op` to seconds per op.
+//  * Bandwidth benchmarks set `bytes` to the bytes one iteration touches (each operand read or
+//    written once: a + b on n floats = 3 * 4n bytes; memcpy of n floats = 2 * 4n bytes; sum of n
+//    floats = 4n bytes) and SetBytesProcessed accordingly, so bytes_per_second is the bandwidth.
+//  * Bandwidth inputs and outputs are allocated and touched before the timed loop; phasor's
+//    caching allocator hands each iteration's result the block the previous one freed, so no
+//    timed iteration pays first-touch page faults (~12 us per 4 KiB page on these VMs).
+#include <benchmark/benchmark.h>
+#include <omp.h>
+#if defined(__SSE__)
+#include <immintrin.h>
+#endif
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+
+#include <phasor/phasor.hpp>
+
+namespace {
+
+using phasor::Shape;
+using phasor::Tensor;
+
+constexpr std::int64_t kBig = std::int64_t{1} << 24;  // 16M elements
+
+Tensor filled(const Shape& shape, double v) { return phasor::full(shape, v, phasor::float32); }
+
+void set_ops(benchmark::State& st, double ops) {
+  st.counters["ops"] = ops;
+  st.counters["per_op"] = benchmark::Counter(ops, benchmark::Counter::kIsIterationInvariantRate |
+                                                      benchmark::Counter::kInvert);
+}
+
+// ---- (a) eager dispatch ----------------------------------------------------------------------
+
+// a + b on one-element float32 tensors, no autograd: the fixed cost of one op call.
+void BM_Add1(benchmark::State& st) {
+  phasor::set_num_threads(1);
+  Tensor a = filled({1}, 1.5), b = filled({1}, 2.5);
+  for (auto _ : st) benchmark::DoNotOptimize(a + b);
+  set_ops(st, 1);
+}
+BENCHMARK(BM_Add1)->UseRealTime();
+
+// -a on a one-element tensor: the unary path.
+void BM_Neg1(benchmark::State& st) {
+  phasor::set_num_threads(1);
+  Tensor a = filled({1}, 1.5);
+  for (auto _ : st) benchmark::DoNotOptimize(-a);
+  set_ops(st, 1);
+}
+BENCHMARK(BM_Neg1)->UseRealTime();
+
+// a + 1.0 on a one-element tensor: the C++ scalar is wrapped in a 0-d tensor first.
+void BM_AddScalar1(benchmark::State& st) {
+  phasor::set_num_threads(1);
+  Tensor a = filled({1}, 1.5);
+  for (auto _ : st) benchmark::DoNotOptimize(a + 1.0);
+  set_ops(st, 1);
+}
+BENCHMARK(BM_AddScalar1)->UseRealTime();
+
+// a += b on one-element tensors: in place, no result allocation.
+void BM_AddInplace1(benchmark::State& st) {
+  phasor::set_num_threads(1);
+  Tensor a = filled({1}, 0.0), b = filled({1}, 1e-9);
+  for (auto _ : st) {
+    a += b;
+    benchmark::ClobberMemory();
+  }
+  set_ops(st, 1);
+}
+BENCHMARK(BM_AddInplace1)->UseRealTime();
+
+// a + b where a requires grad: forward only, but the op records a graph node.
+void BM_Add1RecordGraph(benchmark::State& st) {
+  phasor::set_num_threads(1);
+  Tensor a = filled({1}, 1.5), b = filled({1}, 2.5);
+  a.requires_grad_();
+  for (auto _ : st) benchmark::DoNotOptimize(a + b);
+  set_ops(st, 1);
+}
+BENCHMARK(BM_Add1RecordGraph)->UseRealTime();
+
+// empty({1}): one tensor allocation (TensorImpl + Storage + cached block), the floor under any op.
+void BM_Empty1(benchmark::State& st) {
+  for (auto _ : st) benchmark::DoNotOptimize(phasor::empty({1}, phasor::float32));
+  set_ops(st, 1);
+}
+BENCHMARK(BM_Empty1)->UseRealTime();
+
+// The 10-op chain: mul add tanh sin sub cos mul exp div neg (then sum, not counted as an op).
+Tensor chain10(const Tensor& x, const Tensor& c) {
+  Tensor y = x * c;
+  y = y + c;
+  y = y.tanh();
+  y = y.sin();
+  y = y - c;
+  y = y.cos();
+  y = y * c;
+  y = y.exp();
+  y = y / c;
+  y = -y;
+  return y.sum();
+}
+
+// Forward + backward of the chain on 4-element tensors with x a requires_grad leaf.
+// per_op = (forward of the 10 ops + sum + backward + clearing x.grad) / 10.
+void BM_Chain10FwdBwd(benchmark::State& st) {
+  phasor::set_num_threads(1);
+  Tensor x = filled({4}, 0.5), c = filled({4}, 1.25);
+  x.requires_grad_();
+  for (auto _ : st) {
+    Tensor loss = chain10(x, c);
+    loss.backward();
+    x.set_grad(Tensor());
+  }
+  set_ops(st, 10);
+}
+BENCHMARK(BM_Chain10FwdBwd)->UseRealTime();
+
+// Forward only of the same chain with x requiring grad (graph recorded, never run).
+void BM_Chain10Fwd(benchmark::State& st) {
+  phasor::set_num_threads(1);
+  Tensor x = filled({4}, 0.5), c = filled({4}, 1.25);
+  x.requires_grad_();
+  for (auto _ : st) benchmark::DoNotOptimize(chain10(x, c));
+  set_ops(st, 10);
+}
+BENCHMARK(BM_Chain10Fwd)->UseRealTime();
+
+// Forward only without autograd (no input requires grad).
+void BM_Chain10NoGrad(benchmark::State& st) {
+  phasor::set_num_threads(1);
+  Tensor x = filled({4}, 0.5), c = filled({4}, 1.25);
+  for (auto _ : st) benchmark::DoNotOptimize(chain10(x, c));
+  set_ops(st, 10);
+}
+BENCHMARK(BM_Chain10NoGrad)->UseRealTime();
+
+// ---- (b) bandwidth ------------------------------------------------------------------------------
+
+void set_bytes(benchmark::State& st, double bytes_per_iter) {
+  st.counters["bytes"] = bytes_per_iter;
+  st.SetBytesProcessed(static_cast<std::int64_t>(bytes_per_iter) * st.iterations());
+}
+
+struct FreeDeleter {
+  void operator()(void* p) const { std::free(p); }
+};
+using Buffer = std::unique_ptr<char, FreeDeleter>;
+
+Buffer touched_buffer(std::size_t bytes, int value) {
+  Buffer b(static_cast<char*>(std::aligned_alloc(64, (bytes + 63) / 64 * 64)));
+  std::memset(b.get(), value, bytes);
+  return b;
+}
+
+// memcpy of n floats, split into `threads` equal contiguous chunks (one per OpenMP thread).
+void BM_Memcpy(benchmark::State& st) {
+  const auto n = st.range(0);
+  const int threads = static_cast<int>(st.range(1));
+  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
+  Buffer src = touched_buffer(bytes, 1), dst = touched_buffer(bytes, 0);
+  for (auto _ : st) {
+    if (threads == 1) {
+      std::memcpy(dst.get(), src.get(), bytes);
+    } else {
+#pragma omp parallel num_threads(threads)
+      {
+        const std::size_t t = static_cast<std::size_t>(omp_get_thread_num());
+        const std::size_t k = static_cast<std::size_t>(omp_get_num_threads());
+        const std::size_t chunk = (bytes / k + 63) / 64 * 64;
+        const std::size_t b = std::min(bytes, t * chunk), e = std::min(bytes, b + chunk);
+        if (b < e) std::memcpy(dst.get() + b, src.get() + b, e - b);
+      }
+    }
+    benchmark::ClobberMemory();
+  }
+  set_bytes(st, 2.0 * static_cast<double>(bytes));
+}
+BENCHMARK(BM_Memcpy)->ArgNames({"n", "threads"})->Args({kBig, 1})->Args({kBig, 2})->UseRealTime();
+
+// Reference: a hand-written `o[i] = a[i] + b[i]` loop over pre-touched arrays, split like
+// BM_Memcpy, built with the same flags as phasor: what the hardware gives a plain loop.
+void BM_RawAddLoop(benchmark::State& st) {
+  const auto n = st.range(0);
+  const int threads = static_cast<int>(st.range(1));
+  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
+  Buffer a = touched_buffer(bytes, 0), b = touched_buffer(bytes, 0), o = touched_buffer(bytes, 0);
+  float* __restrict po = reinterpret_cast<float*>(o.get());
+  const float* __restrict pa = reinterpret_cast<const float*>(a.get());
+  const float* __restrict pb = reinterpret_cast<const float*>(b.get());
+  for (auto _ : st) {
+#pragma omp parallel num_threads(threads)
+    {
+      const std::int64_t t = omp_get_thread_num(), k = omp_get_num_threads();
+      const std::int64_t chunk = (n / k + 15) / 16 * 16;
+      const std::int64_t lo = std::min(n, t * chunk), hi = std::min(n, lo + chunk);
+      for (std::int64_t i = lo; i < hi; ++i) po[i] = pa[i] + pb[i];
+    }
+    benchmark::ClobberMemory();
+  }
+  set_bytes(st, 3.0 * static_cast<double>(bytes));
+}
+BENCHMARK(BM_RawAddLoop)->ArgNames({"n", "threads"})->Args({kBig, 1})->Args({kBig, 2})->UseRealTime();
+
+#if defined(__SSE__)
+// Reference: the same loop with non-temporal (streaming) stores. A normal store first reads the
+// destination line (read-for-ownership), so o = a + b moves 4 arrays over the memory bus while
+// memcpy (rep movsb / streaming) moves 2; streaming stores skip that read.
+void BM_RawAddLoopNT(benchmark::State& st) {
+  const auto n = st.range(0);
+  const int threads = static_cast<int>(st.range(1));
+  const std::size_t bytes = static_cast<std::size_t>(n) * sizeof(float);
+  Buffer a = touched_buffer(bytes, 0), b = touched_buffer(bytes, 0), o = touched_buffer(bytes, 0);
+  float* po = reinterpret_cast<float*>(o.get());
+  const float* pa = reinterpret_cast<const float*>(a.get());
+  const float* pb = reinterpret_cast<const float*>(b.get());
+  for (auto _ : st) {
+#pragma omp parallel num_threads(threads)
+    {
+      const std::int64_t t = omp_get_thread_num(), k = omp_get_num_threads();
+      const std::int64_t chunk = (n / k + 15) / 16 * 16;  // 64-byte aligned chunks
+      const std::int64_t lo = std::min(n, t * chunk), hi = std::min(n, lo + chunk);
+      std::int64_t i = lo;
+      for (; i + 4 <= hi; i += 4) _mm_stream_ps(po + i, _mm_add_ps(_mm_load_ps(pa + i), _mm_load_ps(pb + i)));
+      for (; i < hi; ++i) po[i] = pa[i] + pb[i];
+      _mm_sfence();
+    }
+    benchmark::ClobberMemory();
+  }
+  set_bytes(st, 3.0 * static_cast<double>(bytes));
+}
+BENCHMARK(BM_RawAddLoopNT)->ArgNames({"n", "threads"})->Args({kBig, 1})->Args({kBig, 2})->UseRealTime();
+#endif
+
+// Contiguous a + b, n float32 elements each.
+void BM_AddContig(benchmark::State& st) {
+  const auto n = st.range(0);
+  phasor::set_num_threads(static_cast<int>(st.range(1)));
+  Tensor a = filled({n}, 1.5), b = filled({n}, 2.5);
+  { Tensor warm = a + b; }  // the result block goes to the cache and is reused below
+  for (auto _ : st) benchmark::DoNotOptimize(a + b);
+  set_bytes(st, 3.0 * static_cast<double>(n) * sizeof(float));
+}
+BENCHMARK(BM_AddContig)->ArgNames({"n", "threads"})->Args({kBig, 1})->Args({kBig, 2})->UseRealTime();
+
+// Row broadcast: a (M, N) + b (1, N) with M * N = 16M. Bytes = a read + out written + b read.
+void BM_AddBcastRow(benchmark::State& st) {
+  const auto cols = st.range(0);
+  const auto rows = kBig / cols;
+  phasor::set_num_threads(static_cast<int>(st.range(1)));
+  Tensor a = filled({rows, cols}, 1.5), b = filled({1, cols}, 2.5);
+  { Tensor warm = a + b; }
+  for (auto _ : st) benchmark::DoNotOptimize(a + b);
+  set_bytes(st, (2.0 * static_cast<double>(rows * cols) + static_cast<double>(cols)) * sizeof(float));
+}
+BENCHMARK(BM_AddBcastRow)
+    ->ArgNames({"N", "threads"})
+    ->Args({4096, 1})
+    ->Args({4096, 2})
+    ->Args({64, 1})
+    ->Args({64, 2})
+    ->UseRealTime();
+
+// sum over all n float32 elements (one 0-d result).
+void BM_Sum(benchmark::State& st) {
+  const auto n = st.range(0);
+  phasor::set_num_threads(static_cast<int>(st.range(1)));
+  Tensor a = filled({n}, 1.0);
+  benchmark::DoNotOptimize(a.sum());
+  for (auto _ : st) benchmark::DoNotOptimize(a.sum());
+  set_bytes(st, static_cast<double>(n) * sizeof(float));
+}
+BENCHMARK(BM_Sum)->ArgNames({"n", "threads"})->Args({kBig, 1})->Args({kBig, 2})->UseRealTime();
+
+}  // namespace

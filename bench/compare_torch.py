@@ -1,0 +1,288 @@
+#!/usr/bin/python3
+"""Runs bench_core (phasor) and the same shapes with PyTorch, prints phasor vs torch tables.
+
+Usage (from the repository root, after a Release build with -DPHASOR_BUILD_BENCH=ON):
+    /usr/bin/python3 bench/compare_torch.py [--bench build/bench/bench_core] [--sessions 1]
+
+Debian's /usr/bin/python3 has torch; a pyenv `python3` on PATH may not.
+
+phasor side: the benchmark binary runs with --benchmark_format=json, --benchmark_repetitions
+(default 3) and --benchmark_report_aggregates_only=true; we read the median aggregate of each
+benchmark (real time).
+torch side: each statement runs in a timeit loop (time.perf_counter, GC off) after a warm-up;
+we keep the median over repeats. Dispatch rows loop the statement k times per repeat (k sized
+to ~0.1 s), bandwidth rows time single calls.
+--sessions N repeats both sides N times, alternating, and keeps per row the lowest median
+(the run with the least interference from other processes on a shared machine); the spread
+over sessions is printed as max/min.
+
+Definitions (same as bench/bench_core.cpp):
+  * dispatch rows: time per op; the 10-op chain reports (forward + sum + backward) / 10.
+  * bandwidth rows: GB/s = bytes touched / time, each operand read or written once:
+    a + b = 3 arrays, memcpy = 2 arrays, a (M,N) + b (1,N) = 2 arrays + one row, sum = 1 array.
+    "% memcpy" divides by the C memcpy bandwidth at the same thread count.
+  * ratio = phasor time / torch time (< 1: phasor faster).
+"""
+import argparse
+import json
+import os
+import statistics
+import subprocess
+import sys
+import time
+import timeit
+
+try:
+    import torch
+except ImportError:  # pragma: no cover - depends on the interpreter
+    sys.exit("compare_torch.py needs torch: run it with Debian's /usr/bin/python3")
+
+BIG = 1 << 24  # 16M elements
+
+
+# ---- phasor side --------------------------------------------------------------------------------
+def run_phasor(bench, repetitions, min_time, bench_filter):
+    cmd = [bench, "--benchmark_format=json", f"--benchmark_repetitions={repetitions}",
+           "--benchmark_report_aggregates_only=true", f"--benchmark_min_time={min_time}"]
+    if bench_filter:
+        cmd.append(f"--benchmark_filter={bench_filter}")
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    return parse_phasor(json.loads(out))
+
+
+def parse_phasor(doc):
+    """{run_name without '/real_time': {'ns': median real time in ns, counters...}}."""
+    scale = {"ns": 1.0, "us": 1e3, "ms": 1e6, "s": 1e9}
+    rows = {}
+    for b in doc["benchmarks"]:
+        if b.get("run_type") == "aggregate" and b.get("aggregate_name") != "median":
+            continue
+        name = b.get("run_name", b["name"]).replace("/real_time", "")
+        unit = scale[b.get("time_unit", "ns")]
+        rows[name] = {"ns": b["real_time"] * unit, "cpu_ns": b["cpu_time"] * unit,
+                      "bytes": b.get("bytes"), "ops": b.get("ops")}
+    return rows
+
+
+# ---- torch side ---------------------------------------------------------------------------------
+def chain10(x, c):
+    y = x * c
+    y = y + c
+    y = y.tanh()
+    y = y.sin()
+    y = y - c
+    y = y.cos()
+    y = y * c
+    y = y.exp()
+    y = y / c
+    y = -y
+    return y.sum()
+
+
+def fwd_bwd(x, c):
+    chain10(x, c).backward()
+    x.grad = None
+
+
+class Stamp:
+    """Wall and thread-CPU clock read together (timeit subtracts two of these)."""
+    __slots__ = ("wall", "cpu")
+
+    def __init__(self, wall=None, cpu=None):
+        self.wall = time.perf_counter() if wall is None else wall
+        self.cpu = time.thread_time() if cpu is None else cpu
+
+    def __sub__(self, o):
+        return Stamp(self.wall - o.wall, self.cpu - o.cpu)
+
+
+def time_stmt(stmt, env, per_call=False, repeats=7, target=0.1):
+    """(median wall, median thread CPU) seconds per execution of `stmt` run with globals `env`."""
+    t = timeit.Timer(stmt, globals=env, timer=Stamp)
+    t.timeit(3)  # warm-up: allocator caches, lazy init, page faults
+    number = 1
+    if per_call:
+        repeats = max(repeats, 9)
+    else:
+        while True:
+            dt = t.timeit(number).wall
+            if dt > 0.01:
+                break
+            number *= 4
+        number = max(1, int(number * target / dt))
+    runs = t.repeat(repeat=repeats, number=number)
+    return (statistics.median(r.wall for r in runs) / number, statistics.median(r.cpu for r in runs) / number)
+
+
+def torch_rows():
+    """{phasor benchmark name: (wall, thread CPU) seconds per iteration} for the same shapes."""
+    res = {}
+    f32 = torch.float32
+    torch.set_num_threads(1)
+    a, b = torch.full((1,), 1.5, dtype=f32), torch.full((1,), 2.5, dtype=f32)
+    ag = a.clone().requires_grad_()
+    ai = torch.zeros(1, dtype=f32)
+    bi = torch.full((1,), 1e-9, dtype=f32)
+    x, c = torch.full((4,), 0.5, dtype=f32), torch.full((4,), 1.25, dtype=f32)
+    xg = x.clone().requires_grad_()
+    env = dict(torch=torch, a=a, b=b, ag=ag, ai=ai, bi=bi, x=x, xg=xg, c=c, chain10=chain10,
+               fwd_bwd=fwd_bwd, f32=f32)
+    res["BM_Add1"] = time_stmt("a + b", env)
+    res["BM_Neg1"] = time_stmt("-a", env)
+    res["BM_AddScalar1"] = time_stmt("a + 1.0", env)
+    res["BM_AddInplace1"] = time_stmt("ai.add_(bi)", env)
+    res["BM_Add1RecordGraph"] = time_stmt("ag + b", env)
+    res["BM_Empty1"] = time_stmt("torch.empty(1, dtype=f32)", env)
+    res["BM_Chain10FwdBwd"] = time_stmt("fwd_bwd(xg, c)", env)
+    res["BM_Chain10Fwd"] = time_stmt("chain10(xg, c)", env)
+    res["BM_Chain10NoGrad"] = time_stmt("chain10(x, c)", env)
+
+    for threads in (1, 2):
+        torch.set_num_threads(threads)
+        big_a, big_b = torch.full((BIG,), 1.5, dtype=f32), torch.full((BIG,), 2.5, dtype=f32)
+        out = torch.empty(BIG, dtype=f32)
+        out.zero_()
+        env = dict(torch=torch, a=big_a, b=big_b, out=out)
+        res[f"BM_Memcpy/n:{BIG}/threads:{threads}"] = time_stmt("out.copy_(a)", env, per_call=True)
+        res[f"BM_AddContig/n:{BIG}/threads:{threads}"] = time_stmt("a + b", env, per_call=True)
+        res[f"BM_AddContig/n:{BIG}/threads:{threads}|out="] = time_stmt("torch.add(a, b, out=out)", env,
+                                                                       per_call=True)
+        res[f"BM_Sum/n:{BIG}/threads:{threads}"] = time_stmt("a.sum()", env, per_call=True)
+        for cols in (4096, 64):
+            m = big_a.view(BIG // cols, cols)
+            row = torch.full((1, cols), 2.5, dtype=f32)
+            env2 = dict(torch=torch, m=m, row=row, out=out.view(BIG // cols, cols))
+            key = f"BM_AddBcastRow/N:{cols}/threads:{threads}"
+            res[key] = time_stmt("m + row", env2, per_call=True)
+            res[key + "|out="] = time_stmt("torch.add(m, row, out=out)", env2, per_call=True)
+        del big_a, big_b, out, env
+    torch.set_num_threads(1)
+    return res
+
+
+# ---- tables -------------------------------------------------------------------------------------
+DISPATCH = [
+    ("BM_Add1", "a + b, 1 elem", 0.5),
+    ("BM_Neg1", "-a, 1 elem", None),
+    ("BM_AddScalar1", "a + 1.0, 1 elem", None),
+    ("BM_AddInplace1", "a += b, 1 elem", None),
+    ("BM_Add1RecordGraph", "a + b, a requires grad", None),
+    ("BM_Empty1", "empty({1})", None),
+    ("BM_Chain10FwdBwd", "10-op chain fwd+bwd, 4 elem", 3.0),
+    ("BM_Chain10Fwd", "10-op chain fwd (graph)", None),
+    ("BM_Chain10NoGrad", "10-op chain fwd (no grad)", None),
+]
+
+
+def bandwidth_rows():
+    rows = []
+    for threads in (1, 2):
+        rows += [
+            (f"BM_Memcpy/n:{BIG}/threads:{threads}", "memcpy 64 MiB (torch: copy_)", threads),
+            (f"BM_RawAddLoop/n:{BIG}/threads:{threads}", "plain C loop o=a+b (ref)", threads),
+            (f"BM_RawAddLoopNT/n:{BIG}/threads:{threads}", "same, streaming stores (ref)", threads),
+            (f"BM_AddContig/n:{BIG}/threads:{threads}", "a + b, 16M", threads),
+            (f"BM_AddBcastRow/N:4096/threads:{threads}", "(4096,4096) + (1,4096)", threads),
+            (f"BM_AddBcastRow/N:64/threads:{threads}", "(262144,64) + (1,64)", threads),
+            (f"BM_Sum/n:{BIG}/threads:{threads}", "sum of 16M", threads),
+        ]
+    return rows
+
+
+def fmt(v, width, prec=2, suffix=""):
+    """Right-aligned number (or '-' when missing) in `width` characters."""
+    return (f"{v:.{prec}f}{suffix}" if v is not None else "-").rjust(width)
+
+
+def print_tables(ph, th, spread=None):
+    spread = spread or {}
+    print("\n(a) eager dispatch, 1 thread: time per op in us (chain rows: per-iteration time / 10);"
+          " wall = real time, cpu = thread CPU time (robust to other load)")
+    hdr = (f"{'benchmark':<30}{'phasor wall':>12}{'cpu':>8}{'torch wall':>12}{'cpu':>8}{'ratio wall':>11}"
+           f"{'cpu':>7}{'target':>8}{'ok':>5}")
+    print(hdr)
+    print("-" * len(hdr))
+    for key, label, target in DISPATCH:
+        p = ph.get(key)
+        if p is None:
+            continue
+        ops = p["ops"] or 1
+        p_us, p_cpu = p["ns"] / ops / 1e3, p["cpu_ns"] / ops / 1e3
+        t_us, t_cpu = (th[key][0] / ops * 1e6, th[key][1] / ops * 1e6) if key in th else (None, None)
+        ok = ("yes" if p_us < target else "NO") if target else ""
+        print(f"{label:<30}{fmt(p_us, 12, 3)}{fmt(p_cpu, 8, 3)}{fmt(t_us, 12, 3)}{fmt(t_cpu, 8, 3)}"
+              f"{fmt(p_us / t_us if t_us else None, 11)}{fmt(p_cpu / t_cpu if t_cpu else None, 7)}"
+              f"{fmt(target, 8, 1)}{ok:>5}")
+
+    print("\n(b) bandwidth, float32, 16M elements (GB/s = bytes touched / time; % of C memcpy at the"
+          " same thread count)")
+    hdr = (f"{'benchmark':<32}{'thr':>4}{'phasor ms':>11}{'GB/s':>7}{'%memcpy':>9}{'torch ms':>10}"
+           f"{'GB/s':>7}{'%memcpy':>9}{'torch out= ms':>15}{'phasor/torch':>14}")
+    print(hdr)
+    print("-" * len(hdr))
+    for key, label, threads in bandwidth_rows():
+        p = ph.get(key)
+        if p is None:
+            continue
+        mem = ph.get(f"BM_Memcpy/n:{BIG}/threads:{threads}")
+        mem_gbs = mem["bytes"] / mem["ns"] if mem else None
+        p_ms, p_gbs = p["ns"] / 1e6, p["bytes"] / p["ns"]
+        t_s = th[key][0] if key in th else None
+        t_ms = t_s * 1e3 if t_s else None
+        t_gbs = p["bytes"] / (t_s * 1e9) if t_s else None
+        t_out = th[key + "|out="][0] if key + "|out=" in th else None
+        is_ref = key.startswith(("BM_Memcpy", "BM_RawAdd"))
+        ratio = p_ms / t_ms if (t_ms and not is_ref) else None
+        pct = 100 * p_gbs / mem_gbs if mem_gbs else None
+        tpct = 100 * t_gbs / mem_gbs if (mem_gbs and t_gbs) else None
+        print(f"{label:<32}{threads:>4}{fmt(p_ms, 11)}{fmt(p_gbs, 7, 1)}{fmt(pct, 9, 0, '%')}{fmt(t_ms, 10)}"
+              f"{fmt(t_gbs, 7, 1)}{fmt(tpct, 9, 0, '%')}{fmt(t_out * 1e3 if t_out else None, 15)}{fmt(ratio, 14)}")
+    if spread:
+        worst = sorted(spread.items(), key=lambda kv: -kv[1])[:5]
+        print("\nlargest session spread (max/min of session medians): " +
+              ", ".join(f"{k} {v:.2f}" for k, v in worst))
+
+
+def main():
+    here = os.path.dirname(os.path.abspath(__file__))
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--bench", default=os.path.join(here, "..", "build", "bench", "bench_core"))
+    ap.add_argument("--repetitions", type=int, default=3)
+    ap.add_argument("--min-time", type=float, default=0.5, help="--benchmark_min_time (seconds)")
+    ap.add_argument("--filter", default="", help="--benchmark_filter for the phasor binary")
+    ap.add_argument("--sessions", type=int, default=1)
+    ap.add_argument("--phasor-json", help="read phasor results from this JSON file instead of running")
+    ap.add_argument("--save", help="write the merged results (phasor ns, torch s) as JSON here")
+    args = ap.parse_args()
+
+    ph_runs, th_runs = [], []
+    for s in range(args.sessions):
+        if args.phasor_json:
+            with open(args.phasor_json) as f:
+                ph_runs.append(parse_phasor(json.load(f)))
+        else:
+            ph_runs.append(run_phasor(args.bench, args.repetitions, args.min_time, args.filter))
+        th_runs.append(torch_rows())
+        print(f"session {s + 1}/{args.sessions} done, load {os.getloadavg()[0]:.2f}", file=sys.stderr)
+
+    ph = {k: min((r[k] for r in ph_runs if k in r), key=lambda v: v["ns"]) for k in ph_runs[0]}
+    th = {k: min((r[k] for r in th_runs), key=lambda v: v[0]) for k in th_runs[0]}
+    spread = {}
+    if args.sessions > 1:
+        for k in ph:
+            v = [r[k]["ns"] for r in ph_runs if k in r]
+            spread["phasor " + k] = max(v) / min(v)
+        for k in th:
+            v = [r[k][0] for r in th_runs]
+            spread["torch " + k] = max(v) / min(v)
+
+    print(f"torch {torch.__version__}, {os.cpu_count()} CPUs, sessions={args.sessions}, "
+          f"phasor repetitions={args.repetitions} (median)")
+    print_tables(ph, th, spread)
+    if args.save:
+        with open(args.save, "w") as f:
+            json.dump({"phasor_ns": ph, "torch_s": th, "spread": spread}, f, indent=1)
+
+
+if __name__ == "__main__":
+    main()
