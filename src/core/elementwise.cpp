@@ -1,6 +1,10 @@
 // src/core/elementwise.cpp - loop construction (broadcast strides, coalescing), casts and copies.
 #include "core/elementwise.hpp"
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
+
 #include "autodiff/node.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
@@ -80,6 +84,22 @@ StridedLoop make_loop(std::initializer_list<const Tensor*> ops, const Shape& sha
 }
 StridedLoop make_loop(const std::vector<const Tensor*>& ops, const Shape& shape) {
   return build_loop(ops.data(), static_cast<int>(ops.size()), shape);
+}
+
+void stream_copy(void* dst, const void* src, std::size_t bytes) {
+#if defined(__SSE2__)
+  auto* d = static_cast<__m128i*>(dst);
+  const auto* s = static_cast<const __m128i*>(src);
+  for (std::size_t i = 0; i < bytes / 16; ++i) _mm_stream_si128(d + i, _mm_load_si128(s + i));
+#else
+  std::memcpy(dst, src, bytes);
+#endif
+}
+
+void stream_fence() {
+#if defined(__SSE2__)
+  _mm_sfence();
+#endif
 }
 
 void copy_into(const Tensor& dst, const Tensor& src) {

@@ -121,6 +121,22 @@ struct StridedLoop {
 
   template <class F>
   void run_range(std::int64_t begin, std::int64_t end, F& inner) const {
+    if (nd == 2) {
+      // Rows of a 2-D loop: each row's pointers are recomputed from locals, so short rows
+      // (e.g. 64-wide broadcasts) do not pay for carried state in memory.
+      const std::int64_t w = shape[1];
+      std::int64_t r = begin / w, c = begin % w, pos = begin;
+      while (pos < end) {
+        std::array<char*, kMaxOperands> q;
+        for (int k = 0; k < nt; ++k) q[k] = base[k] + r * strides[0][k] + c * strides[1][k];
+        const std::int64_t n = std::min(w - c, end - pos);
+        inner(q.data(), strides[1].data(), n);
+        pos += n;
+        c = 0;
+        ++r;
+      }
+      return;
+    }
     std::array<std::int64_t, kMaxLoopDims> id;
     std::array<char*, kMaxOperands> p = base;
     std::int64_t rem = begin;
@@ -157,15 +173,52 @@ StridedLoop make_loop(std::initializer_list<const Tensor*> ops, const Shape& sha
 StridedLoop make_loop(const std::vector<const Tensor*>& ops, const Shape& shape);
 
 // ---- kernels ------------------------------------------------------------------------------------
+// Note [streaming stores]
+// A plain store first reads the destination line into cache, so out = f(a, b) moves four
+// arrays' worth of bytes where memcpy moves two. For outputs far larger than the caches the
+// kernels compute 1 KiB tiles and write them with non-temporal stores, which skip that read.
+// Below kStreamBytes the result likely stays in cache for the next op, so plain stores win.
+
+/// Outputs at least this large are written with streaming stores.
+inline constexpr std::size_t kStreamBytes = std::size_t{8} << 20;
+
+/// Copies `bytes` (a multiple of 16) from src to a 16-byte aligned dst with non-temporal stores.
+void stream_copy(void* dst, const void* src, std::size_t bytes);
+/// Orders earlier non-temporal stores before later loads and stores (call once after a kernel).
+void stream_fence();
+
+/// dst[i] = gen(i) for i < n, using streaming stores for the aligned middle part.
+template <class Out, class Gen>
+inline void stream_fill(Out* dst, std::int64_t n, Gen&& gen) {
+  constexpr std::int64_t kTile = 1024 / static_cast<std::int64_t>(sizeof(Out));
+  std::int64_t i = 0;
+  while (i < n && (reinterpret_cast<std::uintptr_t>(dst + i) & 15) != 0) {
+    dst[i] = gen(i);
+    ++i;
+  }
+  if ((reinterpret_cast<std::uintptr_t>(dst + i) & 15) == 0) {
+    alignas(64) unsigned char buf[1024];
+    Out* tile = reinterpret_cast<Out*>(buf);
+    for (; i + kTile <= n; i += kTile) {
+      for (std::int64_t j = 0; j < kTile; ++j) tile[j] = gen(i + j);
+      stream_copy(dst + i, tile, sizeof(buf));
+    }
+  }
+  for (; i < n; ++i) dst[i] = gen(i);
+}
+
 /// out = f(a) elementwise into an existing tensor (a broadcast to out's shape).
 template <class Out, class A, class F>
 void map_unary_into(const Tensor& out, const Tensor& a, F f) {
   StridedLoop L = make_loop({&out, &a}, out.shape());
+  const bool stream = out.nbytes() >= kStreamBytes;
   L.run([&](char** p, const std::int64_t* s, std::int64_t n) {
     Out* o = reinterpret_cast<Out*>(p[0]);
     const A* x = reinterpret_cast<const A*>(p[1]);
     if (s[0] == sizeof(Out) && s[1] == sizeof(A)) {
-      for (std::int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
+      if (stream) stream_fill(o, n, [&](std::int64_t i) { return f(x[i]); });
+      else
+        for (std::int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
     } else if (s[0] == sizeof(Out) && s[1] == 0) {
       const Out v = f(x[0]);
       for (std::int64_t i = 0; i < n; ++i) o[i] = v;
@@ -174,30 +227,39 @@ void map_unary_into(const Tensor& out, const Tensor& a, F f) {
         *reinterpret_cast<Out*>(p[0] + i * s[0]) = f(*reinterpret_cast<const A*>(p[1] + i * s[1]));
     }
   });
+  if (stream) stream_fence();
 }
 
 /// out = f(a, b) elementwise into an existing tensor (a, b broadcast to out's shape).
 template <class Out, class A, class B, class F>
 void map_binary_into(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
   StridedLoop L = make_loop({&out, &a, &b}, out.shape());
+  const bool stream = out.nbytes() >= kStreamBytes;
   L.run([&](char** p, const std::int64_t* s, std::int64_t n) {
     Out* o = reinterpret_cast<Out*>(p[0]);
     const A* x = reinterpret_cast<const A*>(p[1]);
     const B* y = reinterpret_cast<const B*>(p[2]);
     if (s[0] == sizeof(Out) && s[1] == sizeof(A) && s[2] == sizeof(B)) {
-      for (std::int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
+      if (stream) stream_fill(o, n, [&](std::int64_t i) { return f(x[i], y[i]); });
+      else
+        for (std::int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i]);
     } else if (s[0] == sizeof(Out) && s[1] == sizeof(A) && s[2] == 0) {
       const B v = y[0];
-      for (std::int64_t i = 0; i < n; ++i) o[i] = f(x[i], v);
+      if (stream) stream_fill(o, n, [&](std::int64_t i) { return f(x[i], v); });
+      else
+        for (std::int64_t i = 0; i < n; ++i) o[i] = f(x[i], v);
     } else if (s[0] == sizeof(Out) && s[1] == 0 && s[2] == sizeof(B)) {
       const A v = x[0];
-      for (std::int64_t i = 0; i < n; ++i) o[i] = f(v, y[i]);
+      if (stream) stream_fill(o, n, [&](std::int64_t i) { return f(v, y[i]); });
+      else
+        for (std::int64_t i = 0; i < n; ++i) o[i] = f(v, y[i]);
     } else {
       for (std::int64_t i = 0; i < n; ++i)
         *reinterpret_cast<Out*>(p[0] + i * s[0]) =
             f(*reinterpret_cast<const A*>(p[1] + i * s[1]), *reinterpret_cast<const B*>(p[2] + i * s[2]));
     }
   });
+  if (stream) stream_fence();
 }
 
 /// out = f(a, b, c) elementwise into an existing tensor.
