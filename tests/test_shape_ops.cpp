@@ -556,3 +556,11 @@ TEST_CASE("gather and scatter_add errors and gradients") {
       seq({2, 3}));
   CHECK(vals(s.grad()) == std::vector<double>{2, 0, 3, 0});
 }
+
+TEST_CASE("roll: repeated dims add their shifts; gradient is the opposite roll") {
+  Tensor x = seq({4, 3});
+  CHECK(vals(roll(x, {1, 2}, {0, 0})) == vals(roll(x, {3}, {0})));
+  CHECK(vals(roll(x, {2, -2}, {1, 1})) == vals(x));
+  CHECK(autodiff::gradcheck([](const V& in) { return roll(in[0], {1, -1}, {0, 1}) * seq({4, 3}); }, {leaf64({4, 3})}));
+  CHECK(autodiff::gradgradcheck([](const V& in) { return roll(in[0] * in[0], {5}, {-1}); }, {leaf64({2, 3})}));
+}

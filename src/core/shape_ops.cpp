@@ -199,22 +199,56 @@ Tensor roll(const Tensor& x, const Shape& shifts, const Shape& dims) {
                             " must have the same length");
   std::vector<std::int64_t> ds;
   for (auto dm : dims) ds.push_back(detail::wrap_dim(dm, x.dim(), "roll"));
-  return detail::composite("roll", {x}, [&] {
-    if (x.dim() == 0) return x.clone();
-    Tensor r = x;
-    bool moved = false;
-    for (std::size_t i = 0; i < ds.size(); ++i) {
-      const std::int64_t n = r.size(ds[i]);
-      if (n == 0) continue;
-      const std::int64_t s = ((shifts[i] % n) + n) % n;
-      if (s == 0) continue;
-      std::vector<std::int64_t> idx(static_cast<std::size_t>(n));
-      for (std::int64_t o = 0; o < n; ++o) idx[static_cast<std::size_t>(o)] = (o - s + n) % n;
-      r = index_select(r, ds[i], from_vector(idx));
-      moved = true;
+  if (x.dim() == 0) return x.clone();
+  // dims that actually move, with shifts reduced to [1, n); a dim listed twice adds its shifts
+  std::vector<std::int64_t> rd, rs;
+  for (std::size_t i = 0; i < ds.size(); ++i) {
+    const std::int64_t n = x.size(ds[i]);
+    if (n == 0) continue;
+    const std::int64_t s = ((shifts[i] % n) + n) % n;
+    auto it = std::find(rd.begin(), rd.end(), ds[i]);
+    if (it != rd.end()) {
+      auto& acc = rs[static_cast<std::size_t>(it - rd.begin())];
+      acc = (acc + s) % n;
+    } else if (s != 0) {
+      rd.push_back(ds[i]);
+      rs.push_back(s);
     }
-    return moved ? r : x.clone();
-  });
+  }
+  for (std::size_t i = rd.size(); i-- > 0;)
+    if (rs[i] == 0) {
+      rd.erase(rd.begin() + static_cast<std::ptrdiff_t>(i));
+      rs.erase(rs.begin() + static_cast<std::ptrdiff_t>(i));
+    }
+  if (rd.empty()) return x.clone();
+  return detail::apply_op(
+      "roll", {x}, detail::kSaveNone,
+      [&](const G& in) {
+        const Tensor& src = in[0];
+        Tensor out = detail::make_tensor(src.shape(), src.dtype(), src.device());
+        if (out.numel() == 0) return out;
+        // one copy per block: along each moved dim, [0, n-s) goes to [s, n) and [n-s, n) to [0, s)
+        for (std::size_t mask = 0; mask < (std::size_t(1) << rd.size()); ++mask) {
+          Tensor a = src, b = out;
+          for (std::size_t j = 0; j < rd.size(); ++j) {
+            const std::int64_t n = src.size(rd[j]), sh = rs[j];
+            if (mask & (std::size_t(1) << j)) {
+              a = a.narrow(rd[j], n - sh, sh);
+              b = b.narrow(rd[j], 0, sh);
+            } else {
+              a = a.narrow(rd[j], 0, n - sh);
+              b = b.narrow(rd[j], sh, n - sh);
+            }
+          }
+          detail::copy_into(b, a);
+        }
+        return out;
+      },
+      [rd, rs](const detail::Ctx&, const G& g) {
+        Shape neg;
+        for (auto v : rs) neg.push_back(-v);
+        return G{roll(g[0], neg, Shape(rd.begin(), rd.end()))};
+      });
 }
 
 // ---- tril / triu -----------------------------------------------------------------------------------------------------

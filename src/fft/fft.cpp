@@ -322,13 +322,14 @@ Tensor freq(const char* op, std::int64_t n, double d, Dtype dtype, Device device
 Tensor shift(const char* op, const Tensor& x, const Sizes& dims, bool inverse) {
   if (!x.defined()) throw Error(op, "got an undefined tensor");
   return run_composite(op, x, [&] {
-    DimList ds, shifts;
+    Shape ds, shifts;
     if (dims)
       for (auto d : ::phasor::detail::wrap_dims(*dims, x.dim(), op, false)) ds.push_back(d);
     else
       for (std::int64_t d = 0; d < x.dim(); ++d) ds.push_back(d);
+    if (ds.empty()) return x.clone();
     for (auto d : ds) shifts.push_back(inverse ? -(x.size(d) / 2) : x.size(d) / 2);
-    return detail::roll(x, ds, shifts);
+    return ::phasor::roll(x, shifts, ds);
   });
 }
 }  // namespace

@@ -322,7 +322,7 @@ Tensor c2r(const Tensor& x, const DimList& dims, Norm norm, std::int64_t last_n,
       });
 }
 
-// ---- pad/crop and roll ---------------------------------------------------------------------------------------
+// ---- pad/crop ---------------------------------------------------------------------------------------
 Tensor resize(const Tensor& x, const DimList& dims, const DimList& sizes, bool* padded) {
   if (padded) *padded = false;
   Tensor y = x;
@@ -335,67 +335,14 @@ Tensor resize(const Tensor& x, const DimList& dims, const DimList& sizes, bool* 
   }
   if (!grow) return y;
   if (padded) *padded = true;
-  const Shape orig = y.shape();
-  Shape target = orig;
-  for (std::size_t i = 0; i < dims.size(); ++i) target[u(dims[i])] = sizes[i];
-  return ::phasor::detail::apply_op(
-      "fft_pad", {y}, kSaveNone,
-      [&](const G& in) {
-        Tensor z = zeros(target, in[0].dtype(), in[0].device());
-        Tensor v = z;
-        for (std::int64_t d = 0; d < z.dim(); ++d)
-          if (orig[u(d)] != target[u(d)]) v = v.narrow(d, 0, orig[u(d)]);
-        ::phasor::detail::copy_into(v, in[0]);
-        return z;
-      },
-      [orig, target](const Ctx&, const G& g) {
-        Tensor r = g[0];
-        for (std::int64_t d = 0; d < r.dim(); ++d)
-          if (orig[u(d)] != target[u(d)]) r = r.narrow(d, 0, orig[u(d)]);
-        return G{r};
-      });
-}
-
-Tensor roll(const Tensor& x, const DimList& dims, const DimList& shifts) {
-  DimList rd, rs;  // dims that actually move, shifts in [1, n)
-  for (std::size_t i = 0; i < dims.size(); ++i) {
-    const std::int64_t n = x.size(dims[i]);
-    if (n == 0) continue;
-    const std::int64_t s = ((shifts[i] % n) + n) % n;
-    if (s != 0) {
-      rd.push_back(dims[i]);
-      rs.push_back(s);
-    }
-  }
-  if (rd.empty()) return x.clone();
-  return ::phasor::detail::apply_op(
-      "fft_roll", {x}, kSaveNone,
-      [&](const G& in) {
-        const Tensor& src = in[0];
-        Tensor out = ::phasor::detail::make_tensor(src.shape(), src.dtype(), src.device());
-        if (out.numel() == 0) return out;
-        // 2^k blocks: along each dim, [0, n-s) goes to [s, n) and [n-s, n) to [0, s).
-        for (std::size_t mask = 0; mask < (std::size_t(1) << rd.size()); ++mask) {
-          Tensor a = src, b = out;
-          for (std::size_t j = 0; j < rd.size(); ++j) {
-            const std::int64_t n = src.size(rd[j]), s = rs[j];
-            if (mask & (std::size_t(1) << j)) {
-              a = a.narrow(rd[j], n - s, s);
-              b = b.narrow(rd[j], 0, s);
-            } else {
-              a = a.narrow(rd[j], 0, n - s);
-              b = b.narrow(rd[j], s, n - s);
-            }
-          }
-          ::phasor::detail::copy_into(b, a);
-        }
-        return out;
-      },
-      [rd, rs](const Ctx&, const G& g) {
-        DimList neg;
-        for (auto v : rs) neg.push_back(-v);
-        return G{::phasor::fft::detail::roll(g[0], rd, neg)};
-      });
+  // zero-pad at the end of each growing dim: pad's list runs from the last dim backwards
+  std::int64_t first = y.dim();
+  for (std::size_t i = 0; i < dims.size(); ++i)
+    if (sizes[i] > y.size(dims[i])) first = std::min(first, dims[i]);
+  Shape p(static_cast<std::size_t>(2 * (y.dim() - first)), 0);
+  for (std::size_t i = 0; i < dims.size(); ++i)
+    if (sizes[i] > y.size(dims[i])) p[u(2 * (y.dim() - 1 - dims[i]) + 1)] = sizes[i] - y.size(dims[i]);
+  return ::phasor::pad(y, p);
 }
 
 }  // namespace phasor::fft::detail

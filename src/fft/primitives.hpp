@@ -54,7 +54,5 @@ Tensor c2r(const Tensor& x, const DimList& dims, Norm norm, std::int64_t last_n,
 /// Crops (a view) or zero-pads (a copy) `x` to `sizes` along `dims`; differentiable. `padded`
 /// (optional) tells whether the result is a fresh copy.
 Tensor resize(const Tensor& x, const DimList& dims, const DimList& sizes, bool* padded = nullptr);
-/// Rolls `x` by `shifts` along `dims` (element i moves to i + shift mod n); differentiable.
-Tensor roll(const Tensor& x, const DimList& dims, const DimList& shifts);
 
 }  // namespace phasor::fft::detail
