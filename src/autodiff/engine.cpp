@@ -92,6 +92,7 @@ struct AccumulateGrad final : OpNode {
     return {};
   }
   bool is_accumulator() const override { return true; }
+  void set_create_graph(bool c) override { create_graph = c; }
   void release() override {}  // leaves outlive every backward pass
 };
 
@@ -339,7 +340,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& r
       for (std::size_t k = 0; k < grads.size(); ++k)
         if (!grads[k].defined() && k < n->output_meta.size())
           grads[k] = zeros(n->output_meta[k].shape, n->output_meta[k].dtype, n->output_meta[k].device);
-      if (auto* acc = dynamic_cast<AccumulateGrad*>(n)) acc->create_graph = task.create_graph;
+      n->set_create_graph(task.create_graph);
       in_grads = n->apply(std::move(grads));
       if (!task.keep_graph) n->release();
     }

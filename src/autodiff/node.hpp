@@ -79,6 +79,8 @@ struct OpNode : autodiff::Node, std::enable_shared_from_this<OpNode> {
   virtual void release() { released = true; }
   /// True for leaf accumulators.
   virtual bool is_accumulator() const { return false; }
+  /// Tells the node whether this backward builds a graph (leaf accumulators keep history then).
+  virtual void set_create_graph(bool) {}
 };
 
 /// What a backward formula sees: saved inputs/outputs and input metadata.

@@ -68,7 +68,7 @@ namespace {
 template <class F>
 Tensor arith(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
   check_cpu(a, op);
-  check_same_device({a, b}, op);
+  check_same_device(a, b, op);
   Tensor x = a.to(dt), y = b.to(dt);
   return visit_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -80,7 +80,7 @@ Tensor arith(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
 template <class F>
 void arith_inplace(const Tensor& a, const Tensor& b, const char* op, F f) {
   check_cpu(a, op);
-  check_same_device({a, b}, op);
+  check_same_device(a, b, op);
   Dtype rt = result_type({a, b});
   if (category(rt) > category(a.dtype()))
     throw Error(op, std::string("result type ") + dtype_name(rt) + " cannot be cast to the in-place output type " +

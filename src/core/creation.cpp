@@ -11,10 +11,6 @@
 namespace phasor {
 
 namespace {
-void check_shape(const Shape& shape, const char* op) {
-  for (auto s : shape)
-    if (s < 0) throw Error(op, "negative size in shape " + detail::shape_str(shape));
-}
 Dtype dtype_for_value(const Scalar& v) {
   if (v.is_complex()) return to_complex(default_dtype());
   if (v.is_floating()) return default_dtype();
@@ -23,18 +19,18 @@ Dtype dtype_for_value(const Scalar& v) {
 }  // namespace
 
 Tensor empty(const Shape& shape, Dtype dtype, Device device) {
-  check_shape(shape, "empty");
+  detail::check_shape(shape, "empty");
   return detail::make_tensor(shape, dtype, device);
 }
 Tensor full(const Shape& shape, const Scalar& value, std::optional<Dtype> dtype, Device device) {
-  check_shape(shape, "full");
+  detail::check_shape(shape, "full");
   Tensor t = detail::make_tensor(shape, dtype.value_or(dtype_for_value(value)), device);
   NoGradGuard ng;
   t.fill_(value);
   return t;
 }
 Tensor zeros(const Shape& shape, Dtype dtype, Device device) {
-  check_shape(shape, "zeros");
+  detail::check_shape(shape, "zeros");
   Tensor t = detail::make_tensor(shape, dtype, device);
   std::memset(t.data_ptr(), 0, t.nbytes());
   return t;
@@ -51,7 +47,7 @@ Tensor scalar_tensor(const Scalar& value, std::optional<Dtype> dtype, Device dev
 }
 
 Tensor from_data(const void* data, std::int64_t count, Dtype dtype, const Shape& shape, Device device) {
-  check_shape(shape, "from_data");
+  detail::check_shape(shape, "from_data");
   if (detail::shape_numel(shape) != count)
     throw Error("from_vector", std::to_string(count) + " values cannot fill shape " + detail::shape_str(shape) +
                                    " (" + std::to_string(detail::shape_numel(shape)) + " elements)");

@@ -228,7 +228,7 @@ void check_gather_index(const Tensor& x, std::int64_t d, const Tensor& index, co
 // ---- index_select / index_add ---------------------------------------------------------------------------
 Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
   detail::check_cpu(x, "index_add");
-  detail::check_same_device({x, src}, "index_add");
+  detail::check_same_device(x, src, "index_add");
   if (x.dim() == 0) throw Error("index_add", "cannot index a 0-d tensor");
   const auto d = detail::wrap_dim(dim, x.dim(), "index_add");
   auto idx = detail::wrapped_index(index, x.size(d), "index_add");
@@ -294,7 +294,7 @@ Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index) {
 
 Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
   detail::check_cpu(x, "scatter_add");
-  detail::check_same_device({x, src}, "scatter_add");
+  detail::check_same_device(x, src, "scatter_add");
   if (!src.defined()) throw Error("scatter_add", "src is undefined");
   if (x.dim() == 0) {
     detail::wrap_dim(dim, 0, "scatter_add");

@@ -16,7 +16,7 @@ namespace phasor::detail {
 template <class F>
 Tensor binary_kernel(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
   check_cpu(a, op);
-  check_same_device({a, b}, op);
+  check_same_device(a, b, op);
   if (a.shape() != b.shape()) broadcast_shapes({a.shape(), b.shape()}, op);  // throws before any conversion
   Tensor x = a.to(dt), y = b.to(dt);
   return visit_dtype(dt, [&](auto tag) -> Tensor {

@@ -70,11 +70,6 @@ void for_blocks(std::int64_t n, std::uint64_t seed, std::uint64_t start, F body)
   for (std::int64_t i = 0; i < n; ++i) body(i, philox(seed, start + static_cast<std::uint64_t>(i)));
 }
 
-void check_shape(const Shape& shape, const char* op) {
-  for (auto s : shape)
-    if (s < 0) throw Error(op, "negative size in shape " + detail::shape_str(shape));
-}
-
 }  // namespace
 
 Generator::Generator(std::uint64_t seed) : seed_(seed) {}
@@ -93,7 +88,7 @@ void manual_seed(std::uint64_t seed) {
 }
 
 Tensor rand(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
-  check_shape(shape, "rand");
+  detail::check_shape(shape, "rand");
   if (!is_floating_or_complex(dtype))
     throw Error("rand", std::string("expected a floating or complex dtype, got ") + dtype_name(dtype));
   Tensor t = detail::make_tensor(shape, dtype, device);
@@ -119,7 +114,7 @@ Tensor rand(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
 }
 
 Tensor randn(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
-  check_shape(shape, "randn");
+  detail::check_shape(shape, "randn");
   if (!is_floating_or_complex(dtype))
     throw Error("randn", std::string("expected a floating or complex dtype, got ") + dtype_name(dtype));
   Tensor t = detail::make_tensor(shape, dtype, device);
@@ -147,7 +142,7 @@ Tensor randn(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
 }
 
 Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, Dtype dtype, Device device, Generator* gen) {
-  check_shape(shape, "randint");
+  detail::check_shape(shape, "randint");
   if (high <= low)
     throw Error("randint", "expected low < high, got low=" + std::to_string(low) + " high=" + std::to_string(high));
   if (dtype == Dtype::Bool && (low < 0 || high > 2))

@@ -32,9 +32,13 @@ std::string shape_str(const Shape& s) {
   return os.str();
 }
 
-Tensor make_tensor(const Shape& shape, Dtype dtype, Device device) {
+void check_shape(const Shape& shape, const char* op) {
   for (auto s : shape)
-    if (s < 0) throw Error("empty", "negative size in shape " + shape_str(shape));
+    if (s < 0) throw Error(op, "negative size in shape " + shape_str(shape));
+}
+
+Tensor make_tensor(const Shape& shape, Dtype dtype, Device device) {
+  check_shape(shape, "empty");
   auto impl = std::make_shared<TensorImpl>();
   const std::int64_t n = shape_numel(shape);
   impl->storage = Storage::allocate(static_cast<std::size_t>(n) * itemsize(dtype), device);
@@ -83,10 +87,13 @@ void check_cpu(const Tensor& t, const char* op) {
     throw Error(op, "no kernel for device " + t.device().str() + " in this build (CPU only)");
 }
 
+void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
+  if (a.defined() && b.defined() && a.device() != b.device())
+    throw Error(op, "expected all tensors on one device, got " + a.device().str() + " and " + b.device().str());
+}
+
 void check_same_device(const std::vector<Tensor>& ts, const char* op) {
-  for (std::size_t i = 1; i < ts.size(); ++i)
-    if (ts[i].defined() && ts[0].defined() && ts[i].device() != ts[0].device())
-      throw Error(op, "expected all tensors on one device, got " + ts[0].device().str() + " and " + ts[i].device().str());
+  for (std::size_t i = 1; i < ts.size(); ++i) check_same_device(ts[0], ts[i], op);
 }
 
 [[noreturn]] void throw_data_dtype_mismatch(Dtype want, Dtype have) {

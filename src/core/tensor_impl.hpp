@@ -73,6 +73,8 @@ namespace detail {
 Shape contiguous_strides(const Shape& shape);
 /// Product of sizes.
 std::int64_t shape_numel(const Shape& shape);
+/// Throws "[op] negative size in shape (...)" when a size is negative.
+void check_shape(const Shape& shape, const char* op);
 /// A new tensor with fresh (uninitialized) contiguous storage.
 Tensor make_tensor(const Shape& shape, Dtype dtype, Device device = Device::cpu());
 /// A tensor sharing `base`'s storage with the given layout (no autograd metadata).
@@ -90,5 +92,7 @@ inline void bump_version(const Tensor& t) { ++t.impl()->storage->version; }
 void check_cpu(const Tensor& t, const char* op);
 /// Throws when tensors live on different devices.
 void check_same_device(const std::vector<Tensor>& ts, const char* op);
+/// check_same_device for two tensors (no list built: it sits on every binary op's path).
+void check_same_device(const Tensor& a, const Tensor& b, const char* op);
 }  // namespace detail
 }  // namespace phasor

@@ -63,12 +63,6 @@ bool has_broadcast_dim(const Tensor& t) {
   return false;
 }
 
-Tensor fresh_copy(const Tensor& t) {
-  Tensor c = ::phasor::detail::make_tensor(t.shape(), t.dtype(), t.device());
-  ::phasor::detail::copy_into(c, t);
-  return c;
-}
-
 /// Transform dims (logical lengths `n`) and batch dims of in -> out, batch dims merged where
 /// their strides allow, size-1 batch dims dropped.
 void layout(const Tensor& in, const Tensor& out, const DimList& dims, const DimList& n, IoDims& rank, IoDims& howmany) {
@@ -88,20 +82,9 @@ void layout(const Tensor& in, const Tensor& out, const DimList& dims, const DimL
   }
 }
 
-/// Multiplies a fresh contiguous tensor by `s` in place.
-void scale_inplace(const Tensor& t, double s) {
-  if (s == 1.0 || t.numel() == 0) return;
-  const std::int64_t count = t.numel() * (t.is_complex() ? 2 : 1);
-  auto run = [&](auto* p) {
-    using R = std::remove_pointer_t<decltype(p)>;
-    const int threads = count >= (std::int64_t(1) << 18) ? get_num_threads() : 1;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-    for (std::int64_t i = 0; i < count; ++i) p[i] = static_cast<R>(static_cast<double>(p[i]) * s);
-  };
-  if (to_real(t.dtype()) == Dtype::Float32)
-    run(static_cast<float*>(t.data_ptr()));
-  else
-    run(static_cast<double*>(t.data_ptr()));
+/// Multiplies a fresh tensor by the norm's scale `s` in place (nothing to do for 1).
+void scale_inplace(Tensor& t, double s) {
+  if (s != 1.0) t.mul_(s);
 }
 
 std::int64_t prod(const DimList& v) {
@@ -170,7 +153,7 @@ void c2c_passes(const Tensor& x, const Tensor& out, const DimList& dims, bool fo
 // ---- forward kernels -----------------------------------------------------------------------------------
 Tensor c2c_kernel(const Tensor& x_in, const DimList& dims, bool forward, Norm norm) {
   ArgRef xa(x_in);
-  if (has_broadcast_dim(x_in)) xa.replace(fresh_copy(x_in));
+  if (has_broadcast_dim(x_in)) xa.replace(x_in.clone());
   const Tensor& x = xa.get();
   Tensor out = ::phasor::detail::make_tensor(x.shape(), x.dtype(), x.device());
   if (dims.empty()) {
@@ -197,7 +180,7 @@ Tensor c2c_kernel(const Tensor& x_in, const DimList& dims, bool forward, Norm no
 
 Tensor r2c_kernel(const Tensor& x_in, const DimList& dims, Norm norm) {
   ArgRef xa(x_in);
-  if (has_broadcast_dim(x_in)) xa.replace(fresh_copy(x_in));
+  if (has_broadcast_dim(x_in)) xa.replace(x_in.clone());
   const Tensor& x = xa.get();
   Shape shape = x.shape();
   const std::int64_t n_last = shape[u(dims.back())];
@@ -209,7 +192,7 @@ Tensor r2c_kernel(const Tensor& x_in, const DimList& dims, Norm norm) {
   if (use_passes(Kind::r2c, out.shape(), dims)) {
     const bool single = x.dtype() == Dtype::Float32;
     const std::int64_t L = dims.back();
-    const Tensor xs = x.is_contiguous() ? x : fresh_copy(x);
+    const Tensor xs = x.is_contiguous() ? x : x.clone();
     line_pass(Kind::r2c, single, true, n_last, outer_of(shape, L), inner_of(shape, L), xs.data_ptr(), out.data_ptr());
     for (std::size_t i = 0; i + 1 < dims.size(); ++i)
       line_pass(Kind::c2c, single, true, shape[u(dims[i])], outer_of(shape, dims[i]), inner_of(shape, dims[i]),
@@ -255,9 +238,9 @@ Tensor c2r_kernel(const Tensor& x_in, const DimList& dims, Norm norm, std::int64
     // Rank 1: input-preserving FFTW plans (measured faster here than copy + destroy) and the
     // blocked passes only read the input, so no copy is needed.
     ArgRef xa(x_in);
-    if (has_broadcast_dim(x_in)) xa.replace(fresh_copy(x_in));
+    if (has_broadcast_dim(x_in)) xa.replace(x_in.clone());
     if (use_passes(Kind::c2r, shape, dims)) {
-      if (!xa.get().is_contiguous()) xa.replace(fresh_copy(xa.get()));
+      if (!xa.get().is_contiguous()) xa.replace(xa.get().clone());
       line_pass(Kind::c2r, single, false, last_n, outer_of(shape, L), inner_of(shape, L), xa.get().data_ptr(),
                 out.data_ptr());
     } else {
@@ -267,7 +250,7 @@ Tensor c2r_kernel(const Tensor& x_in, const DimList& dims, Norm norm, std::int64
     }
   } else {
     // FFTW has no input-preserving multi-dimensional c2r: it works on a copy (or the scratch).
-    const Tensor tmp = x_is_scratch && reusable_scratch(x_in) ? x_in : fresh_copy(x_in);
+    const Tensor tmp = x_is_scratch && reusable_scratch(x_in) ? x_in : x_in.clone();
     layout(tmp, out, dims, n, key.dims, key.howmany);
     run_fftw(key, tmp.data_ptr(), out.data_ptr());
   }

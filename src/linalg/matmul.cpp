@@ -258,7 +258,7 @@ void check_operands(const Tensor& a, const Tensor& b, const char* op) {
   if (!a.defined() || !b.defined()) throw Error(op, "got an undefined tensor");
   check_cpu(a, op);
   check_cpu(b, op);
-  check_same_device({a, b}, op);
+  check_same_device(a, b, op);
 }
 
 [[noreturn]] void throw_shapes(const Tensor& a, const Tensor& b, const char* op, const std::string& why = "") {
