@@ -150,6 +150,18 @@ void c2c_passes(const Tensor& x, const Tensor& out, const DimList& dims, bool fo
   }
 }
 
+/// Plans (through the cache) and runs one FFTW transform of x into out over `dims` (lengths `n`).
+void run_plan(Kind kind, bool single, bool forward, const Tensor& x, const Tensor& out, const DimList& dims,
+              const DimList& n, bool preserve_input = false) {
+  PlanKey key;
+  key.kind = kind;
+  key.single = single;
+  key.forward = forward;
+  key.preserve_input = preserve_input;
+  layout(x, out, dims, n, key.dims, key.howmany);
+  run_fftw(key, x.data_ptr(), out.data_ptr());
+}
+
 // ---- forward kernels -----------------------------------------------------------------------------------
 Tensor c2c_kernel(const Tensor& x_in, const DimList& dims, bool forward, Norm norm) {
   ArgRef xa(x_in);
@@ -168,12 +180,7 @@ Tensor c2c_kernel(const Tensor& x_in, const DimList& dims, bool forward, Norm no
     scale_inplace(out, norm_scale(norm, prod(n), forward));
     return out;
   }
-  PlanKey key;
-  key.kind = Kind::c2c;
-  key.single = x.dtype() == Dtype::Complex64;
-  key.forward = forward;
-  layout(x, out, dims, n, key.dims, key.howmany);
-  run_fftw(key, x.data_ptr(), out.data_ptr());
+  run_plan(Kind::c2c, x.dtype() == Dtype::Complex64, forward, x, out, dims, n);
   scale_inplace(out, norm_scale(norm, prod(n), forward));
   return out;
 }
@@ -200,12 +207,7 @@ Tensor r2c_kernel(const Tensor& x_in, const DimList& dims, Norm norm) {
     scale_inplace(out, norm_scale(norm, prod(n), true));
     return out;
   }
-  PlanKey key;
-  key.kind = Kind::r2c;
-  key.single = x.dtype() == Dtype::Float32;
-  key.forward = true;
-  layout(x, out, dims, n, key.dims, key.howmany);
-  run_fftw(key, x.data_ptr(), out.data_ptr());
+  run_plan(Kind::r2c, x.dtype() == Dtype::Float32, true, x, out, dims, n);
   scale_inplace(out, norm_scale(norm, prod(n), true));
   return out;
 }
@@ -230,10 +232,6 @@ Tensor c2r_kernel(const Tensor& x_in, const DimList& dims, Norm norm, std::int64
   const bool single = x_in.dtype() == Dtype::Complex64;
   DimList n;
   for (auto d : dims) n.push_back(shape[u(d)]);
-  PlanKey key;
-  key.kind = Kind::c2r;
-  key.single = single;
-  key.forward = false;
   if (dims.size() == 1) {
     // Rank 1: input-preserving FFTW plans (measured faster here than copy + destroy) and the
     // blocked passes only read the input, so no copy is needed.
@@ -244,15 +242,12 @@ Tensor c2r_kernel(const Tensor& x_in, const DimList& dims, Norm norm, std::int64
       line_pass(Kind::c2r, single, false, last_n, outer_of(shape, L), inner_of(shape, L), xa.get().data_ptr(),
                 out.data_ptr());
     } else {
-      key.preserve_input = true;
-      layout(xa.get(), out, dims, n, key.dims, key.howmany);
-      run_fftw(key, xa.get().data_ptr(), out.data_ptr());
+      run_plan(Kind::c2r, single, false, xa.get(), out, dims, n, /*preserve_input=*/true);
     }
   } else {
     // FFTW has no input-preserving multi-dimensional c2r: it works on a copy (or the scratch).
     const Tensor tmp = x_is_scratch && reusable_scratch(x_in) ? x_in : x_in.clone();
-    layout(tmp, out, dims, n, key.dims, key.howmany);
-    run_fftw(key, tmp.data_ptr(), out.data_ptr());
+    run_plan(Kind::c2r, single, false, tmp, out, dims, n);
   }
   scale_inplace(out, norm_scale(norm, prod(n), false));
   return out;
