@@ -11,5 +11,6 @@
 #include "phasor/ops.hpp"
 #include "phasor/random.hpp"
 #include "phasor/scalar.hpp"
+#include "phasor/state_dict.hpp"
 #include "phasor/tensor.hpp"
 #include "phasor/version.hpp"
