@@ -225,6 +225,10 @@ class Tensor {
   void remove_hook(std::size_t handle);
   /// Number of in-place changes made to the storage (shared with views).
   std::uint64_t version() const;
+  /// Makes this leaf hold `data`'s storage, shape and dtype, keeping its identity and requires_grad
+  /// (how Module::to changes parameters that other handles share); the gradient is dropped when the
+  /// dtype or device changes.
+  void set_data(const Tensor& data);
 
   // ---- elementwise math --------------------------------------------------------------
   Tensor neg() const;      ///< -x

@@ -475,6 +475,22 @@ void Tensor::set_grad(const Tensor& g) {
   impl_->meta().grad = g;
 }
 
+void Tensor::set_data(const Tensor& data) {
+  if (!data.defined()) throw Error("set_data", "got an undefined tensor");
+  if (!is_leaf()) throw Error("set_data", "only leaf tensors can take new data");
+  if (impl_->requires_grad() && !is_floating_or_complex(data.dtype()))
+    throw Error("set_data", std::string("a tensor that requires grad cannot hold ") + dtype_name(data.dtype()) + " data");
+  const bool keep_grad = data.dtype() == dtype() && data.device() == device() && data.shape() == shape();
+  TensorImpl& d = *data.impl();
+  impl_->storage = d.storage;
+  impl_->shape = d.shape;
+  impl_->strides = d.strides;
+  impl_->offset = d.offset;
+  impl_->dtype = d.dtype;
+  impl_->view_base = nullptr;
+  if (!keep_grad && impl_->autograd) impl_->autograd->grad = Tensor();
+}
+
 bool Tensor::is_leaf() const { return !impl_->autograd || !impl_->autograd->grad_fn; }
 
 std::shared_ptr<autodiff::Node> Tensor::grad_fn() const {
