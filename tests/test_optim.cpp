@@ -456,18 +456,28 @@ TEST_CASE("optim: LBFGS reproduces PyTorch's iterates on Rosenbrock") {
   }
 }
 
-TEST_CASE("optim: LBFGS with strong Wolfe solves a quadratic in a few iterations") {
-  // f(x) = 1/2 x^T A x - b^T x with A = M^T M + I (SPD, 8 x 8); minimum A^-1 b.
-  manual_seed(11);
+TEST_CASE("optim: LBFGS with strong Wolfe on a quadratic matches PyTorch") {
+  // f(x) = 1/2 x^T A x - b^T x, A = M^T M + I with M_ij = cos(0.37 (i+1) (j+2)^1.3), b_i = cos(i)
+  // (eigenvalues 1.33 ... 9.01). PyTorch 1.13, LBFGS(lr=1, max_iter=10, line_search_fn="strong_wolfe"):
+  // n_iter 10, func_evals 11, and x below. Then run to convergence (where the last iterations only
+  // see rounding noise, so their count is not compared).
   const int n = 8;
-  Tensor M = randn({n, n}, float64);
+  std::vector<double> m(n * n), bv(n);
+  for (int i = 0; i < n; ++i) {
+    bv[i] = std::cos(i);
+    for (int j = 0; j < n; ++j) m[i * n + j] = std::cos(0.37 * (i + 1) * std::pow(j + 2.0, 1.3));
+  }
+  Tensor M = from_vector(m, Shape{n, n});
   Tensor A = M.t().matmul(M) + eye(n, std::nullopt, float64);
-  Tensor b = randn({n}, float64);
+  Tensor b = from_vector(bv);
+  const std::vector<double> torch_x = {0.12805274028633903,  0.2188346849253414,  0.014427067132671563,
+                                       -0.17031869250259596, -0.1839338495722332, -0.10756039909028714,
+                                       0.13699697924557422,  0.14365286240226027};
   for (Dtype dt : {float64, complex128}) {
     CAPTURE(dt);
-    // complex: the same problem on the real parts, with the imaginary parts in a separate decoupled bowl
+    // complex: the same problem on the real parts, plus a decoupled bowl (im - 1)^2 for the imaginary parts
     Tensor x = zeros({n}, dt).requires_grad_();
-    optim::LBFGS opt({x}, optim::LBFGSOptions(1.0).max_iter(60).line_search_fn("strong_wolfe").tolerance_grad(1e-12).tolerance_change(1e-20));
+    optim::LBFGS opt({x}, optim::LBFGSOptions(1.0).max_iter(10).line_search_fn("strong_wolfe"));
     auto closure = [&] {
       opt.zero_grad();
       Tensor xr = x.is_complex() ? x.real() : x;
@@ -477,11 +487,21 @@ TEST_CASE("optim: LBFGS with strong Wolfe solves a quadratic in a few iterations
       return l;
     };
     opt.step(closure);
-    CHECK(opt.n_iter() <= 3 * n);
+    if (dt == float64) {
+      CHECK(opt.n_iter() == 10);
+      CHECK(opt.func_evals() == 11);
+      check_close(vals(x), torch_x, 0, 1e-12);
+    }
+    // continue to convergence
+    auto& o = static_cast<optim::LBFGSOptions&>(opt.param_groups()[0].options());
+    o.max_iter(60).tolerance_grad(1e-12).tolerance_change(1e-20);
+    opt.step(closure);
+    CHECK(opt.n_iter() <= 30);
     Tensor xr = x.is_complex() ? x.real() : x;
     Tensor resid = A.matmul(xr) - b;
-    CHECK(resid.abs().max().item<double>() < 1e-8);
-    if (x.is_complex()) check_close(vals(x.imag()), std::vector<double>(n, 1.0), 0, 1e-8);
+    // a loss-based line search stalls once |g|^2 / lambda falls to rounding of f: |g| ~ sqrt(eps |f| lambda) ~ 2e-8
+    CHECK(resid.abs().max().item<double>() < 1e-7);
+    if (x.is_complex()) check_close(vals(x.imag()), std::vector<double>(n, 1.0), 0, 1e-7);
   }
 }
 
