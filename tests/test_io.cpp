@@ -145,6 +145,10 @@ TEST_CASE("npy round trip: every dtype and shape, 0-d and zero-size included") {
       CHECK(bytes.size() == 10 + hlen + t.nbytes());
     }
   CHECK(dir.files() == std::vector<std::string>{"t.npy"});
+  // a larger array (read straight into the tensor)
+  const Tensor big = sample({1000, 513}, float32, 9);
+  io::save_npy(dir / "big.npy", big);
+  CHECK(same(io::load_npy(dir / "big.npy"), big));
 }
 
 TEST_CASE("npy header text matches NumPy's") {
@@ -267,6 +271,11 @@ TEST_CASE("npy reader errors: missing, truncated, bad magic, bad header, size mi
   CHECK_THROWS_WITH_AS(io::load_npy(dir / "nope.npy"), has("[load_npy] '" + (dir / "nope.npy") + "': no such file"),
                        Error);
   CHECK_THROWS_WITH_AS(io::load_npy(dir.path), doctest::Contains("is a directory"), Error);
+  CHECK_THROWS_WITH_AS(io::load_npy("/dev/null"), doctest::Contains("is not a regular file"), Error);
+  write_bytes(dir / "huge.npy", std::string("\x93NUMPY\x02\x00\xff\xff\xff\xff", 12) + std::string(100, ' '));
+  CHECK_THROWS_WITH_AS(io::load_npy(dir / "huge.npy"), doctest::Contains("implausibly large"), Error);
+  write_bytes(dir / "v2.npy", std::string("\x93NUMPY\x02\x00\x10", 9));
+  CHECK_THROWS_WITH_AS(io::load_npy(dir / "v2.npy"), doctest::Contains("truncated .npy"), Error);
   write_bytes(dir / "m.npy", "PK\x03\x04 not a npy file at all");
   CHECK_THROWS_WITH_AS(io::load_npy(dir / "m.npy"), doctest::Contains("bad magic"), Error);
   const std::string v = raw(std::vector<float>{1, 2, 3});

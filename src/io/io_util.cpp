@@ -12,6 +12,7 @@
 #include <cstring>
 #include <limits>
 
+#include "phasor/creation.hpp"
 #include "phasor/error.hpp"
 
 static_assert(std::endian::native == std::endian::little, "phasor's file formats assume a little-endian host");
@@ -52,6 +53,45 @@ std::vector<unsigned char> read_file(const std::string& path, const char* op) {
     buf.insert(buf.end(), chunk, chunk + r);
   }
   return buf;
+}
+
+InputFile::InputFile(const std::string& path, const char* op) : path_(path), op_(op) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ < 0) {
+    const int e = errno;
+    fail(op, path, e == ENOENT ? "no such file" : "cannot open for reading: " + errno_text(e));
+  }
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) {
+    const int e = errno;
+    ::close(fd_);
+    fail(op, path, "cannot stat: " + errno_text(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    fail(op, path, S_ISDIR(st.st_mode) ? "is a directory, not a file" : "is not a regular file");
+  }
+  size_ = static_cast<std::uint64_t>(st.st_size);
+}
+
+InputFile::~InputFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void InputFile::read_at(std::uint64_t offset, void* dst, std::size_t n) const {
+  char* p = static_cast<char*>(dst);
+  while (n > 0) {
+    const std::size_t chunk = n < (std::size_t(1) << 30) ? n : (std::size_t(1) << 30);
+    const ssize_t r = ::pread(fd_, p, chunk, static_cast<off_t>(offset));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      fail(op_, path_, "read error: " + errno_text(errno));
+    }
+    if (r == 0) fail(op_, path_, "file ended early (truncated or changed while reading)");
+    p += r;
+    n -= static_cast<std::size_t>(r);
+    offset += static_cast<std::uint64_t>(r);
+  }
 }
 
 // ---- atomic writes ---------------------------------------------------------------------------------
@@ -245,15 +285,41 @@ inline float half_to_float(std::uint16_t h) {
 
 }  // namespace
 
+bool is_native(const ElemType& e) {
+  Dtype dt;
+  if (!load_dtype(e, dt) || e.big_endian) return false;
+  switch (e.kind) {
+    case 'i': return e.size == 8;
+    case 'f': return e.size == 4 || e.size == 8;
+    case 'c': return true;
+    default: return false;  // bool bytes are normalized to 0/1; unsigned, half and bfloat16 convert
+  }
+}
+
+Tensor read_elements(const Shape& shape, const ElemType& e, std::int64_t n,
+                     const std::function<void(void*, std::size_t)>& read_raw, const char* op, const std::string& where) {
+  Dtype dt;
+  if (!load_dtype(e, dt)) throw Error(op, "'" + where + "': unsupported element type");
+  Tensor t = empty(shape, dt);
+  if (n == 0) return t;
+  const std::size_t bytes = static_cast<std::size_t>(n) * static_cast<std::size_t>(e.size);
+  if (is_native(e)) {
+    read_raw(t.data_ptr(), bytes);
+  } else {
+    std::vector<unsigned char> buf(bytes);
+    read_raw(buf.data(), bytes);
+    decode_elements(buf.data(), n, e, t.data_ptr(), op, where);
+  }
+  return t;
+}
+
 void decode_elements(const unsigned char* src, std::int64_t count, const ElemType& e, void* dst, const char* op,
                      const std::string& where) {
   Dtype dt;
   if (!load_dtype(e, dt)) throw Error(op, "'" + where + "': unsupported element type");
   const std::size_t n = static_cast<std::size_t>(count);
   const std::size_t sz = static_cast<std::size_t>(e.size);
-  // Native layouts copy straight through.
-  if (!e.big_endian && e.kind != 'b' && e.kind != 'B' && !(e.kind == 'f' && e.size == 2) &&
-      static_cast<std::size_t>(e.size) == itemsize(dt) && e.kind != 'u') {
+  if (is_native(e)) {
     std::memcpy(dst, src, n * sz);
     return;
   }

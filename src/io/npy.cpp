@@ -2,6 +2,7 @@
 // Format: "\x93NUMPY", major, minor, header length (u16 for 1.0, u32 for 2.0/3.0), then a Python
 // dict literal {'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), } padded with spaces and a
 // newline so the data starts at a multiple of 64 bytes, then the raw elements.
+#include <algorithm>
 #include <cstring>
 #include <memory>
 
@@ -17,6 +18,7 @@ namespace detail {
 namespace {
 
 const char kMagic[] = "\x93NUMPY";
+constexpr std::uint64_t kMaxHeader = 1u << 24;  // 16 MiB; real headers are well under 1 KiB
 
 const char* descr_of(Dtype t) {
   switch (t) {
@@ -213,21 +215,32 @@ std::string npy_header(Dtype dtype, const Shape& shape) {
   return out + dict;
 }
 
-Tensor npy_decode(const unsigned char* p, std::size_t n, const char* op, const std::string& where) {
-  if (n < 10) fail(op, where, "truncated .npy (" + std::to_string(n) + " bytes, shorter than the 10-byte preamble)");
+std::uint64_t npy_data_offset(const unsigned char* p, std::size_t avail, std::uint64_t total, const char* op,
+                              const std::string& where) {
+  if (total < 10 || avail < 10)
+    fail(op, where, "truncated .npy (" + std::to_string(total) + " bytes, shorter than the 10-byte preamble)");
   if (std::memcmp(p, kMagic, 6) != 0) fail(op, where, "not a .npy file (bad magic)");
   const int major = p[6], minor = p[7];
   if (major < 1 || major > 3 || minor != 0)
     fail(op, where, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor));
-  std::size_t prefix = major == 1 ? 10 : 12;
-  if (n < prefix) fail(op, where, "truncated .npy preamble");
-  std::uint64_t hlen = major == 1 ? (p[8] | (p[9] << 8))
-                                  : (std::uint64_t(p[8]) | std::uint64_t(p[9]) << 8 | std::uint64_t(p[10]) << 16 |
-                                     std::uint64_t(p[11]) << 24);
-  if (hlen > n - prefix)
+  const std::uint64_t prefix = major == 1 ? 10 : 12;
+  if (total < prefix || avail < prefix) fail(op, where, "truncated .npy preamble");
+  const std::uint64_t hlen = major == 1 ? (p[8] | (p[9] << 8))
+                                        : (std::uint64_t(p[8]) | std::uint64_t(p[9]) << 8 |
+                                           std::uint64_t(p[10]) << 16 | std::uint64_t(p[11]) << 24);
+  if (hlen > kMaxHeader) fail(op, where, "bad .npy header: length " + std::to_string(hlen) + " is implausibly large");
+  if (hlen > total - prefix)
     fail(op, where, "truncated .npy header (header length " + std::to_string(hlen) + " but only " +
-                        std::to_string(n - prefix) + " bytes follow)");
-  const PyVal h = PyParser(reinterpret_cast<const char*>(p + prefix), static_cast<std::size_t>(hlen), op, where).parse_top();
+                        std::to_string(total - prefix) + " bytes follow)");
+  return prefix + hlen;
+}
+
+NpyInfo npy_parse(const unsigned char* p, std::uint64_t data_offset, std::uint64_t total, const char* op,
+                  const std::string& where) {
+  const std::uint64_t prefix = p[6] == 1 ? 10 : 12;
+  const PyVal h = PyParser(reinterpret_cast<const char*>(p + prefix), static_cast<std::size_t>(data_offset - prefix),
+                           op, where)
+                      .parse_top();
   if (h.kind != PyVal::Dict) fail(op, where, "bad .npy header: not a dict");
   const PyVal *descr = nullptr, *fortran = nullptr, *shape = nullptr;
   for (const auto& [k, v] : h.dict) {
@@ -236,39 +249,48 @@ Tensor npy_decode(const unsigned char* p, std::size_t n, const char* op, const s
     else if (k == "shape") shape = &v;
   }
   if (!descr || !fortran || !shape) fail(op, where, "bad .npy header: needs 'descr', 'fortran_order' and 'shape'");
-  if (descr->kind != PyVal::Str)
-    fail(op, where, "unsupported dtype (structured/record arrays are not supported)");
-  ElemType e{};
-  if (!parse_descr(descr->s, e))
+  if (descr->kind != PyVal::Str) fail(op, where, "unsupported dtype (structured/record arrays are not supported)");
+  NpyInfo info;
+  info.descr = descr->s;
+  if (!parse_descr(descr->s, info.elem))
     fail(op, where, "unsupported dtype '" + descr->s + "' (phasor loads bool, integer, float and complex arrays)");
   if (fortran->kind != PyVal::Bool) fail(op, where, "bad .npy header: 'fortran_order' is not True/False");
+  info.fortran = fortran->b;
   if (shape->kind != PyVal::Tuple) fail(op, where, "bad .npy header: 'shape' is not a tuple");
-  Shape dims;
-  for (const auto& s : shape->items) {
-    if (s.kind != PyVal::Int || s.i < 0) fail(op, where, "bad .npy header: shape entries must be non-negative integers");
-    dims.push_back(s.i);
+  for (const auto& d : shape->items) {
+    if (d.kind != PyVal::Int || d.i < 0) fail(op, where, "bad .npy header: shape entries must be non-negative integers");
+    info.shape.push_back(d.i);
   }
-  if (dims.size() > 64) fail(op, where, "bad .npy header: too many dims (" + std::to_string(dims.size()) + ")");
-  std::int64_t numel = 0;
-  if (!checked_numel(dims, numel)) fail(op, where, "bad .npy header: shape " + phasor::detail::shape_str(dims) + " overflows");
-  const std::uint64_t need = static_cast<std::uint64_t>(numel) * static_cast<std::uint64_t>(e.size);
-  const std::uint64_t have = n - prefix - hlen;
+  if (info.shape.size() > 64) fail(op, where, "bad .npy header: too many dims (" + std::to_string(info.shape.size()) + ")");
+  const std::string shape_text = phasor::detail::shape_str(info.shape);
+  if (!checked_numel(info.shape, info.numel)) fail(op, where, "bad .npy header: shape " + shape_text + " overflows");
+  const std::uint64_t need = static_cast<std::uint64_t>(info.numel) * static_cast<std::uint64_t>(info.elem.size);
+  const std::uint64_t have = total - data_offset;
   if (need != have)
     fail(op, where, (have < need ? "truncated data: " : "unexpected trailing data: ") + std::to_string(have) +
-                        " bytes for shape " + phasor::detail::shape_str(dims) + " of '" + descr->s + "' which needs " +
-                        std::to_string(need));
-  Dtype dt;
-  load_dtype(e, dt);
-  Shape file_shape = dims;
-  if (fortran->b) file_shape.assign(dims.rbegin(), dims.rend());
-  Tensor t = empty(file_shape, dt);
-  if (numel > 0) decode_elements(p + prefix + hlen, numel, e, t.data_ptr(), op, where);
-  if (fortran->b && dims.size() > 1) {
-    Shape perm(dims.size());
-    for (std::size_t k = 0; k < dims.size(); ++k) perm[k] = static_cast<std::int64_t>(dims.size() - 1 - k);
+                        " bytes for shape " + shape_text + " of '" + info.descr + "' which needs " + std::to_string(need));
+  info.data_offset = data_offset;
+  return info;
+}
+
+Tensor npy_load(const NpyInfo& info, const std::function<void(void*, std::size_t)>& read_raw, const char* op,
+                const std::string& where) {
+  Shape file_shape = info.shape;
+  if (info.fortran) file_shape.assign(info.shape.rbegin(), info.shape.rend());
+  Tensor t = read_elements(file_shape, info.elem, info.numel, read_raw, op, where);
+  if (info.fortran && info.shape.size() > 1) {
+    Shape perm(info.shape.size());
+    for (std::size_t k = 0; k < perm.size(); ++k) perm[k] = static_cast<std::int64_t>(perm.size() - 1 - k);
     t = t.permute(perm).contiguous();
   }
   return t;
+}
+
+Tensor npy_decode(const unsigned char* p, std::size_t n, const char* op, const std::string& where) {
+  const std::uint64_t off = npy_data_offset(p, n, n, op, where);
+  const NpyInfo info = npy_parse(p, off, n, op, where);
+  return npy_load(
+      info, [&](void* dst, std::size_t bytes) { std::memcpy(dst, p + off, bytes); }, op, where);
 }
 
 }  // namespace detail
@@ -284,8 +306,18 @@ void save_npy(const std::string& path, const Tensor& t) {
 }
 
 Tensor load_npy(const std::string& path) {
-  const auto bytes = detail::read_file(path, "load_npy");
-  return detail::npy_decode(bytes.data(), bytes.size(), "load_npy", path);
+  // Header first, then the elements straight into the tensor (no staging copy for native dtypes).
+  const char* op = "load_npy";
+  const detail::InputFile f(path, op);
+  unsigned char pre[12] = {};
+  const std::size_t avail = static_cast<std::size_t>(std::min<std::uint64_t>(f.size(), 12));
+  f.read_at(0, pre, avail);
+  const std::uint64_t off = detail::npy_data_offset(pre, avail, f.size(), op, path);
+  std::vector<unsigned char> head(static_cast<std::size_t>(off));
+  f.read_at(0, head.data(), head.size());
+  const detail::NpyInfo info = detail::npy_parse(head.data(), off, f.size(), op, path);
+  return detail::npy_load(
+      info, [&](void* dst, std::size_t bytes) { f.read_at(off, dst, bytes); }, op, path);
 }
 
 }  // namespace phasor::io

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstring>
 #include <limits>
+#include <map>
 
 #include "core/tensor_impl.hpp"
 #include "io/io_util.hpp"
@@ -408,18 +409,22 @@ void save_safetensors_as(const std::string& path, const StateDict& tensors, cons
 }
 
 StateDict load_safetensors_as(const std::string& path, Metadata* metadata, const char* op) {
-  const auto buf = read_file(path, op);
-  const std::uint64_t n = buf.size();
+  const InputFile f(path, op);
+  const std::uint64_t n = f.size();
   if (n < 8) fail(op, path, "truncated safetensors file (" + std::to_string(n) + " bytes, no header length)");
+  unsigned char len[8];
+  f.read_at(0, len, 8);
   std::uint64_t hlen = 0;
-  for (int k = 7; k >= 0; --k) hlen = (hlen << 8) | buf[k];
+  for (int k = 7; k >= 0; --k) hlen = (hlen << 8) | len[k];
   if (hlen > kMaxHeader) fail(op, path, "header length " + std::to_string(hlen) + " exceeds the 100 MB limit (corrupt?)");
   if (hlen > n - 8)
     fail(op, path, "truncated safetensors file: header length " + std::to_string(hlen) + " but only " +
                        std::to_string(n - 8) + " bytes follow");
-  const Json doc = JsonParser(reinterpret_cast<const char*>(buf.data() + 8), hlen, op, path).document();
-  const unsigned char* data = buf.data() + 8 + hlen;
-  const std::uint64_t data_size = n - 8 - hlen;
+  std::string header(static_cast<std::size_t>(hlen), '\0');
+  f.read_at(8, header.data(), header.size());
+  const Json doc = JsonParser(header.data(), header.size(), op, path).document();
+  const std::uint64_t data_begin = 8 + hlen;
+  const std::uint64_t data_size = n - data_begin;
 
   struct Item {
     std::string name;
@@ -500,25 +505,33 @@ StateDict load_safetensors_as(const std::string& path, Metadata* metadata, const
     cnames = complex_names(c->second, op, path);
     meta.erase(c);
   }
+  // Complex tensors are stored as their real view: check, then read them straight as complex.
+  std::map<std::string, bool> is_complex;
+  for (const auto& name : cnames) {
+    const Item* found = nullptr;
+    for (const auto& it : items)
+      if (it.name == name) found = &it;
+    if (!found) fail(op, path, "complex tensor '" + name + "' listed in the metadata is missing");
+    if (found->e.kind != 'f' || found->e.size < 4 || found->shape.empty() || found->shape.back() != 2)
+      fail(op, path, "complex tensor '" + name + "' must be stored as F32/F64 with a trailing dim of 2, got shape " +
+                         phasor::detail::shape_str(found->shape) + " of " + found->dtype);
+    is_complex[name] = true;
+  }
   StateDict out;
   for (const auto& it : items) {
-    Dtype dt;
-    load_dtype(it.e, dt);
-    Tensor t = empty(it.shape, dt);
     std::int64_t numel;
     checked_numel(it.shape, numel);
-    if (numel > 0) decode_elements(data + it.begin, numel, it.e, t.data_ptr(), op, path + ":" + it.name);
-    out.emplace(it.name, std::move(t));
-  }
-  for (const auto& name : cnames) {
-    auto f = out.find(name);
-    if (f == out.end()) fail(op, path, "complex tensor '" + name + "' listed in the metadata is missing");
-    const Tensor& r = f->second;
-    if (!r.is_floating_point() || r.dim() == 0 || r.size(-1) != 2)
-      fail(op, path, "complex tensor '" + name + "' must be stored as F32/F64 with a trailing dim of 2, got shape " +
-                         phasor::detail::shape_str(r.shape()) + " of " + dtype_name(r.dtype()));
-    Shape cs(r.shape().begin(), r.shape().end() - 1);
-    f->second = from_data(r.data_ptr(), r.numel() / 2, to_complex(r.dtype()), cs);
+    Shape shape = it.shape;
+    ElemType e = it.e;
+    if (is_complex.count(it.name)) {
+      shape.pop_back();
+      numel /= 2;
+      e = ElemType{'c', 2 * it.e.size, false};
+    }
+    const std::uint64_t at = data_begin + it.begin;
+    out.emplace(it.name, read_elements(
+                             shape, e, numel, [&](void* dst, std::size_t bytes) { f.read_at(at, dst, bytes); }, op,
+                             path + ":" + it.name));
   }
   if (metadata) *metadata = std::move(meta);
   return out;
