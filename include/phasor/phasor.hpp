@@ -8,6 +8,7 @@
 #include "phasor/error.hpp"
 #include "phasor/fft.hpp"
 #include "phasor/linalg.hpp"
+#include "phasor/nn/loss.hpp"
 #include "phasor/nn/module.hpp"
 #include "phasor/ops.hpp"
 #include "phasor/random.hpp"
