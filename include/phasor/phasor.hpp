@@ -14,6 +14,7 @@
 #include "phasor/nn/conv.hpp"
 #include "phasor/nn/init.hpp"
 #include "phasor/nn/layers.hpp"
+#include "phasor/nn/loss.hpp"
 #include "phasor/nn/module.hpp"
 #include "phasor/ops.hpp"
 #include "phasor/optim/clip_grad.hpp"
