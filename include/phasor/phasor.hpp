@@ -9,6 +9,7 @@
 #include "phasor/fft.hpp"
 #include "phasor/linalg.hpp"
 #include "phasor/nn/module.hpp"
+#include "phasor/nn/spectral.hpp"
 #include "phasor/ops.hpp"
 #include "phasor/random.hpp"
 #include "phasor/scalar.hpp"
