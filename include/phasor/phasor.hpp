@@ -16,6 +16,7 @@
 #include "phasor/nn/layers.hpp"
 #include "phasor/nn/loss.hpp"
 #include "phasor/nn/module.hpp"
+#include "phasor/nn/spectral.hpp"
 #include "phasor/ops.hpp"
 #include "phasor/optim/clip_grad.hpp"
 #include "phasor/optim/optimizer.hpp"
