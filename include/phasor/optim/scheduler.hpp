@@ -19,8 +19,8 @@ class LRScheduler {
  public:
   /// Virtual destructor.
   virtual ~LRScheduler() = default;
-  LRScheduler(const LRScheduler&) = delete;
-  LRScheduler& operator=(const LRScheduler&) = delete;
+  LRScheduler(const LRScheduler&) = delete;             ///< not copyable (refers to its optimizer)
+  LRScheduler& operator=(const LRScheduler&) = delete;  ///< not copyable
   /// Advances one epoch (or batch) and sets every group's learning rate.
   void step();
   /// The learning rates set by the last step(), one per parameter group.
