@@ -119,7 +119,7 @@ int main(int argc, char** argv) {
     std::snprintf(post, sizeof post, "train %.3e  test %.3e", train_curve.back(), test_err);
     bar.set_postfix(post);
     bar.update(1);
-    if (!bar.enabled() && (ep % 10 == 0 || ep == 1 || ep == epochs))
+    if (bar.mode() != ph::ProgressBar::Mode::live && (ep % 10 == 0 || ep == 1 || ep == epochs))
       std::printf("epoch %3d  train rel-L2 %.4e  test rel-L2 %.4e\n", ep, train_curve.back(), test_err);
   }
   bar.close();
