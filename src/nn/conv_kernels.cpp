@@ -20,6 +20,8 @@
 #include "autodiff/node.hpp"
 #include "core/elementwise.hpp"
 #include "phasor/creation.hpp"
+#include "phasor/linalg.hpp"
+#include "phasor/ops.hpp"
 
 namespace phasor::detail {
 
@@ -185,17 +187,22 @@ Tensor unfold_forward(const Tensor& x, const ConvGeometry& g) {
   return cols;
 }
 
-Tensor fold_forward(const Tensor& cols, const ConvGeometry& g) {
+/// Writes fold(cols) into the contiguous tensor y (N, C, *in).
+void fold_into(const Tensor& cols, const ConvGeometry& g, const Tensor& y) {
+  if (y.numel() == 0) return;
   const Tensor cc = cols.contiguous();
+  visit_float(cols.dtype(), "fold", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fold_kernel<T>(static_cast<const T*>(cc.data_ptr()), static_cast<T*>(y.data_ptr()), y.size(0) * y.size(1), g);
+  });
+}
+
+Tensor fold_forward(const Tensor& cols, const ConvGeometry& g) {
   const std::int64_t N = cols.size(0), K = g.kernel_numel(), C = cols.size(1) / K;
   Shape ys{N, C};
   ys.insert(ys.end(), g.in.begin(), g.in.end());
   Tensor y = make_tensor(ys, cols.dtype(), cols.device());
-  if (y.numel() == 0) return y;
-  visit_float(cols.dtype(), "fold", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    fold_kernel<T>(static_cast<const T*>(cc.data_ptr()), static_cast<T*>(y.data_ptr()), N * C, g);
-  });
+  fold_into(cols, g, y);
   return y;
 }
 
@@ -209,6 +216,145 @@ Tensor fold_op(const Tensor& cols, const ConvGeometry& g) {
   return apply_op(
       "fold", {cols}, kSaveNone, [&](const G& in) { return fold_forward(in[0], g); },
       [g](const Ctx&, const G& gr) { return G{unfold_op(gr[0], g)}; });
+}
+
+
+// ---- convolution primitives -----------------------------------------------------------------------
+//
+// Note [convolution primitives]
+// A convolution with zero padding is out_n = W U(x_n) (W = weight as (O, C*K) per group, U = unfold).
+// Three bilinear maps (no conjugation) close under differentiation:
+//   conv(x, w)          = W U(x_n)                 (N, O, L)
+//   conv_input(g, w)    = fold(W^T g_n)            (N, C, *in)    adjoint of conv in x
+//   conv_weight(x, g)   = sum_n g_n U(x_n)^T       (O, C/groups, *k)  adjoint of conv in w
+// With the dL/dz* convention the gradient of a map that is linear in an argument is its adjoint
+// (conjugate transpose) applied to the cotangent, which gives
+//   conv:        dx = conv_input(G, w*),  dw = conv_weight(x*, G)
+//   conv_input:  dg = conv(H, w*),        dw = conv_weight(H, g*)
+//   conv_weight: dx = conv_input(g*, H),  dg = conv(x*, H)
+// so gradients of every order stay within the three. Their kernels walk the batch in chunks whose
+// columns U(x_chunk) fit in cache (kChunkBytes), so the (N, C*K, L) column matrix of the whole
+// batch is never materialized or saved: a chunk is unfolded, multiplied and dropped while hot.
+namespace {
+
+constexpr std::int64_t kChunkBytes = std::int64_t(4) << 20;
+
+std::int64_t chunk_of(std::int64_t N, std::int64_t per_sample_elems, std::size_t itemsize) {
+  const std::int64_t per = std::max<std::int64_t>(per_sample_elems * static_cast<std::int64_t>(itemsize), 1);
+  return std::clamp<std::int64_t>(kChunkBytes / per, 1, std::max<std::int64_t>(N, 1));
+}
+
+Tensor cj(const Tensor& t) { return t.is_complex() ? t.conj() : t; }
+
+struct Dims {
+  std::int64_t N, C, O, groups, Cg, Og, K, L;
+};
+Dims dims_of(std::int64_t N, std::int64_t C, std::int64_t O, const ConvSpec& s) {
+  const std::int64_t K = s.geo.kernel_numel();
+  return {N, C, O, s.groups, C / s.groups, O / s.groups, K, s.geo.out_numel()};
+}
+
+/// w (O, Cg, *k) as the matrix (batch) of the products: (O, Cg*K) or (groups, Og, Cg*K).
+Tensor weight_matrix(const Tensor& w, const Dims& d) {
+  return d.groups == 1 ? w.reshape({d.O, d.Cg * d.K}) : w.reshape({d.groups, d.Og, d.Cg * d.K});
+}
+
+/// (n, C*K, L) columns as matmul operand: unchanged, or (n, groups, Cg*K, L).
+Tensor cols_operand(const Tensor& cols, std::int64_t n, const Dims& d) {
+  return d.groups == 1 ? cols : cols.reshape({n, d.groups, d.Cg * d.K, d.L});
+}
+
+/// (n, O, L) output gradient as matmul operand: unchanged, or (n, groups, Og, L).
+Tensor out_operand(const Tensor& g, std::int64_t n, const Dims& d) {
+  return d.groups == 1 ? g : g.reshape({n, d.groups, d.Og, d.L});
+}
+
+Tensor conv_forward_kernel(const Tensor& x_, const Tensor& w, const ConvSpec& s) {
+  const Tensor x = x_.contiguous();
+  const Dims d = dims_of(x.size(0), x.size(1), w.size(0), s);
+  Tensor out = make_tensor({d.N, d.O, d.L}, x.dtype(), x.device());
+  if (out.numel() == 0) return out;
+  const Tensor wm = weight_matrix(w, d);
+  const std::int64_t chunk = chunk_of(d.N, d.C * d.K * d.L, x.itemsize());
+  for (std::int64_t n0 = 0; n0 < d.N; n0 += chunk) {
+    const std::int64_t nb = std::min(chunk, d.N - n0);
+    const Tensor cols = unfold_forward(x.narrow(0, n0, nb), s.geo);
+    const Tensor y = matmul(wm, cols_operand(cols, nb, d));
+    if (nb == d.N) return y.reshape({d.N, d.O, d.L});
+    out.narrow(0, n0, nb).copy_(y.reshape({nb, d.O, d.L}));
+  }
+  return out;
+}
+
+Tensor conv_input_kernel(const Tensor& g_, const Tensor& w, const ConvSpec& s, std::int64_t C) {
+  const Tensor g = g_.contiguous();
+  const Dims d = dims_of(g.size(0), C, w.size(0), s);
+  Shape xs{d.N, d.C};
+  xs.insert(xs.end(), s.geo.in.begin(), s.geo.in.end());
+  Tensor dx = make_tensor(xs, g.dtype(), g.device());
+  if (dx.numel() == 0) return dx;
+  const Tensor wt = weight_matrix(w, d).transpose(-1, -2);  // (Cg*K, Og) per group
+  const std::int64_t chunk = chunk_of(d.N, d.C * d.K * d.L, g.itemsize());
+  for (std::int64_t n0 = 0; n0 < d.N; n0 += chunk) {
+    const std::int64_t nb = std::min(chunk, d.N - n0);
+    const Tensor cols = matmul(wt, out_operand(g.narrow(0, n0, nb), nb, d)).reshape({nb, d.C * d.K, d.L});
+    fold_into(cols, s.geo, dx.narrow(0, n0, nb));
+  }
+  return dx;
+}
+
+Tensor conv_weight_kernel(const Tensor& x_, const Tensor& g_, const ConvSpec& s, const Shape& w_shape) {
+  const Tensor x = x_.contiguous(), g = g_.contiguous();
+  const Dims d = dims_of(x.size(0), x.size(1), g.size(1), s);
+  Tensor acc;
+  const std::int64_t chunk = chunk_of(d.N, d.C * d.K * d.L, x.itemsize());
+  for (std::int64_t n0 = 0; n0 < d.N; n0 += chunk) {
+    const std::int64_t nb = std::min(chunk, d.N - n0);
+    const Tensor cols = unfold_forward(x.narrow(0, n0, nb), s.geo);
+    // per sample g_n (Og, L) @ U(x_n)^T (L, Cg*K), summed over the chunk
+    Tensor part = matmul(out_operand(g.narrow(0, n0, nb), nb, d), cols_operand(cols, nb, d).transpose(-1, -2)).sum({0});
+    if (!acc.defined()) acc = part;
+    else acc.add_(part);
+  }
+  if (!acc.defined()) return zeros(w_shape, x.dtype(), x.device());
+  return acc.reshape(w_shape);
+}
+
+}  // namespace
+
+Tensor conv_op(const Tensor& x, const Tensor& w, const ConvSpec& s) {
+  return apply_op(
+      "conv", {x, w}, kSaveInputs, [&](const G& in) { return conv_forward_kernel(in[0], in[1], s); },
+      [s](const Ctx& c, const G& gr) {
+        Tensor dx, dw;
+        if (c.needs_grad(0)) dx = conv_input_op(gr[0], cj(c.input(1)), s, c.input_shape(0)[1]);
+        if (c.needs_grad(1)) dw = conv_weight_op(cj(c.input(0)), gr[0], s, c.input_shape(1));
+        return G{dx, dw};
+      });
+}
+
+Tensor conv_input_op(const Tensor& g, const Tensor& w, const ConvSpec& s, std::int64_t in_channels) {
+  return apply_op(
+      "conv_input", {g, w}, kSaveInputs,
+      [&](const G& in) { return conv_input_kernel(in[0], in[1], s, in_channels); },
+      [s](const Ctx& c, const G& gr) {
+        Tensor dg, dw;
+        if (c.needs_grad(0)) dg = conv_op(gr[0], cj(c.input(1)), s);
+        if (c.needs_grad(1)) dw = conv_weight_op(gr[0], cj(c.input(0)), s, c.input_shape(1));
+        return G{dg, dw};
+      });
+}
+
+Tensor conv_weight_op(const Tensor& x, const Tensor& g, const ConvSpec& s, const Shape& w_shape) {
+  return apply_op(
+      "conv_weight", {x, g}, kSaveInputs,
+      [&](const G& in) { return conv_weight_kernel(in[0], in[1], s, w_shape); },
+      [s](const Ctx& c, const G& gr) {
+        Tensor dx, dg;
+        if (c.needs_grad(0)) dx = conv_input_op(cj(c.input(1)), gr[0], s, c.input_shape(0)[1]);
+        if (c.needs_grad(1)) dg = conv_op(cj(c.input(0)), gr[0], s);
+        return G{dx, dg};
+      });
 }
 
 }  // namespace phasor::detail
