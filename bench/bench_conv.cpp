@@ -1,6 +1,7 @@
 // bench/bench_conv.cpp - convolution layers: conv2d 3x3 (8, 32, 64, 64) 32->32 and a 1x1 conv1d
 // (20, 64, 1024) 64->64, float32, forward alone and forward + sum + backward (grads of x, w, b).
-// Argument: threads. bench/conv_torch.py runs the same shapes with PyTorch.
+// Argument: threads. Wall time, and CPU time of the whole process (all threads).
+// bench/conv_torch.py runs the same shapes with PyTorch.
 //   ./build/bench/bench_conv --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
 #include <benchmark/benchmark.h>
 
@@ -53,7 +54,7 @@ void BM_conv1d_1x1_fwd_bwd(benchmark::State& s) { run(s, kConv1x1, true); }
 
 }  // namespace
 
-BENCHMARK(BM_conv2d_3x3_fwd)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_conv2d_3x3_fwd_bwd)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_conv1d_1x1_fwd)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_conv1d_1x1_fwd_bwd)->Arg(1)->Arg(2)->UseRealTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_conv2d_3x3_fwd)->Arg(1)->Arg(2)->UseRealTime()->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_conv2d_3x3_fwd_bwd)->Arg(1)->Arg(2)->UseRealTime()->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_conv1d_1x1_fwd)->Arg(1)->Arg(2)->UseRealTime()->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_conv1d_1x1_fwd_bwd)->Arg(1)->Arg(2)->UseRealTime()->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);

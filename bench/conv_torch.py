@@ -10,8 +10,10 @@ Cases (float32, see bench/bench_conv.cpp): conv2d x (8, 32, 64, 64), w (32, 32, 
 with bias; conv1d 1x1 x (20, 64, 1024), w (64, 64, 1), with bias. "fwd" is the forward alone (no
 grad), "fwd_bwd" is forward + sum + backward into x, w and b (grads cleared every iteration).
 Thread counts 1 and 2: phasor set_num_threads(n), torch.set_num_threads(n).
-Each side reports the median wall time; --sessions N alternates phasor and torch N times and keeps
-per row the lowest median (the least disturbed run on a shared machine).
+Each side reports the median wall time and the median process CPU time (all threads) per call;
+--sessions N alternates phasor and torch N times and keeps per row the lowest medians (the least
+disturbed run on a shared machine). On a loaded machine wall time includes time spent descheduled;
+CPU time does not (but includes OpenMP spin-waiting), so both are shown.
 ratio = phasor time / torch time (< 1: phasor faster).
 """
 import argparse
@@ -43,9 +45,10 @@ def run_phasor(bench, repetitions):
     for b in doc["benchmarks"]:
         if b.get("aggregate_name") != "median":
             continue
-        name = b["run_name"].replace("/real_time", "").replace("BM_", "")
-        rows[name] = b["real_time"] * scale[b.get("time_unit", "ns")]
-    return rows  # {"conv2d_3x3_fwd/1": ms}
+        name = b["run_name"].replace("/real_time", "").replace("/process_time", "").replace("BM_", "")
+        u = scale[b.get("time_unit", "ns")]
+        rows[name] = (b["real_time"] * u, b["cpu_time"] * u)
+    return rows  # {"conv2d_3x3_fwd/1": (wall ms, cpu ms)}
 
 
 def torch_case(name, backward, threads, repeats):
@@ -73,13 +76,14 @@ def torch_case(name, backward, threads, repeats):
     step()
     one = time.perf_counter() - t0
     k = max(1, int(0.05 / max(one, 1e-6)))
-    samples = []
+    wall, cpu = [], []
     for _ in range(repeats):
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         for _ in range(k):
             step()
-        samples.append((time.perf_counter() - t0) / k * 1e3)
-    return statistics.median(samples)
+        wall.append((time.perf_counter() - t0) / k * 1e3)
+        cpu.append((time.process_time() - c0) / k * 1e3)
+    return statistics.median(wall), statistics.median(cpu)
 
 
 def run_torch(repeats):
@@ -101,12 +105,14 @@ def main():
     for _ in range(args.sessions):
         for rows, best in ((run_phasor(args.bench, args.repetitions), best_p), (run_torch(args.repetitions), best_t)):
             for k, v in rows.items():
-                best[k] = min(best.get(k, float("inf")), v)
-    print(f"torch {torch.__version__}, {args.sessions} session(s), median wall ms, lowest over sessions")
-    print(f"{'case/threads':28s} {'phasor ms':>10s} {'torch ms':>10s} {'ratio':>7s}")
+                old = best.get(k, (float("inf"), float("inf")))
+                best[k] = (min(old[0], v[0]), min(old[1], v[1]))
+    print(f"torch {torch.__version__}, {args.sessions} session(s), medians in ms, lowest over sessions")
+    print(f"{'case/threads':24s} {'phasor wall':>11s} {'torch wall':>10s} {'ratio':>6s}   "
+          f"{'phasor cpu':>10s} {'torch cpu':>9s} {'ratio':>6s}")
     for k in best_t:
-        p, t = best_p.get(k, float("nan")), best_t[k]
-        print(f"{k:28s} {p:10.2f} {t:10.2f} {p / t:7.2f}")
+        p, t = best_p.get(k, (float("nan"), float("nan"))), best_t[k]
+        print(f"{k:24s} {p[0]:11.2f} {t[0]:10.2f} {p[0] / t[0]:6.2f}   {p[1]:10.2f} {t[1]:9.2f} {p[1] / t[1]:6.2f}")
 
 
 if __name__ == "__main__":

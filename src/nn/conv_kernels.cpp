@@ -14,7 +14,11 @@
 // (n, c) planes (each thread owns its planes, so the accumulation has no races).
 #include "nn/conv_kernels.hpp"
 
+#include <cblas.h>
+#include <omp.h>
+
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "autodiff/node.hpp"
@@ -98,14 +102,14 @@ int threads_for(std::int64_t parts, std::int64_t work) {
 }
 
 template <class T>
-void unfold_kernel(const T* x, T* cols, std::int64_t NC, const ConvGeometry& g) {
+void unfold_kernel(const T* x, T* cols, std::int64_t NC, const ConvGeometry& g, bool parallel = true) {
   const auto D = g.in.size();
   const std::int64_t K = g.kernel_numel(), L = g.out_numel(), P = g.in_numel();
   const std::int64_t W = g.out[D - 1], s = g.stride[D - 1];
   const Shape in_strides = contiguous_strides(g.in);
   const std::vector<Tap> taps = make_taps(g);
   const std::int64_t rows = NC * K;
-  const int threads = threads_for(rows, rows * L);
+  const int threads = parallel ? threads_for(rows, rows * L) : 1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
   for (std::int64_t r = 0; r < rows; ++r) {
     const T* src = x + (r / K) * P;
@@ -131,13 +135,13 @@ void unfold_kernel(const T* x, T* cols, std::int64_t NC, const ConvGeometry& g) 
 }
 
 template <class T>
-void fold_kernel(const T* cols, T* y, std::int64_t NC, const ConvGeometry& g) {
+void fold_kernel(const T* cols, T* y, std::int64_t NC, const ConvGeometry& g, bool parallel = true) {
   const auto D = g.in.size();
   const std::int64_t K = g.kernel_numel(), L = g.out_numel(), P = g.in_numel();
   const std::int64_t W = g.out[D - 1], s = g.stride[D - 1];
   const Shape in_strides = contiguous_strides(g.in);
   const std::vector<Tap> taps = make_taps(g);
-  const int threads = threads_for(NC, NC * K * L);
+  const int threads = parallel ? threads_for(NC, NC * K * L) : 1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
   for (std::int64_t nc = 0; nc < NC; ++nc) {
     T* plane = y + nc * P;
@@ -235,89 +239,188 @@ Tensor fold_op(const Tensor& cols, const ConvGeometry& g) {
 // so gradients of every order stay within the three. Their kernels walk the batch in chunks whose
 // columns U(x_chunk) fit in cache (kChunkBytes), so the (N, C*K, L) column matrix of the whole
 // batch is never materialized or saved: a chunk is unfolded, multiplied and dropped while hot.
+// A 1x1 kernel with stride 1 and no padding skips im2col entirely: the input is the column matrix
+// (and conv_input's gemm writes dx directly), so the convolution is one gemm per sample.
 namespace {
 
+/// Columns per chunk stay under this many bytes (fits in cache with the output block).
 constexpr std::int64_t kChunkBytes = std::int64_t(4) << 20;
-
-std::int64_t chunk_of(std::int64_t N, std::int64_t per_sample_elems, std::size_t itemsize) {
-  const std::int64_t per = std::max<std::int64_t>(per_sample_elems * static_cast<std::int64_t>(itemsize), 1);
-  return std::clamp<std::int64_t>(kChunkBytes / per, 1, std::max<std::int64_t>(N, 1));
-}
+/// Below this many multiply-adds a convolution stays on one thread.
+constexpr std::int64_t kConvParallelWork = std::int64_t(1) << 21;
 
 Tensor cj(const Tensor& t) { return t.is_complex() ? t.conj() : t; }
 
+/// Row-major C (M, N) = alpha op(A) op(B) + beta C through cblas (BLAS is single-threaded inside a
+/// parallel region: the OpenMP build of OpenBLAS checks omp_in_parallel()).
+template <class T>
+void gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, const T* A, std::int64_t lda, const T* B,
+          std::int64_t ldb, bool accumulate, T* C, std::int64_t ldc) {
+  const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+  const auto m = static_cast<blasint>(M), n = static_cast<blasint>(N), k = static_cast<blasint>(K);
+  const auto la = static_cast<blasint>(lda), lb = static_cast<blasint>(ldb), lc = static_cast<blasint>(ldc);
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, 1.0f, A, la, B, lb, accumulate ? 1.0f : 0.0f, C, lc);
+  } else if constexpr (std::is_same_v<T, double>) {
+    cblas_dgemm(CblasRowMajor, TA, TB, m, n, k, 1.0, A, la, B, lb, accumulate ? 1.0 : 0.0, C, lc);
+  } else {
+    const T one(1), beta(accumulate ? 1 : 0);
+    if constexpr (std::is_same_v<T, c64>)
+      cblas_cgemm(CblasRowMajor, TA, TB, m, n, k, &one, A, la, B, lb, &beta, C, lc);
+    else
+      cblas_zgemm(CblasRowMajor, TA, TB, m, n, k, &one, A, la, B, lb, &beta, C, lc);
+  }
+}
+
+/// How a convolution kernel walks the batch: chunks of `chunk` samples; `outer` threads each take
+/// whole chunks (kernels and BLAS single-threaded inside), or one thread walks the chunks and the
+/// unfold/fold kernels and BLAS use the threads themselves. Fewer, larger parallel regions also
+/// keep a loaded machine (threads descheduled at every barrier) from stalling.
+struct ChunkPlan {
+  std::int64_t chunk = 1, nchunks = 1;
+  int outer = 1;
+};
+
 struct Dims {
-  std::int64_t N, C, O, groups, Cg, Og, K, L;
+  std::int64_t N, C, O, groups, Cg, Og, K, L, P;
+  std::int64_t CgK() const { return Cg * K; }
 };
 Dims dims_of(std::int64_t N, std::int64_t C, std::int64_t O, const ConvSpec& s) {
-  const std::int64_t K = s.geo.kernel_numel();
-  return {N, C, O, s.groups, C / s.groups, O / s.groups, K, s.geo.out_numel()};
+  return {N, C, O, s.groups, C / s.groups, O / s.groups, s.geo.kernel_numel(), s.geo.out_numel(), s.geo.in_numel()};
 }
 
-/// w (O, Cg, *k) as the matrix (batch) of the products: (O, Cg*K) or (groups, Og, Cg*K).
-Tensor weight_matrix(const Tensor& w, const Dims& d) {
-  return d.groups == 1 ? w.reshape({d.O, d.Cg * d.K}) : w.reshape({d.groups, d.Og, d.Cg * d.K});
+/// True when the columns are the input itself (1x1 kernel, stride 1, no padding): no unfold/fold.
+bool is_pointwise(const ConvGeometry& g) {
+  for (std::size_t i = 0; i < g.in.size(); ++i)
+    if (g.kernel[i] != 1 || g.stride[i] != 1 || g.pad_lo[i] != 0 || g.out[i] != g.in[i]) return false;
+  return true;
 }
 
-/// (n, C*K, L) columns as matmul operand: unchanged, or (n, groups, Cg*K, L).
-Tensor cols_operand(const Tensor& cols, std::int64_t n, const Dims& d) {
-  return d.groups == 1 ? cols : cols.reshape({n, d.groups, d.Cg * d.K, d.L});
+ChunkPlan plan_chunks(const Dims& d, std::size_t itemsize) {
+  if (std::max({d.L, d.CgK(), d.Og}) > INT_MAX)
+    throw Error("conv", "matrix dims " + std::to_string(d.Og) + ", " + std::to_string(d.CgK()) + ", " +
+                            std::to_string(d.L) + " exceed the BLAS index range");
+  ChunkPlan p;
+  const std::int64_t per = std::max<std::int64_t>(d.C * d.K * d.L * static_cast<std::int64_t>(itemsize), 1);
+  p.chunk = std::clamp<std::int64_t>(kChunkBytes / per, 1, std::max<std::int64_t>(d.N, 1));
+  const int threads = get_num_threads();
+  const std::int64_t work = d.N * d.O * d.Cg * d.K * d.L;
+  if (threads > 1 && d.N >= 2 && work >= kConvParallelWork) {
+    p.chunk = std::min(p.chunk, (d.N + threads - 1) / threads);
+    p.outer = static_cast<int>(std::min<std::int64_t>(threads, (d.N + p.chunk - 1) / p.chunk));
+  }
+  p.nchunks = d.N == 0 ? 0 : (d.N + p.chunk - 1) / p.chunk;
+  return p;
 }
 
-/// (n, O, L) output gradient as matmul operand: unchanged, or (n, groups, Og, L).
-Tensor out_operand(const Tensor& g, std::int64_t n, const Dims& d) {
-  return d.groups == 1 ? g : g.reshape({n, d.groups, d.Og, d.L});
+/// Runs body(thread, first_sample, samples) over the chunks of `p`.
+template <class Body>
+void for_each_chunk(const ChunkPlan& p, std::int64_t N, Body&& body) {
+  if (p.outer <= 1) {
+    for (std::int64_t c = 0; c < p.nchunks; ++c) body(0, c * p.chunk, std::min(p.chunk, N - c * p.chunk));
+    return;
+  }
+#pragma omp parallel for num_threads(p.outer) schedule(static)
+  for (std::int64_t c = 0; c < p.nchunks; ++c) body(omp_get_thread_num(), c * p.chunk, std::min(p.chunk, N - c * p.chunk));
 }
 
-Tensor conv_forward_kernel(const Tensor& x_, const Tensor& w, const ConvSpec& s) {
-  const Tensor x = x_.contiguous();
+template <class F>
+void visit_conv(Dtype dt, F&& f) {
+  visit_float(dt, "conv", std::forward<F>(f));
+}
+
+Tensor conv_forward_kernel(const Tensor& x_, const Tensor& w_, const ConvSpec& s) {
+  const Tensor x = x_.contiguous(), w = w_.contiguous();
   const Dims d = dims_of(x.size(0), x.size(1), w.size(0), s);
   Tensor out = make_tensor({d.N, d.O, d.L}, x.dtype(), x.device());
   if (out.numel() == 0) return out;
-  const Tensor wm = weight_matrix(w, d);
-  const std::int64_t chunk = chunk_of(d.N, d.C * d.K * d.L, x.itemsize());
-  for (std::int64_t n0 = 0; n0 < d.N; n0 += chunk) {
-    const std::int64_t nb = std::min(chunk, d.N - n0);
-    const Tensor cols = unfold_forward(x.narrow(0, n0, nb), s.geo);
-    const Tensor y = matmul(wm, cols_operand(cols, nb, d));
-    if (nb == d.N) return y.reshape({d.N, d.O, d.L});
-    out.narrow(0, n0, nb).copy_(y.reshape({nb, d.O, d.L}));
-  }
+  const ChunkPlan p = plan_chunks(d, x.itemsize());
+  const bool direct = is_pointwise(s.geo);
+  const std::int64_t ccols = direct ? 0 : p.chunk * d.C * d.K * d.L;  // column elements per chunk
+  Tensor buf = make_tensor({p.outer, ccols}, x.dtype(), x.device());
+  visit_conv(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* X = static_cast<const T*>(x.data_ptr());
+    const T* W = static_cast<const T*>(w.data_ptr());
+    T* Y = static_cast<T*>(out.data_ptr());
+    for_each_chunk(p, d.N, [&](int t, std::int64_t n0, std::int64_t nb) {
+      const T* cols = X + n0 * d.C * d.P;
+      if (!direct) {
+        T* c = static_cast<T*>(buf.data_ptr()) + t * ccols;
+        unfold_kernel<T>(X + n0 * d.C * d.P, c, nb * d.C, s.geo, p.outer <= 1);
+        cols = c;
+      }
+      for (std::int64_t j = 0; j < nb; ++j)
+        for (std::int64_t gi = 0; gi < d.groups; ++gi)  // (Og, CgK) @ (CgK, L)
+          gemm<T>(false, false, d.Og, d.L, d.CgK(), W + gi * d.Og * d.CgK(), d.CgK(),
+                  cols + (j * d.C * d.K + gi * d.CgK()) * d.L, d.L, false, Y + ((n0 + j) * d.O + gi * d.Og) * d.L, d.L);
+    });
+  });
   return out;
 }
 
-Tensor conv_input_kernel(const Tensor& g_, const Tensor& w, const ConvSpec& s, std::int64_t C) {
-  const Tensor g = g_.contiguous();
+Tensor conv_input_kernel(const Tensor& g_, const Tensor& w_, const ConvSpec& s, std::int64_t C) {
+  const Tensor g = g_.contiguous(), w = w_.contiguous();
   const Dims d = dims_of(g.size(0), C, w.size(0), s);
   Shape xs{d.N, d.C};
   xs.insert(xs.end(), s.geo.in.begin(), s.geo.in.end());
   Tensor dx = make_tensor(xs, g.dtype(), g.device());
   if (dx.numel() == 0) return dx;
-  const Tensor wt = weight_matrix(w, d).transpose(-1, -2);  // (Cg*K, Og) per group
-  const std::int64_t chunk = chunk_of(d.N, d.C * d.K * d.L, g.itemsize());
-  for (std::int64_t n0 = 0; n0 < d.N; n0 += chunk) {
-    const std::int64_t nb = std::min(chunk, d.N - n0);
-    const Tensor cols = matmul(wt, out_operand(g.narrow(0, n0, nb), nb, d)).reshape({nb, d.C * d.K, d.L});
-    fold_into(cols, s.geo, dx.narrow(0, n0, nb));
-  }
+  const ChunkPlan p = plan_chunks(d, g.itemsize());
+  const bool direct = is_pointwise(s.geo);  // the columns are dx itself
+  const std::int64_t ccols = direct ? 0 : p.chunk * d.C * d.K * d.L;
+  Tensor buf = make_tensor({p.outer, ccols}, g.dtype(), g.device());
+  visit_conv(g.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* Gp = static_cast<const T*>(g.data_ptr());
+    const T* W = static_cast<const T*>(w.data_ptr());
+    T* DX = static_cast<T*>(dx.data_ptr());
+    for_each_chunk(p, d.N, [&](int t, std::int64_t n0, std::int64_t nb) {
+      T* cols = direct ? DX + n0 * d.C * d.P : static_cast<T*>(buf.data_ptr()) + t * ccols;
+      for (std::int64_t j = 0; j < nb; ++j)
+        for (std::int64_t gi = 0; gi < d.groups; ++gi)  // (CgK, Og) = W_g^T @ (Og, L)
+          gemm<T>(true, false, d.CgK(), d.L, d.Og, W + gi * d.Og * d.CgK(), d.CgK(),
+                  Gp + ((n0 + j) * d.O + gi * d.Og) * d.L, d.L, false, cols + (j * d.C * d.K + gi * d.CgK()) * d.L, d.L);
+      if (!direct) fold_kernel<T>(cols, DX + n0 * d.C * d.P, nb * d.C, s.geo, p.outer <= 1);
+    });
+  });
   return dx;
 }
 
 Tensor conv_weight_kernel(const Tensor& x_, const Tensor& g_, const ConvSpec& s, const Shape& w_shape) {
   const Tensor x = x_.contiguous(), g = g_.contiguous();
   const Dims d = dims_of(x.size(0), x.size(1), g.size(1), s);
-  Tensor acc;
-  const std::int64_t chunk = chunk_of(d.N, d.C * d.K * d.L, x.itemsize());
-  for (std::int64_t n0 = 0; n0 < d.N; n0 += chunk) {
-    const std::int64_t nb = std::min(chunk, d.N - n0);
-    const Tensor cols = unfold_forward(x.narrow(0, n0, nb), s.geo);
-    // per sample g_n (Og, L) @ U(x_n)^T (L, Cg*K), summed over the chunk
-    Tensor part = matmul(out_operand(g.narrow(0, n0, nb), nb, d), cols_operand(cols, nb, d).transpose(-1, -2)).sum({0});
-    if (!acc.defined()) acc = part;
-    else acc.add_(part);
-  }
-  if (!acc.defined()) return zeros(w_shape, x.dtype(), x.device());
-  return acc.reshape(w_shape);
+  const ChunkPlan p = plan_chunks(d, x.itemsize());
+  const bool direct = is_pointwise(s.geo);
+  const std::int64_t ccols = direct ? 0 : p.chunk * d.C * d.K * d.L, wn = d.O * d.CgK();
+  // per thread: its columns, then its partial weight gradient
+  Tensor buf = zeros({std::max(p.outer, 1), ccols + wn}, x.dtype(), x.device());
+  Tensor dw = zeros(w_shape, x.dtype(), x.device());
+  if (d.N == 0 || wn == 0) return dw;
+  visit_conv(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* X = static_cast<const T*>(x.data_ptr());
+    const T* Gp = static_cast<const T*>(g.data_ptr());
+    T* B = static_cast<T*>(buf.data_ptr());
+    for_each_chunk(p, d.N, [&](int t, std::int64_t n0, std::int64_t nb) {
+      T* acc = B + t * (ccols + wn) + ccols;
+      const T* cols = X + n0 * d.C * d.P;
+      if (!direct) {
+        T* c = B + t * (ccols + wn);
+        unfold_kernel<T>(X + n0 * d.C * d.P, c, nb * d.C, s.geo, p.outer <= 1);
+        cols = c;
+      }
+      for (std::int64_t j = 0; j < nb; ++j)
+        for (std::int64_t gi = 0; gi < d.groups; ++gi)  // (Og, CgK) += (Og, L) @ (CgK, L)^T
+          gemm<T>(false, true, d.Og, d.CgK(), d.L, Gp + ((n0 + j) * d.O + gi * d.Og) * d.L, d.L,
+                  cols + (j * d.C * d.K + gi * d.CgK()) * d.L, d.L, true, acc + gi * d.Og * d.CgK(), d.CgK());
+    });
+    T* DW = static_cast<T*>(dw.data_ptr());
+    for (int t = 0; t < p.outer; ++t) {
+      const T* acc = B + t * (ccols + wn) + ccols;
+      for (std::int64_t i = 0; i < wn; ++i) DW[i] += acc[i];
+    }
+  });
+  return dw;
 }
 
 }  // namespace
