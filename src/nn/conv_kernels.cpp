@@ -392,20 +392,22 @@ Tensor conv_weight_kernel(const Tensor& x_, const Tensor& g_, const ConvSpec& s,
   const ChunkPlan p = plan_chunks(d, x.itemsize());
   const bool direct = is_pointwise(s.geo);
   const std::int64_t ccols = direct ? 0 : p.chunk * d.C * d.K * d.L, wn = d.O * d.CgK();
-  // per thread: its columns, then its partial weight gradient
-  Tensor buf = zeros({std::max(p.outer, 1), ccols + wn}, x.dtype(), x.device());
   Tensor dw = zeros(w_shape, x.dtype(), x.device());
   if (d.N == 0 || wn == 0) return dw;
+  // per thread: its columns and its partial weight gradient
+  Tensor buf = make_tensor({p.outer, ccols}, x.dtype(), x.device());
+  Tensor partial = zeros({p.outer, wn}, x.dtype(), x.device());
   visit_conv(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T* X = static_cast<const T*>(x.data_ptr());
     const T* Gp = static_cast<const T*>(g.data_ptr());
     T* B = static_cast<T*>(buf.data_ptr());
+    T* A = static_cast<T*>(partial.data_ptr());
     for_each_chunk(p, d.N, [&](int t, std::int64_t n0, std::int64_t nb) {
-      T* acc = B + t * (ccols + wn) + ccols;
+      T* acc = A + t * wn;
       const T* cols = X + n0 * d.C * d.P;
       if (!direct) {
-        T* c = B + t * (ccols + wn);
+        T* c = B + t * ccols;
         unfold_kernel<T>(X + n0 * d.C * d.P, c, nb * d.C, s.geo, p.outer <= 1);
         cols = c;
       }
@@ -416,7 +418,7 @@ Tensor conv_weight_kernel(const Tensor& x_, const Tensor& g_, const ConvSpec& s,
     });
     T* DW = static_cast<T*>(dw.data_ptr());
     for (int t = 0; t < p.outer; ++t) {
-      const T* acc = B + t * (ccols + wn) + ccols;
+      const T* acc = A + t * wn;
       for (std::int64_t i = 0; i < wn; ++i) DW[i] += acc[i];
     }
   });
