@@ -8,6 +8,7 @@
 #include "phasor/error.hpp"
 #include "phasor/fft.hpp"
 #include "phasor/linalg.hpp"
+#include "phasor/nn/fno.hpp"
 #include "phasor/nn/module.hpp"
 #include "phasor/nn/spectral.hpp"
 #include "phasor/ops.hpp"
