@@ -1,0 +1,408 @@
+// src/nn/loss.cpp - loss functions, softmax / log_softmax, and the operator-learning losses.
+//
+// softmax and log_softmax are primitives (one saved output, backward in public ops, so double
+// backward works); every loss is a composition of public ops, so its gradients of any order come
+// from the ops it is made of.
+#include "phasor/nn/loss.hpp"
+
+#include <cmath>
+#include <limits>
+#include <numbers>
+#include <string>
+
+#include "autodiff/node.hpp"
+#include "core/tensor_impl.hpp"
+#include "phasor/creation.hpp"
+#include "phasor/error.hpp"
+#include "phasor/fft.hpp"
+#include "phasor/ops.hpp"
+
+namespace phasor::nn {
+
+Reduction reduction_from_string(const std::string& name) {
+  if (name == "none") return Reduction::none;
+  if (name == "mean") return Reduction::mean;
+  if (name == "sum") return Reduction::sum;
+  throw Error("reduction", "unknown reduction '" + name + "'; expected 'none', 'mean' or 'sum'");
+}
+
+namespace functional {
+namespace {
+
+using G = std::vector<Tensor>;
+using detail::shape_str;
+
+/// Applies the reduction; throws on a value outside the enum.
+Tensor reduce(const Tensor& l, Reduction r, const char* op) {
+  switch (r) {
+    case Reduction::none: return l;
+    case Reduction::mean: return l.mean();
+    case Reduction::sum: return l.sum();
+  }
+  throw Error(op, "unknown reduction value " + std::to_string(static_cast<int>(r)));
+}
+
+void check_reduction(Reduction r, const char* op) {
+  if (r != Reduction::none && r != Reduction::mean && r != Reduction::sum)
+    throw Error(op, "unknown reduction value " + std::to_string(static_cast<int>(r)));
+}
+
+void check_defined(const Tensor& t, const char* what, const char* op) {
+  if (!t.defined()) throw Error(op, std::string(what) + " is undefined");
+}
+
+/// Input and target of a regression loss: defined, floating (complex when allowed), same shape.
+void check_pair(const Tensor& input, const Tensor& target, const char* op, bool allow_complex, Reduction r) {
+  check_defined(input, "input", op);
+  check_defined(target, "target", op);
+  check_reduction(r, op);
+  for (const Tensor* t : {&input, &target}) {
+    const bool ok = allow_complex ? is_floating_or_complex(t->dtype()) : is_floating(t->dtype());
+    if (!ok)
+      throw Error(op, std::string("expected ") + (allow_complex ? "floating or complex" : "real floating") +
+                          " input and target, got " + dtype_name(input.dtype()) + " and " +
+                          dtype_name(target.dtype()));
+  }
+  if (input.shape() != target.shape())
+    throw Error(op, "input shape " + shape_str(input.shape()) + " and target shape " + shape_str(target.shape()) +
+                        " differ (losses do not broadcast)");
+}
+
+void check_floating(const Tensor& x, const char* op) {
+  check_defined(x, "input", op);
+  if (!is_floating(x.dtype()))
+    throw Error(op, std::string("expected a real floating tensor, got ") + dtype_name(x.dtype()));
+}
+
+/// |d|^2 for real or complex d, differentiable everywhere.
+Tensor abs_sq(const Tensor& d) {
+  if (!d.is_complex()) return d.square();
+  return d.real().square() + d.imag().square();
+}
+
+}  // namespace
+
+// ---- pointwise regression losses ----------------------------------------------------------------
+
+Tensor mse_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  check_pair(input, target, "mse_loss", true, reduction);
+  return detail::composite("mse_loss", {input, target},
+                           [&] { return reduce(abs_sq(input - target), reduction, "mse_loss"); });
+}
+
+Tensor l1_loss(const Tensor& input, const Tensor& target, Reduction reduction) {
+  check_pair(input, target, "l1_loss", true, reduction);
+  return detail::composite("l1_loss", {input, target},
+                           [&] { return reduce((input - target).abs(), reduction, "l1_loss"); });
+}
+
+Tensor smooth_l1_loss(const Tensor& input, const Tensor& target, Reduction reduction, double beta) {
+  check_pair(input, target, "smooth_l1_loss", false, reduction);
+  if (!(beta >= 0) || std::isinf(beta))
+    throw Error("smooth_l1_loss", "beta must be finite and >= 0, got " + std::to_string(beta));
+  return detail::composite("smooth_l1_loss", {input, target}, [&] {
+    Tensor d = input - target;
+    Tensor a = d.abs();
+    if (beta == 0) return reduce(a, reduction, "smooth_l1_loss");
+    Tensor l = where(a < Scalar(beta), d.square() * (0.5 / beta), a - 0.5 * beta);
+    return reduce(l, reduction, "smooth_l1_loss");
+  });
+}
+
+Tensor huber_loss(const Tensor& input, const Tensor& target, Reduction reduction, double delta) {
+  check_pair(input, target, "huber_loss", false, reduction);
+  if (!(delta > 0) || std::isinf(delta))
+    throw Error("huber_loss", "delta must be finite and > 0, got " + std::to_string(delta));
+  return detail::composite("huber_loss", {input, target}, [&] {
+    Tensor d = input - target;
+    Tensor a = d.abs();
+    Tensor l = where(a < Scalar(delta), d.square() * 0.5, (a - 0.5 * delta) * delta);
+    return reduce(l, reduction, "huber_loss");
+  });
+}
+
+// ---- softmax family ------------------------------------------------------------------------------------
+
+Tensor softmax(const Tensor& x, std::int64_t dim) {
+  check_floating(x, "softmax");
+  if (x.dim() == 0) {
+    detail::wrap_dim(dim, 1, "softmax");
+    return detail::composite("softmax", {x}, [&] { return softmax(x.reshape({1}), 0).reshape({}); });
+  }
+  const std::int64_t d = detail::wrap_dim(dim, x.dim(), "softmax");
+  return detail::apply_op(
+      "softmax", {x}, detail::kSaveOutputs,
+      [d](const G& in) {
+        Tensor e = (in[0] - amax(in[0], {d}, true)).exp();
+        e.div_(e.sum({d}, true));
+        return e;
+      },
+      [d](const detail::Ctx& c, const G& g) {
+        Tensor y = c.output(0);
+        Tensor gy = g[0] * y;
+        return G{gy - y * gy.sum({d}, true)};
+      });
+}
+
+Tensor log_softmax(const Tensor& x, std::int64_t dim) {
+  check_floating(x, "log_softmax");
+  if (x.dim() == 0) {
+    detail::wrap_dim(dim, 1, "log_softmax");
+    return detail::composite("log_softmax", {x}, [&] { return log_softmax(x.reshape({1}), 0).reshape({}); });
+  }
+  const std::int64_t d = detail::wrap_dim(dim, x.dim(), "log_softmax");
+  return detail::apply_op(
+      "log_softmax", {x}, detail::kSaveOutputs,
+      [d](const G& in) { return in[0] - logsumexp(in[0], {d}, true); },
+      [d](const detail::Ctx& c, const G& g) {
+        Tensor y = c.output(0);
+        return G{g[0] - y.exp() * g[0].sum({d}, true)};
+      });
+}
+
+// ---- nll / cross entropy ----------------------------------------------------------------------------------
+namespace {
+
+/// Class dim of a classification input: 1, or 0 for a 1-D input.
+std::int64_t class_dim(const Tensor& input) { return input.dim() >= 2 ? 1 : 0; }
+
+/// Checks the input (rank >= 1, floating) and an optional weight (C).
+void check_class_input(const Tensor& input, const Tensor& weight, const char* op) {
+  check_floating(input, op);
+  if (input.dim() == 0) throw Error(op, "expected an input of shape (C), (N, C) or (N, C, d1, ...), got a 0-d tensor");
+  const std::int64_t C = input.size(class_dim(input));
+  if (weight.defined() && (weight.dim() != 1 || weight.size(0) != C))
+    throw Error(op, "weight must have shape (" + std::to_string(C) + ",) for " + std::to_string(C) +
+                        " classes, got " + shape_str(weight.shape()));
+  if (weight.defined() && !is_floating(weight.dtype()))
+    throw Error(op, std::string("weight must be real floating, got ") + dtype_name(weight.dtype()));
+}
+
+/// Shape a class-index target must have for `input`: input's shape without the class dim.
+Shape index_target_shape(const Tensor& input) {
+  Shape s = input.shape();
+  s.erase(s.begin() + class_dim(input));
+  return s;
+}
+
+/// Validates int64 class-index targets; returns them with ignored entries replaced by 0, and the
+/// mask (input dtype) of counted entries.
+std::pair<Tensor, Tensor> prepare_index_target(const Tensor& input, const Tensor& target, std::int64_t ignore_index,
+                                               const char* op) {
+  if (target.dtype() != int64)
+    throw Error(op, std::string("expected int64 class indices as target, got ") + dtype_name(target.dtype()));
+  const Shape ts = index_target_shape(input);
+  if (target.shape() != ts)
+    throw Error(op, "input of shape " + shape_str(input.shape()) + " needs a target of shape " + shape_str(ts) +
+                        ", got " + shape_str(target.shape()));
+  const std::int64_t C = input.size(class_dim(input));
+  std::vector<std::int64_t> t = to_vector<std::int64_t>(target);
+  std::vector<double> mask(t.size(), 1.0);
+  for (std::size_t i = 0; i < t.size(); ++i) {
+    if (t[i] == ignore_index) {
+      t[i] = 0;
+      mask[i] = 0.0;
+    } else if (t[i] < 0 || t[i] >= C) {
+      throw Error(op, "target " + std::to_string(t[i]) + " is out of bounds for " + std::to_string(C) + " classes");
+    }
+  }
+  Tensor safe = from_vector(t, ts);
+  Tensor m = from_vector(mask, ts).to(input.dtype());
+  return {safe, m};
+}
+
+/// The nll terms per target entry: (-w[t] * input[.., t, ..] * mask, w[t] * mask).
+std::pair<Tensor, Tensor> nll_terms(const Tensor& input, const Tensor& safe, const Tensor& mask, const Tensor& weight) {
+  const std::int64_t cd = class_dim(input);
+  Tensor moved = input.dim() >= 2 ? input.movedim(cd, -1) : input;  // (..., C)
+  Tensor picked = gather(moved, -1, safe.unsqueeze(-1)).squeeze(-1);
+  Tensor wm = mask;
+  if (weight.defined()) wm = index_select(weight.to(input.dtype()), 0, safe.flatten()).reshape(safe.shape()) * mask;
+  return {-(picked * wm), wm};
+}
+
+Tensor nll_impl(const Tensor& input, const Tensor& target, const Tensor& weight, std::int64_t ignore_index,
+                Reduction reduction, const char* op) {
+  auto [safe, mask] = prepare_index_target(input, target, ignore_index, op);
+  auto [l, wm] = nll_terms(input, safe, mask, weight);
+  switch (reduction) {
+    case Reduction::none: return l;
+    case Reduction::sum: return l.sum();
+    case Reduction::mean: return l.sum() / wm.sum();
+  }
+  throw Error(op, "unknown reduction value " + std::to_string(static_cast<int>(reduction)));
+}
+
+/// weight reshaped to broadcast along the class dim of `input`.
+Tensor weight_view(const Tensor& weight, const Tensor& input) {
+  Shape s(static_cast<std::size_t>(input.dim() - class_dim(input)), 1);
+  s[0] = weight.size(0);
+  return weight.to(input.dtype()).reshape(s);
+}
+
+}  // namespace
+
+Tensor nll_loss(const Tensor& input, const Tensor& target, const Tensor& weight, std::int64_t ignore_index,
+                Reduction reduction) {
+  check_class_input(input, weight, "nll_loss");
+  check_defined(target, "target", "nll_loss");
+  check_reduction(reduction, "nll_loss");
+  return detail::composite("nll_loss", {input, target},
+                           [&] { return nll_impl(input, target, weight, ignore_index, reduction, "nll_loss"); });
+}
+
+Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& weight, std::int64_t ignore_index,
+                     Reduction reduction, double label_smoothing) {
+  const char* op = "cross_entropy";
+  check_class_input(input, weight, op);
+  check_defined(target, "target", op);
+  check_reduction(reduction, op);
+  if (!(label_smoothing >= 0 && label_smoothing <= 1))
+    throw Error(op, "label_smoothing must be in [0, 1], got " + std::to_string(label_smoothing));
+  const std::int64_t cd = class_dim(input);
+  const std::int64_t C = input.size(cd);
+  const double eps = label_smoothing;
+
+  if (is_floating(target.dtype())) {  // class probabilities
+    if (target.shape() != input.shape())
+      throw Error(op, "probability target must have the input's shape " + shape_str(input.shape()) + ", got " +
+                          shape_str(target.shape()));
+    if (ignore_index != -100) throw Error(op, "ignore_index is not supported for class-probability targets");
+    return detail::composite(op, {input, target}, [&] {
+      Tensor lsm = log_softmax(input, cd);
+      Tensor t = eps > 0 ? target * (1 - eps) + eps / static_cast<double>(C) : target;
+      Tensor prod = lsm * t;
+      if (weight.defined()) prod = prod * weight_view(weight, input);
+      Tensor l = -prod.sum({cd});
+      if (reduction == Reduction::mean) return l.sum() / static_cast<double>(input.numel() / std::max<std::int64_t>(C, 1));
+      return reduce(l, reduction, op);
+    });
+  }
+
+  auto [safe, mask] = prepare_index_target(input, target, ignore_index, op);
+  return detail::composite(op, {input, target}, [&] {
+    Tensor lsm = log_softmax(input, cd);
+    auto [l, wm] = nll_terms(lsm, safe, mask, weight);
+    Tensor nll;
+    if (reduction == Reduction::none) nll = l;
+    else if (reduction == Reduction::sum) nll = l.sum();
+    else nll = l.sum() / wm.sum();
+    if (eps == 0) return nll;
+    // Smoothing term (torch): -sum_c w_c lsm_c per entry, ignored entries zeroed; mean divides by the
+    // summed weights of the counted targets (or their number without weights).
+    Tensor prod = weight.defined() ? lsm * weight_view(weight, input) : lsm;
+    Tensor smooth = -prod.sum({cd}) * mask;
+    Tensor ret;
+    if (reduction == Reduction::none) ret = smooth;
+    else if (reduction == Reduction::sum) ret = smooth.sum();
+    else ret = smooth.sum() / wm.sum();
+    return nll * (1 - eps) + ret * (eps / static_cast<double>(C));
+  });
+}
+
+// ---- operator-learning losses ----------------------------------------------------------------------------
+namespace {
+
+void check_p(double p, const char* op) {
+  if (!(p > 0)) throw Error(op, "p must be > 0 (or infinity), got " + std::to_string(p));
+}
+
+/// Checks the pair for a per-sample loss and returns the (N, rest) view shape.
+Shape per_sample_shape(const Tensor& pred, const Tensor& target, const char* op, Reduction r) {
+  check_pair(pred, target, op, true, r);
+  if (pred.dim() == 0) throw Error(op, "expected a batch dim (dim 0), got a 0-d tensor");
+  if (pred.numel() == 0) throw Error(op, "empty input of shape " + shape_str(pred.shape()));
+  const std::int64_t n = pred.size(0);
+  return {n, pred.numel() / n};
+}
+
+}  // namespace
+
+Tensor lp_loss(const Tensor& pred, const Tensor& target, double p, Reduction reduction) {
+  const char* op = "lp_loss";
+  Shape s = per_sample_shape(pred, target, op, reduction);
+  check_p(p, op);
+  return detail::composite(op, {pred, target},
+                           [&] { return reduce(norm((pred - target).reshape(s), p, {1}), reduction, op); });
+}
+
+Tensor relative_lp_loss(const Tensor& pred, const Tensor& target, double p, Reduction reduction) {
+  const char* op = "relative_lp_loss";
+  Shape s = per_sample_shape(pred, target, op, reduction);
+  check_p(p, op);
+  return detail::composite(op, {pred, target}, [&] {
+    Tensor num = norm((pred - target).reshape(s), p, {1});
+    Tensor den = norm(target.reshape(s), p, {1});
+    return reduce(num / den, reduction, op);
+  });
+}
+
+Tensor h1_loss(const Tensor& pred, const Tensor& target, std::int64_t spatial_dims,
+               const std::vector<double>& domain_lengths, bool relative, Reduction reduction) {
+  const char* op = "h1_loss";
+  check_pair(pred, target, op, true, reduction);
+  const std::int64_t nd = pred.dim();
+  if (spatial_dims < 1 || nd < spatial_dims + 1)
+    throw Error(op, "expected a batch dim and " + std::to_string(spatial_dims) +
+                        " spatial dims (spatial_dims >= 1), got input of shape " + shape_str(pred.shape()));
+  if (pred.numel() == 0) throw Error(op, "empty input of shape " + shape_str(pred.shape()));
+  const std::size_t d = static_cast<std::size_t>(spatial_dims);
+  std::vector<double> L(d, 1.0);
+  if (domain_lengths.size() == 1) L.assign(d, domain_lengths[0]);
+  else if (domain_lengths.size() == d) L = domain_lengths;
+  else if (!domain_lengths.empty())
+    throw Error(op, "expected 0, 1 or " + std::to_string(d) + " domain lengths, got " +
+                        std::to_string(domain_lengths.size()));
+  for (double l : L)
+    if (!(l > 0) || std::isinf(l)) throw Error(op, "domain lengths must be finite and > 0, got " + std::to_string(l));
+
+  const bool cplx = pred.is_complex() || target.is_complex();
+  // Spectral shape over the spatial dims (the last one halved for real input) and the weights
+  // sqrt(V * mult * (1 + |k|^2)), mult = 2 for interior rfft bins of the last dim.
+  Shape ss(d);
+  for (std::size_t i = 0; i < d; ++i) ss[i] = pred.size(static_cast<std::int64_t>(nd - spatial_dims + i));
+  const std::int64_t n_last = ss[d - 1];
+  if (!cplx) ss[d - 1] = n_last / 2 + 1;
+  double vol = 1;
+  for (double l : L) vol *= l;
+  std::int64_t total = 1;
+  for (auto s : ss) total *= s;
+  std::vector<double> w(static_cast<std::size_t>(total));
+  const double two_pi = 2 * std::numbers::pi;
+  for (std::int64_t flat = 0; flat < total; ++flat) {
+    std::int64_t rem = flat;
+    double k2 = 0, mult = 1;
+    for (std::size_t i = d; i-- > 0;) {
+      const std::int64_t idx = rem % ss[i];
+      rem /= ss[i];
+      const std::int64_t n = pred.size(static_cast<std::int64_t>(nd - spatial_dims + i));
+      std::int64_t m = idx;
+      if (cplx || i + 1 < d) m = idx <= (n - 1) / 2 ? idx : idx - n;  // fftfreq ordering
+      else if (idx != 0 && !(n % 2 == 0 && idx == n / 2)) mult = 2;    // interior rfft bin
+      const double k = two_pi * static_cast<double>(m) / L[i];
+      k2 += k * k;
+    }
+    w[static_cast<std::size_t>(flat)] = std::sqrt(vol * mult * (1 + k2));
+  }
+  const Dtype rdt = to_real(promote_types(pred.dtype(), target.dtype()));
+  Tensor wt = from_vector(w, ss).to(rdt);
+
+  std::vector<std::int64_t> fdims(d);
+  for (std::size_t i = 0; i < d; ++i) fdims[i] = static_cast<std::int64_t>(i) - spatial_dims;
+  Shape sample_dims;
+  for (std::int64_t i = 1; i < nd; ++i) sample_dims.push_back(i);
+
+  return detail::composite(op, {pred, target}, [&] {
+    auto h1 = [&](const Tensor& u) {
+      Tensor c = cplx ? fft::fftn(u, std::nullopt, fdims, fft::Norm::forward)
+                      : fft::rfftn(u, std::nullopt, fdims, fft::Norm::forward);
+      return norm(c * wt, 2, sample_dims);
+    };
+    Tensor l = h1(pred - target);
+    if (relative) l = l / h1(target);
+    return reduce(l, reduction, op);
+  });
+}
+
+}  // namespace functional
+}  // namespace phasor::nn
