@@ -134,11 +134,15 @@ FNO::FNO(const FNOOptions& o) : Module("FNO"), opt_(o) {
 Tensor FNO::act(const Tensor& x) const {
   switch (opt_.activation_) {
     case Activation::relu: return relu(x);
+    case Activation::gelu: return gelu(x);
+    case Activation::gelu_tanh: return gelu(x, true);
     case Activation::tanh: return tanh(x);
     case Activation::silu: return silu(x);
-    case Activation::gelu: break;
+    case Activation::sigmoid: return sigmoid(x);
+    case Activation::softplus: return softplus(x);
+    case Activation::identity: break;
   }
-  return gelu(x);
+  return x;
 }
 
 Tensor FNO::skip(std::size_t i, const Tensor& x) const {

@@ -23,6 +23,7 @@
 
 #include "phasor/dtype.hpp"
 #include "phasor/fft.hpp"
+#include "phasor/nn/layers.hpp"
 #include "phasor/nn/module.hpp"
 #include "phasor/nn/spectral.hpp"
 #include "phasor/tensor.hpp"
@@ -47,8 +48,6 @@ class ChannelLinear : public Module {
 enum class SkipType { linear, identity, soft_gating };
 /// Normalization after each spectral convolution.
 enum class NormType { none, instance, group, layer };
-/// Activation between layers.
-enum class Activation { gelu, relu, tanh, silu };
 
 /// Options of FNO with chained setters: `FNOOptions().in_channels(2).modes({16}).n_layers(4)`.
 struct FNOOptions {
@@ -59,7 +58,7 @@ struct FNOOptions {
   std::int64_t n_layers_ = 4;             ///< number of Fourier blocks
   std::int64_t lifting_channels_ = 0;     ///< lifting MLP width (0: one linear layer)
   std::int64_t projection_channels_ = 128;  ///< projection MLP width (0: one linear layer)
-  Activation activation_ = Activation::gelu;  ///< activation
+  Activation activation_ = Activation::gelu;  ///< activation (nn::Activation of layers.hpp)
   bool positional_embedding_ = true;      ///< append the grid coordinates as input channels
   double domain_padding_ = 0.0;           ///< padding fraction of each spatial dim (0: none)
   SkipType skip_ = SkipType::linear;      ///< skip connection of the Fourier blocks
