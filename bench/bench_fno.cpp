@@ -57,7 +57,7 @@ void BM_FNO1d_step(benchmark::State& state) {
               .projection_channels(128),
           {20, 1, 1024}, {20, 1, 1024});
 }
-BENCHMARK(BM_FNO1d_step)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3.0);
+BENCHMARK(BM_FNO1d_step)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 void BM_FNO2d_step(benchmark::State& state) {
   run_fno(state,
@@ -65,6 +65,6 @@ void BM_FNO2d_step(benchmark::State& state) {
               .projection_channels(128),
           {20, 3, 64, 64}, {20, 1, 64, 64});
 }
-BENCHMARK(BM_FNO2d_step)->Unit(benchmark::kMillisecond)->UseRealTime()->MinTime(3.0);
+BENCHMARK(BM_FNO2d_step)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

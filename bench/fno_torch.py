@@ -143,7 +143,7 @@ def run_torch(name, seconds):
 
 
 def run_phasor(bench, name, seconds):
-    out = subprocess.run([bench, "--benchmark_filter=^%s$" % BENCH_NAME[name], "--benchmark_format=json",
+    out = subprocess.run([bench, "--benchmark_filter=^%s/" % BENCH_NAME[name], "--benchmark_format=json",
                           "--benchmark_min_time=%g" % seconds], check=True, capture_output=True, text=True).stdout
     b = json.loads(out)["benchmarks"][0]
     return dict(median_step_ms=b["median_step_ms"], steps=b["iterations"], peak_rss_mb=b["peak_rss_mb"],
