@@ -12,6 +12,7 @@
 #include "phasor/io.hpp"
 #include "phasor/linalg.hpp"
 #include "phasor/nn/conv.hpp"
+#include "phasor/nn/fno.hpp"
 #include "phasor/nn/init.hpp"
 #include "phasor/nn/layers.hpp"
 #include "phasor/nn/loss.hpp"

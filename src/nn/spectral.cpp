@@ -9,6 +9,7 @@
 // zero-padded by irfftn's own resize, whose fresh buffer the c2r transform may then use as its
 // scratch input (no further copy).
 #include <algorithm>
+#include <cmath>
 #include <sstream>
 #include <string>
 
@@ -139,6 +140,20 @@ Tensor spectral_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, 
   if (nyq) pieces.push_back(hermitian_part(y.select(last, md - 1), modes, ogrid).unsqueeze(last));
   y = pieces.size() == 1 ? pieces[0] : cat(pieces, last);
 
+  // the bias is a constant per channel: its DC coefficient, added here on the small mode tensor
+  // instead of a pass over the output (and a reduction over it in backward)
+  if (bias.defined()) {
+    const double n_out = static_cast<double>(::phasor::detail::shape_numel(ogrid));
+    const double scale = norm == fft::Norm::forward ? 1.0 : norm == fft::Norm::backward ? n_out : std::sqrt(n_out);
+    Shape bs{out}, pads;
+    for (std::size_t i = 0; i < d; ++i) {
+      bs.push_back(1);
+      pads.push_back(0);
+      pads.push_back(y.size(static_cast<std::int64_t>(d + 1 - i)) - 1);
+    }
+    y = y + pad((bias * scale).reshape(bs).to(y.dtype()), pads);
+  }
+
   // move the negative-frequency blocks to the end of each non-last dim of the output grid
   for (std::size_t i = 0; i + 1 < d; ++i) {
     const std::int64_t dim = dims[i], n = ogrid[i], m = modes[i];
@@ -148,13 +163,7 @@ Tensor spectral_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, 
       y = cat({y.narrow(dim, 0, m), zeros(zs, y.dtype()), y.narrow(dim, m, m)}, dim);
     }
   }
-  Tensor out_t = fft::irfftn(y, ogrid, dims, norm);
-  if (bias.defined()) {
-    Shape bs{out};
-    for (std::size_t i = 0; i < d; ++i) bs.push_back(1);
-    out_t = out_t + bias.reshape(bs);
-  }
-  return out_t;
+  return fft::irfftn(y, ogrid, dims, norm);
 }
 
 }  // namespace functional

@@ -1,0 +1,70 @@
+// bench/bench_fno.cpp - FNO training step (forward, relative L2 loss, backward, Adam step) in
+// float32 on 2 threads: FNO-1D (batch 20, n 1024, width 64, modes 16, 4 layers, 1 -> 1 channels)
+// and FNO-2D (batch 20, 64x64, 3 -> 1 channels, width 32, modes 12, 4 layers). Both with the
+// positional grid channels, one-linear lifting, projection width 128 (the original FNO scripts'
+// models, see bench/README.md "FNO"). bench/fno_torch.py builds the same models in PyTorch and
+// runs this program once per config (fresh process) for the side-by-side table.
+// Counters: median_step_ms is the median of the per-step wall times (what fno_torch.py reports for
+// PyTorch too); peak_rss_mb is the process's ru_maxrss after the run.
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+#include <phasor/phasor.hpp>
+
+namespace ph = phasor;
+
+namespace {
+
+double peak_rss_mb() {
+  rusage ru{};
+  getrusage(RUSAGE_SELF, &ru);
+  return static_cast<double>(ru.ru_maxrss) / 1024.0;  // Linux: kilobytes
+}
+
+void run_fno(benchmark::State& state, ph::nn::FNOOptions opt, ph::Shape xshape, ph::Shape yshape) {
+  ph::set_num_threads(2);
+  ph::manual_seed(0);
+  ph::nn::FNO model(opt);
+  ph::optim::Adam adam(model.parameters(), ph::optim::AdamOptions(1e-3));
+  ph::Tensor x = ph::randn(xshape), y = ph::randn(yshape);
+  auto step = [&] {
+    adam.zero_grad();
+    ph::Tensor loss = ph::nn::functional::relative_lp_loss(model.forward(x), y);
+    loss.backward();
+    adam.step();
+    return loss;
+  };
+  for (int i = 0; i < 2; ++i) step();  // warm up plans, allocator caches, Adam state
+  std::vector<double> times;
+  for (auto _ : state) {
+    const auto t0 = std::chrono::steady_clock::now();
+    benchmark::DoNotOptimize(step());
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  std::sort(times.begin(), times.end());
+  state.counters["median_step_ms"] = times.empty() ? 0.0 : times[times.size() / 2];
+  state.counters["params"] = static_cast<double>(model.num_parameters());
+  state.counters["peak_rss_mb"] = peak_rss_mb();
+}
+
+void BM_FNO1d_step(benchmark::State& state) {
+  run_fno(state,
+          ph::nn::FNOOptions().in_channels(1).out_channels(1).hidden_channels(64).modes({16}).n_layers(4)
+              .projection_channels(128),
+          {20, 1, 1024}, {20, 1, 1024});
+}
+BENCHMARK(BM_FNO1d_step)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+void BM_FNO2d_step(benchmark::State& state) {
+  run_fno(state,
+          ph::nn::FNOOptions().in_channels(3).out_channels(1).hidden_channels(32).modes({12, 12}).n_layers(4)
+              .projection_channels(128),
+          {20, 3, 64, 64}, {20, 1, 64, 64});
+}
+BENCHMARK(BM_FNO2d_step)->Unit(benchmark::kMillisecond)->UseRealTime();
+
+}  // namespace
