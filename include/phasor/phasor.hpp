@@ -10,6 +10,7 @@
 #include "phasor/linalg.hpp"
 #include "phasor/nn/loss.hpp"
 #include "phasor/nn/module.hpp"
+#include "phasor/nn/normalization.hpp"
 #include "phasor/ops.hpp"
 #include "phasor/random.hpp"
 #include "phasor/scalar.hpp"
