@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
 #include <sstream>
 
 #include "test_util.hpp"
@@ -230,6 +231,41 @@ TEST_CASE("normalization: gradcheck and gradgradcheck") {
   // running-statistics-free path are covered by the layer_norm checks; a loss of the normalized
   // output squared exercises every term of the backward
   CHECK(autodiff::gradcheck([](const G& in) { return F::group_norm(in[0] * in[0], 2).square().sum(); }, {x}));
+}
+
+TEST_CASE("normalization: the fused first-order backward equals the graph-building backward") {
+  manual_seed(8);
+  using Fn = std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)>;
+  struct Case {
+    const char* name;
+    Shape x, w;
+    Fn f;
+  };
+  std::vector<Case> cases{
+      {"layer_norm", {3, 5, 7}, {5, 7}, [](const Tensor& x, const Tensor& w, const Tensor& b) { return F::layer_norm(x, {5, 7}, w, b); }},
+      {"layer_norm big", {64, 1030}, {1030}, [](const Tensor& x, const Tensor& w, const Tensor& b) { return F::layer_norm(x, {1030}, w, b); }},
+      {"group_norm", {3, 6, 5}, {6}, [](const Tensor& x, const Tensor& w, const Tensor& b) { return F::group_norm(x, 3, w, b); }},
+      {"group_norm big", {4, 8, 48, 48}, {8}, [](const Tensor& x, const Tensor& w, const Tensor& b) { return F::group_norm(x, 2, w, b); }},
+      {"instance_norm", {3, 4, 6}, {4}, [](const Tensor& x, const Tensor& w, const Tensor& b) { return F::instance_norm(x, Tensor(), Tensor(), w, b); }},
+      {"batch_norm", {5, 4, 3}, {4}, [](const Tensor& x, const Tensor& w, const Tensor& b) { return F::batch_norm(x, Tensor(), Tensor(), w, b, true); }},
+      {"batch_norm big", {16, 3, 60, 60}, {3}, [](const Tensor& x, const Tensor& w, const Tensor& b) { return F::batch_norm(x, Tensor(), Tensor(), w, b, true); }},
+  };
+  for (auto& cs : cases) {
+    INFO(cs.name);
+    Tensor x = (randn(cs.x, float64) * 2.0 + 0.5).requires_grad_();
+    Tensor w = randn(cs.w, float64).requires_grad_(), b = randn(cs.w, float64).requires_grad_();
+    Tensor g = randn(cs.x, float64);
+    for (int variant = 0; variant < 3; ++variant) {  // weight and bias, no affine, weight only
+      Tensor wv = variant == 1 ? Tensor() : w, bv = variant == 0 ? b : Tensor();
+      G in{x};
+      if (wv.defined()) in.push_back(wv);
+      if (bv.defined()) in.push_back(bv);
+      auto fast = autodiff::grad({cs.f(x, wv, bv)}, in, {g});
+      auto slow = autodiff::grad({cs.f(x, wv, bv)}, in, {g}, true, /*create_graph=*/true);
+      REQUIRE(fast.size() == slow.size());
+      for (std::size_t i = 0; i < fast.size(); ++i) check_close(fast[i], vals(slow[i]), 1e-9);
+    }
+  }
 }
 
 TEST_CASE("BatchNorm2d: running statistics over several steps, train and eval") {
