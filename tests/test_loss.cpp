@@ -148,6 +148,9 @@ TEST_CASE("softmax and log_softmax match direct loops and are stable") {
   // 0-d
   CHECK(F::softmax(full({}, 3.0, float64), 0).item<double>() == 1.0);
   CHECK(F::log_softmax(full({}, 3.0, float64), -1).item<double>() == 0.0);
+  // empty input
+  CHECK(F::softmax(zeros({3, 0}), 1).shape() == Shape{3, 0});
+  CHECK(F::log_softmax(zeros({0, 4}), 1).shape() == Shape{0, 4});
   // rows sum to one
   auto rs = vals(F::softmax(x, 1).sum({1}));
   for (double v : rs) CHECK(v == doctest::Approx(1.0));

@@ -456,6 +456,10 @@ TEST_CASE("normalization errors name the op or layer and the shapes") {
                        "[instance_norm] expected more than 1 spatial element when training, got input (2, 3, 1)", Error);
   CHECK_THROWS_WITH_AS(F::instance_norm(randn({2, 3, 4}), Tensor(), Tensor(), Tensor(), Tensor(), false),
                        "[instance_norm] running statistics are needed when use_input_stats is false", Error);
+  nn::InstanceNorm1d in_cum(3, 1e-5, std::nullopt, false, true);
+  CHECK_THROWS_WITH_AS(in_cum.forward(randn({2, 3, 1})),
+                       "[InstanceNorm1d] expected more than 1 spatial element when training, got input (2, 3, 1)", Error);
+  CHECK(in_cum.num_batches_tracked.item<std::int64_t>() == 0);
   nn::InstanceNorm2d in(4);
   CHECK_THROWS_WITH_AS(in.forward(randn({2, 3, 5, 5})), "[InstanceNorm2d] expected 4 channels, got input (2, 3, 5, 5)", Error);
   CHECK_THROWS_WITH_AS(in.forward(randn({2, 4, 5, 5, 5})), "[InstanceNorm2d] expected 3D or 4D input, got input (2, 4, 5, 5, 5)",

@@ -663,6 +663,8 @@ Tensor InstanceNorm::forward(const Tensor& input) {
   const bool unbatched = input.dim() == spatial_ + 1;
   Tensor x = unbatched ? input.unsqueeze(0) : input;
   const bool use_input_stats = is_training() || !track_running_stats;
+  if (use_input_stats && tail_numel(x, 2) <= 1)  // checked before the batch is counted
+    throw Error(name(), "expected more than 1 spatial element when training, got input " + shape_str(input.shape()));
   double factor = momentum.value_or(0.0);
   if (is_training() && track_running_stats && !momentum) factor = update_factor();  // cumulative average
   Tensor y = instance_norm_impl(name(), x, running_mean, running_var, weight, bias, use_input_stats, factor, eps);

@@ -143,7 +143,9 @@ class BatchNorm3d : public BatchNorm {
 };
 
 /// Instance normalization of (N, C, *) or unbatched (C, *) input (torch.nn.InstanceNorm1d/2d/3d):
-/// per-sample, per-channel statistics; with track_running_stats, eval uses the running ones.
+/// per-sample, per-channel statistics; with track_running_stats, eval uses the running ones. The
+/// input's channels must equal num_features (torch only warns when not affine); momentum nullopt
+/// gives a cumulative average counted in num_batches_tracked (which torch leaves alone otherwise).
 class InstanceNorm : public NormBase {
  public:
   /// Normalizes each (sample, channel) over its spatial positions.
