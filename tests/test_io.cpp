@@ -360,6 +360,10 @@ TEST_CASE("npz round trip: every dtype, stored and compressed") {
   io::save_npz(dir / "s2.npz", sd);
   CHECK(read_bytes(dir / "s.npz") == read_bytes(dir / "s2.npz"));
   io::save_npz(dir / "e.npz", io::NamedTensors{});
+  io::save_npz(dir / "brace.npz", {{"z", ones({2})}, {"a", zeros({1}, int64)}});  // brace list: kept in order
+  const std::string zb = read_bytes(dir / "brace.npz");
+  CHECK(zb.find("z.npy") < zb.find("a.npy"));
+  CHECK(io::load_npz(dir / "brace.npz").size() == 2);
   CHECK(io::load_npz(dir / "e.npz").empty());
 }
 
@@ -384,6 +388,13 @@ TEST_CASE("npz writer and reader errors") {
   a[data_pos] = static_cast<char>(a[data_pos] ^ 0x40);
   write_bytes(dir / "bad.npz", a);
   CHECK_THROWS_WITH_AS(io::load_npz(dir / "bad.npz"), doctest::Contains("CRC mismatch in entry 'x.npy'"), Error);
+  // Damage inside the entry's .npy header also reports as a CRC mismatch (not as a bad header).
+  std::string h = read_bytes(dir / "a.npz");
+  const std::size_t descr_pos = h.find("<f8");
+  REQUIRE(descr_pos != std::string::npos);
+  h[descr_pos + 1] = 'q';
+  write_bytes(dir / "badh.npz", h);
+  CHECK_THROWS_WITH_AS(io::load_npz(dir / "badh.npz"), doctest::Contains("CRC mismatch in entry 'x.npy'"), Error);
   // Deflated entry with corrupted stream
   io::save_npz(dir / "c.npz", StateDict{{"x", zeros({64}, float64)}}, true);
   std::string c = read_bytes(dir / "c.npz");
