@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <sstream>
 
 using namespace phasor;
@@ -606,6 +607,39 @@ TEST_CASE("safetensors: every truncation errors; header flips never change shape
       }
     }
   CHECK(errors > static_cast<int>(n));
+}
+
+TEST_CASE("random multi-byte corruption of every format: Error or success, never a crash") {
+  TempDir dir;
+  const StateDict sd{{"w", sample({3, 4}, float32)}, {"c", sample({2}, complex64)}, {"n", sample({5}, int64)},
+                     {"b", sample({2, 2}, bool_)}};
+  io::save_npy(dir / "g.npy", sd.at("w"));
+  io::save_npz(dir / "g.npz", sd);
+  io::save_npz(dir / "gc.npz", sd, true);
+  io::save_safetensors(dir / "g.st", sd, {{"k", "v"}});
+  std::mt19937 rng(2024);
+  for (const std::string name : {"g.npy", "g.npz", "gc.npz", "g.st"}) {
+    const std::string good = read_bytes(dir / name);
+    int errors = 0, loads = 0;
+    for (int trial = 0; trial < 300; ++trial) {
+      std::string bad = good;
+      const int flips = 1 + static_cast<int>(rng() % 4);
+      for (int k = 0; k < flips; ++k) bad[rng() % bad.size()] = static_cast<char>(rng() & 0xFF);
+      if (rng() % 4 == 0) bad.resize(rng() % bad.size());
+      write_bytes(dir / "x", bad);
+      try {
+        if (name == "g.npy") (void)io::load_npy(dir / "x");
+        else if (name == "g.st") (void)io::load_safetensors(dir / "x");
+        else (void)io::load_npz(dir / "x");
+        ++loads;
+      } catch (const Error&) {
+        ++errors;
+      }
+    }
+    CAPTURE(name);
+    CHECK(errors + loads == 300);
+    CHECK(errors > 0);
+  }
 }
 
 // ==== checkpoints ==================================================================================
