@@ -3,7 +3,7 @@
 # Usage: scripts/deps.sh [--bench]   (--bench adds PyTorch/NumPy for the comparison scripts)
 set -euo pipefail
 pkgs=(cmake ninja-build g++ ccache pkg-config doctest-dev libfftw3-dev libopenblas-openmp-dev
-      libeigen3-dev libxtensor-dev libbenchmark-dev libomp-dev)
+      libeigen3-dev libxtensor-dev libbenchmark-dev libomp-dev zlib1g-dev)
 if [[ "${1:-}" == "--bench" ]]; then pkgs+=(python3-torch python3-numpy); fi
 missing=()
 for p in "${pkgs[@]}"; do

@@ -1,0 +1,384 @@
+// src/nn/conv.cpp - functional linear, convolutions, unfold/fold and dropout.
+//
+// Note [convolution as matmul]
+// conv_nd lowers a convolution to the two unfold/fold primitives (src/nn/conv_kernels.cpp) and
+// the BLAS-backed matmul:
+//   cols = unfold(x)                                   (N, C*K, L)
+//   out  = w.reshape(g, O/g, C/g*K) @ cols.reshape(N, g, C/g*K, L)   -> (N, O, *out)
+// so every gradient (and gradient of gradient) comes from matmul's and unfold/fold's own.
+// Non-zero padding modes pad the input with pad() first; zero padding happens inside unfold (no
+// padded copy). A 1x1 kernel without padding skips unfold: the (strided) input is already the
+// column matrix, so the convolution is one matmul.
+#include "phasor/nn/conv.hpp"
+
+#include <cmath>
+#include <sstream>
+
+#include "autodiff/node.hpp"
+#include "core/tensor_impl.hpp"
+#include "nn/conv_kernels.hpp"
+#include "phasor/creation.hpp"
+#include "phasor/linalg.hpp"
+#include "phasor/ops.hpp"
+
+namespace phasor::nn {
+
+using detail::shape_str;
+
+const char* padding_mode_name(PaddingMode mode) {
+  switch (mode) {
+    case PaddingMode::zeros: return "zeros";
+    case PaddingMode::reflect: return "reflect";
+    case PaddingMode::replicate: return "replicate";
+    case PaddingMode::circular: return "circular";
+  }
+  return "?";
+}
+
+Shape IntList::expand(std::int64_t ndim, const char* op, const char* what) const {
+  if (values.size() == 1) return Shape(static_cast<std::size_t>(ndim), values[0]);
+  if (static_cast<std::int64_t>(values.size()) != ndim)
+    throw Error(op, std::string(what) + " " + shape_str(values) + " must have 1 or " + std::to_string(ndim) +
+                        " entries");
+  return values;
+}
+
+Padding::Padding(const std::string& s) {
+  if (s == "same") kind = Kind::same;
+  else if (s == "valid") kind = Kind::valid;
+  else throw Error("Padding", "padding string must be 'same' or 'valid', got '" + s + "'");
+}
+
+std::string Padding::str(std::int64_t ndim) const {
+  if (kind == Kind::same) return "same";
+  if (kind == Kind::valid) return "valid";
+  return shape_str(values.size() == 1 ? Shape(static_cast<std::size_t>(ndim), values[0]) : values);
+}
+
+namespace {
+
+void check_defined_cpu(const Tensor& t, const char* op, const char* what) {
+  if (!t.defined()) throw Error(op, std::string(what) + " is undefined");
+  detail::check_cpu(t, op);
+}
+
+void check_float(const Tensor& t, const char* op, const char* what) {
+  if (!is_floating_or_complex(t.dtype()))
+    throw Error(op, std::string("expected a floating or complex ") + what + ", got " + dtype_name(t.dtype()) +
+                        " of shape " + shape_str(t.shape()));
+}
+
+void check_same_dtype(const Tensor& a, const Tensor& b, const char* op, const char* an, const char* bn) {
+  if (a.dtype() != b.dtype())
+    throw Error(op, std::string(an) + " dtype " + dtype_name(a.dtype()) + " and " + bn + " dtype " +
+                        dtype_name(b.dtype()) + " differ");
+}
+
+void check_min(const Shape& v, std::int64_t min, const char* op, const char* what) {
+  for (auto e : v)
+    if (e < min)
+      throw Error(op, std::string(what) + " must be >= " + std::to_string(min) + ", got " + shape_str(v));
+}
+
+Shape spatial_of(const Shape& s, std::size_t skip) { return Shape(s.begin() + static_cast<std::ptrdiff_t>(skip), s.end()); }
+
+/// Sliding-window geometry for `in` with padding (lo, hi); throws when the window does not fit.
+detail::ConvGeometry make_geometry(const char* op, const Shape& in, const Shape& kernel, const Shape& stride,
+                                   const Shape& dilation, const Shape& lo, const Shape& hi, const Shape& xshape) {
+  detail::ConvGeometry g{in, Shape(in.size()), kernel, stride, dilation, lo};
+  Shape span(in.size()), padded(in.size());
+  bool fits = true;
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    span[d] = dilation[d] * (kernel[d] - 1) + 1;
+    padded[d] = in[d] + lo[d] + hi[d];
+    if (padded[d] < span[d]) fits = false;
+    else g.out[d] = (padded[d] - span[d]) / stride[d] + 1;
+  }
+  if (!fits)
+    throw Error(op, "kernel " + shape_str(kernel) + " with dilation " + shape_str(dilation) + " spans " +
+                        shape_str(span) + ", larger than the padded input " + shape_str(padded) + " of input " +
+                        shape_str(xshape));
+  return g;
+}
+
+/// Checks kernel/dilation/padding/stride for unfold and fold and expands them to `nd` dims.
+struct WindowArgs {
+  Shape kernel, dilation, padding, stride;
+};
+WindowArgs window_args(const char* op, std::int64_t nd, const IntList& kernel_size, const IntList& dilation,
+                       const IntList& padding, const IntList& stride) {
+  WindowArgs a{kernel_size.expand(nd, op, "kernel_size"), dilation.expand(nd, op, "dilation"),
+               padding.expand(nd, op, "padding"), stride.expand(nd, op, "stride")};
+  check_min(a.kernel, 1, op, "kernel_size");
+  check_min(a.dilation, 1, op, "dilation");
+  check_min(a.padding, 0, op, "padding");
+  check_min(a.stride, 1, op, "stride");
+  return a;
+}
+
+Tensor unfold_impl(const char* op, const Tensor& x, std::int64_t nd, const IntList& kernel_size,
+                   const IntList& dilation, const IntList& padding, const IntList& stride) {
+  check_defined_cpu(x, op, "input");
+  check_float(x, op, "input");
+  if (x.dim() != nd + 1 && x.dim() != nd + 2)
+    throw Error(op, "expected a " + std::to_string(nd + 1) + "-D (unbatched) or " + std::to_string(nd + 2) +
+                        "-D (batched) input, got " + shape_str(x.shape()));
+  const WindowArgs a = window_args(op, nd, kernel_size, dilation, padding, stride);
+  const bool batched = x.dim() == nd + 2;
+  const Tensor xb = batched ? x : x.unsqueeze(0);
+  const detail::ConvGeometry g =
+      make_geometry(op, spatial_of(xb.shape(), 2), a.kernel, a.stride, a.dilation, a.padding, a.padding, x.shape());
+  return detail::composite(op, {x}, [&] {
+    Tensor cols = detail::unfold_op(xb, g);
+    return batched ? cols : cols.squeeze(0);
+  });
+}
+
+Tensor fold_impl(const char* op, const Tensor& x, const Shape& output_size, const IntList& kernel_size,
+                 const IntList& dilation, const IntList& padding, const IntList& stride) {
+  check_defined_cpu(x, op, "input");
+  check_float(x, op, "input");
+  const auto nd = static_cast<std::int64_t>(output_size.size());
+  if (nd < 1) throw Error(op, "output_size must name at least one spatial dim");
+  if (x.dim() != 2 && x.dim() != 3)
+    throw Error(op, "expected a 2-D (unbatched) or 3-D (batched) input of columns, got " + shape_str(x.shape()));
+  const WindowArgs a = window_args(op, nd, kernel_size, dilation, padding, stride);
+  check_min(output_size, 1, op, "output_size");
+  const bool batched = x.dim() == 3;
+  const Tensor xb = batched ? x : x.unsqueeze(0);
+  const detail::ConvGeometry g =
+      make_geometry(op, output_size, a.kernel, a.stride, a.dilation, a.padding, a.padding, x.shape());
+  const std::int64_t K = g.kernel_numel(), L = g.out_numel();
+  if (xb.size(1) % K != 0)
+    throw Error(op, "expected the column dim of input " + shape_str(x.shape()) + " to be divisible by prod(kernel_size) = " +
+                        std::to_string(K));
+  if (xb.size(2) != L)
+    throw Error(op, "input " + shape_str(x.shape()) + " has " + std::to_string(xb.size(2)) + " blocks, but output_size " +
+                        shape_str(output_size) + " with kernel " + shape_str(a.kernel) + " gives " +
+                        std::to_string(L) + " blocks " + shape_str(g.out));
+  return detail::composite(op, {x}, [&] {
+    Tensor y = detail::fold_op(xb, g);
+    return batched ? y : y.squeeze(0);
+  });
+}
+
+}  // namespace
+
+namespace functional {
+
+Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
+  const char* op = "linear";
+  check_defined_cpu(x, op, "input");
+  check_defined_cpu(weight, op, "weight");
+  if (weight.dim() != 2) throw Error(op, "weight must be 2-D (out, in), got " + shape_str(weight.shape()));
+  if (x.dim() < 1 || x.size(-1) != weight.size(1))
+    throw Error(op, "expected input with " + std::to_string(weight.size(1)) + " features in the last dim (weight " +
+                        shape_str(weight.shape()) + "), got " + shape_str(x.shape()));
+  check_same_dtype(x, weight, op, "input", "weight");
+  if (bias.defined()) {
+    detail::check_cpu(bias, op);
+    if (bias.dim() != 1 || bias.size(0) != weight.size(0))
+      throw Error(op, "bias must have shape " + shape_str({weight.size(0)}) + ", got " + shape_str(bias.shape()));
+    check_same_dtype(x, bias, op, "input", "bias");
+  }
+  std::vector<Tensor> ins{x, weight};
+  if (bias.defined()) ins.push_back(bias);
+  return detail::composite(op, ins, [&] {
+    Tensor y = matmul(x, weight.t());
+    return bias.defined() ? y + bias : y;
+  });
+}
+
+Tensor conv_nd(const Tensor& x, const Tensor& weight, const Tensor& bias, const IntList& stride_arg,
+               const Padding& padding, const IntList& dilation_arg, std::int64_t groups, PaddingMode padding_mode,
+               const char* op) {
+  check_defined_cpu(x, op, "input");
+  check_defined_cpu(weight, op, "weight");
+  if (weight.dim() < 3)
+    throw Error(op, "weight must have shape (out_channels, in_channels / groups, *kernel), got " +
+                        shape_str(weight.shape()));
+  const std::int64_t nd = weight.dim() - 2;
+  if (x.dim() != nd + 1 && x.dim() != nd + 2)
+    throw Error(op, "expected a " + std::to_string(nd + 1) + "-D (unbatched) or " + std::to_string(nd + 2) +
+                        "-D (batched) input for weight " + shape_str(weight.shape()) + ", got " + shape_str(x.shape()));
+  check_float(x, op, "input");
+  check_same_dtype(x, weight, op, "input", "weight");
+  if (groups < 1) throw Error(op, "groups must be >= 1, got " + std::to_string(groups));
+  const std::int64_t O = weight.size(0), Cg = weight.size(1);
+  if (O % groups != 0)
+    throw Error(op, "groups " + std::to_string(groups) + " must divide out_channels " + std::to_string(O) +
+                        " (weight " + shape_str(weight.shape()) + ")");
+  const bool batched = x.dim() == nd + 2;
+  const std::int64_t C = x.size(batched ? 1 : 0);
+  if (C != Cg * groups)
+    throw Error(op, "expected input with " + std::to_string(Cg * groups) + " channels (weight " +
+                        shape_str(weight.shape()) + ", groups " + std::to_string(groups) + "), got " +
+                        shape_str(x.shape()));
+  if (bias.defined()) {
+    detail::check_cpu(bias, op);
+    if (bias.dim() != 1 || bias.size(0) != O)
+      throw Error(op, "bias must have shape " + shape_str({O}) + ", got " + shape_str(bias.shape()));
+    check_same_dtype(x, bias, op, "input", "bias");
+  }
+  const Shape kernel = spatial_of(weight.shape(), 2);
+  const Shape stride = stride_arg.expand(nd, op, "stride");
+  const Shape dilation = dilation_arg.expand(nd, op, "dilation");
+  check_min(stride, 1, op, "stride");
+  check_min(dilation, 1, op, "dilation");
+  check_min(kernel, 1, op, "kernel size");
+  const Shape in = spatial_of(x.shape(), batched ? 2 : 1);
+  Shape lo(static_cast<std::size_t>(nd), 0), hi(static_cast<std::size_t>(nd), 0);
+  if (padding.kind == Padding::Kind::sizes) {
+    lo = hi = IntList(padding.values).expand(nd, op, "padding");
+    check_min(lo, 0, op, "padding");
+  } else if (padding.kind == Padding::Kind::same) {
+    for (auto s : stride)
+      if (s != 1)
+        throw Error(op, "padding='same' is not supported for strided convolutions (stride " + shape_str(stride) + ")");
+    for (std::size_t d = 0; d < kernel.size(); ++d) {  // torch: the odd extra pad goes after
+      const std::int64_t total = dilation[d] * (kernel[d] - 1);
+      lo[d] = total / 2;
+      hi[d] = total - lo[d];
+    }
+  }
+  // The window must fit the padded input (checked before any work).
+  detail::ConvGeometry g = make_geometry(op, in, kernel, stride, dilation, lo, hi, x.shape());
+  bool any_pad = false;
+  for (std::size_t d = 0; d < lo.size(); ++d) any_pad = any_pad || lo[d] > 0 || hi[d] > 0;
+  if (any_pad && padding_mode != PaddingMode::zeros) {
+    for (std::size_t d = 0; d < lo.size(); ++d) {
+      const std::int64_t p = std::max(lo[d], hi[d]);
+      const bool bad = (padding_mode == PaddingMode::reflect && p >= in[d]) ||
+                       (padding_mode == PaddingMode::circular && p > in[d]) ||
+                       (padding_mode == PaddingMode::replicate && in[d] == 0);
+      if (bad)
+        throw Error(op, std::string(padding_mode_name(padding_mode)) + " padding " + shape_str(lo) +
+                            " is too large for input " + shape_str(x.shape()) +
+                            (padding_mode == PaddingMode::reflect ? " (must be smaller than each spatial size)"
+                                                                  : " (may not exceed each spatial size)"));
+    }
+  }
+  std::vector<Tensor> ins{x, weight};
+  if (bias.defined()) ins.push_back(bias);
+  return detail::composite(op, ins, [&] {
+    Tensor xb = batched ? x : x.unsqueeze(0);
+    const std::int64_t N = xb.size(0);
+    if (any_pad && padding_mode != PaddingMode::zeros) {
+      Shape pads;  // pad() lists (left, right) from the last dim
+      for (std::size_t d = lo.size(); d-- > 0;) {
+        pads.push_back(lo[d]);
+        pads.push_back(hi[d]);
+      }
+      const PadMode pm = padding_mode == PaddingMode::reflect     ? PadMode::reflect
+                         : padding_mode == PaddingMode::replicate ? PadMode::replicate
+                                                                  : PadMode::circular;
+      xb = pad(xb, pads, pm);
+      g.in = spatial_of(xb.shape(), 2);
+      g.pad_lo.assign(lo.size(), 0);
+    }
+    bool pointwise = true;  // 1x1 kernel reading the input directly
+    for (std::size_t d = 0; d < kernel.size(); ++d) pointwise = pointwise && kernel[d] == 1 && g.pad_lo[d] == 0;
+    const std::int64_t K = g.kernel_numel(), L = g.out_numel();
+    Tensor cols;
+    if (pointwise) {
+      Tensor xs = xb;
+      for (std::size_t d = 0; d < stride.size(); ++d)
+        if (stride[d] != 1 || g.out[d] != g.in[d])
+          xs = xs.slice(static_cast<std::int64_t>(d) + 2, 0, (g.out[d] - 1) * stride[d] + 1, stride[d]);
+      cols = xs.reshape({N, C, L});
+    } else {
+      cols = detail::unfold_op(xb, g);
+    }
+    Tensor out;
+    if (groups == 1) {
+      out = matmul(weight.reshape({O, Cg * K}), cols);
+    } else {
+      out = matmul(weight.reshape({groups, O / groups, Cg * K}), cols.reshape({N, groups, Cg * K, L}));
+    }
+    Shape os{N, O};
+    os.insert(os.end(), g.out.begin(), g.out.end());
+    out = out.reshape(os);
+    if (bias.defined()) {
+      Shape bs(static_cast<std::size_t>(nd) + 1, 1);
+      bs[0] = O;
+      out = out + bias.reshape(bs);
+    }
+    return batched ? out : out.squeeze(0);
+  });
+}
+
+namespace {
+Tensor conv_fixed(const char* op, std::int64_t nd, const Tensor& x, const Tensor& w, const Tensor& b,
+                  const IntList& stride, const Padding& padding, const IntList& dilation, std::int64_t groups,
+                  PaddingMode mode) {
+  check_defined_cpu(w, op, "weight");
+  if (w.dim() != nd + 2)
+    throw Error(op, "weight must be " + std::to_string(nd + 2) + "-D (out_channels, in_channels / groups, " +
+                        (nd == 1 ? "k" : nd == 2 ? "kh, kw" : "kd, kh, kw") + "), got " + shape_str(w.shape()));
+  return conv_nd(x, w, b, stride, padding, dilation, groups, mode, op);
+}
+}  // namespace
+
+Tensor conv1d(const Tensor& x, const Tensor& w, const Tensor& b, const IntList& stride, const Padding& padding,
+              const IntList& dilation, std::int64_t groups, PaddingMode mode) {
+  return conv_fixed("conv1d", 1, x, w, b, stride, padding, dilation, groups, mode);
+}
+Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const IntList& stride, const Padding& padding,
+              const IntList& dilation, std::int64_t groups, PaddingMode mode) {
+  return conv_fixed("conv2d", 2, x, w, b, stride, padding, dilation, groups, mode);
+}
+Tensor conv3d(const Tensor& x, const Tensor& w, const Tensor& b, const IntList& stride, const Padding& padding,
+              const IntList& dilation, std::int64_t groups, PaddingMode mode) {
+  return conv_fixed("conv3d", 3, x, w, b, stride, padding, dilation, groups, mode);
+}
+
+Tensor unfold(const Tensor& x, const IntList& kernel_size, const IntList& dilation, const IntList& padding,
+              const IntList& stride) {
+  return unfold_impl("unfold", x, 2, kernel_size, dilation, padding, stride);
+}
+
+Tensor fold(const Tensor& x, const IntList& output_size, const IntList& kernel_size, const IntList& dilation,
+            const IntList& padding, const IntList& stride) {
+  return fold_impl("fold", x, output_size.expand(2, "fold", "output_size"), kernel_size, dilation, padding, stride);
+}
+
+Tensor unfold_nd(const Tensor& x, const Shape& kernel_size, const IntList& dilation, const IntList& padding,
+                 const IntList& stride) {
+  if (kernel_size.empty()) throw Error("unfold_nd", "kernel_size must name at least one spatial dim");
+  return unfold_impl("unfold_nd", x, static_cast<std::int64_t>(kernel_size.size()), kernel_size, dilation, padding,
+                     stride);
+}
+
+Tensor fold_nd(const Tensor& x, const Shape& output_size, const Shape& kernel_size, const IntList& dilation,
+               const IntList& padding, const IntList& stride) {
+  if (kernel_size.size() != output_size.size())
+    throw Error("fold_nd", "kernel_size " + shape_str(kernel_size) + " and output_size " + shape_str(output_size) +
+                               " must have the same length");
+  return fold_impl("fold_nd", x, output_size, kernel_size, dilation, padding, stride);
+}
+
+Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
+  const char* op = "dropout";
+  if (!(p >= 0.0 && p <= 1.0)) {
+    std::ostringstream s;
+    s << "p must be in [0, 1], got " << p;
+    throw Error(op, s.str());
+  }
+  check_defined_cpu(x, op, "input");
+  if (!training || p == 0.0) return x;
+  check_float(x, op, "input");
+  return detail::composite(op, {x}, [&] {
+    const Dtype rdt = to_real(x.dtype());
+    Tensor mask;
+    if (p == 1.0) {
+      mask = zeros(x.shape(), rdt, x.device());
+    } else {
+      mask = (rand(x.shape(), rdt, x.device(), gen) >= Scalar(p)).to(rdt);
+      mask.mul_(Scalar(1.0 / (1.0 - p)));
+    }
+    return x * mask;
+  });
+}
+
+}  // namespace functional
+}  // namespace phasor::nn

@@ -1,0 +1,110 @@
+// src/nn/optim/clip_grad.cpp - clip_grad_norm_ and clip_grad_value_ (torch.nn.utils semantics).
+#include "phasor/optim/clip_grad.hpp"
+
+#include <cmath>
+#include <complex>
+
+#include "nn/optim/optim_util.hpp"
+
+namespace phasor::optim {
+
+namespace {
+
+/// Sum of |x|^p (p finite) or max |x| (p = inf) over one gradient's elements (complex: |z|),
+/// accumulated in double over four interleaved lanes (the common p = 2 and p = 1 cases vectorize).
+template <class R>
+double grad_norm_part(const Tensor& g, double p) {
+  const Tensor c = g.contiguous();
+  const R* x = detail::real_ptr<R>(c);
+  const std::int64_t n = c.numel();
+  if (std::isinf(p)) {
+    double m = 0;
+    for (std::int64_t i = 0; i < n; ++i) {
+      const double a = c.is_complex() ? std::hypot(double(x[2 * i]), double(x[2 * i + 1])) : std::fabs(double(x[i]));
+      if (a > m || std::isnan(a)) m = a;
+      if (std::isnan(m)) break;
+    }
+    return m;
+  }
+  if (p == 2) {  // sum of squares of the real components (|z|^2 = re^2 + im^2)
+    const std::int64_t k = detail::real_numel(c);
+    double acc[4] = {0, 0, 0, 0};
+    std::int64_t i = 0;
+    for (; i + 4 <= k; i += 4)
+      for (int l = 0; l < 4; ++l) acc[l] += double(x[i + l]) * double(x[i + l]);
+    for (; i < k; ++i) acc[0] += double(x[i]) * double(x[i]);
+    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+  }
+  double acc = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    const double a = c.is_complex() ? std::hypot(double(x[2 * i]), double(x[2 * i + 1])) : std::fabs(double(x[i]));
+    acc += p == 1 ? a : std::pow(a, p);
+  }
+  return acc;
+}
+
+}  // namespace
+
+Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type, bool error_if_nonfinite) {
+  const char* op = "clip_grad_norm_";
+  if (!(norm_type > 0)) throw Error(op, "norm_type must be > 0 or inf, got " + detail::fmt(norm_type));
+  NoGradGuard ng;
+  std::vector<Tensor> grads;
+  for (const auto& p : parameters) {
+    if (!p.defined()) throw Error(op, "got an undefined parameter tensor");
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    if (!is_floating_or_complex(g.dtype()))
+      throw Error(op, std::string("gradient has dtype ") + dtype_name(g.dtype()) + "; expected a floating or complex dtype");
+    phasor::detail::check_cpu(g, op);
+    grads.push_back(g);
+  }
+  if (grads.empty()) return scalar_tensor(0.0, default_dtype());
+  const bool inf = std::isinf(norm_type);
+  double acc = 0;
+  for (const auto& g : grads) {
+    double part = 0;
+    detail::visit_real(g.dtype(), [&](auto tag) { part = grad_norm_part<decltype(tag)>(g, norm_type); });
+    if (inf)
+      acc = (part > acc || std::isnan(part)) ? part : acc;
+    else
+      acc += part;
+  }
+  const double total = inf ? acc : norm_type == 2 ? std::sqrt(acc) : norm_type == 1 ? acc : std::pow(acc, 1.0 / norm_type);
+  if (error_if_nonfinite && !std::isfinite(total))
+    throw Error(op, "the total norm of order " + detail::fmt(norm_type) + " for gradients from `parameters` is " +
+                        detail::fmt(total) + " (non-finite), so it cannot be clipped; pass error_if_nonfinite = false to "
+                        "clip anyway");
+  const double coef = std::min(max_norm / (total + 1e-6), 1.0);
+  if (!(coef == 1.0))
+    for (auto& g : grads) g.mul_(coef);
+  return scalar_tensor(total, to_real(grads[0].dtype()));
+}
+
+Tensor clip_grad_norm_(const Tensor& parameter, double max_norm, double norm_type, bool error_if_nonfinite) {
+  return clip_grad_norm_(std::vector<Tensor>{parameter}, max_norm, norm_type, error_if_nonfinite);
+}
+
+void clip_grad_value_(const std::vector<Tensor>& parameters, double clip_value) {
+  const char* op = "clip_grad_value_";
+  if (!(clip_value >= 0)) throw Error(op, "clip_value must be >= 0, got " + detail::fmt(clip_value));
+  NoGradGuard ng;
+  for (const auto& p : parameters) {
+    if (!p.defined()) throw Error(op, "got an undefined parameter tensor");
+    Tensor g = p.grad();
+    if (!g.defined()) continue;
+    if (g.is_complex()) {
+      Tensor re = g.real(), im = g.imag();
+      re.clamp_(-clip_value, clip_value);
+      im.clamp_(-clip_value, clip_value);
+    } else {
+      g.clamp_(-clip_value, clip_value);
+    }
+  }
+}
+
+void clip_grad_value_(const Tensor& parameter, double clip_value) {
+  clip_grad_value_(std::vector<Tensor>{parameter}, clip_value);
+}
+
+}  // namespace phasor::optim

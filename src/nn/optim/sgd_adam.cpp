@@ -1,0 +1,316 @@
+// src/nn/optim/sgd_adam.cpp - SGD, Adam and AdamW (torch.optim semantics).
+//
+// Each step runs one fused loop per parameter over its contiguous real components (a complex
+// parameter is its interleaved real and imaginary parts, PyTorch's view_as_real rule), updating the
+// parameter and its state in place: no temporaries, no autograd, parallel over large parameters.
+#include <cmath>
+#include <type_traits>
+
+#include "nn/optim/optim_util.hpp"
+#include "phasor/optim/optimizer.hpp"
+
+namespace phasor::optim {
+
+using detail::fmt;
+
+namespace {
+
+Tensor run_closure(const std::function<Tensor()>& closure) {
+  if (!closure) return Tensor();
+  EnableGradGuard eg;
+  return closure();
+}
+
+/// Throws unless lr and weight_decay are valid (shared by all first-order optimizers).
+void check_lr_wd(const std::string& op, double lr, double weight_decay) {
+  if (!(lr >= 0)) throw Error(op, "invalid learning rate: " + fmt(lr) + " (must be >= 0)");
+  if (!(weight_decay >= 0)) throw Error(op, "invalid weight_decay value: " + fmt(weight_decay) + " (must be >= 0)");
+}
+
+/// Problems with one like-parameter state tensor (shape and real/complex kind must match the parameter).
+void check_like(const Tensor& param, const StateDict& st, const std::string& prefix, const std::string& name,
+                std::vector<std::string>& problems) {
+  auto it = st.find(name);
+  if (it == st.end()) {
+    problems.push_back("missing key '" + prefix + name + "'");
+    return;
+  }
+  const Tensor& t = it->second;
+  if (!t.defined() || t.shape() != param.shape())
+    problems.push_back("key '" + prefix + name + "' has shape " +
+                       (t.defined() ? phasor::detail::shape_str(t.shape()) : std::string("(undefined)")) +
+                       " but its parameter has shape " + phasor::detail::shape_str(param.shape()));
+  else if (t.is_complex() != param.is_complex() || !is_floating_or_complex(t.dtype()))
+    problems.push_back("key '" + prefix + name + "' has dtype " + dtype_name(t.dtype()) + " but its parameter has dtype " +
+                       dtype_name(param.dtype()));
+}
+
+void check_step(const StateDict& st, const std::string& prefix, std::vector<std::string>& problems) {
+  auto it = st.find("step");
+  if (it == st.end()) {
+    problems.push_back("missing key '" + prefix + "step'");
+    return;
+  }
+  const Tensor& t = it->second;
+  if (!t.defined() || t.dim() != 0 || t.is_complex() || !(t.item<double>() >= 0))
+    problems.push_back("key '" + prefix + "step' should be a real 0-d tensor holding a count >= 0");
+}
+
+void reject_unknown(const StateDict& st, const std::string& prefix, std::initializer_list<const char*> known,
+                    std::vector<std::string>& problems) {
+  for (const auto& kv : st) {
+    bool ok = false;
+    for (const char* k : known) ok = ok || kv.first == k;
+    if (!ok) problems.push_back("unexpected key '" + prefix + kv.first + "'");
+  }
+}
+
+}  // namespace
+
+// ---- SGD ------------------------------------------------------------------------------------------
+
+SGD::SGD(std::vector<Tensor> params, SGDOptions options)
+    : SGD(std::vector<ParamGroup>{ParamGroup(std::move(params))}, options) {}
+
+SGD::SGD(std::vector<ParamGroup> groups, SGDOptions defaults)
+    : Optimizer("optim.SGD", std::make_unique<SGDOptions>(defaults)) {
+  init_groups(std::move(groups));
+}
+
+void SGD::check_options(const OptimizerOptions& options) const {
+  const auto* o = dynamic_cast<const SGDOptions*>(&options);
+  if (!o) throw Error(name_, "parameter group options must be SGDOptions");
+  check_lr_wd(name_, o->lr(), o->weight_decay());
+  if (!(o->momentum() >= 0)) throw Error(name_, "invalid momentum value: " + fmt(o->momentum()) + " (must be >= 0)");
+  if (!std::isfinite(o->dampening())) throw Error(name_, "invalid dampening value: " + fmt(o->dampening()));
+  if (o->nesterov() && (o->momentum() <= 0 || o->dampening() != 0))
+    throw Error(name_, "nesterov momentum requires a momentum > 0 and zero dampening (got momentum " + fmt(o->momentum()) +
+                           ", dampening " + fmt(o->dampening()) + ")");
+}
+
+void SGD::check_param_state(const Tensor& param, const OptimizerOptions&, const StateDict& state,
+                            const std::string& prefix, std::vector<std::string>& problems) const {
+  if (state.count("momentum_buffer")) check_like(param, state, prefix, "momentum_buffer", problems);
+  reject_unknown(state, prefix, {"momentum_buffer"}, problems);
+}
+
+namespace {
+/// Calls f(std::true_type{}) or f(std::false_type{}): turns a runtime flag into a template argument.
+template <class F>
+void with_bool(bool b, F&& f) {
+  if (b)
+    f(std::true_type{});
+  else
+    f(std::false_type{});
+}
+
+// The kernels take their flags as template arguments so that each inner loop is branch-free;
+// `sign` is -1 for maximize (exact). SGD's loops vectorize; Adam's would too, but for sqrt's errno
+// branch (the build does not pass -fno-math-errno).
+template <class R, bool kWd, bool kMomentum, bool kNesterov>
+void sgd_kernel(R* p, const R* g, R* buf, std::int64_t n, bool first, R lr, R wd, R momentum,
+                                    R dampening, R sign) {
+  const R keep = R(1) - dampening;
+  detail::parallel_for(n, [&](std::int64_t b, std::int64_t e) {
+    if (kMomentum && first) {
+      for (std::int64_t i = b; i < e; ++i) {
+        R d = sign * g[i];
+        if constexpr (kWd) d += wd * p[i];
+        buf[i] = d;
+        p[i] -= lr * (kNesterov ? d + momentum * d : d);
+      }
+      return;
+    }
+    for (std::int64_t i = b; i < e; ++i) {
+      R d = sign * g[i];
+      if constexpr (kWd) d += wd * p[i];
+      if constexpr (kMomentum) {
+        const R bi = momentum * buf[i] + keep * d;
+        buf[i] = bi;
+        d = kNesterov ? d + momentum * bi : bi;
+      }
+      p[i] -= lr * d;
+    }
+  });
+}
+}  // namespace
+
+Tensor SGD::step(std::function<Tensor()> closure) {
+  Tensor loss = run_closure(closure);
+  NoGradGuard ng;
+  for (auto& group : groups_) {
+    const auto& o = static_cast<const SGDOptions&>(group.options());
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      Tensor g = detail::grad_of(p, name_);
+      detail::Writable w(p);
+      Tensor buf;
+      bool first = false;
+      if (o.momentum() != 0) {
+        StateDict& st = mutable_state(p);
+        auto it = st.find("momentum_buffer");
+        first = it == st.end();
+        if (first) it = st.emplace("momentum_buffer", zeros(p.shape(), p.dtype())).first;
+        buf = it->second;
+      }
+      const std::int64_t n = detail::real_numel(p);
+      detail::visit_real(p.dtype(), [&](auto tag) {
+        using R = decltype(tag);
+        R* bp = buf.defined() ? detail::real_ptr<R>(buf) : nullptr;
+        with_bool(o.weight_decay() != 0, [&](auto wd) {
+          with_bool(bp != nullptr, [&](auto mom) {
+            with_bool(o.nesterov(), [&](auto nest) {
+              sgd_kernel<R, decltype(wd)::value, decltype(mom)::value, decltype(nest)::value>(
+                  detail::real_ptr<R>(w.work), detail::real_ptr<R>(g), bp, n, first, static_cast<R>(o.lr()),
+                  static_cast<R>(o.weight_decay()), static_cast<R>(o.momentum()), static_cast<R>(o.dampening()),
+                  o.maximize() ? R(-1) : R(1));
+            });
+          });
+        });
+      });
+      w.commit();
+      if (buf.defined()) phasor::detail::bump_version(buf);
+    }
+  }
+  return loss;
+}
+
+// ---- Adam / AdamW ---------------------------------------------------------------------------------
+
+Adam::Adam(std::vector<Tensor> params, AdamOptions options)
+    : Adam(std::vector<ParamGroup>{ParamGroup(std::move(params))}, options) {}
+
+Adam::Adam(std::vector<ParamGroup> groups, AdamOptions defaults)
+    : Optimizer("optim.Adam", std::make_unique<AdamOptions>(defaults)), decoupled_(false) {
+  init_groups(std::move(groups));
+}
+
+Adam::Adam(std::string name, std::unique_ptr<OptimizerOptions> defaults, bool decoupled_weight_decay)
+    : Optimizer(std::move(name), std::move(defaults)), decoupled_(decoupled_weight_decay) {}
+
+AdamW::AdamW(std::vector<Tensor> params, AdamWOptions options)
+    : AdamW(std::vector<ParamGroup>{ParamGroup(std::move(params))}, options) {}
+
+AdamW::AdamW(std::vector<ParamGroup> groups, AdamWOptions defaults)
+    : Adam("optim.AdamW", std::make_unique<AdamWOptions>(defaults), true) {
+  init_groups(std::move(groups));
+}
+
+void Adam::check_options(const OptimizerOptions& options) const {
+  const auto* o = dynamic_cast<const AdamOptions*>(&options);
+  if (!o) throw Error(name_, "parameter group options must be AdamOptions");
+  check_lr_wd(name_, o->lr(), o->weight_decay());
+  if (!(o->eps() >= 0)) throw Error(name_, "invalid epsilon value: " + fmt(o->eps()) + " (must be >= 0)");
+  const auto [b1, b2] = o->betas();
+  if (!(b1 >= 0 && b1 < 1)) throw Error(name_, "invalid beta parameter at index 0: " + fmt(b1) + " (must be in [0, 1))");
+  if (!(b2 >= 0 && b2 < 1)) throw Error(name_, "invalid beta parameter at index 1: " + fmt(b2) + " (must be in [0, 1))");
+}
+
+void AdamW::check_options(const OptimizerOptions& options) const {
+  if (!dynamic_cast<const AdamWOptions*>(&options)) throw Error(name_, "parameter group options must be AdamWOptions");
+  Adam::check_options(options);
+}
+
+void Adam::check_param_state(const Tensor& param, const OptimizerOptions& options, const StateDict& state,
+                             const std::string& prefix, std::vector<std::string>& problems) const {
+  const bool ams = static_cast<const AdamOptions&>(options).amsgrad();
+  check_step(state, prefix, problems);
+  check_like(param, state, prefix, "exp_avg", problems);
+  check_like(param, state, prefix, "exp_avg_sq", problems);
+  if (ams) {
+    check_like(param, state, prefix, "max_exp_avg_sq", problems);
+    reject_unknown(state, prefix, {"step", "exp_avg", "exp_avg_sq", "max_exp_avg_sq"}, problems);
+  } else {
+    reject_unknown(state, prefix, {"step", "exp_avg", "exp_avg_sq"}, problems);
+  }
+}
+
+namespace {
+struct AdamScalars {
+  double lr, beta1, beta2, eps, wd, step_size, bc2_sqrt;
+  bool amsgrad, maximize, decoupled;
+};
+
+template <class R, bool kAms, bool kL2, bool kLerpLow>
+void adam_kernel(R* p, const R* g, R* m, R* v, R* vmax, std::int64_t n, const AdamScalars& s) {
+  const R w1 = static_cast<R>(1 - s.beta1), b2 = static_cast<R>(s.beta2), one_m_b2 = static_cast<R>(1 - s.beta2);
+  const R wd = static_cast<R>(s.wd), eps = static_cast<R>(s.eps);
+  const R decay = s.decoupled ? static_cast<R>(1 - s.lr * s.wd) : R(1);  // 1 leaves p exact
+  const R step_size = static_cast<R>(s.step_size), bc2_sqrt = static_cast<R>(s.bc2_sqrt);
+  const R sign = s.maximize ? R(-1) : R(1);
+  detail::parallel_for(n, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t i = b; i < e; ++i) {
+      R gi = sign * g[i];
+      const R pi = p[i] * decay;
+      if constexpr (kL2) gi += wd * pi;
+      const R mi = kLerpLow ? m[i] + w1 * (gi - m[i]) : gi - (gi - m[i]) * (R(1) - w1);  // torch.lerp
+      const R vi = v[i] * b2 + one_m_b2 * gi * gi;
+      m[i] = mi;
+      v[i] = vi;
+      R vv = vi;
+      if constexpr (kAms) {
+        const R old = vmax[i];
+        vv = (old > vi || old != old) ? old : vi;  // torch.maximum (NaN propagates)
+        vmax[i] = vv;
+      }
+      const R denom = std::sqrt(vv) / bc2_sqrt + eps;
+      p[i] = pi - step_size * mi / denom;
+    }
+  });
+}
+}  // namespace
+
+Tensor Adam::step(std::function<Tensor()> closure) {
+  Tensor loss = run_closure(closure);
+  NoGradGuard ng;
+  for (auto& group : groups_) {
+    const auto& o = static_cast<const AdamOptions&>(group.options());
+    const auto [beta1, beta2] = o.betas();
+    for (auto& p : group.params()) {
+      if (!p.grad().defined()) continue;
+      Tensor g = detail::grad_of(p, name_);
+      StateDict& st = mutable_state(p);
+      if (st.empty()) {
+        st["step"] = zeros({}, float64);
+        st["exp_avg"] = zeros(p.shape(), p.dtype());
+        st["exp_avg_sq"] = zeros(p.shape(), p.dtype());
+      }
+      if (o.amsgrad() && !st.count("max_exp_avg_sq")) st["max_exp_avg_sq"] = zeros(p.shape(), p.dtype());
+      double& step = *st["step"].data<double>();
+      step += 1;
+      AdamScalars s{};
+      s.lr = o.lr();
+      s.beta1 = beta1;
+      s.beta2 = beta2;
+      s.eps = o.eps();
+      s.wd = o.weight_decay();
+      s.step_size = o.lr() / (1 - std::pow(beta1, step));
+      s.bc2_sqrt = std::sqrt(1 - std::pow(beta2, step));
+      s.amsgrad = o.amsgrad();
+      s.maximize = o.maximize();
+      s.decoupled = decoupled_;
+      Tensor m = st["exp_avg"], v = st["exp_avg_sq"];
+      Tensor vmax = o.amsgrad() ? st["max_exp_avg_sq"] : Tensor();
+      detail::Writable w(p);
+      detail::visit_real(p.dtype(), [&](auto tag) {
+        using R = decltype(tag);
+        R* vm = vmax.defined() ? detail::real_ptr<R>(vmax) : nullptr;
+        with_bool(vm != nullptr, [&](auto ams) {
+          with_bool(!decoupled_ && s.wd != 0, [&](auto l2) {
+            with_bool(static_cast<R>(1 - beta1) < R(0.5), [&](auto low) {
+              adam_kernel<R, decltype(ams)::value, decltype(l2)::value, decltype(low)::value>(
+                  detail::real_ptr<R>(w.work), detail::real_ptr<R>(g), detail::real_ptr<R>(m), detail::real_ptr<R>(v), vm,
+                  detail::real_numel(p), s);
+            });
+          });
+        });
+      });
+      w.commit();
+      for (const Tensor& t : {st["step"], m, v}) phasor::detail::bump_version(t);
+      if (vmax.defined()) phasor::detail::bump_version(vmax);
+    }
+  }
+  return loss;
+}
+
+}  // namespace phasor::optim

@@ -1,0 +1,197 @@
+// src/nn/spectral.cpp - spectral convolution: rfftn, keep the lowest modes, spectral_mix,
+// Hermitian projection of the DC/Nyquist planes, zero spectrum of the output grid, irfftn
+// (Note [SpectralConv convention] in phasor/nn/spectral.hpp).
+//
+// Copies around the transforms: for 1-D the kept modes are a narrow() view of the rfft output
+// that spectral_mix packs mode-major in the same pass it needs anyway; for 2-D/3-D one cat per
+// non-last dim gathers the low and high blocks. On the way back the negative-frequency blocks
+// are moved to the end of each non-last dim with one cat (zeros in between) and the last dim is
+// zero-padded by irfftn's own resize, whose fresh buffer the c2r transform may then use as its
+// scratch input (no further copy).
+#include <algorithm>
+#include <sstream>
+#include <string>
+
+#include "core/tensor_impl.hpp"
+#include "phasor/autodiff.hpp"
+#include "phasor/creation.hpp"
+#include "phasor/nn/spectral.hpp"
+#include "phasor/ops.hpp"
+#include "phasor/random.hpp"
+
+namespace phasor::nn {
+
+namespace {
+
+using ::phasor::detail::shape_str;
+
+std::string modes_str(const std::vector<std::int64_t>& m) {
+  std::string s = "(";
+  for (std::size_t i = 0; i < m.size(); ++i) s += (i ? ", " : "") + std::to_string(m[i]);
+  return s + (m.size() == 1 ? ",)" : ")");
+}
+
+/// Expected weight shape (in, out, 2m_1, ..., 2m_{d-1}, m_d).
+Shape weight_shape(std::int64_t in, std::int64_t out, const std::vector<std::int64_t>& modes) {
+  Shape s{in, out};
+  for (std::size_t i = 0; i < modes.size(); ++i) s.push_back(i + 1 < modes.size() ? 2 * modes[i] : modes[i]);
+  return s;
+}
+
+void check_modes_fit(const std::vector<std::int64_t>& modes, const Shape& grid, const char* what, const char* op) {
+  const std::size_t d = modes.size();
+  for (std::size_t i = 0; i < d; ++i) {
+    const std::int64_t n = grid[i], m = modes[i];
+    const bool last = i + 1 == d;
+    const std::int64_t limit = last ? n / 2 + 1 : n / 2;
+    if (m > limit)
+      throw Error(op, "modes (" + std::to_string(m) + ") exceed what " + what + " spatial size " + std::to_string(n) +
+                          " allows along spatial dim " + std::to_string(i) + " (at most " + std::to_string(limit) +
+                          (last ? " = n/2+1 for the last, halved dim)"
+                                : " = n/2 for a non-last dim, which keeps frequencies -m..m-1)"));
+  }
+}
+
+/// (P + conj(P[-k])) / 2 over the non-last mode dims of the plane P (B, O, 2m_1, ..., 2m_{d-1}),
+/// with unpaired -m_i entries (2 m_i < n_i of the output grid) zeroed.
+Tensor hermitian_part(const Tensor& p, const std::vector<std::int64_t>& modes, const Shape& out_grid) {
+  const std::size_t d = modes.size();
+  Tensor r = p;
+  Shape dims, shifts;
+  for (std::size_t i = 0; i + 1 < d; ++i) {
+    dims.push_back(static_cast<std::int64_t>(2 + i));
+    shifts.push_back(1);
+  }
+  if (!dims.empty()) r = roll(flip(p, dims), shifts, dims);
+  Tensor h = (p + r.conj()) * scalar_tensor(0.5, to_real(p.dtype()));
+  // mask of the unpaired entries
+  bool any = false;
+  Shape mshape;
+  for (std::size_t i = 0; i + 1 < d; ++i) {
+    mshape.push_back(2 * modes[i]);
+    any = any || 2 * modes[i] < out_grid[i];
+  }
+  if (!any) return h;
+  Tensor mask = ones(mshape, to_real(p.dtype()));
+  {
+    NoGradGuard ng;
+    for (std::size_t i = 0; i + 1 < d; ++i)
+      if (2 * modes[i] < out_grid[i]) mask.select(static_cast<std::int64_t>(i), modes[i]).zero_();
+  }
+  return h * mask;
+}
+
+}  // namespace
+
+namespace functional {
+
+Tensor spectral_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, const std::vector<std::int64_t>& modes,
+                     const std::optional<Shape>& out_shape, fft::Norm norm, const char* op) {
+  const std::size_t d = modes.size();
+  if (d < 1 || d > 3) throw Error(op, "expected modes for 1 to 3 spatial dims, got " + modes_str(modes));
+  for (auto m : modes)
+    if (m < 1) throw Error(op, "modes must be >= 1, got " + modes_str(modes));
+  if (!x.defined() || !weight.defined()) throw Error(op, "got an undefined input or weight");
+  if (!weight.is_complex() || weight.dim() != static_cast<std::int64_t>(d) + 2 ||
+      weight.shape() != weight_shape(weight.size(0), weight.size(1), modes))
+    throw Error(op, "expected a complex weight of shape " + shape_str(weight_shape(weight.dim() >= 1 ? weight.size(0) : 0, weight.dim() >= 2 ? weight.size(1) : 0, modes)) +
+                        " (in, out, 2m_1, ..., m_d) for modes " + modes_str(modes) + ", got " +
+                        dtype_name(weight.dtype()) + " " + shape_str(weight.shape()));
+  const std::int64_t in = weight.size(0), out = weight.size(1);
+  if (x.dim() != static_cast<std::int64_t>(d) + 2)
+    throw Error(op, "expected input (batch, " + std::to_string(in) + ", " + std::to_string(d) +
+                        " spatial dims) with " + std::to_string(d + 2) + " dims, got shape " + shape_str(x.shape()));
+  if (x.size(1) != in)
+    throw Error(op, "expected " + std::to_string(in) + " input channels, got input of shape " + shape_str(x.shape()));
+  if (!x.is_floating_point())
+    throw Error(op, std::string("expected a real floating input, got ") + dtype_name(x.dtype()));
+  if (bias.defined() && (bias.dim() != 1 || bias.size(0) != out))
+    throw Error(op, "expected a bias of shape (" + std::to_string(out) + ",), got " + shape_str(bias.shape()));
+  const Shape grid(x.shape().begin() + 2, x.shape().end());
+  const Shape ogrid = out_shape ? *out_shape : grid;
+  if (ogrid.size() != d)
+    throw Error(op, "out_shape " + shape_str(ogrid) + " must have one size per spatial dim (" + std::to_string(d) + ")");
+  for (auto n : ogrid)
+    if (n < 1) throw Error(op, "out_shape " + shape_str(ogrid) + " must have sizes >= 1");
+  check_modes_fit(modes, grid, "the input's", op);
+  if (out_shape) check_modes_fit(modes, ogrid, "the output's", op);
+
+  Shape dims;
+  for (std::size_t i = 0; i < d; ++i) dims.push_back(static_cast<std::int64_t>(2 + i));
+  const std::int64_t last = static_cast<std::int64_t>(d) + 1;
+  const std::int64_t md = modes.back();
+
+  // kept modes of the input spectrum: (B, in, 2m_1, ..., m_d)
+  Tensor X = fft::rfftn(x, std::nullopt, dims, norm);
+  Tensor xm = X.narrow(last, 0, md);
+  for (std::size_t i = 0; i + 1 < d; ++i) {
+    const std::int64_t dim = dims[i], n = grid[i], m = modes[i];
+    if (2 * m < n) xm = cat({xm.narrow(dim, 0, m), xm.narrow(dim, n - m, m)}, dim);
+  }
+
+  // mix, then make the DC (and kept Nyquist) planes Hermitian
+  Tensor y = spectral_mix(xm, weight);
+  const std::int64_t nl = ogrid.back();
+  const bool nyq = nl % 2 == 0 && md - 1 == nl / 2 && md > 1;
+  std::vector<Tensor> pieces{hermitian_part(y.select(last, 0), modes, ogrid).unsqueeze(last)};
+  const std::int64_t mid = md - 1 - (nyq ? 1 : 0);
+  if (mid > 0) pieces.push_back(y.narrow(last, 1, mid));
+  if (nyq) pieces.push_back(hermitian_part(y.select(last, md - 1), modes, ogrid).unsqueeze(last));
+  y = pieces.size() == 1 ? pieces[0] : cat(pieces, last);
+
+  // move the negative-frequency blocks to the end of each non-last dim of the output grid
+  for (std::size_t i = 0; i + 1 < d; ++i) {
+    const std::int64_t dim = dims[i], n = ogrid[i], m = modes[i];
+    if (2 * m < n) {
+      Shape zs = y.shape();
+      zs[static_cast<std::size_t>(dim)] = n - 2 * m;
+      y = cat({y.narrow(dim, 0, m), zeros(zs, y.dtype()), y.narrow(dim, m, m)}, dim);
+    }
+  }
+  Tensor out_t = fft::irfftn(y, ogrid, dims, norm);
+  if (bias.defined()) {
+    Shape bs{out};
+    for (std::size_t i = 0; i < d; ++i) bs.push_back(1);
+    out_t = out_t + bias.reshape(bs);
+  }
+  return out_t;
+}
+
+}  // namespace functional
+
+SpectralConv::SpectralConv(const SpectralConvOptions& o) : Module("SpectralConv"), opt_(o) {
+  const char* op = "SpectralConv";
+  if (o.in_channels_ < 1 || o.out_channels_ < 1)
+    throw Error(op, "in_channels and out_channels must be >= 1, got " + std::to_string(o.in_channels_) + " and " +
+                        std::to_string(o.out_channels_));
+  if (o.modes_.empty() || o.modes_.size() > 3)
+    throw Error(op, "expected modes for 1 to 3 spatial dims, got " + modes_str(o.modes_));
+  for (auto m : o.modes_)
+    if (m < 1) throw Error(op, "modes must be >= 1, got " + modes_str(o.modes_));
+  if (!is_floating(o.dtype_))
+    throw Error(op, std::string("dtype must be float32 or float64, got ") + dtype_name(o.dtype_));
+  const double scale = 1.0 / static_cast<double>(o.in_channels_ * o.out_channels_);
+  Tensor w = rand(weight_shape(o.in_channels_, o.out_channels_, o.modes_), to_complex(o.dtype_));
+  {
+    NoGradGuard ng;
+    w.mul_(Scalar(scale));
+  }
+  weight = register_parameter("weight", w);
+  if (o.bias_) bias = register_parameter("bias", zeros({o.out_channels_}, o.dtype_));
+}
+
+Tensor SpectralConv::forward(const Tensor& x) {
+  return functional::spectral_conv(x, weight, bias, opt_.modes_, std::nullopt, opt_.norm_, "SpectralConv");
+}
+
+Tensor SpectralConv::forward(const Tensor& x, const Shape& out_shape) {
+  return functional::spectral_conv(x, weight, bias, opt_.modes_, out_shape, opt_.norm_, "SpectralConv");
+}
+
+std::string SpectralConv::extra_repr() const {
+  const char* nn = opt_.norm_ == fft::Norm::forward ? "forward" : opt_.norm_ == fft::Norm::ortho ? "ortho" : "backward";
+  return "in_channels=" + std::to_string(opt_.in_channels_) + ", out_channels=" + std::to_string(opt_.out_channels_) +
+         ", modes=" + modes_str(opt_.modes_) + ", norm=" + nn + ", bias=" + (opt_.bias_ ? "true" : "false");
+}
+
+}  // namespace phasor::nn
