@@ -445,6 +445,10 @@ TEST_CASE("normalization errors name the op or layer and the shapes") {
                        "[layer_norm] weight shape (2,) differs from normalized_shape (3,)", Error);
   CHECK_THROWS_WITH_AS(F::layer_norm(randn({2, 3}), {3}, Tensor(), Tensor(), -1.0),
                        doctest::Contains("[layer_norm] eps must be finite and >= 0"), Error);
+  CHECK_THROWS_WITH_AS(F::layer_norm(randn({2, 3}), {3}, ones({3}, int64)), "[layer_norm] weight must be real floating, got int64",
+                       Error);
+  CHECK_THROWS_WITH_AS(F::batch_norm(randn({2, 3}), zeros({3}, int64), ones({3}), Tensor(), Tensor(), true),
+                       "[batch_norm] running_mean must be real floating, got int64", Error);
   nn::LayerNorm ln({5});
   CHECK_THROWS_WITH_AS(ln.forward(randn({2, 4})),
                        "[LayerNorm] normalized_shape (5,) does not match the trailing dims of input (2, 4)", Error);

@@ -359,11 +359,18 @@ void check_eps(double eps, const std::string& op) {
   if (!(eps >= 0) || std::isinf(eps)) throw Error(op, "eps must be finite and >= 0, got " + std::to_string(eps));
 }
 
-/// A per-channel tensor (weight, bias, running stat) must be undefined or of shape (C).
+/// An affine or statistics tensor must be undefined or real floating.
+void check_float_param(const Tensor& t, const char* what, const std::string& op) {
+  if (t.defined() && !is_floating(t.dtype()))
+    throw Error(op, std::string(what) + " must be real floating, got " + dtype_name(t.dtype()));
+}
+
+/// A per-channel tensor (weight, bias, running stat) must be undefined or real floating of shape (C).
 void check_channel_tensor(const Tensor& t, const char* what, std::int64_t C, const std::string& op) {
   if (t.defined() && (t.dim() != 1 || t.size(0) != C))
     throw Error(op, std::string(what) + " must have shape (" + std::to_string(C) + ",) for " + std::to_string(C) +
                         " channels, got " + shape_str(t.shape()));
+  check_float_param(t, what, op);
 }
 
 /// Product of the sizes from dim `from` on.
@@ -414,6 +421,8 @@ Tensor layer_norm_impl(const std::string& op, const Tensor& x, const Shape& ns, 
     throw Error(op, "weight shape " + shape_str(weight.shape()) + " differs from normalized_shape " + shape_str(ns));
   if (bias.defined() && bias.shape() != ns)
     throw Error(op, "bias shape " + shape_str(bias.shape()) + " differs from normalized_shape " + shape_str(ns));
+  check_float_param(weight, "weight", op);
+  check_float_param(bias, "bias", op);
   return detail::composite("layer_norm", defined_of({x, weight, bias}), [&] {
     const std::int64_t M = tail_numel(x, x.dim() - k);
     const std::int64_t R = M == 0 ? 0 : x.numel() / M;
