@@ -10,6 +10,7 @@
 
 using namespace phasor;
 using phasor::test::vals;
+using phasor::test::check_close;
 namespace F = phasor::nn::functional;
 using nn::Reduction;
 using G = std::vector<Tensor>;
@@ -26,17 +27,6 @@ std::vector<double> reduce_ref(const std::vector<LD>& v, Reduction r) {
   for (LD x : v) s += x;
   if (r == Reduction::mean) s /= static_cast<LD>(v.size());
   return {static_cast<double>(s)};
-}
-
-void check_close(const Tensor& t, const std::vector<double>& ref, double tol = 1e-12) {
-  auto v = vals(t);
-  REQUIRE(v.size() == ref.size());
-  std::size_t bad = 0, first = 0;
-  for (std::size_t i = 0; i < v.size(); ++i)
-    if (!(v[i] == doctest::Approx(ref[i]).epsilon(tol).scale(1.0)) && bad++ == 0) first = i;
-  INFO("mismatches: " << bad << ", first at " << first << ": " << (bad ? v[first] : 0.0) << " vs "
-                      << (bad ? ref[first] : 0.0));
-  CHECK(bad == 0);
 }
 
 const Reduction kReductions[] = {Reduction::none, Reduction::mean, Reduction::sum};

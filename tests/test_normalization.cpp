@@ -10,6 +10,7 @@
 
 using namespace phasor;
 using phasor::test::vals;
+using phasor::test::check_close;
 namespace F = phasor::nn::functional;
 using G = std::vector<Tensor>;
 using LD = long double;
@@ -69,17 +70,6 @@ std::vector<double> affine_ref(std::vector<double> y, std::size_t C, std::size_t
     if (!b.empty()) y[i] += b[c];
   }
   return y;
-}
-
-void check_close(const Tensor& t, const std::vector<double>& ref, double tol = 1e-12) {
-  auto v = vals(t);
-  REQUIRE(v.size() == ref.size());
-  std::size_t bad = 0, first = 0;
-  for (std::size_t i = 0; i < v.size(); ++i)
-    if (!(v[i] == doctest::Approx(ref[i]).epsilon(tol).scale(1.0)) && bad++ == 0) first = i;
-  INFO("mismatches: " << bad << ", first at " << first << ": " << (bad ? v[first] : 0.0) << " vs "
-                      << (bad ? ref[first] : 0.0));
-  CHECK(bad == 0);
 }
 
 void check_close_ld(const Tensor& t, const std::vector<LD>& ref, double tol = 1e-12) {

@@ -449,17 +449,25 @@ Tensor group_norm_impl(const std::string& op, const Tensor& x, std::int64_t grou
   });
 }
 
-Tensor instance_norm_impl(const std::string& op, const Tensor& x, const Tensor& rm, const Tensor& rv,
-                          const Tensor& weight, const Tensor& bias, bool use_input_stats, double momentum,
-                          double eps) {
+// Checks shared by instance_norm and batch_norm: an (N, C, ...) input, eps, and per-channel
+// running statistics / affine parameters that are absent or of shape (C).
+void check_stats_args(const std::string& op, const Tensor& x, const Tensor& rm, const Tensor& rv,
+                      const Tensor& weight, const Tensor& bias, double eps) {
   check_input(x, op, 2);
   check_eps(eps, op);
-  const std::int64_t N = x.size(0), C = x.size(1), S = tail_numel(x, 2);
+  const std::int64_t C = x.size(1);
   check_channel_tensor(rm, "running_mean", C, op);
   check_channel_tensor(rv, "running_var", C, op);
   check_channel_tensor(weight, "weight", C, op);
   check_channel_tensor(bias, "bias", C, op);
   if (rm.defined() != rv.defined()) throw Error(op, "running_mean and running_var must both be given or both be absent");
+}
+
+Tensor instance_norm_impl(const std::string& op, const Tensor& x, const Tensor& rm, const Tensor& rv,
+                          const Tensor& weight, const Tensor& bias, bool use_input_stats, double momentum,
+                          double eps) {
+  check_stats_args(op, x, rm, rv, weight, bias, eps);
+  const std::int64_t N = x.size(0), C = x.size(1), S = tail_numel(x, 2);
   if (!use_input_stats) {
     if (!rm.defined()) throw Error(op, "running statistics are needed when use_input_stats is false");
     return detail::composite("instance_norm", defined_of({x, weight, bias}),
@@ -482,14 +490,8 @@ Tensor instance_norm_impl(const std::string& op, const Tensor& x, const Tensor& 
 
 Tensor batch_norm_impl(const std::string& op, const Tensor& x, const Tensor& rm, const Tensor& rv,
                        const Tensor& weight, const Tensor& bias, bool training, double momentum, double eps) {
-  check_input(x, op, 2);
-  check_eps(eps, op);
+  check_stats_args(op, x, rm, rv, weight, bias, eps);
   const std::int64_t N = x.size(0), C = x.size(1), S = tail_numel(x, 2);
-  check_channel_tensor(rm, "running_mean", C, op);
-  check_channel_tensor(rv, "running_var", C, op);
-  check_channel_tensor(weight, "weight", C, op);
-  check_channel_tensor(bias, "bias", C, op);
-  if (rm.defined() != rv.defined()) throw Error(op, "running_mean and running_var must both be given or both be absent");
   if (!training) {
     if (!rm.defined()) throw Error(op, "running_mean and running_var are needed in evaluation mode");
     return detail::composite("batch_norm", defined_of({x, weight, bias}), [&] { return apply_stats(x, rm, rv, weight, bias, eps); });
