@@ -41,7 +41,7 @@ struct SizeClass {
   std::size_t bytes;
   std::size_t bin;
 };
-SizeClass size_class(std::size_t n) {
+inline __attribute__((always_inline)) SizeClass size_class(std::size_t n) {
   if (n <= kAlign) return {kAlign, 0};
   if (n <= 65536) {
     const unsigned lg = 64u - static_cast<unsigned>(__builtin_clzll(static_cast<unsigned long long>(n - 1)));  // ceil log2
@@ -201,22 +201,32 @@ inline ThreadCache* thread_cache() {
   return t_cache_gone ? nullptr : make_thread_cache();
 }
 
-/// shared_ptr deleter of TensorImpls: resets the impl (releasing its storage, autograd state and
-/// view base) and keeps it for reuse, or deletes it when this thread's stack is full or gone.
+/// shared_ptr deleter of TensorImpls: resets the impl to a default one (releasing its storage,
+/// autograd state and view base) but keeps its shape/stride buffers, and stacks it for reuse; or
+/// deletes it when this thread's stack is full or gone.
 struct ImplRecycler {
+  // The reset below names every field: a new TensorImpl field must be reset here too.
+  static_assert(sizeof(TensorImpl) == sizeof(std::shared_ptr<Storage>) + 2 * sizeof(Shape) + sizeof(std::int64_t) +
+                                          sizeof(std::int64_t) + sizeof(std::unique_ptr<AutogradMeta>) +
+                                          sizeof(std::shared_ptr<TensorImpl>),
+                "TensorImpl changed: update ImplRecycler");
   void operator()(TensorImpl* p) const noexcept {
-    Shape shape = std::move(p->shape), strides = std::move(p->strides);
-    p->~TensorImpl();  // may release other tensors, which may recycle theirs
-    new (p) TensorImpl();
     ThreadCache* c = thread_cache();
-    if (c && c->num_impls < kImplKeep) {
-      p->shape = std::move(shape);
-      p->strides = std::move(strides);
-      ASAN_POISON_MEMORY_REGION(p, sizeof(TensorImpl));
-      c->impls[c->num_impls++] = p;
+    if (!c || c->num_impls >= kImplKeep) {
+      delete p;
       return;
     }
-    delete p;
+    p->storage.reset();  // these may release other tensors, which may recycle theirs
+    p->autograd.reset();
+    p->view_base.reset();
+    p->offset = 0;
+    p->dtype = Dtype::Float32;
+    if (c->num_impls >= kImplKeep) {  // filled meanwhile
+      delete p;
+      return;
+    }
+    ASAN_POISON_MEMORY_REGION(p, sizeof(TensorImpl));
+    c->impls[c->num_impls++] = p;
   }
 };
 
@@ -278,7 +288,7 @@ Storage::~Storage() {
 }
 
 std::shared_ptr<Storage> Storage::allocate(std::size_t nbytes, Device device) {
-  check_device_available(device, "allocate");
+  if (!device.is_cpu()) check_device_available(device, "allocate");
   auto s = std::allocate_shared<Storage>(detail::SmallBlockAllocator<Storage>());
   s->data = cpu_allocator().allocate(nbytes);
   s->nbytes = nbytes;

@@ -329,9 +329,17 @@ struct FastMemo {
   FastKey key;
   PlanPtr plan;
 };
-FastMemo& fast_memo() {
-  thread_local FastMemo m;
-  return m;
+// The memo is reached through an initial-exec TLS pointer (no __tls_get_addr call from a shared
+// library); a thread_local owner holds it and drops the plan when the thread exits.
+__attribute__((tls_model("initial-exec"))) thread_local FastMemo* t_memo = nullptr;
+struct FastMemoOwner {
+  FastMemo memo;
+  FastMemoOwner() { t_memo = &memo; }
+  ~FastMemoOwner() { t_memo = nullptr; }
+};
+[[gnu::noinline]] FastMemo* make_fast_memo() {
+  thread_local FastMemoOwner owner;
+  return t_memo;
 }
 std::uint8_t offset64(const void* p) { return static_cast<std::uint8_t>(reinterpret_cast<std::uintptr_t>(p) % 64); }
 }  // namespace
@@ -370,8 +378,9 @@ Tensor fast_1d(Kind kind, const Tensor& x, const Length& n, std::int64_t dim, No
   sizes[nd - 1] = kind == Kind::r2c ? m / 2 + 1 : kind == Kind::c2r ? len : m;
   const Dtype out_dt = kind == Kind::r2c ? to_complex(dt) : kind == Kind::c2r ? to_real(dt) : dt;
   Tensor out = ::phasor::detail::make_tensor(sizes, nd, out_dt);
-  void* in_p = xi->data();
-  void* out_p = out.impl()->data();
+  const std::int64_t in_item = (single ? 4 : 8) * (kind == Kind::r2c ? 1 : 2);
+  void* in_p = static_cast<char*>(xi->storage->data) + xi->offset * in_item;
+  void* out_p = out.impl()->storage->data;  // fresh: offset 0
 
   FastKey k;
   k.n = len;
@@ -384,10 +393,10 @@ Tensor fast_1d(Kind kind, const Tensor& x, const Length& n, std::int64_t dim, No
   k.forward = fwd;
   k.align_in = offset64(in_p);
   k.align_out = offset64(out_p);
-  FastMemo& memo = fast_memo();
+  FastMemo* memo = t_memo;
   const Plan* plan = nullptr;
-  if (k.generation != 0 && memo.plan && memo.key == k) {
-    plan = memo.plan.get();
+  if (k.generation != 0 && memo && memo->plan && memo->key == k) {
+    plan = memo->plan.get();
   } else {
     PlanKey key;
     key.kind = kind;
@@ -398,9 +407,10 @@ Tensor fast_1d(Kind kind, const Tensor& x, const Length& n, std::int64_t dim, No
     layout(x, out, dims, DimList{len}, key.dims, key.howmany);
     PlanPtr keep;
     plan = acquire_plan(key, in_p, out_p, keep, k.threads, /*share=*/true);
-    if (k.generation != 0 && keep) {
-      memo.key = k;
-      memo.plan = std::move(keep);
+    if (!memo) memo = make_fast_memo();
+    if (k.generation != 0 && keep && memo) {
+      memo->key = k;
+      memo->plan = std::move(keep);
     } else {
       execute_plan(plan, kind, in_p, out_p);  // `keep` must outlive the execution
       scale_inplace(out, norm_scale(norm, len, fwd));
