@@ -5,15 +5,20 @@
 // Threads: phasor gives a plan get_num_threads() FFTW threads when the transform has at least
 // 2^18 points and 1 thread otherwise (src/fft/fftw_backend.cpp, Note [fft threads]); the raw
 // FFTW runs here use the same rule. Planner effort: "estimate" (phasor's default) and
-// "measure" (fft::set_planner_effort), the raw plans use the same flag.
+// "measure" (fft::set_planner_effort), the raw plans use the same flag. The raw FFTW runs use the
+// same input and output arrays as phasor's (see BM_fftw): the arrays' relative placement alone
+// moves FFTW's time by ~5% at n = 4096. The counters in_page_off/out_page_off show it.
 //
 // Run:  ./build/bench/bench_fft --benchmark_min_time=0.2s
 //       PHASOR_BENCH_THREADS=2 ./build/bench/bench_fft      (thread count, default 1)
 #include <benchmark/benchmark.h>
 #include <fftw3.h>
 
+#include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <phasor/phasor.hpp>
+#include <type_traits>
 #include <string>
 #include <vector>
 
@@ -84,83 +89,91 @@ void guru_dims(const ph::Shape& shape, const std::vector<std::int64_t>& dims, bo
       howmany.push_back({shape[k], is[k], os[k]});
 }
 
+// ---- the same problem through phasor ---------------------------------------------------------------
+ph::Dtype input_dtype(bool r2c, bool single) {
+  return r2c ? (single ? ph::float32 : ph::float64) : (single ? ph::complex64 : ph::complex128);
+}
+ph::Tensor phasor_forward(const ph::Tensor& x, const ShapeCase& c, bool r2c) {
+  const bool one = c.dims.size() == 1;
+  if (r2c) return one ? F::rfft(x, std::nullopt, c.dims[0]) : F::rfftn(x, std::nullopt, c.dims);
+  return one ? F::fft(x, std::nullopt, c.dims[0]) : F::fftn(x, std::nullopt, c.dims);
+}
+/// Offset of an address within its 4 KiB page (the placement of the two arrays relative to each
+/// other changes FFTW's own time by up to ~5% at n = 4096, see bench/README_fft.md).
+double page_offset(const void* p) { return static_cast<double>(reinterpret_cast<std::uintptr_t>(p) % 4096); }
+
 // ---- raw FFTW ---------------------------------------------------------------------------------------
+// Identical work: the raw plan runs on the very arrays phasor's benchmark gets - the input made
+// the same way and the output block phasor's caching allocator hands out for this problem -
+// so both sides see the same data placement; only phasor's per-call work differs.
 template <bool Single>
 void BM_fftw(benchmark::State& state, const ShapeCase& c, bool r2c, bool measure) {
   ph::set_num_threads(bench_threads());
   const std::int64_t n = numel(c.shape);
   std::vector<fftw_iodim64> rank, hm;
   guru_dims(c.shape, c.dims, r2c, rank, hm);
-  std::int64_t out_n = n;
-  if (r2c)
-    out_n = n / c.shape[static_cast<std::size_t>(c.dims.back())] *
-            (c.shape[static_cast<std::size_t>(c.dims.back())] / 2 + 1);
   const int threads = threads_for(n);
+  ph::manual_seed(0);
+  ph::Tensor x = ph::randn(c.shape, input_dtype(r2c, Single));
+  F::set_planner_effort(F::Effort::estimate);
+  ph::Tensor y = phasor_forward(x, c, r2c);  // the output block (its values are overwritten below)
+  const ph::Tensor x0 = x.clone();           // planning with FFTW_MEASURE overwrites the arrays
+  void* in = x.data_ptr();
+  void* out = y.data_ptr();
+  using R = std::conditional_t<Single, float, double>;
   if constexpr (Single) {
     fftwf_init_threads();
     fftwf_plan_with_nthreads(threads);
-    void* in = fftwf_malloc(static_cast<std::size_t>(n) * (r2c ? 1 : 2) * sizeof(float));
-    void* out = fftwf_malloc(static_cast<std::size_t>(out_n) * 2 * sizeof(float));
     fftwf_plan p = r2c ? fftwf_plan_guru64_dft_r2c(static_cast<int>(rank.size()), rank.data(),
-                                                   static_cast<int>(hm.size()), hm.data(), static_cast<float*>(in),
+                                                   static_cast<int>(hm.size()), hm.data(), static_cast<R*>(in),
                                                    static_cast<fftwf_complex*>(out), flags_of(measure))
                        : fftwf_plan_guru64_dft(static_cast<int>(rank.size()), rank.data(), static_cast<int>(hm.size()),
                                                hm.data(), static_cast<fftwf_complex*>(in),
                                                static_cast<fftwf_complex*>(out), FFTW_FORWARD, flags_of(measure));
-    float* f = static_cast<float*>(in);
-    for (std::int64_t i = 0; i < n * (r2c ? 1 : 2); ++i) f[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f;
+    std::memcpy(in, x0.data_ptr(), x0.nbytes());
     for (auto _ : state) {
       fftwf_execute(p);
       benchmark::DoNotOptimize(out);
     }
     fftwf_destroy_plan(p);
-    fftwf_free(in);
-    fftwf_free(out);
   } else {
     fftw_init_threads();
     fftw_plan_with_nthreads(threads);
-    void* in = fftw_malloc(static_cast<std::size_t>(n) * (r2c ? 1 : 2) * sizeof(double));
-    void* out = fftw_malloc(static_cast<std::size_t>(out_n) * 2 * sizeof(double));
     fftw_plan p = r2c ? fftw_plan_guru64_dft_r2c(static_cast<int>(rank.size()), rank.data(),
-                                                 static_cast<int>(hm.size()), hm.data(), static_cast<double*>(in),
+                                                 static_cast<int>(hm.size()), hm.data(), static_cast<R*>(in),
                                                  static_cast<fftw_complex*>(out), flags_of(measure))
                       : fftw_plan_guru64_dft(static_cast<int>(rank.size()), rank.data(), static_cast<int>(hm.size()),
                                              hm.data(), static_cast<fftw_complex*>(in), static_cast<fftw_complex*>(out),
                                              FFTW_FORWARD, flags_of(measure));
-    double* f = static_cast<double*>(in);
-    for (std::int64_t i = 0; i < n * (r2c ? 1 : 2); ++i) f[i] = static_cast<double>((i * 7919) % 1000) / 1000.0;
+    std::memcpy(in, x0.data_ptr(), x0.nbytes());
     for (auto _ : state) {
       fftw_execute(p);
       benchmark::DoNotOptimize(out);
     }
     fftw_destroy_plan(p);
-    fftw_free(in);
-    fftw_free(out);
   }
   state.SetItemsProcessed(state.iterations() * n);
   state.counters["threads"] = threads;
+  state.counters["in_page_off"] = page_offset(in);
+  state.counters["out_page_off"] = page_offset(out);
 }
 
 // ---- phasor ------------------------------------------------------------------------------------------
 void BM_phasor(benchmark::State& state, const ShapeCase& c, bool r2c, bool single, bool measure) {
   ph::set_num_threads(bench_threads());
   F::set_planner_effort(measure ? F::Effort::measure : F::Effort::estimate);
-  const ph::Dtype dt = r2c ? (single ? ph::float32 : ph::float64) : (single ? ph::complex64 : ph::complex128);
   ph::manual_seed(0);
-  ph::Tensor x = ph::randn(c.shape, dt);
-  const bool one = c.dims.size() == 1;
-  auto run = [&] {
-    if (r2c) return one ? F::rfft(x, std::nullopt, c.dims[0]) : F::rfftn(x, std::nullopt, c.dims);
-    return one ? F::fft(x, std::nullopt, c.dims[0]) : F::fftn(x, std::nullopt, c.dims);
-  };
-  run();  // plan (and measure) outside the timing loop, as for raw FFTW
+  ph::Tensor x = ph::randn(c.shape, input_dtype(r2c, single));
+  const void* out = phasor_forward(x, c, r2c).data_ptr();  // plan (and measure) outside the timing loop
   for (auto _ : state) {
-    ph::Tensor y = run();
+    ph::Tensor y = phasor_forward(x, c, r2c);
     benchmark::DoNotOptimize(y.data_ptr());
   }
   F::set_planner_effort(F::Effort::estimate);
   state.SetItemsProcessed(state.iterations() * numel(c.shape));
   state.counters["threads"] = threads_for(numel(c.shape));
+  state.counters["in_page_off"] = page_offset(x.data_ptr());
+  state.counters["out_page_off"] = page_offset(out);
 }
 
 // ---- spectral filter: irfft(rfft(x) * w, n) on (64, 4096) float32 -------------------------------------

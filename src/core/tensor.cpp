@@ -37,20 +37,32 @@ void check_shape(const Shape& shape, const char* op) {
     if (s < 0) throw Error(op, "negative size in shape " + shape_str(shape));
 }
 
-Tensor make_tensor(const Shape& shape, Dtype dtype, Device device) {
-  check_shape(shape, "empty");
-  auto impl = std::make_shared<TensorImpl>();
-  const std::int64_t n = shape_numel(shape);
+Tensor make_tensor(const std::int64_t* sizes, std::size_t ndim, Dtype dtype, Device device) {
+  std::int64_t n = 1;
+  for (std::size_t i = 0; i < ndim; ++i) {
+    if (sizes[i] < 0) check_shape(Shape(sizes, sizes + ndim), "empty");
+    n *= sizes[i];
+  }
+  auto impl = new_impl();  // recycled impls keep their shape/stride buffers: no allocation below
   impl->storage = Storage::allocate(static_cast<std::size_t>(n) * itemsize(dtype), device);
-  impl->shape = shape;
-  impl->strides = contiguous_strides(shape);
+  impl->shape.assign(sizes, sizes + ndim);
+  impl->strides.resize(ndim);
+  std::int64_t st = 1;
+  for (std::size_t i = ndim; i-- > 0;) {
+    impl->strides[i] = st;
+    st *= std::max<std::int64_t>(sizes[i], 1);
+  }
   impl->dtype = dtype;
   return Tensor(std::move(impl));
 }
 
+Tensor make_tensor(const Shape& shape, Dtype dtype, Device device) {
+  return make_tensor(shape.data(), shape.size(), dtype, device);
+}
+
 Tensor make_view(const Tensor& base, const Shape& shape, const Shape& strides, std::int64_t offset,
                  std::optional<Dtype> dtype) {
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = new_impl();
   impl->storage = base.impl()->storage;
   impl->shape = shape;
   impl->strides = strides;
@@ -172,12 +184,12 @@ Tensor Tensor::from_blob(void* data, const Shape& shape, const Shape& strides, D
     if (strides[i] < 0) throw Error("from_blob", "negative stride in " + detail::shape_str(strides));
     if (shape[i] > 0) span += (shape[i] - 1) * strides[i];
   }
-  auto st = std::make_shared<Storage>();
+  auto st = std::allocate_shared<Storage>(detail::SmallBlockAllocator<Storage>());
   st->data = data;
   st->nbytes = static_cast<std::size_t>(span) * phasor::itemsize(dtype);
   st->device = device;
   st->deleter = deleter ? std::move(deleter) : BlobDeleter([](void*) {});
-  auto impl = std::make_shared<TensorImpl>();
+  auto impl = detail::new_impl();
   impl->storage = std::move(st);
   impl->shape = shape;
   impl->strides = strides;

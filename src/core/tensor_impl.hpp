@@ -69,6 +69,28 @@ struct TensorImpl {
 };
 
 namespace detail {
+/// A block of `bytes` from the calling thread's free list of small blocks (Note [small blocks]).
+void* small_block_alloc(std::size_t bytes);
+/// Returns a block from small_block_alloc(bytes) to the calling thread's free list.
+void small_block_free(void* p, std::size_t bytes) noexcept;
+/// Standard allocator over small_block_alloc, for the shared_ptr control blocks of tensors.
+template <class T>
+struct SmallBlockAllocator {
+  using value_type = T;
+  SmallBlockAllocator() = default;
+  template <class U>
+  SmallBlockAllocator(const SmallBlockAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "small blocks have operator new's alignment");
+    return static_cast<T*>(small_block_alloc(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) noexcept { small_block_free(p, n * sizeof(T)); }
+  template <class U>
+  bool operator==(const SmallBlockAllocator<U>&) const noexcept { return true; }
+  template <class U>
+  bool operator!=(const SmallBlockAllocator<U>&) const noexcept { return false; }
+};
+/// A fresh, default-initialized TensorImpl (recycled when possible: Note [small blocks]).
+std::shared_ptr<TensorImpl> new_impl();
 /// Row-major strides for `shape`.
 Shape contiguous_strides(const Shape& shape);
 /// Product of sizes.
@@ -77,6 +99,8 @@ std::int64_t shape_numel(const Shape& shape);
 void check_shape(const Shape& shape, const char* op);
 /// A new tensor with fresh (uninitialized) contiguous storage.
 Tensor make_tensor(const Shape& shape, Dtype dtype, Device device = Device::cpu());
+/// make_tensor for the shape sizes[0..ndim) (no Shape needed by the caller).
+Tensor make_tensor(const std::int64_t* sizes, std::size_t ndim, Dtype dtype, Device device = Device::cpu());
 /// A tensor sharing `base`'s storage with the given layout (no autograd metadata).
 Tensor make_view(const Tensor& base, const Shape& shape, const Shape& strides, std::int64_t offset,
                  std::optional<Dtype> dtype = std::nullopt);

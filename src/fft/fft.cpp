@@ -156,6 +156,7 @@ bool resize_one(ArgRef& a, std::int64_t d, std::int64_t len) {
 }
 
 Tensor c2c_1d(const char* op, const Tensor& x_in, const Length& n, std::int64_t dim, Norm norm, bool forward) {
+  if (Tensor y = detail::fast_1d(detail::Kind::c2c, x_in, n, dim, norm, forward); y.defined()) return y;
   if (n) check_length(*n, op, "n");
   return run_composite(op, x_in, [&] {
     ArgRef x(x_in);
@@ -169,6 +170,8 @@ Tensor c2c_1d(const char* op, const Tensor& x_in, const Length& n, std::int64_t 
 }
 
 Tensor r2c_1d(const char* op, const Tensor& x_in, const Length& n, std::int64_t dim, Norm norm, bool hermitian) {
+  if (!hermitian)
+    if (Tensor y = detail::fast_1d(detail::Kind::r2c, x_in, n, dim, norm, true); y.defined()) return y;
   if (n) check_length(*n, op, "n");
   return run_composite(op, x_in, [&] {
     ArgRef x(x_in);
@@ -183,6 +186,8 @@ Tensor r2c_1d(const char* op, const Tensor& x_in, const Length& n, std::int64_t 
 }
 
 Tensor c2r_1d(const char* op, const Tensor& x_in, const Length& n, std::int64_t dim, Norm norm, bool hermitian) {
+  if (!hermitian)
+    if (Tensor y = detail::fast_1d(detail::Kind::c2r, x_in, n, dim, norm, false); y.defined()) return y;
   if (n) check_length(*n, op, "n");
   return run_composite(op, x_in, [&] {
     ArgRef x(x_in);

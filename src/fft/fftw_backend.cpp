@@ -180,7 +180,7 @@ int fftw_threads_for(std::int64_t work) {
 
 bool effort_is_estimate() { return g_effort.load(std::memory_order_relaxed) == static_cast<int>(Effort::estimate); }
 
-const Plan* acquire_plan(PlanKey& k, void* in, void* out, PlanPtr& keep, int threads) {
+const Plan* acquire_plan(PlanKey& k, void* in, void* out, PlanPtr& keep, int threads, bool share) {
   std::int64_t work = 1;
   for (const auto& d : k.dims) work *= d.n;
   for (const auto& d : k.howmany) work *= d.n;
@@ -193,7 +193,7 @@ const Plan* acquire_plan(PlanKey& k, void* in, void* out, PlanPtr& keep, int thr
   k.flags = effort_flags(static_cast<Effort>(g_effort.load(std::memory_order_relaxed)));
   if (kind == Kind::c2r) k.flags |= k.preserve_input ? FFTW_PRESERVE_INPUT : FFTW_DESTROY_INPUT;
   k.threads = threads > 0 ? threads : fftw_threads_for(work);
-  const Plan* plan = cache_find(k, keep);
+  const Plan* plan = cache_find(k, keep, share);
   if (!plan) {
     keep = cache_insert(k, create_plan(k, in, out));
     plan = keep.get();

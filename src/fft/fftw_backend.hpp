@@ -15,8 +15,9 @@ namespace phasor::fft::detail {
 void run_fftw(PlanKey& key, void* in, void* out);
 
 /// Fills in the rest of `key` (alignment, flags, threads: `threads` if > 0, else by size) and
-/// returns its plan, cached or made now; `keep` holds it when the caller must keep it alive.
-const Plan* acquire_plan(PlanKey& key, void* in, void* out, PlanPtr& keep, int threads = 0);
+/// returns its plan, cached or made now; `keep` holds it when the caller must keep it alive, and
+/// always when `share` (the caller wants to hold on to it).
+const Plan* acquire_plan(PlanKey& key, void* in, void* out, PlanPtr& keep, int threads = 0, bool share = false);
 /// Runs `plan` (made for `kind`) on arrays of the layout and alignment it was made for; thread-safe.
 void execute_plan(const Plan* plan, Kind kind, void* in, void* out);
 /// True while the planner effort is Effort::estimate.

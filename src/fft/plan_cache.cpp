@@ -114,12 +114,19 @@ void tls_remember(const PlanKey& key, const PlanPtr& plan) {
 void invalidate_tls() { g_generation.fetch_add(1, std::memory_order_acq_rel); }
 }  // namespace
 
-const Plan* cache_find(const PlanKey& key, PlanPtr& keep) {
+std::uint64_t plan_generation() {
+  return g_tls_enabled.load(std::memory_order_relaxed) ? g_generation.load(std::memory_order_acquire) : 0;
+}
+
+const Plan* cache_find(const PlanKey& key, PlanPtr& keep, bool share) {
   {
     TlsPlans& t = tls_plans();
     const std::uint64_t gen = g_generation.load(std::memory_order_acquire);
     for (auto& s : t.slots)
-      if (s.plan && s.generation == gen && s.key == key) return s.plan.get();
+      if (s.plan && s.generation == gen && s.key == key) {
+        if (share) keep = s.plan;
+        return s.plan.get();
+      }
   }
   {
     Cache& c = cache();

@@ -71,8 +71,11 @@ std::recursive_mutex& planner_mutex();
 /// The cached plan for `key`, or null. A small per-thread list of recently used plans is
 /// searched first (no lock, no reference counting: the thread's list keeps the plan alive until
 /// this thread's next cache call); a hit in the shared LRU becomes its most recently used entry
-/// and is also held in `keep`.
-const Plan* cache_find(const PlanKey& key, PlanPtr& keep);
+/// and is also held in `keep`; with `share`, a per-thread hit is held in `keep` too.
+const Plan* cache_find(const PlanKey& key, PlanPtr& keep, bool share = false);
+/// Changes whenever cached plans are dropped (clear_plan_cache, set_plan_cache_capacity); 0 while
+/// the capacity is 0, i.e. while no plan may be remembered. Per-thread plan memos compare it.
+std::uint64_t plan_generation();
 /// Inserts `plan` for `key` (an existing entry wins and is returned) and evicts beyond capacity.
 PlanPtr cache_insert(const PlanKey& key, PlanPtr plan);
 

@@ -26,6 +26,7 @@
 
 #include "autodiff/node.hpp"
 #include "core/elementwise.hpp"
+#include "core/tensor_impl.hpp"
 #include "fft/fftw_backend.hpp"
 #include "fft/passes.hpp"
 #include "phasor/creation.hpp"
@@ -298,6 +299,127 @@ Tensor c2r(const Tensor& x, const DimList& dims, Norm norm, std::int64_t last_n,
         Tensor w = half_weights(last_n, dims.back(), ndim, gr.dtype(), 2.0);
         return G{r2c(gr, dims, swap_norm(norm)) * w};
       });
+}
+
+// ---- the fast path --------------------------------------------------------------------------------------
+// Note [fft fast path]
+// The most common call - fft/ifft/rfft/irfft over the innermost dim of a contiguous CPU tensor
+// with the default length, nothing recording and no observer - skips the general lowering (no
+// argument lists, no resize, no apply_op) and makes its output directly. Its plan comes from a
+// per-thread memo of the last such problem, keyed by everything the plan depends on for this
+// layout: kind, precision, direction, length, batch count, both arrays' offsets modulo 64 bytes
+// (which fix FFTW's alignment classes), planner flags, thread count, and the plan cache's
+// generation (bumped by clear_plan_cache and set_plan_cache_capacity, 0 while the capacity is 0,
+// when nothing is remembered). On a miss the plan comes from the shared cache exactly as on the
+// general path (same PlanKey, built by layout()), so both paths run the same plan.
+namespace {
+struct FastKey {
+  std::int64_t n = 0, batch = 0;
+  std::uint64_t generation = 0;
+  unsigned flags = 0;
+  int threads = 0;
+  std::uint8_t kind = 0, single = 0, forward = 0, align_in = 0, align_out = 0;
+  bool operator==(const FastKey& o) const {
+    return n == o.n && batch == o.batch && generation == o.generation && flags == o.flags && threads == o.threads &&
+           kind == o.kind && single == o.single && forward == o.forward && align_in == o.align_in &&
+           align_out == o.align_out;
+  }
+};
+struct FastMemo {
+  FastKey key;
+  PlanPtr plan;
+};
+// The memo is reached through an initial-exec TLS pointer (no __tls_get_addr call from a shared
+// library); a thread_local owner holds it and drops the plan when the thread exits.
+__attribute__((tls_model("initial-exec"))) thread_local FastMemo* t_memo = nullptr;
+struct FastMemoOwner {
+  FastMemo memo;
+  FastMemoOwner() { t_memo = &memo; }
+  ~FastMemoOwner() { t_memo = nullptr; }
+};
+[[gnu::noinline]] FastMemo* make_fast_memo() {
+  thread_local FastMemoOwner owner;
+  return t_memo;
+}
+std::uint8_t offset64(const void* p) { return static_cast<std::uint8_t>(reinterpret_cast<std::uintptr_t>(p) % 64); }
+}  // namespace
+
+Tensor fast_1d(Kind kind, const Tensor& x, const Length& n, std::int64_t dim, Norm norm, bool forward) {
+  const TensorImpl* xi = x.impl();
+  if (!xi || ::phasor::detail::g_num_observers.load(std::memory_order_relaxed) != 0) return Tensor();
+  if (xi->requires_grad() && GradMode::is_enabled()) return Tensor();
+  const Dtype dt = xi->dtype;
+  const bool single = dt == Dtype::Complex64 || dt == Dtype::Float32;
+  if (kind == Kind::r2c ? !(dt == Dtype::Float32 || dt == Dtype::Float64)
+                        : !(dt == Dtype::Complex64 || dt == Dtype::Complex128))
+    return Tensor();
+  const std::size_t nd = xi->shape.size();
+  if (nd == 0 || nd > 8 || (dim != -1 && dim != static_cast<std::int64_t>(nd) - 1) || !xi->storage->device.is_cpu())
+    return Tensor();
+  // contiguous, no empty dims
+  std::int64_t expect = 1;
+  for (std::size_t i = nd; i-- > 0;) {
+    const std::int64_t s = xi->shape[i];
+    if (s < 1) return Tensor();
+    if (s != 1 && xi->strides[i] != expect) return Tensor();
+    expect *= s;
+  }
+  const std::int64_t m = xi->shape[nd - 1], batch = expect / m;
+  std::int64_t len = m;  // the transform's (real) length
+  if (kind == Kind::c2r) {
+    len = n ? *n : 2 * (m - 1);
+    if (len < 1 || len / 2 + 1 != m) return Tensor();
+  } else if (n && *n != m) {
+    return Tensor();
+  }
+  const bool fwd = kind == Kind::c2c ? forward : kind == Kind::r2c;
+  std::int64_t sizes[8];
+  for (std::size_t i = 0; i + 1 < nd; ++i) sizes[i] = xi->shape[i];
+  sizes[nd - 1] = kind == Kind::r2c ? m / 2 + 1 : kind == Kind::c2r ? len : m;
+  const Dtype out_dt = kind == Kind::r2c ? to_complex(dt) : kind == Kind::c2r ? to_real(dt) : dt;
+  Tensor out = ::phasor::detail::make_tensor(sizes, nd, out_dt);
+  const std::int64_t in_item = (single ? 4 : 8) * (kind == Kind::r2c ? 1 : 2);
+  void* in_p = static_cast<char*>(xi->storage->data) + xi->offset * in_item;
+  void* out_p = out.impl()->storage->data;  // fresh: offset 0
+
+  FastKey k;
+  k.n = len;
+  k.batch = batch;
+  k.generation = plan_generation();
+  k.flags = static_cast<unsigned>(planner_effort());
+  k.threads = fftw_threads_for(len * batch);
+  k.kind = static_cast<std::uint8_t>(kind);
+  k.single = single;
+  k.forward = fwd;
+  k.align_in = offset64(in_p);
+  k.align_out = offset64(out_p);
+  FastMemo* memo = t_memo;
+  const Plan* plan = nullptr;
+  if (k.generation != 0 && memo && memo->plan && memo->key == k) {
+    plan = memo->plan.get();
+  } else {
+    PlanKey key;
+    key.kind = kind;
+    key.single = single;
+    key.forward = fwd;
+    key.preserve_input = kind == Kind::c2r;  // rank 1: input-preserving, as c2r_kernel
+    const DimList dims{static_cast<std::int64_t>(nd) - 1};
+    layout(x, out, dims, DimList{len}, key.dims, key.howmany);
+    PlanPtr keep;
+    plan = acquire_plan(key, in_p, out_p, keep, k.threads, /*share=*/true);
+    if (!memo) memo = make_fast_memo();
+    if (k.generation != 0 && keep && memo) {
+      memo->key = k;
+      memo->plan = std::move(keep);
+    } else {
+      execute_plan(plan, kind, in_p, out_p);  // `keep` must outlive the execution
+      scale_inplace(out, norm_scale(norm, len, fwd));
+      return out;
+    }
+  }
+  execute_plan(plan, kind, in_p, out_p);
+  scale_inplace(out, norm_scale(norm, len, fwd));
+  return out;
 }
 
 // ---- pad/crop ---------------------------------------------------------------------------------------

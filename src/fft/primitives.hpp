@@ -4,6 +4,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "fft/plan_cache.hpp"
 #include "fft/small_vec.hpp"
 #include "phasor/fft.hpp"
 #include "phasor/tensor.hpp"
@@ -50,6 +51,11 @@ Tensor r2c(const Tensor& x, const DimList& dims, Norm norm);
 /// multi-dimensional c2r (which FFTW runs destructively) works on a copy unless `x_is_scratch`
 /// says the caller made `x` for this call alone (Note [c2r scratch input]).
 Tensor c2r(const Tensor& x, const DimList& dims, Norm norm, std::int64_t last_n, bool x_is_scratch = false);
+
+/// The public 1-D fft/ifft (c2c), rfft (r2c) or irfft (c2r) of `x` when the call can skip the
+/// general lowering (Note [fft fast path]); an undefined tensor when it cannot, and then the
+/// caller takes the general path (which also reports any bad argument).
+Tensor fast_1d(Kind kind, const Tensor& x, const Length& n, std::int64_t dim, Norm norm, bool forward);
 
 /// Crops (a view) or zero-pads (a copy) `x` to `sizes` along `dims`; differentiable. `padded`
 /// (optional) tells whether the result is a fresh copy.
