@@ -10,6 +10,7 @@
 #include <sys/resource.h>
 
 #include <algorithm>
+#include <cstdlib>
 #include <chrono>
 #include <vector>
 
@@ -26,7 +27,8 @@ double peak_rss_mb() {
 }
 
 void run_fno(benchmark::State& state, ph::nn::FNOOptions opt, ph::Shape xshape, ph::Shape yshape) {
-  ph::set_num_threads(2);
+  const char* env = std::getenv("PHASOR_BENCH_THREADS");  // profiling aid; the figures use 2
+  ph::set_num_threads(env ? std::atoi(env) : 2);
   ph::manual_seed(0);
   ph::nn::FNO model(opt);
   ph::optim::Adam adam(model.parameters(), ph::optim::AdamOptions(1e-3));
