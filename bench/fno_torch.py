@@ -138,15 +138,19 @@ def torch_child(name, seconds):
                           params=params, torch=torch.__version__)))
 
 
+ENV = dict(os.environ)
+
+
 def run_torch(name, seconds):
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", name, "--seconds", str(seconds)],
-                         check=True, capture_output=True, text=True).stdout
+                         check=True, capture_output=True, text=True, env=ENV).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
 def run_phasor(bench, name, seconds):
     out = subprocess.run([bench, "--benchmark_filter=^%s/" % BENCH_NAME[name], "--benchmark_format=json",
-                          "--benchmark_min_time=%g" % seconds], check=True, capture_output=True, text=True).stdout
+                          "--benchmark_min_time=%g" % seconds], check=True, capture_output=True, text=True,
+                         env=ENV).stdout
     b = json.loads(out)["benchmarks"][0]
     return dict(median_step_ms=b["median_step_ms"], median_cpu_ms=b["median_cpu_ms"], steps=b["iterations"], peak_rss_mb=b["peak_rss_mb"],
                 params=int(b["params"]))
@@ -159,7 +163,12 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--configs", default="1d,2d")
+    ap.add_argument("--passive", action="store_true",
+                    help="run both sides with OMP_WAIT_POLICY=PASSIVE (threads sleep at barriers; "
+                         "helps on an oversubscribed machine)")
     a = ap.parse_args()
+    if a.passive:
+        ENV["OMP_WAIT_POLICY"] = "PASSIVE"
     if a.child:
         torch_child(a.child, a.seconds)
         return
