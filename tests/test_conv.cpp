@@ -197,6 +197,44 @@ TEST_CASE("conv: unbatched input, same/valid padding, float32") {
   CHECK(F::conv2d(zeros({0, 3, 5, 5}, float64), randn({2, 3, 3, 3}, float64)).shape() == Shape{0, 2, 3, 3});
 }
 
+namespace {
+/// sin(a * i) laid out in `shape`: the same inputs are easy to build in PyTorch.
+Tensor wave(const Shape& shape, double a) { return sin(arange(0, numel_of(shape), 1, float64) * a).reshape(shape); }
+/// A weighted checksum of all entries.
+double checksum(const Tensor& y) { return (y * wave(y.shape(), 0.05)).sum().item<double>(); }
+}  // namespace
+
+TEST_CASE("conv, unfold and fold agree with PyTorch 1.13 on fixed inputs") {
+  // Reference checksums computed with torch 1.13 (torch.nn.ConvNd with padding_mode, float64):
+  //   mk = lambda s, a: torch.sin(a * torch.arange(prod(s), dtype=torch.float64)).reshape(s)
+  //   x = mk(xs, .37); weight = mk(ws, .11); bias = mk((out,), .7); checksum = (y * mk(y.shape, .05)).sum()
+  using PM = PaddingMode;
+  auto conv = [](const Shape& xs, const Shape& ws) {
+    return std::vector<Tensor>{wave(xs, 0.37), wave(ws, 0.11), wave({ws[0]}, 0.7)};
+  };
+  auto a = conv({2, 2, 7, 8}, {3, 2, 4, 2});
+  CHECK(checksum(F::conv2d(a[0], a[1], a[2], 1, "same", {1, 3})) == doctest::Approx(25.240505812356).epsilon(1e-11));
+  CHECK(checksum(F::conv2d(a[0], a[1], a[2], 1, "same", {1, 3}, 1, PM::circular)) ==
+        doctest::Approx(30.850556259010).epsilon(1e-11));
+  auto b = conv({1, 2, 6, 5}, {3, 2, 3, 3});
+  Tensor yb = F::conv2d(b[0], b[1], b[2], {2, 1}, {2, 1}, 1, 1, PM::reflect);
+  CHECK(yb.shape() == Shape{1, 3, 4, 5});
+  CHECK(checksum(yb) == doctest::Approx(28.258438411148).epsilon(1e-11));
+  auto c = conv({2, 4, 9}, {4, 2, 3});
+  Tensor yc = F::conv1d(c[0], c[1], c[2], 1, 3, 2, 2, PM::replicate);
+  CHECK(yc.shape() == Shape{2, 4, 11});
+  CHECK(checksum(yc) == doctest::Approx(7.941644720662).epsilon(1e-11));
+  auto d = conv({1, 2, 4, 4, 5}, {2, 2, 3, 3, 3});
+  CHECK(checksum(F::conv3d(d[0], d[1], d[2], 1, 1, 1, 1, PM::circular)) == doctest::Approx(-16.033581130129).epsilon(1e-11));
+  // F.unfold(mk((2,3,6,7), .37), (2,3), dilation=(1,2), padding=(1,2), stride=(2,1)); F.fold(mk((2,12,28), .29), (6,7), ...)
+  Tensor u = F::unfold(wave({2, 3, 6, 7}, 0.37), {2, 3}, {1, 2}, {1, 2}, {2, 1});
+  CHECK(u.shape() == Shape{2, 18, 28});
+  CHECK(checksum(u) == doctest::Approx(-16.939477262821).epsilon(1e-11));
+  Tensor f = F::fold(wave({2, 12, 28}, 0.29), {6, 7}, {2, 3}, {1, 2}, {1, 2}, {2, 1});
+  CHECK(f.shape() == Shape{2, 2, 6, 7});
+  CHECK(checksum(f) == doctest::Approx(1.244178882193).epsilon(1e-11));
+}
+
 TEST_CASE("complex convolution is bilinear without conjugation") {
   manual_seed(3);
   Tensor xr = randn({2, 2, 9}, float64), xi = randn({2, 2, 9}, float64);
@@ -237,6 +275,8 @@ TEST_CASE("conv gradients: gradcheck and gradgradcheck") {
   Tensor xc = randn({1, 2, 6}, complex128).requires_grad_(), wc = randn({2, 2, 3}, complex128).requires_grad_();
   CHECK(autodiff::gradcheck([](const std::vector<Tensor>& in) { return F::conv1d(in[0], in[1], Tensor(), 1, 1); },
                             {xc, wc}));
+  CHECK(autodiff::gradgradcheck([](const std::vector<Tensor>& in) { return F::conv1d(in[0], in[1], Tensor(), 2, 1); },
+                                {xc, wc}));
   // second order
   CHECK(autodiff::gradgradcheck(
       [](const std::vector<Tensor>& in) { return F::conv2d(in[0], in[1], in[2], {1, 2}, 1); },
@@ -244,6 +284,25 @@ TEST_CASE("conv gradients: gradcheck and gradgradcheck") {
   CHECK(autodiff::gradgradcheck(
       [](const std::vector<Tensor>& in) { return F::conv1d(in[0], in[1], Tensor(), 1, 1, 1, 1, PaddingMode::circular); },
       {leaf64({1, 2, 5}), leaf64({2, 2, 3})}));
+}
+
+TEST_CASE("conv over several cache-sized batch chunks = unfold + matmul, values and gradients") {
+  manual_seed(8);
+  // per-sample columns 8*9*64*64*8 bytes = 2.4 MB: the kernels take one sample per chunk
+  for (std::int64_t groups : {1, 2}) {
+    CAPTURE(groups);
+    Tensor x = randn({3, 8, 64, 64}, float64).requires_grad_();
+    Tensor w = randn({6, 8 / groups, 3, 3}, float64).requires_grad_();
+    Tensor y = F::conv2d(x, w, Tensor(), 1, 1, 1, groups);
+    Tensor cols = F::unfold(x, 3, 1, 1).reshape({3, groups, 8 / groups * 9, 64 * 64});
+    Tensor ref = matmul(w.reshape({groups, 6 / groups, 8 / groups * 9}), cols).reshape({3, 6, 64, 64});
+    CHECK(max_abs_diff(vals(y), vals(ref)) < 1e-12);
+    Tensor gy = randn(y.shape(), float64);
+    auto g1 = autodiff::grad({y}, {x, w}, {gy});
+    auto g2 = autodiff::grad({ref}, {x, w}, {gy});
+    CHECK(max_abs_diff(vals(g1[0]), vals(g2[0])) < 1e-11);
+    CHECK(max_abs_diff(vals(g1[1]), vals(g2[1])) < 1e-9);
+  }
 }
 
 TEST_CASE("unfold matches a direct loop; fold is its adjoint") {
@@ -333,11 +392,12 @@ TEST_CASE("dropout: scaling, p = 0 and 1, eval, determinism") {
   manual_seed(11);
   Tensor y = F::dropout(x, 0.3);
   auto v = vals(y);
-  std::int64_t kept = 0;
+  std::int64_t kept = 0, bad = 0;
   for (double e : v) {
-    CHECK((e == 0.0 || std::abs(e - 1.0 / 0.7) < 1e-12));
+    if (e != 0.0 && std::abs(e - 1.0 / 0.7) > 1e-12) ++bad;
     if (e != 0.0) ++kept;
   }
+  CHECK(bad == 0);
   CHECK(std::abs(static_cast<double>(kept) / 100000.0 - 0.7) < 0.01);
   manual_seed(11);
   CHECK(max_abs_diff(vals(F::dropout(x, 0.3)), v) == 0.0);  // same seed, same mask

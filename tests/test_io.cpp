@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <random>
 #include <sstream>
 
 using namespace phasor;
@@ -360,6 +361,10 @@ TEST_CASE("npz round trip: every dtype, stored and compressed") {
   io::save_npz(dir / "s2.npz", sd);
   CHECK(read_bytes(dir / "s.npz") == read_bytes(dir / "s2.npz"));
   io::save_npz(dir / "e.npz", io::NamedTensors{});
+  io::save_npz(dir / "brace.npz", {{"z", ones({2})}, {"a", zeros({1}, int64)}});  // brace list: kept in order
+  const std::string zb = read_bytes(dir / "brace.npz");
+  CHECK(zb.find("z.npy") < zb.find("a.npy"));
+  CHECK(io::load_npz(dir / "brace.npz").size() == 2);
   CHECK(io::load_npz(dir / "e.npz").empty());
 }
 
@@ -384,6 +389,13 @@ TEST_CASE("npz writer and reader errors") {
   a[data_pos] = static_cast<char>(a[data_pos] ^ 0x40);
   write_bytes(dir / "bad.npz", a);
   CHECK_THROWS_WITH_AS(io::load_npz(dir / "bad.npz"), doctest::Contains("CRC mismatch in entry 'x.npy'"), Error);
+  // Damage inside the entry's .npy header also reports as a CRC mismatch (not as a bad header).
+  std::string h = read_bytes(dir / "a.npz");
+  const std::size_t descr_pos = h.find("<f8");
+  REQUIRE(descr_pos != std::string::npos);
+  h[descr_pos + 1] = 'q';
+  write_bytes(dir / "badh.npz", h);
+  CHECK_THROWS_WITH_AS(io::load_npz(dir / "badh.npz"), doctest::Contains("CRC mismatch in entry 'x.npy'"), Error);
   // Deflated entry with corrupted stream
   io::save_npz(dir / "c.npz", StateDict{{"x", zeros({64}, float64)}}, true);
   std::string c = read_bytes(dir / "c.npz");
@@ -595,6 +607,39 @@ TEST_CASE("safetensors: every truncation errors; header flips never change shape
       }
     }
   CHECK(errors > static_cast<int>(n));
+}
+
+TEST_CASE("random multi-byte corruption of every format: Error or success, never a crash") {
+  TempDir dir;
+  const StateDict sd{{"w", sample({3, 4}, float32)}, {"c", sample({2}, complex64)}, {"n", sample({5}, int64)},
+                     {"b", sample({2, 2}, bool_)}};
+  io::save_npy(dir / "g.npy", sd.at("w"));
+  io::save_npz(dir / "g.npz", sd);
+  io::save_npz(dir / "gc.npz", sd, true);
+  io::save_safetensors(dir / "g.st", sd, {{"k", "v"}});
+  std::mt19937 rng(2024);
+  for (const std::string name : {"g.npy", "g.npz", "gc.npz", "g.st"}) {
+    const std::string good = read_bytes(dir / name);
+    int errors = 0, loads = 0;
+    for (int trial = 0; trial < 300; ++trial) {
+      std::string bad = good;
+      const int flips = 1 + static_cast<int>(rng() % 4);
+      for (int k = 0; k < flips; ++k) bad[rng() % bad.size()] = static_cast<char>(rng() & 0xFF);
+      if (rng() % 4 == 0) bad.resize(rng() % bad.size());
+      write_bytes(dir / "x", bad);
+      try {
+        if (name == "g.npy") (void)io::load_npy(dir / "x");
+        else if (name == "g.st") (void)io::load_safetensors(dir / "x");
+        else (void)io::load_npz(dir / "x");
+        ++loads;
+      } catch (const Error&) {
+        ++errors;
+      }
+    }
+    CAPTURE(name);
+    CHECK(errors + loads == 300);
+    CHECK(errors > 0);
+  }
 }
 
 // ==== checkpoints ==================================================================================

@@ -10,6 +10,7 @@
 
 using namespace phasor;
 using phasor::test::vals;
+using phasor::test::check_close;
 namespace F = phasor::nn::functional;
 using nn::Reduction;
 using G = std::vector<Tensor>;
@@ -26,12 +27,6 @@ std::vector<double> reduce_ref(const std::vector<LD>& v, Reduction r) {
   for (LD x : v) s += x;
   if (r == Reduction::mean) s /= static_cast<LD>(v.size());
   return {static_cast<double>(s)};
-}
-
-void check_close(const Tensor& t, const std::vector<double>& ref, double tol = 1e-12) {
-  auto v = vals(t);
-  REQUIRE(v.size() == ref.size());
-  for (std::size_t i = 0; i < v.size(); ++i) CHECK(v[i] == doctest::Approx(ref[i]).epsilon(tol).scale(1.0));
 }
 
 const Reduction kReductions[] = {Reduction::none, Reduction::mean, Reduction::sum};
@@ -143,6 +138,9 @@ TEST_CASE("softmax and log_softmax match direct loops and are stable") {
   // 0-d
   CHECK(F::softmax(full({}, 3.0, float64), 0).item<double>() == 1.0);
   CHECK(F::log_softmax(full({}, 3.0, float64), -1).item<double>() == 0.0);
+  // empty input
+  CHECK(F::softmax(zeros({3, 0}), 1).shape() == Shape{3, 0});
+  CHECK(F::log_softmax(zeros({0, 4}), 1).shape() == Shape{0, 4});
   // rows sum to one
   auto rs = vals(F::softmax(x, 1).sum({1}));
   for (double v : rs) CHECK(v == doctest::Approx(1.0));

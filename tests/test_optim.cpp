@@ -244,6 +244,15 @@ TEST_CASE("optim: updates run in place, without autograd, and skip parameters wi
   opt.zero_grad(/*set_to_none=*/false);
   REQUIRE(a.grad().defined());
   CHECK(vals(a.grad()) == std::vector<double>{0, 0, 0});
+  // step(closure) evaluates the closure first and returns its loss
+  Tensor l = opt.step([&] {
+    opt.zero_grad();
+    Tensor loss = (a * a).sum() * 0.5;
+    loss.backward();
+    return loss;
+  });
+  CHECK(l.item<double>() == 0);
+  CHECK_FALSE(opt.step().defined());
 }
 
 TEST_CASE("optim: a non-contiguous parameter is updated like its contiguous copy") {
@@ -454,6 +463,40 @@ TEST_CASE("optim: LBFGS reproduces PyTorch's iterates on Rosenbrock") {
     CHECK(opt.func_evals() == c.evals2);
     CHECK(opt.n_iter() == c.n2);
   }
+}
+
+TEST_CASE("optim: LBFGS over several parameters equals one stacked parameter; float32") {
+  auto opts = optim::LBFGSOptions(1.0).max_iter(12).history_size(4).line_search_fn("strong_wolfe");
+  Tensor x = from_vector(std::vector<double>{-1.5, 2.0}).requires_grad_();
+  Tensor a = from_vector(std::vector<double>{-1.5}).requires_grad_(), b = from_vector(std::vector<double>{2.0}).requires_grad_();
+  optim::LBFGS o1({x}, opts), o2({a, b}, opts);
+  auto f2 = [](const Tensor& u, const Tensor& v) { return ((1.0 - u).square() + 100.0 * (v - u.square()).square()).sum(); };
+  for (int k = 0; k < 2; ++k) {
+    o1.step([&] {
+      o1.zero_grad();
+      Tensor l = rosenbrock(x);
+      l.backward();
+      return l;
+    });
+    o2.step([&] {
+      o2.zero_grad();
+      Tensor l = f2(a, b);
+      l.backward();
+      return l;
+    });
+  }
+  check_close(vals(x), std::vector<double>{a.item<double>(), b.item<double>()}, 1e-14);
+  CHECK(o1.func_evals() == o2.func_evals());
+  // float32 parameters: same path, converges on Rosenbrock too
+  Tensor y = from_vector(std::vector<float>{-1.5f, 2.0f}).requires_grad_();
+  optim::LBFGS o3({y}, optim::LBFGSOptions(1.0).max_iter(200).line_search_fn("strong_wolfe"));
+  o3.step([&] {
+    o3.zero_grad();
+    Tensor l = rosenbrock(y);
+    l.backward();
+    return l;
+  });
+  check_close(vals(y), std::vector<double>{1.0, 1.0}, 0, 1e-3);
 }
 
 TEST_CASE("optim: LBFGS with strong Wolfe on a quadratic matches PyTorch") {

@@ -67,6 +67,7 @@ TEST_CASE("ProgressBar live mode redraws at most ~10x per second") {
     for (int i = 0; i < 200; ++i) {
       now += 0.015625;  // exact in binary: 3.125 s in total
       bar.update();
+      if (i == 100) bar.set_postfix("loss", 0.012345678);
       if (i == 150) bar.set_postfix("loss=0.5");
     }
     CHECK(bar.count() == 200);
@@ -79,6 +80,7 @@ TEST_CASE("ProgressBar live mode redraws at most ~10x per second") {
   CHECK(count_of(out, '\n') == 1);
   CHECK(out.back() == '\n');
   CHECK(out.find("200/200 [00:03<00:00, 64.0it/s, loss=0.5]") != std::string::npos);
+  CHECK(out.find(", loss=0.01235]") != std::string::npos);
 }
 
 TEST_CASE("ProgressBar summary and silent modes; automatic is summary when not a terminal") {

@@ -6,6 +6,7 @@
 // (magic, header, sizes, offsets, CRCs) and throws phasor::Error naming the op, the path and the
 // problem for missing, truncated, corrupt or unsupported files; it never reads out of bounds.
 #pragma once
+#include <initializer_list>
 #include <map>
 #include <string>
 #include <utility>
@@ -33,6 +34,11 @@ Tensor load_npy(const std::string& path);
 void save_npz(const std::string& path, const NamedTensors& tensors, bool compressed = false);
 /// Writes a StateDict as a NumPy .npz archive (entries in name order), deflated when `compressed`.
 void save_npz(const std::string& path, const StateDict& tensors, bool compressed = false);
+/// Writes `{{"x", x}, {"y", y}}` as a .npz archive in the order given (resolves the brace-list ambiguity).
+inline void save_npz(const std::string& path, std::initializer_list<std::pair<std::string, Tensor>> tensors,
+                     bool compressed = false) {
+  save_npz(path, NamedTensors(tensors.begin(), tensors.end()), compressed);
+}
 /// Reads a .npz archive (stored or deflated entries, zip64 too); keys are entry names without ".npy".
 StateDict load_npz(const std::string& path);
 

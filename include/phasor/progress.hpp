@@ -34,6 +34,8 @@ class ProgressBar {
   void update(std::int64_t n = 1);
   /// Text shown after the rate, e.g. "loss=0.0123".
   void set_postfix(std::string postfix);
+  /// Shows "name=value" (4 significant digits) after the rate, e.g. set_postfix("loss", 0.01234).
+  void set_postfix(const std::string& name, double value);
   /// Text shown before the percentage.
   void set_description(std::string description);
   /// Draws the final state and ends the line (summary mode: prints the one summary line); idempotent.

@@ -1,4 +1,4 @@
-// src/io/io_util.hpp - pieces shared by the file formats: error helper, whole-file reads, atomic
+// src/io/io_util.hpp - pieces shared by the file formats: error helper, positioned reads, atomic
 // writes, CRC-32, element decoding of foreign types, and the .npy header codec.
 #pragma once
 #include <cstddef>
@@ -13,9 +13,6 @@ namespace phasor::io::detail {
 
 /// Throws Error(op, "'path': what").
 [[noreturn]] void fail(const char* op, const std::string& path, const std::string& what);
-
-/// The whole file's bytes; throws naming `op` and `path` when it cannot be opened or read.
-std::vector<unsigned char> read_file(const std::string& path, const char* op);
 
 /// A regular file opened for positioned reads (lets readers fill tensors without a staging copy).
 class InputFile {
@@ -63,6 +60,8 @@ class AtomicWriter {
 
 /// CRC-32 (zip / IEEE 802.3 polynomial), continuing from `crc` (0 to start).
 std::uint32_t crc32(std::uint32_t crc, const void* data, std::size_t n);
+/// The same CRC-32 from phasor's own table (used when zlib is absent).
+std::uint32_t crc32_portable(std::uint32_t crc, const void* data, std::size_t n);
 
 /// A CPU, contiguous, autograd-free tensor with t's values (t itself when already so).
 Tensor host_contiguous(const Tensor& t, const char* op);

@@ -3,6 +3,7 @@
 // (zlib, raw deflate), zip64 records only when a size or offset needs them, fixed 1980-01-01 time
 // stamps so equal inputs give byte-identical files. Reader: locates the end record, walks the central
 // directory (zip64 aware), checks every size and offset against the file, inflates, verifies CRC-32.
+#include <algorithm>
 #include <cstring>
 #include <set>
 
@@ -237,45 +238,59 @@ void save_npz(const std::string& path, const StateDict& tensors, bool compressed
 }
 
 StateDict load_npz(const std::string& path) {
+  // Reads the end record and central directory, then each entry: stored entries go straight from the
+  // file into their tensors (CRC computed on the way), deflated ones through an inflate buffer.
   const char* op = "load_npz";
-  const auto buf = detail::read_file(path, op);
-  const unsigned char* p = buf.data();
-  const std::uint64_t n = buf.size();
+  const detail::InputFile f(path, op);
+  const std::uint64_t n = f.size();
   if (n < 22) fail(op, path, "not a zip archive (" + std::to_string(n) + " bytes, too short)");
   // End of central directory: scan back over a possible archive comment.
-  std::uint64_t eocd = 0;
+  const std::uint64_t tail_len = n < 22 + 0xFFFF ? n : 22 + 0xFFFF;
+  const std::uint64_t tail_off = n - tail_len;
+  std::vector<unsigned char> tail(static_cast<std::size_t>(tail_len));
+  f.read_at(tail_off, tail.data(), tail.size());
+  const unsigned char* t = tail.data();
+  std::uint64_t epos = 0;  // within tail
   bool found = false;
-  const std::uint64_t lowest = n - 22 > 0xFFFF ? n - 22 - 0xFFFF : 0;
-  for (std::uint64_t pos = n - 22 + 1; pos-- > lowest;) {
-    if (rd32(p + pos) == 0x06054b50 && pos + 22 + rd16(p + pos + 20) <= n) {
-      eocd = pos;
+  for (std::uint64_t pos = tail_len - 22 + 1; pos-- > 0;) {
+    if (rd32(t + pos) == 0x06054b50 && pos + 22 + rd16(t + pos + 20) <= tail_len) {
+      epos = pos;
       found = true;
       break;
     }
   }
   if (!found) fail(op, path, "not a zip archive (no end-of-central-directory record; truncated?)");
-  if (rd16(p + eocd + 4) != 0 || rd16(p + eocd + 6) != 0) fail(op, path, "multi-disk zip archives are not supported");
-  std::uint64_t count = rd16(p + eocd + 10);
-  std::uint64_t cd_size = rd32(p + eocd + 12);
-  std::uint64_t cd_offset = rd32(p + eocd + 16);
+  const std::uint64_t eocd = tail_off + epos;
+  if (rd16(t + epos + 4) != 0 || rd16(t + epos + 6) != 0) fail(op, path, "multi-disk zip archives are not supported");
+  std::uint64_t count = rd16(t + epos + 10);
+  std::uint64_t cd_size = rd32(t + epos + 12);
+  std::uint64_t cd_offset = rd32(t + epos + 16);
   std::uint64_t cd_limit = eocd;  // the central directory ends before this
   if (count == 0xFFFF || cd_size == 0xFFFFFFFFu || cd_offset == 0xFFFFFFFFu) {
-    if (eocd < 20 || rd32(p + eocd - 20) != 0x07064b50) fail(op, path, "corrupt zip: missing zip64 locator");
-    const std::uint64_t z = rd64(p + eocd - 20 + 8);
-    if (z > eocd - 20 || eocd - 20 - z < 56 || rd32(p + z) != 0x06064b50)
-      fail(op, path, "corrupt zip: bad zip64 end-of-central-directory offset");
-    count = rd64(p + z + 32);
-    cd_size = rd64(p + z + 40);
-    cd_offset = rd64(p + z + 48);
+    unsigned char loc[20];
+    if (eocd < 20) fail(op, path, "corrupt zip: missing zip64 locator");
+    f.read_at(eocd - 20, loc, 20);
+    if (rd32(loc) != 0x07064b50) fail(op, path, "corrupt zip: missing zip64 locator");
+    const std::uint64_t z = rd64(loc + 8);
+    unsigned char rec[56];
+    if (z > eocd - 20 || eocd - 20 - z < 56) fail(op, path, "corrupt zip: bad zip64 end-of-central-directory offset");
+    f.read_at(z, rec, 56);
+    if (rd32(rec) != 0x06064b50) fail(op, path, "corrupt zip: bad zip64 end-of-central-directory record");
+    count = rd64(rec + 32);
+    cd_size = rd64(rec + 40);
+    cd_offset = rd64(rec + 48);
     cd_limit = z;
   }
   if (cd_offset > cd_limit || cd_size > cd_limit - cd_offset)
     fail(op, path, "corrupt zip: central directory (offset " + std::to_string(cd_offset) + ", size " +
                        std::to_string(cd_size) + ") lies outside the file");
   if (count > cd_size / 46) fail(op, path, "corrupt zip: " + std::to_string(count) + " entries cannot fit the central directory");
+  std::vector<unsigned char> cdbuf(static_cast<std::size_t>(cd_size));
+  f.read_at(cd_offset, cdbuf.data(), cdbuf.size());
+  const unsigned char* p = cdbuf.data();
   StateDict out;
-  std::uint64_t q = cd_offset;
-  const std::uint64_t cd_end = cd_offset + cd_size;
+  std::uint64_t q = 0;
+  const std::uint64_t cd_end = cd_size;
   for (std::uint64_t k = 0; k < count; ++k) {
     if (cd_end - q < 46 || rd32(p + q) != 0x02014b50)
       fail(op, path, "corrupt zip: bad central directory entry " + std::to_string(k));
@@ -300,12 +315,12 @@ StateDict load_npz(const std::string& path) {
         const std::uint32_t id = rd16(x), len = rd16(x + 2);
         if (static_cast<std::uint64_t>(xend - x - 4) < len) break;
         if (id == 0x0001) {
-          const unsigned char* f = x + 4;
+          const unsigned char* fld = x + 4;
           const std::uint32_t need = 8u * (need_u + need_c + need_o);
           if (len < need) fail(op, path, "corrupt zip: short zip64 extra field in entry '" + e.name + "'");
-          if (need_u) e.usize = rd64(f), f += 8;
-          if (need_c) e.csize = rd64(f), f += 8;
-          if (need_o) e.offset = rd64(f);
+          if (need_u) e.usize = rd64(fld), fld += 8;
+          if (need_c) e.csize = rd64(fld), fld += 8;
+          if (need_o) e.offset = rd64(fld);
           got = true;
           break;
         }
@@ -315,30 +330,66 @@ StateDict load_npz(const std::string& path) {
     }
     q += 46 + nlen + elen + clen;
     const std::string& nm = e.name;
+    const std::string where = path + ":" + nm;
     if (flags & 1) fail(op, path, "entry '" + nm + "' is encrypted");
     if (nm.size() < 4 || nm.compare(nm.size() - 4, 4, ".npy") != 0)
       fail(op, path, "entry '" + nm + "' is not a .npy array");
     // Local header: only its name and extra lengths matter (sizes may be deferred to a data descriptor).
-    if (e.offset > n || n - e.offset < 30 || rd32(p + e.offset) != 0x04034b50)
-      fail(op, path, "corrupt zip: bad local header for entry '" + nm + "'");
-    const std::uint64_t data = e.offset + 30 + rd16(p + e.offset + 26) + rd16(p + e.offset + 28);
+    unsigned char lh[30];
+    if (e.offset > n || n - e.offset < 30) fail(op, path, "corrupt zip: bad local header offset for entry '" + nm + "'");
+    f.read_at(e.offset, lh, 30);
+    if (rd32(lh) != 0x04034b50) fail(op, path, "corrupt zip: bad local header for entry '" + nm + "'");
+    const std::uint64_t data = e.offset + 30 + rd16(lh + 26) + rd16(lh + 28);
     if (data > n || e.csize > n - data)
       fail(op, path, "corrupt zip: data of entry '" + nm + "' (" + std::to_string(e.csize) +
                          " bytes) runs past the end of the file");
-    std::vector<unsigned char> inflated;
-    const unsigned char* img = p + data;
+    const std::string crc_error = "CRC mismatch in entry '" + nm + "' (data corrupt)";
+    Tensor tensor;
     if (e.method == 0) {
       if (e.csize != e.usize) fail(op, path, "corrupt zip: stored entry '" + nm + "' has different sizes");
+      std::uint32_t crc = 0;
+      try {
+        unsigned char pre[12] = {};
+        const std::size_t avail = static_cast<std::size_t>(std::min<std::uint64_t>(e.usize, 12));
+        f.read_at(data, pre, avail);
+        const std::uint64_t off = detail::npy_data_offset(pre, avail, e.usize, op, where);
+        std::vector<unsigned char> head(static_cast<std::size_t>(off));
+        f.read_at(data, head.data(), head.size());
+        const detail::NpyInfo info = detail::npy_parse(head.data(), off, e.usize, op, where);
+        crc = detail::crc32(0, head.data(), head.size());
+        tensor = detail::npy_load(
+            info,
+            [&](void* dst, std::size_t bytes) {
+              f.read_at(data + off, dst, bytes);
+              crc = detail::crc32(crc, dst, bytes);
+            },
+            op, where);
+      } catch (const Error&) {
+        // A damaged entry reports as such rather than as whatever its damage looks like.
+        std::uint32_t c = 0;
+        std::vector<unsigned char> chunk(1 << 20);
+        for (std::uint64_t at = 0; at < e.usize;) {
+          const std::size_t m = static_cast<std::size_t>(std::min<std::uint64_t>(chunk.size(), e.usize - at));
+          f.read_at(data + at, chunk.data(), m);
+          c = detail::crc32(c, chunk.data(), m);
+          at += m;
+        }
+        if (c != e.crc) fail(op, path, crc_error);
+        throw;
+      }
+      if (crc != e.crc) fail(op, path, crc_error);
     } else if (e.method == 8) {
 #ifdef PHASOR_HAVE_ZLIB
       // Deflate expands at most ~1032:1; larger claims are corrupt (and would waste memory).
       if (e.usize > e.csize * 1100 + 4096)
         fail(op, path, "corrupt zip: entry '" + nm + "' claims " + std::to_string(e.usize) + " bytes from " +
                            std::to_string(e.csize) + " compressed");
-      inflated.resize(e.usize);
+      std::vector<unsigned char> packed(static_cast<std::size_t>(e.csize));
+      f.read_at(data, packed.data(), packed.size());
+      std::vector<unsigned char> inflated(static_cast<std::size_t>(e.usize));
       z_stream zs{};
       if (inflateInit2(&zs, -MAX_WBITS) != Z_OK) fail(op, path, "zlib inflateInit failed");
-      zs.next_in = const_cast<unsigned char*>(p + data);
+      zs.next_in = packed.data();
       std::uint64_t in_left = e.csize, out_left = e.usize;
       unsigned char* out_p = inflated.data();
       unsigned char dummy = 0;
@@ -366,18 +417,16 @@ StateDict load_npz(const std::string& path) {
       if (rc != Z_STREAM_END || out_left != 0)
         fail(op, path, "corrupt zip: entry '" + nm + "' does not inflate to its recorded " + std::to_string(e.usize) +
                            " bytes");
-      img = inflated.data();
+      if (detail::crc32(0, inflated.data(), inflated.size()) != e.crc) fail(op, path, crc_error);
+      tensor = detail::npy_decode(inflated.data(), inflated.size(), op, where);
 #else
       fail(op, path, "entry '" + nm + "' is deflated and this build of phasor lacks zlib");
 #endif
     } else {
       fail(op, path, "entry '" + nm + "' uses unsupported zip compression method " + std::to_string(e.method));
     }
-    const std::uint32_t crc = detail::crc32(0, img, static_cast<std::size_t>(e.usize));
-    if (crc != e.crc) fail(op, path, "CRC mismatch in entry '" + nm + "' (data corrupt)");
-    const std::string key = nm.substr(0, nm.size() - 4);
-    Tensor t = detail::npy_decode(img, static_cast<std::size_t>(e.usize), op, path + ":" + nm);
-    if (!out.emplace(key, std::move(t)).second) fail(op, path, "duplicate entry '" + nm + "'");
+    if (!out.emplace(nm.substr(0, nm.size() - 4), std::move(tensor)).second)
+      fail(op, path, "duplicate entry '" + nm + "'");
   }
   return out;
 }

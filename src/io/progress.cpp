@@ -66,6 +66,7 @@ void ProgressBar::update(std::int64_t n) {
 }
 
 void ProgressBar::set_postfix(std::string postfix) { postfix_ = std::move(postfix); }
+void ProgressBar::set_postfix(const std::string& name, double value) { postfix_ = name + "=" + fmt("%.4g", value); }
 void ProgressBar::set_description(std::string description) { description_ = std::move(description); }
 
 void ProgressBar::close() {

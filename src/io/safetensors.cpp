@@ -48,6 +48,14 @@ class JsonParser {
   [[noreturn]] void err(const std::string& what) {
     fail(op_, path_, "bad JSON header at byte " + std::to_string(p_ - b_) + ": " + what);
   }
+  /// Rejects an object with a repeated key (O(n log n): headers may list many tensors).
+  void check_unique(const Json& v) {
+    std::vector<const std::string*> keys;
+    for (const auto& kv : v.obj) keys.push_back(&kv.first);
+    std::sort(keys.begin(), keys.end(), [](const std::string* a, const std::string* b) { return *a < *b; });
+    for (std::size_t k = 1; k < keys.size(); ++k)
+      if (*keys[k] == *keys[k - 1]) err("duplicate key \"" + *keys[k] + "\"");
+  }
   void ws() {
     while (p_ != e_ && (*p_ == ' ' || *p_ == '\t' || *p_ == '\n' || *p_ == '\r')) ++p_;
   }
@@ -77,8 +85,6 @@ class JsonParser {
           ws();
           if (p_ == e_ || *p_ != '"') err("expected a string key");
           std::string key = string();
-          for (const auto& kv : v.obj)
-            if (kv.first == key) err("duplicate key \"" + key + "\"");
           ws();
           if (p_ == e_ || *p_ != ':') err("expected ':'");
           ++p_;
@@ -90,6 +96,7 @@ class JsonParser {
           }
           if (p_ != e_ && *p_ == '}') {
             ++p_;
+            check_unique(v);
             return v;
           }
           err("expected ',' or '}'");

@@ -1,14 +1,15 @@
 // src/nn/conv.cpp - functional linear, convolutions, unfold/fold and dropout.
 //
 // Note [convolution as matmul]
-// conv_nd lowers a convolution to the two unfold/fold primitives (src/nn/conv_kernels.cpp) and
-// the BLAS-backed matmul:
-//   cols = unfold(x)                                   (N, C*K, L)
-//   out  = w.reshape(g, O/g, C/g*K) @ cols.reshape(N, g, C/g*K, L)   -> (N, O, *out)
-// so every gradient (and gradient of gradient) comes from matmul's and unfold/fold's own.
-// Non-zero padding modes pad the input with pad() first; zero padding happens inside unfold (no
-// padded copy). A 1x1 kernel without padding skips unfold: the (strided) input is already the
-// column matrix, so the convolution is one matmul.
+// A convolution is a matrix product with the unfolded input: with cols = unfold(x) (N, C*K, L),
+//   out = w.reshape(groups, O/groups, C/groups*K) @ cols.reshape(N, groups, C/groups*K, L)
+// conv_nd runs it through three primitives (src/nn/conv_kernels.cpp, Note [convolution
+// primitives]) that unfold a cache-sized chunk of the batch at a time and multiply it with BLAS, and
+// whose gradients are each other, so gradients of any order work and the column matrix of the
+// whole batch is never stored. Non-zero padding modes pad the input with pad() first; zero
+// padding happens inside the unfold (no padded copy). A 1x1 kernel with stride 1 and no padding
+// skips the unfold: the input is already the column matrix, so it is one gemm per sample.
+// The public unfold/fold are the same kernels as primitives of their own (each the other's gradient).
 #include "phasor/nn/conv.hpp"
 
 #include <cmath>
@@ -276,25 +277,7 @@ Tensor conv_nd(const Tensor& x, const Tensor& weight, const Tensor& bias, const 
       g.in = spatial_of(xb.shape(), 2);
       g.pad_lo.assign(lo.size(), 0);
     }
-    bool pointwise = true;  // 1x1 kernel reading the input directly
-    for (std::size_t d = 0; d < kernel.size(); ++d) pointwise = pointwise && kernel[d] == 1 && g.pad_lo[d] == 0;
-    const std::int64_t K = g.kernel_numel(), L = g.out_numel();
-    Tensor cols;
-    if (pointwise) {
-      Tensor xs = xb;
-      for (std::size_t d = 0; d < stride.size(); ++d)
-        if (stride[d] != 1 || g.out[d] != g.in[d])
-          xs = xs.slice(static_cast<std::int64_t>(d) + 2, 0, (g.out[d] - 1) * stride[d] + 1, stride[d]);
-      cols = xs.reshape({N, C, L});
-    } else {
-      cols = detail::unfold_op(xb, g);
-    }
-    Tensor out;
-    if (groups == 1) {
-      out = matmul(weight.reshape({O, Cg * K}), cols);
-    } else {
-      out = matmul(weight.reshape({groups, O / groups, Cg * K}), cols.reshape({N, groups, Cg * K, L}));
-    }
+    Tensor out = detail::conv_op(xb, weight, detail::ConvSpec{g, groups});
     Shape os{N, O};
     os.insert(os.end(), g.out.begin(), g.out.end());
     out = out.reshape(os);

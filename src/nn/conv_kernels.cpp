@@ -14,12 +14,18 @@
 // (n, c) planes (each thread owns its planes, so the accumulation has no races).
 #include "nn/conv_kernels.hpp"
 
+#include <cblas.h>
+#include <omp.h>
+
 #include <algorithm>
+#include <climits>
 #include <cstring>
 
 #include "autodiff/node.hpp"
 #include "core/elementwise.hpp"
 #include "phasor/creation.hpp"
+#include "phasor/linalg.hpp"
+#include "phasor/ops.hpp"
 
 namespace phasor::detail {
 
@@ -96,14 +102,14 @@ int threads_for(std::int64_t parts, std::int64_t work) {
 }
 
 template <class T>
-void unfold_kernel(const T* x, T* cols, std::int64_t NC, const ConvGeometry& g) {
+void unfold_kernel(const T* x, T* cols, std::int64_t NC, const ConvGeometry& g, bool parallel = true) {
   const auto D = g.in.size();
   const std::int64_t K = g.kernel_numel(), L = g.out_numel(), P = g.in_numel();
   const std::int64_t W = g.out[D - 1], s = g.stride[D - 1];
   const Shape in_strides = contiguous_strides(g.in);
   const std::vector<Tap> taps = make_taps(g);
   const std::int64_t rows = NC * K;
-  const int threads = threads_for(rows, rows * L);
+  const int threads = parallel ? threads_for(rows, rows * L) : 1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
   for (std::int64_t r = 0; r < rows; ++r) {
     const T* src = x + (r / K) * P;
@@ -129,13 +135,13 @@ void unfold_kernel(const T* x, T* cols, std::int64_t NC, const ConvGeometry& g) 
 }
 
 template <class T>
-void fold_kernel(const T* cols, T* y, std::int64_t NC, const ConvGeometry& g) {
+void fold_kernel(const T* cols, T* y, std::int64_t NC, const ConvGeometry& g, bool parallel = true) {
   const auto D = g.in.size();
   const std::int64_t K = g.kernel_numel(), L = g.out_numel(), P = g.in_numel();
   const std::int64_t W = g.out[D - 1], s = g.stride[D - 1];
   const Shape in_strides = contiguous_strides(g.in);
   const std::vector<Tap> taps = make_taps(g);
-  const int threads = threads_for(NC, NC * K * L);
+  const int threads = parallel ? threads_for(NC, NC * K * L) : 1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
   for (std::int64_t nc = 0; nc < NC; ++nc) {
     T* plane = y + nc * P;
@@ -185,17 +191,22 @@ Tensor unfold_forward(const Tensor& x, const ConvGeometry& g) {
   return cols;
 }
 
-Tensor fold_forward(const Tensor& cols, const ConvGeometry& g) {
+/// Writes fold(cols) into the contiguous tensor y (N, C, *in).
+void fold_into(const Tensor& cols, const ConvGeometry& g, const Tensor& y) {
+  if (y.numel() == 0) return;
   const Tensor cc = cols.contiguous();
+  visit_float(cols.dtype(), "fold", [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    fold_kernel<T>(static_cast<const T*>(cc.data_ptr()), static_cast<T*>(y.data_ptr()), y.size(0) * y.size(1), g);
+  });
+}
+
+Tensor fold_forward(const Tensor& cols, const ConvGeometry& g) {
   const std::int64_t N = cols.size(0), K = g.kernel_numel(), C = cols.size(1) / K;
   Shape ys{N, C};
   ys.insert(ys.end(), g.in.begin(), g.in.end());
   Tensor y = make_tensor(ys, cols.dtype(), cols.device());
-  if (y.numel() == 0) return y;
-  visit_float(cols.dtype(), "fold", [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    fold_kernel<T>(static_cast<const T*>(cc.data_ptr()), static_cast<T*>(y.data_ptr()), N * C, g);
-  });
+  fold_into(cols, g, y);
   return y;
 }
 
@@ -209,6 +220,246 @@ Tensor fold_op(const Tensor& cols, const ConvGeometry& g) {
   return apply_op(
       "fold", {cols}, kSaveNone, [&](const G& in) { return fold_forward(in[0], g); },
       [g](const Ctx&, const G& gr) { return G{unfold_op(gr[0], g)}; });
+}
+
+
+// ---- convolution primitives -----------------------------------------------------------------------
+//
+// Note [convolution primitives]
+// A convolution with zero padding is out_n = W U(x_n) (W = weight as (O, C*K) per group, U = unfold).
+// Three bilinear maps (no conjugation) close under differentiation:
+//   conv(x, w)          = W U(x_n)                 (N, O, L)
+//   conv_input(g, w)    = fold(W^T g_n)            (N, C, *in)    adjoint of conv in x
+//   conv_weight(x, g)   = sum_n g_n U(x_n)^T       (O, C/groups, *k)  adjoint of conv in w
+// With the dL/dz* convention the gradient of a map that is linear in an argument is its adjoint
+// (conjugate transpose) applied to the cotangent, which gives
+//   conv:        dx = conv_input(G, w*),  dw = conv_weight(x*, G)
+//   conv_input:  dg = conv(H, w*),        dw = conv_weight(H, g*)
+//   conv_weight: dx = conv_input(g*, H),  dg = conv(x*, H)
+// so gradients of every order stay within the three. Their kernels walk the batch in chunks whose
+// columns U(x_chunk) fit in cache (kChunkBytes), so the (N, C*K, L) column matrix of the whole
+// batch is never materialized or saved: a chunk is unfolded, multiplied and dropped while hot.
+// A 1x1 kernel with stride 1 and no padding skips im2col entirely: the input is the column matrix
+// (and conv_input's gemm writes dx directly), so the convolution is one gemm per sample.
+namespace {
+
+/// Columns per chunk stay under this many bytes (fits in cache with the output block).
+constexpr std::int64_t kChunkBytes = std::int64_t(4) << 20;
+/// Below this many multiply-adds a convolution stays on one thread.
+constexpr std::int64_t kConvParallelWork = std::int64_t(1) << 21;
+
+Tensor cj(const Tensor& t) { return t.is_complex() ? t.conj() : t; }
+
+/// Row-major C (M, N) = alpha op(A) op(B) + beta C through cblas (BLAS is single-threaded inside a
+/// parallel region: the OpenMP build of OpenBLAS checks omp_in_parallel()).
+template <class T>
+void gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, const T* A, std::int64_t lda, const T* B,
+          std::int64_t ldb, bool accumulate, T* C, std::int64_t ldc) {
+  const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
+  const auto m = static_cast<blasint>(M), n = static_cast<blasint>(N), k = static_cast<blasint>(K);
+  const auto la = static_cast<blasint>(lda), lb = static_cast<blasint>(ldb), lc = static_cast<blasint>(ldc);
+  if constexpr (std::is_same_v<T, float>) {
+    cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, 1.0f, A, la, B, lb, accumulate ? 1.0f : 0.0f, C, lc);
+  } else if constexpr (std::is_same_v<T, double>) {
+    cblas_dgemm(CblasRowMajor, TA, TB, m, n, k, 1.0, A, la, B, lb, accumulate ? 1.0 : 0.0, C, lc);
+  } else {
+    const T one(1), beta(accumulate ? 1 : 0);
+    if constexpr (std::is_same_v<T, c64>)
+      cblas_cgemm(CblasRowMajor, TA, TB, m, n, k, &one, A, la, B, lb, &beta, C, lc);
+    else
+      cblas_zgemm(CblasRowMajor, TA, TB, m, n, k, &one, A, la, B, lb, &beta, C, lc);
+  }
+}
+
+/// How a convolution kernel walks the batch: chunks of `chunk` samples; `outer` threads each take
+/// whole chunks (kernels and BLAS single-threaded inside), or one thread walks the chunks and the
+/// unfold/fold kernels and BLAS use the threads themselves. Fewer, larger parallel regions also
+/// keep a loaded machine (threads descheduled at every barrier) from stalling.
+struct ChunkPlan {
+  std::int64_t chunk = 1, nchunks = 1;
+  int outer = 1;
+};
+
+struct Dims {
+  std::int64_t N, C, O, groups, Cg, Og, K, L, P;
+  std::int64_t CgK() const { return Cg * K; }
+};
+Dims dims_of(std::int64_t N, std::int64_t C, std::int64_t O, const ConvSpec& s) {
+  return {N, C, O, s.groups, C / s.groups, O / s.groups, s.geo.kernel_numel(), s.geo.out_numel(), s.geo.in_numel()};
+}
+
+/// True when the columns are the input itself (1x1 kernel, stride 1, no padding): no unfold/fold.
+bool is_pointwise(const ConvGeometry& g) {
+  for (std::size_t i = 0; i < g.in.size(); ++i)
+    if (g.kernel[i] != 1 || g.stride[i] != 1 || g.pad_lo[i] != 0 || g.out[i] != g.in[i]) return false;
+  return true;
+}
+
+ChunkPlan plan_chunks(const Dims& d, std::size_t itemsize) {
+  if (std::max({d.L, d.CgK(), d.Og}) > INT_MAX)
+    throw Error("conv", "matrix dims " + std::to_string(d.Og) + ", " + std::to_string(d.CgK()) + ", " +
+                            std::to_string(d.L) + " exceed the BLAS index range");
+  ChunkPlan p;
+  const std::int64_t per = std::max<std::int64_t>(d.C * d.K * d.L * static_cast<std::int64_t>(itemsize), 1);
+  p.chunk = std::clamp<std::int64_t>(kChunkBytes / per, 1, std::max<std::int64_t>(d.N, 1));
+  const int threads = get_num_threads();
+  const std::int64_t work = d.N * d.O * d.Cg * d.K * d.L;
+  if (threads > 1 && d.N >= 2 && work >= kConvParallelWork) {
+    p.chunk = std::min(p.chunk, (d.N + threads - 1) / threads);
+    p.outer = static_cast<int>(std::min<std::int64_t>(threads, (d.N + p.chunk - 1) / p.chunk));
+  }
+  p.nchunks = d.N == 0 ? 0 : (d.N + p.chunk - 1) / p.chunk;
+  return p;
+}
+
+/// Runs body(thread, first_sample, samples) over the chunks of `p`.
+template <class Body>
+void for_each_chunk(const ChunkPlan& p, std::int64_t N, Body&& body) {
+  if (p.outer <= 1) {
+    for (std::int64_t c = 0; c < p.nchunks; ++c) body(0, c * p.chunk, std::min(p.chunk, N - c * p.chunk));
+    return;
+  }
+#pragma omp parallel for num_threads(p.outer) schedule(static)
+  for (std::int64_t c = 0; c < p.nchunks; ++c) body(omp_get_thread_num(), c * p.chunk, std::min(p.chunk, N - c * p.chunk));
+}
+
+template <class F>
+void visit_conv(Dtype dt, F&& f) {
+  visit_float(dt, "conv", std::forward<F>(f));
+}
+
+Tensor conv_forward_kernel(const Tensor& x_, const Tensor& w_, const ConvSpec& s) {
+  const Tensor x = x_.contiguous(), w = w_.contiguous();
+  const Dims d = dims_of(x.size(0), x.size(1), w.size(0), s);
+  Tensor out = make_tensor({d.N, d.O, d.L}, x.dtype(), x.device());
+  if (out.numel() == 0) return out;
+  const ChunkPlan p = plan_chunks(d, x.itemsize());
+  const bool direct = is_pointwise(s.geo);
+  const std::int64_t ccols = direct ? 0 : p.chunk * d.C * d.K * d.L;  // column elements per chunk
+  Tensor buf = make_tensor({p.outer, ccols}, x.dtype(), x.device());
+  visit_conv(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* X = static_cast<const T*>(x.data_ptr());
+    const T* W = static_cast<const T*>(w.data_ptr());
+    T* Y = static_cast<T*>(out.data_ptr());
+    for_each_chunk(p, d.N, [&](int t, std::int64_t n0, std::int64_t nb) {
+      const T* cols = X + n0 * d.C * d.P;
+      if (!direct) {
+        T* c = static_cast<T*>(buf.data_ptr()) + t * ccols;
+        unfold_kernel<T>(X + n0 * d.C * d.P, c, nb * d.C, s.geo, p.outer <= 1);
+        cols = c;
+      }
+      for (std::int64_t j = 0; j < nb; ++j)
+        for (std::int64_t gi = 0; gi < d.groups; ++gi)  // (Og, CgK) @ (CgK, L)
+          gemm<T>(false, false, d.Og, d.L, d.CgK(), W + gi * d.Og * d.CgK(), d.CgK(),
+                  cols + (j * d.C * d.K + gi * d.CgK()) * d.L, d.L, false, Y + ((n0 + j) * d.O + gi * d.Og) * d.L, d.L);
+    });
+  });
+  return out;
+}
+
+Tensor conv_input_kernel(const Tensor& g_, const Tensor& w_, const ConvSpec& s, std::int64_t C) {
+  const Tensor g = g_.contiguous(), w = w_.contiguous();
+  const Dims d = dims_of(g.size(0), C, w.size(0), s);
+  Shape xs{d.N, d.C};
+  xs.insert(xs.end(), s.geo.in.begin(), s.geo.in.end());
+  Tensor dx = make_tensor(xs, g.dtype(), g.device());
+  if (dx.numel() == 0) return dx;
+  const ChunkPlan p = plan_chunks(d, g.itemsize());
+  const bool direct = is_pointwise(s.geo);  // the columns are dx itself
+  const std::int64_t ccols = direct ? 0 : p.chunk * d.C * d.K * d.L;
+  Tensor buf = make_tensor({p.outer, ccols}, g.dtype(), g.device());
+  visit_conv(g.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* Gp = static_cast<const T*>(g.data_ptr());
+    const T* W = static_cast<const T*>(w.data_ptr());
+    T* DX = static_cast<T*>(dx.data_ptr());
+    for_each_chunk(p, d.N, [&](int t, std::int64_t n0, std::int64_t nb) {
+      T* cols = direct ? DX + n0 * d.C * d.P : static_cast<T*>(buf.data_ptr()) + t * ccols;
+      for (std::int64_t j = 0; j < nb; ++j)
+        for (std::int64_t gi = 0; gi < d.groups; ++gi)  // (CgK, Og) = W_g^T @ (Og, L)
+          gemm<T>(true, false, d.CgK(), d.L, d.Og, W + gi * d.Og * d.CgK(), d.CgK(),
+                  Gp + ((n0 + j) * d.O + gi * d.Og) * d.L, d.L, false, cols + (j * d.C * d.K + gi * d.CgK()) * d.L, d.L);
+      if (!direct) fold_kernel<T>(cols, DX + n0 * d.C * d.P, nb * d.C, s.geo, p.outer <= 1);
+    });
+  });
+  return dx;
+}
+
+Tensor conv_weight_kernel(const Tensor& x_, const Tensor& g_, const ConvSpec& s, const Shape& w_shape) {
+  const Tensor x = x_.contiguous(), g = g_.contiguous();
+  const Dims d = dims_of(x.size(0), x.size(1), g.size(1), s);
+  const ChunkPlan p = plan_chunks(d, x.itemsize());
+  const bool direct = is_pointwise(s.geo);
+  const std::int64_t ccols = direct ? 0 : p.chunk * d.C * d.K * d.L, wn = d.O * d.CgK();
+  Tensor dw = zeros(w_shape, x.dtype(), x.device());
+  if (d.N == 0 || wn == 0) return dw;
+  // per thread: its columns and its partial weight gradient
+  Tensor buf = make_tensor({p.outer, ccols}, x.dtype(), x.device());
+  Tensor partial = zeros({p.outer, wn}, x.dtype(), x.device());
+  visit_conv(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    const T* X = static_cast<const T*>(x.data_ptr());
+    const T* Gp = static_cast<const T*>(g.data_ptr());
+    T* B = static_cast<T*>(buf.data_ptr());
+    T* A = static_cast<T*>(partial.data_ptr());
+    for_each_chunk(p, d.N, [&](int t, std::int64_t n0, std::int64_t nb) {
+      T* acc = A + t * wn;
+      const T* cols = X + n0 * d.C * d.P;
+      if (!direct) {
+        T* c = B + t * ccols;
+        unfold_kernel<T>(X + n0 * d.C * d.P, c, nb * d.C, s.geo, p.outer <= 1);
+        cols = c;
+      }
+      for (std::int64_t j = 0; j < nb; ++j)
+        for (std::int64_t gi = 0; gi < d.groups; ++gi)  // (Og, CgK) += (Og, L) @ (CgK, L)^T
+          gemm<T>(false, true, d.Og, d.CgK(), d.L, Gp + ((n0 + j) * d.O + gi * d.Og) * d.L, d.L,
+                  cols + (j * d.C * d.K + gi * d.CgK()) * d.L, d.L, true, acc + gi * d.Og * d.CgK(), d.CgK());
+    });
+    T* DW = static_cast<T*>(dw.data_ptr());
+    for (int t = 0; t < p.outer; ++t) {
+      const T* acc = A + t * wn;
+      for (std::int64_t i = 0; i < wn; ++i) DW[i] += acc[i];
+    }
+  });
+  return dw;
+}
+
+}  // namespace
+
+Tensor conv_op(const Tensor& x, const Tensor& w, const ConvSpec& s) {
+  return apply_op(
+      "conv", {x, w}, kSaveInputs, [&](const G& in) { return conv_forward_kernel(in[0], in[1], s); },
+      [s](const Ctx& c, const G& gr) {
+        Tensor dx, dw;
+        if (c.needs_grad(0)) dx = conv_input_op(gr[0], cj(c.input(1)), s, c.input_shape(0)[1]);
+        if (c.needs_grad(1)) dw = conv_weight_op(cj(c.input(0)), gr[0], s, c.input_shape(1));
+        return G{dx, dw};
+      });
+}
+
+Tensor conv_input_op(const Tensor& g, const Tensor& w, const ConvSpec& s, std::int64_t in_channels) {
+  return apply_op(
+      "conv_input", {g, w}, kSaveInputs,
+      [&](const G& in) { return conv_input_kernel(in[0], in[1], s, in_channels); },
+      [s](const Ctx& c, const G& gr) {
+        Tensor dg, dw;
+        if (c.needs_grad(0)) dg = conv_op(gr[0], cj(c.input(1)), s);
+        if (c.needs_grad(1)) dw = conv_weight_op(gr[0], cj(c.input(0)), s, c.input_shape(1));
+        return G{dg, dw};
+      });
+}
+
+Tensor conv_weight_op(const Tensor& x, const Tensor& g, const ConvSpec& s, const Shape& w_shape) {
+  return apply_op(
+      "conv_weight", {x, g}, kSaveInputs,
+      [&](const G& in) { return conv_weight_kernel(in[0], in[1], s, w_shape); },
+      [s](const Ctx& c, const G& gr) {
+        Tensor dx, dg;
+        if (c.needs_grad(0)) dx = conv_input_op(cj(c.input(1)), gr[0], s, c.input_shape(0)[1]);
+        if (c.needs_grad(1)) dg = conv_op(cj(c.input(0)), gr[0], s);
+        return G{dx, dg};
+      });
 }
 
 }  // namespace phasor::detail

@@ -24,4 +24,17 @@ Tensor unfold_op(const Tensor& x, const ConvGeometry& g);
 /// Adjoint of unfold_op: (N, C*K, L) -> (N, C, *in), summing overlaps; differentiable (gradient: unfold_op).
 Tensor fold_op(const Tensor& cols, const ConvGeometry& g);
 
+/// A convolution with zero padding (inside the geometry) and channel groups.
+struct ConvSpec {
+  ConvGeometry geo;         ///< window geometry (pad_lo = zero padding)
+  std::int64_t groups = 1;  ///< channel groups
+};
+
+/// out (N, O, L) = W U(x_n) for x (N, C, *in), w (O, C/groups, *k) (Note [convolution primitives]).
+Tensor conv_op(const Tensor& x, const Tensor& w, const ConvSpec& s);
+/// fold(W^T g_n): (N, O, L) -> (N, in_channels, *in), the adjoint of conv_op in x.
+Tensor conv_input_op(const Tensor& g, const Tensor& w, const ConvSpec& s, std::int64_t in_channels);
+/// sum_n g_n U(x_n)^T reshaped to w_shape, the adjoint of conv_op in w.
+Tensor conv_weight_op(const Tensor& x, const Tensor& g, const ConvSpec& s, const Shape& w_shape);
+
 }  // namespace phasor::detail

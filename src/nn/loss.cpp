@@ -133,6 +133,7 @@ Tensor softmax(const Tensor& x, std::int64_t dim) {
   return detail::apply_op(
       "softmax", {x}, detail::kSaveOutputs,
       [d](const G& in) {
+        if (in[0].numel() == 0) return empty_like(in[0]);
         Tensor e = (in[0] - amax(in[0], {d}, true)).exp();
         e.div_(e.sum({d}, true));
         return e;
@@ -153,7 +154,7 @@ Tensor log_softmax(const Tensor& x, std::int64_t dim) {
   const std::int64_t d = detail::wrap_dim(dim, x.dim(), "log_softmax");
   return detail::apply_op(
       "log_softmax", {x}, detail::kSaveOutputs,
-      [d](const G& in) { return in[0] - logsumexp(in[0], {d}, true); },
+      [d](const G& in) { return in[0].numel() == 0 ? empty_like(in[0]) : in[0] - logsumexp(in[0], {d}, true); },
       [d](const detail::Ctx& c, const G& g) {
         Tensor y = c.output(0);
         return G{g[0] - y.exp() * g[0].sum({d}, true)};

@@ -17,6 +17,7 @@ Reduction reduction_from_string(const std::string& name);
 
 namespace functional {
 
+/// The reduction enum, also reachable as nn::functional::Reduction.
 using phasor::nn::Reduction;
 
 // ---- pointwise regression losses ----------------------------------------------------------------
@@ -57,7 +58,8 @@ Tensor cross_entropy(const Tensor& input, const Tensor& target, const Tensor& we
 /// weight: multiply by h^(d/p) for a grid-spacing-scaled norm). p > 0 or infinity; complex allowed.
 Tensor lp_loss(const Tensor& pred, const Tensor& target, double p = 2, Reduction reduction = Reduction::mean);
 /// Per-sample relative error ||pred - target||_p / ||target||_p over all non-batch dims, then reduced
-/// over the batch (mean by default, as the FNO papers' LpLoss). p > 0 or infinity; complex allowed.
+/// over the batch (mean by default, as the FNO papers' LpLoss). p > 0 or infinity; complex allowed;
+/// a sample whose target norm is 0 gives inf or NaN, as in the reference implementations.
 Tensor relative_lp_loss(const Tensor& pred, const Tensor& target, double p = 2,
                         Reduction reduction = Reduction::mean);
 /// Sobolev H1 loss on a periodic domain, computed spectrally over the last `spatial_dims` dims:

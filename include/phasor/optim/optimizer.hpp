@@ -281,8 +281,8 @@ class Optimizer {
  public:
   /// Virtual destructor.
   virtual ~Optimizer() = default;
-  Optimizer(const Optimizer&) = delete;
-  Optimizer& operator=(const Optimizer&) = delete;
+  Optimizer(const Optimizer&) = delete;             ///< not copyable (holds state keyed by parameter)
+  Optimizer& operator=(const Optimizer&) = delete;  ///< not copyable
 
   /// Clears the gradients of all parameters (set_to_none: make them undefined; else fill with zeros).
   void zero_grad(bool set_to_none = true);

@@ -19,8 +19,8 @@ class LRScheduler {
  public:
   /// Virtual destructor.
   virtual ~LRScheduler() = default;
-  LRScheduler(const LRScheduler&) = delete;
-  LRScheduler& operator=(const LRScheduler&) = delete;
+  LRScheduler(const LRScheduler&) = delete;             ///< not copyable (refers to its optimizer)
+  LRScheduler& operator=(const LRScheduler&) = delete;  ///< not copyable
   /// Advances one epoch (or batch) and sets every group's learning rate.
   void step();
   /// The learning rates set by the last step(), one per parameter group.
@@ -83,7 +83,8 @@ class CosineAnnealingLR : public LRScheduler {
 
 /// The 1cycle policy (torch.optim.lr_scheduler.OneCycleLR): warm up from max_lr / div_factor to
 /// max_lr over pct_start of total_steps, then anneal to max_lr / (div_factor * final_div_factor);
-/// with cycle_momentum the momentum (SGD) or beta1 (Adam, AdamW) cycles inversely.
+/// with cycle_momentum the momentum (SGD) or beta1 (Adam, AdamW) cycles inversely. Step it once per
+/// batch; for torch's epochs/steps_per_epoch form pass total_steps = epochs * steps_per_epoch.
 class OneCycleLR : public LRScheduler {
  public:
   /// OneCycleLR with one max_lr for every group; anneal_strategy is "cos" or "linear".

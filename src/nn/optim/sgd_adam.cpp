@@ -4,6 +4,7 @@
 // parameter is its interleaved real and imaginary parts, PyTorch's view_as_real rule), updating the
 // parameter and its state in place: no temporaries, no autograd, parallel over large parameters.
 #include <cmath>
+#include <type_traits>
 
 #include "nn/optim/optim_util.hpp"
 #include "phasor/optim/optimizer.hpp"
@@ -13,12 +14,6 @@ namespace phasor::optim {
 using detail::fmt;
 
 namespace {
-
-/// torch.lerp(a, b, w) as its CPU kernel computes it (the two forms keep the ends exact).
-template <class R>
-inline R lerp(R a, R b, R w) {
-  return w < R(0.5) ? a + w * (b - a) : b - (b - a) * (R(1) - w);
-}
 
 Tensor run_closure(const std::function<Tensor()>& closure) {
   if (!closure) return Tensor();
@@ -100,17 +95,39 @@ void SGD::check_param_state(const Tensor& param, const OptimizerOptions&, const 
 }
 
 namespace {
-template <class R>
-void sgd_kernel(R* p, const R* g, R* buf, std::int64_t n, bool first, R lr, R wd, R momentum, R dampening, bool nesterov,
-                bool maximize) {
+/// Calls f(std::true_type{}) or f(std::false_type{}): turns a runtime flag into a template argument.
+template <class F>
+void with_bool(bool b, F&& f) {
+  if (b)
+    f(std::true_type{});
+  else
+    f(std::false_type{});
+}
+
+// The kernels take their flags as template arguments so that each inner loop is branch-free;
+// `sign` is -1 for maximize (exact). SGD's loops vectorize; Adam's would too, but for sqrt's errno
+// branch (the build does not pass -fno-math-errno).
+template <class R, bool kWd, bool kMomentum, bool kNesterov>
+void sgd_kernel(R* p, const R* g, R* buf, std::int64_t n, bool first, R lr, R wd, R momentum,
+                                    R dampening, R sign) {
+  const R keep = R(1) - dampening;
   detail::parallel_for(n, [&](std::int64_t b, std::int64_t e) {
+    if (kMomentum && first) {
+      for (std::int64_t i = b; i < e; ++i) {
+        R d = sign * g[i];
+        if constexpr (kWd) d += wd * p[i];
+        buf[i] = d;
+        p[i] -= lr * (kNesterov ? d + momentum * d : d);
+      }
+      return;
+    }
     for (std::int64_t i = b; i < e; ++i) {
-      R d = maximize ? -g[i] : g[i];
-      if (wd != 0) d += wd * p[i];
-      if (buf) {
-        const R bi = first ? d : momentum * buf[i] + (R(1) - dampening) * d;
+      R d = sign * g[i];
+      if constexpr (kWd) d += wd * p[i];
+      if constexpr (kMomentum) {
+        const R bi = momentum * buf[i] + keep * d;
         buf[i] = bi;
-        d = nesterov ? d + momentum * bi : bi;
+        d = kNesterov ? d + momentum * bi : bi;
       }
       p[i] -= lr * d;
     }
@@ -139,9 +156,17 @@ Tensor SGD::step(std::function<Tensor()> closure) {
       const std::int64_t n = detail::real_numel(p);
       detail::visit_real(p.dtype(), [&](auto tag) {
         using R = decltype(tag);
-        sgd_kernel<R>(detail::real_ptr<R>(w.work), detail::real_ptr<R>(g), buf.defined() ? detail::real_ptr<R>(buf) : nullptr,
-                      n, first, static_cast<R>(o.lr()), static_cast<R>(o.weight_decay()), static_cast<R>(o.momentum()),
-                      static_cast<R>(o.dampening()), o.nesterov(), o.maximize());
+        R* bp = buf.defined() ? detail::real_ptr<R>(buf) : nullptr;
+        with_bool(o.weight_decay() != 0, [&](auto wd) {
+          with_bool(bp != nullptr, [&](auto mom) {
+            with_bool(o.nesterov(), [&](auto nest) {
+              sgd_kernel<R, decltype(wd)::value, decltype(mom)::value, decltype(nest)::value>(
+                  detail::real_ptr<R>(w.work), detail::real_ptr<R>(g), bp, n, first, static_cast<R>(o.lr()),
+                  static_cast<R>(o.weight_decay()), static_cast<R>(o.momentum()), static_cast<R>(o.dampening()),
+                  o.maximize() ? R(-1) : R(1));
+            });
+          });
+        });
       });
       w.commit();
       if (buf.defined()) phasor::detail::bump_version(buf);
@@ -206,25 +231,26 @@ struct AdamScalars {
   bool amsgrad, maximize, decoupled;
 };
 
-template <class R>
+template <class R, bool kAms, bool kL2, bool kLerpLow>
 void adam_kernel(R* p, const R* g, R* m, R* v, R* vmax, std::int64_t n, const AdamScalars& s) {
-  const R one_m_b1 = static_cast<R>(1 - s.beta1), b2 = static_cast<R>(s.beta2), one_m_b2 = static_cast<R>(1 - s.beta2);
-  const R wd = static_cast<R>(s.wd), decay = static_cast<R>(1 - s.lr * s.wd), eps = static_cast<R>(s.eps);
+  const R w1 = static_cast<R>(1 - s.beta1), b2 = static_cast<R>(s.beta2), one_m_b2 = static_cast<R>(1 - s.beta2);
+  const R wd = static_cast<R>(s.wd), eps = static_cast<R>(s.eps);
+  const R decay = s.decoupled ? static_cast<R>(1 - s.lr * s.wd) : R(1);  // 1 leaves p exact
   const R step_size = static_cast<R>(s.step_size), bc2_sqrt = static_cast<R>(s.bc2_sqrt);
-  const bool ams = s.amsgrad, maximize = s.maximize, decoupled = s.decoupled, l2 = !s.decoupled && s.wd != 0;
+  const R sign = s.maximize ? R(-1) : R(1);
   detail::parallel_for(n, [&](std::int64_t b, std::int64_t e) {
     for (std::int64_t i = b; i < e; ++i) {
-      R gi = maximize ? -g[i] : g[i];
-      R pi = p[i];
-      if (decoupled) pi *= decay;
-      if (l2) gi += wd * pi;
-      const R mi = lerp(m[i], gi, one_m_b1);
+      R gi = sign * g[i];
+      const R pi = p[i] * decay;
+      if constexpr (kL2) gi += wd * pi;
+      const R mi = kLerpLow ? m[i] + w1 * (gi - m[i]) : gi - (gi - m[i]) * (R(1) - w1);  // torch.lerp
       const R vi = v[i] * b2 + one_m_b2 * gi * gi;
       m[i] = mi;
       v[i] = vi;
       R vv = vi;
-      if (ams) {
-        vv = std::isnan(vi) ? vi : std::max(vmax[i], vi);
+      if constexpr (kAms) {
+        const R old = vmax[i];
+        vv = (old > vi || old != old) ? old : vi;  // torch.maximum (NaN propagates)
         vmax[i] = vv;
       }
       const R denom = std::sqrt(vv) / bc2_sqrt + eps;
@@ -268,8 +294,16 @@ Tensor Adam::step(std::function<Tensor()> closure) {
       detail::Writable w(p);
       detail::visit_real(p.dtype(), [&](auto tag) {
         using R = decltype(tag);
-        adam_kernel<R>(detail::real_ptr<R>(w.work), detail::real_ptr<R>(g), detail::real_ptr<R>(m), detail::real_ptr<R>(v),
-                       vmax.defined() ? detail::real_ptr<R>(vmax) : nullptr, detail::real_numel(p), s);
+        R* vm = vmax.defined() ? detail::real_ptr<R>(vmax) : nullptr;
+        with_bool(vm != nullptr, [&](auto ams) {
+          with_bool(!decoupled_ && s.wd != 0, [&](auto l2) {
+            with_bool(static_cast<R>(1 - beta1) < R(0.5), [&](auto low) {
+              adam_kernel<R, decltype(ams)::value, decltype(l2)::value, decltype(low)::value>(
+                  detail::real_ptr<R>(w.work), detail::real_ptr<R>(g), detail::real_ptr<R>(m), detail::real_ptr<R>(v), vm,
+                  detail::real_numel(p), s);
+            });
+          });
+        });
       });
       w.commit();
       for (const Tensor& t : {st["step"], m, v}) phasor::detail::bump_version(t);
