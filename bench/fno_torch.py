@@ -124,29 +124,35 @@ def torch_child(name, seconds):
 
     for _ in range(2):
         step()
-    times = []
+    times, cpu = [], []
     t_end = time.perf_counter() + seconds
     while time.perf_counter() < t_end or len(times) < 5:
-        t0 = time.perf_counter()
+        t0, c0 = time.perf_counter(), time.process_time()
         step()
+        cpu.append((time.process_time() - c0) * 1e3)
         times.append((time.perf_counter() - t0) * 1e3)
     params = sum(p.numel() for p in model.parameters())  # a complex element counts once (as phasor)
-    print(json.dumps(dict(median_step_ms=statistics.median(times), steps=len(times),
+    print(json.dumps(dict(median_step_ms=statistics.median(times), median_cpu_ms=statistics.median(cpu),
+                          steps=len(times),
                           peak_rss_mb=resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024.0,
                           params=params, torch=torch.__version__)))
 
 
+ENV = dict(os.environ)
+
+
 def run_torch(name, seconds):
     out = subprocess.run([sys.executable, os.path.abspath(__file__), "--child", name, "--seconds", str(seconds)],
-                         check=True, capture_output=True, text=True).stdout
+                         check=True, capture_output=True, text=True, env=ENV).stdout
     return json.loads(out.strip().splitlines()[-1])
 
 
 def run_phasor(bench, name, seconds):
     out = subprocess.run([bench, "--benchmark_filter=^%s/" % BENCH_NAME[name], "--benchmark_format=json",
-                          "--benchmark_min_time=%g" % seconds], check=True, capture_output=True, text=True).stdout
+                          "--benchmark_min_time=%g" % seconds], check=True, capture_output=True, text=True,
+                         env=ENV).stdout
     b = json.loads(out)["benchmarks"][0]
-    return dict(median_step_ms=b["median_step_ms"], steps=b["iterations"], peak_rss_mb=b["peak_rss_mb"],
+    return dict(median_step_ms=b["median_step_ms"], median_cpu_ms=b["median_cpu_ms"], steps=b["iterations"], peak_rss_mb=b["peak_rss_mb"],
                 params=int(b["params"]))
 
 
@@ -157,7 +163,12 @@ def main():
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--seconds", type=float, default=4.0)
     ap.add_argument("--configs", default="1d,2d")
+    ap.add_argument("--passive", action="store_true",
+                    help="run both sides with OMP_WAIT_POLICY=PASSIVE (threads sleep at barriers; "
+                         "helps on an oversubscribed machine)")
     a = ap.parse_args()
+    if a.passive:
+        ENV["OMP_WAIT_POLICY"] = "PASSIVE"
     if a.child:
         torch_child(a.child, a.seconds)
         return
@@ -167,19 +178,21 @@ def main():
         for r in range(a.repeats):
             t.append(run_torch(name, a.seconds))
             p.append(run_phasor(a.bench, name, a.seconds))
-            print("  %s run %d: torch %.1f ms (%.0f MB), phasor %.1f ms (%.0f MB)" % (
-                name, r + 1, t[-1]["median_step_ms"], t[-1]["peak_rss_mb"], p[-1]["median_step_ms"],
-                p[-1]["peak_rss_mb"]), flush=True)
+            print("  %s run %d: torch %.1f ms (cpu %.1f, %.0f MB), phasor %.1f ms (cpu %.1f, %.0f MB)" % (
+                name, r + 1, t[-1]["median_step_ms"], t[-1]["median_cpu_ms"], t[-1]["peak_rss_mb"],
+                p[-1]["median_step_ms"], p[-1]["median_cpu_ms"], p[-1]["peak_rss_mb"]), flush=True)
         if t[0]["params"] != p[0]["params"]:
             print("WARNING: parameter counts differ: torch %d, phasor %d" % (t[0]["params"], p[0]["params"]))
         med = lambda rs, k: statistics.median(r[k] for r in rs)
         rows.append((name, t[0]["params"], med(t, "median_step_ms"), med(p, "median_step_ms"),
-                     med(t, "peak_rss_mb"), med(p, "peak_rss_mb")))
+                     med(t, "median_cpu_ms"), med(p, "median_cpu_ms"), med(t, "peak_rss_mb"), med(p, "peak_rss_mb")))
     print()
-    print("| model | params | torch step ms | phasor step ms | ratio | torch peak RSS MB | phasor peak RSS MB |")
-    print("|---|---|---|---|---|---|---|")
-    for name, params, tt, pt, tr, pr in rows:
-        print("| FNO-%s | %d | %.1f | %.1f | %.2fx | %.0f | %.0f |" % (name.upper(), params, tt, pt, pt / tt, tr, pr))
+    print("| model | params | torch step ms | phasor step ms | ratio | torch CPU ms | phasor CPU ms | CPU ratio"
+          " | torch peak RSS MB | phasor peak RSS MB |")
+    print("|---|---|---|---|---|---|---|---|---|---|")
+    for name, params, tt, pt, tc, pc, tr, pr in rows:
+        print("| FNO-%s | %d | %.1f | %.1f | %.2fx | %.1f | %.1f | %.2fx | %.0f | %.0f |" % (
+            name.upper(), params, tt, pt, pt / tt, tc, pc, pc / tc, tr, pr))
 
 
 if __name__ == "__main__":

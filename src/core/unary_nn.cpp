@@ -89,6 +89,46 @@ Tensor relu(const Tensor& x) {
       });
 }
 
+namespace {
+/// g * gelu'(x) for the exact gelu in one pass (gelu's backward; fused because the composed
+/// formula made ~11 passes over the activation, the largest CPU item of an FNO training step).
+/// Differentiable: d/dg is gelu_backward itself, d/dx = g * phi(x) * (2 - x^2).
+Tensor gelu_backward(const Tensor& g, const Tensor& x) {
+  return detail::apply_op(
+      "gelu_backward", {g, x}, kSaveInputs,
+      [](const G& in) {
+        const Dtype rt = detail::result_type(in);
+        if (!is_floating(rt))
+          throw Error("gelu_backward", std::string("expected floating tensors, got ") + dtype_name(rt));
+        return detail::visit_dtype(rt, [&](auto tag) -> Tensor {
+          using T = typename decltype(tag)::type;
+          if constexpr (is_real_float_v<T>) {
+            return detail::map_binary<T>(
+                in[0].to(rt), in[1].to(rt),
+                [](T gv, T v) {
+                  const T cdf = T(0.5) * std::erfc(-v * std::numbers::sqrt2_v<T> / T(2));
+                  const T pdf = std::exp(T(-0.5) * v * v) * T(0.39894228040143267793994605993438);
+                  return gv * (cdf + v * pdf);
+                },
+                "gelu_backward");
+          } else {
+            return Tensor();
+          }
+        });
+      },
+      [](const Ctx& c, const G& gg) {
+        Tensor g = c.input(0), x = c.input(1);
+        Tensor dg, dx;
+        if (c.needs_grad(0)) dg = gelu_backward(gg[0], x);
+        if (c.needs_grad(1)) {
+          Tensor pdf = (x * x * -0.5).exp() * (1 / std::sqrt(2 * std::numbers::pi));
+          dx = gg[0] * g * pdf * (2 - x * x);
+        }
+        return G{dg, dx};
+      });
+}
+}  // namespace
+
 Tensor gelu(const Tensor& x, bool tanh_approximation) {
   if (!tanh_approximation) {
     // x * Phi(x) with Phi the standard normal CDF
@@ -101,12 +141,7 @@ Tensor gelu(const Tensor& x, bool tanh_approximation) {
           });
         },
         // Phi(x) + x phi(x), phi(x) = e^(-x^2/2) / sqrt(2 pi)
-        [](const Ctx& c, const G& g) {
-          Tensor x = c.input(0);
-          Tensor cdf = ((x * (1 / std::numbers::sqrt2)).erf() + 1) * 0.5;
-          Tensor pdf = (x * x * -0.5).exp() * (1 / std::sqrt(2 * std::numbers::pi));
-          return G{g[0] * (cdf + x * pdf)};
-        });
+        [](const Ctx& c, const G& g) { return G{gelu_backward(g[0], c.input(0))}; });
   }
   // 0.5 x (1 + tanh(k (x + c x^3))), k = sqrt(2/pi), c = 0.044715
   return detail::apply_op(

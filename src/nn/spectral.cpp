@@ -7,12 +7,14 @@
 // non-last dim gathers the low and high blocks. On the way back the negative-frequency blocks
 // are moved to the end of each non-last dim with one cat (zeros in between) and the last dim is
 // zero-padded by irfftn's own resize, whose fresh buffer the c2r transform may then use as its
-// scratch input (no further copy).
+// scratch input (no further copy). The two truncated transforms are primitives whose gradients
+// weight only the kept modes (Note [truncated transforms]).
 #include <algorithm>
 #include <cmath>
 #include <sstream>
 #include <string>
 
+#include "autodiff/node.hpp"
 #include "core/tensor_impl.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
@@ -82,6 +84,95 @@ Tensor hermitian_part(const Tensor& p, const std::vector<std::int64_t>& modes, c
   return h * mask;
 }
 
+/// The kept modes (B, C, 2m_1, ..., m_d) of a half spectrum over the grid `grid`.
+Tensor gather_modes(const Tensor& X, const std::vector<std::int64_t>& modes, const Shape& grid) {
+  const std::size_t d = modes.size();
+  const std::int64_t last = static_cast<std::int64_t>(d) + 1;
+  Tensor xm = X.narrow(last, 0, modes.back());
+  for (std::size_t i = 0; i + 1 < d; ++i) {
+    const std::int64_t dim = static_cast<std::int64_t>(2 + i), n = grid[i], m = modes[i];
+    if (2 * m < n) xm = cat({xm.narrow(dim, 0, m), xm.narrow(dim, n - m, m)}, dim);
+  }
+  return xm;
+}
+
+/// Mode tensor -> half spectrum of the grid `grid` along the non-last dims (negative-frequency
+/// blocks moved to the end, zeros between); the last dim stays m_d long (irfftn pads it).
+Tensor scatter_modes(Tensor y, const std::vector<std::int64_t>& modes, const Shape& grid) {
+  const std::size_t d = modes.size();
+  for (std::size_t i = 0; i + 1 < d; ++i) {
+    const std::int64_t dim = static_cast<std::int64_t>(2 + i), n = grid[i], m = modes[i];
+    if (2 * m < n) {
+      Shape zs = y.shape();
+      zs[static_cast<std::size_t>(dim)] = n - 2 * m;
+      y = cat({y.narrow(dim, 0, m), zeros(zs, y.dtype()), y.narrow(dim, m, m)}, dim);
+    }
+  }
+  return y;
+}
+
+/// Weights of the kept last-dim bins of an n-point real transform: 1 at DC and Nyquist,
+/// `interior` elsewhere (the factors the FFT primitives' backward applies to whole spectra).
+Tensor kept_half_weights(std::int64_t m, std::int64_t n, std::size_t d, Dtype real_dtype, double interior) {
+  std::vector<double> w(static_cast<std::size_t>(m), interior);
+  w[0] = 1.0;
+  if (n % 2 == 0 && m - 1 == n / 2) w.back() = 1.0;
+  Shape shape(d + 2, 1);
+  shape.back() = m;
+  return from_vector(w, shape).to(real_dtype);
+}
+
+fft::Norm swapped(fft::Norm n) {
+  return n == fft::Norm::backward ? fft::Norm::forward : n == fft::Norm::forward ? fft::Norm::backward : n;
+}
+
+Shape spatial_dims(std::size_t d) {
+  Shape dims;
+  for (std::size_t i = 0; i < d; ++i) dims.push_back(static_cast<std::int64_t>(2 + i));
+  return dims;
+}
+
+// Note [truncated transforms]
+// rfft_modes = gather o rfftn and irfft_modes = irfftn o scatter are primitives of their own so
+// that their gradients touch only the kept modes: the FFT primitives' generic backward scales
+// the whole half spectrum by the DC/Nyquist/interior weights (a pass over a spectrum that is zero
+// or discarded outside the kept modes), here the weights multiply the small mode tensor. Each
+// gradient is the other transform (public ops: rfftn/irfftn, cat, mul), so gradients of gradients
+// work. With the dL/dz* convention: grad of rfftn is irfftn(G * w_half(0.5)) with the swapped
+// norm; grad of irfftn is rfftn(g) * w_half(2) with the swapped norm.
+
+/// Kept modes of rfftn(x) over the last d dims (Note [truncated transforms]).
+Tensor rfft_modes(const Tensor& x, const std::vector<std::int64_t>& modes, fft::Norm norm) {
+  const std::size_t d = modes.size();
+  const Shape grid(x.shape().begin() + 2, x.shape().end());
+  return ::phasor::detail::apply_op(
+      "rfft_modes", {x}, ::phasor::detail::kSaveNone,
+      [&](const std::vector<Tensor>& in) {
+        return gather_modes(fft::rfftn(in[0], std::nullopt, spatial_dims(d), norm), modes, grid);
+      },
+      [modes, grid, norm, d](const ::phasor::detail::Ctx&, const std::vector<Tensor>& g) {
+        Tensor w = kept_half_weights(modes.back(), grid.back(), d, to_real(g[0].dtype()), 0.5);
+        return std::vector<Tensor>{
+            fft::irfftn(scatter_modes(g[0] * w, modes, grid), grid, spatial_dims(d), swapped(norm))};
+      });
+}
+
+/// irfftn over the last d dims, to the grid `ogrid`, of a spectrum whose only non-zero entries
+/// are the modes `y` (Note [truncated transforms]).
+Tensor irfft_modes(const Tensor& y, const std::vector<std::int64_t>& modes, const Shape& ogrid, fft::Norm norm) {
+  const std::size_t d = modes.size();
+  return ::phasor::detail::apply_op(
+      "irfft_modes", {y}, ::phasor::detail::kSaveNone,
+      [&](const std::vector<Tensor>& in) {
+        return fft::irfftn(scatter_modes(in[0], modes, ogrid), ogrid, spatial_dims(d), norm);
+      },
+      [modes, ogrid, norm, d](const ::phasor::detail::Ctx&, const std::vector<Tensor>& g) {
+        Tensor w = kept_half_weights(modes.back(), ogrid.back(), d, g[0].dtype(), 2.0);
+        Tensor G = gather_modes(fft::rfftn(g[0], std::nullopt, spatial_dims(d), swapped(norm)), modes, ogrid);
+        return std::vector<Tensor>{G * w};
+      });
+}
+
 }  // namespace
 
 namespace functional {
@@ -117,18 +208,11 @@ Tensor spectral_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, 
   check_modes_fit(modes, grid, "the input's", op);
   if (out_shape) check_modes_fit(modes, ogrid, "the output's", op);
 
-  Shape dims;
-  for (std::size_t i = 0; i < d; ++i) dims.push_back(static_cast<std::int64_t>(2 + i));
   const std::int64_t last = static_cast<std::int64_t>(d) + 1;
   const std::int64_t md = modes.back();
 
   // kept modes of the input spectrum: (B, in, 2m_1, ..., m_d)
-  Tensor X = fft::rfftn(x, std::nullopt, dims, norm);
-  Tensor xm = X.narrow(last, 0, md);
-  for (std::size_t i = 0; i + 1 < d; ++i) {
-    const std::int64_t dim = dims[i], n = grid[i], m = modes[i];
-    if (2 * m < n) xm = cat({xm.narrow(dim, 0, m), xm.narrow(dim, n - m, m)}, dim);
-  }
+  Tensor xm = rfft_modes(x, modes, norm);
 
   // mix, then make the DC (and kept Nyquist) planes Hermitian
   Tensor y = spectral_mix(xm, weight);
@@ -154,16 +238,8 @@ Tensor spectral_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, 
     y = y + pad((bias * scale).reshape(bs).to(y.dtype()), pads);
   }
 
-  // move the negative-frequency blocks to the end of each non-last dim of the output grid
-  for (std::size_t i = 0; i + 1 < d; ++i) {
-    const std::int64_t dim = dims[i], n = ogrid[i], m = modes[i];
-    if (2 * m < n) {
-      Shape zs = y.shape();
-      zs[static_cast<std::size_t>(dim)] = n - 2 * m;
-      y = cat({y.narrow(dim, 0, m), zeros(zs, y.dtype()), y.narrow(dim, m, m)}, dim);
-    }
-  }
-  return fft::irfftn(y, ogrid, dims, norm);
+  // zero spectrum of the output grid around the modes, inverse transform
+  return irfft_modes(y, modes, ogrid, norm);
 }
 
 }  // namespace functional

@@ -10,11 +10,15 @@
 // the gemm work. The output is written mode-major, (*M, B, O) in memory, and returned as a
 // permuted view with the logical shape (B, O, *M); consumers (the scatter into the output
 // spectrum, the weight's gradient) read it through strides.
-// Threads: modes are split over OpenMP threads when the total work pays for it; the OpenMP
-// build of OpenBLAS runs single-threaded inside a parallel region, so BLAS threads never nest.
-// Measured on the 2-vCPU VM (FNO-1D/2D bench shapes): one gemm per mode beat a hand-written
-// split real/imaginary loop kernel by ~4x (OpenBLAS dispatches AVX-512 kernels at run time, our
-// code is compiled for baseline x86-64).
+// Threads: modes are split over OpenMP threads only from 8M complex multiply-adds per call
+// (kParallelMix); the OpenMP build of OpenBLAS runs single-threaded inside a parallel region, so
+// BLAS threads never nest. Below that the whole contraction takes ~2 ms or less on one core
+// (FNO-2D bench: 5.9M, FNO-1D: 1.3M), and on the shared 2-vCPU VM a parallel region costs more
+// than it saves whenever the second vCPU is busy (a barrier then waits for a descheduled thread).
+// Why BLAS: OpenBLAS dispatches AVX-512 complex kernels at run time while phasor is compiled for
+// baseline x86-64, and at these sizes (B x I x O = 20 x 64 x 64 or 20 x 32 x 32 per mode) a gemm
+// call's overhead is small next to its work; in the FNO bench profiles (bench/README.md "FNO")
+// the contraction with its packing is ~2-3% of the training step.
 // Gradients (PyTorch's complex convention): grad_x[b,i,k] = sum_o g[b,o,k] conj(w[i,o,k]) and
 // grad_w[i,o,k] = sum_b conj(x[b,i,k]) g[b,o,k], both spectral_mix calls on conjugated and
 // transposed public-op arguments, so gradients of gradients work.
@@ -118,6 +122,9 @@ void gemm(bool ta, bool tb, std::int64_t n, std::int64_t m, std::int64_t k, cons
                 static_cast<blasint>(ldc));
 }
 
+/// Complex multiply-adds from which the modes are split over threads (Note [spectral_mix kernel]).
+constexpr std::int64_t kParallelMix = std::int64_t(1) << 23;
+
 /// The kernel: x (B, I, *M), w (I, O, *M), same complex dtype -> (B, O, *M) laid out (*M, B, O).
 Tensor mix_kernel(const Tensor& x, const Tensor& w) {
   const std::int64_t B = x.size(0), I = x.size(1), O = w.size(1);
@@ -139,7 +146,7 @@ Tensor mix_kernel(const Tensor& x, const Tensor& w) {
           const Operand<T> a = prepare<T>(x, K), b = prepare<T>(w, K);
           T* C = static_cast<T*>(out.data_ptr());
           const std::int64_t work = K * B * I * O;
-          const int threads = work >= (std::int64_t(1) << 18) && K > 1
+          const int threads = work >= kParallelMix && K > 1
                                   ? static_cast<int>(std::min<std::int64_t>(get_num_threads(), K))
                                   : 1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
