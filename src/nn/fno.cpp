@@ -1,6 +1,5 @@
-// src/nn/fno.cpp - ChannelLinear (1x1 channel map as one matmul) and the Fourier neural operator
-// (Note [FNO architecture] in phasor/nn/fno.hpp). Norms are written here with public ops
-// (mean/var over groups), pending the shared normalization modules.
+// src/nn/fno.cpp - ChannelLinear (1x1 channel map through conv1d's 1x1 path) and the Fourier neural
+// operator (Note [FNO architecture] in phasor/nn/fno.hpp).
 #include "phasor/nn/fno.hpp"
 
 #include <cmath>
@@ -10,6 +9,8 @@
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/linalg.hpp"
+#include "phasor/nn/conv.hpp"
+#include "phasor/nn/normalization.hpp"
 #include "phasor/ops.hpp"
 #include "phasor/random.hpp"
 
@@ -17,12 +18,6 @@ namespace phasor::nn {
 
 namespace {
 using ::phasor::detail::shape_str;
-
-std::string modes_str(const std::vector<std::int64_t>& m) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < m.size(); ++i) s += (i ? ", " : "") + std::to_string(m[i]);
-  return s + (m.size() == 1 ? ",)" : ")");
-}
 
 Tensor uniform(const Shape& s, double bound, Dtype dt) {
   Tensor t = rand(s, dt);
@@ -48,8 +43,8 @@ Tensor ChannelLinear::forward(const Tensor& x) {
     throw Error("ChannelLinear", "expected input (batch, " + std::to_string(in) + ", *spatial), got " +
                                      (x.defined() ? shape_str(x.shape()) : std::string("an undefined tensor")));
   const Shape s = x.shape();
-  Tensor y = matmul(weight, x.reshape({s[0], in, -1}));
-  if (bias.defined()) y = y + bias.reshape({out, 1});
+  // conv1d's 1x1 path: no im2col, one parallel region over the batch with a gemm per sample.
+  Tensor y = functional::conv1d(x.reshape({s[0], in, -1}), weight.unsqueeze(-1), bias);
   Shape os = s;
   os[1] = out;
   return y.reshape(os);
@@ -74,9 +69,9 @@ std::int64_t next_fast_fft_size(std::int64_t n) {
 FNO::FNO(const FNOOptions& o) : Module("FNO"), opt_(o) {
   const char* op = "FNO";
   const std::int64_t d = static_cast<std::int64_t>(o.modes_.size());
-  if (d < 1 || d > 3) throw Error(op, "expected modes for 1 to 3 spatial dims, got " + modes_str(o.modes_));
+  if (d < 1 || d > 3) throw Error(op, "expected modes for 1 to 3 spatial dims, got " + shape_str(o.modes_));
   for (auto m : o.modes_)
-    if (m < 1) throw Error(op, "modes must be >= 1, got " + modes_str(o.modes_));
+    if (m < 1) throw Error(op, "modes must be >= 1, got " + shape_str(o.modes_));
   if (o.in_channels_ < 1 || o.out_channels_ < 1 || o.hidden_channels_ < 1 || o.n_layers_ < 1)
     throw Error(op, "in/out/hidden channels and n_layers must be >= 1, got in=" + std::to_string(o.in_channels_) +
                         ", out=" + std::to_string(o.out_channels_) + ", hidden=" + std::to_string(o.hidden_channels_) +
@@ -156,16 +151,9 @@ Tensor FNO::skip(std::size_t i, const Tensor& x) const {
 
 Tensor FNO::normalize(std::size_t i, const Tensor& x) const {
   if (opt_.norm_ == NormType::none) return x;
-  const std::int64_t B = x.size(0), C = x.size(1);
+  const std::int64_t C = x.size(1);
   const std::int64_t groups = opt_.norm_ == NormType::instance ? C : opt_.norm_ == NormType::layer ? 1 : opt_.norm_groups_;
-  Tensor g = x.reshape({B, groups, -1});
-  Tensor mu = g.mean({2}, true);
-  Tensor c = g - mu;
-  Tensor var = c.square().mean({2}, true);
-  Tensor y = (c * (var + 1e-5).rsqrt()).reshape(x.shape());
-  Shape ps{C};
-  for (std::int64_t k = 2; k < x.dim(); ++k) ps.push_back(1);
-  return y * norm_w_[i].reshape(ps) + norm_b_[i].reshape(ps);
+  return functional::group_norm(x, groups, norm_w_[i], norm_b_[i]);
 }
 
 Shape FNO::padded_grid(const Shape& grid) const {
@@ -250,7 +238,7 @@ Tensor FNO::forward(const Tensor& x_in) {
 
 std::string FNO::extra_repr() const {
   return "in=" + std::to_string(opt_.in_channels_) + ", out=" + std::to_string(opt_.out_channels_) +
-         ", hidden=" + std::to_string(opt_.hidden_channels_) + ", modes=" + modes_str(opt_.modes_) +
+         ", hidden=" + std::to_string(opt_.hidden_channels_) + ", modes=" + shape_str(opt_.modes_) +
          ", layers=" + std::to_string(opt_.n_layers_);
 }
 

@@ -28,12 +28,6 @@ namespace {
 
 using ::phasor::detail::shape_str;
 
-std::string modes_str(const std::vector<std::int64_t>& m) {
-  std::string s = "(";
-  for (std::size_t i = 0; i < m.size(); ++i) s += (i ? ", " : "") + std::to_string(m[i]);
-  return s + (m.size() == 1 ? ",)" : ")");
-}
-
 /// Expected weight shape (in, out, 2m_1, ..., 2m_{d-1}, m_d).
 Shape weight_shape(std::int64_t in, std::int64_t out, const std::vector<std::int64_t>& modes) {
   Shape s{in, out};
@@ -180,14 +174,14 @@ namespace functional {
 Tensor spectral_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, const std::vector<std::int64_t>& modes,
                      const std::optional<Shape>& out_shape, fft::Norm norm, const char* op) {
   const std::size_t d = modes.size();
-  if (d < 1 || d > 3) throw Error(op, "expected modes for 1 to 3 spatial dims, got " + modes_str(modes));
+  if (d < 1 || d > 3) throw Error(op, "expected modes for 1 to 3 spatial dims, got " + shape_str(modes));
   for (auto m : modes)
-    if (m < 1) throw Error(op, "modes must be >= 1, got " + modes_str(modes));
+    if (m < 1) throw Error(op, "modes must be >= 1, got " + shape_str(modes));
   if (!x.defined() || !weight.defined()) throw Error(op, "got an undefined input or weight");
   if (!weight.is_complex() || weight.dim() != static_cast<std::int64_t>(d) + 2 ||
       weight.shape() != weight_shape(weight.size(0), weight.size(1), modes))
     throw Error(op, "expected a complex weight of shape " + shape_str(weight_shape(weight.dim() >= 1 ? weight.size(0) : 0, weight.dim() >= 2 ? weight.size(1) : 0, modes)) +
-                        " (in, out, 2m_1, ..., m_d) for modes " + modes_str(modes) + ", got " +
+                        " (in, out, 2m_1, ..., m_d) for modes " + shape_str(modes) + ", got " +
                         dtype_name(weight.dtype()) + " " + shape_str(weight.shape()));
   const std::int64_t in = weight.size(0), out = weight.size(1);
   if (x.dim() != static_cast<std::int64_t>(d) + 2)
@@ -250,9 +244,9 @@ SpectralConv::SpectralConv(const SpectralConvOptions& o) : Module("SpectralConv"
     throw Error(op, "in_channels and out_channels must be >= 1, got " + std::to_string(o.in_channels_) + " and " +
                         std::to_string(o.out_channels_));
   if (o.modes_.empty() || o.modes_.size() > 3)
-    throw Error(op, "expected modes for 1 to 3 spatial dims, got " + modes_str(o.modes_));
+    throw Error(op, "expected modes for 1 to 3 spatial dims, got " + shape_str(o.modes_));
   for (auto m : o.modes_)
-    if (m < 1) throw Error(op, "modes must be >= 1, got " + modes_str(o.modes_));
+    if (m < 1) throw Error(op, "modes must be >= 1, got " + shape_str(o.modes_));
   if (!is_floating(o.dtype_))
     throw Error(op, std::string("dtype must be float32 or float64, got ") + dtype_name(o.dtype_));
   const double scale = 1.0 / static_cast<double>(o.in_channels_ * o.out_channels_);
@@ -276,7 +270,7 @@ Tensor SpectralConv::forward(const Tensor& x, const Shape& out_shape) {
 std::string SpectralConv::extra_repr() const {
   const char* nn = opt_.norm_ == fft::Norm::forward ? "forward" : opt_.norm_ == fft::Norm::ortho ? "ortho" : "backward";
   return "in_channels=" + std::to_string(opt_.in_channels_) + ", out_channels=" + std::to_string(opt_.out_channels_) +
-         ", modes=" + modes_str(opt_.modes_) + ", norm=" + nn + ", bias=" + (opt_.bias_ ? "true" : "false");
+         ", modes=" + shape_str(opt_.modes_) + ", norm=" + nn + ", bias=" + (opt_.bias_ ? "true" : "false");
 }
 
 }  // namespace phasor::nn
