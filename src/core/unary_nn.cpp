@@ -1,8 +1,6 @@
 // src/core/unary_nn.cpp - real-only elementwise functions (erf, activations, rounding), sigmoid,
 // and the bool predicates; forward kernel and gradient side by side.
-#include <bit>
 #include <cmath>
-#include <cstdint>
 #include <complex>
 #include <numbers>
 
@@ -92,81 +90,6 @@ Tensor relu(const Tensor& x) {
 }
 
 namespace {
-// Note [float normal CDF]
-// gelu's float kernels are the largest elementwise cost of an FNO step, and libm's scalar erfcf
-// and expf do not vectorize. For float, Phi(x) = erfc(-x/sqrt2)/2 uses the Chebyshev-fitted
-// erfc(z) = t exp(-z^2 + P(t)), t = 1/(1 + z/2), z >= 0 (Numerical Recipes' erfcc, fractional
-// error < 1.2e-7 for all z), with e^x from a range reduction x = n ln2 + r and a degree-6 Taylor
-// polynomial for e^r (|r| <= ln2/2); every step is branch-free, so loops over it vectorize. Its
-// relative error stays within a few float ulps (checked against long double in test_unary.cpp).
-// float64 keeps libm's erfc and exp.
-
-/// e^(a + b) for float, with a + b clamped to [-87, 88]; `a` may be large and is used exactly,
-/// `b` is a small correction (keeps the argument's low bits that a single float would round away).
-[[gnu::always_inline]] inline float exp_f(float a, float b = 0.0f) {
-  const float x = std::min(std::max(a + b, -87.0f), 88.0f);
-  // Round to nearest by adding and subtracting 1.5 * 2^23 (no SSE4.1 floor needed for vectorizing).
-  const float n = (x * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  // ln2 = hi + lo with hi's 15 significant bits: n * hi is exact, and a - n * hi loses nothing.
-  float r = ((std::min(std::max(a, -88.0f), 89.0f) - n * 0.693145751953125f) + b) - n * 1.42860682030941723212e-6f;
-  r = std::min(std::max(r, -0.75f), 0.75f);  // only clamped arguments reach this bound
-  float p = 1.0f / 720;
-  p = p * r + 1.0f / 120;
-  p = p * r + 1.0f / 24;
-  p = p * r + 1.0f / 6;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  const std::int32_t bits = (static_cast<std::int32_t>(n) + 127) << 23;
-  return p * std::bit_cast<float>(bits);
-}
-
-/// -v^2/2 as hi + lo with hi exact (v split into 12 high and 12 low mantissa bits, Dekker): the
-/// exponent of e^(-v^2/2) keeps its low bits, which matter once v^2/2 is large.
-[[gnu::always_inline]] inline void neg_half_square_f(float v, float& hi, float& lo) {
-  const float vh = std::bit_cast<float>(std::bit_cast<std::uint32_t>(v) & 0xFFFFF000u);
-  const float vl = v - vh;
-  hi = -0.5f * (vh * vh);
-  lo = -0.5f * (vl * (vh + vh) + vl * vl);
-}
-
-/// Phi(-a) = erfc(a / sqrt2) / 2 for a >= 0 (Note [float normal CDF]).
-[[gnu::always_inline]] inline float normal_tail_f(float a) {
-  const float t = 1.0f / (1.0f + 0.5f * (a * 0.70710678118654752f));
-  const float q =
-      -1.26551223f +
-      t * (1.00002368f +
-           t * (0.37409196f +
-                t * (0.09678418f +
-                     t * (-0.18628806f +
-                          t * (0.27886807f + t * (-1.13520398f + t * (1.48851587f + t * (-0.82215223f + t * 0.17087277f))))))));
-  float hi, lo;
-  neg_half_square_f(a, hi, lo);
-  return 0.5f * t * exp_f(hi, lo + q);
-}
-
-/// Standard normal CDF Phi(v) and density phi(v).
-template <class T>
-[[gnu::always_inline]] inline T normal_cdf(T v) {
-  if constexpr (std::is_same_v<T, float>) {
-    const float e = normal_tail_f(std::abs(v));
-    const float upper = 1.0f - e;  // computed unconditionally so the select vectorizes
-    return v <= 0 ? e : upper;
-  } else {
-    // 1 + erf(x/sqrt2) = erfc(-x/sqrt2): no cancellation for large negative x
-    return T(0.5) * std::erfc(-v * std::numbers::sqrt2_v<T> / T(2));
-  }
-}
-template <class T>
-[[gnu::always_inline]] inline T normal_pdf(T v) {
-  if constexpr (std::is_same_v<T, float>) {
-    float hi, lo;
-    neg_half_square_f(v, hi, lo);
-    return exp_f(hi, lo) * 0.398942280401432678f;
-  }
-  else return std::exp(T(-0.5) * v * v) * T(0.39894228040143267793994605993438);
-}
-
 /// g * gelu'(x) for the exact gelu in one pass (gelu's backward; fused because the composed
 /// formula made ~11 passes over the activation, the largest CPU item of an FNO training step).
 /// Differentiable: d/dg is gelu_backward itself, d/dx = g * phi(x) * (2 - x^2).
@@ -182,7 +105,11 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x) {
           if constexpr (is_real_float_v<T>) {
             return detail::map_binary<T>(
                 in[0].to(rt), in[1].to(rt),
-                [](T gv, T v) { return gv * (normal_cdf(v) + v * normal_pdf(v)); },
+                [](T gv, T v) {
+                  const T cdf = T(0.5) * std::erfc(-v * std::numbers::sqrt2_v<T> / T(2));
+                  const T pdf = std::exp(T(-0.5) * v * v) * T(0.39894228040143267793994605993438);
+                  return gv * (cdf + v * pdf);
+                },
                 "gelu_backward");
           } else {
             return Tensor();
@@ -209,7 +136,8 @@ Tensor gelu(const Tensor& x, bool tanh_approximation) {
         "gelu", {x}, kSaveInputs,
         [](const G& in) {
           return detail::unary_kernel<kRealFloat>(in[0], "gelu", []<class T>(T v) requires is_real_float_v<T> {
-            return v * normal_cdf(v);
+            // 1 + erf(x/sqrt2) = erfc(-x/sqrt2): no cancellation for large negative x
+            return T(0.5) * v * std::erfc(-v * std::numbers::sqrt2_v<T> / T(2));
           });
         },
         // Phi(x) + x phi(x), phi(x) = e^(-x^2/2) / sqrt(2 pi)
