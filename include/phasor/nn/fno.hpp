@@ -30,8 +30,8 @@
 
 namespace phasor::nn {
 
-/// 1x1 convolution over (B, in, *spatial): one matmul weight (out, in) @ x viewed (B, in, S),
-/// no im2col. Init as torch's Conv1d/Linear: weight and bias uniform in +-1/sqrt(in).
+/// 1x1 convolution over (B, in, *spatial) with weight (out, in): x viewed (B, in, S) goes through
+/// conv1d's 1x1 path (no im2col). Init as torch's Conv1d/Linear: weight and bias uniform in +-1/sqrt(in).
 class ChannelLinear : public Module {
  public:
   /// Layer mapping `in` to `out` channels, with an optional bias, of real dtype `dtype`.
