@@ -30,9 +30,10 @@ class Module {
  public:
   /// A module whose printed name is `name` (the class name by convention).
   explicit Module(std::string name = "Module");
+  /// Destroys the module (submodules are shared and live while referenced).
   virtual ~Module();
-  Module(const Module&) = delete;
-  Module& operator=(const Module&) = delete;
+  Module(const Module&) = delete;             ///< not copyable (parameters are shared handles)
+  Module& operator=(const Module&) = delete;  ///< not copyable
 
   /// The module's type name, as printed.
   const std::string& name() const { return name_; }
