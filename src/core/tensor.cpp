@@ -23,6 +23,24 @@ std::int64_t shape_numel(const Shape& shape) {
   return n;
 }
 
+std::vector<std::int64_t> element_offsets(const Shape& sizes, const Shape& strides) {
+  const std::size_t nd = sizes.size();
+  std::vector<std::int64_t> off(static_cast<std::size_t>(shape_numel(sizes)));
+  Shape idx(nd, 0);
+  std::int64_t cur = 0;
+  for (auto& o : off) {
+    o = cur;
+    for (std::size_t d = nd; d-- > 0;) {  // odometer: bump the last dim, carry leftwards
+      ++idx[d];
+      cur += strides[d];
+      if (idx[d] < sizes[d]) break;
+      cur -= idx[d] * strides[d];
+      idx[d] = 0;
+    }
+  }
+  return off;
+}
+
 std::string shape_str(const Shape& s) {
   std::ostringstream os;
   os << "(";

@@ -93,6 +93,9 @@ struct SmallBlockAllocator {
 std::shared_ptr<TensorImpl> new_impl();
 /// Row-major strides for `shape`.
 Shape contiguous_strides(const Shape& shape);
+/// Element offsets sum_d i_d * strides[d] of every index (i_0, ...) of `sizes`, in row-major order
+/// (batch or mode offsets for per-slice BLAS calls; a stride of 0 broadcasts).
+std::vector<std::int64_t> element_offsets(const Shape& sizes, const Shape& strides);
 /// Product of sizes.
 std::int64_t shape_numel(const Shape& shape);
 /// Throws "[op] negative size in shape (...)" when a size is negative.

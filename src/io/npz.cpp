@@ -101,6 +101,21 @@ struct CentralEntry {
   std::uint16_t method;
 };
 
+// The fields a local file header and its central directory record share, from "version needed"
+// to "extra field length" (sizes read 0xFFFFFFFF when the zip64 extra field holds them).
+void put_entry_fields(std::string& s, const CentralEntry& e, bool z64, std::uint32_t extra_len) {
+  put16(s, z64 ? 45 : 20);
+  put16(s, is_ascii(e.name) ? 0 : 0x0800);  // UTF-8 names flagged
+  put16(s, e.method);
+  put16(s, 0);       // time 00:00:00
+  put16(s, 0x0021);  // date 1980-01-01
+  put32(s, e.crc);
+  put32(s, z64 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(e.csize));
+  put32(s, z64 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(e.usize));
+  put16(s, static_cast<std::uint32_t>(e.name.size()));
+  put16(s, extra_len);
+}
+
 }  // namespace
 
 void save_npz(const std::string& path, const NamedTensors& tensors, bool compressed) {
@@ -144,16 +159,7 @@ void save_npz(const std::string& path, const NamedTensors& tensors, bool compres
     const bool z64 = e.usize >= kZip64Limit || e.csize >= kZip64Limit;
     std::string lh;
     put32(lh, 0x04034b50);
-    put16(lh, z64 ? 45 : 20);
-    put16(lh, is_ascii(e.name) ? 0 : 0x0800);
-    put16(lh, e.method);
-    put16(lh, 0);       // time 00:00:00
-    put16(lh, 0x0021);  // date 1980-01-01
-    put32(lh, e.crc);
-    put32(lh, z64 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(e.csize));
-    put32(lh, z64 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(e.usize));
-    put16(lh, static_cast<std::uint32_t>(e.name.size()));
-    put16(lh, z64 ? 20 : 0);
+    put_entry_fields(lh, e, z64, z64 ? 20 : 0);
     lh += e.name;
     if (z64) {
       put16(lh, 0x0001);
@@ -175,16 +181,7 @@ void save_npz(const std::string& path, const NamedTensors& tensors, bool compres
     const bool z64 = e.usize >= kZip64Limit || e.csize >= kZip64Limit || e.offset >= kZip64Limit;
     put32(cd, 0x02014b50);
     put16(cd, (3u << 8) | (z64 ? 45 : 20));  // made by: unix
-    put16(cd, z64 ? 45 : 20);
-    put16(cd, is_ascii(e.name) ? 0 : 0x0800);
-    put16(cd, e.method);
-    put16(cd, 0);
-    put16(cd, 0x0021);
-    put32(cd, e.crc);
-    put32(cd, z64 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(e.csize));
-    put32(cd, z64 ? 0xFFFFFFFFu : static_cast<std::uint32_t>(e.usize));
-    put16(cd, static_cast<std::uint32_t>(e.name.size()));
-    put16(cd, z64 ? 28 : 0);
+    put_entry_fields(cd, e, z64, z64 ? 28 : 0);
     put16(cd, 0);                 // comment
     put16(cd, 0);                 // disk
     put16(cd, 0);                 // internal attributes

@@ -123,21 +123,7 @@ std::vector<std::int64_t> batch_offsets(const Tensor& t, const Shape& batch) {
     const std::size_t d = nb - tb + i;
     st[d] = t.shape()[i] == 1 ? 0 : t.strides()[i];
   }
-  const std::int64_t total = shape_numel(batch);
-  std::vector<std::int64_t> off(static_cast<std::size_t>(total));
-  Shape idx(nb, 0);
-  std::int64_t cur = 0;
-  for (std::int64_t b = 0; b < total; ++b) {
-    off[static_cast<std::size_t>(b)] = cur;
-    for (std::size_t d = nb; d-- > 0;) {
-      ++idx[d];
-      cur += st[d];
-      if (idx[d] < batch[d]) break;
-      cur -= idx[d] * st[d];
-      idx[d] = 0;
-    }
-  }
-  return off;
+  return element_offsets(batch, st);
 }
 
 /// Batched products below this many multiply-adds each run one per OpenMP thread (BLAS single-threaded).

@@ -46,23 +46,8 @@ using ::phasor::detail::shape_str;
 
 /// Element offsets of every mode (row-major over the mode dims [2, ndim) of t).
 std::vector<std::int64_t> mode_offsets(const Tensor& t) {
-  const std::size_t nd = static_cast<std::size_t>(t.dim());
-  std::int64_t K = 1;
-  for (std::size_t d = 2; d < nd; ++d) K *= t.shape()[d];
-  std::vector<std::int64_t> off(static_cast<std::size_t>(K));
-  Shape idx(nd, 0);
-  std::int64_t cur = 0;
-  for (std::int64_t k = 0; k < K; ++k) {
-    off[static_cast<std::size_t>(k)] = cur;
-    for (std::size_t d = nd; d-- > 2;) {
-      ++idx[d];
-      cur += t.strides()[d];
-      if (idx[d] < t.shape()[d]) break;
-      cur -= idx[d] * t.strides()[d];
-      idx[d] = 0;
-    }
-  }
-  return off;
+  const Shape sizes(t.shape().begin() + 2, t.shape().end()), strides(t.strides().begin() + 2, t.strides().end());
+  return ::phasor::detail::element_offsets(sizes, strides);
 }
 
 /// One operand as BLAS sees it: per-mode base pointers, transposition and leading dimension.

@@ -88,13 +88,17 @@ LineSearchResult strong_wolfe(Obj&& obj, double t, const Vec& d, double f, const
   double bracket[2] = {0, 0}, bracket_f[2] = {0, 0}, bracket_gtd[2] = {0, 0};
   Vec bracket_g[2];
   int nb = 0;  // entries in the bracket (1 or 2)
+  // The minimum lies between the previous and the new step: bracket both.
+  auto bracket_prev_and_new = [&] {
+    bracket[0] = t_prev, bracket[1] = t;
+    bracket_f[0] = f_prev, bracket_f[1] = f_new;
+    bracket_g[0] = g_prev, bracket_g[1] = g_new;
+    bracket_gtd[0] = gtd_prev, bracket_gtd[1] = gtd_new;
+    nb = 2;
+  };
   while (ls_iter < max_ls) {
     if (f_new > f + c1 * t * gtd || (ls_iter > 1 && f_new >= f_prev)) {
-      bracket[0] = t_prev, bracket[1] = t;
-      bracket_f[0] = f_prev, bracket_f[1] = f_new;
-      bracket_g[0] = g_prev, bracket_g[1] = g_new;
-      bracket_gtd[0] = gtd_prev, bracket_gtd[1] = gtd_new;
-      nb = 2;
+      bracket_prev_and_new();
       break;
     }
     if (std::fabs(gtd_new) <= -c2 * gtd) {
@@ -104,11 +108,7 @@ LineSearchResult strong_wolfe(Obj&& obj, double t, const Vec& d, double f, const
       break;
     }
     if (gtd_new >= 0) {
-      bracket[0] = t_prev, bracket[1] = t;
-      bracket_f[0] = f_prev, bracket_f[1] = f_new;
-      bracket_g[0] = g_prev, bracket_g[1] = g_new;
-      bracket_gtd[0] = gtd_prev, bracket_gtd[1] = gtd_new;
-      nb = 2;
+      bracket_prev_and_new();
       break;
     }
     // Extrapolate: cubic step within [t + 0.01 (t - t_prev), 10 t].
