@@ -1,0 +1,13 @@
+// src/core/gelu_kernels.hpp - contiguous float32 loops of the exact gelu and its backward,
+// vectorized (Note [vector gelu] in gelu_kernels.cpp). float64 keeps libm's erfc.
+#pragma once
+#include <cstdint>
+
+namespace phasor::detail {
+
+/// y[i] = x[i] * Phi(x[i]) for i < n (Phi: the standard normal CDF).
+void gelu_f32(const float* x, float* y, std::int64_t n);
+/// out[i] = g[i] * (Phi(x[i]) + x[i] * phi(x[i])) for i < n (phi: the standard normal density).
+void gelu_backward_f32(const float* g, const float* x, float* out, std::int64_t n);
+
+}  // namespace phasor::detail
