@@ -258,6 +258,31 @@ TEST_CASE("SpectralConv 3-D equals direct DFT sums") {
   check_against_naive({4, 4, 4}, {2, 2, 3}, std::nullopt, fft::Norm::ortho);
 }
 
+TEST_CASE("SpectralConv: both last-dim kernels (matrix product for few modes, FFT for many) equal direct DFT sums") {
+  // Note [truncated DFT]: up to 48 kept bins (64 from n = 1024) the last dim is a matrix product;
+  // the cases above all take it. These keep more bins and take the FFT path.
+  check_against_naive({130}, {60}, std::nullopt);
+  check_against_naive({128}, {65}, std::nullopt);            // Nyquist kept
+  check_against_naive({120}, {55}, Shape{131}, fft::Norm::backward);
+  check_against_naive({3, 100}, {1, 50}, std::nullopt, fft::Norm::ortho);
+  // the matrix path at large n (FNO-1D's shape class) and the cap of 64 bins from n = 1024
+  check_against_naive({1024}, {16}, std::nullopt);
+  check_against_naive({1025}, {64}, Shape{1030}, fft::Norm::backward);
+  auto gc = [](Shape xs, std::vector<std::int64_t> modes) {
+    Tensor x = randn(xs, float64).requires_grad_();
+    Tensor w = randn(wshape(xs[1], 1, modes), complex128).requires_grad_();
+    return autodiff::gradcheck([modes](const G& in) { return nn::functional::spectral_conv(in[0], in[1], Tensor(), modes); },
+                               G{x, w});
+  };
+  CHECK(gc({1, 1, 100}, {50}));
+  // float32 through the matrix path stays at float accuracy against the float64 result
+  Tensor x = randn({4, 8, 1024}, float64);
+  Tensor w = randn({8, 8, 16}, complex128) * 0.1;
+  Tensor y64 = nn::functional::spectral_conv(x, w, Tensor(), {16});
+  Tensor y32 = nn::functional::spectral_conv(x.to(float32), w.to(complex64), Tensor(), {16});
+  CHECK(((y32.to(float64) - y64).abs().max().item<double>()) <= 2e-6 * y64.abs().max().item<double>());
+}
+
 TEST_CASE("SpectralConv output is real-consistent: DFT of the output has the mixed modes") {
   // with no Hermitian conflict (interior modes only), rfftn(y) restricted to the kept modes
   // equals the mixed spectrum and everything else is zero

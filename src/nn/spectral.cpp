@@ -16,6 +16,7 @@
 
 #include "autodiff/node.hpp"
 #include "core/tensor_impl.hpp"
+#include "nn/spectral_dft.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/nn/spectral.hpp"
@@ -131,9 +132,20 @@ Shape spatial_dims(std::size_t d) {
 // that their gradients touch only the kept modes: the FFT primitives' generic backward scales
 // the whole half spectrum by the DC/Nyquist/interior weights (a pass over a spectrum that is zero
 // or discarded outside the kept modes), here the weights multiply the small mode tensor. Each
-// gradient is the other transform (public ops: rfftn/irfftn, cat, mul), so gradients of gradients
-// work. With the dL/dz* convention: grad of rfftn is irfftn(G * w_half(0.5)) with the swapped
-// norm; grad of irfftn is rfftn(g) * w_half(2) with the swapped norm.
+// gradient is the other primitive, so gradients of gradients work and take the same kernels.
+// With the dL/dz* convention: grad of rfftn is irfftn(G * w_half(0.5)) with the swapped norm;
+// grad of irfftn is rfftn(g) * w_half(2) with the swapped norm. When few bins of the last dim
+// are kept, that dim is a matrix product instead of an FFT (Note [truncated DFT],
+// src/nn/spectral_dft.cpp); the other dims stay FFTs on the already-reduced tensor.
+
+/// The factor a transform with norm `norm` over a grid of `numel` points applies (forward or inverse).
+double norm_scale(fft::Norm norm, const Shape& grid, bool inverse) {
+  const double n = static_cast<double>(::phasor::detail::shape_numel(grid));
+  if (norm == fft::Norm::ortho) return 1.0 / std::sqrt(n);
+  return (norm == fft::Norm::forward) != inverse ? 1.0 / n : 1.0;
+}
+
+Tensor irfft_modes(const Tensor& y, const std::vector<std::int64_t>& modes, const Shape& ogrid, fft::Norm norm);
 
 /// Kept modes of rfftn(x) over the last d dims (Note [truncated transforms]).
 Tensor rfft_modes(const Tensor& x, const std::vector<std::int64_t>& modes, fft::Norm norm) {
@@ -142,12 +154,20 @@ Tensor rfft_modes(const Tensor& x, const std::vector<std::int64_t>& modes, fft::
   return ::phasor::detail::apply_op(
       "rfft_modes", {x}, ::phasor::detail::kSaveNone,
       [&](const std::vector<Tensor>& in) {
-        return gather_modes(fft::rfftn(in[0], std::nullopt, spatial_dims(d), norm), modes, grid);
+        if (!detail::use_dft_matrix(grid.back(), modes.back()))
+          return gather_modes(fft::rfftn(in[0], std::nullopt, spatial_dims(d), norm), modes, grid);
+        // last dim as a matrix product (Note [truncated DFT]), the others unscaled FFTs
+        Tensor y = detail::rdft_head(in[0], modes.back(), norm_scale(norm, grid, false));
+        if (d > 1) {
+          Shape dims = spatial_dims(d);
+          dims.pop_back();
+          y = gather_modes(fft::fftn(y, std::nullopt, dims, fft::Norm::backward), modes, grid);
+        }
+        return y;
       },
       [modes, grid, norm, d](const ::phasor::detail::Ctx&, const std::vector<Tensor>& g) {
         Tensor w = kept_half_weights(modes.back(), grid.back(), d, to_real(g[0].dtype()), 0.5);
-        return std::vector<Tensor>{
-            fft::irfftn(scatter_modes(g[0] * w, modes, grid), grid, spatial_dims(d), swapped(norm))};
+        return std::vector<Tensor>{irfft_modes(g[0] * w, modes, grid, swapped(norm))};
       });
 }
 
@@ -158,12 +178,19 @@ Tensor irfft_modes(const Tensor& y, const std::vector<std::int64_t>& modes, cons
   return ::phasor::detail::apply_op(
       "irfft_modes", {y}, ::phasor::detail::kSaveNone,
       [&](const std::vector<Tensor>& in) {
-        return fft::irfftn(scatter_modes(in[0], modes, ogrid), ogrid, spatial_dims(d), norm);
+        if (!detail::use_dft_matrix(ogrid.back(), modes.back()))
+          return fft::irfftn(scatter_modes(in[0], modes, ogrid), ogrid, spatial_dims(d), norm);
+        Tensor z = in[0];
+        if (d > 1) {
+          Shape dims = spatial_dims(d);
+          dims.pop_back();
+          z = fft::ifftn(scatter_modes(z, modes, ogrid), std::nullopt, dims, fft::Norm::forward);
+        }
+        return detail::irdft_head(z, ogrid.back(), norm_scale(norm, ogrid, true));
       },
       [modes, ogrid, norm, d](const ::phasor::detail::Ctx&, const std::vector<Tensor>& g) {
         Tensor w = kept_half_weights(modes.back(), ogrid.back(), d, g[0].dtype(), 2.0);
-        Tensor G = gather_modes(fft::rfftn(g[0], std::nullopt, spatial_dims(d), swapped(norm)), modes, ogrid);
-        return std::vector<Tensor>{G * w};
+        return std::vector<Tensor>{rfft_modes(g[0], modes, swapped(norm)) * w};
       });
 }
 

@@ -1,0 +1,115 @@
+// src/nn/spectral_dft.cpp - truncated real DFTs as matrix products.
+//
+// Note [truncated DFT]
+// A spectral convolution keeps m of the n/2+1 bins of each real transform along the last dim
+// (FNO-1D: 16 of 513). An FFT computes all bins and the spectrum is then cut (forward) or
+// zero-padded (inverse); as a product with the n x 2m matrix of kept cosines and sines the work is
+// 4nm multiply-adds per row at BLAS speed, and no full spectrum is written, zeroed or read.
+//   forward: Y = X W, W[j][2k] = cos(2 pi jk/n), W[j][2k+1] = -sin(2 pi jk/n), so the rows of the
+//            real (R x 2m) product are the interleaved complex bins (R x m);
+//   inverse: x = Yr V, V[2k][j] = w_k cos(2 pi jk/n), V[2k+1][j] = -w_k sin(2 pi jk/n), w_k = 2
+//            for the bins standing for a conjugate pair and 1 at DC and Nyquist (whose sine rows
+//            vanish, so their imaginary parts are ignored exactly as a c2r transform ignores them).
+// Both are exact linear maps of the FFT path (same values up to rounding); the gradients in
+// spectral.cpp are the other transform, so they take the same path. Angles are reduced as
+// (j k mod n) / n in double before the cosine, and the matrices are cached per (n, m, dtype).
+#include "nn/spectral_dft.hpp"
+
+#include <cblas.h>
+
+#include <cmath>
+#include <map>
+#include <mutex>
+#include <numbers>
+#include <tuple>
+#include <vector>
+
+#include "core/tensor_impl.hpp"
+#include "phasor/creation.hpp"
+#include "phasor/error.hpp"
+
+namespace phasor::nn::detail {
+
+namespace {
+
+/// The (n x 2m) forward or (2m x n) inverse matrix of Note [truncated DFT], cached.
+Tensor dft_matrix(std::int64_t n, std::int64_t m, bool inverse, Dtype dtype) {
+  static std::mutex mu;
+  static std::map<std::tuple<std::int64_t, std::int64_t, bool, Dtype>, Tensor> cache;
+  std::lock_guard<std::mutex> lk(mu);
+  auto key = std::make_tuple(n, m, inverse, dtype);
+  auto it = cache.find(key);
+  if (it != cache.end()) return it->second;  // a copy: a later clear() must not free it under us
+  std::vector<double> a(static_cast<std::size_t>(n * 2 * m));
+  for (std::int64_t k = 0; k < m; ++k) {
+    const double w = !inverse || k == 0 || 2 * k == n ? 1.0 : 2.0;
+    for (std::int64_t j = 0; j < n; ++j) {
+      const double th = 2 * std::numbers::pi * static_cast<double>((j * k) % n) / static_cast<double>(n);
+      const double c = w * std::cos(th), s = -w * std::sin(th);
+      if (inverse) {
+        a[static_cast<std::size_t>(2 * k * n + j)] = c;
+        a[static_cast<std::size_t>((2 * k + 1) * n + j)] = s;
+      } else {
+        a[static_cast<std::size_t>(j * 2 * m + 2 * k)] = c;
+        a[static_cast<std::size_t>(j * 2 * m + 2 * k + 1)] = s;
+      }
+    }
+  }
+  Tensor t = from_vector(a, inverse ? Shape{2 * m, n} : Shape{n, 2 * m}).to(dtype);
+  if (cache.size() >= 64) cache.clear();  // a model uses a handful; bound the cache anyway
+  cache.emplace(key, t);
+  return t;
+}
+
+/// C (rows x cols) = scale * A (rows x inner) B (inner x cols), all row-major contiguous, real.
+void real_gemm(Dtype dt, std::int64_t rows, std::int64_t cols, std::int64_t inner, double scale, const void* A,
+               const void* B, void* C) {
+  if (dt == float32)
+    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(rows), static_cast<blasint>(cols),
+                static_cast<blasint>(inner), static_cast<float>(scale), static_cast<const float*>(A),
+                static_cast<blasint>(inner), static_cast<const float*>(B), static_cast<blasint>(cols), 0.0f,
+                static_cast<float*>(C), static_cast<blasint>(cols));
+  else
+    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(rows), static_cast<blasint>(cols),
+                static_cast<blasint>(inner), scale, static_cast<const double*>(A), static_cast<blasint>(inner),
+                static_cast<const double*>(B), static_cast<blasint>(cols), 0.0, static_cast<double*>(C),
+                static_cast<blasint>(cols));
+}
+
+}  // namespace
+
+bool use_dft_matrix(std::int64_t n, std::int64_t m) {
+  // Measured (bench/README.md "FNO", spectral conv forward + backward, 1 thread, 2^20 values):
+  // the product wins up to m = 48 at every n from 32 to 4096 (2-3x at m <= 16, n >= 256) and up
+  // to m = 64 from n = 1024; beyond that the FFT's n log n wins. n is capped so the cached
+  // matrix stays below 32 MiB.
+  return n <= 65536 && (m <= 48 || (m <= 64 && n >= 1024));
+}
+
+Tensor rdft_head(const Tensor& x, std::int64_t m, double scale) {
+  const Dtype dt = x.dtype();
+  if (dt != float32 && dt != float64) throw Error("rdft_head", std::string("expected a real float tensor, got ") + dtype_name(dt));
+  const Tensor xc = x.contiguous();
+  const std::int64_t n = x.size(-1), rows = n == 0 ? 0 : x.numel() / n;
+  Shape os = x.shape();
+  os.back() = m;
+  Tensor y = ::phasor::detail::make_tensor(os, to_complex(dt), x.device());
+  if (rows > 0 && m > 0)
+    real_gemm(dt, rows, 2 * m, n, scale, xc.data_ptr(), dft_matrix(n, m, false, dt).data_ptr(), y.data_ptr());
+  return y;
+}
+
+Tensor irdft_head(const Tensor& y, std::int64_t n, double scale) {
+  const Dtype dt = to_real(y.dtype());
+  if (!y.is_complex() || (dt != float32 && dt != float64))
+    throw Error("irdft_head", std::string("expected a complex float tensor, got ") + dtype_name(y.dtype()));
+  const Tensor yc = y.contiguous();
+  const std::int64_t m = y.size(-1), rows = m == 0 ? 0 : y.numel() / m;
+  Shape os = y.shape();
+  os.back() = n;
+  Tensor x = ::phasor::detail::make_tensor(os, dt, y.device());
+  if (rows > 0) real_gemm(dt, rows, n, 2 * m, scale, yc.data_ptr(), dft_matrix(n, m, true, dt).data_ptr(), x.data_ptr());
+  return x;
+}
+
+}  // namespace phasor::nn::detail
