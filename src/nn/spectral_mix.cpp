@@ -10,11 +10,11 @@
 // the gemm work. The output is written mode-major, (*M, B, O) in memory, and returned as a
 // permuted view with the logical shape (B, O, *M); consumers (the scatter into the output
 // spectrum, the weight's gradient) read it through strides.
-// Threads: modes are split over OpenMP threads only from 8M complex multiply-adds per call
-// (kParallelMix); the OpenMP build of OpenBLAS runs single-threaded inside a parallel region, so
-// BLAS threads never nest. Below that the whole contraction takes ~2 ms or less on one core
-// (FNO-2D bench: 5.9M, FNO-1D: 1.3M), and on the shared 2-vCPU VM a parallel region costs more
-// than it saves whenever the second vCPU is busy (a barrier then waits for a descheduled thread).
+// Threads: modes are split over OpenMP threads from 1M complex multiply-adds per call
+// (kParallelMix, ~0.3 ms of work on one core); the OpenMP build of OpenBLAS runs single-threaded
+// inside a parallel region, so BLAS threads never nest. (FNO-2D bench: 5.9M per call, FNO-1D:
+// 1.3M. An earlier threshold of 8M, chosen on a VM loaded by other jobs where every barrier waits
+// for a descheduled thread, left FNO-1D's contraction serial.)
 // Why BLAS: OpenBLAS dispatches AVX-512 complex kernels at run time while phasor is compiled for
 // baseline x86-64, and at these sizes (B x I x O = 20 x 64 x 64 or 20 x 32 x 32 per mode) a gemm
 // call's overhead is small next to its work; in the FNO bench profiles (bench/README.md "FNO")
@@ -108,7 +108,7 @@ void gemm(bool ta, bool tb, std::int64_t n, std::int64_t m, std::int64_t k, cons
 }
 
 /// Complex multiply-adds from which the modes are split over threads (Note [spectral_mix kernel]).
-constexpr std::int64_t kParallelMix = std::int64_t(1) << 23;
+constexpr std::int64_t kParallelMix = std::int64_t(1) << 20;
 
 /// The kernel: x (B, I, *M), w (I, O, *M), same complex dtype -> (B, O, *M) laid out (*M, B, O).
 Tensor mix_kernel(const Tensor& x, const Tensor& w) {
