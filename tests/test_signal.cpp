@@ -216,6 +216,10 @@ TEST_CASE("signal stft: against torch.stft (center/reflect, no center + normaliz
   Tensor Sb = S::stft(xb, 64, 16, 48, S::hann_window(48, true, float64));
   CHECK(Sb.shape() == Shape{3, 2, 33, 13});
   CHECK(max_diff(Sb.select(0, 1), S1 * 2.0) < 1e-11);
+  // float32: the API sketch's call, close to the float64 result
+  Tensor S32 = S::stft(x.to(float32), 64, 16, 48, S::hann_window(48, float32));
+  CHECK(S32.dtype() == complex64);
+  CHECK(max_diff(S32.to(complex128), S1) < 1e-4 * max_abs(S1));
   // other padding modes run and give the interior frames unchanged
   for (PadMode m : {PadMode::replicate, PadMode::circular}) {
     Tensor Sm = S::stft(x, 64, 16, 48, S::hann_window(48, true, float64), true, m);
@@ -444,6 +448,12 @@ TEST_CASE("signal welch / periodogram: against scipy.signal") {
   auto [fc, Pc] = S::periodogram(xp, S::periodogram_options().sampling_rate(10.0).fft_length(64).detrend_type("none"));
   check_near(fc, fixture("periodogram_crop_f"), 1e-14);
   check_near(Pc, fixture("periodogram_crop_P"), 1e-12);
+  // two-sided welch of a real signal: one-sided bins 1..n/2-1 hold twice the two-sided ones
+  auto [ft, Pt] = S::welch(x, S::WelchOptions().sampling_rate(100.0).segment(128).onesided(false));
+  CHECK(Pt.shape() == Shape{128});
+  check_near(Pt.narrow(0, 1, 63) * 2.0, P.narrow(0, 1, 63), 1e-12);
+  check_near(Pt.narrow(0, 0, 1), P.narrow(0, 0, 1), 1e-12);
+  check_near(ft.narrow(0, 0, 64), f.narrow(0, 0, 64), 1e-14);
   auto [fs_, Ps] = S::periodogram(xp, S::periodogram_options().scale("spectrum"));
   Tensor xc = xp - xp.mean();
   CHECK(Ps.sum().item<double>() == doctest::Approx((xc * xc).mean().item<double>()).epsilon(1e-12));
@@ -521,6 +531,10 @@ TEST_CASE("signal gradcheck: frame, overlap_add, stft (input and window), istft,
   CHECK(gradcheck([w](const G& in) { return S::istft(in[0], 8, 2, 8, w); }, {X}));
   Tensor wl = (S::hamming_window(8, float64) + 0.1).requires_grad_();
   CHECK(gradcheck([](const G& in) { return S::istft(in[0], 8, 2, 8, in[1], false); }, {X, wl}));
+  S::STFTOptions oc(8);
+  oc.hop(2).with_window(w).complex_output(true).output_length(12);
+  Tensor Xc = S::stft(complex(rnd({12}), rnd({12})), oc).detach().requires_grad_();
+  CHECK(gradcheck([oc](const G& in) { return S::istft(in[0], oc); }, {Xc}));
   CHECK(gradcheck([w](const G& in) { return S::spectrogram(in[0], 8, 2, 8, w); }, {leaf({20})}));
   CHECK(gradcheck([w](const G& in) { return S::spectrogram(in[0], 8, 2, 8, w, 1.0, true); }, {leaf({20})}));
   S::MelSpectrogramOptions m;
@@ -538,6 +552,10 @@ TEST_CASE("signal gradcheck: convolutions, hilbert, resample, welch, periodogram
   CHECK(gradcheck([](const G& in) { return S::oaconvolve(in[0], in[1], "same"); }, {leaf({70}), leaf({3})}));
   CHECK(gradcheck([](const G& in) { return S::fftconvolve(in[0], in[1]); },
                   {complex(rnd({6}), rnd({6})).requires_grad_(), leaf({3})}));
+  CHECK(gradcheck([](const G& in) { return S::correlate(in[0], in[1], "same"); },
+                  {complex(rnd({8}), rnd({8})).requires_grad_(), complex(rnd({3}), rnd({3})).requires_grad_()}));
+  CHECK(gradcheck([](const G& in) { return S::oaconvolve(in[0], in[1]); },
+                  {complex(rnd({40}), rnd({40})).requires_grad_(), leaf({2})}));
   CHECK(gradcheck([](const G& in) { return S::hilbert(in[0]); }, {leaf({2, 9})}));
   CHECK(gradcheck([](const G& in) { return S::hilbert(in[0], 12); }, {leaf({7})}));
   for (std::int64_t num : {7, 12, 18})
