@@ -272,6 +272,7 @@ TEST_CASE("signal stft/istft: bad input throws naming the op and the values") {
   Tensor X = S::stft(x, 64, 16, 64, w);
   CHECK_THROWS_WITH_AS(S::istft(X.abs(), 64, 16), doctest::Contains("[istft] expected a complex STFT"), Error);
   CHECK_THROWS_WITH_AS(S::istft(X, 60, 16), doctest::Contains("has 33 frequency bins, expected 31 for n_fft = 60"), Error);
+  CHECK_THROWS_WITH_AS(S::istft(X, 64, 16, 48, w), doctest::Contains("[istft] window of shape (64,) does not match win_length = 48"), Error);
   CHECK_THROWS_WITH_AS(S::istft(X, 64, 0), doctest::Contains("[istft] hop_length must be >= 1, got 0"), Error);
   CHECK_THROWS_WITH_AS(S::istft(X, 64, 16, 64, w, true, false, std::nullopt, -5), doctest::Contains("length must be >= 0, got -5"), Error);
   // NOLA: a periodic Hann window is zero at the first sample, which center = false does not trim
@@ -410,6 +411,7 @@ TEST_CASE("signal resample: against scipy.signal.resample (real and complex, up 
   for (std::size_t n = 0; n < 20; ++n) s[n] = std::sin(2 * kPi * 3.0 * static_cast<double>(n) / 20.0);
   for (std::size_t n = 0; n < 60; ++n) t[n] = std::sin(2 * kPi * 3.0 * static_cast<double>(n) / 60.0);
   check_near(S::resample(from_vector(s), 60), from_vector(t), 1e-13);
+  CHECK_THROWS_WITH_AS(S::resample(x, 10, -1, ones({2, 25}, float64)), doctest::Contains("window of shape (2, 25) must be 1-D"), Error);
   CHECK_THROWS_WITH_AS(S::resample(x, 0), doctest::Contains("[resample] num must be >= 1, got 0"), Error);
   CHECK_THROWS_WITH_AS(S::resample(x, 10, -1, ones({49}, float64)), doctest::Contains("window of shape (49,) must be 1-D with 50 samples"), Error);
 }

@@ -97,7 +97,7 @@ struct STFTOptions {
   explicit STFTOptions(std::int64_t n_fft_) : n_fft(n_fft_) {}
   std::int64_t n_fft;                      ///< FFT size
   std::optional<std::int64_t> hop_length;  ///< frame step (default n_fft / 4)
-  std::optional<std::int64_t> win_length;  ///< window size (default n_fft; the window is centered in n_fft)
+  std::optional<std::int64_t> win_length;  ///< window size (default: the window's length, else n_fft); centered in n_fft
   Tensor window;                           ///< 1-D window of win_length samples (default: rectangular)
   bool center = true;                      ///< pad n_fft / 2 samples on both sides so frame t is centered at t * hop
   PadMode pad_mode = PadMode::reflect;     ///< how `center` pads
