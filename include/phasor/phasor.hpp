@@ -26,6 +26,7 @@
 #include "phasor/progress.hpp"
 #include "phasor/random.hpp"
 #include "phasor/scalar.hpp"
+#include "phasor/signal.hpp"
 #include "phasor/state_dict.hpp"
 #include "phasor/tensor.hpp"
 #include "phasor/version.hpp"
