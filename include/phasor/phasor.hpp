@@ -23,6 +23,8 @@
 #include "phasor/optim/clip_grad.hpp"
 #include "phasor/optim/optimizer.hpp"
 #include "phasor/optim/scheduler.hpp"
+#include "phasor/pde.hpp"
+#include "phasor/pde/grid.hpp"
 #include "phasor/progress.hpp"
 #include "phasor/random.hpp"
 #include "phasor/scalar.hpp"
