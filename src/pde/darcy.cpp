@@ -98,7 +98,9 @@ Tensor solve_kernel(const char* op, const Tensor& a, const Tensor& f, FaceAverag
   double* uv = u.data<double>();
   const std::int64_t m = s - 2;
   std::atomic<std::int64_t> failed{-1};
-#pragma omp parallel if (batch > 1)
+  // one thread per sample pays off only when each factorization is substantial (a parallel region
+  // costs far more than a tiny solve, especially on a loaded machine)
+#pragma omp parallel if (batch > 1 && m * m >= 2500)
   {
     Solver solver;
     bool analyzed = false;
