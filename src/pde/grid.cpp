@@ -1,0 +1,350 @@
+// src/pde/grid.cpp - pde::Grid and the pseudo-spectral operators (Note [pde grid conventions]).
+// Every operator is rfftn -> multiply by a constant symbol tensor -> irfftn, written with public
+// ops, so it is differentiable (twice and more) through fft's own gradients.
+#include <cmath>
+#include <complex>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "autodiff/node.hpp"
+#include "core/tensor_impl.hpp"
+#include "pde/grid_detail.hpp"
+#include "phasor/creation.hpp"
+#include "phasor/fft.hpp"
+#include "phasor/ops.hpp"
+#include "phasor/pde/grid.hpp"
+
+namespace phasor::pde {
+
+namespace {
+
+using ::phasor::detail::shape_str;
+constexpr double kTwoPi = 6.283185307179586476925286766559;
+
+std::string list_str(const std::vector<double>& v) {
+  std::ostringstream os;
+  os << "(";
+  for (std::size_t i = 0; i < v.size(); ++i) os << (i ? ", " : "") << v[i];
+  if (v.size() == 1) os << ",";
+  os << ")";
+  return os.str();
+}
+
+void check_real_dtype(Dtype dtype, const char* op) {
+  if (!is_floating(dtype))
+    throw Error(op, std::string("dtype must be float32 or float64, got ") + dtype_name(dtype));
+}
+
+/// The rfftn/irfftn dims of a d-dimensional grid: (-d, ..., -1).
+std::vector<std::int64_t> grid_dims(const Grid& g) {
+  std::vector<std::int64_t> dims;
+  for (std::int64_t i = -g.ndim(); i < 0; ++i) dims.push_back(i);
+  return dims;
+}
+
+/// Shape with d dims, `len` along `axis` and 1 elsewhere.
+Shape axis_shape(std::int64_t d, std::int64_t axis, std::int64_t len) {
+  Shape s(static_cast<std::size_t>(d), 1);
+  s[static_cast<std::size_t>(axis)] = len;
+  return s;
+}
+
+/// Angular wavenumbers 2 pi m / L along `axis` of the half spectrum, in double.
+std::vector<double> wavenumber_values(const Grid& g, std::int64_t axis) {
+  const std::int64_t n = g.sizes()[axis];
+  const bool halved = axis == g.ndim() - 1;
+  const std::int64_t len = halved ? n / 2 + 1 : n;
+  const double scale = kTwoPi / g.lengths()[axis];
+  std::vector<double> k(static_cast<std::size_t>(len));
+  for (std::int64_t j = 0; j < len; ++j) k[j] = scale * static_cast<double>(detail::frequency(j, n, halved));
+  return k;
+}
+
+/// (i k)^order along `axis` (Nyquist zeroed for odd orders), shaped to broadcast over the half
+/// spectrum, as complex `dtype`.
+Tensor derivative_symbol(const Grid& g, std::int64_t axis, int order, Dtype dtype) {
+  const std::int64_t n = g.sizes()[axis];
+  const bool halved = axis == g.ndim() - 1;
+  const std::vector<double> k = wavenumber_values(g, axis);
+  std::vector<std::complex<double>> m(k.size());
+  for (std::size_t j = 0; j < k.size(); ++j) {
+    const std::int64_t f = detail::frequency(static_cast<std::int64_t>(j), n, halved);
+    if (order % 2 == 1 && detail::is_nyquist(f, n)) {
+      m[j] = 0.0;
+      continue;
+    }
+    double p = 1.0;
+    for (int o = 0; o < order; ++o) p *= k[j];
+    switch (order % 4) {
+      case 0: m[j] = {p, 0.0}; break;
+      case 1: m[j] = {0.0, p}; break;
+      case 2: m[j] = {-p, 0.0}; break;
+      default: m[j] = {0.0, -p}; break;
+    }
+  }
+  return from_vector(m, axis_shape(g.ndim(), axis, static_cast<std::int64_t>(k.size()))).to(dtype);
+}
+
+/// -|k|^2 over the half spectrum in double, row-major over spectral_sizes().
+std::vector<double> laplacian_values(const Grid& g) {
+  const std::int64_t d = g.ndim();
+  const Shape ss = g.spectral_sizes();
+  std::vector<std::vector<double>> k2(static_cast<std::size_t>(d));
+  for (std::int64_t a = 0; a < d; ++a) {
+    k2[a] = wavenumber_values(g, a);
+    for (double& v : k2[a]) v *= v;
+  }
+  std::int64_t total = 1;
+  for (auto s : ss) total *= s;
+  std::vector<double> out(static_cast<std::size_t>(total));
+  std::vector<std::int64_t> idx(static_cast<std::size_t>(d), 0);
+  for (std::int64_t flat = 0; flat < total; ++flat) {
+    double s = 0.0;
+    for (std::int64_t a = 0; a < d; ++a) s += k2[a][idx[a]];
+    out[flat] = s == 0.0 ? 0.0 : -s;  // +0 at k = 0
+    for (std::int64_t a = d - 1; a >= 0; --a) {
+      if (++idx[a] < ss[a]) break;
+      idx[a] = 0;
+    }
+  }
+  return out;
+}
+
+/// Promotes an integer/bool field to the default float dtype; rejects complex fields.
+Tensor real_field(const Tensor& u, const char* op) {
+  if (u.is_complex())
+    throw Error(op, std::string("expects a real field, got ") + dtype_name(u.dtype()) + " of shape " +
+                        shape_str(u.shape()));
+  return u.is_floating_point() ? u : u.to(default_dtype());
+}
+
+}  // namespace
+
+// ---- Grid --------------------------------------------------------------------------------------
+
+Grid::Grid(std::vector<std::int64_t> sizes, std::vector<double> lengths)
+    : sizes_(std::move(sizes)), lengths_(std::move(lengths)) {
+  const char* op = "pde::Grid";
+  if (sizes_.empty() || sizes_.size() > 3)
+    throw Error(op, "a grid has 1, 2 or 3 dims, got " + std::to_string(sizes_.size()) + " sizes " + shape_str(sizes_));
+  if (lengths_.size() != sizes_.size())
+    throw Error(op, "got " + std::to_string(sizes_.size()) + " sizes " + shape_str(sizes_) + " but " +
+                        std::to_string(lengths_.size()) + " lengths " + list_str(lengths_));
+  for (std::size_t i = 0; i < sizes_.size(); ++i) {
+    if (sizes_[i] < 1)
+      throw Error(op, "size " + std::to_string(sizes_[i]) + " along axis " + std::to_string(i) +
+                          " is not positive (sizes " + shape_str(sizes_) + ")");
+    if (!(std::isfinite(lengths_[i]) && lengths_[i] > 0.0)) {
+      std::ostringstream os;
+      os << "length " << lengths_[i] << " along axis " << i << " is not a finite positive number (lengths "
+         << list_str(lengths_) << ")";
+      throw Error(op, os.str());
+    }
+  }
+}
+
+Grid::Grid(std::vector<std::int64_t> sizes, double length)
+    : Grid(sizes, std::vector<double>(sizes.size(), length)) {}
+
+std::int64_t Grid::wrap_axis(std::int64_t axis, const char* op) const {
+  const std::int64_t d = ndim();
+  if (axis < -d || axis >= d)
+    throw Error(op, "axis " + std::to_string(axis) + " out of range for a " + std::to_string(d) + "-D grid (valid: " +
+                        std::to_string(-d) + " .. " + std::to_string(d - 1) + ")");
+  return axis < 0 ? axis + d : axis;
+}
+
+std::int64_t Grid::size(std::int64_t axis) const { return sizes_[wrap_axis(axis, "pde::Grid::size")]; }
+double Grid::length(std::int64_t axis) const { return lengths_[wrap_axis(axis, "pde::Grid::length")]; }
+
+std::int64_t Grid::numel() const {
+  std::int64_t n = 1;
+  for (auto s : sizes_) n *= s;
+  return n;
+}
+
+double Grid::volume() const {
+  double v = 1.0;
+  for (auto l : lengths_) v *= l;
+  return v;
+}
+
+double Grid::spacing(std::int64_t axis) const {
+  const std::int64_t a = wrap_axis(axis, "pde::Grid::spacing");
+  return lengths_[a] / static_cast<double>(sizes_[a]);
+}
+
+std::vector<std::int64_t> Grid::spectral_sizes() const {
+  std::vector<std::int64_t> s = sizes_;
+  s.back() = s.back() / 2 + 1;
+  return s;
+}
+
+Tensor Grid::coordinates(std::int64_t axis, Dtype dtype) const {
+  const char* op = "pde::Grid::coordinates";
+  const std::int64_t a = wrap_axis(axis, op);
+  check_real_dtype(dtype, op);
+  const std::int64_t n = sizes_[a];
+  std::vector<double> x(static_cast<std::size_t>(n));
+  for (std::int64_t j = 0; j < n; ++j)
+    x[j] = static_cast<double>(j) * lengths_[a] / static_cast<double>(n);
+  return from_vector(x, axis_shape(ndim(), a, n)).to(dtype);
+}
+
+std::vector<Tensor> Grid::mesh(Dtype dtype) const {
+  check_real_dtype(dtype, "pde::Grid::mesh");
+  std::vector<Tensor> out;
+  for (std::int64_t a = 0; a < ndim(); ++a) out.push_back(coordinates(a, dtype).expand(sizes_).contiguous());
+  return out;
+}
+
+Tensor Grid::wavenumbers(std::int64_t axis, Dtype dtype) const {
+  const char* op = "pde::Grid::wavenumbers";
+  const std::int64_t a = wrap_axis(axis, op);
+  check_real_dtype(dtype, op);
+  const std::vector<double> k = wavenumber_values(*this, a);
+  return from_vector(k, axis_shape(ndim(), a, static_cast<std::int64_t>(k.size()))).to(dtype);
+}
+
+Tensor Grid::laplacian_symbol(Dtype dtype) const {
+  check_real_dtype(dtype, "pde::Grid::laplacian_symbol");
+  return from_vector(laplacian_values(*this), spectral_sizes()).to(dtype);
+}
+
+Tensor Grid::dealias_mask(Dtype dtype) const {
+  check_real_dtype(dtype, "pde::Grid::dealias_mask");
+  const std::int64_t d = ndim();
+  Tensor mask;
+  for (std::int64_t a = 0; a < d; ++a) {
+    const std::int64_t n = sizes_[a];
+    const bool halved = a == d - 1;
+    const std::int64_t len = halved ? n / 2 + 1 : n;
+    std::vector<double> keep(static_cast<std::size_t>(len));
+    for (std::int64_t j = 0; j < len; ++j) {
+      const std::int64_t m = detail::frequency(j, n, halved);
+      keep[j] = 3 * (m < 0 ? -m : m) < n ? 1.0 : 0.0;
+    }
+    Tensor t = from_vector(keep, axis_shape(d, a, len));
+    mask = mask.defined() ? mask * t : t;
+  }
+  return mask.expand(spectral_sizes()).contiguous().to(dtype);
+}
+
+void Grid::check_field(const char* op, const Tensor& u) const {
+  const std::int64_t d = ndim();
+  if (!u.defined()) throw Error(op, "undefined field on " + str());
+  bool ok = u.dim() >= d;
+  for (std::int64_t i = 0; ok && i < d; ++i) ok = u.size(u.dim() - d + i) == sizes_[i];
+  if (!ok)
+    throw Error(op, "field of shape " + shape_str(u.shape()) + " does not fit the grid: its last " + std::to_string(d) +
+                        " dims must be the grid sizes " + shape_str(sizes_) + " (" + str() + ")");
+}
+
+void Grid::check_spectrum(const char* op, const Tensor& u_hat) const {
+  const std::int64_t d = ndim();
+  const Shape ss = spectral_sizes();
+  if (!u_hat.defined()) throw Error(op, "undefined spectrum on " + str());
+  bool ok = u_hat.dim() >= d;
+  for (std::int64_t i = 0; ok && i < d; ++i) ok = u_hat.size(u_hat.dim() - d + i) == ss[i];
+  if (!ok)
+    throw Error(op, "spectrum of shape " + shape_str(u_hat.shape()) + " does not fit the grid: its last " +
+                        std::to_string(d) + " dims must be the half-spectrum sizes " + shape_str(ss) + " (" + str() +
+                        ")");
+}
+
+std::string Grid::str() const { return "Grid(sizes=" + shape_str(sizes_) + ", lengths=" + list_str(lengths_) + ")"; }
+
+// ---- spectral operators ---------------------------------------------------------------------------
+
+Tensor to_spectral(const Grid& g, const Tensor& u) {
+  const char* op = "pde::to_spectral";
+  g.check_field(op, u);
+  Tensor x = real_field(u, op);
+  return ::phasor::detail::composite(op, {x}, [&] { return fft::rfftn(x, std::nullopt, grid_dims(g)); });
+}
+
+Tensor from_spectral(const Grid& g, const Tensor& u_hat) {
+  const char* op = "pde::from_spectral";
+  g.check_spectrum(op, u_hat);
+  if (!is_floating_or_complex(u_hat.dtype()))
+    throw Error(op, std::string("expects a complex spectrum, got ") + dtype_name(u_hat.dtype()));
+  return ::phasor::detail::composite(op, {u_hat},
+                                     [&] { return fft::irfftn(u_hat, g.sizes(), grid_dims(g)); });
+}
+
+Tensor derivative(const Grid& g, const Tensor& u, std::int64_t axis, int order) {
+  const char* op = "pde::derivative";
+  const std::int64_t a = g.wrap_axis(axis, op);
+  if (order < 0) throw Error(op, "order must be >= 0, got " + std::to_string(order));
+  g.check_field(op, u);
+  Tensor x = real_field(u, op);
+  return ::phasor::detail::composite(op, {x}, [&] {
+    if (order == 0) return x.clone();
+    Tensor xh = to_spectral(g, x);
+    return from_spectral(g, xh * derivative_symbol(g, a, order, xh.dtype()));
+  });
+}
+
+Tensor gradient(const Grid& g, const Tensor& u) {
+  const char* op = "pde::gradient";
+  g.check_field(op, u);
+  Tensor x = real_field(u, op);
+  return ::phasor::detail::composite(op, {x}, [&] {
+    Tensor xh = to_spectral(g, x);
+    std::vector<Tensor> parts;
+    for (std::int64_t a = 0; a < g.ndim(); ++a) parts.push_back(xh * derivative_symbol(g, a, 1, xh.dtype()));
+    return from_spectral(g, stack(parts, -(g.ndim() + 1)));
+  });
+}
+
+Tensor divergence(const Grid& g, const Tensor& v) {
+  const char* op = "pde::divergence";
+  const std::int64_t d = g.ndim();
+  g.check_field(op, v);
+  if (v.dim() < d + 1 || v.size(-(d + 1)) != d)
+    throw Error(op, "vector field of shape " + shape_str(v.shape()) + " must be (..., " + std::to_string(d) +
+                        ", n...) on the " + std::to_string(d) + "-D " + g.str());
+  Tensor x = real_field(v, op);
+  return ::phasor::detail::composite(op, {x}, [&] {
+    Tensor xh = to_spectral(g, x);
+    const Shape ss = g.spectral_sizes();
+    std::vector<Tensor> sym;
+    for (std::int64_t a = 0; a < d; ++a) sym.push_back(derivative_symbol(g, a, 1, xh.dtype()).expand(ss));
+    return from_spectral(g, sum(xh * stack(sym, 0), {-(d + 1)}));
+  });
+}
+
+Tensor laplacian(const Grid& g, const Tensor& u) {
+  const char* op = "pde::laplacian";
+  g.check_field(op, u);
+  Tensor x = real_field(u, op);
+  return ::phasor::detail::composite(op, {x}, [&] {
+    Tensor xh = to_spectral(g, x);
+    return from_spectral(g, xh * g.laplacian_symbol(to_real(xh.dtype())));
+  });
+}
+
+Tensor inverse_laplacian(const Grid& g, const Tensor& f) {
+  const char* op = "pde::inverse_laplacian";
+  g.check_field(op, f);
+  Tensor x = real_field(f, op);
+  return ::phasor::detail::composite(op, {x}, [&] {
+    Tensor xh = to_spectral(g, x);
+    std::vector<double> inv = laplacian_values(g);
+    for (double& v : inv) v = v == 0.0 ? 0.0 : 1.0 / v;
+    Tensor sym = from_vector(inv, g.spectral_sizes()).to(to_real(xh.dtype()));
+    return from_spectral(g, xh * sym);
+  });
+}
+
+Tensor dealias(const Grid& g, const Tensor& u_hat) {
+  const char* op = "pde::dealias";
+  g.check_spectrum(op, u_hat);
+  if (!is_floating_or_complex(u_hat.dtype()))
+    throw Error(op, std::string("expects a floating or complex spectrum, got ") + dtype_name(u_hat.dtype()));
+  return ::phasor::detail::composite(op, {u_hat},
+                                     [&] { return u_hat * g.dealias_mask(to_real(u_hat.dtype())); });
+}
+
+}  // namespace phasor::pde
