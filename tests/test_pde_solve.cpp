@@ -1,0 +1,366 @@
+// tests/test_pde_solve.cpp - phasor::pde time steppers, equations and solve() against closed forms
+// evaluated in long double (heat decay, advection shift, Cole-Hopf Burgers, KdV soliton, Taylor-Green),
+// observed convergence orders, conservation laws, float64 gradchecks and the error paths.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <phasor/pde/solve.hpp>
+#include <phasor/phasor.hpp>
+#include <string>
+#include <vector>
+
+using namespace phasor;
+namespace P = phasor::pde;
+using ld = long double;
+using P::Stepper;
+
+namespace {
+
+const ld kPi = 3.141592653589793238462643383279502884L;
+const double kPiD = 3.141592653589793;
+const Stepper kAll[] = {Stepper::rk4, Stepper::cn_rk2, Stepper::cn_rk3, Stepper::etdrk4};
+
+// A 1-D float64 field f(x_j), x_j = j L / n, evaluated in long double.
+Tensor field1(std::int64_t n, ld L, const std::function<ld(ld)>& f) {
+  std::vector<double> v(static_cast<std::size_t>(n));
+  for (std::int64_t j = 0; j < n; ++j) v[static_cast<std::size_t>(j)] = static_cast<double>(f(L * j / n));
+  return from_vector(v);
+}
+
+// A 2-D float64 field f(x_i, y_j) of shape (nx, ny).
+Tensor field2(std::int64_t nx, std::int64_t ny, ld Lx, ld Ly, const std::function<ld(ld, ld)>& f) {
+  std::vector<double> v(static_cast<std::size_t>(nx * ny));
+  for (std::int64_t i = 0; i < nx; ++i)
+    for (std::int64_t j = 0; j < ny; ++j)
+      v[static_cast<std::size_t>(i * ny + j)] = static_cast<double>(f(Lx * i / nx, Ly * j / ny));
+  return from_vector(v, Shape{nx, ny});
+}
+
+double maxdiff(const Tensor& a, const Tensor& b) { return max(abs(a.detach() - b.detach())).item<double>(); }
+double maxabs(const Tensor& a) { return max(abs(a.detach())).item<double>(); }
+
+P::SolveOptions with(Stepper s) {
+  P::SolveOptions o;
+  o.stepper = s;
+  return o;
+}
+
+// Cole-Hopf: phi = a + e^{-nu t} cos x solves phi_t = nu phi_xx, so u = -2 nu phi_x / phi
+// = 2 nu e^{-nu t} sin x / (a + e^{-nu t} cos x) solves u_t + u u_x = nu u_xx on [0, 2 pi).
+ld cole_hopf(ld x, ld t, ld nu, ld a) {
+  const ld e = std::exp(-nu * t);
+  return 2 * nu * e * std::sin(x) / (a + e * std::cos(x));
+}
+
+// du/dt = -a u + cos(t), spatially uniform forcing: L = -a, N = cos(t) at the k = 0 mode (the spectrum
+// is unnormalized, so the mean's coefficient is N_points * mean). Exact:
+// u(x, t) = e^{-a t} (u0(x) - a / (1 + a^2)) + (a cos t + sin t) / (1 + a^2).
+// Deliberately without with_parameters(), to exercise the checkpoint error.
+struct Relaxation : P::Equation {
+  P::Grid g;
+  Tensor a;
+  Relaxation(P::Grid grid, Tensor rate) : g(std::move(grid)), a(std::move(rate)) {}
+  const P::Grid& grid() const override { return g; }
+  Tensor linear() const override { return -a; }
+  Tensor nonlinear(const Tensor& u_hat, double t) const override {
+    Tensor n = zeros_like(u_hat);
+    n.select(-1, 0).fill_(std::cos(t) * static_cast<double>(g.numel()));
+    return n;
+  }
+  std::string name() const override { return "Relaxation"; }
+  std::vector<Tensor> parameters() const override { return {a}; }
+};
+
+ld relaxation_exact(ld u0, ld a, ld t) {
+  return std::exp(-a * t) * (u0 - a / (1 + a * a)) + (a * std::cos(t) + std::sin(t)) / (1 + a * a);
+}
+
+// Orders log2(e(dt) / e(dt/2)) over three halvings.
+std::vector<double> orders(const std::function<Tensor(double)>& run, const Tensor& ref, double dt0) {
+  std::vector<double> e;
+  for (int i = 0; i < 3; ++i) e.push_back(maxdiff(run(dt0 / std::pow(2.0, i)), ref));
+  return {std::log2(e[0] / e[1]), std::log2(e[1] / e[2]), e[2]};
+}
+
+}  // namespace
+
+TEST_CASE("pde::solve: heat equation damps each Fourier mode by exp(-nu |k|^2 t)") {
+  const ld L = 2 * kPi, nu = 0.3L, T = 0.4L;
+  P::Grid g({32}, static_cast<double>(L));
+  P::Heat eq(g, static_cast<double>(nu));
+  auto f = [&](ld x, ld t) {
+    return std::sin(x) * std::exp(-nu * t) + 0.5L * std::cos(3 * x) * std::exp(-9 * nu * t) +
+           0.2L * std::sin(7 * x + 0.3L) * std::exp(-49 * nu * t) + 0.7L;
+  };
+  const Tensor u0 = field1(32, L, [&](ld x) { return f(x, 0); });
+  const Tensor ref = field1(32, L, [&](ld x) { return f(x, T); });
+  // etdrk4 is exact for a linear diagonal problem; the others have their truncation error.
+  CHECK(maxdiff(P::solve(eq, u0, static_cast<double>(T), 0.02, Stepper::etdrk4), ref) < 1e-13);
+  CHECK(maxdiff(P::solve(eq, u0, static_cast<double>(T), 0.002, Stepper::rk4), ref) < 1e-9);
+  CHECK(maxdiff(P::solve(eq, u0, static_cast<double>(T), 0.002, Stepper::cn_rk2), ref) < 1e-4);
+  CHECK(maxdiff(P::solve(eq, u0, static_cast<double>(T), 0.002, Stepper::cn_rk3), ref) < 1e-4);
+
+  // 2-D, non-square box, batch of two fields.
+  const ld Lx = 2 * kPi, Ly = kPi;
+  P::Grid g2({16, 12}, {static_cast<double>(Lx), static_cast<double>(Ly)});
+  P::Heat eq2(g2, 0.1);
+  auto f2 = [&](ld x, ld y, ld t) {
+    return std::cos(2 * x) * std::sin(2 * y) * std::exp(-0.1L * 8 * t) + std::sin(x) * std::exp(-0.1L * t);
+  };
+  const Tensor a0 = field2(16, 12, Lx, Ly, [&](ld x, ld y) { return f2(x, y, 0); });
+  const Tensor a1 = field2(16, 12, Lx, Ly, [&](ld x, ld y) { return f2(x, y, 0.5L); });
+  const Tensor u = P::solve(eq2, stack({a0, a0 * 2.0}), 0.5, 0.05, Stepper::etdrk4);
+  REQUIRE(u.shape() == Shape{2, 16, 12});
+  CHECK(maxdiff(u.select(0, 0), a1) < 1e-13);
+  CHECK(maxdiff(u.select(0, 1), a1 * 2.0) < 1e-13);
+}
+
+TEST_CASE("pde::solve: advection-diffusion shifts exactly (and damps)") {
+  const ld L = 2 * kPi, c = 0.7L, T = 1.3L;
+  P::Grid g({32}, static_cast<double>(L));
+  auto f = [&](ld x) { return std::exp(std::sin(x)) + 0.3L * std::cos(2 * x); };
+  const Tensor u0 = field1(32, L, f);
+  const Tensor ref = field1(32, L, [&](ld x) { return f(x - c * T); });
+  P::AdvectionDiffusion eq(g, {static_cast<double>(c)}, 0.0);
+  CHECK(maxdiff(P::solve(eq, u0, static_cast<double>(T), 0.1, Stepper::etdrk4), ref) < 1e-12);
+  CHECK(maxdiff(P::solve(eq, u0, static_cast<double>(T), 0.01, Stepper::rk4), ref) < 1e-7);
+  CHECK(maxdiff(P::solve(eq, u0, static_cast<double>(T), 0.01, Stepper::cn_rk2), ref) < 2e-2);
+
+  // 2-D with diffusion: mode (1, 2) moves with c and decays with exp(-nu |k|^2 t).
+  const ld cx = 0.5L, cy = -0.3L, nu = 0.05L;
+  P::Grid g2({16, 16}, 2 * kPiD);
+  P::AdvectionDiffusion eq2(g2, {static_cast<double>(cx), static_cast<double>(cy)}, static_cast<double>(nu));
+  auto h = [&](ld x, ld y, ld t) {
+    return std::sin(x - cx * t + 2 * (y - cy * t)) * std::exp(-5 * nu * t) +
+           std::cos(3 * (x - cx * t)) * std::exp(-9 * nu * t);
+  };
+  const Tensor v0 = field2(16, 16, L, L, [&](ld x, ld y) { return h(x, y, 0); });
+  const Tensor v1 = field2(16, 16, L, L, [&](ld x, ld y) { return h(x, y, T); });
+  CHECK(maxdiff(P::solve(eq2, v0, static_cast<double>(T), 0.1, Stepper::etdrk4), v1) < 1e-12);
+}
+
+TEST_CASE("pde::solve: viscous Burgers matches the Cole-Hopf solution") {
+  const ld nu = 0.2L, a = 1.5L, T = 1.0L;
+  P::Grid g({128}, 2 * kPiD);
+  P::Burgers eq(g, static_cast<double>(nu));
+  const Tensor u0 = field1(128, 2 * kPi, [&](ld x) { return cole_hopf(x, 0, nu, a); });
+  const Tensor ref = field1(128, 2 * kPi, [&](ld x) { return cole_hopf(x, T, nu, a); });
+  CHECK(maxabs(u0) > 0.3);
+  for (Stepper s : kAll) {
+    CAPTURE(P::to_string(s));
+    const double dt = s == Stepper::rk4 ? 2e-3 : s == Stepper::etdrk4 ? 1e-2 : 1e-3;
+    const double err = maxdiff(P::solve(eq, u0, static_cast<double>(T), dt, s), ref);
+    MESSAGE(P::to_string(s) << " Burgers Cole-Hopf error " << err);
+    CHECK(err < (P::order(s) == 4 ? 1e-9 : 1e-5));
+  }
+}
+
+TEST_CASE("pde::solve: KdV soliton travels at speed c with its shape") {
+  // u_t + 6 u u_x + u_xxx = 0: u = (c/2) sech^2(sqrt(c)/2 (x - c t - x0)).
+  const ld c = 4, x0 = 12, L = 40, T = 0.5L;
+  auto sol = [&](ld x, ld t) {
+    ld xi = x - c * t - x0;
+    const ld s = 1 / std::cosh(std::sqrt(c) / 2 * xi);
+    return c / 2 * s * s;
+  };
+  P::Grid g({256}, static_cast<double>(L));
+  P::KdV eq(g);
+  const Tensor u0 = field1(256, L, [&](ld x) { return sol(x, 0); });
+  const Tensor ref = field1(256, L, [&](ld x) { return sol(x, T); });
+  const double err = maxdiff(P::solve(eq, u0, static_cast<double>(T), 2e-3, Stepper::etdrk4), ref);
+  MESSAGE("KdV soliton error " << err);
+  CHECK(err < 1e-6);
+}
+
+TEST_CASE("pde::solve: Taylor-Green vorticity decays exactly as exp(-(2 nu + drag) t)") {
+  const ld L = 2 * kPi, nu = 0.05L, drag = 0.1L, T = 1.0L;
+  P::Grid g({16, 16}, static_cast<double>(L));
+  // Any combination of Laplacian eigenfunctions with |k|^2 = 2 makes u . grad(w) vanish.
+  auto w = [&](ld x, ld y, ld t) {
+    return (2 * std::cos(x) * std::cos(y) + 0.5L * std::sin(x + y)) * std::exp(-(2 * nu + drag) * t);
+  };
+  const Tensor w0 = field2(16, 16, L, L, [&](ld x, ld y) { return w(x, y, 0); });
+  const Tensor w1 = field2(16, 16, L, L, [&](ld x, ld y) { return w(x, y, T); });
+  P::NavierStokes2D eq(g, static_cast<double>(nu), Tensor(), static_cast<double>(drag));
+  for (Stepper s : kAll) {
+    CAPTURE(P::to_string(s));
+    const double err = maxdiff(P::solve(eq, w0, static_cast<double>(T), 0.01, s), w1);
+    MESSAGE(P::to_string(s) << " Taylor-Green error " << err);
+    CHECK(err < (s == Stepper::etdrk4 ? 1e-12 : P::order(s) == 4 ? 1e-10 : 1e-5));
+  }
+}
+
+TEST_CASE("pde steppers: observed convergence orders by halving dt") {
+  // (1) Burgers nu = 0.1, smooth data; reference: etdrk4 with a 100x smaller step.
+  P::Grid g({32}, 2 * kPiD);
+  P::Burgers eq(g, 0.1);
+  const Tensor u0 = field1(32, 2 * kPi, [](ld x) { return std::sin(x) + 0.3L * std::cos(2 * x); });
+  const double T = 0.5;
+  const Tensor ref = P::solve(eq, u0, T, 5e-4, Stepper::etdrk4);
+  // (2) the relaxation ODE with time-dependent forcing (stiff-free L = -2), against its closed form.
+  P::Grid g1({8}, 1.0);
+  Relaxation rel(g1, scalar_tensor(2.0, float64));
+  const Tensor r0 = field1(8, 1, [](ld x) { return std::cos(2 * kPi * x); });
+  const Tensor rref = field1(8, 1, [](ld x) { return relaxation_exact(std::cos(2 * kPi * x), 2, 1); });
+  // (3) heat with nu |k|^2 dt up to ~1.6: L dominates.
+  P::Heat heat(g, 0.05);
+  auto hf = [](ld x, ld t) { return std::sin(3 * x) * std::exp(-0.45L * t) + std::cos(5 * x) * std::exp(-1.25L * t); };
+  const Tensor h0 = field1(32, 2 * kPi, [&](ld x) { return hf(x, 0); });
+  const Tensor href = field1(32, 2 * kPi, [&](ld x) { return hf(x, 1); });
+  for (Stepper s : kAll) {
+    CAPTURE(P::to_string(s));
+    const auto ob = orders([&](double dt) { return P::solve(eq, u0, T, dt, s); }, ref, 0.05);
+    const auto orl = orders([&](double dt) { return P::solve(rel, r0, 1.0, dt, s); }, rref, 0.1);
+    MESSAGE(P::to_string(s) << " order Burgers " << ob[0] << " " << ob[1] << "; relaxation " << orl[0] << " "
+                            << orl[1] << " (finest error " << orl[2] << ")");
+    const double p = P::order(s);
+    if (s == Stepper::cn_rk3) {
+      // Williamson RK3 dominates while N dominates (~2.8 here); the CN part makes it 2 asymptotically.
+      CHECK(ob[1] > 2.6);
+      CHECK(ob[1] < 3.2);
+    } else {
+      CHECK(std::abs(ob[1] - p) < 0.2);
+    }
+    CHECK(std::abs(orl[1] - p) < 0.25);
+    if (s != Stepper::etdrk4) {  // etdrk4 is exact for this linear problem
+      const auto oh = orders([&](double dt) { return P::solve(heat, h0, 1.0, dt, s); }, href, 0.1);
+      MESSAGE(P::to_string(s) << " order heat " << oh[0] << " " << oh[1]);
+      CHECK(std::abs(oh[1] - p) < 0.2);
+    }
+  }
+}
+
+TEST_CASE("pde::solve: conservation of the mean (Burgers, KdV, KS) and NS energy balance") {
+  P::Grid g({64}, 32 * kPiD);
+  const Tensor u0 = field1(64, 32 * kPi, [](ld x) { return std::cos(x / 16) * (1 + std::sin(x / 16)) + 0.25L; });
+  const double m0 = mean(u0).item<double>();
+  P::Burgers b(g, 0.5);
+  P::KdV k(g, 1.0, 0.5);
+  P::KuramotoSivashinsky ks(g);
+  for (Stepper s : kAll) {
+    CAPTURE(P::to_string(s));
+    CHECK(std::abs(mean(P::solve(b, u0, 2.0, 0.01, s)).item<double>() - m0) < 1e-13);
+    if (s != Stepper::rk4) {  // rk4 is limited by |L| dt for these stiff symbols
+      CHECK(std::abs(mean(P::solve(k, u0, 2.0, 0.01, s)).item<double>() - m0) < 1e-13);
+      const Tensor uks = P::solve(ks, u0, 5.0, 0.01, s);
+      CHECK(std::abs(mean(uks).item<double>() - m0) < 1e-13);
+      CHECK(maxdiff(uks, P::solve(ks, u0, 5.0, 0.005, Stepper::etdrk4)) < (P::order(s) == 4 ? 1e-7 : 1e-3));
+    }
+  }
+
+  // Unforced NS: dE/dt = -nu <w^2> for the 2/3-truncated (Galerkin) dynamics; E decreases.
+  const ld L = 2 * kPi;
+  P::Grid g2({32, 32}, 2 * kPiD);
+  const double nu = 0.02;
+  P::NavierStokes2D ns(g2, nu);
+  auto w = [](ld x, ld y) {
+    return std::sin(x + 0.3L) * std::cos(2 * y) + 0.8L * std::cos(3 * x - y + 1) + 0.6L * std::sin(4 * y) * std::cos(x) +
+           0.4L * std::cos(2 * x + 3 * y);
+  };
+  const Tensor w0 = field2(32, 32, L, L, w);
+  P::SolveOptions o;
+  o.save_every = 1;
+  const double dt = 0.01;
+  const P::Solution sol = P::solve(ns, w0, 0.2, dt, o);
+  REQUIRE(sol.trajectory.size(0) == 21);
+  std::vector<double> E, Z;
+  for (std::int64_t i = 0; i < 21; ++i) {
+    const Tensor wi = sol.trajectory.select(0, i);
+    const Tensor v = ns.velocity(P::to_spectral(g2, wi));
+    E.push_back(0.5 * mean(sum(v * v, {0})).item<double>());
+    Z.push_back(mean(wi * wi).item<double>());
+  }
+  for (std::size_t i = 1; i < 21; ++i) CHECK(E[i] < E[i - 1]);
+  for (std::size_t i = 1; i < 20; ++i) {
+    const double dEdt = (E[i + 1] - E[i - 1]) / (2 * dt);
+    CHECK(dEdt == doctest::Approx(-nu * Z[i]).epsilon(1e-4));
+  }
+}
+
+TEST_CASE("pde::NavierStokes2D: velocity and nonlinear term against closed forms") {
+  // w = cos x + cos 2y: psi = cos x + cos(2y)/4, u = psi_y = -sin(2y)/2, v = -psi_x = sin x,
+  // u w_x + v w_y = -1.5 sin x sin 2y, so N = 1.5 sin x sin 2y (+ forcing).
+  const ld L = 2 * kPi;
+  P::Grid g({16, 16}, 2 * kPiD);
+  const Tensor w = field2(16, 16, L, L, [](ld x, ld y) { return std::cos(x) + std::cos(2 * y); });
+  const Tensor f = field2(16, 16, L, L, [](ld x, ld y) { return 0.1L * std::sin(4 * y) + 0 * x; });
+  P::NavierStokes2D eq(g, 0.01, f, 0.0);
+  const Tensor wh = P::to_spectral(g, w);
+  const Tensor vel = eq.velocity(wh);
+  REQUIRE(vel.shape() == Shape{2, 16, 16});
+  CHECK(maxdiff(vel.select(0, 0), field2(16, 16, L, L, [](ld, ld y) { return -std::sin(2 * y) / 2; })) < 1e-14);
+  CHECK(maxdiff(vel.select(0, 1), field2(16, 16, L, L, [](ld x, ld) { return std::sin(x); })) < 1e-14);
+  const Tensor n = P::from_spectral(g, eq.nonlinear(wh, 0.0));
+  CHECK(maxdiff(n, field2(16, 16, L, L, [](ld x, ld y) { return 1.5L * std::sin(x) * std::sin(2 * y) + 0.1L * std::sin(4 * y); })) <
+        1e-13);
+  const auto mv = eq.max_velocity(wh);
+  REQUIRE(mv.size() == 2);
+  CHECK(mv[0] == doctest::Approx(0.5).epsilon(1e-12));
+  CHECK(mv[1] == doctest::Approx(1.0).epsilon(1e-12));
+  CHECK(eq.name().find("forced") != std::string::npos);
+}
+
+TEST_CASE("pde::step: one step equals a one-step solve; float32 states stay float32") {
+  P::Grid g({16}, 2 * kPiD);
+  P::Burgers eq(g, 0.1);
+  const Tensor u0 = field1(16, 2 * kPi, [](ld x) { return std::sin(x); });
+  for (Stepper s : kAll) {
+    const Tensor a = P::from_spectral(g, P::step(eq, P::to_spectral(g, u0), 0.0, 0.01, s));
+    CHECK(maxdiff(a, P::solve(eq, u0, 0.01, 0.01, s)) < 1e-15);
+  }
+  P::Heat heat(g, 0.2);
+  const Tensor h0 = field1(16, 2 * kPi, [](ld x) { return std::sin(2 * x); });
+  const Tensor h1 = field1(16, 2 * kPi, [](ld x) { return std::sin(2 * x) * std::exp(-0.8L * 0.5L); });
+  for (Stepper s : kAll) {
+    const Tensor u = P::solve(heat, h0.to(float32), 0.5, 0.01, s);
+    CHECK(u.dtype() == float32);
+    CHECK(maxdiff(u.to(float64), h1) < 1e-5);
+  }
+}
+
+TEST_CASE("pde::solve: trajectory, shortened last step, step-doubling error estimate") {
+  P::Grid g({16}, 2 * kPiD);
+  P::Heat heat(g, 0.5);
+  const Tensor u0 = field1(16, 2 * kPi, [](ld x) { return std::cos(x) + 1; });
+  auto exact = [&](ld t) { return field1(16, 2 * kPi, [&](ld x) { return std::cos(x) * std::exp(-0.5L * t) + 1; }); };
+  P::SolveOptions o;
+  o.save_every = 3;
+  P::Solution s = P::solve(heat, u0, 0.5, 0.05, o);
+  CHECK(s.steps == 10);
+  REQUIRE(s.times.size() == 5);
+  const double want[] = {0.0, 0.15, 0.3, 0.45, 0.5};
+  for (std::size_t i = 0; i < 5; ++i) {
+    CHECK(s.times[i] == doctest::Approx(want[i]).epsilon(1e-14));
+    CHECK(maxdiff(s.trajectory.select(0, static_cast<std::int64_t>(i)), exact(want[i])) < 1e-13);
+  }
+  CHECK(maxdiff(s.u, exact(0.5)) < 1e-13);
+  // t_end = 0.52 is not a multiple of 0.05: ten steps, then one of 0.02.
+  s = P::solve(heat, u0, 0.52, 0.05, o);
+  CHECK(s.steps == 11);
+  CHECK(s.times.back() == 0.52);
+  CHECK(maxdiff(s.u, exact(0.52)) < 1e-13);
+  CHECK(maxdiff(P::solve(heat, u0, 0.52, 0.05, Stepper::rk4), exact(0.52)) < 1e-6);
+  // save_every = 0: only the final state; t_end = 0: u0.
+  s = P::solve(heat, u0, 0.5, 0.05, P::SolveOptions{});
+  CHECK(s.trajectory.size(0) == 1);
+  CHECK(s.times == std::vector<double>{0.5});
+  s = P::solve(heat, u0, 0.0, 0.05, P::SolveOptions{});
+  CHECK(s.steps == 0);
+  CHECK(maxdiff(s.u, u0) == 0.0);
+
+  // Step doubling against the true error (reference: etdrk4 with a tiny step).
+  P::Burgers eq(g, 0.1);
+  const Tensor b0 = field1(16, 2 * kPi, [](ld x) { return std::sin(x) + 0.2L; });
+  const Tensor ref = P::solve(eq, b0, 0.5, 5e-4, Stepper::etdrk4);
+  for (Stepper st : kAll) {
+    CAPTURE(P::to_string(st));
+    P::SolveOptions oe = with(st);
+    oe.error_estimate = true;
+    const P::Solution r = P::solve(eq, b0, 0.5, 0.05, oe);
+    const double truth = maxdiff(r.u, ref);
+    MESSAGE(P::to_string(st) << " step doubling estimate " << r.error_estimate << " true " << truth);
+    CHECK(r.error_estimate > 0.7 * truth);
+    CHECK(r.error_estimate < 1.5 * truth);
+  }
+}
