@@ -364,3 +364,209 @@ TEST_CASE("pde::solve: trajectory, shortened last step, step-doubling error esti
     CHECK(r.error_estimate < 1.5 * truth);
   }
 }
+
+TEST_CASE("pde::solve: gradcheck w.r.t. u0 and parameters for every stepper") {
+  manual_seed(7);
+  P::Grid g({8}, 2 * kPiD);
+  const Tensor u0 = (randn({8}, float64) * 0.5).requires_grad_();
+  const Tensor nu = scalar_tensor(0.3, float64).requires_grad_();
+  for (Stepper s : kAll) {
+    CAPTURE(P::to_string(s));
+    CHECK(autodiff::gradcheck(
+        [s](const std::vector<Tensor>& in) {
+          P::Burgers eq(P::Grid({8}, 2 * kPiD), in[1]);
+          return P::solve(eq, in[0], 0.15, 0.05, s);
+        },
+        {u0, nu}));
+    // KdV: complex symbol i beta k^3 (etdrk4's contour average over a complex L), alpha in N.
+    const Tensor ab = from_vector(std::vector<double>{1.5, 0.2}).requires_grad_();
+    if (s != Stepper::rk4)
+      CHECK(autodiff::gradcheck(
+          [s](const std::vector<Tensor>& in) {
+            P::KdV eq(P::Grid({8}, 2 * kPiD), in[1].select(0, 0), in[1].select(0, 1));
+            return P::solve(eq, in[0], 0.1, 0.05, s);
+          },
+          {u0, ab}));
+  }
+  // Advection velocity (complex L) and NS2D's nu, drag and forcing field.
+  const Tensor c = from_vector(std::vector<double>{0.7}).requires_grad_();
+  CHECK(autodiff::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        P::AdvectionDiffusion eq(P::Grid({8}, 2 * kPiD), in[1], in[2]);
+        return P::solve(eq, in[0], 0.2, 0.1, Stepper::etdrk4);
+      },
+      {u0, c, nu}));
+  const Tensor w0 = (randn({6, 6}, float64) * 0.5).requires_grad_();
+  const Tensor f = (randn({6, 6}, float64) * 0.5).requires_grad_();
+  const Tensor drag = scalar_tensor(0.1, float64).requires_grad_();
+  for (Stepper s : {Stepper::cn_rk2, Stepper::etdrk4}) {
+    CAPTURE(P::to_string(s));
+    CHECK(autodiff::gradcheck(
+        [s](const std::vector<Tensor>& in) {
+          P::NavierStokes2D eq(P::Grid({6, 6}, 2 * kPiD), in[1], in[2], in[3]);
+          return P::solve(eq, in[0], 0.1, 0.05, s);
+        },
+        {w0, nu, f, drag}));
+  }
+  // Second derivatives through an etdrk4 rollout (contour coefficients included).
+  CHECK(autodiff::gradgradcheck(
+      [](const std::vector<Tensor>& in) {
+        P::Burgers eq(P::Grid({8}, 2 * kPiD), in[1]);
+        return P::solve(eq, in[0], 0.1, 0.05, Stepper::etdrk4);
+      },
+      {u0, nu}));
+}
+
+TEST_CASE("pde::step: complex128 gradcheck w.r.t. the half spectrum and time dependence of N") {
+  manual_seed(5);
+  const Tensor uh = (randn({5}, complex128) * 2.0).requires_grad_();
+  const Tensor rate = scalar_tensor(0.8, float64).requires_grad_();
+  for (Stepper s : kAll) {
+    CAPTURE(P::to_string(s));
+    CHECK(autodiff::gradcheck(
+        [s](const std::vector<Tensor>& in) {
+          P::Burgers eq(P::Grid({8}, 2 * kPiD), in[1]);
+          return P::step(eq, in[0], 0.0, 0.05, s);
+        },
+        {uh, rate}));
+    CHECK(autodiff::gradcheck(
+        [s](const std::vector<Tensor>& in) {
+          Relaxation eq(P::Grid({8}, 1.0), in[1]);
+          return P::step(eq, P::step(eq, in[0], 0.3, 0.1, s), 0.4, 0.1, s);
+        },
+        {uh, rate}));
+  }
+}
+
+TEST_CASE("pde::solve: checkpointed chunks give the same values and gradients") {
+  manual_seed(11);
+  P::Grid g({8, 8}, 2 * kPiD);
+  const Tensor w0 = (randn({2, 8, 8}, float64) * 0.5).requires_grad_();
+  const Tensor f = (randn({8, 8}, float64) * 0.5).requires_grad_();
+  const Tensor nu = scalar_tensor(0.05, float64).requires_grad_();
+  const Tensor drag = scalar_tensor(0.1, float64).requires_grad_();
+  for (Stepper s : kAll) {
+    CAPTURE(P::to_string(s));
+    auto run = [&](bool ck) {
+      P::NavierStokes2D eq(g, nu, f, drag);
+      P::SolveOptions o = with(s);
+      o.save_every = 2;
+      o.checkpoint = ck;
+      o.checkpoint_every = 3;
+      const P::Solution sol = P::solve(eq, w0, 0.35, 0.05, o);  // 7 steps: chunks 3 + 3 + 1
+      const Tensor loss = sum(sol.trajectory * sol.trajectory) + sum(sol.u * sin(sol.u));
+      auto gr = autodiff::grad({loss}, {w0, nu, f, drag});
+      gr.insert(gr.begin(), sol.trajectory.detach());
+      return gr;
+    };
+    const auto a = run(false), b = run(true);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      CAPTURE(i);
+      CHECK(maxdiff(a[i], b[i]) < 1e-12 * (1 + maxabs(a[i])));
+    }
+  }
+  // gradcheck straight through the checkpointed solve; the equation is gone before backward runs.
+  const Tensor u0 = (randn({8}, float64) * 0.5).requires_grad_();
+  CHECK(autodiff::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        P::Burgers eq(P::Grid({8}, 2 * kPiD), in[1]);
+        P::SolveOptions o;
+        o.checkpoint = true;
+        o.checkpoint_every = 2;
+        return P::solve(eq, in[0], 0.25, 0.05, o).u;
+      },
+      {u0, nu}));
+}
+
+TEST_CASE("pde::solve: errors") {
+  P::Grid g({16}, 2 * kPiD);
+  const Tensor u0 = field1(16, 2 * kPi, [](ld x) { return std::sin(x); });
+  P::Heat heat(g, 1.0);
+
+  // Explicit rk4 with |L| dt far outside its stability region (k = 8: L dt = -64 * 0.2).
+  CHECK_THROWS_WITH_AS(P::solve(heat, u0, 1.0, 0.2, Stepper::rk4),
+                       doctest::Contains("max|L| dt = 12.8"), Error);
+  CHECK_THROWS_WITH_AS(P::step(heat, P::to_spectral(g, u0), 0.0, 0.2, Stepper::rk4), doctest::Contains("unstable"),
+                       Error);
+  CHECK_NOTHROW(P::solve(heat, u0, 1.0, 0.2, Stepper::etdrk4));
+
+  // Non-finite blow-up (checks off): the message names the first bad step, found independently by
+  // stepping one step at a time.
+  P::SolveOptions off = with(Stepper::rk4);
+  off.check_stability = false;
+  const Tensor noisy = u0 + field1(16, 2 * kPi, [](ld x) { return 1e-3L * std::cos(8 * x); });
+  Tensor v = noisy;
+  std::int64_t first_bad = 0;
+  for (std::int64_t i = 1; i <= 400 && first_bad == 0; ++i) {
+    try {  // a one-step solve from a finite state throws exactly when that step overflows
+      v = P::solve(heat, v, 0.2, 0.2, off).u;
+    } catch (const Error&) {
+      first_bad = i;
+    }
+  }
+  REQUIRE(first_bad > 50);  // so the check (every 50 steps) must trace it back
+  const std::string where = "non-finite at step " + std::to_string(first_bad) + " ";
+  CHECK_THROWS_WITH_AS(P::solve(heat, noisy, 400 * 0.2, 0.2, off), doctest::Contains(where.c_str()), Error);
+
+  // Advective CFL: max|u| = 10, dx = 2 pi / 64, dt = 0.1 -> C ~ 10.
+  P::Grid g64({64}, 2 * kPiD);
+  P::Burgers burgers(g64, 0.01);
+  const Tensor big = field1(64, 2 * kPi, [](ld x) { return 10 * std::sin(x); });
+  CHECK_THROWS_WITH_AS(P::solve(burgers, big, 1.0, 0.1, Stepper::cn_rk2), doctest::Contains("CFL"), Error);
+  CHECK_THROWS_WITH_AS(P::solve(burgers, big, 1.0, 0.1, Stepper::etdrk4), doctest::Contains("exceeds max_cfl"), Error);
+
+  // Shapes, dtypes, times.
+  CHECK_THROWS_AS(P::solve(heat, zeros({32}, float64), 1.0, 0.1), Error);
+  CHECK_THROWS_AS(P::solve(heat, zeros({16, 3}, float64), 1.0, 0.1), Error);
+  CHECK_THROWS_WITH_AS(P::solve(heat, arange(16), 1.0, 0.1), doctest::Contains("real float32/float64"), Error);
+  CHECK_THROWS_WITH_AS(P::solve(heat, Tensor(), 1.0, 0.1), doctest::Contains("undefined"), Error);
+  CHECK_THROWS_WITH_AS(P::solve(heat, u0 / 0.0, 1.0, 0.1), doctest::Contains("u0 has non-finite"), Error);
+  CHECK_THROWS_WITH_AS(P::solve(heat, u0, 1.0, 0.0), doctest::Contains("dt must be finite and > 0"), Error);
+  CHECK_THROWS_WITH_AS(P::solve(heat, u0, 1.0, -0.1), doctest::Contains("dt must be"), Error);
+  CHECK_THROWS_WITH_AS(P::solve(heat, u0, 1.0, std::nan("")), doctest::Contains("dt must be"), Error);
+  CHECK_THROWS_WITH_AS(P::solve(heat, u0, -1.0, 0.1), doctest::Contains("t_end must be finite and >= 0"), Error);
+  P::SolveOptions strict;
+  strict.partial_last_step = false;
+  CHECK_THROWS_WITH_AS(P::solve(heat, u0, 0.25, 0.1, strict), doctest::Contains("not a whole number of steps"), Error);
+  CHECK_NOTHROW(P::solve(heat, u0, 0.3, 0.1, strict));  // 0.3 / 0.1 = 2.9999999999999996 counts as 3
+  P::SolveOptions bad;
+  bad.save_every = -1;
+  CHECK_THROWS_WITH_AS(P::solve(heat, u0, 1.0, 0.1, bad), doctest::Contains("save_every"), Error);
+  bad = {};
+  bad.check_every = 0;
+  CHECK_THROWS_WITH_AS(P::solve(heat, u0, 1.0, 0.1, bad), doctest::Contains("check_every"), Error);
+  bad = {};
+  bad.contour_points = 4;
+  CHECK_THROWS_WITH_AS(P::solve(heat, u0, 1.0, 0.1, bad), doctest::Contains("contour_points"), Error);
+  bad = {};
+  bad.max_cfl = 0;
+  CHECK_THROWS_WITH_AS(P::solve(heat, u0, 1.0, 0.1, bad), doctest::Contains("max_cfl"), Error);
+
+  // step(): spectral input checks.
+  CHECK_THROWS_WITH_AS(P::step(heat, u0, 0.0, 0.1), doctest::Contains("complex half spectrum"), Error);
+  CHECK_THROWS_AS(P::step(heat, zeros({5}, complex128), 0.0, 0.1), Error);
+  CHECK_THROWS_WITH_AS(P::step(heat, P::to_spectral(g, u0), 0.0, 0.0), doctest::Contains("dt must be"), Error);
+
+  // Equation parameters.
+  CHECK_THROWS_WITH_AS(P::Heat(g, -1.0), doctest::Contains("nu must be finite and >= 0"), Error);
+  CHECK_THROWS_WITH_AS(P::Heat(g, zeros({2}, float64)), doctest::Contains("one-element"), Error);
+  CHECK_THROWS_WITH_AS(P::Burgers(g, std::nan("")), doctest::Contains("nu must be"), Error);
+  CHECK_THROWS_WITH_AS(P::Burgers(P::Grid({8, 8}), 0.1), doctest::Contains("needs a 1-D grid"), Error);
+  CHECK_THROWS_WITH_AS(P::KuramotoSivashinsky(g, 0.0), doctest::Contains("> 0"), Error);
+  CHECK_THROWS_WITH_AS(P::KdV(g, std::nan(""), 1.0), doctest::Contains("alpha must be finite"), Error);
+  CHECK_THROWS_WITH_AS(P::NavierStokes2D(g, 0.1), doctest::Contains("needs a 2-D grid"), Error);
+  CHECK_THROWS_AS(P::NavierStokes2D(P::Grid({8, 8}), 0.1, zeros({8, 6}, float64)), Error);
+  CHECK_THROWS_WITH_AS(P::NavierStokes2D(P::Grid({8, 8}), 0.1, Tensor(), -1.0), doctest::Contains("drag"), Error);
+  CHECK_THROWS_WITH_AS(P::AdvectionDiffusion(g, std::vector<double>{1.0, 2.0}, 0.1), doctest::Contains("velocity"),
+                       Error);
+  CHECK_THROWS_WITH_AS(P::AdvectionDiffusion(g, zeros({2}, float64), scalar_tensor(0.1, float64)),
+                       doctest::Contains("shape [1]"), Error);
+
+  // Checkpointing a user equation whose parameters need grad but that cannot rebind them.
+  Relaxation rel(g, scalar_tensor(1.0, float64).requires_grad_());
+  P::SolveOptions ck;
+  ck.checkpoint = true;
+  CHECK_THROWS_WITH_AS(P::solve(rel, u0, 0.2, 0.1, ck), doctest::Contains("with_parameters"), Error);
+  Relaxation rel_const(g, scalar_tensor(1.0, float64));
+  CHECK_NOTHROW(P::solve(rel_const, u0, 0.2, 0.1, ck));
+}
