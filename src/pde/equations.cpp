@@ -68,12 +68,10 @@ Tensor ik(const Grid& g, std::int64_t axis, Dtype real_dtype) {
 }
 
 // -(1/2) d(u^2)/dx of a 1-D half spectrum, 2/3-rule dealiased (u from the truncated spectrum).
-Tensor conservative_advection(const Grid& g, const Tensor& u_hat) {
-  const Dtype rd = to_real(u_hat.dtype());
-  const Tensor mask = g.dealias_mask(rd);
-  const Tensor u = from_spectral(g, u_hat * mask);
-  const Tensor w = to_spectral(g, u * u) * mask;
-  return w * ik(g, 0, rd) * -0.5;
+Tensor conservative_advection(const Grid& g, const detail::SpectralCache& ops, const Tensor& u_hat) {
+  const auto& c = ops.get(to_real(u_hat.dtype()));
+  const Tensor u = from_spectral(g, u_hat * c.mask);
+  return to_spectral(g, u * u) * c.half_dx_masked;
 }
 
 double max_abs(const Grid& g, const Tensor& u_hat) {
@@ -82,6 +80,20 @@ double max_abs(const Grid& g, const Tensor& u_hat) {
 }
 
 }  // namespace
+
+detail::SpectralCache::SpectralCache(const Grid& g, bool with_inv_k2) {
+  NoGradGuard ng;
+  for (Dtype dt : {float32, float64}) {
+    Set& s = dt == float32 ? f32 : f64;
+    s.mask = g.dealias_mask(dt);
+    for (std::int64_t a = 0; a < g.ndim(); ++a) s.ik.push_back(ik(g, a, dt));
+    s.half_dx_masked = s.ik[0] * s.mask * -0.5;
+    if (with_inv_k2) {
+      const Tensor k2 = -g.laplacian_symbol(dt);
+      s.inv_k2 = masked_fill(1.0 / masked_fill(k2, k2 == 0.0, 1.0), k2 == 0.0, 0.0);
+    }
+  }
+}
 
 // ---- Heat ----------------------------------------------------------------------------------------
 
@@ -152,12 +164,14 @@ std::shared_ptr<const Equation> AdvectionDiffusion::with_parameters(const std::v
 
 Burgers::Burgers(Grid grid, double nu) : grid_(std::move(grid)), nu_(scalar_param(nu, "pde::Burgers", "nu", true)) {
   require_dims(grid_, 1, "pde::Burgers");
+  ops_ = std::make_shared<detail::SpectralCache>(grid_, false);
 }
 Burgers::Burgers(Grid grid, Tensor nu) : grid_(std::move(grid)), nu_(scalar_param(nu, "pde::Burgers", "nu", true)) {
   require_dims(grid_, 1, "pde::Burgers");
+  ops_ = std::make_shared<detail::SpectralCache>(grid_, false);
 }
 Tensor Burgers::linear() const { return grid_.laplacian_symbol(float64) * nu_.to(float64); }
-Tensor Burgers::nonlinear(const Tensor& u_hat, double) const { return conservative_advection(grid_, u_hat); }
+Tensor Burgers::nonlinear(const Tensor& u_hat, double) const { return conservative_advection(grid_, *ops_, u_hat); }
 std::string Burgers::name() const { return "Burgers(nu=" + fmt(nu_.detach().item<double>()) + ")"; }
 std::vector<double> Burgers::max_velocity(const Tensor& u_hat) const { return {max_abs(grid_, u_hat)}; }
 std::shared_ptr<const Equation> Burgers::with_parameters(const std::vector<Tensor>& p) const {
@@ -175,12 +189,14 @@ KdV::KdV(Grid grid, double alpha, double beta) : grid_(std::move(grid)) {
   if (!std::isfinite(beta)) throw Error("pde::KdV", "beta must be finite, got " + fmt(beta));
   alpha_ = scalar_tensor(alpha, float64);
   beta_ = scalar_tensor(beta, float64);
+  ops_ = std::make_shared<detail::SpectralCache>(grid_, false);
 }
 KdV::KdV(Grid grid, Tensor alpha, Tensor beta)
     : grid_(std::move(grid)),
       alpha_(scalar_param(alpha, "pde::KdV", "alpha", true, true)),
       beta_(scalar_param(beta, "pde::KdV", "beta", true, true)) {
   require_dims(grid_, 1, "pde::KdV");
+  ops_ = std::make_shared<detail::SpectralCache>(grid_, false);
 }
 Tensor KdV::linear() const {
   const Tensor k = odd_wavenumbers(grid_, 0, float64);
@@ -188,7 +204,7 @@ Tensor KdV::linear() const {
   return complex(zeros_like(im), im);
 }
 Tensor KdV::nonlinear(const Tensor& u_hat, double) const {
-  return conservative_advection(grid_, u_hat) * at(alpha_, u_hat);
+  return conservative_advection(grid_, *ops_, u_hat) * at(alpha_, u_hat);
 }
 std::string KdV::name() const {
   return "KdV(alpha=" + fmt(alpha_.detach().item<double>()) + ", beta=" + fmt(beta_.detach().item<double>()) + ")";
@@ -209,17 +225,19 @@ std::shared_ptr<const Equation> KdV::with_parameters(const std::vector<Tensor>& 
 KuramotoSivashinsky::KuramotoSivashinsky(Grid grid, double nu)
     : grid_(std::move(grid)), nu_(scalar_param(nu, "pde::KuramotoSivashinsky", "nu", false)) {
   require_dims(grid_, 1, "pde::KuramotoSivashinsky");
+  ops_ = std::make_shared<detail::SpectralCache>(grid_, false);
 }
 KuramotoSivashinsky::KuramotoSivashinsky(Grid grid, Tensor nu)
     : grid_(std::move(grid)), nu_(scalar_param(nu, "pde::KuramotoSivashinsky", "nu", false)) {
   require_dims(grid_, 1, "pde::KuramotoSivashinsky");
+  ops_ = std::make_shared<detail::SpectralCache>(grid_, false);
 }
 Tensor KuramotoSivashinsky::linear() const {
   const Tensor k2 = -grid_.laplacian_symbol(float64);
   return k2 - k2 * k2 * nu_.to(float64);
 }
 Tensor KuramotoSivashinsky::nonlinear(const Tensor& u_hat, double) const {
-  return conservative_advection(grid_, u_hat);
+  return conservative_advection(grid_, *ops_, u_hat);
 }
 std::string KuramotoSivashinsky::name() const {
   return "KuramotoSivashinsky(nu=" + fmt(nu_.detach().item<double>()) + ")";
@@ -255,6 +273,7 @@ NavierStokes2D::NavierStokes2D(Grid grid, double nu, Tensor forcing, double drag
       drag_(scalar_param(drag, "pde::NavierStokes2D", "drag", true)) {
   require_dims(grid_, 2, "pde::NavierStokes2D");
   forcing_ = forcing_param(grid_, forcing);
+  ops_ = std::make_shared<detail::SpectralCache>(grid_, true);
 }
 NavierStokes2D::NavierStokes2D(Grid grid, Tensor nu, Tensor forcing, Tensor drag)
     : grid_(std::move(grid)),
@@ -262,35 +281,34 @@ NavierStokes2D::NavierStokes2D(Grid grid, Tensor nu, Tensor forcing, Tensor drag
       drag_(scalar_param(drag, "pde::NavierStokes2D", "drag", true)) {
   require_dims(grid_, 2, "pde::NavierStokes2D");
   forcing_ = forcing_param(grid_, forcing);
+  ops_ = std::make_shared<detail::SpectralCache>(grid_, true);
 }
 Tensor NavierStokes2D::linear() const {
   return grid_.laplacian_symbol(float64) * nu_.to(float64) - drag_.to(float64);
 }
 namespace {
 // (u_hat, v_hat) of a vorticity spectrum: psi = w / |k|^2 (k = 0 -> 0), u = psi_y, v = -psi_x.
-std::pair<Tensor, Tensor> velocity_spectra(const Grid& g, const Tensor& w_hat) {
-  const Dtype rd = to_real(w_hat.dtype());
-  const Tensor k2 = -g.laplacian_symbol(rd);
-  const Tensor inv_k2 = masked_fill(1.0 / masked_fill(k2, k2 == 0.0, 1.0), k2 == 0.0, 0.0);
-  const Tensor psi = w_hat * inv_k2;
-  return {psi * ik(g, 1, rd), -(psi * ik(g, 0, rd))};
+std::pair<Tensor, Tensor> velocity_spectra(const detail::SpectralCache& ops, const Tensor& w_hat) {
+  const auto& c = ops.get(to_real(w_hat.dtype()));
+  const Tensor psi = w_hat * c.inv_k2;
+  return {psi * c.ik[1], -(psi * c.ik[0])};
 }
 }  // namespace
 Tensor NavierStokes2D::velocity(const Tensor& w_hat) const {
   grid_.check_spectrum("pde::NavierStokes2D::velocity", w_hat);
-  auto [uh, vh] = velocity_spectra(grid_, w_hat);
+  auto [uh, vh] = velocity_spectra(*ops_, w_hat);
   const Tensor u = from_spectral(grid_, uh), v = from_spectral(grid_, vh);
   return stack({u, v}, u.dim() - 2);
 }
 Tensor NavierStokes2D::nonlinear(const Tensor& w_hat, double) const {
   const Dtype rd = to_real(w_hat.dtype());
-  const Tensor mask = grid_.dealias_mask(rd);
-  const Tensor wm = w_hat * mask;
-  auto [uh, vh] = velocity_spectra(grid_, wm);
+  const auto& c = ops_->get(rd);
+  const Tensor wm = w_hat * c.mask;
+  auto [uh, vh] = velocity_spectra(*ops_, wm);
   const Tensor u = from_spectral(grid_, uh), v = from_spectral(grid_, vh);
-  const Tensor wx = from_spectral(grid_, wm * ik(grid_, 0, rd));
-  const Tensor wy = from_spectral(grid_, wm * ik(grid_, 1, rd));
-  Tensor n = -(to_spectral(grid_, u * wx + v * wy) * mask);
+  const Tensor wx = from_spectral(grid_, wm * c.ik[0]);
+  const Tensor wy = from_spectral(grid_, wm * c.ik[1]);
+  Tensor n = to_spectral(grid_, u * wx + v * wy) * -c.mask;
   if (forcing_.defined()) n = n + to_spectral(grid_, forcing_.to(rd));
   return n;
 }
@@ -300,7 +318,7 @@ std::string NavierStokes2D::name() const {
 }
 std::vector<double> NavierStokes2D::max_velocity(const Tensor& w_hat) const {
   NoGradGuard ng;
-  auto [uh, vh] = velocity_spectra(grid_, w_hat.detach());
+  auto [uh, vh] = velocity_spectra(*ops_, w_hat.detach());
   return {max(abs(from_spectral(grid_, uh))).item<double>(), max(abs(from_spectral(grid_, vh))).item<double>()};
 }
 std::vector<Tensor> NavierStokes2D::parameters() const {

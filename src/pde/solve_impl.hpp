@@ -7,8 +7,26 @@
 
 namespace phasor::pde::detail {
 
+/// Constant spectral multipliers of an equation, built once per equation for float32 and float64:
+/// the 2/3 mask, i k_a (Nyquist dropped) per axis, -(1/2) i k_0 mask (1-D conservative advection), and
+/// for 2-D 1/|k|^2 (0 at k = 0).
+struct SpectralCache {
+  /// One precision's multipliers.
+  struct Set {
+    Tensor mask;               ///< 2/3-rule mask (real)
+    std::vector<Tensor> ik;    ///< i k per axis (complex)
+    Tensor half_dx_masked;     ///< -(1/2) i k_0 mask (complex)
+    Tensor inv_k2;             ///< 1/|k|^2 with 0 at k = 0 (real; 2-D equations only)
+  };
+  Set f32, f64;
+  /// Builds both precisions for grid g.
+  SpectralCache(const Grid& g, bool with_inv_k2);
+  /// The set for a state whose real dtype is `real_dtype`.
+  const Set& get(Dtype real_dtype) const { return real_dtype == float32 ? f32 : f64; }
+};
+
 /// Per-(stepper, dt) coefficients for a state of complex dtype `state_dtype`:
-/// rk4 {L}; cn_rk2 {L, 1/(1 - m_1 L)}; cn_rk3 {L, 1/(1 - m_k L), k = 1..3}; etdrk4 {E, E2, Q, f1, f2, f3}.
+/// rk4 {L}; cn_rk2/cn_rk3 {A_k, B_k} per implicit stage (u <- A_k u + B_k g); etdrk4 {E, E2, Q, f1, f2, f3}.
 std::vector<Tensor> stepper_coefficients(Stepper s, const Tensor& L, double dt, Dtype state_dtype, int contour_points);
 
 /// One step of size dt from u_hat at time t with coefficients from stepper_coefficients(s, ., dt, ...).

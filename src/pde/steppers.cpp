@@ -77,11 +77,15 @@ std::vector<Tensor> stepper_coefficients(Stepper s, const Tensor& L, double dt, 
     case Stepper::rk4: return {match(L, state_dtype)};
     case Stepper::cn_rk2:
     case Stepper::cn_rk3: {
+      // Stage k with m != 0: u <- A_k u + B_k g, A_k = (1 + m L) / (1 - m L), B_k = h b_k / (1 - m L).
       const Imex& tab = imex(s);
-      std::vector<Tensor> out{match(L, state_dtype)};
+      std::vector<Tensor> out;
       for (std::size_t k = 0; k + 1 < tab.a.size(); ++k) {
         const double m = 0.5 * dt * (tab.a[k + 1] - tab.a[k]);
-        if (m != 0.0) out.push_back(match(1.0 / (1.0 - L * m), state_dtype));
+        if (m == 0.0) continue;
+        const Tensor inv = 1.0 / (1.0 - L * m);
+        out.push_back(match((1.0 + L * m) * inv, state_dtype));
+        out.push_back(match(inv * (dt * tab.b[k]), state_dtype));
       }
       return out;
     }
@@ -135,15 +139,14 @@ Tensor advance(const Equation& eq, Stepper s, const std::vector<Tensor>& coef, c
     case Stepper::cn_rk2:
     case Stepper::cn_rk3: {
       const Imex& tab = imex(s);
-      const Tensor& L = coef[0];
       Tensor v = u, g;
-      std::size_t inv = 1;
+      std::size_t next = 0;
       for (std::size_t k = 0; k < tab.b.size(); ++k) {
         const Tensor n = eq.nonlinear(v, t + tab.a[k] * dt);
         g = tab.c[k] == 0.0 ? n : n + g * tab.c[k];
-        const double m = 0.5 * dt * (tab.a[k + 1] - tab.a[k]);
-        if (m != 0.0) {
-          v = (v + L * v * m + g * (dt * tab.b[k])) * coef[inv++];
+        if (tab.a[k + 1] != tab.a[k]) {
+          v = coef[next] * v + coef[next + 1] * g;
+          next += 2;
         } else {
           v = v + g * (dt * tab.b[k]);
         }

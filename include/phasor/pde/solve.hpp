@@ -39,6 +39,10 @@
 
 namespace phasor::pde {
 
+namespace detail {
+struct SpectralCache;  // constant spectral multipliers of an equation (internal)
+}  // namespace detail
+
 /// Time-stepping scheme for du/dt = L u + N(u, t) (Note [pde time stepping]).
 enum class Stepper {
   rk4,     ///< classical explicit RK4 on L u + N (order 4, explicit stability limit on |L| dt)
@@ -153,6 +157,7 @@ class Burgers : public Equation {
  private:
   Grid grid_;
   Tensor nu_;
+  std::shared_ptr<const detail::SpectralCache> ops_;
 };
 
 /// Korteweg-de Vries u_t + alpha u u_x + beta u_xxx = 0 on a 1-D grid (default alpha = 6, beta = 1,
@@ -182,6 +187,7 @@ class KdV : public Equation {
  private:
   Grid grid_;
   Tensor alpha_, beta_;
+  std::shared_ptr<const detail::SpectralCache> ops_;
 };
 
 /// Kuramoto-Sivashinsky u_t + u u_x + u_xx + nu u_xxxx = 0 on a 1-D grid (default nu = 1);
@@ -210,6 +216,7 @@ class KuramotoSivashinsky : public Equation {
  private:
   Grid grid_;
   Tensor nu_;
+  std::shared_ptr<const detail::SpectralCache> ops_;
 };
 
 /// 2-D incompressible Navier-Stokes in vorticity form on a 2-D grid (axis 0 = x, axis 1 = y):
@@ -243,6 +250,7 @@ class NavierStokes2D : public Equation {
  private:
   Grid grid_;
   Tensor nu_, forcing_, drag_;
+  std::shared_ptr<const detail::SpectralCache> ops_;
 };
 
 /// One step of size dt > 0 from spectral state u_hat at time t (Note [pde time stepping]).
