@@ -5,6 +5,8 @@
 
 #include <cmath>
 #include <functional>
+#include <memory>
+#include <complex>
 #include <phasor/pde/solve.hpp>
 #include <phasor/phasor.hpp>
 #include <string>
@@ -70,6 +72,21 @@ struct Relaxation : P::Equation {
   }
   std::string name() const override { return "Relaxation"; }
   std::vector<Tensor> parameters() const override { return {a}; }
+};
+
+// du/dt = L u + s(x): the linear symbol of `base` plus a constant source (N independent of u and t).
+// Exact per mode: u_m(t) = e^{L_m t} u_m(0) + (e^{L_m t} - 1) / L_m s_m, for which ETDRK4 is exact
+// (f1 + 4 f2 + f3 = h phi_1(L h)), so it measures the contour-integral coefficients over all |L h|.
+struct Sourced : P::Equation {
+  const P::Equation& base;
+  Tensor source;
+  Sourced(const P::Equation& b, const Tensor& s) : base(b), source(s) {}
+  const P::Grid& grid() const override { return base.grid(); }
+  Tensor linear() const override { return base.linear(); }
+  Tensor nonlinear(const Tensor& u_hat, double) const override {
+    return P::to_spectral(grid(), source).to(u_hat.dtype()) + zeros_like(u_hat);
+  }
+  std::string name() const override { return "Sourced"; }
 };
 
 ld relaxation_exact(ld u0, ld a, ld t) {
@@ -188,6 +205,53 @@ TEST_CASE("pde::solve: Taylor-Green vorticity decays exactly as exp(-(2 nu + dra
     const double err = maxdiff(P::solve(eq, w0, static_cast<double>(T), 0.01, s), w1);
     MESSAGE(P::to_string(s) << " Taylor-Green error " << err);
     CHECK(err < (s == Stepper::etdrk4 ? 1e-12 : P::order(s) == 4 ? 1e-10 : 1e-5));
+  }
+}
+
+TEST_CASE("pde steppers: etdrk4 is exact for a constant source over |L dt| from 0 to 1e4") {
+  // Modes m with amplitudes a (initial) and b (source), phases p, q; L_m = -i c m - nu m^2.
+  struct Mode {
+    int m;
+    ld a, p, b, q;
+  };
+  const std::vector<Mode> modes = {{0, 0.5L, 0, 0.3L, 0}, {1, 1, 0.2L, 0.7L, 1.1L}, {5, 0.4L, 1.3L, 0.2L, -0.4L},
+                                   {13, 0.3L, -0.7L, 0.5L, 0.9L}, {31, 0.1L, 0.5L, 0.25L, 2.0L}};
+  const std::int64_t n = 64;
+  P::Grid g({n}, 2 * kPiD);
+  auto sum_modes = [&](const std::function<std::complex<ld>(const Mode&)>& coef) {
+    return field1(n, 2 * kPi, [&](ld x) {
+      ld v = 0;
+      for (const Mode& md : modes) v += std::real(coef(md) * std::exp(std::complex<ld>(0, md.m * x)));
+      return v;
+    });
+  };
+  const Tensor u0 = sum_modes([](const Mode& md) { return std::polar(md.a, md.p); });
+  const Tensor src = sum_modes([](const Mode& md) { return std::polar(md.b, md.q); });
+  struct Case {
+    ld nu, c, dt;
+    int steps;
+  };
+  // |L dt| spans [1e-7, 1e-4] (small-argument cancellation), [0.05, 1e2] and up to ~1e4 (stiff).
+  for (const Case& cs : {Case{1e-7L, 0, 1e-2L, 3}, Case{0.05L, 0, 1.0L, 2}, Case{10, 0, 1.0L, 2},
+                         Case{0.3L, 0.7L, 0.25L, 4}, Case{1e-7L, 2.0L, 1e-2L, 3}}) {
+    CAPTURE(static_cast<double>(cs.nu));
+    CAPTURE(static_cast<double>(cs.c));
+    const ld T = cs.dt * cs.steps;
+    std::unique_ptr<P::Equation> base;
+    if (cs.c == 0)
+      base = std::make_unique<P::Heat>(g, static_cast<double>(cs.nu));
+    else
+      base = std::make_unique<P::AdvectionDiffusion>(g, std::vector<double>{static_cast<double>(cs.c)},
+                                                     static_cast<double>(cs.nu));
+    Sourced eq(*base, src);
+    const Tensor ref = sum_modes([&](const Mode& md) {
+      const std::complex<ld> Lm(-cs.nu * md.m * md.m, -cs.c * md.m);
+      const std::complex<ld> e = std::exp(Lm * T);
+      const std::complex<ld> phi = md.m == 0 ? std::complex<ld>(T) : (e - std::complex<ld>(1)) / Lm;
+      return e * std::polar(md.a, md.p) + phi * std::polar(md.b, md.q);
+    });
+    const double err = maxdiff(P::solve(eq, u0, static_cast<double>(T), static_cast<double>(cs.dt)), ref);
+    CHECK(err < 1e-13);
   }
 }
 
