@@ -89,6 +89,17 @@ struct Sourced : P::Equation {
   std::string name() const override { return "Sourced"; }
 };
 
+// A user equation that gets its shapes wrong (for the error tests).
+struct Broken : P::Equation {
+  P::Grid g;
+  bool bad_linear;
+  Broken(P::Grid grid, bool bl) : g(std::move(grid)), bad_linear(bl) {}
+  const P::Grid& grid() const override { return g; }
+  Tensor linear() const override { return bad_linear ? zeros({7}, float64) : zeros({1}, float64); }
+  Tensor nonlinear(const Tensor& u_hat, double) const override { return zeros({3}, u_hat.dtype()); }
+  std::string name() const override { return "Broken"; }
+};
+
 ld relaxation_exact(ld u0, ld a, ld t) {
   return std::exp(-a * t) * (u0 - a / (1 + a * a)) + (a * std::cos(t) + std::sin(t)) / (1 + a * a);
 }
@@ -383,6 +394,39 @@ TEST_CASE("pde::step: one step equals a one-step solve; float32 states stay floa
   }
 }
 
+TEST_CASE("pde::Integrator: coefficients built once, same steps as solve") {
+  P::Grid g({16}, 2 * kPiD);
+  P::KuramotoSivashinsky eq(g, 0.5);
+  const Tensor u0 = field1(16, 2 * kPi, [](ld x) { return std::sin(x) + 0.1L * std::cos(3 * x); });
+  for (Stepper s : {Stepper::cn_rk2, Stepper::cn_rk3, Stepper::etdrk4}) {
+    P::Integrator it(eq, 0.01, s);
+    CHECK(it.dt() == 0.01);
+    CHECK(it.stepper() == s);
+    const Tensor a = P::from_spectral(g, it.steps(P::to_spectral(g, u0), 0.0, 30));
+    CHECK(maxdiff(a, P::solve(eq, u0, 0.3, 0.01, s)) < 1e-14);
+    const Tensor b = P::from_spectral(g, it.step(P::to_spectral(g, u0.to(float32)), 0.0));
+    CHECK(b.dtype() == float32);
+    CHECK(maxdiff(b.to(float64), P::solve(eq, u0, 0.01, 0.01, s)) < 1e-6);
+  }
+  // Differentiable w.r.t. the state and (through the prebuilt coefficients) nu.
+  const Tensor nu = scalar_tensor(0.5, float64).requires_grad_();
+  const Tensor uh = (randn({9}, complex128) * 0.3).requires_grad_();
+  CHECK(autodiff::gradcheck(
+      [](const std::vector<Tensor>& in) {
+        P::KuramotoSivashinsky e(P::Grid({16}, 2 * kPiD), in[1]);
+        return P::Integrator(e, 0.05, Stepper::etdrk4).steps(in[0], 0.0, 2);
+      },
+      {uh, nu}));
+  CHECK_THROWS_WITH_AS(P::Integrator(eq, 0.0), doctest::Contains("dt must be"), Error);
+  CHECK_THROWS_WITH_AS(P::Integrator(eq, 0.1, Stepper::rk4), doctest::Contains("unstable"), Error);
+  CHECK_THROWS_WITH_AS(P::Integrator(eq, 0.1, Stepper::etdrk4, 2), doctest::Contains("contour_points"), Error);
+  P::Integrator it(eq, 0.01);
+  CHECK_THROWS_WITH_AS(it.step(u0, 0.0), doctest::Contains("complex64/complex128"), Error);
+  CHECK_THROWS_AS(it.step(zeros({16}, complex128), 0.0), Error);
+  CHECK_THROWS_WITH_AS(it.steps(P::to_spectral(g, u0), 0.0, -1), doctest::Contains(">= 0"), Error);
+  CHECK_THROWS_WITH_AS(P::Integrator(Broken(g, false), 0.1), doctest::Contains("nonlinear() must return"), Error);
+}
+
 TEST_CASE("pde::solve: trajectory, shortened last step, step-doubling error estimate") {
   P::Grid g({16}, 2 * kPiD);
   P::Heat heat(g, 0.5);
@@ -625,6 +669,12 @@ TEST_CASE("pde::solve: errors") {
                        Error);
   CHECK_THROWS_WITH_AS(P::AdvectionDiffusion(g, zeros({2}, float64), scalar_tensor(0.1, float64)),
                        doctest::Contains("shape [1]"), Error);
+
+  // User equations with wrong shapes.
+  CHECK_THROWS_WITH_AS(P::solve(Broken(g, true), u0, 0.2, 0.1), doctest::Contains("does not broadcast"), Error);
+  CHECK_THROWS_WITH_AS(P::solve(Broken(g, false), u0, 0.2, 0.1), doctest::Contains("shape [9], got [3]"), Error);
+  CHECK_THROWS_WITH_AS(P::step(Broken(g, true), P::to_spectral(g, u0), 0.0, 0.1), doctest::Contains("linear()"),
+                       Error);
 
   // Checkpointing a user equation whose parameters need grad but that cannot rebind them.
   Relaxation rel(g, scalar_tensor(1.0, float64).requires_grad_());

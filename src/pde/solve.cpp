@@ -133,6 +133,7 @@ Solution solve(const Equation& eq, const Tensor& u0, double t_end, double dt, co
 
   Tensor u_hat = to_spectral(g, u0);
   const Tensor L = eq.linear();
+  detail::check_equation(eq, L, u_hat, 0.0, kOp);
   if (opt.check_stability) {
     detail::check_explicit_stability(s, L, dt, kOp);
     check_cfl(eq, u_hat, dt, opt.max_cfl, 0, 0.0);

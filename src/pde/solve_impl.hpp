@@ -37,6 +37,12 @@ Tensor advance(const Equation& eq, Stepper s, const std::vector<Tensor>& coef, c
 /// stability polynomial at step dt (reporting max|L| dt and the worst amplification).
 void check_explicit_stability(Stepper s, const Tensor& L, double dt, const char* op);
 
+/// Throws phasor::Error naming `op` unless L broadcasts over u_hat without enlarging it and
+/// (when check_n) N(u_hat, t) has u_hat's shape and a complex dtype (catches user equations that get the
+/// shapes wrong).
+void check_equation(const Equation& eq, const Tensor& L, const Tensor& u_hat, double t, const char* op,
+                    bool check_n = true);
+
 /// Formats a double for messages (%.6g).
 std::string fmt(double v);
 /// "[2, 3]" for a tensor's shape.

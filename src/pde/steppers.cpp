@@ -169,6 +169,27 @@ Tensor advance(const Equation& eq, Stepper s, const std::vector<Tensor>& coef, c
   throw Error("pde::step", "unknown stepper");
 }
 
+void check_equation(const Equation& eq, const Tensor& L, const Tensor& u_hat, double t, const char* op,
+                    bool check_n) {
+  if (!L.defined()) throw Error(op, eq.name() + ".linear() returned an undefined tensor");
+  if (!is_floating_or_complex(L.dtype()))
+    throw Error(op, eq.name() + ".linear() must be real or complex floating, got " + dtype_name(L.dtype()));
+  bool ok = L.dim() <= u_hat.dim();
+  for (std::int64_t i = 1; ok && i <= L.dim(); ++i) {
+    const std::int64_t a = L.size(-i), b = u_hat.size(-i);
+    ok = a == b || a == 1;
+  }
+  if (!ok)
+    throw Error(op, eq.name() + ".linear() has shape " + shape_string(L) + ", which does not broadcast over the " +
+                        "half spectrum of shape " + shape_string(u_hat));
+  if (!check_n) return;
+  NoGradGuard ng;
+  const Tensor n = eq.nonlinear(u_hat.detach(), t);
+  if (!n.defined() || n.shape() != u_hat.shape() || !n.is_complex())
+    throw Error(op, eq.name() + ".nonlinear() must return a complex half spectrum of shape " + shape_string(u_hat) +
+                        ", got " + (n.defined() ? shape_string(n) + " " + dtype_name(n.dtype()) : std::string("undefined")));
+}
+
 void check_explicit_stability(Stepper s, const Tensor& L, double dt, const char* op) {
   if (s != Stepper::rk4) return;
   NoGradGuard ng;
@@ -196,8 +217,36 @@ Tensor step(const Equation& eq, const Tensor& u_hat, double t, double dt, Steppe
   if (!(dt > 0.0) || !std::isfinite(dt)) throw Error(op, "dt must be finite and > 0, got " + detail::fmt(dt));
   if (!std::isfinite(t)) throw Error(op, "t must be finite, got " + detail::fmt(t));
   const Tensor L = eq.linear();
+  detail::check_equation(eq, L, u_hat, t, op, /*check_n=*/false);
   detail::check_explicit_stability(s, L, dt, op);
   return detail::advance(eq, s, detail::stepper_coefficients(s, L, dt, u_hat.dtype(), 32), u_hat, t, dt);
+}
+
+Integrator::Integrator(const Equation& eq, double dt, Stepper s, int contour_points) : eq_(&eq), dt_(dt), s_(s) {
+  const char* op = "pde::Integrator";
+  if (!(dt > 0.0) || !std::isfinite(dt)) throw Error(op, "dt must be finite and > 0, got " + detail::fmt(dt));
+  if (contour_points < 8) throw Error(op, "contour_points must be >= 8, got " + std::to_string(contour_points));
+  const Tensor L = eq.linear();
+  detail::check_equation(eq, L, zeros(eq.grid().spectral_sizes(), complex128), 0.0, op);
+  detail::check_explicit_stability(s, L, dt, op);
+  coef64_ = detail::stepper_coefficients(s, L, dt, complex128, contour_points);
+  for (const auto& c : coef64_) coef32_.push_back(c.to(c.is_complex() ? complex64 : float32));
+}
+
+Tensor Integrator::step(const Tensor& u_hat, double t) const { return steps(u_hat, t, 1); }
+
+Tensor Integrator::steps(const Tensor& u_hat, double t, std::int64_t n) const {
+  const char* op = "pde::Integrator::step";
+  if (!u_hat.defined()) throw Error(op, "u_hat is undefined");
+  if (u_hat.dtype() != complex64 && u_hat.dtype() != complex128)
+    throw Error(op, "u_hat must be a complex64/complex128 half spectrum, got " + std::string(dtype_name(u_hat.dtype())));
+  eq_->grid().check_spectrum(op, u_hat);
+  if (n < 0) throw Error(op, "the number of steps must be >= 0, got " + std::to_string(n));
+  if (!std::isfinite(t)) throw Error(op, "t must be finite, got " + detail::fmt(t));
+  const auto& coef = u_hat.dtype() == complex64 ? coef32_ : coef64_;
+  Tensor u = u_hat;
+  for (std::int64_t i = 0; i < n; ++i) u = detail::advance(*eq_, s_, coef, u, t + static_cast<double>(i) * dt_, dt_);
+  return u;
 }
 
 }  // namespace phasor::pde

@@ -253,8 +253,33 @@ class NavierStokes2D : public Equation {
   std::shared_ptr<const detail::SpectralCache> ops_;
 };
 
-/// One step of size dt > 0 from spectral state u_hat at time t (Note [pde time stepping]).
+/// One step of size dt > 0 from spectral state u_hat at time t (Note [pde time stepping]); builds the
+/// stepper's coefficients on every call (use Integrator to build them once).
 Tensor step(const Equation& eq, const Tensor& u_hat, double t, double dt, Stepper s = Stepper::etdrk4);
+
+/// Steps one equation with a fixed dt, its coefficients (L, ETDRK4's phi functions ...) built once at
+/// construction (differentiable w.r.t. L's parameters as of then). Keeps a reference: `eq` must outlive it.
+class Integrator {
+ public:
+  /// Builds the coefficients of stepper `s` for step dt > 0 (rk4: throws when explicitly unstable).
+  Integrator(const Equation& eq, double dt, Stepper s = Stepper::etdrk4, int contour_points = 32);
+  /// One step from the half spectrum u_hat (complex64 or complex128) at time t.
+  Tensor step(const Tensor& u_hat, double t) const;
+  /// `n` steps from u_hat at time t (t, t + dt, ...).
+  Tensor steps(const Tensor& u_hat, double t, std::int64_t n) const;
+  /// The step size.
+  double dt() const { return dt_; }
+  /// The scheme.
+  Stepper stepper() const { return s_; }
+  /// The equation.
+  const Equation& equation() const { return *eq_; }
+
+ private:
+  const Equation* eq_;
+  double dt_;
+  Stepper s_;
+  std::vector<Tensor> coef64_, coef32_;
+};
 
 /// Options of solve().
 struct SolveOptions {
