@@ -24,6 +24,7 @@
 #include "phasor/optim/optimizer.hpp"
 #include "phasor/optim/scheduler.hpp"
 #include "phasor/pde.hpp"
+#include "phasor/pde/fields.hpp"
 #include "phasor/pde/grid.hpp"
 #include "phasor/progress.hpp"
 #include "phasor/random.hpp"
