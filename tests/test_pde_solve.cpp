@@ -7,6 +7,7 @@
 #include <functional>
 #include <memory>
 #include <complex>
+#include <phasor/pde/fields.hpp>
 #include <phasor/pde/solve.hpp>
 #include <phasor/phasor.hpp>
 #include <string>
@@ -683,4 +684,24 @@ TEST_CASE("pde::solve: errors") {
   CHECK_THROWS_WITH_AS(P::solve(rel, u0, 0.2, 0.1, ck), doctest::Contains("with_parameters"), Error);
   Relaxation rel_const(g, scalar_tensor(1.0, float64));
   CHECK_NOTHROW(P::solve(rel_const, u0, 0.2, 0.1, ck));
+}
+
+TEST_CASE("pde::solve: the API example (GRF initial data, Burgers, etdrk4) at test scale, float32") {
+  // ph::pde::Grid grid({8192}, {1.0}); u0 = gaussian_random_field(grid, 32, 25, 5, 2);
+  // Burgers eq(grid, 0.1); u1 = solve(eq, u0, 1.0, 1e-4, etdrk4) -- here 256 points, 4 samples, t = 0.05.
+  manual_seed(3);
+  P::Grid grid({256}, std::vector<double>{1.0});
+  const Tensor u0 = P::gaussian_random_field(grid, /*batch=*/4, /*sigma=*/25, /*tau=*/5, /*gamma=*/2);
+  REQUIRE(u0.dtype() == float32);
+  P::Burgers eq(grid, /*nu=*/0.1);
+  const Tensor u1 = P::solve(eq, u0, /*t_end=*/0.05, /*dt=*/1e-4, P::Stepper::etdrk4);
+  CHECK(u1.dtype() == float32);
+  CHECK(u1.shape() == u0.shape());
+  CHECK(all(isfinite(u1)).item<bool>());
+  const Tensor u64 = P::solve(eq, u0.to(float64), 0.05, 1e-4, P::Stepper::etdrk4);
+  const Tensor r64 = P::solve(eq, u0.to(float64), 0.05, 5e-5, P::Stepper::cn_rk3);
+  CHECK(maxdiff(u64, r64) < 1e-7 * (1 + maxabs(u64)));
+  CHECK(maxdiff(u1.to(float64), u64) < 1e-5 * (1 + maxabs(u64)));
+  CHECK(maxdiff(mean(u1.to(float64), {1}), mean(u0.to(float64), {1})) < 1e-6);
+  CHECK(maxabs(u1) < maxabs(u0));  // viscous Burgers: the maximum principle
 }
