@@ -14,12 +14,14 @@
 //                        u = (u + m L u + h b_k g) / (1 - m L)
 //    cn_rk2 (Heun): a = (0, 1, 1), b = (1, 1/2), c = (0, -1); global order 2.
 //    cn_rk3 (Williamson): a = (0, 1/3, 3/4, 1), b = (1/3, 15/16, 8/15), c = (0, -5/9, -153/128);
-//    global order 2 when L != 0 (the Crank-Nicolson splitting limits it; measured ~2.0 in the tests),
-//    order 3 when L = 0.
+//    global order 2 when L != 0 (the Crank-Nicolson part limits it: measured 2.00 on heat and on a
+//    forced relaxation ODE), 3 for L = 0; while N dominates the error it looks like ~2.8 (viscous
+//    Burgers, nu = 0.1, in the tests). The step-doubling estimate uses 2.
 //  * etdrk4: Cox-Matthews ETDRK4 with Kassam & Trefethen's (2005) coefficients, the phi functions
 //    evaluated by averaging over M (SolveOptions::contour_points, default 32) points on the unit circle
 //    around each L h, written with public complex ops (differentiable w.r.t. L's parameters); global
-//    order 4. The coefficients are computed once per (solve, step size).
+//    order 4; exact for a constant N. The coefficients are computed once per (solve, step size), or
+//    once per Integrator.
 // Advective CFL: where an Equation reports velocities (Equation::max_velocity), solve() throws when
 // C = h * sum_i max|v_i| / dx_i exceeds SolveOptions::max_cfl (default 1.5: beyond it even the 2/3-
 // dealiased top mode has |v k h| > pi > 2.83, outside every explicit scheme's stability region).
