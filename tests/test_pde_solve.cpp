@@ -499,12 +499,15 @@ TEST_CASE("pde::solve: gradcheck w.r.t. u0 and parameters for every stepper") {
   }
   // Advection velocity (complex L) and NS2D's nu, drag and forcing field.
   const Tensor c = from_vector(std::vector<double>{0.7}).requires_grad_();
-  CHECK(autodiff::gradcheck(
-      [](const std::vector<Tensor>& in) {
-        P::AdvectionDiffusion eq(P::Grid({8}, 2 * kPiD), in[1], in[2]);
-        return P::solve(eq, in[0], 0.2, 0.1, Stepper::etdrk4);
-      },
-      {u0, c, nu}));
+  for (Stepper s : kAll) {
+    CAPTURE(P::to_string(s));
+    CHECK(autodiff::gradcheck(
+        [s](const std::vector<Tensor>& in) {
+          P::AdvectionDiffusion eq(P::Grid({8}, 2 * kPiD), in[1], in[2]);
+          return P::solve(eq, in[0], 0.2, 0.1, s);
+        },
+        {u0, c, nu}));
+  }
   const Tensor w0 = (randn({6, 6}, float64) * 0.5).requires_grad_();
   const Tensor f = (randn({6, 6}, float64) * 0.5).requires_grad_();
   const Tensor drag = scalar_tensor(0.1, float64).requires_grad_();
@@ -517,7 +520,13 @@ TEST_CASE("pde::solve: gradcheck w.r.t. u0 and parameters for every stepper") {
         },
         {w0, nu, f, drag}));
   }
-  // Second derivatives through an etdrk4 rollout (contour coefficients included).
+  // Second derivatives: NS2D with cn_rk2, Burgers with etdrk4 (contour coefficients included).
+  CHECK(autodiff::gradgradcheck(
+      [](const std::vector<Tensor>& in) {
+        P::NavierStokes2D eq(P::Grid({4, 4}, 2 * kPiD), in[1], in[2], scalar_tensor(0.0, float64));
+        return P::solve(eq, in[0], 0.05, 0.05, Stepper::cn_rk2);
+      },
+      {(randn({4, 4}, float64) * 0.5).requires_grad_(), nu, (randn({4, 4}, float64) * 0.5).requires_grad_()}));
   CHECK(autodiff::gradgradcheck(
       [](const std::vector<Tensor>& in) {
         P::Burgers eq(P::Grid({8}, 2 * kPiD), in[1]);

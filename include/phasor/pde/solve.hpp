@@ -288,7 +288,9 @@ struct SolveOptions {
   Stepper stepper = Stepper::etdrk4;   ///< time-stepping scheme
   std::int64_t save_every = 0;         ///< save every this many steps (plus t = 0 and t_end); 0: final only
   bool error_estimate = false;         ///< also estimate the final error by step doubling
-  bool checkpoint = false;             ///< autodiff::checkpoint each chunk of steps (memory ~ chunk)
+  /// autodiff::checkpoint each chunk of steps (memory ~ one chunk); an equation whose with_parameters()
+  /// returns null must then outlive the backward pass.
+  bool checkpoint = false;
   std::int64_t checkpoint_every = 0;   ///< steps per checkpointed chunk (0: about sqrt(steps))
   std::int64_t check_every = 50;       ///< steps between finiteness / CFL checks (>= 1)
   bool check_stability = true;         ///< run the explicit-stability and CFL checks
