@@ -354,6 +354,23 @@ TEST_CASE("pde::solve: conservation of the mean (Burgers, KdV, KS) and NS energy
   }
 }
 
+TEST_CASE("pde::solve: Kolmogorov-forced NS2D with drag approaches its laminar state in closed form") {
+  // f = F sin(n y): w = A(t) sin(n y) has u = (A/n) cos(n y), v = 0, so u . grad(w) = 0 and
+  // A' = -(nu n^2 + drag) A + F, A(0) = 0: A(t) = F (1 - e^{-lambda t}) / lambda.
+  const ld L = 2 * kPi, F = 0.8L, nu = 0.05L, drag = 0.1L, T = 2.0L;
+  const int n = 3;
+  const ld lambda = nu * n * n + drag;
+  P::Grid g({16, 16}, 2 * kPiD);
+  const Tensor f = field2(16, 16, L, L, [&](ld, ld y) { return F * std::sin(n * y); });
+  const Tensor ref = field2(16, 16, L, L, [&](ld, ld y) { return F * (1 - std::exp(-lambda * T)) / lambda * std::sin(n * y); });
+  P::NavierStokes2D eq(g, static_cast<double>(nu), f, static_cast<double>(drag));
+  for (Stepper s : kAll) {
+    CAPTURE(P::to_string(s));
+    const double err = maxdiff(P::solve(eq, zeros({16, 16}, float64), static_cast<double>(T), 0.02, s), ref);
+    CHECK(err < (s == Stepper::etdrk4 ? 1e-13 : P::order(s) == 4 ? 1e-9 : 1e-4));
+  }
+}
+
 TEST_CASE("pde::NavierStokes2D: velocity and nonlinear term against closed forms") {
   // w = cos x + cos 2y: psi = cos x + cos(2y)/4, u = psi_y = -sin(2y)/2, v = -psi_x = sin x,
   // u w_x + v w_y = -1.5 sin x sin 2y, so N = 1.5 sin x sin 2y (+ forcing).

@@ -107,6 +107,9 @@ class Heat : public Equation {
   Tensor nu_;
 };
 
+/// The diffusion equation is the heat equation.
+using Diffusion = Heat;
+
 /// Linear advection-diffusion u_t + c . grad(u) = nu laplacian(u); L = -i c.k - nu |k|^2, N = 0
 /// (the odd part drops the Nyquist modes, Note [pde grid conventions]).
 class AdvectionDiffusion : public Equation {
