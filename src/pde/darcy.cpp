@@ -11,6 +11,7 @@
 #include <Eigen/SparseCholesky>
 #include <Eigen/SparseCore>
 
+#include "autodiff/node.hpp"
 #include "core/tensor_impl.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
@@ -53,7 +54,8 @@ SpMat assemble(const double* a, std::int64_t s, FaceAverage faces) {
   return A;
 }
 
-Tensor solve(const char* op, const Tensor& a, const Tensor* f_tensor, double f_value, FaceAverage faces) {
+/// Shape and dtype checks of darcy_solve's inputs (values are checked by the kernel).
+void check_inputs(const char* op, const Tensor& a, const Tensor* f) {
   if (!a.defined()) throw Error(op, "undefined coefficient");
   if (!(a.dim() == 2 || a.dim() == 3) || a.size(-1) != a.size(-2))
     throw Error(op, "coefficient a must be (s, s) or (batch, s, s) on the nodes of the unit square, got shape " +
@@ -62,25 +64,21 @@ Tensor solve(const char* op, const Tensor& a, const Tensor* f_tensor, double f_v
   if (s < 3) throw Error(op, "grid size s = " + std::to_string(s) + " leaves no interior node (need s >= 3)");
   if (!a.is_floating_point())
     throw Error(op, std::string("coefficient a must be float32 or float64, got ") + dtype_name(a.dtype()));
-  const std::int64_t batch = a.dim() == 3 ? a.size(0) : 1;
   ::phasor::detail::check_cpu(a, op);
-  if (f_tensor) {
-    const Tensor& f = *f_tensor;
-    if (!f.defined()) throw Error(op, "undefined source f");
-    const bool ok = f.shape() == Shape{s, s} || f.shape() == a.shape();
-    if (!ok)
-      throw Error(op, "source f of shape " + shape_str(f.shape()) + " must be (s, s) = " + shape_str(Shape{s, s}) +
-                          " or the coefficient's shape " + shape_str(a.shape()));
-    if (!(f.is_floating_point() || f.dtype() == int64))
-      throw Error(op, std::string("source f must be real, got ") + dtype_name(f.dtype()));
-    ::phasor::detail::check_cpu(f, op);
-  } else if (!std::isfinite(f_value)) {
-    std::ostringstream os;
-    os << "source f must be finite, got " << f_value;
-    throw Error(op, os.str());
-  }
+  if (!f) return;
+  if (!f->defined()) throw Error(op, "undefined source f");
+  if (!(f->shape() == Shape{s, s} || f->shape() == a.shape()))
+    throw Error(op, "source f of shape " + shape_str(f->shape()) + " must be (s, s) = " + shape_str(Shape{s, s}) +
+                        " or the coefficient's shape " + shape_str(a.shape()));
+  if (!(f->is_floating_point() || f->dtype() == int64))
+    throw Error(op, std::string("source f must be real, got ") + dtype_name(f->dtype()));
+  ::phasor::detail::check_cpu(*f, op);
+}
 
-  NoGradGuard no_grad;
+/// The forward kernel: u for coefficient a and source f (both checked), in a's dtype.
+Tensor solve_kernel(const char* op, const Tensor& a, const Tensor& f, FaceAverage faces) {
+  const std::int64_t s = a.size(-1);
+  const std::int64_t batch = a.dim() == 3 ? a.size(0) : 1;
   const Tensor ad = a.detach().to(float64).contiguous();
   const double* av = ad.data<const double>();
   const std::int64_t nn = s * s;
@@ -92,20 +90,17 @@ Tensor solve(const char* op, const Tensor& a, const Tensor* f_tensor, double f_v
       else os << "(" << k / s << ", " << k % s << ")";
       throw Error(op, os.str());
     }
-  Tensor fd;
-  const double* fv = nullptr;
-  bool f_batched = false;
-  if (f_tensor) {
-    fd = f_tensor->detach().to(float64).contiguous();
-    fv = fd.data<const double>();
-    f_batched = a.dim() == 3 && fd.dim() == 3;
-  }
+  const Tensor fd = f.detach().to(float64).contiguous();
+  const double* fv = fd.data<const double>();
+  const bool f_batched = a.dim() == 3 && fd.dim() == 3;
 
   Tensor u = zeros(a.shape(), float64);
   double* uv = u.data<double>();
   const std::int64_t m = s - 2;
   std::atomic<std::int64_t> failed{-1};
-#pragma omp parallel if (batch > 1)
+  // one thread per sample pays off only when each factorization is substantial (a parallel region
+  // costs far more than a tiny solve, especially on a loaded machine)
+#pragma omp parallel if (batch > 1 && m * m >= 2500)
   {
     Solver solver;
     bool analyzed = false;
@@ -123,9 +118,9 @@ Tensor solve(const char* op, const Tensor& a, const Tensor* f_tensor, double f_v
         failed.store(b);
         continue;
       }
-      const double* fb = fv ? fv + (f_batched ? b * nn : 0) : nullptr;
+      const double* fb = fv + (f_batched ? b * nn : 0);
       for (std::int64_t i = 1; i <= m; ++i)
-        for (std::int64_t j = 1; j <= m; ++j) rhs[(i - 1) * m + (j - 1)] = fb ? fb[i * s + j] : f_value;
+        for (std::int64_t j = 1; j <= m; ++j) rhs[(i - 1) * m + (j - 1)] = fb[i * s + j];
       const Eigen::VectorXd x = solver.solve(rhs);
       double* ub = uv + b * nn;
       for (std::int64_t i = 1; i <= m; ++i)
@@ -137,12 +132,66 @@ Tensor solve(const char* op, const Tensor& a, const Tensor* f_tensor, double f_v
   return u.to(a.dtype());
 }
 
+/// dL/da from the solution u and the adjoint lam = A^-1 dL/du (Note [Darcy gradient]), public ops only.
+Tensor coefficient_grad(const Tensor& a, const Tensor& u, const Tensor& lam, FaceAverage faces) {
+  const std::int64_t s = a.size(-1);
+  const double inv_h2 = static_cast<double>((s - 1) * (s - 1));
+  Tensor ga;
+  for (std::int64_t dim : {-2, -1}) {
+    auto lo = [&](const Tensor& t) { return t.narrow(dim, 0, s - 1); };
+    auto hi = [&](const Tensor& t) { return t.narrow(dim, 1, s - 1); };
+    // dL/dc for the face between nodes P (lo) and Q (hi) along dim
+    const Tensor gc = (hi(lam) - lo(lam)) * (hi(u) - lo(u)) * (-inv_h2);
+    Tensor gp, gq;
+    if (faces == FaceAverage::arithmetic) {
+      gp = gq = gc * 0.5;
+    } else {
+      const Tensor p = lo(a), q = hi(a);
+      const Tensor w = gc * 2.0 / (p + q).square();
+      gp = w * q.square();
+      gq = w * p.square();
+    }
+    // P = nodes 0 .. s-2 (one zero appended along dim), Q = nodes 1 .. s-1 (one zero prepended)
+    const Shape pad_p = dim == -1 ? Shape{0, 1} : Shape{0, 0, 0, 1};
+    const Shape pad_q = dim == -1 ? Shape{1, 0} : Shape{0, 0, 1, 0};
+    const Tensor contrib = pad(gp, pad_p) + pad(gq, pad_q);
+    ga = ga.defined() ? ga + contrib : contrib;
+  }
+  return ga;
+}
+
+Tensor solve(const char* op, const Tensor& a, const Tensor& f_in, FaceAverage faces) {
+  const Tensor f = f_in.is_floating_point() ? f_in : f_in.to(a.dtype());
+  return ::phasor::detail::apply_op(
+      op, {a, f}, ::phasor::detail::kSaveInputs | ::phasor::detail::kSaveOutputs,
+      [&](const std::vector<Tensor>& in) { return solve_kernel(op, in[0], in[1], faces); },
+      [faces](const ::phasor::detail::Ctx& c, const std::vector<Tensor>& g) {
+        const Tensor a = c.input(0);
+        // A is symmetric: the adjoint solve is a Darcy solve with dL/du as the source
+        const Tensor lam = darcy_solve(a, g[0], faces);
+        Tensor ga = c.needs_grad(0) ? coefficient_grad(a, c.output(0), lam, faces) : Tensor();
+        return std::vector<Tensor>{ga, c.needs_grad(1) ? lam : Tensor()};
+      });
+}
+
 }  // namespace
 
-Tensor darcy_solve(const Tensor& a, double f, FaceAverage faces) { return solve("pde::darcy_solve", a, nullptr, f, faces); }
+Tensor darcy_solve(const Tensor& a, double f, FaceAverage faces) {
+  const char* op = "pde::darcy_solve";
+  check_inputs(op, a, nullptr);
+  if (!std::isfinite(f)) {
+    std::ostringstream os;
+    os << "source f must be finite, got " << f;
+    throw Error(op, os.str());
+  }
+  const std::int64_t s = a.size(-1);
+  return solve(op, a, full({s, s}, f, float64), faces);
+}
 
 Tensor darcy_solve(const Tensor& a, const Tensor& f, FaceAverage faces) {
-  return solve("pde::darcy_solve", a, &f, 0.0, faces);
+  const char* op = "pde::darcy_solve";
+  check_inputs(op, a, &f);
+  return solve(op, a, f, faces);
 }
 
 Tensor darcy_coefficient(const Tensor& grf, double hi, double lo) {

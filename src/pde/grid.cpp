@@ -102,7 +102,7 @@ std::vector<double> laplacian_values(const Grid& g) {
   for (std::int64_t flat = 0; flat < total; ++flat) {
     double s = 0.0;
     for (std::int64_t a = 0; a < d; ++a) s += k2[a][idx[a]];
-    out[flat] = -s;
+    out[flat] = s == 0.0 ? 0.0 : -s;  // +0 at k = 0
     for (std::int64_t a = d - 1; a >= 0; --a) {
       if (++idx[a] < ss[a]) break;
       idx[a] = 0;

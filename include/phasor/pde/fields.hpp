@@ -27,7 +27,16 @@
 // FNO data generator's choice), or the harmonic mean 2 a_P a_Q / (a_P + a_Q). The symmetric positive
 // definite system of the (s-2)^2 interior unknowns is solved by a sparse Cholesky (LDL^T)
 // factorization; a batch is solved in parallel. The scheme is second-order accurate for smooth a.
-// Not differentiable: the result carries no autograd history.
+//
+// Note [Darcy gradient]
+// darcy_solve is differentiable in a and in a tensor f. With A(a) u = f over the interior and
+// lam = A^-1 (dL/du) (A is symmetric, so this adjoint is one more darcy_solve with dL/du as the
+// source; boundary entries of dL/du are ignored because u = 0 there), dL/df = lam (zero on the
+// boundary) and, for each face between nodes P and Q with coefficient c = avg(a_P, a_Q),
+// dL/dc = -(lam_P - lam_Q)(u_P - u_Q) / h^2 (lam and u taken 0 on the boundary), passed on to
+// a_P and a_Q through the average's partial derivatives (1/2 each, or 2 a_Q^2/(a_P + a_Q)^2 and
+// 2 a_P^2/(a_P + a_Q)^2). The backward is written with darcy_solve and public ops, so second
+// derivatives work too. Each backward costs one more factorization per sample.
 #pragma once
 #include <cstdint>
 
@@ -54,12 +63,15 @@ enum class FaceAverage {
 };
 
 /// Darcy flow -div(a grad u) = f on the unit square, u = 0 on the boundary (Note [Darcy discretization]):
-/// a (s, s) or (batch, s, s), s >= 3, positive and finite, float32/float64; returns u shaped like a. Not differentiable.
+/// a (s, s) or (batch, s, s), s >= 3, positive and finite, float32/float64; returns u shaped like a.
+/// Differentiable in a (Note [Darcy gradient]).
 Tensor darcy_solve(const Tensor& a, double f = 1.0, FaceAverage faces = FaceAverage::arithmetic);
-/// darcy_solve with a nodal source f of shape (s, s) or a's shape (only its interior values are used).
+/// darcy_solve with a nodal source f of shape (s, s) or a's shape (only its interior values are used);
+/// differentiable in a and f.
 Tensor darcy_solve(const Tensor& a, const Tensor& f, FaceAverage faces = FaceAverage::arithmetic);
 
-/// The FNO paper's Darcy coefficient: `hi` where grf >= 0, else `lo` (same shape and dtype as grf). Not differentiable.
+/// The FNO paper's Darcy coefficient: `hi` where grf >= 0, else `lo` (same shape and dtype as grf); piecewise
+/// constant, so the result carries no autograd history.
 Tensor darcy_coefficient(const Tensor& grf, double hi = 12.0, double lo = 3.0);
 
 }  // namespace phasor::pde
