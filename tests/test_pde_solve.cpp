@@ -228,7 +228,8 @@ TEST_CASE("pde steppers: etdrk4 is exact for a constant source over |L dt| from 
   };
   const std::vector<Mode> modes = {{0, 0.5L, 0, 0.3L, 0}, {1, 1, 0.2L, 0.7L, 1.1L}, {5, 0.4L, 1.3L, 0.2L, -0.4L},
                                    {13, 0.3L, -0.7L, 0.5L, 0.9L}, {31, 0.1L, 0.5L, 0.25L, 2.0L}};
-  const std::int64_t n = 64;
+  for (const std::int64_t n : {std::int64_t{64}, std::int64_t{1} << 15}) {  // 2^15: the contour goes in batches
+  CAPTURE(n);
   P::Grid g({n}, 2 * kPiD);
   auto sum_modes = [&](const std::function<std::complex<ld>(const Mode&)>& coef) {
     return field1(n, 2 * kPi, [&](ld x) {
@@ -244,8 +245,11 @@ TEST_CASE("pde steppers: etdrk4 is exact for a constant source over |L dt| from 
     int steps;
   };
   // |L dt| spans [1e-7, 1e-4] (small-argument cancellation), [0.05, 1e2] and up to ~1e4 (stiff).
-  for (const Case& cs : {Case{1e-7L, 0, 1e-2L, 3}, Case{0.05L, 0, 1.0L, 2}, Case{10, 0, 1.0L, 2},
-                         Case{0.3L, 0.7L, 0.25L, 4}, Case{1e-7L, 2.0L, 1e-2L, 3}}) {
+  const std::vector<Case> cases = n == 64 ? std::vector<Case>{Case{1e-7L, 0, 1e-2L, 3}, Case{0.05L, 0, 1.0L, 2},
+                                                               Case{10, 0, 1.0L, 2}, Case{0.3L, 0.7L, 0.25L, 4},
+                                                               Case{1e-7L, 2.0L, 1e-2L, 3}}
+                                          : std::vector<Case>{Case{0.05L, 0, 1.0L, 1}, Case{0.3L, 0.7L, 0.25L, 1}};
+  for (const Case& cs : cases) {
     CAPTURE(static_cast<double>(cs.nu));
     CAPTURE(static_cast<double>(cs.c));
     const ld T = cs.dt * cs.steps;
@@ -264,6 +268,7 @@ TEST_CASE("pde steppers: etdrk4 is exact for a constant source over |L dt| from 
     });
     const double err = maxdiff(P::solve(eq, u0, static_cast<double>(T), static_cast<double>(cs.dt)), ref);
     CHECK(err < 1e-13);
+  }
   }
 }
 

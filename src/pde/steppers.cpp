@@ -1,6 +1,7 @@
 // src/pde/steppers.cpp - one step of RK4, IMEX CN-RK2/CN-RK3 and ETDRK4 for du/dt = L u + N(u, t)
 // (Note [pde time stepping] in phasor/pde/solve.hpp). Written with public ops only, so every step is
 // differentiable w.r.t. the state and, through L and N, the equation's parameters.
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdio>
@@ -95,24 +96,38 @@ std::vector<Tensor> stepper_coefficients(Stepper s, const Tensor& L, double dt, 
       const bool real_L = !L.is_complex();
       const Dtype cd = to_complex(to_real(L.dtype()) == float32 ? float64 : to_real(L.dtype()));
       const Tensor Lh = (L * dt).to(cd);
-      const std::int64_t M = contour_points;
-      std::vector<std::complex<double>> roots(static_cast<std::size_t>(M));
-      for (std::int64_t j = 0; j < M; ++j)
-        roots[static_cast<std::size_t>(j)] =
-            std::polar(1.0, 2.0 * std::numbers::pi * (static_cast<double>(j) + 0.5) / static_cast<double>(M));
-      Shape rshape(static_cast<std::size_t>(Lh.dim() + 1), 1);
-      rshape[0] = M;
-      const Tensor r = from_vector(roots, Shape{M}).reshape(rshape);
-      const Tensor z = Lh.unsqueeze(0) + r;
-      const Tensor ez = exp(z), ez2 = exp(z * 0.5), z3 = z * z * z;
-      auto avg = [&](const Tensor& x) {
-        Tensor m = mean(x, {0}) * dt;
+      // The contour points go in batches along a new leading dim, at most 2^18 values per temporary
+      // (memory O(spectrum) for large grids, few ops for small ones). For real L the conjugate points
+      // give the conjugate values, so the upper half circle suffices and the real part is kept.
+      const int M = contour_points;
+      const std::int64_t J = real_L && M % 2 == 0 ? M / 2 : M;
+      const std::int64_t per = std::clamp<std::int64_t>((std::int64_t{1} << 18) / std::max<std::int64_t>(1, Lh.numel()),
+                                                        1, J);
+      Tensor sQ, s1, s2, s3;
+      auto acc = [](Tensor& sum, const Tensor& x) {
+        const Tensor t = x.sum({0});
+        sum = sum.defined() ? sum + t : t;
+      };
+      for (std::int64_t j0 = 0; j0 < J; j0 += per) {
+        const std::int64_t cnt = std::min(per, J - j0);
+        std::vector<std::complex<double>> roots(static_cast<std::size_t>(cnt));
+        for (std::int64_t j = 0; j < cnt; ++j)
+          roots[static_cast<std::size_t>(j)] = std::polar(
+              1.0, 2.0 * std::numbers::pi * (static_cast<double>(j0 + j) + 0.5) / static_cast<double>(M));
+        Shape rshape(static_cast<std::size_t>(Lh.dim() + 1), 1);
+        rshape[0] = cnt;
+        const Tensor z = Lh.unsqueeze(0) + from_vector(roots, Shape{cnt}).reshape(rshape);
+        const Tensor ez2 = exp(z * 0.5), ez = ez2 * ez2, z2 = z * z, iz = 1.0 / z, iz3 = iz * iz * iz;
+        acc(sQ, (ez2 - 1.0) * iz);
+        acc(s1, (-4.0 - z + ez * (4.0 - 3.0 * z + z2)) * iz3);
+        acc(s2, (2.0 + z + ez * (z - 2.0)) * iz3);
+        acc(s3, (-4.0 - 3.0 * z - z2 + ez * (4.0 - z)) * iz3);
+      }
+      auto avg = [&](const Tensor& sum) {
+        Tensor m = sum * (dt / static_cast<double>(J));
         return real_L ? real(m) : m;
       };
-      const Tensor Q = avg((ez2 - 1.0) / z);
-      const Tensor f1 = avg((-4.0 - z + ez * (4.0 - 3.0 * z + z * z)) / z3);
-      const Tensor f2 = avg((2.0 + z + ez * (z - 2.0)) / z3);
-      const Tensor f3 = avg((-4.0 - 3.0 * z - z * z + ez * (4.0 - z)) / z3);
+      const Tensor Q = avg(sQ), f1 = avg(s1), f2 = avg(s2), f3 = avg(s3);
       Tensor E = exp(Lh), E2 = exp(Lh * 0.5);
       if (real_L) {
         E = real(E);
