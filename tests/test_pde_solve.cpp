@@ -4,9 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <complex>
 #include <functional>
 #include <memory>
-#include <complex>
 #include <phasor/pde/fields.hpp>
 #include <phasor/pde/solve.hpp>
 #include <phasor/phasor.hpp>
@@ -241,49 +241,52 @@ TEST_CASE("pde steppers: etdrk4 is exact for a constant source over |L dt| from 
     int m;
     ld a, p, b, q;
   };
-  const std::vector<Mode> modes = {{0, 0.5L, 0, 0.3L, 0}, {1, 1, 0.2L, 0.7L, 1.1L}, {5, 0.4L, 1.3L, 0.2L, -0.4L},
-                                   {13, 0.3L, -0.7L, 0.5L, 0.9L}, {31, 0.1L, 0.5L, 0.25L, 2.0L}};
+  const std::vector<Mode> modes = {{0, 0.5L, 0, 0.3L, 0},
+                                   {1, 1, 0.2L, 0.7L, 1.1L},
+                                   {5, 0.4L, 1.3L, 0.2L, -0.4L},
+                                   {13, 0.3L, -0.7L, 0.5L, 0.9L},
+                                   {31, 0.1L, 0.5L, 0.25L, 2.0L}};
   for (const std::int64_t n : {std::int64_t{64}, std::int64_t{1} << 15}) {  // 2^15: the contour goes in batches
-  CAPTURE(n);
-  P::Grid g({n}, 2 * kPiD);
-  auto sum_modes = [&](const std::function<std::complex<ld>(const Mode&)>& coef) {
-    return field1(n, 2 * kPi, [&](ld x) {
-      ld v = 0;
-      for (const Mode& md : modes) v += std::real(coef(md) * std::exp(std::complex<ld>(0, md.m * x)));
-      return v;
-    });
-  };
-  const Tensor u0 = sum_modes([](const Mode& md) { return std::polar(md.a, md.p); });
-  const Tensor src = sum_modes([](const Mode& md) { return std::polar(md.b, md.q); });
-  struct Case {
-    ld nu, c, dt;
-    int steps;
-  };
-  // |L dt| spans [1e-7, 1e-4] (small-argument cancellation), [0.05, 1e2] and up to ~1e4 (stiff).
-  const std::vector<Case> cases = n == 64 ? std::vector<Case>{Case{1e-7L, 0, 1e-2L, 3}, Case{0.05L, 0, 1.0L, 2},
-                                                               Case{10, 0, 1.0L, 2}, Case{0.3L, 0.7L, 0.25L, 4},
-                                                               Case{1e-7L, 2.0L, 1e-2L, 3}}
-                                          : std::vector<Case>{Case{0.05L, 0, 1.0L, 1}, Case{0.3L, 0.7L, 0.25L, 1}};
-  for (const Case& cs : cases) {
-    CAPTURE(static_cast<double>(cs.nu));
-    CAPTURE(static_cast<double>(cs.c));
-    const ld T = cs.dt * cs.steps;
-    std::unique_ptr<P::Equation> base;
-    if (cs.c == 0)
-      base = std::make_unique<P::Heat>(g, static_cast<double>(cs.nu));
-    else
-      base = std::make_unique<P::AdvectionDiffusion>(g, std::vector<double>{static_cast<double>(cs.c)},
-                                                     static_cast<double>(cs.nu));
-    Sourced eq(*base, src);
-    const Tensor ref = sum_modes([&](const Mode& md) {
-      const std::complex<ld> Lm(-cs.nu * md.m * md.m, -cs.c * md.m);
-      const std::complex<ld> e = std::exp(Lm * T);
-      const std::complex<ld> phi = md.m == 0 ? std::complex<ld>(T) : (e - std::complex<ld>(1)) / Lm;
-      return e * std::polar(md.a, md.p) + phi * std::polar(md.b, md.q);
-    });
-    const double err = maxdiff(P::solve(eq, u0, static_cast<double>(T), static_cast<double>(cs.dt)), ref);
-    CHECK(err < 1e-13);
-  }
+    CAPTURE(n);
+    P::Grid g({n}, 2 * kPiD);
+    auto sum_modes = [&](const std::function<std::complex<ld>(const Mode&)>& coef) {
+      return field1(n, 2 * kPi, [&](ld x) {
+        ld v = 0;
+        for (const Mode& md : modes) v += std::real(coef(md) * std::exp(std::complex<ld>(0, md.m * x)));
+        return v;
+      });
+    };
+    const Tensor u0 = sum_modes([](const Mode& md) { return std::polar(md.a, md.p); });
+    const Tensor src = sum_modes([](const Mode& md) { return std::polar(md.b, md.q); });
+    struct Case {
+      ld nu, c, dt;
+      int steps;
+    };
+    // |L dt| spans [1e-7, 1e-4] (small-argument cancellation), [0.05, 1e2] and up to ~1e4 (stiff).
+    const std::vector<Case> cases =
+        n == 64 ? std::vector<Case>{Case{1e-7L, 0, 1e-2L, 3}, Case{0.05L, 0, 1.0L, 2}, Case{10, 0, 1.0L, 2},
+                                    Case{0.3L, 0.7L, 0.25L, 4}, Case{1e-7L, 2.0L, 1e-2L, 3}}
+                : std::vector<Case>{Case{0.05L, 0, 1.0L, 1}, Case{0.3L, 0.7L, 0.25L, 1}};
+    for (const Case& cs : cases) {
+      CAPTURE(static_cast<double>(cs.nu));
+      CAPTURE(static_cast<double>(cs.c));
+      const ld T = cs.dt * cs.steps;
+      std::unique_ptr<P::Equation> base;
+      if (cs.c == 0)
+        base = std::make_unique<P::Heat>(g, static_cast<double>(cs.nu));
+      else
+        base = std::make_unique<P::AdvectionDiffusion>(g, std::vector<double>{static_cast<double>(cs.c)},
+                                                       static_cast<double>(cs.nu));
+      Sourced eq(*base, src);
+      const Tensor ref = sum_modes([&](const Mode& md) {
+        const std::complex<ld> Lm(-cs.nu * md.m * md.m, -cs.c * md.m);
+        const std::complex<ld> e = std::exp(Lm * T);
+        const std::complex<ld> phi = md.m == 0 ? std::complex<ld>(T) : (e - std::complex<ld>(1)) / Lm;
+        return e * std::polar(md.a, md.p) + phi * std::polar(md.b, md.q);
+      });
+      const double err = maxdiff(P::solve(eq, u0, static_cast<double>(T), static_cast<double>(cs.dt)), ref);
+      CHECK(err < 1e-13);
+    }
   }
 }
 
@@ -308,8 +311,8 @@ TEST_CASE("pde steppers: observed convergence orders by halving dt") {
     CAPTURE(P::to_string(s));
     const auto ob = orders([&](double dt) { return P::solve(eq, u0, T, dt, s); }, ref, 0.05);
     const auto orl = orders([&](double dt) { return P::solve(rel, r0, 1.0, dt, s); }, rref, 0.1);
-    MESSAGE(P::to_string(s) << " order Burgers " << ob[0] << " " << ob[1] << "; relaxation " << orl[0] << " "
-                            << orl[1] << " (finest error " << orl[2] << ")");
+    MESSAGE(P::to_string(s) << " order Burgers " << ob[0] << " " << ob[1] << "; relaxation " << orl[0] << " " << orl[1]
+                            << " (finest error " << orl[2] << ")");
     const double p = P::order(s);
     if (s == Stepper::cn_rk3) {
       // Williamson RK3 dominates while N dominates (~2.8 here); the CN part makes it 2 asymptotically.
@@ -351,8 +354,8 @@ TEST_CASE("pde::solve: conservation of the mean (Burgers, KdV, KS) and NS energy
   const double nu = 0.02;
   P::NavierStokes2D ns(g2, nu);
   auto w = [](ld x, ld y) {
-    return std::sin(x + 0.3L) * std::cos(2 * y) + 0.8L * std::cos(3 * x - y + 1) + 0.6L * std::sin(4 * y) * std::cos(x) +
-           0.4L * std::cos(2 * x + 3 * y);
+    return std::sin(x + 0.3L) * std::cos(2 * y) + 0.8L * std::cos(3 * x - y + 1) +
+           0.6L * std::sin(4 * y) * std::cos(x) + 0.4L * std::cos(2 * x + 3 * y);
   };
   const Tensor w0 = field2(32, 32, L, L, w);
   P::SolveOptions o;
@@ -382,7 +385,8 @@ TEST_CASE("pde::solve: Kolmogorov-forced NS2D with drag approaches its laminar s
   const ld lambda = nu * n * n + drag;
   P::Grid g({16, 16}, 2 * kPiD);
   const Tensor f = field2(16, 16, L, L, [&](ld, ld y) { return F * std::sin(n * y); });
-  const Tensor ref = field2(16, 16, L, L, [&](ld, ld y) { return F * (1 - std::exp(-lambda * T)) / lambda * std::sin(n * y); });
+  const Tensor ref =
+      field2(16, 16, L, L, [&](ld, ld y) { return F * (1 - std::exp(-lambda * T)) / lambda * std::sin(n * y); });
   P::NavierStokes2D eq(g, static_cast<double>(nu), f, static_cast<double>(drag));
   for (Stepper s : kAll) {
     CAPTURE(P::to_string(s));
@@ -405,8 +409,9 @@ TEST_CASE("pde::NavierStokes2D: velocity and nonlinear term against closed forms
   CHECK(maxdiff(vel.select(0, 0), field2(16, 16, L, L, [](ld, ld y) { return -std::sin(2 * y) / 2; })) < 1e-14);
   CHECK(maxdiff(vel.select(0, 1), field2(16, 16, L, L, [](ld x, ld) { return std::sin(x); })) < 1e-14);
   const Tensor n = P::from_spectral(g, eq.nonlinear(wh, 0.0));
-  CHECK(maxdiff(n, field2(16, 16, L, L, [](ld x, ld y) { return 1.5L * std::sin(x) * std::sin(2 * y) + 0.1L * std::sin(4 * y); })) <
-        1e-13);
+  CHECK(maxdiff(n, field2(16, 16, L, L, [](ld x, ld y) {
+                  return 1.5L * std::sin(x) * std::sin(2 * y) + 0.1L * std::sin(4 * y);
+                })) < 1e-13);
   const auto mv = eq.max_velocity(wh);
   REQUIRE(mv.size() == 2);
   CHECK(mv[0] == doctest::Approx(0.5).epsilon(1e-12));
@@ -639,8 +644,7 @@ TEST_CASE("pde::solve: errors") {
   P::Heat heat(g, 1.0);
 
   // Explicit rk4 with |L| dt far outside its stability region (k = 8: L dt = -64 * 0.2).
-  CHECK_THROWS_WITH_AS(P::solve(heat, u0, 1.0, 0.2, Stepper::rk4),
-                       doctest::Contains("max|L| dt = 12.8"), Error);
+  CHECK_THROWS_WITH_AS(P::solve(heat, u0, 1.0, 0.2, Stepper::rk4), doctest::Contains("max|L| dt = 12.8"), Error);
   CHECK_THROWS_WITH_AS(P::step(heat, P::to_spectral(g, u0), 0.0, 0.2, Stepper::rk4), doctest::Contains("unstable"),
                        Error);
   CHECK_NOTHROW(P::solve(heat, u0, 1.0, 0.2, Stepper::etdrk4));
@@ -720,8 +724,7 @@ TEST_CASE("pde::solve: errors") {
   // User equations with wrong shapes.
   CHECK_THROWS_WITH_AS(P::solve(Broken(g, true), u0, 0.2, 0.1), doctest::Contains("does not broadcast"), Error);
   CHECK_THROWS_WITH_AS(P::solve(Broken(g, false), u0, 0.2, 0.1), doctest::Contains("shape [9], got [3]"), Error);
-  CHECK_THROWS_WITH_AS(P::step(Broken(g, true), P::to_spectral(g, u0), 0.0, 0.1), doctest::Contains("linear()"),
-                       Error);
+  CHECK_THROWS_WITH_AS(P::step(Broken(g, true), P::to_spectral(g, u0), 0.0, 0.1), doctest::Contains("linear()"), Error);
 
   // Checkpointing a user equation whose parameters need grad but that cannot rebind them.
   Relaxation rel(g, scalar_tensor(1.0, float64).requires_grad_());

@@ -3,11 +3,11 @@
 #include <cmath>
 #include <numbers>
 
+#include "pde/solve_impl.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/error.hpp"
 #include "phasor/ops.hpp"
-#include "pde/solve_impl.hpp"
 
 namespace phasor::pde {
 namespace {
@@ -27,23 +27,24 @@ Tensor scalar_param(double v, const std::string& op, const char* what, bool allo
 Tensor scalar_param(const Tensor& t, const std::string& op, const char* what, bool allow_zero, bool signed_ok = false) {
   if (!t.defined()) throw Error(op, std::string(what) + " is undefined");
   if (t.numel() != 1 || !is_floating(t.dtype()))
-    throw Error(op, std::string(what) + " must be a one-element float32/float64 tensor, got shape " +
-                        shape_string(t) + " " + dtype_name(t.dtype()));
+    throw Error(op, std::string(what) + " must be a one-element float32/float64 tensor, got shape " + shape_string(t) +
+                        " " + dtype_name(t.dtype()));
   double v;
   {
     NoGradGuard ng;
     v = t.detach().item<double>();
   }
   if (!std::isfinite(v) || (!signed_ok && (v < 0.0 || (!allow_zero && v == 0.0))))
-    throw Error(op, std::string(what) + (signed_ok ? " must be finite" : allow_zero ? " must be finite and >= 0"
-                                                                                    : " must be finite and > 0") +
+    throw Error(op, std::string(what) +
+                        (signed_ok    ? " must be finite"
+                         : allow_zero ? " must be finite and >= 0"
+                                      : " must be finite and > 0") +
                         ", got " + fmt(v));
   return t.reshape({});
 }
 
 void require_dims(const Grid& g, std::int64_t d, const std::string& op) {
-  if (g.ndim() != d)
-    throw Error(op, "needs a " + std::to_string(d) + "-D grid, got " + g.str());
+  if (g.ndim() != d) throw Error(op, "needs a " + std::to_string(d) + "-D grid, got " + g.str());
 }
 
 // Parameter at the state's real precision.
@@ -115,8 +116,8 @@ namespace {
 Tensor velocity_param(const Grid& g, const Tensor& c, const std::string& op) {
   if (!c.defined()) throw Error(op, "velocity is undefined");
   if (c.dim() != 1 || c.size(0) != g.ndim() || !is_floating(c.dtype()))
-    throw Error(op, "velocity must be a float32/float64 tensor of shape [" + std::to_string(g.ndim()) +
-                        "] for " + g.str() + ", got shape " + shape_string(c) + " " + dtype_name(c.dtype()));
+    throw Error(op, "velocity must be a float32/float64 tensor of shape [" + std::to_string(g.ndim()) + "] for " +
+                        g.str() + ", got shape " + shape_string(c) + " " + dtype_name(c.dtype()));
   NoGradGuard ng;
   if (!all(isfinite(c.detach())).item<bool>()) throw Error(op, "velocity must be finite");
   return c;
@@ -283,9 +284,7 @@ NavierStokes2D::NavierStokes2D(Grid grid, Tensor nu, Tensor forcing, Tensor drag
   forcing_ = forcing_param(grid_, forcing);
   ops_ = std::make_shared<detail::SpectralCache>(grid_, true);
 }
-Tensor NavierStokes2D::linear() const {
-  return grid_.laplacian_symbol(float64) * nu_.to(float64) - drag_.to(float64);
-}
+Tensor NavierStokes2D::linear() const { return grid_.laplacian_symbol(float64) * nu_.to(float64) - drag_.to(float64); }
 namespace {
 // (u_hat, v_hat) of a vorticity spectrum: psi = w / |k|^2 (k = 0 -> 0), u = psi_y, v = -psi_x.
 std::pair<Tensor, Tensor> velocity_spectra(const detail::SpectralCache& ops, const Tensor& w_hat) {

@@ -3,11 +3,11 @@
 #include <algorithm>
 #include <cmath>
 
+#include "pde/solve_impl.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/error.hpp"
 #include "phasor/ops.hpp"
-#include "pde/solve_impl.hpp"
 
 namespace phasor::pde {
 namespace {
@@ -31,8 +31,8 @@ Plan plan_steps(double t_end, double dt, bool partial) {
     return p;
   }
   if (!partial)
-    throw Error(kOp, "t_end = " + fmt(t_end) + " is not a whole number of steps dt = " + fmt(dt) + " (t_end / dt = " +
-                         fmt(n) + ") and partial_last_step is false");
+    throw Error(kOp, "t_end = " + fmt(t_end) + " is not a whole number of steps dt = " + fmt(dt) +
+                         " (t_end / dt = " + fmt(n) + ") and partial_last_step is false");
   p.full = static_cast<std::int64_t>(std::floor(n));
   p.last = t_end - static_cast<double>(p.full) * dt;
   if (!(p.last > 0.0)) {  // rounding put floor(n) steps past t_end
@@ -44,8 +44,8 @@ Plan plan_steps(double t_end, double dt, bool partial) {
 
 // Steps j = i0 .. i1-1 (time t0 + (j - i0) h); returns {state after step i1, states after the steps j+1 with
 // (j+1) % save_every == 0}.
-std::vector<Tensor> run_block(const Equation& eq, Stepper s, const std::vector<Tensor>& coef, Tensor u,
-                              std::int64_t i0, std::int64_t i1, double t0, double h, std::int64_t save_every) {
+std::vector<Tensor> run_block(const Equation& eq, Stepper s, const std::vector<Tensor>& coef, Tensor u, std::int64_t i0,
+                              std::int64_t i1, double t0, double h, std::int64_t save_every) {
   std::vector<Tensor> out{Tensor()};
   for (std::int64_t j = i0; j < i1; ++j) {
     u = detail::advance(eq, s, coef, u, t0 + static_cast<double>(j - i0) * h, h);
@@ -62,8 +62,8 @@ bool all_finite(const Tensor& u) {
 
 // Throws if u (after step i, time t) is non-finite: replays from `start` (after step i0, time t0) step by
 // step to name the first step that produced a non-finite state.
-void verify_finite(const Equation& eq, Stepper s, const std::vector<Tensor>& coef, const Tensor& start,
-                   const Tensor& u, std::int64_t i0, std::int64_t i, double t0, double h) {
+void verify_finite(const Equation& eq, Stepper s, const std::vector<Tensor>& coef, const Tensor& start, const Tensor& u,
+                   std::int64_t i0, std::int64_t i, double t0, double h) {
   if (all_finite(u)) return;
   NoGradGuard ng;
   std::vector<Tensor> c;
@@ -111,7 +111,8 @@ void validate(const Equation& eq, const Tensor& u0, double t_end, double dt, con
   if (opt.check_every < 1) throw Error(kOp, "check_every must be >= 1, got " + std::to_string(opt.check_every));
   if (opt.checkpoint_every < 0)
     throw Error(kOp, "checkpoint_every must be >= 0, got " + std::to_string(opt.checkpoint_every));
-  if (opt.contour_points < 8) throw Error(kOp, "contour_points must be >= 8, got " + std::to_string(opt.contour_points));
+  if (opt.contour_points < 8)
+    throw Error(kOp, "contour_points must be >= 8, got " + std::to_string(opt.contour_points));
   if (!(opt.max_cfl > 0.0)) throw Error(kOp, "max_cfl must be > 0, got " + fmt(opt.max_cfl));
 }
 
@@ -154,7 +155,8 @@ Solution solve(const Equation& eq, const Tensor& u0, double t_end, double dt, co
   if (opt.checkpoint) {
     block = opt.checkpoint_every > 0
                 ? opt.checkpoint_every
-                : std::max<std::int64_t>(1, static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(plan.full)))));
+                : std::max<std::int64_t>(
+                      1, static_cast<std::int64_t>(std::ceil(std::sqrt(static_cast<double>(plan.full)))));
     params = eq.parameters();
     base = eq.with_parameters(params);
     if (!base) {
@@ -194,7 +196,8 @@ Solution solve(const Equation& eq, const Tensor& u0, double t_end, double dt, co
     verify_finite(eq, s, coef, u_hat, outs[0], i, i1, t0, dt);
     for (std::size_t k = 1; k < outs.size(); ++k) {
       saved.push_back(outs[k]);
-      const std::int64_t j = (i / std::max<std::int64_t>(1, opt.save_every) + static_cast<std::int64_t>(k)) * opt.save_every;
+      const std::int64_t j =
+          (i / std::max<std::int64_t>(1, opt.save_every) + static_cast<std::int64_t>(k)) * opt.save_every;
       sol.times.push_back(static_cast<double>(j) * dt);
     }
     u_hat = outs[0];

@@ -13,10 +13,10 @@ namespace phasor::pde::detail {
 struct SpectralCache {
   /// One precision's multipliers.
   struct Set {
-    Tensor mask;               ///< 2/3-rule mask (real)
-    std::vector<Tensor> ik;    ///< i k per axis (complex)
-    Tensor half_dx_masked;     ///< -(1/2) i k_0 mask (complex)
-    Tensor inv_k2;             ///< 1/|k|^2 with 0 at k = 0 (real; 2-D equations only)
+    Tensor mask;             ///< 2/3-rule mask (real)
+    std::vector<Tensor> ik;  ///< i k per axis (complex)
+    Tensor half_dx_masked;   ///< -(1/2) i k_0 mask (complex)
+    Tensor inv_k2;           ///< 1/|k|^2 with 0 at k = 0 (real; 2-D equations only)
   };
   Set f32, f64;
   /// Builds both precisions for grid g.

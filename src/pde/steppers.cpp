@@ -7,30 +7,38 @@
 #include <cstdio>
 #include <numbers>
 
+#include "pde/solve_impl.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/error.hpp"
 #include "phasor/ops.hpp"
-#include "pde/solve_impl.hpp"
 
 namespace phasor::pde {
 
 std::string to_string(Stepper s) {
   switch (s) {
-    case Stepper::rk4: return "rk4";
-    case Stepper::cn_rk2: return "cn_rk2";
-    case Stepper::cn_rk3: return "cn_rk3";
-    case Stepper::etdrk4: return "etdrk4";
+    case Stepper::rk4:
+      return "rk4";
+    case Stepper::cn_rk2:
+      return "cn_rk2";
+    case Stepper::cn_rk3:
+      return "cn_rk3";
+    case Stepper::etdrk4:
+      return "etdrk4";
   }
   return "unknown";
 }
 
 int order(Stepper s) {
   switch (s) {
-    case Stepper::rk4: return 4;
-    case Stepper::cn_rk2: return 2;
-    case Stepper::cn_rk3: return 2;
-    case Stepper::etdrk4: return 4;
+    case Stepper::rk4:
+      return 4;
+    case Stepper::cn_rk2:
+      return 2;
+    case Stepper::cn_rk3:
+      return 2;
+    case Stepper::etdrk4:
+      return 4;
   }
   return 1;
 }
@@ -49,7 +57,8 @@ struct Imex {
 };
 const Imex& imex(Stepper s) {
   static const Imex rk2{{0.0, 1.0, 1.0}, {1.0, 0.5}, {0.0, -1.0}};
-  static const Imex rk3{{0.0, 1.0 / 3.0, 3.0 / 4.0, 1.0}, {1.0 / 3.0, 15.0 / 16.0, 8.0 / 15.0}, {0.0, -5.0 / 9.0, -153.0 / 128.0}};
+  static const Imex rk3{
+      {0.0, 1.0 / 3.0, 3.0 / 4.0, 1.0}, {1.0 / 3.0, 15.0 / 16.0, 8.0 / 15.0}, {0.0, -5.0 / 9.0, -153.0 / 128.0}};
   return s == Stepper::cn_rk2 ? rk2 : rk3;
 }
 
@@ -72,10 +81,10 @@ std::string shape_string(const Tensor& t) {
   return s + "]";
 }
 
-std::vector<Tensor> stepper_coefficients(Stepper s, const Tensor& L, double dt, Dtype state_dtype,
-                                         int contour_points) {
+std::vector<Tensor> stepper_coefficients(Stepper s, const Tensor& L, double dt, Dtype state_dtype, int contour_points) {
   switch (s) {
-    case Stepper::rk4: return {match(L, state_dtype)};
+    case Stepper::rk4:
+      return {match(L, state_dtype)};
     case Stepper::cn_rk2:
     case Stepper::cn_rk3: {
       // Stage k with m != 0: u <- A_k u + B_k g, A_k = (1 + m L) / (1 - m L), B_k = h b_k / (1 - m L).
@@ -101,8 +110,8 @@ std::vector<Tensor> stepper_coefficients(Stepper s, const Tensor& L, double dt, 
       // give the conjugate values, so the upper half circle suffices and the real part is kept.
       const int M = contour_points;
       const std::int64_t J = real_L && M % 2 == 0 ? M / 2 : M;
-      const std::int64_t per = std::clamp<std::int64_t>((std::int64_t{1} << 18) / std::max<std::int64_t>(1, Lh.numel()),
-                                                        1, J);
+      const std::int64_t per =
+          std::clamp<std::int64_t>((std::int64_t{1} << 18) / std::max<std::int64_t>(1, Lh.numel()), 1, J);
       Tensor sQ, s1, s2, s3;
       auto acc = [](Tensor& sum, const Tensor& x) {
         const Tensor t = x.sum({0});
@@ -112,8 +121,8 @@ std::vector<Tensor> stepper_coefficients(Stepper s, const Tensor& L, double dt, 
         const std::int64_t cnt = std::min(per, J - j0);
         std::vector<std::complex<double>> roots(static_cast<std::size_t>(cnt));
         for (std::int64_t j = 0; j < cnt; ++j)
-          roots[static_cast<std::size_t>(j)] = std::polar(
-              1.0, 2.0 * std::numbers::pi * (static_cast<double>(j0 + j) + 0.5) / static_cast<double>(M));
+          roots[static_cast<std::size_t>(j)] =
+              std::polar(1.0, 2.0 * std::numbers::pi * (static_cast<double>(j0 + j) + 0.5) / static_cast<double>(M));
         Shape rshape(static_cast<std::size_t>(Lh.dim() + 1), 1);
         rshape[0] = cnt;
         const Tensor z = Lh.unsqueeze(0) + from_vector(roots, Shape{cnt}).reshape(rshape);
@@ -184,8 +193,7 @@ Tensor advance(const Equation& eq, Stepper s, const std::vector<Tensor>& coef, c
   throw Error("pde::step", "unknown stepper");
 }
 
-void check_equation(const Equation& eq, const Tensor& L, const Tensor& u_hat, double t, const char* op,
-                    bool check_n) {
+void check_equation(const Equation& eq, const Tensor& L, const Tensor& u_hat, double t, const char* op, bool check_n) {
   if (!L.defined()) throw Error(op, eq.name() + ".linear() returned an undefined tensor");
   if (!is_floating_or_complex(L.dtype()))
     throw Error(op, eq.name() + ".linear() must be real or complex floating, got " + dtype_name(L.dtype()));
@@ -202,7 +210,8 @@ void check_equation(const Equation& eq, const Tensor& L, const Tensor& u_hat, do
   const Tensor n = eq.nonlinear(u_hat.detach(), t);
   if (!n.defined() || n.shape() != u_hat.shape() || !n.is_complex())
     throw Error(op, eq.name() + ".nonlinear() must return a complex half spectrum of shape " + shape_string(u_hat) +
-                        ", got " + (n.defined() ? shape_string(n) + " " + dtype_name(n.dtype()) : std::string("undefined")));
+                        ", got " +
+                        (n.defined() ? shape_string(n) + " " + dtype_name(n.dtype()) : std::string("undefined")));
 }
 
 void check_explicit_stability(Stepper s, const Tensor& L, double dt, const char* op) {
@@ -227,7 +236,8 @@ void check_explicit_stability(Stepper s, const Tensor& L, double dt, const char*
 Tensor step(const Equation& eq, const Tensor& u_hat, double t, double dt, Stepper s) {
   const char* op = "pde::step";
   if (!u_hat.defined()) throw Error(op, "u_hat is undefined");
-  if (!u_hat.is_complex()) throw Error(op, "u_hat must be a complex half spectrum, got " + std::string(dtype_name(u_hat.dtype())));
+  if (!u_hat.is_complex())
+    throw Error(op, "u_hat must be a complex half spectrum, got " + std::string(dtype_name(u_hat.dtype())));
   eq.grid().check_spectrum(op, u_hat);
   if (!(dt > 0.0) || !std::isfinite(dt)) throw Error(op, "dt must be finite and > 0, got " + detail::fmt(dt));
   if (!std::isfinite(t)) throw Error(op, "t must be finite, got " + detail::fmt(t));
@@ -254,7 +264,8 @@ Tensor Integrator::steps(const Tensor& u_hat, double t, std::int64_t n) const {
   const char* op = "pde::Integrator::step";
   if (!u_hat.defined()) throw Error(op, "u_hat is undefined");
   if (u_hat.dtype() != complex64 && u_hat.dtype() != complex128)
-    throw Error(op, "u_hat must be a complex64/complex128 half spectrum, got " + std::string(dtype_name(u_hat.dtype())));
+    throw Error(op,
+                "u_hat must be a complex64/complex128 half spectrum, got " + std::string(dtype_name(u_hat.dtype())));
   eq_->grid().check_spectrum(op, u_hat);
   if (n < 0) throw Error(op, "the number of steps must be >= 0, got " + std::to_string(n));
   if (!std::isfinite(t)) throw Error(op, "t must be finite, got " + detail::fmt(t));

@@ -288,26 +288,26 @@ class Integrator {
 
 /// Options of solve().
 struct SolveOptions {
-  Stepper stepper = Stepper::etdrk4;   ///< time-stepping scheme
-  std::int64_t save_every = 0;         ///< save every this many steps (plus t = 0 and t_end); 0: final only
-  bool error_estimate = false;         ///< also estimate the final error by step doubling
+  Stepper stepper = Stepper::etdrk4;  ///< time-stepping scheme
+  std::int64_t save_every = 0;        ///< save every this many steps (plus t = 0 and t_end); 0: final only
+  bool error_estimate = false;        ///< also estimate the final error by step doubling
   /// autodiff::checkpoint each chunk of steps (memory ~ one chunk); an equation whose with_parameters()
   /// returns null must then outlive the backward pass.
   bool checkpoint = false;
-  std::int64_t checkpoint_every = 0;   ///< steps per checkpointed chunk (0: about sqrt(steps))
-  std::int64_t check_every = 50;       ///< steps between finiteness / CFL checks (>= 1)
-  bool check_stability = true;         ///< run the explicit-stability and CFL checks
-  double max_cfl = 1.5;                ///< advective CFL number above which solve() throws
-  bool partial_last_step = true;       ///< t_end not a multiple of dt: shorten the last step (else throw)
-  int contour_points = 32;             ///< etdrk4 contour points M (>= 8)
+  std::int64_t checkpoint_every = 0;  ///< steps per checkpointed chunk (0: about sqrt(steps))
+  std::int64_t check_every = 50;      ///< steps between finiteness / CFL checks (>= 1)
+  bool check_stability = true;        ///< run the explicit-stability and CFL checks
+  double max_cfl = 1.5;               ///< advective CFL number above which solve() throws
+  bool partial_last_step = true;      ///< t_end not a multiple of dt: shorten the last step (else throw)
+  int contour_points = 32;            ///< etdrk4 contour points M (>= 8)
 };
 
 /// Result of solve() with options.
 struct Solution {
-  Tensor u;                    ///< state at t_end (physical, u0's shape and dtype)
-  Tensor trajectory;           ///< saved states stacked on a new leading dim (physical)
-  std::vector<double> times;   ///< times of the saved states
-  std::int64_t steps = 0;      ///< number of steps taken
+  Tensor u;                   ///< state at t_end (physical, u0's shape and dtype)
+  Tensor trajectory;          ///< saved states stacked on a new leading dim (physical)
+  std::vector<double> times;  ///< times of the saved states
+  std::int64_t steps = 0;     ///< number of steps taken
   /// Step-doubling estimate of max |u - u_exact| at t_end: max|u_dt - u_dt/2| / (1 - 2^-p), p = order(stepper)
   /// (negative when not requested).
   double error_estimate = -1.0;
