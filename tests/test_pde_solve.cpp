@@ -754,3 +754,27 @@ TEST_CASE("pde::solve: the API example (GRF initial data, Burgers, etdrk4) at te
   CHECK(maxdiff(mean(u1.to(float64), {1}), mean(u0.to(float64), {1})) < 1e-6);
   CHECK(maxabs(u1) < maxabs(u0));  // viscous Burgers: the maximum principle
 }
+
+namespace {
+struct TopLevel : OpObserver {
+  std::vector<std::string> names;
+  void on_begin(const OpEvent& e) override {
+    if (e.depth == 0) names.emplace_back(e.name);
+  }
+};
+}  // namespace
+
+TEST_CASE("pde::solve, pde::step and Integrator show up as one call each to op observers") {
+  P::Grid g({16}, 2 * kPiD);
+  P::Burgers eq(g, 0.1);
+  const Tensor u0 = field1(16, 2 * kPi, [](ld x) { return std::sin(x); });
+  const Tensor uh = P::to_spectral(g, u0);
+  P::Integrator it(eq, 0.01);
+  auto rec = std::make_shared<TopLevel>();
+  add_op_observer(rec);
+  P::solve(eq, u0, 0.05, 0.01);
+  P::step(eq, uh, 0.0, 0.01);
+  it.steps(uh, 0.0, 3);
+  remove_op_observer(rec);
+  CHECK(rec->names == std::vector<std::string>{"pde::solve", "pde::step", "pde::Integrator::step"});
+}

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "autodiff/node.hpp"
 #include "pde/solve_impl.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
@@ -104,7 +105,6 @@ void validate(const Equation& eq, const Tensor& u0, double t_end, double dt, con
   if (!is_floating(u0.dtype()))
     throw Error(kOp, std::string("u0 must be a real float32/float64 field, got ") + dtype_name(u0.dtype()));
   eq.grid().check_field(kOp, u0);
-  if (!all_finite(u0)) throw Error(kOp, "u0 has non-finite values");
   if (!(dt > 0.0) || !std::isfinite(dt)) throw Error(kOp, "dt must be finite and > 0, got " + fmt(dt));
   if (!(t_end >= 0.0) || !std::isfinite(t_end)) throw Error(kOp, "t_end must be finite and >= 0, got " + fmt(t_end));
   if (opt.save_every < 0) throw Error(kOp, "save_every must be >= 0, got " + std::to_string(opt.save_every));
@@ -116,10 +116,8 @@ void validate(const Equation& eq, const Tensor& u0, double t_end, double dt, con
   if (!(opt.max_cfl > 0.0)) throw Error(kOp, "max_cfl must be > 0, got " + fmt(opt.max_cfl));
 }
 
-}  // namespace
-
-Solution solve(const Equation& eq, const Tensor& u0, double t_end, double dt, const SolveOptions& opt) {
-  validate(eq, u0, t_end, dt, opt);
+Solution solve_impl(const Equation& eq, const Tensor& u0, double t_end, double dt, const SolveOptions& opt) {
+  if (!all_finite(u0)) throw Error(kOp, "u0 has non-finite values");
   const Stepper s = opt.stepper;
   const Grid& g = eq.grid();
   const Plan plan = plan_steps(t_end, dt, opt.partial_last_step);
@@ -230,10 +228,25 @@ Solution solve(const Equation& eq, const Tensor& u0, double t_end, double dt, co
     half.save_every = 0;
     half.error_estimate = false;
     half.checkpoint = false;
-    const Solution fine = solve(eq, u0.detach(), t_end, dt / 2.0, half);
+    const Solution fine = solve_impl(eq, u0.detach(), t_end, dt / 2.0, half);
     const double p = order(s);
     sol.error_estimate = max(abs(sol.u.detach() - fine.u)).item<double>() / (1.0 - std::pow(2.0, -p));
   }
+  return sol;
+}
+
+}  // namespace
+
+Solution solve(const Equation& eq, const Tensor& u0, double t_end, double dt, const SolveOptions& opt) {
+  validate(eq, u0, t_end, dt, opt);
+  std::vector<Tensor> inputs{u0};
+  for (const auto& p : eq.parameters())
+    if (p.defined()) inputs.push_back(p);
+  Solution sol;
+  ::phasor::detail::composite(kOp, inputs, [&] {
+    sol = solve_impl(eq, u0, t_end, dt, opt);
+    return std::vector<Tensor>{sol.u, sol.trajectory};
+  });
   return sol;
 }
 

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <numbers>
 
+#include "autodiff/node.hpp"
 #include "pde/solve_impl.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
@@ -241,10 +242,12 @@ Tensor step(const Equation& eq, const Tensor& u_hat, double t, double dt, Steppe
   eq.grid().check_spectrum(op, u_hat);
   if (!(dt > 0.0) || !std::isfinite(dt)) throw Error(op, "dt must be finite and > 0, got " + detail::fmt(dt));
   if (!std::isfinite(t)) throw Error(op, "t must be finite, got " + detail::fmt(t));
-  const Tensor L = eq.linear();
-  detail::check_equation(eq, L, u_hat, t, op, /*check_n=*/false);
-  detail::check_explicit_stability(s, L, dt, op);
-  return detail::advance(eq, s, detail::stepper_coefficients(s, L, dt, u_hat.dtype(), 32), u_hat, t, dt);
+  return ::phasor::detail::composite(op, {u_hat}, [&] {
+    const Tensor L = eq.linear();
+    detail::check_equation(eq, L, u_hat, t, op, /*check_n=*/false);
+    detail::check_explicit_stability(s, L, dt, op);
+    return detail::advance(eq, s, detail::stepper_coefficients(s, L, dt, u_hat.dtype(), 32), u_hat, t, dt);
+  });
 }
 
 Integrator::Integrator(const Equation& eq, double dt, Stepper s, int contour_points) : eq_(&eq), dt_(dt), s_(s) {
@@ -270,9 +273,11 @@ Tensor Integrator::steps(const Tensor& u_hat, double t, std::int64_t n) const {
   if (n < 0) throw Error(op, "the number of steps must be >= 0, got " + std::to_string(n));
   if (!std::isfinite(t)) throw Error(op, "t must be finite, got " + detail::fmt(t));
   const auto& coef = u_hat.dtype() == complex64 ? coef32_ : coef64_;
-  Tensor u = u_hat;
-  for (std::int64_t i = 0; i < n; ++i) u = detail::advance(*eq_, s_, coef, u, t + static_cast<double>(i) * dt_, dt_);
-  return u;
+  return ::phasor::detail::composite(op, {u_hat}, [&] {
+    Tensor u = u_hat;
+    for (std::int64_t i = 0; i < n; ++i) u = detail::advance(*eq_, s_, coef, u, t + static_cast<double>(i) * dt_, dt_);
+    return u;
+  });
 }
 
 }  // namespace phasor::pde
