@@ -1,0 +1,339 @@
+// src/pde/equations.cpp - the built-in equations of phasor::pde (solve.hpp): their diagonal linear
+// symbols and dealiased pseudo-spectral nonlinear terms, written with public ops (differentiable).
+#include <cmath>
+#include <numbers>
+
+#include "pde/solve_impl.hpp"
+#include "phasor/autodiff.hpp"
+#include "phasor/creation.hpp"
+#include "phasor/error.hpp"
+#include "phasor/ops.hpp"
+
+namespace phasor::pde {
+namespace {
+
+using detail::fmt;
+using detail::shape_string;
+
+// A scalar parameter as a 0-d float64 tensor; checks finiteness and the sign.
+Tensor scalar_param(double v, const std::string& op, const char* what, bool allow_zero) {
+  if (!std::isfinite(v) || v < 0.0 || (!allow_zero && v == 0.0))
+    throw Error(op, std::string(what) + (allow_zero ? " must be finite and >= 0" : " must be finite and > 0") +
+                        ", got " + fmt(v));
+  return scalar_tensor(v, float64);
+}
+
+// A scalar parameter given as a tensor: one real floating element; reshaped to 0-d (differentiable).
+Tensor scalar_param(const Tensor& t, const std::string& op, const char* what, bool allow_zero, bool signed_ok = false) {
+  if (!t.defined()) throw Error(op, std::string(what) + " is undefined");
+  if (t.numel() != 1 || !is_floating(t.dtype()))
+    throw Error(op, std::string(what) + " must be a one-element float32/float64 tensor, got shape " + shape_string(t) +
+                        " " + dtype_name(t.dtype()));
+  double v;
+  {
+    NoGradGuard ng;
+    v = t.detach().item<double>();
+  }
+  if (!std::isfinite(v) || (!signed_ok && (v < 0.0 || (!allow_zero && v == 0.0))))
+    throw Error(op, std::string(what) +
+                        (signed_ok    ? " must be finite"
+                         : allow_zero ? " must be finite and >= 0"
+                                      : " must be finite and > 0") +
+                        ", got " + fmt(v));
+  return t.reshape({});
+}
+
+void require_dims(const Grid& g, std::int64_t d, const std::string& op) {
+  if (g.ndim() != d) throw Error(op, "needs a " + std::to_string(d) + "-D grid, got " + g.str());
+}
+
+// Parameter at the state's real precision.
+Tensor at(const Tensor& p, const Tensor& u_hat) { return p.to(to_real(u_hat.dtype())); }
+
+// Angular wavenumbers along `axis` with the Nyquist mode of an even axis set to 0 (the symbol of
+// odd-order derivatives, Note [pde grid conventions]).
+Tensor odd_wavenumbers(const Grid& g, std::int64_t axis, Dtype dtype) {
+  Tensor k = g.wavenumbers(axis, dtype);
+  const std::int64_t n = g.size(axis);
+  if (n % 2 == 0) {
+    const double k_nyq = std::numbers::pi * static_cast<double>(n) / g.length(axis);
+    k = masked_fill(k, abs(k) > 0.999 * k_nyq, 0.0);
+  }
+  return k;
+}
+
+// i k (complex) for an odd-order derivative along `axis`.
+Tensor ik(const Grid& g, std::int64_t axis, Dtype real_dtype) {
+  const Tensor k = odd_wavenumbers(g, axis, real_dtype);
+  return complex(zeros_like(k), k);
+}
+
+// -(1/2) d(u^2)/dx of a 1-D half spectrum, 2/3-rule dealiased (u from the truncated spectrum).
+Tensor conservative_advection(const Grid& g, const detail::SpectralCache& ops, const Tensor& u_hat) {
+  const auto& c = ops.get(to_real(u_hat.dtype()));
+  const Tensor u = from_spectral(g, u_hat * c.mask);
+  return to_spectral(g, u * u) * c.half_dx_masked;
+}
+
+double max_abs(const Grid& g, const Tensor& u_hat) {
+  NoGradGuard ng;
+  return max(abs(from_spectral(g, u_hat.detach()))).item<double>();
+}
+
+}  // namespace
+
+detail::SpectralCache::SpectralCache(const Grid& g, bool with_inv_k2) {
+  NoGradGuard ng;
+  for (Dtype dt : {float32, float64}) {
+    Set& s = dt == float32 ? f32 : f64;
+    s.mask = g.dealias_mask(dt);
+    for (std::int64_t a = 0; a < g.ndim(); ++a) s.ik.push_back(ik(g, a, dt));
+    s.half_dx_masked = s.ik[0] * s.mask * -0.5;
+    if (with_inv_k2) {
+      const Tensor k2 = -g.laplacian_symbol(dt);
+      s.inv_k2 = masked_fill(1.0 / masked_fill(k2, k2 == 0.0, 1.0), k2 == 0.0, 0.0);
+    }
+  }
+}
+
+// ---- Heat ----------------------------------------------------------------------------------------
+
+Heat::Heat(Grid grid, double nu) : grid_(std::move(grid)), nu_(scalar_param(nu, "pde::Heat", "nu", true)) {}
+Heat::Heat(Grid grid, Tensor nu) : grid_(std::move(grid)), nu_(scalar_param(nu, "pde::Heat", "nu", true)) {}
+Tensor Heat::linear() const { return grid_.laplacian_symbol(float64) * nu_.to(float64); }
+Tensor Heat::nonlinear(const Tensor& u_hat, double) const { return zeros_like(u_hat); }
+std::string Heat::name() const { return "Heat(nu=" + fmt(nu_.detach().item<double>()) + ")"; }
+std::shared_ptr<const Equation> Heat::with_parameters(const std::vector<Tensor>& p) const {
+  if (p.size() != 1) throw Error("pde::Heat", "with_parameters expects 1 tensor, got " + std::to_string(p.size()));
+  auto e = std::make_shared<Heat>(*this);
+  e->nu_ = p[0];
+  return e;
+}
+
+// ---- AdvectionDiffusion --------------------------------------------------------------------------
+
+namespace {
+Tensor velocity_param(const Grid& g, const Tensor& c, const std::string& op) {
+  if (!c.defined()) throw Error(op, "velocity is undefined");
+  if (c.dim() != 1 || c.size(0) != g.ndim() || !is_floating(c.dtype()))
+    throw Error(op, "velocity must be a float32/float64 tensor of shape [" + std::to_string(g.ndim()) + "] for " +
+                        g.str() + ", got shape " + shape_string(c) + " " + dtype_name(c.dtype()));
+  NoGradGuard ng;
+  if (!all(isfinite(c.detach())).item<bool>()) throw Error(op, "velocity must be finite");
+  return c;
+}
+}  // namespace
+
+AdvectionDiffusion::AdvectionDiffusion(Grid grid, std::vector<double> velocity, double nu)
+    : grid_(std::move(grid)), nu_(scalar_param(nu, "pde::AdvectionDiffusion", "nu", true)) {
+  if (static_cast<std::int64_t>(velocity.size()) != grid_.ndim())
+    throw Error("pde::AdvectionDiffusion", "velocity needs " + std::to_string(grid_.ndim()) + " entries for " +
+                                               grid_.str() + ", got " + std::to_string(velocity.size()));
+  velocity_ = velocity_param(grid_, from_vector(velocity), "pde::AdvectionDiffusion");
+}
+AdvectionDiffusion::AdvectionDiffusion(Grid grid, Tensor velocity, Tensor nu)
+    : grid_(std::move(grid)), nu_(scalar_param(nu, "pde::AdvectionDiffusion", "nu", true)) {
+  velocity_ = velocity_param(grid_, velocity, "pde::AdvectionDiffusion");
+}
+Tensor AdvectionDiffusion::linear() const {
+  const Tensor c = velocity_.to(float64);
+  Tensor ck;
+  for (std::int64_t i = 0; i < grid_.ndim(); ++i) {
+    Tensor term = odd_wavenumbers(grid_, i, float64) * c.select(0, i);
+    ck = ck.defined() ? ck + term : term;
+  }
+  const Tensor diff = grid_.laplacian_symbol(float64) * nu_.to(float64);
+  return complex(diff + zeros_like(ck), -ck + zeros_like(diff));
+}
+Tensor AdvectionDiffusion::nonlinear(const Tensor& u_hat, double) const { return zeros_like(u_hat); }
+std::string AdvectionDiffusion::name() const {
+  std::string s = "AdvectionDiffusion(c=[";
+  const Tensor c = velocity_.detach().to(float64);
+  for (std::int64_t i = 0; i < c.numel(); ++i) s += (i ? ", " : "") + fmt(c.select(0, i).item<double>());
+  return s + "], nu=" + fmt(nu_.detach().item<double>()) + ")";
+}
+std::shared_ptr<const Equation> AdvectionDiffusion::with_parameters(const std::vector<Tensor>& p) const {
+  if (p.size() != 2)
+    throw Error("pde::AdvectionDiffusion", "with_parameters expects 2 tensors, got " + std::to_string(p.size()));
+  auto e = std::make_shared<AdvectionDiffusion>(*this);
+  e->velocity_ = p[0];
+  e->nu_ = p[1];
+  return e;
+}
+
+// ---- Burgers -------------------------------------------------------------------------------------
+
+Burgers::Burgers(Grid grid, double nu) : grid_(std::move(grid)), nu_(scalar_param(nu, "pde::Burgers", "nu", true)) {
+  require_dims(grid_, 1, "pde::Burgers");
+  ops_ = std::make_shared<detail::SpectralCache>(grid_, false);
+}
+Burgers::Burgers(Grid grid, Tensor nu) : grid_(std::move(grid)), nu_(scalar_param(nu, "pde::Burgers", "nu", true)) {
+  require_dims(grid_, 1, "pde::Burgers");
+  ops_ = std::make_shared<detail::SpectralCache>(grid_, false);
+}
+Tensor Burgers::linear() const { return grid_.laplacian_symbol(float64) * nu_.to(float64); }
+Tensor Burgers::nonlinear(const Tensor& u_hat, double) const { return conservative_advection(grid_, *ops_, u_hat); }
+std::string Burgers::name() const { return "Burgers(nu=" + fmt(nu_.detach().item<double>()) + ")"; }
+std::vector<double> Burgers::max_velocity(const Tensor& u_hat) const { return {max_abs(grid_, u_hat)}; }
+std::shared_ptr<const Equation> Burgers::with_parameters(const std::vector<Tensor>& p) const {
+  if (p.size() != 1) throw Error("pde::Burgers", "with_parameters expects 1 tensor, got " + std::to_string(p.size()));
+  auto e = std::make_shared<Burgers>(*this);
+  e->nu_ = p[0];
+  return e;
+}
+
+// ---- KdV -----------------------------------------------------------------------------------------
+
+KdV::KdV(Grid grid, double alpha, double beta) : grid_(std::move(grid)) {
+  require_dims(grid_, 1, "pde::KdV");
+  if (!std::isfinite(alpha)) throw Error("pde::KdV", "alpha must be finite, got " + fmt(alpha));
+  if (!std::isfinite(beta)) throw Error("pde::KdV", "beta must be finite, got " + fmt(beta));
+  alpha_ = scalar_tensor(alpha, float64);
+  beta_ = scalar_tensor(beta, float64);
+  ops_ = std::make_shared<detail::SpectralCache>(grid_, false);
+}
+KdV::KdV(Grid grid, Tensor alpha, Tensor beta)
+    : grid_(std::move(grid)),
+      alpha_(scalar_param(alpha, "pde::KdV", "alpha", true, true)),
+      beta_(scalar_param(beta, "pde::KdV", "beta", true, true)) {
+  require_dims(grid_, 1, "pde::KdV");
+  ops_ = std::make_shared<detail::SpectralCache>(grid_, false);
+}
+Tensor KdV::linear() const {
+  const Tensor k = odd_wavenumbers(grid_, 0, float64);
+  const Tensor im = k * k * k * beta_.to(float64);
+  return complex(zeros_like(im), im);
+}
+Tensor KdV::nonlinear(const Tensor& u_hat, double) const {
+  return conservative_advection(grid_, *ops_, u_hat) * at(alpha_, u_hat);
+}
+std::string KdV::name() const {
+  return "KdV(alpha=" + fmt(alpha_.detach().item<double>()) + ", beta=" + fmt(beta_.detach().item<double>()) + ")";
+}
+std::vector<double> KdV::max_velocity(const Tensor& u_hat) const {
+  return {std::abs(alpha_.detach().item<double>()) * max_abs(grid_, u_hat)};
+}
+std::shared_ptr<const Equation> KdV::with_parameters(const std::vector<Tensor>& p) const {
+  if (p.size() != 2) throw Error("pde::KdV", "with_parameters expects 2 tensors, got " + std::to_string(p.size()));
+  auto e = std::make_shared<KdV>(*this);
+  e->alpha_ = p[0];
+  e->beta_ = p[1];
+  return e;
+}
+
+// ---- Kuramoto-Sivashinsky ------------------------------------------------------------------------
+
+KuramotoSivashinsky::KuramotoSivashinsky(Grid grid, double nu)
+    : grid_(std::move(grid)), nu_(scalar_param(nu, "pde::KuramotoSivashinsky", "nu", false)) {
+  require_dims(grid_, 1, "pde::KuramotoSivashinsky");
+  ops_ = std::make_shared<detail::SpectralCache>(grid_, false);
+}
+KuramotoSivashinsky::KuramotoSivashinsky(Grid grid, Tensor nu)
+    : grid_(std::move(grid)), nu_(scalar_param(nu, "pde::KuramotoSivashinsky", "nu", false)) {
+  require_dims(grid_, 1, "pde::KuramotoSivashinsky");
+  ops_ = std::make_shared<detail::SpectralCache>(grid_, false);
+}
+Tensor KuramotoSivashinsky::linear() const {
+  const Tensor k2 = -grid_.laplacian_symbol(float64);
+  return k2 - k2 * k2 * nu_.to(float64);
+}
+Tensor KuramotoSivashinsky::nonlinear(const Tensor& u_hat, double) const {
+  return conservative_advection(grid_, *ops_, u_hat);
+}
+std::string KuramotoSivashinsky::name() const {
+  return "KuramotoSivashinsky(nu=" + fmt(nu_.detach().item<double>()) + ")";
+}
+std::vector<double> KuramotoSivashinsky::max_velocity(const Tensor& u_hat) const { return {max_abs(grid_, u_hat)}; }
+std::shared_ptr<const Equation> KuramotoSivashinsky::with_parameters(const std::vector<Tensor>& p) const {
+  if (p.size() != 1)
+    throw Error("pde::KuramotoSivashinsky", "with_parameters expects 1 tensor, got " + std::to_string(p.size()));
+  auto e = std::make_shared<KuramotoSivashinsky>(*this);
+  e->nu_ = p[0];
+  return e;
+}
+
+// ---- NavierStokes2D ------------------------------------------------------------------------------
+
+namespace {
+Tensor forcing_param(const Grid& g, const Tensor& f) {
+  if (!f.defined()) return f;
+  const char* op = "pde::NavierStokes2D";
+  if (!is_floating(f.dtype()))
+    throw Error(op, std::string("forcing must be a float32/float64 field, got ") + dtype_name(f.dtype()));
+  if (f.dim() != 2) throw Error(op, "forcing must be one field of shape " + g.str() + ", got shape " + shape_string(f));
+  g.check_field(op, f);
+  NoGradGuard ng;
+  if (!all(isfinite(f.detach())).item<bool>()) throw Error(op, "forcing must be finite");
+  return f;
+}
+}  // namespace
+
+NavierStokes2D::NavierStokes2D(Grid grid, double nu, Tensor forcing, double drag)
+    : grid_(std::move(grid)),
+      nu_(scalar_param(nu, "pde::NavierStokes2D", "nu", true)),
+      drag_(scalar_param(drag, "pde::NavierStokes2D", "drag", true)) {
+  require_dims(grid_, 2, "pde::NavierStokes2D");
+  forcing_ = forcing_param(grid_, forcing);
+  ops_ = std::make_shared<detail::SpectralCache>(grid_, true);
+}
+NavierStokes2D::NavierStokes2D(Grid grid, Tensor nu, Tensor forcing, Tensor drag)
+    : grid_(std::move(grid)),
+      nu_(scalar_param(nu, "pde::NavierStokes2D", "nu", true)),
+      drag_(scalar_param(drag, "pde::NavierStokes2D", "drag", true)) {
+  require_dims(grid_, 2, "pde::NavierStokes2D");
+  forcing_ = forcing_param(grid_, forcing);
+  ops_ = std::make_shared<detail::SpectralCache>(grid_, true);
+}
+Tensor NavierStokes2D::linear() const { return grid_.laplacian_symbol(float64) * nu_.to(float64) - drag_.to(float64); }
+namespace {
+// (u_hat, v_hat) of a vorticity spectrum: psi = w / |k|^2 (k = 0 -> 0), u = psi_y, v = -psi_x.
+std::pair<Tensor, Tensor> velocity_spectra(const detail::SpectralCache& ops, const Tensor& w_hat) {
+  const auto& c = ops.get(to_real(w_hat.dtype()));
+  const Tensor psi = w_hat * c.inv_k2;
+  return {psi * c.ik[1], -(psi * c.ik[0])};
+}
+}  // namespace
+Tensor NavierStokes2D::velocity(const Tensor& w_hat) const {
+  grid_.check_spectrum("pde::NavierStokes2D::velocity", w_hat);
+  auto [uh, vh] = velocity_spectra(*ops_, w_hat);
+  const Tensor u = from_spectral(grid_, uh), v = from_spectral(grid_, vh);
+  return stack({u, v}, u.dim() - 2);
+}
+Tensor NavierStokes2D::nonlinear(const Tensor& w_hat, double) const {
+  const Dtype rd = to_real(w_hat.dtype());
+  const auto& c = ops_->get(rd);
+  const Tensor wm = w_hat * c.mask;
+  auto [uh, vh] = velocity_spectra(*ops_, wm);
+  const Tensor u = from_spectral(grid_, uh), v = from_spectral(grid_, vh);
+  const Tensor wx = from_spectral(grid_, wm * c.ik[0]);
+  const Tensor wy = from_spectral(grid_, wm * c.ik[1]);
+  Tensor n = to_spectral(grid_, u * wx + v * wy) * -c.mask;
+  if (forcing_.defined()) n = n + to_spectral(grid_, forcing_.to(rd));
+  return n;
+}
+std::string NavierStokes2D::name() const {
+  return "NavierStokes2D(nu=" + fmt(nu_.detach().item<double>()) + ", drag=" + fmt(drag_.detach().item<double>()) +
+         (forcing_.defined() ? ", forced)" : ", unforced)");
+}
+std::vector<double> NavierStokes2D::max_velocity(const Tensor& w_hat) const {
+  NoGradGuard ng;
+  auto [uh, vh] = velocity_spectra(*ops_, w_hat.detach());
+  return {max(abs(from_spectral(grid_, uh))).item<double>(), max(abs(from_spectral(grid_, vh))).item<double>()};
+}
+std::vector<Tensor> NavierStokes2D::parameters() const {
+  if (forcing_.defined()) return {nu_, drag_, forcing_};
+  return {nu_, drag_};
+}
+std::shared_ptr<const Equation> NavierStokes2D::with_parameters(const std::vector<Tensor>& p) const {
+  const std::size_t want = forcing_.defined() ? 3 : 2;
+  if (p.size() != want)
+    throw Error("pde::NavierStokes2D",
+                "with_parameters expects " + std::to_string(want) + " tensors, got " + std::to_string(p.size()));
+  auto e = std::make_shared<NavierStokes2D>(*this);
+  e->nu_ = p[0];
+  e->drag_ = p[1];
+  if (want == 3) e->forcing_ = p[2];
+  return e;
+}
+
+}  // namespace phasor::pde
