@@ -69,6 +69,24 @@ template <class F>
 Tensor arith(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
   check_cpu(a, op);
   check_same_device(a, b, op);
+  // complex with real of the same precision (spectra times real symbols, masks, weights): the real
+  // operand is widened to (r, 0) per element instead of converted into a temporary first
+  if (is_complex(dt) && a.dtype() != b.dtype() && (a.dtype() == dt || b.dtype() == dt) &&
+      (a.dtype() == to_real(dt) || b.dtype() == to_real(dt))) {
+    return visit_dtype(dt, [&](auto tag) -> Tensor {
+      using C = typename decltype(tag)::type;
+      if constexpr (is_complex_v<C>) {
+        using R = typename C::value_type;
+        Tensor out = make_tensor(a.shape() == b.shape() ? a.shape() : broadcast_shapes({a.shape(), b.shape()}, op), dt,
+                                 a.device());
+        if (a.dtype() == dt) map_binary_into<C, C, R>(out, a, b, [f](C u, R v) { return f(u, C(v)); });
+        else map_binary_into<C, R, C>(out, a, b, [f](R u, C v) { return f(C(u), v); });
+        return out;
+      } else {
+        return Tensor();
+      }
+    });
+  }
   Tensor x = a.to(dt), y = b.to(dt);
   return visit_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -111,6 +129,9 @@ struct SubF {
 struct MulF {
   template <class T> T operator()(T a, T b) const {
     if constexpr (std::is_same_v<T, bool>) return a && b;
+    else if constexpr (is_complex_v<T>)  // the textbook product, as PyTorch: vectorizes (no C99 Annex G
+      return T(a.real() * b.real() - a.imag() * b.imag(),  // inf recovery, which calls __mul?c3)
+               a.real() * b.imag() + a.imag() * b.real());
     else return a * b;
   }
 };
