@@ -44,7 +44,7 @@ struct MemoryStats {
 MemoryStats memory_stats(Device device = Device::cpu());
 /// Resets the peak to the current value.
 void reset_peak_memory_stats(Device device = Device::cpu());
-/// Returns cached, unused blocks to the system.
+/// Returns cached, unused blocks to the system (those of the shared lists and of the calling thread; other threads keep up to 16 small blocks per size class until they exit).
 void empty_cache(Device device = Device::cpu());
 
 /// Number of threads used by phasor's CPU kernels (OpenMP, BLAS, FFTW).
