@@ -24,13 +24,14 @@
 // Prints the optimization progress (evaluation, loss, nu), the recovered nu, its relative error,
 // iterations and times, writes a PNG (loss and nu vs evaluation for Adam and LBFGS, observed vs fitted
 // final snapshot), and exits with status 1 if either recovered nu is off by more than 1%.
+#include <phasor/phasor.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstring>
 #include <functional>
-#include <phasor/phasor.hpp>
 #include <string>
 #include <vector>
 
