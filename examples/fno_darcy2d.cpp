@@ -44,7 +44,8 @@
 // predictor (the training set's pointwise mean of u)", used by the quick ctest run.
 //
 // Prints progress and timings, the relative L2 test error and the baseline's, writes a PNG (slices
-// through a test sample: truth vs prediction, the coefficient, and the loss curves) and a checkpoint,
+// through a test sample: truth vs prediction, the coefficient, and the loss curves), a second PNG
+// <name>_fields.png with images of that sample (a, u solver, u FNO, |error|) and a checkpoint,
 // and exits with status 1 when the check fails.
 #include <phasor/phasor.hpp>
 
@@ -58,6 +59,7 @@
 #include <string>
 #include <vector>
 
+#include "common/heatmap.hpp"
 #include "common/plot.hpp"
 
 namespace ph = phasor;
@@ -73,7 +75,7 @@ struct Config {
   bool padding = true;     // FNO domain padding (9 points at 85)
   double max_error = 0.05;  // demo threshold; --full: the issue's 1.1%
   double max_baseline_ratio = 0;  // > 0: check err <= ratio * baseline error instead
-  std::string png = "fno_darcy2d.png";
+  std::string png = "fno_darcy2d.png";  // line plots; the field images go to <stem>_fields.png
   std::int64_t res() const { return (solve_res - 1) / stride + 1; }
 };
 
@@ -302,6 +304,20 @@ int main(int argc, char** argv) {
   curves.series.push_back({ep_axis, std::vector<double>(ep_axis.size(), baseline), {150, 150, 150}, "mean u", true});
   if (plot::save_png(cfg.png, {row, col, curves})) std::printf("wrote %s\n", cfg.png.c_str());
   else std::fprintf(stderr, "could not write %s\n", cfg.png.c_str());
+  {
+    // images of test sample 0: a, u (solver), u (FNO), |u_FNO - u| (its own scale)
+    const std::string path = cfg.png.substr(0, cfg.png.rfind(".png")) + "_fields.png";
+    Tensor err_img = (pred.index({0, 0}) - u_test.index({0, 0})).abs();
+    const double emax = std::max(err_img.max().item<double>(), 1e-30);
+    if (heatmap::save_png(path, {heatmap::field(values(a_test.index({0, 0})), s, s, 3, 12),
+                                 heatmap::field(values(u_test.index({0, 0})), s, s, 0, umax),
+                                 heatmap::field(values(pred.index({0, 0})), s, s, 0, umax),
+                                 heatmap::field(values(err_img), s, s, 0, emax)}))
+      std::printf("wrote %s (test sample 0: a, u solver, u FNO on [0, %.4f], |error| on [0, %.2e])\n", path.c_str(),
+                  umax, emax);
+    else
+      std::fprintf(stderr, "could not write %s\n", path.c_str());
+  }
   ph::io::save_checkpoint("fno_darcy2d.safetensors", model.state_dict(), adam.state_dict());
   std::printf("wrote fno_darcy2d.safetensors\n");
 

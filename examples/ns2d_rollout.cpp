@@ -44,7 +44,8 @@
 // baseline's", used by the quick ctest run.
 //
 // Prints progress and timings, the errors, writes a PNG (error vs time, vorticity slices of a test
-// sample at the last time, loss curve) and a checkpoint, and exits with status 1 when the check fails.
+// sample at the last time, loss curve), a second PNG <name>_fields.png with images of that sample at
+// t = T (solver, FNO, error) and a checkpoint, and exits with status 1 when the check fails.
 #include <phasor/phasor.hpp>
 
 #include <algorithm>
@@ -58,6 +59,7 @@
 #include <string>
 #include <vector>
 
+#include "common/heatmap.hpp"
 #include "common/plot.hpp"
 
 namespace ph = phasor;
@@ -353,6 +355,21 @@ int main(int argc, char** argv) {
   curves.series.push_back({ep_axis, test_curve, {220, 60, 30}, "test rollout (mean)", false});
   if (plot::save_png(cfg.png, {errp, slices, curves})) std::printf("wrote %s\n", cfg.png.c_str());
   else std::fprintf(stderr, "could not write %s\n", cfg.png.c_str());
+  {
+    // images of test sample 0 at t = T: w (solver), w (FNO rollout) on a common symmetric scale, and
+    // the error on its own
+    const std::string path = cfg.png.substr(0, cfg.png.rfind(".png")) + "_fields.png";
+    const double wmax = std::max(wt.abs().max().item<double>(), 1e-30);
+    Tensor e = wp - wt;
+    const double emax = std::max(e.abs().max().item<double>(), 1e-30);
+    if (heatmap::save_png(path, {heatmap::field(values(wt), s, s, -wmax, wmax, true),
+                                 heatmap::field(values(wp), s, s, -wmax, wmax, true),
+                                 heatmap::field(values(e), s, s, -emax, emax, true)}))
+      std::printf("wrote %s (test sample 0 at t = %lld: w solver, w FNO on [-%.2f, %.2f], error on [-%.2e, %.2e])\n",
+                  path.c_str(), (long long)cfg.T, wmax, wmax, emax, emax);
+    else
+      std::fprintf(stderr, "could not write %s\n", path.c_str());
+  }
   ph::io::save_checkpoint("ns2d_rollout.safetensors", model.state_dict(), adam.state_dict());
   std::printf("wrote ns2d_rollout.safetensors\n");
 
