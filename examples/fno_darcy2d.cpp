@@ -38,8 +38,8 @@
 // Demo configuration (default, ~2 minutes on 2 cores): solved at 85 x 85 and subsampled to 29 x 29
 // (every 3rd node; the Fourier blocks run on 32 x 32 with the padding), 500 train / 100 test, 30 epochs
 // with a cosine learning-rate decay; the check is a test error <= 5% (the demo is too short and too
-// coarse to reach the paper's accuracy). Measured (2 threads on a loaded machine): 2 min 6 s in all,
-// data 4.6 s, training 121 s, test error 2.93% (the trivial predictor's: 34.5%).
+// coarse to reach the paper's accuracy). Measured (2 threads on a loaded machine): 1 min 53 s to 2 min
+// 6 s in all, data ~4 s, training 109-121 s, test error 2.93% (the trivial predictor's: 34.5%).
 // --max-baseline-ratio R replaces the check by "test error <= R times the error of the trivial
 // predictor (the training set's pointwise mean of u)", used by the quick ctest run.
 //

@@ -28,11 +28,11 @@
 // Reported: the relative L2 error at every predicted time (mean over the test set), its mean over the
 // horizon, and the same for the persistence baseline (predict w(10) for all later times).
 //
-// Demo configuration (default, ~2.5 minutes on 2 cores): T = 20 (10 seen, 10 predicted), 100 train /
+// Demo configuration (default, ~2-2.5 minutes on 2 cores): T = 20 (10 seen, 10 predicted), 100 train /
 // 20 test trajectories solved at 64 x 64 and subsampled to 32 x 32, 20 epochs (1000 windows each) with
 // a cosine learning-rate decay; the check is a mean rollout error <= 5%. Measured (2 threads on a
-// loaded machine): data 49 s, training 92 s, mean rollout error 1.33% (1.95% at t = 20; persistence
-// 34%), the data 1.4e-9 from a 128 x 128 solve.
+// loaded machine): 2 min 20 s in all, data 47 s, training 89 s, mean rollout error 1.39% (1.96% at
+// t = 20; persistence: 34% and 56%), the data 1.4e-9 from a 128 x 128 solve.
 // Full configuration (--full): the paper's T = 50 (10 seen, 40 predicted), 1000 train / 200 test
 // trajectories at the paper's model resolution 64 x 64, solved directly at 64 x 64 (the paper: 256 x 256
 // Crank-Nicolson, subsampled to 64; the printed comparison with a 128 x 128 solve measures what that
