@@ -173,15 +173,16 @@ int main(int argc, char** argv) {
 
   std::vector<double> x;
   for (std::int64_t i = 0; i < cfg.res; ++i) x.push_back(double(i) / double(cfg.res));
-  plot::Panel sample{"Burgers, test sample 0", "x", "u", {}};
-  sample.series.push_back({x, values(a_test.index({0, 0})), {150, 150, 150}, "u(x,0)", false});
-  sample.series.push_back({x, values(u_test.index({0, 0})), {30, 90, 200}, "solver u(x,1)", false});
+  plot::Panel initial{"test sample 0: input", "x", "u(x,0)", {}};
+  initial.series.push_back({x, values(a_test.index({0, 0})), {150, 150, 150}, "u(x,0)", false});
+  plot::Panel sample{"output at t = 1", "x", "u(x,1)", {}};  // own axis: diffusion shrinks u a lot
+  sample.series.push_back({x, values(u_test.index({0, 0})), {30, 90, 200}, "solver", false});
   sample.series.push_back({x, values(pred.index({0, 0})), {220, 60, 30}, "FNO", true});
   plot::Panel curves{"relative L2 error", "epoch", "error", {}};
   curves.log_y = true;
   curves.series.push_back({ep_axis, train_curve, {30, 90, 200}, "train", false});
   curves.series.push_back({ep_axis, test_curve, {220, 60, 30}, "test", false});
-  if (plot::save_png(cfg.png, {sample, curves})) std::printf("wrote %s\n", cfg.png.c_str());
+  if (plot::save_png(cfg.png, {initial, sample, curves})) std::printf("wrote %s\n", cfg.png.c_str());
   else std::fprintf(stderr, "could not write %s\n", cfg.png.c_str());
   ph::io::save_checkpoint("fno_burgers1d.safetensors", model.state_dict(), adam.state_dict());
   std::printf("wrote fno_burgers1d.safetensors\n");
