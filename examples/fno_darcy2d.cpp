@@ -61,6 +61,7 @@
 
 #include "common/heatmap.hpp"
 #include "common/plot.hpp"
+#include "common/train.hpp"
 
 namespace ph = phasor;
 using ph::Tensor;
@@ -241,39 +242,17 @@ int main(int argc, char** argv) {
     return ph::cat(out, 0);
   };
 
-  std::vector<double> ep_axis, train_curve, test_curve;
-  const auto t0 = std::chrono::steady_clock::now();
-  ph::ProgressBar bar(cfg.epochs, "training");
-  for (int ep = 1; ep <= cfg.epochs; ++ep) {
-    model.train();
-    double total = 0;
-    std::int64_t seen = 0;
-    for (auto& b : loader) {
-      adam.zero_grad();
-      Tensor loss = ph::nn::functional::relative_lp_loss(u_norm.decode(model.forward(b[0])), u_norm.decode(b[1]), 2,
-                                                         ph::nn::Reduction::sum);
-      loss.backward();
-      adam.step();
-      total += loss.item<double>();
-      seen += b[0].size(0);
-    }
-    sched->step();
-    const double test_err = relative_l2(predict(x_test), u_test);
-    ep_axis.push_back(ep), train_curve.push_back(total / double(seen)), test_curve.push_back(test_err);
-    char post[96];
-    std::snprintf(post, sizeof post, "train %.3e  test %.3e", train_curve.back(), test_err);
-    bar.set_postfix(post);
-    bar.update(1);
-    if (ep == 1 && cfg.epochs > 1) {
-      const double t1 = seconds_since(t0);
-      std::fprintf(stderr, "\nepoch 1 took %.1f s: about %.0f s (%.1f h) for %d epochs\n", t1, t1 * cfg.epochs,
-                   t1 * cfg.epochs / 3600.0, cfg.epochs);
-    }
-    if (bar.mode() != ph::ProgressBar::Mode::live && (ep % 10 == 0 || ep == 1 || ep == cfg.epochs))
-      std::printf("epoch %3d  train rel-L2 %.4e  test rel-L2 %.4e\n", ep, train_curve.back(), test_err);
-  }
-  bar.close();
-  const double secs = seconds_since(t0);
+  train::Options topt;
+  topt.epochs = cfg.epochs;
+  topt.loss_is_sum = true;  // the paper's loss: relative L2 summed over the batch
+  const train::History hist = train::fit(
+      model, loader, adam, *sched, topt,
+      [&](const auto& b) {
+        return ph::nn::functional::relative_lp_loss(u_norm.decode(model.forward(b[0])), u_norm.decode(b[1]), 2,
+                                                    ph::nn::Reduction::sum);
+      },
+      [&] { return relative_l2(predict(x_test), u_test); });
+  const double secs = hist.seconds;
 
   // ---- evaluation, plot, checkpoint ------------------------------------------------------------------------
   Tensor pred = predict(x_test);
@@ -299,9 +278,9 @@ int main(int argc, char** argv) {
   plot::Panel col = slice_panel("test sample 0, x = 1/2", "y", 0);
   plot::Panel curves{"relative L2 error", "epoch", "error", {}};
   curves.log_y = true;
-  curves.series.push_back({ep_axis, train_curve, {30, 90, 200}, "train", false});
-  curves.series.push_back({ep_axis, test_curve, {220, 60, 30}, "test", false});
-  curves.series.push_back({ep_axis, std::vector<double>(ep_axis.size(), baseline), {150, 150, 150}, "mean u", true});
+  curves.series.push_back({hist.epoch, hist.train, {30, 90, 200}, "train", false});
+  curves.series.push_back({hist.epoch, hist.test, {220, 60, 30}, "test", false});
+  curves.series.push_back({hist.epoch, std::vector<double>(hist.epoch.size(), baseline), {150, 150, 150}, "mean u", true});
   if (plot::save_png(cfg.png, {row, col, curves})) std::printf("wrote %s\n", cfg.png.c_str());
   else std::fprintf(stderr, "could not write %s\n", cfg.png.c_str());
   {

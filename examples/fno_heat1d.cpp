@@ -11,7 +11,6 @@
 // with status 1 if the test error is above kMaxRelError.
 #include <phasor/phasor.hpp>
 
-#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -19,6 +18,7 @@
 #include <vector>
 
 #include "common/plot.hpp"
+#include "common/train.hpp"
 
 namespace ph = phasor;
 using ph::Tensor;
@@ -92,38 +92,13 @@ int main(int argc, char** argv) {
   ph::optim::Adam adam(model.parameters(), ph::optim::AdamOptions(lr).weight_decay(1e-4));
   ph::optim::CosineAnnealingLR sched(adam, /*T_max=*/epochs);
 
-  std::vector<double> ep_axis, train_curve, test_curve;
-  const auto t0 = std::chrono::steady_clock::now();
-  ph::ProgressBar bar(epochs, "training");
-  for (int ep = 1; ep <= epochs; ++ep) {
-    model.train();
-    double total = 0;
-    std::int64_t seen = 0;
-    for (auto& b : loader) {
-      adam.zero_grad();
-      Tensor loss = ph::nn::functional::relative_lp_loss(model.forward(b[0]), b[1]);
-      loss.backward();
-      adam.step();
-      total += loss.item<double>() * double(b[0].size(0));
-      seen += b[0].size(0);
-    }
-    sched.step();
-    double test_err;
-    {
-      ph::NoGradGuard ng;
-      model.eval();
-      test_err = relative_l2(model.forward(a_test), u_test);
-    }
-    ep_axis.push_back(ep), train_curve.push_back(total / double(seen)), test_curve.push_back(test_err);
-    char post[96];
-    std::snprintf(post, sizeof post, "train %.3e  test %.3e", train_curve.back(), test_err);
-    bar.set_postfix(post);
-    bar.update(1);
-    if (bar.mode() != ph::ProgressBar::Mode::live && (ep % 10 == 0 || ep == 1 || ep == epochs))
-      std::printf("epoch %3d  train rel-L2 %.4e  test rel-L2 %.4e\n", ep, train_curve.back(), test_err);
-  }
-  bar.close();
-  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  train::Options topt;
+  topt.epochs = epochs;
+  const train::History hist = train::fit(
+      model, loader, adam, sched, topt,
+      [&](const auto& b) { return ph::nn::functional::relative_lp_loss(model.forward(b[0]), b[1]); },
+      [&] { return relative_l2(model.forward(a_test), u_test); });
+  const double secs = hist.seconds;
 
   // ---- evaluation, plot, checkpoint --------------------------------------------------------------------
   ph::NoGradGuard ng;
@@ -142,8 +117,8 @@ int main(int argc, char** argv) {
   sample.series.push_back({x, column(pred.index({0, 0})), {220, 60, 30}, "FNO", true});
   plot::Panel curves{"relative L2 error", "epoch", "error", {}};
   curves.log_y = true;
-  curves.series.push_back({ep_axis, train_curve, {30, 90, 200}, "train", false});
-  curves.series.push_back({ep_axis, test_curve, {220, 60, 30}, "test", false});
+  curves.series.push_back({hist.epoch, hist.train, {30, 90, 200}, "train", false});
+  curves.series.push_back({hist.epoch, hist.test, {220, 60, 30}, "test", false});
   if (plot::save_png(png, {sample, curves})) std::printf("wrote %s\n", png.c_str());
   else std::fprintf(stderr, "could not write %s\n", png.c_str());
 

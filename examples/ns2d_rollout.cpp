@@ -61,6 +61,7 @@
 
 #include "common/heatmap.hpp"
 #include "common/plot.hpp"
+#include "common/train.hpp"
 
 namespace ph = phasor;
 using ph::Tensor;
@@ -285,39 +286,16 @@ int main(int argc, char** argv) {
     return m / double(v.size());
   };
 
-  std::vector<double> ep_axis, train_curve, test_curve;
-  const auto t0 = std::chrono::steady_clock::now();
-  ph::ProgressBar bar(cfg.epochs, "training");
-  for (int ep = 1; ep <= cfg.epochs; ++ep) {
-    model.train();
-    double total = 0;
-    std::int64_t seen = 0;
-    for (auto& b : loader) {
-      adam.zero_grad();
-      Tensor loss = ph::nn::functional::relative_lp_loss(step(b[0]), b[1]);
-      loss.backward();
-      adam.step();
-      total += loss.item<double>() * double(b[0].size(0));
-      seen += b[0].size(0);
-    }
-    sched->step();
-    const double test_err = mean_of(errors_vs_time(rollout(w_test)));
-    ep_axis.push_back(ep), train_curve.push_back(total / double(seen)), test_curve.push_back(test_err);
-    char post[96];
-    std::snprintf(post, sizeof post, "one-step %.3e  rollout %.3e", train_curve.back(), test_err);
-    bar.set_postfix(post);
-    bar.update(1);
-    if (ep == 1 && cfg.epochs > 1) {
-      const double t1 = seconds_since(t0);
-      std::fprintf(stderr, "\nepoch 1 took %.1f s: about %.0f s (%.1f h) for %d epochs\n", t1, t1 * cfg.epochs,
-                   t1 * cfg.epochs / 3600.0, cfg.epochs);
-    }
-    if (bar.mode() != ph::ProgressBar::Mode::live && (ep % 5 == 0 || ep == 1 || ep == cfg.epochs))
-      std::printf("epoch %3d  train one-step rel-L2 %.4e  test rollout rel-L2 %.4e\n", ep, train_curve.back(),
-                  test_err);
-  }
-  bar.close();
-  const double secs = seconds_since(t0);
+  train::Options topt;
+  topt.epochs = cfg.epochs;
+  topt.print_every = 5;
+  topt.train_label = "train one-step";
+  topt.test_label = "test rollout";
+  const train::History hist = train::fit(
+      model, loader, adam, *sched, topt,
+      [&](const auto& b) { return ph::nn::functional::relative_lp_loss(step(b[0]), b[1]); },
+      [&] { return mean_of(errors_vs_time(rollout(w_test))); });
+  const double secs = hist.seconds;
 
   // ---- evaluation, plot, checkpoint ------------------------------------------------------------------------
   Tensor pred = rollout(w_test);
@@ -351,8 +329,8 @@ int main(int argc, char** argv) {
   slices.series.push_back({x, values(wp.select(1, s / 2)), {220, 60, 30}, "FNO, y=1/2", true});
   plot::Panel curves{"training", "epoch", "relative L2 error", {}};
   curves.log_y = true;
-  curves.series.push_back({ep_axis, train_curve, {30, 90, 200}, "train one-step", false});
-  curves.series.push_back({ep_axis, test_curve, {220, 60, 30}, "test rollout (mean)", false});
+  curves.series.push_back({hist.epoch, hist.train, {30, 90, 200}, "train one-step", false});
+  curves.series.push_back({hist.epoch, hist.test, {220, 60, 30}, "test rollout (mean)", false});
   if (plot::save_png(cfg.png, {errp, slices, curves})) std::printf("wrote %s\n", cfg.png.c_str());
   else std::fprintf(stderr, "could not write %s\n", cfg.png.c_str());
   {
