@@ -16,6 +16,7 @@
 
 #include "autodiff/node.hpp"
 #include "core/tensor_impl.hpp"
+#include "fft/primitives.hpp"
 #include "nn/spectral_dft.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
@@ -138,13 +139,6 @@ Shape spatial_dims(std::size_t d) {
 // are kept, that dim is a matrix product instead of an FFT (Note [truncated DFT],
 // src/nn/spectral_dft.cpp); the other dims stay FFTs on the already-reduced tensor.
 
-/// The factor a transform with norm `norm` over a grid of `numel` points applies (forward or inverse).
-double norm_scale(fft::Norm norm, const Shape& grid, bool inverse) {
-  const double n = static_cast<double>(::phasor::detail::shape_numel(grid));
-  if (norm == fft::Norm::ortho) return 1.0 / std::sqrt(n);
-  return (norm == fft::Norm::forward) != inverse ? 1.0 / n : 1.0;
-}
-
 Tensor irfft_modes(const Tensor& y, const std::vector<std::int64_t>& modes, const Shape& ogrid, fft::Norm norm);
 
 /// Kept modes of rfftn(x) over the last d dims (Note [truncated transforms]).
@@ -157,7 +151,7 @@ Tensor rfft_modes(const Tensor& x, const std::vector<std::int64_t>& modes, fft::
         if (!detail::use_dft_matrix(grid.back(), modes.back()))
           return gather_modes(fft::rfftn(in[0], std::nullopt, spatial_dims(d), norm), modes, grid);
         // last dim as a matrix product (Note [truncated DFT]), the others unscaled FFTs
-        Tensor y = detail::rdft_head(in[0], modes.back(), norm_scale(norm, grid, false));
+        Tensor y = detail::rdft_head(in[0], modes.back(), ::phasor::fft::detail::norm_scale(norm, ::phasor::detail::shape_numel(grid), true));
         if (d > 1) {
           Shape dims = spatial_dims(d);
           dims.pop_back();
@@ -186,7 +180,7 @@ Tensor irfft_modes(const Tensor& y, const std::vector<std::int64_t>& modes, cons
           dims.pop_back();
           z = fft::ifftn(scatter_modes(z, modes, ogrid), std::nullopt, dims, fft::Norm::forward);
         }
-        return detail::irdft_head(z, ogrid.back(), norm_scale(norm, ogrid, true));
+        return detail::irdft_head(z, ogrid.back(), ::phasor::fft::detail::norm_scale(norm, ::phasor::detail::shape_numel(ogrid), false));
       },
       [modes, ogrid, norm, d](const ::phasor::detail::Ctx&, const std::vector<Tensor>& g) {
         Tensor w = kept_half_weights(modes.back(), ogrid.back(), d, g[0].dtype(), 2.0);
