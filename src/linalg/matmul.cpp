@@ -23,7 +23,6 @@
 // OpenBLAS's single-threaded gemm even at 8x8 (OpenBLAS picks AVX-512 kernels at run time, we
 // compile for baseline x86-64), so every floating product goes to BLAS; int64 and bool (which
 // BLAS lacks) use a plain loop kernel, parallel over output rows.
-#include <cblas.h>
 
 #include <algorithm>
 #include <climits>
@@ -33,6 +32,7 @@
 #include "autodiff/node.hpp"
 #include "core/elementwise.hpp"
 #include "core/promotion.hpp"
+#include "linalg/blas.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/linalg.hpp"
 #include "phasor/ops.hpp"
@@ -73,25 +73,6 @@ bool mergeable(const Shape& shape, const Shape& strides, std::size_t end) {
     expect = strides[i] * shape[i];
   }
   return true;
-}
-
-template <class T>
-void blas_gemm(bool ta, bool tb, std::int64_t n, std::int64_t m, std::int64_t k, const T* A, std::int64_t lda,
-               const T* B, std::int64_t ldb, T* C, std::int64_t ldc) {
-  const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
-  const auto N = static_cast<blasint>(n), M = static_cast<blasint>(m), K = static_cast<blasint>(k);
-  const auto LA = static_cast<blasint>(lda), LB = static_cast<blasint>(ldb), LC = static_cast<blasint>(ldc);
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, TA, TB, N, M, K, 1.0f, A, LA, B, LB, 0.0f, C, LC);
-  } else if constexpr (std::is_same_v<T, double>) {
-    cblas_dgemm(CblasRowMajor, TA, TB, N, M, K, 1.0, A, LA, B, LB, 0.0, C, LC);
-  } else if constexpr (std::is_same_v<T, c64>) {
-    const c64 one(1, 0), zero(0, 0);
-    cblas_cgemm(CblasRowMajor, TA, TB, N, M, K, &one, A, LA, B, LB, &zero, C, LC);
-  } else {
-    const c128 one(1, 0), zero(0, 0);
-    cblas_zgemm(CblasRowMajor, TA, TB, N, M, K, &one, A, LA, B, LB, &zero, C, LC);
-  }
 }
 
 /// One output row of the int64/bool loop kernel: C[j] = sum_p A[p*sak] * B[p*sbk + j*sbm] (C contiguous).
@@ -186,11 +167,11 @@ void matmul_into(const Tensor& out, Tensor a, Tensor b, const Shape& batch) {
       const T* B = static_cast<const T*>(b.data_ptr());
       const std::int64_t ldc = std::max<std::int64_t>(m, 1);
       if (fold) {
-        blas_gemm<T>(false, lb.trans, nb * n, m, k, A, a.strides()[ad - 2], B, lb.ld, C, ldc);
+        gemm<T>(false, lb.trans, nb * n, m, k, T(1), A, a.strides()[ad - 2], B, lb.ld, T(0), C, ldc);
         return;
       }
       if (nb == 1) {
-        blas_gemm<T>(la.trans, lb.trans, n, m, k, A, la.ld, B, lb.ld, C, ldc);
+        gemm<T>(la.trans, lb.trans, n, m, k, T(1), A, la.ld, B, lb.ld, T(0), C, ldc);
         return;
       }
       const auto oa = batch_offsets(a, batch), ob = batch_offsets(b, batch);
@@ -199,8 +180,8 @@ void matmul_into(const Tensor& out, Tensor a, Tensor b, const Shape& batch) {
                               : 1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
       for (std::int64_t i = 0; i < nb; ++i)
-        blas_gemm<T>(la.trans, lb.trans, n, m, k, A + oa[static_cast<std::size_t>(i)], la.ld,
-                     B + ob[static_cast<std::size_t>(i)], lb.ld, C + i * n * m, ldc);
+        gemm<T>(la.trans, lb.trans, n, m, k, T(1), A + oa[static_cast<std::size_t>(i)], la.ld,
+                B + ob[static_cast<std::size_t>(i)], lb.ld, T(0), C + i * n * m, ldc);
     }
   });
 }

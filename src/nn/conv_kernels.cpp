@@ -14,7 +14,6 @@
 // (n, c) planes (each thread owns its planes, so the accumulation has no races).
 #include "nn/conv_kernels.hpp"
 
-#include <cblas.h>
 #include <omp.h>
 
 #include <algorithm>
@@ -23,6 +22,7 @@
 
 #include "autodiff/node.hpp"
 #include "core/elementwise.hpp"
+#include "linalg/blas.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/linalg.hpp"
 #include "phasor/ops.hpp"
@@ -250,27 +250,6 @@ constexpr std::int64_t kConvParallelWork = std::int64_t(1) << 21;
 
 Tensor cj(const Tensor& t) { return t.is_complex() ? t.conj() : t; }
 
-/// Row-major C (M, N) = alpha op(A) op(B) + beta C through cblas (BLAS is single-threaded inside a
-/// parallel region: the OpenMP build of OpenBLAS checks omp_in_parallel()).
-template <class T>
-void gemm(bool ta, bool tb, std::int64_t M, std::int64_t N, std::int64_t K, const T* A, std::int64_t lda, const T* B,
-          std::int64_t ldb, bool accumulate, T* C, std::int64_t ldc) {
-  const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
-  const auto m = static_cast<blasint>(M), n = static_cast<blasint>(N), k = static_cast<blasint>(K);
-  const auto la = static_cast<blasint>(lda), lb = static_cast<blasint>(ldb), lc = static_cast<blasint>(ldc);
-  if constexpr (std::is_same_v<T, float>) {
-    cblas_sgemm(CblasRowMajor, TA, TB, m, n, k, 1.0f, A, la, B, lb, accumulate ? 1.0f : 0.0f, C, lc);
-  } else if constexpr (std::is_same_v<T, double>) {
-    cblas_dgemm(CblasRowMajor, TA, TB, m, n, k, 1.0, A, la, B, lb, accumulate ? 1.0 : 0.0, C, lc);
-  } else {
-    const T one(1), beta(accumulate ? 1 : 0);
-    if constexpr (std::is_same_v<T, c64>)
-      cblas_cgemm(CblasRowMajor, TA, TB, m, n, k, &one, A, la, B, lb, &beta, C, lc);
-    else
-      cblas_zgemm(CblasRowMajor, TA, TB, m, n, k, &one, A, la, B, lb, &beta, C, lc);
-  }
-}
-
 /// How a convolution kernel walks the batch: chunks of `chunk` samples; `outer` threads each take
 /// whole chunks (kernels and BLAS single-threaded inside), or one thread walks the chunks and the
 /// unfold/fold kernels and BLAS use the threads themselves. Fewer, larger parallel regions also
@@ -351,8 +330,8 @@ Tensor conv_forward_kernel(const Tensor& x_, const Tensor& w_, const ConvSpec& s
       }
       for (std::int64_t j = 0; j < nb; ++j)
         for (std::int64_t gi = 0; gi < d.groups; ++gi)  // (Og, CgK) @ (CgK, L)
-          gemm<T>(false, false, d.Og, d.L, d.CgK(), W + gi * d.Og * d.CgK(), d.CgK(),
-                  cols + (j * d.C * d.K + gi * d.CgK()) * d.L, d.L, false, Y + ((n0 + j) * d.O + gi * d.Og) * d.L, d.L);
+          ::phasor::detail::gemm<T>(false, false, d.Og, d.L, d.CgK(), T(1), W + gi * d.Og * d.CgK(), d.CgK(),
+                  cols + (j * d.C * d.K + gi * d.CgK()) * d.L, d.L, T(0), Y + ((n0 + j) * d.O + gi * d.Og) * d.L, d.L);
     });
   });
   return out;
@@ -378,8 +357,8 @@ Tensor conv_input_kernel(const Tensor& g_, const Tensor& w_, const ConvSpec& s, 
       T* cols = direct ? DX + n0 * d.C * d.P : static_cast<T*>(buf.data_ptr()) + t * ccols;
       for (std::int64_t j = 0; j < nb; ++j)
         for (std::int64_t gi = 0; gi < d.groups; ++gi)  // (CgK, Og) = W_g^T @ (Og, L)
-          gemm<T>(true, false, d.CgK(), d.L, d.Og, W + gi * d.Og * d.CgK(), d.CgK(),
-                  Gp + ((n0 + j) * d.O + gi * d.Og) * d.L, d.L, false, cols + (j * d.C * d.K + gi * d.CgK()) * d.L, d.L);
+          ::phasor::detail::gemm<T>(true, false, d.CgK(), d.L, d.Og, T(1), W + gi * d.Og * d.CgK(), d.CgK(),
+                  Gp + ((n0 + j) * d.O + gi * d.Og) * d.L, d.L, T(0), cols + (j * d.C * d.K + gi * d.CgK()) * d.L, d.L);
       if (!direct) fold_kernel<T>(cols, DX + n0 * d.C * d.P, nb * d.C, s.geo, p.outer <= 1);
     });
   });
@@ -413,8 +392,8 @@ Tensor conv_weight_kernel(const Tensor& x_, const Tensor& g_, const ConvSpec& s,
       }
       for (std::int64_t j = 0; j < nb; ++j)
         for (std::int64_t gi = 0; gi < d.groups; ++gi)  // (Og, CgK) += (Og, L) @ (CgK, L)^T
-          gemm<T>(false, true, d.Og, d.CgK(), d.L, Gp + ((n0 + j) * d.O + gi * d.Og) * d.L, d.L,
-                  cols + (j * d.C * d.K + gi * d.CgK()) * d.L, d.L, true, acc + gi * d.Og * d.CgK(), d.CgK());
+          ::phasor::detail::gemm<T>(false, true, d.Og, d.CgK(), d.L, T(1), Gp + ((n0 + j) * d.O + gi * d.Og) * d.L, d.L,
+                  cols + (j * d.C * d.K + gi * d.CgK()) * d.L, d.L, T(1), acc + gi * d.Og * d.CgK(), d.CgK());
     });
     T* DW = static_cast<T*>(dw.data_ptr());
     for (int t = 0; t < p.outer; ++t) {

@@ -15,8 +15,6 @@
 // (j k mod n) / n in double before the cosine, and the matrices are cached per (n, m, dtype).
 #include "nn/spectral_dft.hpp"
 
-#include <cblas.h>
-
 #include <cmath>
 #include <map>
 #include <mutex>
@@ -25,6 +23,7 @@
 #include <vector>
 
 #include "core/tensor_impl.hpp"
+#include "linalg/blas.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/error.hpp"
 
@@ -61,19 +60,11 @@ Tensor dft_matrix(std::int64_t n, std::int64_t m, bool inverse, Dtype dtype) {
   return t;
 }
 
-/// C (rows x cols) = scale * A (rows x inner) B (inner x cols), all row-major contiguous, real.
-void real_gemm(Dtype dt, std::int64_t rows, std::int64_t cols, std::int64_t inner, double scale, const void* A,
-               const void* B, void* C) {
-  if (dt == float32)
-    cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(rows), static_cast<blasint>(cols),
-                static_cast<blasint>(inner), static_cast<float>(scale), static_cast<const float*>(A),
-                static_cast<blasint>(inner), static_cast<const float*>(B), static_cast<blasint>(cols), 0.0f,
-                static_cast<float*>(C), static_cast<blasint>(cols));
-  else
-    cblas_dgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, static_cast<blasint>(rows), static_cast<blasint>(cols),
-                static_cast<blasint>(inner), scale, static_cast<const double*>(A), static_cast<blasint>(inner),
-                static_cast<const double*>(B), static_cast<blasint>(cols), 0.0, static_cast<double*>(C),
-                static_cast<blasint>(cols));
+/// f(T(0)) with T the C++ type of the real float dtype dt (float32 or float64, checked by the caller).
+template <class F>
+void real_dtype_call(Dtype dt, F&& f) {
+  if (dt == float32) f(0.0f);
+  else f(0.0);
 }
 
 }  // namespace
@@ -95,7 +86,12 @@ Tensor rdft_head(const Tensor& x, std::int64_t m, double scale) {
   os.back() = m;
   Tensor y = ::phasor::detail::make_tensor(os, to_complex(dt), x.device());
   if (rows > 0 && m > 0)
-    real_gemm(dt, rows, 2 * m, n, scale, xc.data_ptr(), dft_matrix(n, m, false, dt).data_ptr(), y.data_ptr());
+    real_dtype_call(dt, [&](auto zero) {
+      using T = decltype(zero);
+      ::phasor::detail::gemm<T>(false, false, rows, 2 * m, n, T(scale), static_cast<const T*>(xc.data_ptr()), n,
+                                static_cast<const T*>(dft_matrix(n, m, false, dt).data_ptr()), 2 * m, T(0),
+                                static_cast<T*>(y.data_ptr()), 2 * m);
+    });
   return y;
 }
 
@@ -108,7 +104,13 @@ Tensor irdft_head(const Tensor& y, std::int64_t n, double scale) {
   Shape os = y.shape();
   os.back() = n;
   Tensor x = ::phasor::detail::make_tensor(os, dt, y.device());
-  if (rows > 0) real_gemm(dt, rows, n, 2 * m, scale, yc.data_ptr(), dft_matrix(n, m, true, dt).data_ptr(), x.data_ptr());
+  if (rows > 0)
+    real_dtype_call(dt, [&](auto zero) {
+      using T = decltype(zero);
+      ::phasor::detail::gemm<T>(false, false, rows, n, 2 * m, T(scale), static_cast<const T*>(yc.data_ptr()), 2 * m,
+                                static_cast<const T*>(dft_matrix(n, m, true, dt).data_ptr()), n, T(0),
+                                static_cast<T*>(x.data_ptr()), n);
+    });
   return x;
 }
 

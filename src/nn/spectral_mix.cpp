@@ -22,7 +22,6 @@
 // Gradients (PyTorch's complex convention): grad_x[b,i,k] = sum_o g[b,o,k] conj(w[i,o,k]) and
 // grad_w[i,o,k] = sum_b conj(x[b,i,k]) g[b,o,k], both spectral_mix calls on conjugated and
 // transposed public-op arguments, so gradients of gradients work.
-#include <cblas.h>
 
 #include <algorithm>
 #include <climits>
@@ -33,6 +32,7 @@
 #include "core/elementwise.hpp"
 #include "core/promotion.hpp"
 #include "core/tensor_impl.hpp"
+#include "linalg/blas.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/nn/spectral.hpp"
 #include "phasor/ops.hpp"
@@ -92,21 +92,6 @@ Operand<T> prepare(const Tensor& t, std::int64_t K) {
   return op;
 }
 
-template <class T>
-void gemm(bool ta, bool tb, std::int64_t n, std::int64_t m, std::int64_t k, const T* A, std::int64_t lda, const T* B,
-          std::int64_t ldb, T* C, std::int64_t ldc) {
-  const auto TA = ta ? CblasTrans : CblasNoTrans, TB = tb ? CblasTrans : CblasNoTrans;
-  const T one(1, 0), zero(0, 0);
-  if constexpr (std::is_same_v<T, std::complex<float>>)
-    cblas_cgemm(CblasRowMajor, TA, TB, static_cast<blasint>(n), static_cast<blasint>(m), static_cast<blasint>(k),
-                &one, A, static_cast<blasint>(lda), B, static_cast<blasint>(ldb), &zero, C,
-                static_cast<blasint>(ldc));
-  else
-    cblas_zgemm(CblasRowMajor, TA, TB, static_cast<blasint>(n), static_cast<blasint>(m), static_cast<blasint>(k),
-                &one, A, static_cast<blasint>(lda), B, static_cast<blasint>(ldb), &zero, C,
-                static_cast<blasint>(ldc));
-}
-
 /// Complex multiply-adds from which the modes are split over threads (Note [spectral_mix kernel]).
 constexpr std::int64_t kParallelMix = std::int64_t(1) << 20;
 
@@ -136,8 +121,8 @@ Tensor mix_kernel(const Tensor& x, const Tensor& w) {
                                   : 1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
           for (std::int64_t k = 0; k < K; ++k)
-            gemm<T>(a.trans, b.trans, B, O, I, a.ptr[static_cast<std::size_t>(k)], a.ld,
-                    b.ptr[static_cast<std::size_t>(k)], b.ld, C + k * B * O, O);
+            ::phasor::detail::gemm<T>(a.trans, b.trans, B, O, I, T(1), a.ptr[static_cast<std::size_t>(k)], a.ld,
+                                      b.ptr[static_cast<std::size_t>(k)], b.ld, T(0), C + k * B * O, O);
         }
       });
     }
