@@ -160,6 +160,48 @@ TEST_CASE("memory_stats: current, peak, reset and reuse without system calls") {
   CHECK_THROWS_WITH_AS(memory_stats(Device::cuda(0)), doctest::Contains("cuda:0"), Error);
 }
 
+TEST_CASE("small tensors are recycled with their storage (Note [parked tensors])") {
+  empty_cache();
+  const auto s0 = memory_stats();
+  const void* first = nullptr;
+  {
+    Tensor a = full({100}, 3.0, float64);
+    a.add_(1.0);
+    CHECK(a.version() > 0);
+    first = a.data_ptr();
+  }
+  const auto s1 = memory_stats();
+  CHECK(s1.current_bytes == s0.current_bytes);  // the parked block counts as cached, not in use
+  CHECK(s1.cached_bytes >= s0.cached_bytes + 800);
+  {
+    Tensor b = empty({100}, float64);  // same size class: the parked tensor's storage again
+    CHECK(b.data_ptr() == first);
+    CHECK(b.version() == 0);
+    CHECK(memory_stats().current_bytes - s0.current_bytes >= 800);
+    b.fill_(7.0);
+    CHECK(b.sum().item<double>() == 700.0);
+  }
+  // a storage that a live view still holds is not parked: the view keeps its values
+  Tensor keep;
+  {
+    Tensor c = full({100}, 5.0, float64);
+    keep = c.slice(0, 10, 20);
+  }
+  Tensor d = full({100}, -1.0, float64);
+  CHECK(keep.sum().item<double>() == 50.0);
+  CHECK(d.sum().item<double>() == -100.0);
+  // from_blob storage is never parked: its deleter runs when the tensor dies
+  std::vector<double> buf(100, 2.0);
+  int deleted = 0;
+  { Tensor w = Tensor::from_blob(buf.data(), {100}, float64, [&](void*) { ++deleted; }); }
+  CHECK(deleted == 1);
+  keep = Tensor();
+  d = Tensor();
+  empty_cache();
+  CHECK(memory_stats().current_bytes == s0.current_bytes);
+  CHECK(memory_stats().cached_bytes == 0);
+}
+
 TEST_CASE("threads") {
   const int n = get_num_threads();
   CHECK(n >= 1);

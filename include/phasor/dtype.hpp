@@ -17,13 +17,16 @@ inline constexpr Dtype complex64 = Dtype::Complex64;   ///< pair of float32
 inline constexpr Dtype complex128 = Dtype::Complex128; ///< pair of float64
 
 /// Bytes per element.
-std::size_t itemsize(Dtype t);
+constexpr std::size_t itemsize(Dtype t) {
+  constexpr std::size_t sizes[] = {1, 8, 4, 8, 8, 16};
+  return static_cast<std::size_t>(t) < 6 ? sizes[static_cast<std::size_t>(t)] : 0;
+}
 /// True for complex64 and complex128.
-bool is_complex(Dtype t);
-/// True for float32, float64, complex64, complex128 (types that carry gradients).
-bool is_floating_or_complex(Dtype t);
+constexpr bool is_complex(Dtype t) { return t == Dtype::Complex64 || t == Dtype::Complex128; }
 /// True for float32 and float64.
-bool is_floating(Dtype t);
+constexpr bool is_floating(Dtype t) { return t == Dtype::Float32 || t == Dtype::Float64; }
+/// True for float32, float64, complex64, complex128 (types that carry gradients).
+constexpr bool is_floating_or_complex(Dtype t) { return is_floating(t) || is_complex(t); }
 /// Real counterpart (complex64 -> float32, complex128 -> float64, others unchanged).
 Dtype to_real(Dtype t);
 /// Complex counterpart (float32 -> complex64, float64 -> complex128; int/bool -> complex64).

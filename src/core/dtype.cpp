@@ -11,20 +11,6 @@ extern "C" void openblas_set_num_threads(int);
 
 namespace phasor {
 
-std::size_t itemsize(Dtype t) {
-  switch (t) {
-    case Dtype::Bool: return 1;
-    case Dtype::Int64: return 8;
-    case Dtype::Float32: return 4;
-    case Dtype::Float64: return 8;
-    case Dtype::Complex64: return 8;
-    case Dtype::Complex128: return 16;
-  }
-  return 0;
-}
-bool is_complex(Dtype t) { return t == Dtype::Complex64 || t == Dtype::Complex128; }
-bool is_floating(Dtype t) { return t == Dtype::Float32 || t == Dtype::Float64; }
-bool is_floating_or_complex(Dtype t) { return is_floating(t) || is_complex(t); }
 Dtype to_real(Dtype t) {
   if (t == Dtype::Complex64) return Dtype::Float32;
   if (t == Dtype::Complex128) return Dtype::Float64;

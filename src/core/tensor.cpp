@@ -61,8 +61,8 @@ Tensor make_tensor(const std::int64_t* sizes, std::size_t ndim, Dtype dtype, Dev
     if (sizes[i] < 0) check_shape(Shape(sizes, sizes + ndim), "empty");
     n *= sizes[i];
   }
-  auto impl = new_impl();  // recycled impls keep their shape/stride buffers: no allocation below
-  impl->storage = Storage::allocate(static_cast<std::size_t>(n) * itemsize(dtype), device);
+  // recycled impls keep their shape/stride buffers: no allocation below
+  auto impl = new_impl_with_storage(static_cast<std::size_t>(n) * itemsize(dtype), device);
   impl->shape.assign(sizes, sizes + ndim);
   impl->strides.resize(ndim);
   std::int64_t st = 1;

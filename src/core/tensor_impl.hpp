@@ -91,6 +91,8 @@ struct SmallBlockAllocator {
 };
 /// A fresh, default-initialized TensorImpl (recycled when possible: Note [small blocks]).
 std::shared_ptr<TensorImpl> new_impl();
+/// A fresh TensorImpl holding new storage of `nbytes` (a parked one when possible: Note [parked tensors]).
+std::shared_ptr<TensorImpl> new_impl_with_storage(std::size_t nbytes, Device device);
 /// Row-major strides for `shape`.
 Shape contiguous_strides(const Shape& shape);
 /// Element offsets sum_d i_d * strides[d] of every index (i_0, ...) of `sizes`, in row-major order
