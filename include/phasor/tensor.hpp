@@ -1,5 +1,6 @@
 // phasor/tensor.hpp - the Tensor handle: shape, dtype, device, views, math methods, autograd.
 #pragma once
+#include <atomic>
 #include <complex>
 #include <cstdint>
 #include <functional>
@@ -13,6 +14,13 @@
 #include <variant>
 #include <vector>
 
+#if defined(__has_include)
+#if __has_include(<sys/single_threaded.h>)
+#include <sys/single_threaded.h>
+#define PHASOR_HAS_SINGLE_THREADED 1
+#endif
+#endif
+
 #include "phasor/device.hpp"
 #include "phasor/dtype.hpp"
 #include "phasor/error.hpp"
@@ -25,6 +33,46 @@ class Tensor;
 namespace autodiff {
 class Node;
 }
+namespace detail {
+/// Reference counts at the start of every TensorImpl (Note [intrusive tensor counts], tensor_impl.hpp).
+struct ImplCounts {
+  std::atomic<std::uint32_t> strong{1};  ///< Tensor handles
+  std::atomic<std::uint32_t> weak{1};    ///< internal weak handles, plus one while any Tensor handle lives
+};
+/// Destroys or recycles a TensorImpl whose last Tensor handle went away (internal).
+void release_impl(TensorImpl* impl) noexcept;
+/// The counts of `impl` (they sit at its start).
+inline ImplCounts* impl_counts(TensorImpl* impl) noexcept { return reinterpret_cast<ImplCounts*>(impl); }
+/// True while the process has one thread (glibc tracks it): counts then need no locked instructions,
+/// as in libstdc++'s shared_ptr. Once false it stays false; a new thread sees every earlier write.
+inline bool single_threaded() noexcept {
+#ifdef PHASOR_HAS_SINGLE_THREADED
+  return ::__libc_single_threaded != 0;
+#else
+  return false;
+#endif
+}
+/// Adds one Tensor handle to `impl`.
+inline void retain_impl(TensorImpl* impl) noexcept {
+  auto& c = impl_counts(impl)->strong;
+  if (single_threaded())
+    c.store(c.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  else
+    c.fetch_add(1, std::memory_order_relaxed);
+}
+/// Drops one Tensor handle of `impl`; the last one releases it.
+inline void drop_impl(TensorImpl* impl) noexcept {
+  auto& c = impl_counts(impl)->strong;
+  std::uint32_t before;
+  if (single_threaded()) {
+    before = c.load(std::memory_order_relaxed);
+    c.store(before - 1, std::memory_order_relaxed);
+  } else {
+    before = c.fetch_sub(1, std::memory_order_acq_rel);
+  }
+  if (before == 1) release_impl(impl);
+}
+}  // namespace detail
 
 /// A list of sizes, strides or dims.
 using Shape = std::vector<std::int64_t>;
@@ -81,9 +129,35 @@ enum class PadMode { constant, reflect, replicate, circular };
 class Tensor {
  public:
   /// An undefined tensor (defined() is false).
-  Tensor() = default;
-  /// Wraps an implementation (internal).
-  explicit Tensor(std::shared_ptr<TensorImpl> impl);
+  Tensor() noexcept : impl_(nullptr) {}
+  /// Another handle to the same tensor.
+  Tensor(const Tensor& o) noexcept : impl_(o.impl_) {
+    if (impl_) detail::retain_impl(impl_);
+  }
+  /// Takes over `o`'s handle (o becomes undefined).
+  Tensor(Tensor&& o) noexcept : impl_(o.impl_) { o.impl_ = nullptr; }
+  /// Makes this a handle to o's tensor.
+  Tensor& operator=(const Tensor& o) noexcept {
+    Tensor t(o);
+    std::swap(impl_, t.impl_);
+    return *this;
+  }
+  /// Takes over `o`'s handle.
+  Tensor& operator=(Tensor&& o) noexcept {
+    Tensor t(std::move(o));
+    std::swap(impl_, t.impl_);
+    return *this;
+  }
+  /// Drops this handle; the last one frees the tensor.
+  ~Tensor() {
+    if (impl_) detail::drop_impl(impl_);
+  }
+  /// Wraps an implementation, taking over one of its counts (internal).
+  static Tensor adopt(TensorImpl* impl) noexcept {
+    Tensor t;
+    t.impl_ = impl;
+    return t;
+  }
 
   // ---- metadata -------------------------------------------------------------------------
   /// True unless default-constructed.
@@ -127,9 +201,7 @@ class Tensor {
   template <class T>
   T item() const;
   /// Internal implementation (for phasor's own code).
-  TensorImpl* impl() const { return impl_.get(); }
-  /// Shared implementation pointer (for phasor's own code).
-  const std::shared_ptr<TensorImpl>& impl_ptr() const { return impl_; }
+  TensorImpl* impl() const { return impl_; }
   /// True if both handles refer to the same tensor.
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
 
@@ -318,7 +390,7 @@ class Tensor {
   Tensor matmul(const Tensor& o) const;
 
  private:
-  std::shared_ptr<TensorImpl> impl_;
+  TensorImpl* impl_;
 };
 
 // ---- operators (elementwise, broadcasting; a C++ scalar never widens the tensor) --------

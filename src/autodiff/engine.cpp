@@ -70,13 +70,13 @@ Tensor SavedVariable::unpack(const char* op) const {
 // ---- leaf accumulation ----------------------------------------------------------------------
 /// Adds incoming gradients into a leaf's .grad(), after its hooks.
 struct AccumulateGrad final : OpNode {
-  std::weak_ptr<TensorImpl> leaf;
+  WeakTensor leaf;
   bool create_graph = false;  // set per backward run by the engine
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
-    auto impl = leaf.lock();
-    if (!impl || !grads[0].defined()) return {};
+    const Tensor t = leaf.lock();
+    if (!t.defined() || !grads[0].defined()) return {};
     Tensor g = grads[0];
-    auto& m = impl->meta();
+    auto& m = t.impl()->meta();
     for (auto& [id, hook] : m.hooks) {
       Tensor r = hook(g);
       if (r.defined()) g = r;
@@ -104,7 +104,7 @@ Edge gradient_edge(const Tensor& t) {
   if (!acc) {
     auto a = std::make_shared<AccumulateGrad>();
     a->name_ = "AccumulateGrad";
-    a->leaf = t.impl_ptr();
+    a->leaf = WeakTensor(t);
     a->input_meta.push_back(TensorMeta{t.shape(), t.dtype(), t.device()});
     a->output_meta.push_back(TensorMeta{t.shape(), t.dtype(), t.device()});
     a->seq = next_sequence_nr();
@@ -138,7 +138,7 @@ void check_inplace_autograd(const char* name, const Tensor& self, const std::vec
   if (self.is_leaf() && self.requires_grad())
     throw Error(name, "a leaf tensor that requires grad is used in an in-place operation; wrap it in a "
                       "NoGradGuard or use the out-of-place op");
-  if (self.impl()->view_base)
+  if (self.impl()->view_base.defined())
     throw Error(name, "in-place operation on a view while recording gradients is not supported; use the "
                       "out-of-place op");
 }
@@ -319,8 +319,8 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& r
           if (r.defined()) grads[k] = r;
         }
       if (k < n->retained.size())
-        if (auto impl = n->retained[k].lock()) {
-          auto& m = impl->meta();
+        if (const Tensor t = n->retained[k].lock(); t.defined()) {
+          auto& m = t.impl()->meta();
           Tensor g = task.create_graph ? grads[k] : grads[k].detach();
           m.grad = m.grad.defined() ? (task.create_graph ? m.grad + g : (m.grad + g).detach()) : g.clone().detach();
           if (task.create_graph && !m.grad.requires_grad()) m.grad = g;
@@ -487,7 +487,7 @@ void Tensor::set_data(const Tensor& data) {
   impl_->strides = d.strides;
   impl_->offset = d.offset;
   impl_->dtype = d.dtype;
-  impl_->view_base = nullptr;
+  impl_->view_base = Tensor();
   if (!keep_grad && impl_->autograd) impl_->autograd->grad = Tensor();
 }
 
@@ -505,7 +505,7 @@ Tensor& Tensor::retain_grad() {
   m.retains_grad = true;
   auto& r = m.grad_fn->retained;
   if (r.size() <= m.output_nr) r.resize(m.output_nr + 1);
-  r[m.output_nr] = impl_;
+  r[m.output_nr] = detail::WeakTensor(*this);
   return *this;
 }
 

@@ -88,14 +88,13 @@ std::vector<Tensor> custom_function(const std::string& name, CustomForward forwa
       node->next.push_back(detail::gradient_edge(t));
       node->input_meta.push_back(detail::TensorMeta{t.shape(), t.dtype(), t.device()});
     }
-    std::vector<std::shared_ptr<TensorImpl>> out_impls;
-    for (const auto& o : outputs) out_impls.push_back(o.impl_ptr());
+    const std::vector<Tensor> out_handles = outputs;  // attach_outputs may replace entries of `outputs`
     detail::attach_outputs(node, outputs);
     // Saved outputs are kept without their history (a node -> output -> node cycle would leak).
     for (const auto& t : CustomAccess::saved(*ctx)) {
       bool is_out = false;
-      for (std::size_t k = 0; k < out_impls.size(); ++k)
-        if (t.defined() && t.impl_ptr() == out_impls[k]) {
+      for (std::size_t k = 0; k < out_handles.size(); ++k)
+        if (t.defined() && t.is_same(out_handles[k])) {
           node->saved.emplace_back(outputs[k], true, node);
           is_out = true;
           break;

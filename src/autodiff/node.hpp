@@ -67,7 +67,7 @@ struct OpNode : autodiff::Node, std::enable_shared_from_this<OpNode> {
   std::vector<TensorMeta> input_meta;  // one per input
   std::vector<TensorMeta> output_meta; // one per output
   std::vector<std::vector<GradHook>> pre_hooks;  // per output: hooks of non-leaf tensors
-  std::vector<std::weak_ptr<TensorImpl>> retained;  // per output: tensors that retain_grad()
+  std::vector<WeakTensor> retained;  // per output: tensors that retain_grad()
   std::uint64_t seq = 0;
   bool released = false;
 

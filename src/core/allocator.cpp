@@ -323,25 +323,32 @@ inline ThreadCache* thread_cache() {
   return t_cache_gone ? nullptr : make_thread_cache();
 }
 
-/// shared_ptr deleter of TensorImpls: resets the impl to a default one (releasing its storage,
-/// autograd state and view base) but keeps its shape/stride buffers, and stacks it for reuse; or
-/// deletes it when this thread's stack is full or gone.
+/// Recycling of TensorImpls whose last Tensor handle went away: resets the impl to a default one
+/// (releasing its autograd state and view base) but keeps its shape/stride buffers, and parks it
+/// with its storage (Note [parked tensors]) or stacks it for reuse without; or deletes it when this
+/// thread's stack is full or gone.
 struct ImplRecycler {
   // The reset below names every field: a new TensorImpl field must be reset here too.
-  static_assert(sizeof(TensorImpl) == sizeof(std::shared_ptr<Storage>) + 2 * sizeof(Shape) + sizeof(std::int64_t) +
-                                          sizeof(std::int64_t) + sizeof(std::unique_ptr<AutogradMeta>) +
-                                          sizeof(std::shared_ptr<TensorImpl>),
+  static_assert(sizeof(TensorImpl) == sizeof(detail::ImplCounts) + sizeof(std::shared_ptr<Storage>) + 2 * sizeof(Shape) +
+                                          sizeof(std::int64_t) + sizeof(std::int64_t) +
+                                          sizeof(std::unique_ptr<AutogradMeta>) + sizeof(Tensor),
                 "TensorImpl changed: update ImplRecycler");
-  void operator()(TensorImpl* p) const noexcept {
+  static void recycle(TensorImpl* p) noexcept {
+    if (p->autograd) p->autograd.reset();  // these may release other tensors, which may recycle theirs
+    if (p->view_base.defined()) p->view_base = Tensor();
+    p->offset = 0;
+    p->dtype = Dtype::Float32;
+    if (p->counts.weak.load(std::memory_order_acquire) != 1) {
+      // Weak handles remain (Note [intrusive tensor counts]): the last one frees the memory.
+      p->storage.reset();
+      if (p->counts.weak.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p;
+      return;
+    }
     ThreadCache* c = thread_cache();
     if (!c) {
       delete p;
       return;
     }
-    p->autograd.reset();  // these may release other tensors, which may recycle theirs
-    p->view_base.reset();
-    p->offset = 0;
-    p->dtype = Dtype::Float32;
     if (park(c, p)) return;
     if (c->num_impls >= kImplKeep) {
       delete p;
@@ -406,19 +413,24 @@ void small_block_free(void* p, std::size_t bytes) noexcept {
   ::operator delete(p);
 }
 
-std::shared_ptr<TensorImpl> new_impl() {
-  TensorImpl* p = nullptr;
-  ThreadCache* c = thread_cache();
-  if (c && c->num_impls > 0) {
-    p = c->impls[--c->num_impls];
-    ASAN_UNPOISON_MEMORY_REGION(p, sizeof(TensorImpl));
-  } else {
-    p = new TensorImpl();
-  }
-  return std::shared_ptr<TensorImpl>(p, ImplRecycler(), SmallBlockAllocator<TensorImpl>());
+/// Sets a recycled impl's counts to one Tensor handle.
+inline Tensor revive(TensorImpl* p) noexcept {
+  p->counts.strong.store(1, std::memory_order_relaxed);
+  p->counts.weak.store(1, std::memory_order_relaxed);
+  return Tensor::adopt(p);
 }
 
-std::shared_ptr<TensorImpl> new_impl_with_storage(std::size_t nbytes, Device device) {
+Tensor new_impl() {
+  ThreadCache* c = thread_cache();
+  if (c && c->num_impls > 0) {
+    TensorImpl* p = c->impls[--c->num_impls];
+    ASAN_UNPOISON_MEMORY_REGION(p, sizeof(TensorImpl));
+    return revive(p);
+  }
+  return Tensor::adopt(new TensorImpl());
+}
+
+Tensor new_impl_with_storage(std::size_t nbytes, Device device) {
   if (device.is_cpu()) {
     const SizeClass sc = size_class(nbytes);
     ThreadCache* c = sc.bin < kTlsBins ? thread_cache() : nullptr;
@@ -433,12 +445,27 @@ std::shared_ptr<TensorImpl> new_impl_with_storage(std::size_t nbytes, Device dev
       bump(c->slot->current, cls);
       bump(c->slot->allocs, 1);
       note_peak(total_current());
-      return std::shared_ptr<TensorImpl>(p, ImplRecycler(), SmallBlockAllocator<TensorImpl>());
+      return revive(p);
     }
   }
-  auto impl = new_impl();
-  impl->storage = Storage::allocate(nbytes, device);
-  return impl;
+  Tensor t = new_impl();
+  t.impl()->storage = Storage::allocate(nbytes, device);
+  return t;
+}
+
+void release_impl(TensorImpl* p) noexcept { ImplRecycler::recycle(p); }
+
+WeakTensor::~WeakTensor() {
+  if (p_ && p_->counts.weak.fetch_sub(1, std::memory_order_acq_rel) == 1) delete p_;  // contents already reset
+}
+
+Tensor WeakTensor::lock() const noexcept {
+  if (!p_) return Tensor();
+  std::uint32_t n = p_->counts.strong.load(std::memory_order_relaxed);
+  while (n != 0)
+    if (p_->counts.strong.compare_exchange_weak(n, n + 1, std::memory_order_acquire, std::memory_order_relaxed))
+      return Tensor::adopt(p_);
+  return Tensor();
 }
 
 }  // namespace detail

@@ -57,21 +57,27 @@ void check_shape(const Shape& shape, const char* op) {
 
 Tensor make_tensor(const std::int64_t* sizes, std::size_t ndim, Dtype dtype, Device device) {
   std::int64_t n = 1;
+  bool negative = false;
   for (std::size_t i = 0; i < ndim; ++i) {
-    if (sizes[i] < 0) check_shape(Shape(sizes, sizes + ndim), "empty");
+    negative |= sizes[i] < 0;
     n *= sizes[i];
   }
-  // recycled impls keep their shape/stride buffers: no allocation below
-  auto impl = new_impl_with_storage(static_cast<std::size_t>(n) * itemsize(dtype), device);
-  impl->shape.assign(sizes, sizes + ndim);
+  if (negative) check_shape(Shape(sizes, sizes + ndim), "empty");
+  Tensor t = new_impl_with_storage(static_cast<std::size_t>(n) * itemsize(dtype), device);
+  TensorImpl* impl = t.impl();
+  // A recycled impl keeps its shape/stride buffers (usually of this very rank): no allocation here.
+  impl->shape.resize(ndim);
   impl->strides.resize(ndim);
+  std::int64_t* shape = impl->shape.data();
+  std::int64_t* strides = impl->strides.data();
   std::int64_t st = 1;
   for (std::size_t i = ndim; i-- > 0;) {
-    impl->strides[i] = st;
-    st *= std::max<std::int64_t>(sizes[i], 1);
+    shape[i] = sizes[i];
+    strides[i] = st;
+    st *= sizes[i] > 1 ? sizes[i] : 1;
   }
   impl->dtype = dtype;
-  return Tensor(std::move(impl));
+  return t;
 }
 
 Tensor make_tensor(const Shape& shape, Dtype dtype, Device device) {
@@ -80,13 +86,14 @@ Tensor make_tensor(const Shape& shape, Dtype dtype, Device device) {
 
 Tensor make_view(const Tensor& base, const Shape& shape, const Shape& strides, std::int64_t offset,
                  std::optional<Dtype> dtype) {
-  auto impl = new_impl();
+  Tensor t = new_impl();
+  TensorImpl* impl = t.impl();
   impl->storage = base.impl()->storage;
   impl->shape = shape;
   impl->strides = strides;
   impl->offset = offset;
   impl->dtype = dtype.value_or(base.dtype());
-  return Tensor(std::move(impl));
+  return t;
 }
 
 std::int64_t wrap_dim(std::int64_t d, std::int64_t ndim, const char* op) {
@@ -133,10 +140,8 @@ void check_same_device(const std::vector<Tensor>& ts, const char* op) {
 
 }  // namespace detail
 
-Tensor::Tensor(std::shared_ptr<TensorImpl> impl) : impl_(std::move(impl)) {}
-
 namespace {
-const TensorImpl& checked(const std::shared_ptr<TensorImpl>& p) {
+const TensorImpl& checked(const TensorImpl* p) {
   if (!p) throw Error("tensor", "use of an undefined tensor");
   return *p;
 }
@@ -207,12 +212,13 @@ Tensor Tensor::from_blob(void* data, const Shape& shape, const Shape& strides, D
   st->nbytes = static_cast<std::size_t>(span) * phasor::itemsize(dtype);
   st->device = device;
   st->deleter = deleter ? std::move(deleter) : BlobDeleter([](void*) {});
-  auto impl = detail::new_impl();
+  Tensor t = detail::new_impl();
+  TensorImpl* impl = t.impl();
   impl->storage = std::move(st);
   impl->shape = shape;
   impl->strides = strides;
   impl->dtype = dtype;
-  return Tensor(std::move(impl));
+  return t;
 }
 
 TensorIndex::TensorIndex(const Tensor& t) : v_(std::make_shared<Tensor>(t)) {}

@@ -43,14 +43,23 @@ struct AutogradMeta {
   std::size_t next_hook_id = 1;
 };
 
+// Note [intrusive tensor counts]
+// A Tensor is one pointer to a TensorImpl that carries its own counts (detail::ImplCounts, first
+// member): copying a handle is one atomic increment, and making a tensor allocates no shared_ptr
+// control block. When the last Tensor handle goes, release_impl drops the impl's contents (storage,
+// autograd state, view base) and recycles the memory (Note [small blocks], Note [parked tensors]).
+// Autograd's back links (a leaf's AccumulateGrad, retain_grad) are WeakTensors: they hold a weak
+// count, which keeps the memory, not the contents, and lock() revives the tensor only while a
+// Tensor handle lives. The memory goes back when both counts reach zero.
 struct TensorImpl {
+  detail::ImplCounts counts;  // must stay the first member: Tensor reaches it by a cast
   std::shared_ptr<Storage> storage;
   Shape shape;
   Shape strides;           // in elements
   std::int64_t offset = 0; // in elements
   Dtype dtype = Dtype::Float32;
   std::unique_ptr<AutogradMeta> autograd;
-  std::shared_ptr<TensorImpl> view_base;  // set when this tensor is a view made by a view op
+  Tensor view_base;  // set when this tensor is a view made by a view op
 
   /// Autograd metadata, created on demand.
   AutogradMeta& meta() {
@@ -89,10 +98,32 @@ struct SmallBlockAllocator {
   template <class U>
   bool operator!=(const SmallBlockAllocator<U>&) const noexcept { return false; }
 };
-/// A fresh, default-initialized TensorImpl (recycled when possible: Note [small blocks]).
-std::shared_ptr<TensorImpl> new_impl();
-/// A fresh TensorImpl holding new storage of `nbytes` (a parked one when possible: Note [parked tensors]).
-std::shared_ptr<TensorImpl> new_impl_with_storage(std::size_t nbytes, Device device);
+/// A handle that does not keep the tensor alive (autograd's back links: Note [intrusive tensor counts]).
+class WeakTensor {
+ public:
+  WeakTensor() = default;
+  /// A weak handle to t's tensor (none when t is undefined).
+  explicit WeakTensor(const Tensor& t) noexcept : p_(t.impl()) { retain(); }
+  WeakTensor(const WeakTensor& o) noexcept : p_(o.p_) { retain(); }
+  WeakTensor(WeakTensor&& o) noexcept : p_(o.p_) { o.p_ = nullptr; }
+  WeakTensor& operator=(WeakTensor o) noexcept {
+    std::swap(p_, o.p_);
+    return *this;
+  }
+  ~WeakTensor();
+  /// A Tensor handle while the tensor lives, else an undefined tensor.
+  Tensor lock() const noexcept;
+
+ private:
+  void retain() noexcept {
+    if (p_) p_->counts.weak.fetch_add(1, std::memory_order_relaxed);
+  }
+  TensorImpl* p_ = nullptr;
+};
+/// A fresh, default-initialized tensor with no storage (recycled when possible: Note [small blocks]).
+Tensor new_impl();
+/// A fresh tensor holding new storage of `nbytes` (a parked one when possible: Note [parked tensors]).
+Tensor new_impl_with_storage(std::size_t nbytes, Device device);
 /// Row-major strides for `shape`.
 Shape contiguous_strides(const Shape& shape);
 /// Element offsets sum_d i_d * strides[d] of every index (i_0, ...) of `sizes`, in row-major order

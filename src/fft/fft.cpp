@@ -155,8 +155,9 @@ bool resize_one(ArgRef& a, std::int64_t d, std::int64_t len) {
   return padded;
 }
 
-Tensor c2c_1d(const char* op, const Tensor& x_in, const Length& n, std::int64_t dim, Norm norm, bool forward) {
-  if (Tensor y = detail::fast_1d(detail::Kind::c2c, x_in, n, dim, norm, forward); y.defined()) return y;
+/// c2c_1d beyond the fast path (kept out of line so the fast path stays small).
+[[gnu::noinline]] Tensor c2c_1d_general(const char* op, const Tensor& x_in, const Length& n, std::int64_t dim, Norm norm,
+                                        bool forward) {
   if (n) check_length(*n, op, "n");
   return run_composite(op, x_in, [&] {
     ArgRef x(x_in);
@@ -169,9 +170,14 @@ Tensor c2c_1d(const char* op, const Tensor& x_in, const Length& n, std::int64_t 
   });
 }
 
-Tensor r2c_1d(const char* op, const Tensor& x_in, const Length& n, std::int64_t dim, Norm norm, bool hermitian) {
-  if (!hermitian)
-    if (Tensor y = detail::fast_1d(detail::Kind::r2c, x_in, n, dim, norm, true); y.defined()) return y;
+Tensor c2c_1d(const char* op, const Tensor& x_in, const Length& n, std::int64_t dim, Norm norm, bool forward) {
+  if (Tensor y = detail::fast_1d(detail::Kind::c2c, x_in, n, dim, norm, forward); y.defined()) return y;
+  return c2c_1d_general(op, x_in, n, dim, norm, forward);
+}
+
+/// r2c_1d beyond the fast path (kept out of line so the fast path stays small).
+[[gnu::noinline]] Tensor r2c_1d_general(const char* op, const Tensor& x_in, const Length& n, std::int64_t dim, Norm norm,
+                                        bool hermitian) {
   if (n) check_length(*n, op, "n");
   return run_composite(op, x_in, [&] {
     ArgRef x(x_in);
@@ -185,9 +191,15 @@ Tensor r2c_1d(const char* op, const Tensor& x_in, const Length& n, std::int64_t 
   });
 }
 
-Tensor c2r_1d(const char* op, const Tensor& x_in, const Length& n, std::int64_t dim, Norm norm, bool hermitian) {
+Tensor r2c_1d(const char* op, const Tensor& x_in, const Length& n, std::int64_t dim, Norm norm, bool hermitian) {
   if (!hermitian)
-    if (Tensor y = detail::fast_1d(detail::Kind::c2r, x_in, n, dim, norm, false); y.defined()) return y;
+    if (Tensor y = detail::fast_1d(detail::Kind::r2c, x_in, n, dim, norm, true); y.defined()) return y;
+  return r2c_1d_general(op, x_in, n, dim, norm, hermitian);
+}
+
+/// c2r_1d beyond the fast path (kept out of line so the fast path stays small).
+[[gnu::noinline]] Tensor c2r_1d_general(const char* op, const Tensor& x_in, const Length& n, std::int64_t dim, Norm norm,
+                                        bool hermitian) {
   if (n) check_length(*n, op, "n");
   return run_composite(op, x_in, [&] {
     ArgRef x(x_in);
@@ -203,6 +215,12 @@ Tensor c2r_1d(const char* op, const Tensor& x_in, const Length& n, std::int64_t 
     if (!hermitian) return detail::c2r(x.get(), DimList{d}, norm, len, scratch);
     return detail::c2r(x.get().conj(), DimList{d}, detail::swap_norm(norm), len, true);
   });
+}
+
+Tensor c2r_1d(const char* op, const Tensor& x_in, const Length& n, std::int64_t dim, Norm norm, bool hermitian) {
+  if (!hermitian)
+    if (Tensor y = detail::fast_1d(detail::Kind::c2r, x_in, n, dim, norm, false); y.defined()) return y;
+  return c2r_1d_general(op, x_in, n, dim, norm, hermitian);
 }
 
 Tensor c2c_nd(const char* op, const Tensor& x_in, const ListArg& s, const ListArg& dims, Norm norm, bool forward) {

@@ -338,6 +338,28 @@ struct FastMemoOwner {
   return t_memo;
 }
 std::uint8_t offset64(const void* p) { return static_cast<std::uint8_t>(reinterpret_cast<std::uintptr_t>(p) % 64); }
+
+/// The fast path's memo miss (kept out of line so the hit path stays small): takes the plan from
+/// the shared cache exactly as the general path does, remembers it, and executes it.
+[[gnu::noinline]] void fast_plan_and_execute(Kind kind, bool single, bool fwd, const Tensor& x, const Tensor& out,
+                                             std::int64_t len, int threads, const FastKey& k, void* in_p,
+                                             void* out_p) {
+  PlanKey key;
+  key.kind = kind;
+  key.single = single;
+  key.forward = fwd;
+  key.preserve_input = kind == Kind::c2r;  // rank 1: input-preserving, as c2r_kernel
+  const DimList dims{x.dim() - 1};
+  layout(x, out, dims, DimList{len}, key.dims, key.howmany);
+  PlanPtr keep;
+  const Plan* plan = acquire_plan(key, in_p, out_p, keep, threads, /*share=*/true);
+  FastMemo* memo = t_memo ? t_memo : make_fast_memo();
+  if (k.generation != 0 && keep && memo) {
+    memo->key = k;
+    memo->plan = keep;
+  }
+  execute_plan(plan, kind, in_p, out_p);  // `keep` outlives the execution
+}
 }  // namespace
 
 Tensor fast_1d(Kind kind, const Tensor& x, const Length& n, std::int64_t dim, Norm norm, bool forward) {
@@ -353,14 +375,17 @@ Tensor fast_1d(Kind kind, const Tensor& x, const Length& n, std::int64_t dim, No
   if (nd == 0 || nd > 8 || (dim != -1 && dim != static_cast<std::int64_t>(nd) - 1) || !xi->storage->device.is_cpu())
     return Tensor();
   // contiguous, no empty dims
-  std::int64_t expect = 1;
-  for (std::size_t i = nd; i-- > 0;) {
-    const std::int64_t s = xi->shape[i];
-    if (s < 1) return Tensor();
-    if (s != 1 && xi->strides[i] != expect) return Tensor();
-    expect *= s;
+  const std::int64_t* shape = xi->shape.data();
+  const std::int64_t* strides = xi->strides.data();
+  const std::int64_t m = shape[nd - 1];
+  if (m < 1 || (m != 1 && strides[nd - 1] != 1)) return Tensor();
+  std::int64_t batch = 1;  // the product of the other dims
+#pragma GCC unroll 1
+  for (std::size_t i = nd - 1; i-- > 0;) {
+    const std::int64_t s = shape[i];
+    if (s < 1 || (s != 1 && strides[i] != batch * m)) return Tensor();
+    batch *= s;
   }
-  const std::int64_t m = xi->shape[nd - 1], batch = expect / m;
   std::int64_t len = m;  // the transform's (real) length
   if (kind == Kind::c2r) {
     len = n ? *n : 2 * (m - 1);
@@ -369,11 +394,13 @@ Tensor fast_1d(Kind kind, const Tensor& x, const Length& n, std::int64_t dim, No
     return Tensor();
   }
   const bool fwd = kind == Kind::c2c ? forward : kind == Kind::r2c;
-  std::int64_t sizes[8];
-  for (std::size_t i = 0; i + 1 < nd; ++i) sizes[i] = xi->shape[i];
-  sizes[nd - 1] = kind == Kind::r2c ? m / 2 + 1 : kind == Kind::c2r ? len : m;
+  std::int64_t sizes[8];  // the output's shape (c2c: the input's)
+  if (kind != Kind::c2c) {
+    for (std::size_t i = 0; i + 1 < nd; ++i) sizes[i] = shape[i];
+    sizes[nd - 1] = kind == Kind::r2c ? m / 2 + 1 : len;
+  }
   const Dtype out_dt = kind == Kind::r2c ? to_complex(dt) : kind == Kind::c2r ? to_real(dt) : dt;
-  Tensor out = ::phasor::detail::make_tensor(sizes, nd, out_dt);
+  Tensor out = ::phasor::detail::make_tensor(kind == Kind::c2c ? shape : sizes, nd, out_dt);
   const std::int64_t in_item = (single ? 4 : 8) * (kind == Kind::r2c ? 1 : 2);
   void* in_p = static_cast<char*>(xi->storage->data) + xi->offset * in_item;
   void* out_p = out.impl()->storage->data;  // fresh: offset 0
@@ -387,31 +414,12 @@ Tensor fast_1d(Kind kind, const Tensor& x, const Length& n, std::int64_t dim, No
            std::uint64_t{single} << 6 | std::uint64_t{fwd} << 7 | std::uint64_t{offset64(in_p)} << 8 |
            std::uint64_t{offset64(out_p)} << 16 | static_cast<std::uint64_t>(threads) << 24;
   FastMemo* memo = t_memo;
-  const Plan* plan = nullptr;
   if (k.generation != 0 && memo && memo->plan && memo->key == k) {
-    plan = memo->plan.get();
+    execute_plan(memo->plan.get(), kind, in_p, out_p);
   } else {
-    PlanKey key;
-    key.kind = kind;
-    key.single = single;
-    key.forward = fwd;
-    key.preserve_input = kind == Kind::c2r;  // rank 1: input-preserving, as c2r_kernel
-    const DimList dims{static_cast<std::int64_t>(nd) - 1};
-    layout(x, out, dims, DimList{len}, key.dims, key.howmany);
-    PlanPtr keep;
-    plan = acquire_plan(key, in_p, out_p, keep, threads, /*share=*/true);
-    if (!memo) memo = make_fast_memo();
-    if (k.generation != 0 && keep && memo) {
-      memo->key = k;
-      memo->plan = std::move(keep);
-    } else {
-      execute_plan(plan, kind, in_p, out_p);  // `keep` must outlive the execution
-      scale_inplace(out, norm_scale(norm, len, fwd));
-      return out;
-    }
+    fast_plan_and_execute(kind, single, fwd, x, out, len, threads, k, in_p, out_p);
   }
-  execute_plan(plan, kind, in_p, out_p);
-  scale_inplace(out, norm_scale(norm, len, fwd));
+  if (norm != Norm::backward || !fwd) scale_inplace(out, norm_scale(norm, len, fwd));
   return out;
 }
 

@@ -69,7 +69,7 @@ Tensor take_diagonal(const Tensor& x, const DimGroups& groups) {
       "einsum_diagonal", {x}, kSaveNone,
       [&](const G& in) {
         Tensor v = raw_diagonal(in[0], groups);
-        v.impl()->view_base = x.impl()->view_base ? x.impl()->view_base : x.impl_ptr();  // a view of x
+        v.impl()->view_base = x.impl()->view_base.defined() ? x.impl()->view_base : x;  // a view of x
         return v;
       },
       [groups](const Ctx& c, const G& g) { return G{diagonal_scatter(g[0], c.input_shape(0), groups)}; });
