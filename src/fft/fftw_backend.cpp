@@ -34,11 +34,9 @@
 
 namespace phasor::fft {
 namespace detail {
-namespace {
-
-constexpr std::int64_t kThreadsMinWork = std::int64_t(1) << 18;  // Note [fft threads]
-
 std::atomic<int> g_effort{static_cast<int>(Effort::estimate)};
+
+namespace {
 
 unsigned effort_flags(Effort e) {
   switch (e) {
@@ -173,10 +171,7 @@ PlanPtr create_plan(const PlanKey& k, void* in, void* out) {
 
 }  // namespace
 
-int fftw_threads_for(std::int64_t work) {
-  if (work < kThreadsMinWork) return 1;
-  return std::max(1, get_num_threads());
-}
+int fftw_threads_for_large() { return std::max(1, get_num_threads()); }
 
 bool effort_is_estimate() { return g_effort.load(std::memory_order_relaxed) == static_cast<int>(Effort::estimate); }
 

@@ -23,7 +23,13 @@ void execute_plan(const Plan* plan, Kind kind, void* in, void* out);
 /// True while the planner effort is Effort::estimate.
 bool effort_is_estimate();
 
+/// Transforms of at least this many points in total use FFTW's threads (Note [fft threads]).
+inline constexpr std::int64_t kThreadsMinWork = std::int64_t(1) << 18;
+/// The planner effort (an Effort value), set by set_planner_effort.
+extern std::atomic<int> g_effort;
+/// FFTW threads for a transform at or above kThreadsMinWork points.
+int fftw_threads_for_large();
 /// FFTW threads used for a transform of `work` points in total (1 below the threshold).
-int fftw_threads_for(std::int64_t work);
+inline int fftw_threads_for(std::int64_t work) { return work < kThreadsMinWork ? 1 : fftw_threads_for_large(); }
 
 }  // namespace phasor::fft::detail

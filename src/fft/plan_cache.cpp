@@ -82,10 +82,10 @@ Cache& cache() {
 // or a hash lookup. Changing the capacity or clearing the cache bumps g_generation, which
 // invalidates every thread's list; with capacity 0 nothing is remembered. A plan evicted from
 // the shared LRU may stay in a thread's list until that thread replaces it (it stays valid).
-namespace {
-constexpr std::size_t kTlsSlots = 4;
 std::atomic<std::uint64_t> g_generation{1};
 std::atomic<bool> g_tls_enabled{true};
+namespace {
+constexpr std::size_t kTlsSlots = 4;
 
 struct TlsSlot {
   std::uint64_t generation = 0;
@@ -114,9 +114,6 @@ void tls_remember(const PlanKey& key, const PlanPtr& plan) {
 void invalidate_tls() { g_generation.fetch_add(1, std::memory_order_acq_rel); }
 }  // namespace
 
-std::uint64_t plan_generation() {
-  return g_tls_enabled.load(std::memory_order_relaxed) ? g_generation.load(std::memory_order_acquire) : 0;
-}
 
 const Plan* cache_find(const PlanKey& key, PlanPtr& keep, bool share) {
   {

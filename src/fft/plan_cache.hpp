@@ -10,6 +10,7 @@
 // executing an evicted plan keeps it alive; the last owner destroys it under the planner
 // lock (FFTW's planner and destroy are not thread-safe, its execute functions are).
 #pragma once
+#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -73,9 +74,15 @@ std::recursive_mutex& planner_mutex();
 /// this thread's next cache call); a hit in the shared LRU becomes its most recently used entry
 /// and is also held in `keep`; with `share`, a per-thread hit is held in `keep` too.
 const Plan* cache_find(const PlanKey& key, PlanPtr& keep, bool share = false);
+/// Bumped by clear_plan_cache and set_plan_cache_capacity (Note [thread-local plans]).
+extern std::atomic<std::uint64_t> g_generation;
+/// False while the plan cache's capacity is 0.
+extern std::atomic<bool> g_tls_enabled;
 /// Changes whenever cached plans are dropped (clear_plan_cache, set_plan_cache_capacity); 0 while
 /// the capacity is 0, i.e. while no plan may be remembered. Per-thread plan memos compare it.
-std::uint64_t plan_generation();
+inline std::uint64_t plan_generation() {
+  return g_tls_enabled.load(std::memory_order_relaxed) ? g_generation.load(std::memory_order_acquire) : 0;
+}
 /// Inserts `plan` for `key` (an existing entry wins and is returned) and evicts beyond capacity.
 PlanPtr cache_insert(const PlanKey& key, PlanPtr plan);
 

@@ -410,7 +410,7 @@ Tensor fast_1d(Kind kind, const Tensor& x, const Length& n, std::int64_t dim, No
   k.n = static_cast<std::uint64_t>(len);
   k.batch = static_cast<std::uint64_t>(batch);
   k.generation = plan_generation();
-  k.rest = static_cast<std::uint64_t>(planner_effort()) | static_cast<std::uint64_t>(kind) << 4 |
+  k.rest = static_cast<std::uint64_t>(g_effort.load(std::memory_order_relaxed)) | static_cast<std::uint64_t>(kind) << 4 |
            std::uint64_t{single} << 6 | std::uint64_t{fwd} << 7 | std::uint64_t{offset64(in_p)} << 8 |
            std::uint64_t{offset64(out_p)} << 16 | static_cast<std::uint64_t>(threads) << 24;
   FastMemo* memo = t_memo;
