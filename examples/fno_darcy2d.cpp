@@ -7,7 +7,11 @@
 // subsampled.
 //
 //   usage: fno_darcy2d [--full] [--train N] [--test N] [--epochs N] [--max-error E]
-//                      [--max-baseline-ratio R] [--png PATH]
+//                      [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH]
+//
+// --data PATH keeps the generated data in PATH (safetensors) and reuses it when it exists (for the
+// same sizes); --resume PATH saves the training state every 5 epochs and continues from it when it
+// exists, so the hours-long --full run can be stopped and restarted (train.hpp).
 //
 // The random field. The paper's psi has zero-Neumann boundary conditions on [0,1]^2: it is the cosine
 // series sum_m xi_m (pi^2 |m|^2 + 9)^-1 cos(pi m1 x) cos(pi m2 y) (m >= 0 integer, m = 0 dropped).
@@ -55,6 +59,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
+#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
@@ -77,6 +82,11 @@ struct Config {
   double max_error = 0.05;  // demo threshold; --full: the issue's 1.1%
   double max_baseline_ratio = 0;  // > 0: check err <= ratio * baseline error instead
   std::string png = "fno_darcy2d.png";  // line plots; the field images go to <stem>_fields.png
+  std::string data_path, resume_path;    // --data, --resume
+  /// What the data depend on (checked when --data loads a file).
+  std::string data_key() const {
+    return std::to_string(n_train + n_test) + "@" + std::to_string(solve_res) + "/" + std::to_string(stride);
+  }
   std::int64_t res() const { return (solve_res - 1) / stride + 1; }
 };
 
@@ -149,7 +159,7 @@ std::vector<double> values(const Tensor& t) { return ph::to_vector<double>(t.con
 int usage(const char* prog) {
   std::fprintf(stderr,
                "usage: %s [--full] [--train N] [--test N] [--epochs N] [--no-padding] [--max-error E]\n"
-               "          [--max-baseline-ratio R] [--png PATH]\n",
+               "          [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH]\n",
                prog);
   return 2;
 }
@@ -177,6 +187,10 @@ int main(int argc, char** argv) {
       cfg.max_baseline_ratio = std::atof(argv[++i]);
     } else if (!std::strcmp(argv[i], "--png") && has_arg) {
       cfg.png = argv[++i];
+    } else if (!std::strcmp(argv[i], "--data") && has_arg) {
+      cfg.data_path = argv[++i];
+    } else if (!std::strcmp(argv[i], "--resume") && has_arg) {
+      cfg.resume_path = argv[++i];
     } else {
       return usage(argv[0]);
     }
@@ -193,12 +207,25 @@ int main(int argc, char** argv) {
   // ---- data -----------------------------------------------------------------------------------------------
   const auto t_data = std::chrono::steady_clock::now();
   Tensor a_all, u_all, psi_first;
-  make_data(cfg.n_train + cfg.n_test, cfg.solve_res, cfg.stride, a_all, u_all, psi_first);
-  const double data_secs = seconds_since(t_data);
-  std::printf("data: %lld solves at %lld x %lld in %.1f s (%.3f s per sample)\n",
-              (long long)(cfg.n_train + cfg.n_test), (long long)cfg.solve_res, (long long)cfg.solve_res, data_secs,
-              data_secs / double(cfg.n_train + cfg.n_test));
-  {
+  if (!cfg.data_path.empty() && std::ifstream(cfg.data_path).good()) {
+    ph::io::Metadata meta;
+    const ph::StateDict d = ph::io::load_safetensors(cfg.data_path, &meta);
+    if (meta["data_key"] != cfg.data_key()) {
+      std::fprintf(stderr, "%s holds data for %s, not %s: remove it or give another --data path\n",
+                   cfg.data_path.c_str(), meta["data_key"].c_str(), cfg.data_key().c_str());
+      return 2;
+    }
+    a_all = d.at("a"), u_all = d.at("u");
+    ph::default_generator().set_offset(std::stoull(meta.at("rng_offset")));  // as if generated here
+    std::printf("data: loaded %s (%lld samples; difference to a 2x finer solve: %s)\n", cfg.data_path.c_str(),
+                (long long)a_all.size(0), meta["data_check"].c_str());
+  } else {
+    make_data(cfg.n_train + cfg.n_test, cfg.solve_res, cfg.stride, a_all, u_all, psi_first);
+    const double data_secs = seconds_since(t_data);
+    std::printf("data: %lld solves at %lld x %lld in %.1f s (%.3f s per sample)\n",
+                (long long)(cfg.n_train + cfg.n_test), (long long)cfg.solve_res, (long long)cfg.solve_res, data_secs,
+                data_secs / double(cfg.n_train + cfg.n_test));
+    const std::uint64_t rng_offset = ph::default_generator().offset();
     // the data's own error: the first samples against solves on a twice finer node grid (the same field
     // psi, Fourier-interpolated, thresholded at the finer nodes), compared at the model's nodes
     const auto t_check = std::chrono::steady_clock::now();
@@ -207,6 +234,14 @@ int main(int argc, char** argv) {
     const double derr = relative_l2(subsample(u2, 2 * cfg.stride), u_all.narrow(0, 0, k));
     std::printf("data: relative L2 difference of %lld samples to a %lld x %lld solve: %.2e (%.1f s)\n", (long long)k,
                 (long long)s2, (long long)s2, derr, seconds_since(t_check));
+    if (!cfg.data_path.empty()) {
+      char check[32];
+      std::snprintf(check, sizeof check, "%.2e", derr);
+      ph::io::save_safetensors(cfg.data_path, {{"a", a_all}, {"u", u_all}},
+                               {{"data_key", cfg.data_key()}, {"rng_offset", std::to_string(rng_offset)},
+                                {"data_check", check}});
+      std::printf("data: saved to %s\n", cfg.data_path.c_str());
+    }
   }
   a_all = a_all.to(ph::float32).unsqueeze(1), u_all = u_all.to(ph::float32).unsqueeze(1);
   Tensor a_train = a_all.narrow(0, 0, cfg.n_train), u_train = u_all.narrow(0, 0, cfg.n_train);
@@ -244,7 +279,8 @@ int main(int argc, char** argv) {
 
   train::Options topt;
   topt.epochs = cfg.epochs;
-  topt.loss_is_sum = true;  // the paper's loss: relative L2 summed over the batch
+  topt.loss_is_sum = true;
+  topt.resume_path = cfg.resume_path;  // the paper's loss: relative L2 summed over the batch
   const train::History hist = train::fit(
       model, loader, adam, *sched, topt,
       [&](const auto& b) {

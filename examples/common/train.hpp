@@ -1,12 +1,17 @@
 // examples/common/train.hpp - the epoch loop the FNO examples share: one optimizer step per batch,
 // a scheduler step and a test error per epoch, progress on a bar (or a line every few epochs when
-// the output is not a terminal), and the loss curves for the figures.
+// the output is not a terminal), and the loss curves for the figures. Long runs can resume: with
+// Options::resume_path, fit() saves model, optimizer, scheduler, loader epoch and curves every
+// save_every epochs (atomically) and, when that file exists at the start, continues from it; the
+// loader reshuffles by (seed, epoch), so a resumed run repeats the uninterrupted one's batches.
 #pragma once
 #include <phasor/phasor.hpp>
 
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <fstream>
+#include <string>
 #include <vector>
 
 namespace train {
@@ -18,6 +23,8 @@ struct Options {
   const char* train_label = "train";  ///< names of the two curves in the progress output
   const char* test_label = "test";
   bool loss_is_sum = false;  ///< batch_loss sums over the batch (else it is the batch mean)
+  std::string resume_path;   ///< when set: continue from this file if it exists, and save to it
+  int save_every = 5;        ///< epochs between saves to resume_path (and after the last one)
 };
 
 /// Per-epoch curves: mean training loss per sample and test error, and the wall time of the loop.
@@ -25,6 +32,20 @@ struct History {
   std::vector<double> epoch, train, test;
   double seconds = 0;
 };
+
+namespace detail {
+/// Prefixes every key of `d` with `prefix` into `out`.
+inline void put(phasor::StateDict& out, const std::string& prefix, const phasor::StateDict& d) {
+  for (const auto& [k, v] : d) out[prefix + k] = v;
+}
+/// The entries of `d` under `prefix`, without it.
+inline phasor::StateDict take(const phasor::StateDict& d, const std::string& prefix) {
+  phasor::StateDict out;
+  for (const auto& [k, v] : d)
+    if (k.compare(0, prefix.size(), prefix) == 0) out[k.substr(prefix.size())] = v;
+  return out;
+}
+}  // namespace detail
 
 /// Trains `model` for o.epochs epochs: per batch zero_grad, batch_loss(batch), backward, step; per
 /// epoch sched.step() and test_error() (model in eval mode, no gradients recorded). After the first
@@ -34,9 +55,37 @@ History fit(phasor::nn::Module& model, Loader& loader, phasor::optim::Optimizer&
             phasor::optim::LRScheduler& sched, const Options& o, LossFn batch_loss, TestFn test_error) {
   History h;
   const auto t0 = std::chrono::steady_clock::now();
-  auto seconds = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(); };
-  phasor::ProgressBar bar(o.epochs, "training");
-  for (int ep = 1; ep <= o.epochs; ++ep) {
+  double earlier_seconds = 0;  // training time of the runs this one resumes
+  auto seconds = [&] {
+    return earlier_seconds + std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  int first = 1;
+  if (!o.resume_path.empty() && std::ifstream(o.resume_path).good()) {
+    phasor::io::Metadata meta;
+    const phasor::StateDict d = phasor::io::load_safetensors(o.resume_path, &meta);
+    model.load_state_dict(detail::take(d, "model."));
+    opt.load_state_dict(detail::take(d, "optimizer."));
+    sched.load_state_dict(detail::take(d, "scheduler."));
+    h.train = phasor::to_vector<double>(d.at("history.train"));
+    h.test = phasor::to_vector<double>(d.at("history.test"));
+    for (std::size_t i = 0; i < h.train.size(); ++i) h.epoch.push_back(static_cast<double>(i + 1));
+    earlier_seconds = std::stod(meta.at("seconds"));
+    first = static_cast<int>(h.train.size()) + 1;
+    loader.set_epoch(first - 1);
+    std::printf("resumed from %s after epoch %d (%.0f s of training so far)\n", o.resume_path.c_str(), first - 1,
+                earlier_seconds);
+  }
+  auto save = [&](int ep) {
+    phasor::StateDict d;
+    detail::put(d, "model.", model.state_dict());
+    detail::put(d, "optimizer.", opt.state_dict());
+    detail::put(d, "scheduler.", sched.state_dict());
+    d["history.train"] = phasor::from_vector(h.train);
+    d["history.test"] = phasor::from_vector(h.test);
+    phasor::io::save_safetensors(o.resume_path, d, {{"epoch", std::to_string(ep)}, {"seconds", std::to_string(seconds())}});
+  };
+  phasor::ProgressBar bar(o.epochs - first + 1, "training");
+  for (int ep = first; ep <= o.epochs; ++ep) {
     model.train();
     double total = 0;
     std::int64_t seen = 0;
@@ -61,11 +110,12 @@ History fit(phasor::nn::Module& model, Loader& loader, phasor::optim::Optimizer&
     std::snprintf(post, sizeof post, "%s %.3e  %s %.3e", o.train_label, h.train.back(), o.test_label, test_err);
     bar.set_postfix(post);
     bar.update(1);
-    if (ep == 1 && o.epochs > 1) {
-      const double t1 = seconds();
-      std::fprintf(stderr, "\nepoch 1 took %.1f s: about %.0f s (%.1f h) for %d epochs\n", t1, t1 * o.epochs,
-                   t1 * o.epochs / 3600.0, o.epochs);
+    if (ep == first && o.epochs > first) {
+      const double t1 = seconds() - earlier_seconds, left = t1 * (o.epochs - first + 1);
+      std::fprintf(stderr, "\nepoch %d took %.1f s: about %.0f s (%.1f h) for the remaining %d epochs\n", ep, t1,
+                   left, left / 3600.0, o.epochs - first + 1);
     }
+    if (!o.resume_path.empty() && (ep % o.save_every == 0 || ep == o.epochs)) save(ep);
     if (bar.mode() != phasor::ProgressBar::Mode::live && (ep % o.print_every == 0 || ep == 1 || ep == o.epochs))
       std::printf("epoch %3d  %s rel-L2 %.4e  %s rel-L2 %.4e\n", ep, o.train_label, h.train.back(), o.test_label,
                   test_err);
