@@ -59,11 +59,11 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
-#include <fstream>
 #include <memory>
 #include <string>
 #include <vector>
 
+#include "common/cache.hpp"
 #include "common/heatmap.hpp"
 #include "common/plot.hpp"
 #include "common/train.hpp"
@@ -205,44 +205,29 @@ int main(int argc, char** argv) {
               (long long)cfg.solve_res, (long long)cfg.solve_res);
 
   // ---- data -----------------------------------------------------------------------------------------------
-  const auto t_data = std::chrono::steady_clock::now();
-  Tensor a_all, u_all, psi_first;
-  if (!cfg.data_path.empty() && std::ifstream(cfg.data_path).good()) {
-    ph::io::Metadata meta;
-    const ph::StateDict d = ph::io::load_safetensors(cfg.data_path, &meta);
-    if (meta["data_key"] != cfg.data_key()) {
-      std::fprintf(stderr, "%s holds data for %s, not %s: remove it or give another --data path\n",
-                   cfg.data_path.c_str(), meta["data_key"].c_str(), cfg.data_key().c_str());
-      return 2;
-    }
-    a_all = d.at("a"), u_all = d.at("u");
-    ph::default_generator().set_offset(std::stoull(meta.at("rng_offset")));  // as if generated here
-    std::printf("data: loaded %s (%lld samples; difference to a 2x finer solve: %s)\n", cfg.data_path.c_str(),
-                (long long)a_all.size(0), meta["data_check"].c_str());
-  } else {
-    make_data(cfg.n_train + cfg.n_test, cfg.solve_res, cfg.stride, a_all, u_all, psi_first);
+  std::string data_note;  // the data's own error, measured when they are made
+  const ph::StateDict data = cache::load_or_make(cfg.data_path, cfg.data_key(), data_note, [&] {
+    const auto t_data = std::chrono::steady_clock::now();
+    Tensor a, u, psi_first;
+    make_data(cfg.n_train + cfg.n_test, cfg.solve_res, cfg.stride, a, u, psi_first);
     const double data_secs = seconds_since(t_data);
     std::printf("data: %lld solves at %lld x %lld in %.1f s (%.3f s per sample)\n",
                 (long long)(cfg.n_train + cfg.n_test), (long long)cfg.solve_res, (long long)cfg.solve_res, data_secs,
                 data_secs / double(cfg.n_train + cfg.n_test));
-    const std::uint64_t rng_offset = ph::default_generator().offset();
     // the data's own error: the first samples against solves on a twice finer node grid (the same field
     // psi, Fourier-interpolated, thresholded at the finer nodes), compared at the model's nodes
     const auto t_check = std::chrono::steady_clock::now();
     const std::int64_t k = psi_first.size(0), s2 = 2 * cfg.solve_res - 1;
     Tensor u2 = ph::pde::darcy_solve(coefficient(refine(psi_first), s2), 1.0);
-    const double derr = relative_l2(subsample(u2, 2 * cfg.stride), u_all.narrow(0, 0, k));
-    std::printf("data: relative L2 difference of %lld samples to a %lld x %lld solve: %.2e (%.1f s)\n", (long long)k,
-                (long long)s2, (long long)s2, derr, seconds_since(t_check));
-    if (!cfg.data_path.empty()) {
-      char check[32];
-      std::snprintf(check, sizeof check, "%.2e", derr);
-      ph::io::save_safetensors(cfg.data_path, {{"a", a_all}, {"u", u_all}},
-                               {{"data_key", cfg.data_key()}, {"rng_offset", std::to_string(rng_offset)},
-                                {"data_check", check}});
-      std::printf("data: saved to %s\n", cfg.data_path.c_str());
-    }
-  }
+    char note[160];
+    std::snprintf(note, sizeof note, "relative L2 difference of %lld samples to a %lld x %lld solve: %.2e",
+                  (long long)k, (long long)s2, (long long)s2, relative_l2(subsample(u2, 2 * cfg.stride), u.narrow(0, 0, k)));
+    data_note = note;
+    std::printf("data: %s (%.1f s)\n", note, seconds_since(t_check));
+    return ph::StateDict{{"a", a}, {"u", u}};
+  });
+  if (!cfg.data_path.empty()) std::printf("data: %s\n", data_note.c_str());
+  Tensor a_all = data.at("a"), u_all = data.at("u");
   a_all = a_all.to(ph::float32).unsqueeze(1), u_all = u_all.to(ph::float32).unsqueeze(1);
   Tensor a_train = a_all.narrow(0, 0, cfg.n_train), u_train = u_all.narrow(0, 0, cfg.n_train);
   Tensor a_test = a_all.narrow(0, cfg.n_train, cfg.n_test), u_test = u_all.narrow(0, cfg.n_train, cfg.n_test);

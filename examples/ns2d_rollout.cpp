@@ -13,7 +13,10 @@
 // trajectories on a twice finer grid and prints the relative difference at t = T (the data's own error).
 //
 //   usage: ns2d_rollout [--full] [--train N] [--test N] [--T T] [--epochs N] [--max-error E]
-//                       [--max-baseline-ratio R] [--png PATH]
+//                       [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH]
+//
+// --data PATH keeps the generated trajectories in PATH and reuses them when it exists (for the same
+// sizes); --resume PATH saves the training state every 5 epochs and continues from it (train.hpp).
 //
 // The model sees the 10 snapshots w(t-9) .. w(t) as 10 input channels (plus the positional embedding)
 // and predicts w(t+1) (FNO-2D as the paper's fourier_2d_time script: width 20, 12 x 12 modes, 4 layers,
@@ -59,6 +62,7 @@
 #include <string>
 #include <vector>
 
+#include "common/cache.hpp"
 #include "common/heatmap.hpp"
 #include "common/plot.hpp"
 #include "common/train.hpp"
@@ -80,6 +84,12 @@ struct Config {
   double max_error = 0.05;    // mean relative L2 rollout error (demo; --full: 0.05 too)
   double max_baseline_ratio = 0;  // > 0: check err <= ratio * persistence error instead
   std::string png = "ns2d_rollout.png";
+  std::string data_path, resume_path;  // --data, --resume
+  /// What the data depend on (checked when --data loads a file).
+  std::string data_key() const {
+    return std::to_string(n_train + n_test) + "x" + std::to_string(T) + "@" + std::to_string(solve_res) + "/" +
+           std::to_string(stride);
+  }
   std::int64_t res() const { return solve_res / stride; }
 };
 
@@ -169,7 +179,7 @@ std::vector<double> values(const Tensor& t) { return ph::to_vector<double>(t.con
 int usage(const char* prog) {
   std::fprintf(stderr,
                "usage: %s [--full] [--train N] [--test N] [--T T > 10] [--epochs N] [--max-error E]\n"
-               "          [--max-baseline-ratio R] [--png PATH]\n",
+               "          [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH]\n",
                prog);
   return 2;
 }
@@ -197,6 +207,10 @@ int main(int argc, char** argv) {
       cfg.max_baseline_ratio = std::atof(argv[++i]);
     } else if (!std::strcmp(argv[i], "--png") && has_arg) {
       cfg.png = argv[++i];
+    } else if (!std::strcmp(argv[i], "--data") && has_arg) {
+      cfg.data_path = argv[++i];
+    } else if (!std::strcmp(argv[i], "--resume") && has_arg) {
+      cfg.resume_path = argv[++i];
     } else {
       return usage(argv[0]);
     }
@@ -212,28 +226,34 @@ int main(int argc, char** argv) {
               (long long)horizon, (long long)s, (long long)s, (long long)cfg.solve_res, (long long)cfg.solve_res);
 
   // ---- data: (n, T, s, s) -------------------------------------------------------------------------------------
-  const auto t_data = std::chrono::steady_clock::now();
-  ph::pde::Grid fine({cfg.solve_res, cfg.solve_res});
-  Tensor w0 = ph::pde::gaussian_random_field(fine, cfg.n_train + cfg.n_test, std::sqrt(2.0) * std::pow(7.0, 1.5), 7.0,
-                                             2.5, ph::float64);
-  double max_cfl = 0;
-  std::int64_t steps = 0;
-  Tensor w_all = solve_ns(w0, cfg.T, cfg.stride, true, max_cfl, steps);
-  std::printf("data: %lld trajectories to t = %lld in %.1f s (%lld ETDRK4 steps, largest advective CFL number %.2f, "
-              "|w| up to %.2f)\n",
-              (long long)(cfg.n_train + cfg.n_test), (long long)cfg.T, seconds_since(t_data), (long long)steps, max_cfl,
-              w_all.abs().max().item<double>());
-  {
+  std::string data_note;  // the data's own error, measured when they are made
+  const ph::StateDict data = cache::load_or_make(cfg.data_path, cfg.data_key(), data_note, [&] {
+    const auto t_data = std::chrono::steady_clock::now();
+    ph::pde::Grid fine({cfg.solve_res, cfg.solve_res});
+    Tensor w0 = ph::pde::gaussian_random_field(fine, cfg.n_train + cfg.n_test, std::sqrt(2.0) * std::pow(7.0, 1.5),
+                                               7.0, 2.5, ph::float64);
+    double max_cfl = 0;
+    std::int64_t steps = 0;
+    Tensor w = solve_ns(w0, cfg.T, cfg.stride, true, max_cfl, steps);
+    std::printf("data: %lld trajectories to t = %lld in %.1f s (%lld ETDRK4 steps, largest advective CFL number %.2f, "
+                "|w| up to %.2f)\n",
+                (long long)(cfg.n_train + cfg.n_test), (long long)cfg.T, seconds_since(t_data), (long long)steps,
+                max_cfl, w.abs().max().item<double>());
     // the data's own error: two trajectories against a solve on a twice finer grid
     const auto t_check = std::chrono::steady_clock::now();
     double cfl2 = 0;
     std::int64_t steps2 = 0;
     Tensor w2 = solve_ns(refine(w0.narrow(0, 0, 2), 2), cfg.T, 2 * cfg.stride, false, cfl2, steps2);
-    std::printf("data: relative L2 difference at t = %lld to a %lld x %lld solve: %.1e (%.1f s)\n", (long long)cfg.T,
-                (long long)(2 * cfg.solve_res), (long long)(2 * cfg.solve_res),
-                relative_l2(w_all.narrow(0, 0, 2).select(1, cfg.T - 1), w2.select(1, cfg.T - 1)),
-                seconds_since(t_check));
-  }
+    char note[160];
+    std::snprintf(note, sizeof note, "relative L2 difference at t = %lld to a %lld x %lld solve: %.1e",
+                  (long long)cfg.T, (long long)(2 * cfg.solve_res), (long long)(2 * cfg.solve_res),
+                  relative_l2(w.narrow(0, 0, 2).select(1, cfg.T - 1), w2.select(1, cfg.T - 1)));
+    data_note = note;
+    std::printf("data: %s (%.1f s)\n", note, seconds_since(t_check));
+    return ph::StateDict{{"w", w}};
+  });
+  if (!cfg.data_path.empty()) std::printf("data: %s\n", data_note.c_str());
+  Tensor w_all = data.at("w");
   Tensor w_train = w_all.narrow(0, 0, cfg.n_train), w_test = w_all.narrow(0, cfg.n_train, cfg.n_test);
   // every window of the training trajectories: 10 snapshots -> the next one (views, made per batch)
   WindowDataset windows(w_train);
@@ -291,6 +311,7 @@ int main(int argc, char** argv) {
   topt.print_every = 5;
   topt.train_label = "train one-step";
   topt.test_label = "test rollout";
+  topt.resume_path = cfg.resume_path;
   const train::History hist = train::fit(
       model, loader, adam, *sched, topt,
       [&](const auto& b) { return ph::nn::functional::relative_lp_loss(step(b[0]), b[1]); },
