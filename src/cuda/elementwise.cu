@@ -1,0 +1,419 @@
+// src/cuda/elementwise.cu - elementwise kernels for CUDA tensors (Note [cuda elementwise] in
+// elementwise.hpp): per-op device arithmetic, dtype conversion on load and store, a flat kernel for
+// same-dtype contiguous operands and a general strided one, and the op-name registry.
+#include <cuda_runtime_api.h>
+
+#include <cuda/std/complex>
+
+#include <cstdint>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "cuda/elementwise.hpp"
+#include "phasor/error.hpp"
+
+namespace phasor::cuda {
+namespace {
+
+using c64 = ::cuda::std::complex<float>;
+using c128 = ::cuda::std::complex<double>;
+
+template <class T> struct is_cplx : std::false_type {};
+template <class T> struct is_cplx<::cuda::std::complex<T>> : std::true_type {};
+template <class T> inline constexpr bool is_cplx_v = is_cplx<T>::value;
+template <class T> struct real_of { using type = T; };
+template <class T> struct real_of<::cuda::std::complex<T>> { using type = T; };
+template <class T> using real_t = typename real_of<T>::type;
+template <class T> inline constexpr bool is_float_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+// ---- conversions (the CPU engine's convert<To>: complex -> real keeps the real part) -------------------
+template <class To, class From>
+__device__ __forceinline__ To convert(const From& v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (is_cplx_v<To>) {
+    using R = real_t<To>;
+    if constexpr (is_cplx_v<From>) return To(static_cast<R>(v.real()), static_cast<R>(v.imag()));
+    else return To(static_cast<R>(v), R(0));
+  } else if constexpr (is_cplx_v<From>) {
+    if constexpr (std::is_same_v<To, bool>) return v.real() != 0 || v.imag() != 0;
+    else return static_cast<To>(v.real());
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+/// The element at p (of dtype t) converted to C.
+template <class C>
+__device__ __forceinline__ C load(const char* p, Dtype t) {
+  switch (t) {
+    case Dtype::Bool: return convert<C>(*reinterpret_cast<const bool*>(p));
+    case Dtype::Int64: return convert<C>(*reinterpret_cast<const std::int64_t*>(p));
+    case Dtype::Float32: return convert<C>(*reinterpret_cast<const float*>(p));
+    case Dtype::Float64: return convert<C>(*reinterpret_cast<const double*>(p));
+    case Dtype::Complex64: return convert<C>(*reinterpret_cast<const c64*>(p));
+    case Dtype::Complex128: break;
+  }
+  return convert<C>(*reinterpret_cast<const c128*>(p));
+}
+
+/// Stores v (of type V) at p as dtype t.
+template <class V>
+__device__ __forceinline__ void store(char* p, Dtype t, const V& v) {
+  switch (t) {
+    case Dtype::Bool: *reinterpret_cast<bool*>(p) = convert<bool>(v); return;
+    case Dtype::Int64: *reinterpret_cast<std::int64_t*>(p) = convert<std::int64_t>(v); return;
+    case Dtype::Float32: *reinterpret_cast<float*>(p) = convert<float>(v); return;
+    case Dtype::Float64: *reinterpret_cast<double*>(p) = convert<double>(v); return;
+    case Dtype::Complex64: *reinterpret_cast<c64*>(p) = convert<c64>(v); return;
+    case Dtype::Complex128: *reinterpret_cast<c128*>(p) = convert<c128>(v); return;
+  }
+}
+
+// ---- kernels ----------------------------------------------------------------------------------------------
+constexpr int kThreads = 256;
+
+/// Blocks for n elements (grid-stride loops cover the rest).
+unsigned blocks_for(std::int64_t n) {
+  const std::int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(b < 65536 ? (b > 0 ? b : 1) : 65536);
+}
+
+/// Same-dtype contiguous operands: out[i] = f(in_0[i], ...), T everywhere.
+template <int N, class T, class Out, class F>
+__global__ void flat_kernel(Out* out, const T* a, const T* b, const T* c, std::int64_t n, F f) {
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+    if constexpr (N == 1) out[i] = f(a[i]);
+    else if constexpr (N == 2) out[i] = f(a[i], b[i]);
+    else out[i] = f(a[i], b[i], c[i]);
+  }
+}
+
+/// Any layout and dtypes: offsets from the linear index, inputs converted to C, the result stored as
+/// the output's dtype.
+template <int N, class C, class F>
+__global__ void strided_kernel(Operands o, F f) {
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < o.numel; i += step) {
+    std::int64_t off[N + 1] = {};
+    std::int64_t r = i;
+    for (int d = o.ndim - 1; d >= 0; --d) {
+      const std::int64_t sz = o.sizes[d], q = r / sz, id = r - q * sz;
+      r = q;
+#pragma unroll
+      for (int k = 0; k <= N; ++k) off[k] += id * o.strides[k][d];
+    }
+    const C a = load<C>(o.data[1] + off[1], o.dtype[1]);
+    if constexpr (N == 1) {
+      store(o.data[0] + off[0], o.dtype[0], f(a));
+    } else if constexpr (N == 2) {
+      store(o.data[0] + off[0], o.dtype[0], f(a, load<C>(o.data[2] + off[2], o.dtype[2])));
+    } else {
+      store(o.data[0] + off[0], o.dtype[0],
+            f(a, load<C>(o.data[2] + off[2], o.dtype[2]), load<C>(o.data[3] + off[3], o.dtype[3])));
+    }
+  }
+}
+
+/// True when every operand is contiguous (one coalesced dim of unit element stride) with dtype t.
+bool flat(const Operands& o, Dtype t) {
+  if (o.ndim > 1) return false;
+  for (int k = 0; k < o.count; ++k) {
+    if (o.dtype[k] != t) return false;
+    if (o.ndim == 1 && o.strides[k][0] != static_cast<std::int64_t>(itemsize(t))) return false;
+  }
+  return true;
+}
+
+void check_launch(const char* what) {
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    throw Error("cuda", std::string("launch of the ") + what + " kernel failed: " + cudaGetErrorName(e) + ": " +
+                            cudaGetErrorString(e));
+}
+
+/// Runs f over the operands (N inputs) computing in C; the output's element type Out is what f returns
+/// for the flat kernel (only taken when the output has that dtype).
+template <int N, class C, class F>
+void launch(const Operands& o, F f, const char* what, void* stream_v) {
+  if (o.numel == 0) return;
+  auto stream = static_cast<cudaStream_t>(stream_v);
+  using Out = typename F::template Out<C>;
+  constexpr Dtype kC = std::is_same_v<C, bool> ? Dtype::Bool
+                       : std::is_same_v<C, std::int64_t> ? Dtype::Int64
+                       : std::is_same_v<C, float> ? Dtype::Float32
+                       : std::is_same_v<C, double> ? Dtype::Float64
+                       : std::is_same_v<C, c64> ? Dtype::Complex64 : Dtype::Complex128;
+  constexpr Dtype kOut = std::is_same_v<Out, bool> ? Dtype::Bool
+                         : std::is_same_v<Out, std::int64_t> ? Dtype::Int64
+                         : std::is_same_v<Out, float> ? Dtype::Float32
+                         : std::is_same_v<Out, double> ? Dtype::Float64
+                         : std::is_same_v<Out, c64> ? Dtype::Complex64 : Dtype::Complex128;
+  bool same = o.dtype[0] == kOut;
+  Operands in = o;
+  in.dtype[0] = kC;  // the flat test checks the inputs against C and the output separately
+  if (same && flat(in, kC) && (o.ndim == 0 || o.strides[0][0] == static_cast<std::int64_t>(sizeof(Out)))) {
+    const C* a = reinterpret_cast<const C*>(o.data[1]);
+    const C* b = N >= 2 ? reinterpret_cast<const C*>(o.data[2]) : nullptr;
+    const C* c = N >= 3 ? reinterpret_cast<const C*>(o.data[3]) : nullptr;
+    flat_kernel<N, C, Out><<<blocks_for(o.numel), kThreads, 0, stream>>>(reinterpret_cast<Out*>(o.data[0]), a, b, c,
+                                                                        o.numel, f);
+  } else {
+    strided_kernel<N, C><<<blocks_for(o.numel), kThreads, 0, stream>>>(o, f);
+  }
+  check_launch(what);
+}
+
+// ---- device arithmetic --------------------------------------------------------------------------------
+template <class T> __device__ __forceinline__ T d_exp(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::exp(v); else return ::exp(v); }
+template <class T> __device__ __forceinline__ T d_log(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::log(v); else return ::log(v); }
+template <class T> __device__ __forceinline__ T d_sqrt(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::sqrt(v); else return ::sqrt(v); }
+template <class T> __device__ __forceinline__ T d_sin(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::sin(v); else return ::sin(v); }
+template <class T> __device__ __forceinline__ T d_cos(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::cos(v); else return ::cos(v); }
+template <class T> __device__ __forceinline__ T d_tan(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::tan(v); else return ::tan(v); }
+template <class T> __device__ __forceinline__ T d_sinh(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::sinh(v); else return ::sinh(v); }
+template <class T> __device__ __forceinline__ T d_cosh(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::cosh(v); else return ::cosh(v); }
+template <class T> __device__ __forceinline__ T d_tanh(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::tanh(v); else return ::tanh(v); }
+template <class T> __device__ __forceinline__ T d_asin(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::asin(v); else return ::asin(v); }
+template <class T> __device__ __forceinline__ T d_acos(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::acos(v); else return ::acos(v); }
+template <class T> __device__ __forceinline__ T d_atan(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::atan(v); else return ::atan(v); }
+template <class T> __device__ __forceinline__ T d_pow(T a, T b) { if constexpr (is_cplx_v<T>) return ::cuda::std::pow(a, b); else return ::pow(a, b); }
+template <class T> __device__ __forceinline__ bool d_isnan(T v) {
+  if constexpr (is_cplx_v<T>) return ::isnan(v.real()) || ::isnan(v.imag());
+  else if constexpr (is_float_v<T>) return ::isnan(v);
+  else return false;
+}
+
+// Ops by the CPU op's name: a functor type per name, instantiated for the compute dtypes it supports.
+// OUT: the result type for compute type T (T itself, bool for predicates, real for |z| and arg z).
+#define PHASOR_UNARY(NAME, OUT, ...)                      \
+  struct NAME {                                            \
+    double p0 = 0, p1 = 0;                                 \
+    template <class T>                                     \
+    using Out = OUT;                                       \
+    template <class T>                                     \
+    __device__ __forceinline__ Out<T> operator()(T v) const { \
+      __VA_ARGS__                                          \
+    }                                                      \
+  };
+
+PHASOR_UNARY(Copy, T, return v;)
+PHASOR_UNARY(Neg, T, if constexpr (std::is_same_v<T, bool>) return v; else return -v;)
+PHASOR_UNARY(Abs, real_t<T>, if constexpr (is_cplx_v<T>) return ::cuda::std::abs(v); else if constexpr (std::is_same_v<T, bool>) return v; else return v < T(0) ? -v : v;)
+PHASOR_UNARY(Sign, T, if constexpr (is_cplx_v<T>) { const auto a = ::cuda::std::abs(v); return a == 0 ? T(0) : v / a; } else if constexpr (std::is_same_v<T, bool>) return v; else return T((v > T(0)) - (v < T(0)));)
+PHASOR_UNARY(Exp, T, return d_exp(v);)
+PHASOR_UNARY(Expm1, T, if constexpr (is_cplx_v<T>) return d_exp(v) - T(1); else return ::expm1(v);)
+PHASOR_UNARY(Log, T, return d_log(v);)
+PHASOR_UNARY(Log1p, T, if constexpr (is_cplx_v<T>) return d_log(T(1) + v); else return ::log1p(v);)
+PHASOR_UNARY(Sqrt, T, return d_sqrt(v);)
+PHASOR_UNARY(Rsqrt, T, if constexpr (is_cplx_v<T>) return T(1) / d_sqrt(v); else return ::rsqrt(v);)
+PHASOR_UNARY(Square, T, return v * v;)
+PHASOR_UNARY(Sin, T, return d_sin(v);)
+PHASOR_UNARY(Cos, T, return d_cos(v);)
+PHASOR_UNARY(Tan, T, return d_tan(v);)
+PHASOR_UNARY(Sinh, T, return d_sinh(v);)
+PHASOR_UNARY(Cosh, T, return d_cosh(v);)
+PHASOR_UNARY(Tanh, T, return d_tanh(v);)
+PHASOR_UNARY(Asin, T, return d_asin(v);)
+PHASOR_UNARY(Acos, T, return d_acos(v);)
+PHASOR_UNARY(Atan, T, return d_atan(v);)
+PHASOR_UNARY(Erf, T, return ::erf(v);)
+PHASOR_UNARY(Sigmoid, T, return T(1) / (T(1) + d_exp(-v));)
+PHASOR_UNARY(Relu, T, return v > T(0) ? v : T(0);)
+PHASOR_UNARY(Silu, T, return v / (T(1) + d_exp(-v));)
+PHASOR_UNARY(Gelu, T, if (p0 != 0) { const T k = T(0.7978845608028654), c = T(0.044715); return T(0.5) * v * (T(1) + ::tanh(k * (v + c * v * v * v))); } else { return T(0.5) * v * (T(1) + ::erf(v * T(0.7071067811865476))); })
+PHASOR_UNARY(Softplus, T, const T b = T(p0); const T bx = b * v; return bx > T(p1) ? v : ::log1p(::exp(bx)) / b;)
+PHASOR_UNARY(Floor, T, if constexpr (is_float_v<T>) return ::floor(v); else return v;)
+PHASOR_UNARY(Ceil, T, if constexpr (is_float_v<T>) return ::ceil(v); else return v;)
+PHASOR_UNARY(Round, T, if constexpr (is_float_v<T>) return ::rint(v); else return v;)
+PHASOR_UNARY(Conj, T, if constexpr (is_cplx_v<T>) return ::cuda::std::conj(v); else return v;)
+PHASOR_UNARY(Angle, real_t<T>, if constexpr (is_cplx_v<T>) return ::cuda::std::arg(v); else return d_isnan(v) ? v : (v < T(0) ? T(3.14159265358979323846) : T(0));)
+PHASOR_UNARY(Isfinite, bool, if constexpr (is_cplx_v<T>) return ::isfinite(v.real()) && ::isfinite(v.imag()); else if constexpr (is_float_v<T>) return bool(::isfinite(v)); else return true;)
+PHASOR_UNARY(Isnan, bool, return d_isnan(v);)
+PHASOR_UNARY(LogicalNot, bool, return !convert<bool>(v);)
+#undef PHASOR_UNARY
+
+struct Add {
+  double alpha = 1;
+  template <class T>
+  using Out = T;
+  template <class T>
+  __device__ __forceinline__ T operator()(T a, T b) const {
+    if constexpr (std::is_same_v<T, bool>) return a || b;
+    else return alpha == 1 ? a + b : a + convert<T>(alpha) * b;
+  }
+};
+struct Sub {
+  double alpha = 1;
+  template <class T>
+  using Out = T;
+  template <class T>
+  __device__ __forceinline__ T operator()(T a, T b) const { return alpha == 1 ? a - b : a - convert<T>(alpha) * b; }
+};
+#define PHASOR_BINARY(NAME, OUT, ...)                               \
+  struct NAME {                                                      \
+    double alpha = 1;                                                \
+    template <class T>                                               \
+    using Out = OUT;                                                 \
+    template <class T>                                               \
+    __device__ __forceinline__ Out<T> operator()(T a, T b) const {  \
+      __VA_ARGS__                                                    \
+    }                                                                \
+  };
+// Complex products as the CPU engine's (textbook formula, Note in src/core/binary.cpp).
+PHASOR_BINARY(Mul, T, if constexpr (is_cplx_v<T>) return T(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()); else if constexpr (std::is_same_v<T, bool>) return a && b; else return a * b;)
+PHASOR_BINARY(Div, T, return a / b;)
+PHASOR_BINARY(Pow, T, return d_pow(a, b);)
+PHASOR_BINARY(Maximum, T, if (d_isnan(a)) return a; if (d_isnan(b)) return b; return a > b ? a : b;)
+PHASOR_BINARY(Minimum, T, if (d_isnan(a)) return a; if (d_isnan(b)) return b; return a < b ? a : b;)
+PHASOR_BINARY(Atan2, T, return ::atan2(a, b);)
+PHASOR_BINARY(Eq, bool, return a == b;)
+PHASOR_BINARY(Ne, bool, return a != b;)
+PHASOR_BINARY(Lt, bool, return a < b;)
+PHASOR_BINARY(Le, bool, return a <= b;)
+PHASOR_BINARY(Gt, bool, return a > b;)
+PHASOR_BINARY(Ge, bool, return a >= b;)
+PHASOR_BINARY(And, bool, return convert<bool>(a) && convert<bool>(b);)
+PHASOR_BINARY(Or, bool, return convert<bool>(a) || convert<bool>(b);)
+PHASOR_BINARY(Xor, bool, return convert<bool>(a) != convert<bool>(b);)
+#undef PHASOR_BINARY
+
+struct Select {
+  template <class T>
+  using Out = T;
+  template <class T>
+  __device__ __forceinline__ T operator()(T c, T a, T b) const { return convert<bool>(c) ? a : b; }
+};
+
+// Which compute dtypes an op is instantiated for.
+enum Types : unsigned { kBool = 1, kInt = 2, kReal = 4, kCplx = 8, kAll = 15, kNum = 14, kFloat = 12 };
+
+/// Calls f(C{}) for the C++ type of dtype t when `Allowed` includes it (only those are instantiated);
+/// false otherwise.
+template <unsigned Allowed, class F>
+bool with_type(Dtype t, F&& f) {
+  switch (t) {
+    case Dtype::Bool:
+      if constexpr ((Allowed & kBool) != 0) return f(bool{}), true;
+      return false;
+    case Dtype::Int64:
+      if constexpr ((Allowed & kInt) != 0) return f(std::int64_t{}), true;
+      return false;
+    case Dtype::Float32:
+      if constexpr ((Allowed & kReal) != 0) return f(float{}), true;
+      return false;
+    case Dtype::Float64:
+      if constexpr ((Allowed & kReal) != 0) return f(double{}), true;
+      return false;
+    case Dtype::Complex64:
+      if constexpr ((Allowed & kCplx) != 0) return f(c64{}), true;
+      return false;
+    case Dtype::Complex128:
+      if constexpr ((Allowed & kCplx) != 0) return f(c128{}), true;
+      return false;
+  }
+  return false;
+}
+
+template <unsigned Allowed, class Op>
+bool run_unary(Dtype compute, const Operands& o, Op op, const char* name, void* stream) {
+  return with_type<Allowed>(compute, [&](auto tag) { launch<1, decltype(tag)>(o, op, name, stream); });
+}
+template <unsigned Allowed, class Op>
+bool run_binary(Dtype compute, const Operands& o, Op op, const char* name, void* stream) {
+  return with_type<Allowed>(compute, [&](auto tag) { launch<2, decltype(tag)>(o, op, name, stream); });
+}
+
+}  // namespace
+
+bool unary(const char* op, Dtype compute, const Operands& o, const double* params, void* stream) {
+  const double p0 = params ? params[0] : 0, p1 = params ? params[1] : 0;
+  struct Entry {
+    const char* name;
+    bool (*run)(Dtype, const Operands&, double, double, void*);
+  };
+#define E(NAME, TYPE, TYPES)                                                                 \
+  Entry{NAME, [](Dtype c, const Operands& o, double a, double b, void* s) {                   \
+          return run_unary<TYPES>(c, o, TYPE{a, b}, NAME, s);                                 \
+        }}
+  static const Entry table[] = {
+      E("copy", Copy, kAll),       E("neg", Neg, kNum),         E("abs", Abs, kAll),
+      E("sign", Sign, kAll),       E("exp", Exp, kFloat),       E("expm1", Expm1, kFloat),
+      E("log", Log, kFloat),       E("log1p", Log1p, kFloat),   E("sqrt", Sqrt, kFloat),
+      E("rsqrt", Rsqrt, kFloat),   E("square", Square, kNum),   E("sin", Sin, kFloat),
+      E("cos", Cos, kFloat),       E("tan", Tan, kFloat),       E("sinh", Sinh, kFloat),
+      E("cosh", Cosh, kFloat),     E("tanh", Tanh, kFloat),     E("asin", Asin, kFloat),
+      E("acos", Acos, kFloat),     E("atan", Atan, kFloat),     E("erf", Erf, kReal),
+      E("sigmoid", Sigmoid, kFloat), E("relu", Relu, kInt | kReal), E("silu", Silu, kFloat),
+      E("gelu", Gelu, kReal),      E("softplus", Softplus, kReal), E("floor", Floor, kInt | kReal),
+      E("ceil", Ceil, kInt | kReal), E("round", Round, kInt | kReal), E("conj", Conj, kAll),
+      E("angle", Angle, kFloat),   E("isfinite", Isfinite, kAll), E("isnan", Isnan, kAll),
+      E("logical_not", LogicalNot, kAll),
+  };
+#undef E
+  for (const auto& e : table)
+    if (std::strcmp(e.name, op) == 0) return e.run(compute, o, p0, p1, stream);
+  return false;
+}
+
+bool binary(const char* op, Dtype compute, const Operands& o, double alpha, void* stream) {
+  struct Entry {
+    const char* name;
+    bool (*run)(Dtype, const Operands&, double, void*);
+  };
+#define E(NAME, TYPE, TYPES) \
+  Entry{NAME, [](Dtype c, const Operands& o, double a, void* s) { return run_binary<TYPES>(c, o, TYPE{a}, NAME, s); }}
+  static const Entry table[] = {
+      E("add", Add, kAll),         E("sub", Sub, kNum),         E("mul", Mul, kAll),
+      E("div", Div, kFloat),       E("pow", Pow, kFloat),       E("maximum", Maximum, kBool | kInt | kReal),
+      E("minimum", Minimum, kBool | kInt | kReal), E("atan2", Atan2, kReal), E("eq", Eq, kAll),
+      E("ne", Ne, kAll),           E("lt", Lt, kBool | kInt | kReal), E("le", Le, kBool | kInt | kReal),
+      E("gt", Gt, kBool | kInt | kReal), E("ge", Ge, kBool | kInt | kReal), E("logical_and", And, kAll),
+      E("logical_or", Or, kAll),   E("logical_xor", Xor, kAll),
+  };
+#undef E
+  for (const auto& e : table)
+    if (std::strcmp(e.name, op) == 0) return e.run(compute, o, alpha, stream);
+  return false;
+}
+
+bool where(Dtype compute, const Operands& o, void* stream) {
+  // operands: out, cond, a, b; Select converts cond to the compute type and back to bool
+  return with_type<kAll>(compute, [&](auto tag) { launch<3, decltype(tag)>(o, Select{}, "where", stream); });
+}
+
+namespace {
+template <class T>
+__global__ void fill_kernel(Operands o, T v) {
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < o.numel; i += step) {
+    std::int64_t off = 0, r = i;
+    for (int d = o.ndim - 1; d >= 0; --d) {
+      const std::int64_t q = r / o.sizes[d];
+      off += (r - q * o.sizes[d]) * o.strides[0][d];
+      r = q;
+    }
+    *reinterpret_cast<T*>(o.data[0] + off) = v;
+  }
+}
+}  // namespace
+
+void fill(const Operands& o, double re, double im, void* stream_v) {
+  if (o.numel == 0) return;
+  auto stream = static_cast<cudaStream_t>(stream_v);
+  with_type<kAll>(o.dtype[0], [&](auto tag) {
+    using T = decltype(tag);
+    T v;
+    if constexpr (is_cplx_v<T>) v = T(static_cast<real_t<T>>(re), static_cast<real_t<T>>(im));
+    else if constexpr (std::is_same_v<T, bool>) v = re != 0 || im != 0;
+    else v = static_cast<T>(re);
+    fill_kernel<T><<<blocks_for(o.numel), kThreads, 0, stream>>>(o, v);
+  });
+  check_launch("fill");
+}
+
+}  // namespace phasor::cuda

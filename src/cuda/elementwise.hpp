@@ -1,0 +1,47 @@
+// src/cuda/elementwise.hpp - the CUDA side of the one elementwise engine (Note [cuda elementwise]).
+// Plain C++: included by host code that prepares the operands; the kernels live in elementwise.cu.
+#pragma once
+#include <cstdint>
+
+#include "phasor/dtype.hpp"
+
+namespace phasor::cuda {
+
+// Note [cuda elementwise]
+// The CPU launchers (unary_kernel, binary ops, copies, fills) keep deciding every semantic question -
+// output dtype, type promotion, broadcasting, error messages - and describe the work as Operands: the
+// output and inputs as byte pointers with coalesced sizes and byte strides (0 = broadcast), exactly
+// the layout the CPU engine's StridedLoop iterates. The GPU only supplies the arithmetic, looked up by
+// the CPU op's own name ("exp", "add", ...), computed in one compute dtype: each input element is
+// loaded and converted to it, the result converted to the output dtype on store. Same-dtype
+// contiguous operands take a flat kernel; anything else (strides, broadcasts, mixed dtypes) the
+// general one, which derives each operand's offset from the linear index.
+
+/// Most operands of one kernel (output first).
+inline constexpr int kMaxOperands = 4;
+/// Most dims after coalescing.
+inline constexpr int kMaxDims = 12;
+
+/// Operands of one elementwise kernel: output first, then the inputs.
+struct Operands {
+  int count = 0;                                      ///< operands, output included
+  int ndim = 0;                                       ///< coalesced dims, innermost last
+  std::int64_t numel = 0;                             ///< elements of the output
+  char* data[kMaxOperands] = {};                      ///< first element of each operand (device memory)
+  Dtype dtype[kMaxOperands] = {};                     ///< element type of each operand
+  std::int64_t sizes[kMaxDims] = {};                  ///< the common (broadcast) shape
+  std::int64_t strides[kMaxOperands][kMaxDims] = {};  ///< byte strides per operand and dim (0: broadcast)
+};
+
+/// out = op(in) elementwise on `stream` (a cudaStream_t), computed in `compute` dtype; `params` are the
+/// op's parameters (gelu: [tanh form 0/1]; softplus: [beta, threshold]; "copy" converts dtypes).
+/// Returns false when there is no CUDA kernel for this op and compute dtype (the caller raises the error).
+bool unary(const char* op, Dtype compute, const Operands& ops, const double* params, void* stream);
+/// out = op(a, b) elementwise; `alpha` scales b for "add"/"sub".
+bool binary(const char* op, Dtype compute, const Operands& ops, double alpha, void* stream);
+/// out = cond ? a : b (operands out, cond (bool), a, b), computed in `compute` dtype.
+bool where(Dtype compute, const Operands& ops, void* stream);
+/// Sets every element of ops.data[0] (ops.count == 1) to re + i im converted to its dtype.
+void fill(const Operands& ops, double re, double im, void* stream);
+
+}  // namespace phasor::cuda

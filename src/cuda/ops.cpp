@@ -1,0 +1,96 @@
+// src/cuda/ops.cpp - builds the operands of CUDA elementwise kernels from tensors with the CPU
+// engine's own loop builder (broadcasting, dim coalescing) and launches them on the current stream.
+#include "cuda/ops.hpp"
+
+#include <string>
+
+#include "core/elementwise.hpp"
+
+#if PHASOR_WITH_CUDA
+#include "cuda/elementwise.hpp"
+#include "cuda/runtime.hpp"
+#endif
+
+namespace phasor::cuda::detail {
+
+#if PHASOR_WITH_CUDA
+namespace {
+
+/// The operands (output first) broadcast to out's shape, as the CPU engine coalesces them.
+Operands operands(std::initializer_list<const Tensor*> ts, const char* op) {
+  const Tensor& out = **ts.begin();
+  for (const Tensor* t : ts)
+    if (t->device() != out.device())
+      throw Error(op, "expected all tensors on " + out.device().str() + ", got one on " + t->device().str());
+  const ::phasor::detail::StridedLoop loop = ::phasor::detail::make_loop(ts, out.shape());
+  if (loop.nd > kMaxDims)
+    throw Error(op, "a CUDA elementwise kernel takes at most " + std::to_string(kMaxDims) + " dims after merging, got " +
+                        std::to_string(loop.nd));
+  Operands o;
+  o.count = static_cast<int>(ts.size());
+  o.ndim = loop.nd;
+  o.numel = loop.numel;
+  int k = 0;
+  for (const Tensor* t : ts) {
+    o.data[k] = loop.base[static_cast<std::size_t>(k)];
+    o.dtype[k] = t->dtype();
+    for (int d = 0; d < loop.nd; ++d)
+      o.strides[k][d] = loop.strides[static_cast<std::size_t>(d)][static_cast<std::size_t>(k)];
+    ++k;
+  }
+  for (int d = 0; d < loop.nd; ++d) o.sizes[d] = loop.shape[static_cast<std::size_t>(d)];
+  return o;
+}
+
+/// The current stream of out's device, with that device current.
+struct Launch {
+  DeviceGuard guard;
+  void* stream;
+  explicit Launch(const Tensor& out)
+      : guard(out.device().index), stream(current_stream_handle(out.device().index)) {}
+};
+
+[[noreturn]] void no_kernel(const char* op, Dtype compute) {
+  throw Error(op, std::string("no CUDA kernel for ") + dtype_name(compute) + " input");
+}
+
+}  // namespace
+
+void unary(const char* op, const Tensor& out, const Tensor& in, Dtype compute, const double* params) {
+  const Operands o = operands({&out, &in}, op);
+  Launch l(out);
+  if (!cuda::unary(op, compute, o, params, l.stream)) no_kernel(op, compute);
+}
+
+void binary(const char* op, const Tensor& out, const Tensor& a, const Tensor& b, Dtype compute, double alpha) {
+  const Operands o = operands({&out, &a, &b}, op);
+  Launch l(out);
+  if (!cuda::binary(op, compute, o, alpha, l.stream)) no_kernel(op, compute);
+}
+
+void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
+  const Operands o = operands({&out, &cond, &a, &b}, "where");
+  Launch l(out);
+  if (!cuda::where(out.dtype(), o, l.stream)) no_kernel("where", out.dtype());
+}
+
+void fill(const Tensor& out, const Scalar& v) {
+  const Operands o = operands({&out}, "fill_");
+  Launch l(out);
+  const auto c = v.to_complex();
+  cuda::fill(o, c.real(), c.imag(), l.stream);
+}
+
+#else  // CPU-only build
+
+namespace {
+[[noreturn]] void cpu_only(const char* op) { throw Error(op, "no CUDA kernels in this build (CPU-only build)"); }
+}  // namespace
+void unary(const char* op, const Tensor&, const Tensor&, Dtype, const double*) { cpu_only(op); }
+void binary(const char* op, const Tensor&, const Tensor&, const Tensor&, Dtype, double) { cpu_only(op); }
+void where(const Tensor&, const Tensor&, const Tensor&, const Tensor&) { cpu_only("where"); }
+void fill(const Tensor&, const Scalar&) { cpu_only("fill_"); }
+
+#endif
+
+}  // namespace phasor::cuda::detail

@@ -1,0 +1,19 @@
+// src/cuda/ops.hpp - elementwise work on CUDA tensors for the core's kernel launchers (Note [cuda
+// elementwise] in src/cuda/elementwise.hpp). CUDA-free: every build has these; a CPU-only build's throw.
+#pragma once
+#include "phasor/scalar.hpp"
+#include "phasor/tensor.hpp"
+
+namespace phasor::cuda::detail {
+
+/// out = op(in) elementwise on the GPU (in broadcast to out's shape), computed in `compute`; `params`
+/// as cuda::unary's. Throws "[op] no CUDA kernel for <dtype> input" when there is none.
+void unary(const char* op, const Tensor& out, const Tensor& in, Dtype compute, const double* params = nullptr);
+/// out = op(a, b) elementwise on the GPU (a, b broadcast to out's shape); alpha scales b in add/sub.
+void binary(const char* op, const Tensor& out, const Tensor& a, const Tensor& b, Dtype compute, double alpha = 1);
+/// out = cond ? a : b on the GPU.
+void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
+/// Sets every element of out (a CUDA tensor) to v.
+void fill(const Tensor& out, const Scalar& v);
+
+}  // namespace phasor::cuda::detail
