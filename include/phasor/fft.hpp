@@ -88,13 +88,15 @@ Tensor ifftshift(const Tensor& x, const Sizes& dims = std::nullopt);
 // ---- plans, planner effort and wisdom ------------------------------------------------------------
 /// FFTW planner rigor: estimate (default, no measuring) or measure/patient/exhaustive (slower planning, faster plans).
 enum class Effort { estimate, measure, patient, exhaustive };
-/// Number of plans held by the plan cache.
+/// Number of plans held by the plan cache (FFTW's, for CPU tensors).
 std::size_t plan_cache_size();
-/// Most plans the cache holds before evicting the least recently used (default 256).
+/// Number of cuFFT plans cached for `device` (a CUDA device; the CPU's count for Device::cpu()).
+std::size_t plan_cache_size(Device device);
+/// Most plans the cache holds before evicting the least recently used (default 256; per device).
 std::size_t plan_cache_capacity();
-/// Sets the cache capacity (0 disables caching); evicts down to it at once.
+/// Sets the cache capacity of every device's cache (0 disables caching); evicts down to it at once.
 void set_plan_cache_capacity(std::size_t capacity);
-/// Drops every cached plan.
+/// Drops every cached plan, on every device.
 void clear_plan_cache();
 /// Sets the planner effort for plans made from now on (cached plans keep theirs).
 void set_planner_effort(Effort effort);

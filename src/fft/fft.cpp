@@ -38,7 +38,6 @@ std::string list_str(const Dims& v) { return ::phasor::detail::shape_str(v); }
 void complex_input(ArgRef& a, const char* op) {
   const Tensor& x = a.get();
   if (!x.defined()) throw Error(op, "got an undefined tensor");
-  ::phasor::detail::check_cpu(x, op);
   if (x.is_complex()) return;
   a.replace(x.to(to_complex(x.is_floating_point() ? x.dtype() : default_dtype())));
 }
@@ -47,7 +46,6 @@ void complex_input(ArgRef& a, const char* op) {
 void real_input(ArgRef& a, const char* op) {
   const Tensor& x = a.get();
   if (!x.defined()) throw Error(op, "got an undefined tensor");
-  ::phasor::detail::check_cpu(x, op);
   if (x.is_complex())
     throw Error(op, std::string("expected a real input tensor, got ") + dtype_name(x.dtype()) + " of shape " +
                         ::phasor::detail::shape_str(x.shape()) + " (use fft/fftn for complex input)");

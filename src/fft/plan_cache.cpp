@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <utility>
 
+#include "fft/cufft_backend.hpp"
 #include "phasor/fft.hpp"
 
 namespace phasor::fft {
@@ -167,6 +168,10 @@ std::size_t plan_cache_size() {
   return c.lru.size();
 }
 
+std::size_t plan_cache_size(Device device) {
+  return device.is_cpu() ? plan_cache_size() : detail::cufft_plan_cache_size(device.index);
+}
+
 std::size_t plan_cache_capacity() {
   auto& c = detail::cache();
   std::lock_guard<std::mutex> lock(c.mutex);
@@ -180,6 +185,7 @@ void set_plan_cache_capacity(std::size_t capacity) {
     std::lock_guard<std::mutex> lock(c.mutex);
     c.capacity = capacity;
     c.evict(dead);
+    detail::set_cufft_plan_cache_capacity(capacity);
     detail::g_tls_enabled.store(capacity > 0);
     detail::invalidate_tls();
   }
@@ -195,6 +201,7 @@ void clear_plan_cache() {
     c.index.clear();
     detail::invalidate_tls();
   }
+  detail::clear_cufft_plan_cache();
 }
 
 }  // namespace phasor::fft

@@ -28,6 +28,7 @@
 #include "core/elementwise.hpp"
 #include "core/tensor_impl.hpp"
 #include "fft/fftw_backend.hpp"
+#include "fft/cufft_backend.hpp"
 #include "fft/passes.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
@@ -165,6 +166,7 @@ void run_plan(Kind kind, bool single, bool forward, const Tensor& x, const Tenso
 
 // ---- forward kernels -----------------------------------------------------------------------------------
 Tensor c2c_kernel(const Tensor& x_in, const DimList& dims, bool forward, Norm norm) {
+  if (x_in.device().is_cuda() && !dims.empty() && x_in.numel() > 0) return c2c_cuda(x_in, dims, forward, norm);
   ArgRef xa(x_in);
   if (has_broadcast_dim(x_in)) xa.replace(x_in.clone());
   const Tensor& x = xa.get();
@@ -187,6 +189,7 @@ Tensor c2c_kernel(const Tensor& x_in, const DimList& dims, bool forward, Norm no
 }
 
 Tensor r2c_kernel(const Tensor& x_in, const DimList& dims, Norm norm) {
+  if (x_in.device().is_cuda() && x_in.numel() > 0) return r2c_cuda(x_in, dims, norm);
   ArgRef xa(x_in);
   if (has_broadcast_dim(x_in)) xa.replace(x_in.clone());
   const Tensor& x = xa.get();
@@ -225,6 +228,7 @@ bool reusable_scratch(const Tensor& x) {
 }
 
 Tensor c2r_kernel(const Tensor& x_in, const DimList& dims, Norm norm, std::int64_t last_n, bool x_is_scratch) {
+  if (x_in.device().is_cuda() && x_in.numel() > 0) return c2r_cuda(x_in, dims, norm, last_n);
   Shape shape = x_in.shape();
   const std::int64_t L = dims.back();
   shape[u(L)] = last_n;
