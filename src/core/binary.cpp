@@ -9,6 +9,7 @@
 #include "core/elementwise.hpp"
 #include "core/pointwise.hpp"
 #include "core/promotion.hpp"
+#include "cuda/ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
 
@@ -55,6 +56,10 @@ Dtype result_type(Dtype td, const Scalar& s) {
 
 Tensor wrap_scalar(const Scalar& s, Dtype dtype, Device device) {
   Tensor t = make_tensor({}, dtype, device);
+  if (device.is_cuda()) {
+    phasor::cuda::detail::fill(t, s);
+    return t;
+  }
   visit_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     *static_cast<T*>(t.data_ptr()) = scalar_as<T>(s);
@@ -67,8 +72,13 @@ namespace {
 /// Runs f(x, y) over a and b cast to `dt` (the result type), broadcasting.
 template <class F>
 Tensor arith(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
-  check_cpu(a, op);
   check_same_device(a, b, op);
+  if (a.device().is_cuda()) {  // Note [cuda elementwise]: the kernel converts a and b per element
+    Tensor out = make_tensor(a.shape() == b.shape() ? a.shape() : broadcast_shapes({a.shape(), b.shape()}, op), dt,
+                             a.device());
+    phasor::cuda::detail::binary(op, out, a, b, dt);
+    return out;
+  }
   // complex with real of the same precision (spectra times real symbols, masks, weights): the real
   // operand is widened to (r, 0) per element instead of converted into a temporary first
   if (is_complex(dt) && a.dtype() != b.dtype() && (a.dtype() == dt || b.dtype() == dt) &&
@@ -97,7 +107,6 @@ Tensor arith(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
 /// In-place a op= b: result type must be castable to a's dtype.
 template <class F>
 void arith_inplace(const Tensor& a, const Tensor& b, const char* op, F f) {
-  check_cpu(a, op);
   check_same_device(a, b, op);
   Dtype rt = result_type({a, b});
   if (category(rt) > category(a.dtype()))
@@ -107,6 +116,10 @@ void arith_inplace(const Tensor& a, const Tensor& b, const char* op, F f) {
   if (s != a.shape())
     throw Error(op, "in-place output of shape " + shape_str(a.shape()) + " does not match the broadcast shape " +
                         shape_str(s));
+  if (a.device().is_cuda()) {
+    phasor::cuda::detail::binary(op, a, a, b, a.dtype());
+    return;
+  }
   Tensor y = b.to(a.dtype());
   visit_dtype(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;

@@ -5,6 +5,7 @@
 #include <type_traits>
 
 #include "autodiff/node.hpp"
+#include "cuda/ops.hpp"
 #include "core/elementwise.hpp"
 #include "core/promotion.hpp"
 #include "phasor/creation.hpp"
@@ -15,9 +16,21 @@ namespace phasor::detail {
 /// f is a (possibly constrained) generic functor; a dtype it does not accept throws naming `op`.
 template <class F>
 Tensor binary_kernel(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
-  check_cpu(a, op);
   check_same_device(a, b, op);
-  if (a.shape() != b.shape()) broadcast_shapes({a.shape(), b.shape()}, op);  // throws before any conversion
+  const Shape shape = a.shape() == b.shape() ? a.shape() : broadcast_shapes({a.shape(), b.shape()}, op);
+  if (a.device().is_cuda()) {  // Note [cuda elementwise]: the kernel converts a and b per element
+    return visit_dtype(dt, [&](auto tag) -> Tensor {
+      using T = typename decltype(tag)::type;
+      if constexpr (std::is_invocable_v<const F&, T, T>) {
+        using Out = std::decay_t<std::invoke_result_t<const F&, T, T>>;
+        Tensor out = make_tensor(shape, dtype_of<Out>::value, a.device());
+        phasor::cuda::detail::binary(op, out, a, b, dt);
+        return out;
+      } else {
+        throw Error(op, std::string("not implemented for ") + dtype_name(dt) + " tensors");
+      }
+    });
+  }
   Tensor x = a.to(dt), y = b.to(dt);
   return visit_dtype(dt, [&](auto tag) -> Tensor {
     using T = typename decltype(tag)::type;

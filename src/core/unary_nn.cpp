@@ -195,10 +195,14 @@ Tensor gelu(const Tensor& x, bool tanh_approximation) {
   return detail::apply_op(
       "gelu", {x}, kSaveInputs,
       [](const G& in) {
-        return detail::unary_kernel<kRealFloat>(in[0], "gelu", []<class T>(T v) requires is_real_float_v<T> {
-          // (1 + tanh(u)) / 2 = sigmoid(2u): no cancellation for large negative x
-          return v * sigmoid_real(T(2 * kSqrt2OverPi) * (v + T(kGeluC) * v * v * v));
-        });
+        const double tanh_form[2] = {1, 0};  // the CUDA kernel's parameter
+        return detail::unary_kernel<kRealFloat>(
+            in[0], "gelu",
+            []<class T>(T v) requires is_real_float_v<T> {
+              // (1 + tanh(u)) / 2 = sigmoid(2u): no cancellation for large negative x
+              return v * sigmoid_real(T(2 * kSqrt2OverPi) * (v + T(kGeluC) * v * v * v));
+            },
+            tanh_form);
       },
       // 0.5 (1 + t) + 0.5 x (1 - t^2) k (1 + 3 c x^2), t = tanh(k (x + c x^3))
       [](const Ctx& c, const G& g) {
@@ -231,11 +235,14 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
       "softplus", {x}, kSaveInputs,
       [beta, threshold](const G& in) {
         // log(1 + e^(beta x)) / beta, and x itself once beta x > threshold (linear regime)
-        return detail::unary_kernel<kRealFloat>(in[0], "softplus",
-                                    [b = beta, th = threshold]<class T>(T v) requires is_real_float_v<T> {
-                                      const T bx = v * T(b);
-                                      return bx > T(th) ? v : std::log1p(std::exp(bx)) / T(b);
-                                    });
+        const double params[2] = {beta, threshold};  // the CUDA kernel's parameters
+        return detail::unary_kernel<kRealFloat>(
+            in[0], "softplus",
+            [b = beta, th = threshold]<class T>(T v) requires is_real_float_v<T> {
+              const T bx = v * T(b);
+              return bx > T(th) ? v : std::log1p(std::exp(bx)) / T(b);
+            },
+            params);
       },
       [beta, threshold](const Ctx& c, const G& g) {
         Tensor bx = c.input(0) * beta;

@@ -50,6 +50,13 @@ struct Launch {
       : guard(out.device().index), stream(current_stream_handle(out.device().index)) {}
 };
 
+/// The kernel's name: an in-place op's ("add_") is its out-of-place op's ("add").
+std::string kernel_name(const char* op) {
+  std::string k(op);
+  if (!k.empty() && k.back() == '_') k.pop_back();
+  return k;
+}
+
 [[noreturn]] void no_kernel(const char* op, Dtype compute) {
   throw Error(op, std::string("no CUDA kernel for ") + dtype_name(compute) + " input");
 }
@@ -59,13 +66,13 @@ struct Launch {
 void unary(const char* op, const Tensor& out, const Tensor& in, Dtype compute, const double* params) {
   const Operands o = operands({&out, &in}, op);
   Launch l(out);
-  if (!cuda::unary(op, compute, o, params, l.stream)) no_kernel(op, compute);
+  if (!cuda::unary(kernel_name(op).c_str(), compute, o, params, l.stream)) no_kernel(op, compute);
 }
 
 void binary(const char* op, const Tensor& out, const Tensor& a, const Tensor& b, Dtype compute, double alpha) {
   const Operands o = operands({&out, &a, &b}, op);
   Launch l(out);
-  if (!cuda::binary(op, compute, o, alpha, l.stream)) no_kernel(op, compute);
+  if (!cuda::binary(kernel_name(op).c_str(), compute, o, alpha, l.stream)) no_kernel(op, compute);
 }
 
 void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
