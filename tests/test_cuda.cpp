@@ -4,6 +4,9 @@
 #include <doctest/doctest.h>
 
 #include <cstring>
+#include <functional>
+#include <utility>
+#include <vector>
 #include <phasor/phasor.hpp>
 #include <sstream>
 #include <string>
@@ -133,6 +136,81 @@ TEST_CASE("cuda: a wrapped device pointer is a CUDA tensor whose CPU kernels ref
   CHECK_THROWS_WITH_AS(os << t, has("[to] " + missing), Error);
   CHECK_THROWS_WITH_AS(ones({2, 3}) + t, doctest::Contains("cuda:0"), Error);  // mixed devices
   CHECK(fake_device_memory[0] == 1.0f);
+}
+
+TEST_CASE("cuda: every CPU kernel refuses a CUDA tensor" * doctest::skip(kGpu)) {
+  // A "CUDA" tensor over host memory: a CPU kernel that forgot its device check would read it silently
+  // instead of throwing (on a GPU it would crash), so each op below must throw naming the device.
+  static double host[4 * 6] = {};
+  const Tensor t = Tensor::from_blob(host, {4, 6}, Dtype::Float64, nullptr, Device::cuda(0));
+  const Tensor c = ones({4, 6}, Dtype::Float64);
+  const Tensor idx = from_vector(std::vector<std::int64_t>{0, 2});
+  const Tensor idx2 = zeros({4, 6}, Dtype::Int64);
+  const Tensor mask = c > 0.5;
+  namespace F = nn::functional;
+  const std::pair<const char*, std::function<Tensor()>> ops[] = {
+      {"exp", [&] { return exp(t); }},
+      {"abs", [&] { return abs(t); }},
+      {"neg", [&] { return -t; }},
+      {"relu", [&] { return relu(t); }},
+      {"gelu", [&] { return gelu(t); }},
+      {"sigmoid", [&] { return sigmoid(t); }},
+      {"isnan", [&] { return isnan(t); }},
+      {"add", [&] { return t + c; }},
+      {"add reversed", [&] { return c + t; }},
+      {"mul scalar", [&] { return t * 2.0; }},
+      {"pow", [&] { return pow(t, 2.0); }},
+      {"atan2", [&] { return atan2(t, c); }},
+      {"maximum", [&] { return maximum(c, t); }},
+      {"compare", [&] { return t > 0.0; }},
+      {"where", [&] { return where(mask, t, c); }},
+      {"clamp", [&] { return clamp(t, 0.0, 1.0); }},
+      {"masked_fill", [&] { return masked_fill(t, mask, 1.0); }},
+      {"complex", [&] { return complex(t, t); }},
+      {"to dtype", [&] { return t.to(Dtype::Float32); }},
+      {"clone", [&] { return t.clone(); }},
+      {"contiguous", [&] { return t.transpose(0, 1).contiguous(); }},
+      {"sum", [&] { return t.sum(); }},
+      {"mean", [&] { return mean(t, {1}); }},
+      {"prod", [&] { return prod(t); }},
+      {"max", [&] { return max(t); }},
+      {"amax", [&] { return amax(t, {0}); }},
+      {"argmax", [&] { return argmax(t, 1); }},
+      {"var", [&] { return var(t); }},
+      {"norm", [&] { return norm(t); }},
+      {"logsumexp", [&] { return logsumexp(t, {1}); }},
+      {"cumsum", [&] { return cumsum(t, 1); }},
+      {"any", [&] { return any(t); }},
+      {"cat", [&] { return cat({t, t}); }},
+      {"cat mixed", [&] { return cat({c, t}); }},
+      {"stack", [&] { return stack({t, t}); }},
+      {"pad", [&] { return pad(t, {1, 1}); }},
+      {"flip", [&] { return flip(t, {0}); }},
+      {"roll", [&] { return roll(t, {1}, {0}); }},
+      {"tril", [&] { return tril(t); }},
+      {"index_select", [&] { return index_select(t, 0, idx); }},
+      {"gather", [&] { return gather(t, 1, idx2); }},
+      {"scatter_add", [&] { return scatter_add(c, 1, idx2, t); }},
+      {"matmul", [&] { return matmul(t, c.transpose(0, 1)); }},
+      {"matmul mixed", [&] { return matmul(c, t.transpose(0, 1)); }},
+      {"einsum", [&] { return einsum("ij,kj->ik", {t, c}); }},
+      {"fft", [&] { return fft::fft(t); }},
+      {"rfft", [&] { return fft::rfft(t); }},
+      {"fft2", [&] { return fft::fft2(t); }},
+      {"softmax", [&] { return F::softmax(t, 1); }},
+      {"mse_loss", [&] { return F::mse_loss(t, c); }},
+      {"layer_norm", [&] { return F::layer_norm(t, {6}); }},
+      {"linear", [&] { return F::linear(t, c); }},
+      {"fill_", [&] { Tensor u = t; return u.fill_(1.0); }},
+      {"copy_", [&] { Tensor u = t; return u.copy_(c); }},
+      {"copy_ from", [&] { Tensor u = c.clone(); return u.copy_(t); }},
+      {"to_vector", [&] { (void)to_vector<double>(t); return Tensor(); }},
+  };
+  for (const auto& [name, op] : ops) {
+    CAPTURE(name);
+    CHECK_THROWS_WITH_AS((void)op(), doctest::Contains("cuda:0"), Error);
+  }
+  for (double v : host) CHECK(v == 0.0);  // nothing wrote to the wrapped memory
 }
 
 TEST_CASE("cuda: moving to the CPU is the identity for CPU tensors") {
