@@ -2,9 +2,14 @@
 // fake malloc backend with a byte budget: runs on every machine, GPU or not.
 #include <doctest/doctest.h>
 
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
 #include <map>
+#include <mutex>
+#include <random>
+#include <thread>
+#include <vector>
 #include <phasor/phasor.hpp>
 
 #include "../src/cuda/allocator.hpp"
@@ -234,4 +239,52 @@ TEST_CASE("cuda allocator: out of memory frees the cache, retries, then throws")
   pool.free(b);
   pool.empty_cache();
   CHECK(be.used() == 0);
+}
+
+TEST_CASE("cuda allocator: concurrent use from several threads") {
+  struct LockedBackend : FakeBackend {
+    using FakeBackend::FakeBackend;
+    std::mutex mu;
+    void* raw_alloc(std::size_t b) override {
+      std::lock_guard<std::mutex> lk(mu);
+      return FakeBackend::raw_alloc(b);
+    }
+    void raw_free(void* p) override {
+      std::lock_guard<std::mutex> lk(mu);
+      FakeBackend::raw_free(p);
+    }
+  } be(1024 * MiB);
+  BlockPool pool(be, "cuda:0");
+  std::atomic<int> corrupted{0};
+  auto work = [&pool, &corrupted](unsigned seed, void* stream) {
+    std::mt19937 rng(seed);
+    std::vector<std::pair<unsigned char*, std::size_t>> live;
+    for (int i = 0; i < 2000; ++i) {
+      if (live.empty() || (live.size() < 8 && rng() % 3 != 0)) {
+        const std::size_t n = 1 + rng() % (rng() % 8 == 0 ? 3 * MiB : 64 * KiB);
+        auto* p = static_cast<unsigned char*>(pool.allocate(n, stream));
+        std::memset(p, static_cast<int>(seed), n);  // a block handed to two threads would be overwritten
+        live.emplace_back(p, n);
+      } else {
+        const std::size_t k = rng() % live.size();
+        const auto [p, n] = live[k];
+        for (std::size_t j = 0; j < n; j += 97)
+          if (p[j] != static_cast<unsigned char>(seed)) ++corrupted;
+        pool.free(p);
+        live.erase(live.begin() + static_cast<std::ptrdiff_t>(k));
+      }
+    }
+    for (const auto& e : live) pool.free(e.first);
+  };
+  std::vector<std::thread> threads;
+  for (unsigned t = 0; t < 4; ++t)
+    threads.emplace_back(work, 11 + t, t % 2 ? kStreamB : kStreamA);  // two threads per stream
+  for (auto& th : threads) th.join();
+  CHECK(corrupted.load() == 0);
+  const auto s = pool.stats();
+  CHECK(s.current_bytes == 0);
+  CHECK(s.num_allocs >= 4000);  // each thread: allocations + frees = 2000, frees <= allocations
+  pool.empty_cache();  // every segment merged back into one free block: all released
+  CHECK(be.used() == 0);
+  CHECK(pool.num_segments() == 0);
 }
