@@ -233,7 +233,12 @@ TEST_CASE("cuda allocator: out of memory frees the cache, retries, then throws")
                        "(cudaMemGetInfo), cached 0 bytes",
                        Error);
   CHECK(be.failed_calls == 3);
-  auto s = pool.stats();  // the failed request left no trace
+  // a request beyond any device (whose rounding would overflow) fails without asking the backend
+  CHECK_THROWS_WITH_AS(pool.allocate(~std::size_t{0} - 10, kStreamB),
+                       doctest::Contains("[allocate] out of memory on cuda:1: requested 18446744073709551605 bytes"),
+                       Error);
+  CHECK(be.alloc_calls == 5);  // 6 MiB, 4 MiB twice, 5 MiB twice: nothing more
+  auto s = pool.stats();  // the failed requests left no trace
   CHECK(s.current_bytes == 4 * MiB);
   CHECK(s.num_allocs == 2);
   pool.free(b);

@@ -60,11 +60,12 @@ BlockPool::Block* BlockPool::new_segment(std::size_t size, bool small, void* str
 
 void* BlockPool::allocate(std::size_t nbytes, void* stream) {
   if (nbytes == 0) return nullptr;
-  const std::size_t size = round_size(nbytes);
+  const bool absurd = nbytes > kMaxRequest;  // no device has that much; rounding it could overflow
+  const std::size_t size = absurd ? 0 : round_size(nbytes);
   const bool small = size <= kSmallSize;
   std::lock_guard<std::mutex> lk(mu_);
-  Block* b = take_free(size, small, stream);
-  if (!b) b = new_segment(size, small, stream);
+  Block* b = absurd ? nullptr : take_free(size, small, stream);
+  if (!b && !absurd) b = new_segment(size, small, stream);
   if (!b) {
     std::size_t free_bytes = 0, total_bytes = 0;
     backend_.mem_info(free_bytes, total_bytes);

@@ -56,6 +56,7 @@ class BlockPool {
   static constexpr std::size_t kSmallSegment = 2 << 20;      ///< small blocks come from segments of this size
   static constexpr std::size_t kLargeRound = 2 << 20;        ///< large segments round up to this
   static constexpr std::size_t kMinLargeSplit = 1 << 20;     ///< smallest free remainder kept from a large block
+  static constexpr std::size_t kMaxRequest = std::size_t{1} << 60;  ///< larger requests fail at once (out of memory)
 
   /// A pool drawing from `backend`; `device_name` ("cuda:0") appears in error messages.
   BlockPool(RawBackend& backend, std::string device_name);
