@@ -40,11 +40,11 @@ struct MemoryStats {
   std::int64_t num_system_allocs = 0;  ///< requests that reached the system allocator
 };
 
-/// Allocator statistics for `device`.
+/// Allocator statistics for `device` (the CPU's, or a CUDA device's caching allocator; a missing device throws).
 MemoryStats memory_stats(Device device = Device::cpu());
-/// Resets the peak to the current value.
+/// Resets the peak of `device`'s allocator to the current value.
 void reset_peak_memory_stats(Device device = Device::cpu());
-/// Returns cached, unused blocks to the system (those of the shared lists and of the calling thread; other threads keep up to 16 small blocks per size class until they exit).
+/// Returns cached, unused blocks to the system: CPU: those of the shared lists and of the calling thread (other threads keep up to 16 small blocks per size class until they exit); CUDA: every fully free segment (cudaFree).
 void empty_cache(Device device = Device::cpu());
 
 /// Number of threads used by phasor's CPU kernels (OpenMP, BLAS, FFTW).

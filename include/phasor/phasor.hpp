@@ -2,6 +2,7 @@
 #pragma once
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
+#include "phasor/cuda.hpp"
 #include "phasor/data/dataloader.hpp"
 #include "phasor/data/dataset.hpp"
 #include "phasor/device.hpp"

@@ -1,4 +1,5 @@
-// src/core/allocator.cpp - CPU caching allocator (Note [caching allocator]) and Storage.
+// src/core/allocator.cpp - CPU caching allocator (Note [caching allocator]) and Storage. CUDA storage
+// takes a separate branch into src/cuda/allocator.hpp (Note [caching device allocator]).
 //
 // Note [caching allocator]
 // On these VMs a first-touch page fault costs ~12 us per 4 KiB page, so a training loop that
@@ -49,6 +50,7 @@
 #include <vector>
 
 #include "core/tensor_impl.hpp"
+#include "cuda/backend.hpp"
 
 namespace phasor {
 namespace {
@@ -207,11 +209,6 @@ class CpuCachingAllocator {
 CpuCachingAllocator& cpu_allocator() {
   static auto* a = new CpuCachingAllocator();  // never destroyed: storages may die during exit
   return *a;
-}
-
-void check_device_available(Device d, const char* op) {
-  if (!d.is_cpu())
-    throw Error(op, "device " + d.str() + " is not available in this build (CPU only)");
 }
 
 // ---- per-thread caches (Note [small blocks]) ---------------------------------------------------------
@@ -512,11 +509,25 @@ Storage::~Storage() {
     deleter(data);
   } else if (device.is_cpu()) {
     cpu_free(data, nbytes);
+  } else {
+    cuda::detail::device_free(data, device.index);  // stream-ordered: pending work on its stream may still read it
   }
 }
 
+namespace {
+/// Storage on a CUDA device, from its caching allocator (src/cuda/allocator.hpp).
+[[gnu::noinline]] std::shared_ptr<Storage> allocate_cuda(std::size_t nbytes, Device device) {
+  cuda::detail::check_device(device, "empty");
+  auto s = std::allocate_shared<Storage>(detail::SmallBlockAllocator<Storage>());
+  s->data = cuda::detail::device_alloc(nbytes, device.index, &s->stream);
+  s->nbytes = nbytes;
+  s->device = device;
+  return s;
+}
+}  // namespace
+
 std::shared_ptr<Storage> Storage::allocate(std::size_t nbytes, Device device) {
-  if (!device.is_cpu()) check_device_available(device, "allocate");
+  if (!device.is_cpu()) return allocate_cuda(nbytes, device);
   auto s = std::allocate_shared<Storage>(detail::SmallBlockAllocator<Storage>());
   s->data = cpu_alloc(nbytes);
   s->nbytes = nbytes;
@@ -525,15 +536,24 @@ std::shared_ptr<Storage> Storage::allocate(std::size_t nbytes, Device device) {
 }
 
 MemoryStats memory_stats(Device device) {
-  check_device_available(device, "memory_stats");
+  if (!device.is_cpu()) {
+    cuda::detail::check_device(device, "memory_stats");
+    return cuda::detail::device_memory_stats(device.index);
+  }
   return cpu_allocator().stats();
 }
 void reset_peak_memory_stats(Device device) {
-  check_device_available(device, "reset_peak_memory_stats");
+  if (!device.is_cpu()) {
+    cuda::detail::check_device(device, "reset_peak_memory_stats");
+    return cuda::detail::device_reset_peak(device.index);
+  }
   cpu_allocator().reset_peak();
 }
 void empty_cache(Device device) {
-  check_device_available(device, "empty_cache");
+  if (!device.is_cpu()) {
+    cuda::detail::check_device(device, "empty_cache");
+    return cuda::detail::device_empty_cache(device.index);
+  }
   if (ThreadCache* tc = thread_cache(); tc && tc->slot) {  // other threads keep theirs
     tc->release_parked();
     tc->flush_data();

@@ -4,6 +4,7 @@
 
 #include "core/elementwise.hpp"
 #include "core/promotion.hpp"
+#include "cuda/backend.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
@@ -32,7 +33,8 @@ Tensor full(const Shape& shape, const Scalar& value, std::optional<Dtype> dtype,
 Tensor zeros(const Shape& shape, Dtype dtype, Device device) {
   detail::check_shape(shape, "zeros");
   Tensor t = detail::make_tensor(shape, dtype, device);
-  std::memset(t.data_ptr(), 0, t.nbytes());
+  if (device.is_cpu()) std::memset(t.data_ptr(), 0, t.nbytes());
+  else cuda::detail::fill_zero(t.data_ptr(), device, t.nbytes());
   return t;
 }
 Tensor ones(const Shape& shape, Dtype dtype, Device device) { return full(shape, 1, dtype, device); }
@@ -52,7 +54,9 @@ Tensor from_data(const void* data, std::int64_t count, Dtype dtype, const Shape&
     throw Error("from_vector", std::to_string(count) + " values cannot fill shape " + detail::shape_str(shape) +
                                    " (" + std::to_string(detail::shape_numel(shape)) + " elements)");
   Tensor t = detail::make_tensor(shape, dtype, device);
-  if (count) std::memcpy(t.data_ptr(), data, static_cast<std::size_t>(count) * itemsize(dtype));
+  if (count == 0) return t;
+  if (device.is_cpu()) std::memcpy(t.data_ptr(), data, static_cast<std::size_t>(count) * itemsize(dtype));
+  else cuda::detail::copy_bytes(t.data_ptr(), device, data, Device::cpu(), static_cast<std::size_t>(count) * itemsize(dtype));
   return t;
 }
 

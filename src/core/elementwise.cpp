@@ -6,6 +6,7 @@
 #endif
 
 #include "autodiff/node.hpp"
+#include "cuda/backend.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
 
@@ -43,7 +44,12 @@ StridedLoop build_loop(const Tensor* const* ops, int nt, const Shape& shape) {
   if (nd > static_cast<std::size_t>(kMaxLoopDims))
     throw Error("elementwise", "tensors with more than " + std::to_string(kMaxLoopDims) + " dims are not supported, got " +
                                    std::to_string(nd));
-  for (int k = 0; k < nt; ++k) L.base[static_cast<std::size_t>(k)] = static_cast<char*>(ops[k]->data_ptr());
+  for (int k = 0; k < nt; ++k) {
+    // the CPU loop must never see device memory: a kernel that forgot check_cpu still throws here
+    if (!ops[k]->device().is_cpu()) [[unlikely]]
+      check_cpu(*ops[k], "elementwise");
+    L.base[static_cast<std::size_t>(k)] = static_cast<char*>(ops[k]->data_ptr());
+  }
   // walk dims outer to inner: drop size-1 dims, merge dims whose strides chain for every operand
   for (std::size_t d = 0; d < nd; ++d) {
     if (shape[d] == 1) continue;
@@ -130,9 +136,23 @@ Tensor Tensor::to(Dtype dtype) const {
 }
 
 Tensor Tensor::to(Device device) const {
-  if (device == this->device()) return *this;
-  throw Error("to", "cannot move a tensor from " + this->device().str() + " to " + device.str() +
-                        ": device not available in this build (CPU only)");
+  const Device from = this->device();
+  if (device == from) return *this;
+  cuda::detail::check_device(device, "to");
+  cuda::detail::check_device(from, "to");
+  if (!from.is_cpu() && !is_contiguous())
+    throw Error("to", "no CUDA kernel for strided copy yet: cannot move a non-contiguous tensor of shape " +
+                          detail::shape_str(shape()) + " from " + from.str() + " to " + device.str());
+  return detail::apply_op(
+      "to", {*this}, detail::kSaveNone,
+      [device](const std::vector<Tensor>& in) {
+        const Tensor src = in[0].device().is_cpu() ? in[0].contiguous() : in[0];
+        Tensor out = detail::make_tensor(src.shape(), src.dtype(), device);
+        cuda::detail::copy_bytes(out.data_ptr(), device, src.data_ptr(), src.device(),
+                                 static_cast<std::size_t>(src.numel()) * src.itemsize());
+        return out;
+      },
+      [from](const detail::Ctx&, const std::vector<Tensor>& g) { return std::vector<Tensor>{g[0].to(from)}; });
 }
 
 Tensor Tensor::clone() const {

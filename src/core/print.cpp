@@ -212,8 +212,8 @@ std::string values_str(const Tensor& t) {
 
 std::ostream& operator<<(std::ostream& os, const Tensor& t) {
   if (!t.defined()) return os << "[undefined tensor]";
-  detail::check_cpu(t, "print");
-  os << values_str(t) << "\n[" << dtype_name(t.dtype()) << " " << detail::shape_str(t.shape()) << " "
+  // a CUDA tensor prints its values copied to the host (as torch does)
+  os << values_str(t.device().is_cpu() ? t : t.detach().to(Device::cpu())) << "\n[" << dtype_name(t.dtype()) << " " << detail::shape_str(t.shape()) << " "
      << t.device().str();
   if (t.grad_fn()) os << ", grad_fn=<" << t.grad_fn()->name() << ">";
   else if (t.requires_grad()) os << ", requires_grad=True";

@@ -2,6 +2,7 @@
 #include <sstream>
 
 #include "core/tensor_impl.hpp"
+#include "cuda/backend.hpp"
 
 namespace phasor {
 
@@ -120,8 +121,9 @@ std::vector<std::int64_t> wrap_dims(const Shape& dims, std::int64_t ndim, const 
 }
 
 void check_cpu(const Tensor& t, const char* op) {
-  if (!t.device().is_cpu())
-    throw Error(op, "no kernel for device " + t.device().str() + " in this build (CPU only)");
+  if (t.device().is_cpu()) return;
+  cuda::detail::check_device(t.device(), op);  // "device cuda:3 does not exist (...)" first
+  throw Error(op, "no CUDA kernel yet (tensor on " + t.device().str() + "); move it with .to(Device::cpu())");
 }
 
 void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
@@ -175,7 +177,7 @@ bool Tensor::is_contiguous() const {
 Scalar Tensor::item() const {
   if (numel() != 1)
     throw Error("item", "expected a tensor with one element, got shape " + detail::shape_str(shape()));
-  detail::check_cpu(*this, "item");
+  if (!device().is_cpu()) return detach().to(Device::cpu()).item();  // copies the one element (as torch does)
   const char* p = impl_->data();
   switch (dtype()) {
     case Dtype::Bool: return Scalar(*reinterpret_cast<const bool*>(p));

@@ -22,6 +22,7 @@ struct Storage {
   std::size_t nbytes = 0;
   Device device = Device::cpu();
   BlobDeleter deleter;         // set for from_blob storage; otherwise the caching allocator owns data
+  void* stream = nullptr;      // CUDA storage: the stream its block belongs to (cudaStream_t; null: legacy default)
   std::uint64_t version = 0;   // bumped by every in-place write; see Note [in-place and autograd]
   Storage() = default;
   Storage(const Storage&) = delete;

@@ -348,6 +348,7 @@ G defined_of(std::initializer_list<Tensor> ts) {
 
 void check_input(const Tensor& x, const std::string& op, std::int64_t min_dim) {
   if (!x.defined()) throw Error(op, "input is undefined");
+  ::phasor::detail::check_cpu(x, op.c_str());
   if (!is_floating(x.dtype()))
     throw Error(op, std::string("expected a real floating input, got ") + dtype_name(x.dtype()));
   if (x.dim() < min_dim)

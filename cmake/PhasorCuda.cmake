@@ -1,0 +1,63 @@
+# The CUDA backend (issue #6). PHASOR_CUDA: AUTO builds it when a CUDA compiler is found, ON requires
+# it, OFF never builds it. Sets PHASOR_WITH_CUDA and defines phasor_enable_cuda(target).
+#
+# Tested with CMake 3.25 and nvcc 13.0 (host compiler GCC 12): CMake 3.25 knows no CUDA 20 dialect
+# flag for nvcc, so device code is C++17. A machine without a GPU or driver builds fine: nvcc needs
+# neither, and CMake skips its compiler run check.
+string(TOUPPER "${PHASOR_CUDA}" _phasor_cuda)
+if(NOT _phasor_cuda MATCHES "^(AUTO|ON|OFF|TRUE|FALSE|YES|NO|1|0)$")
+  message(FATAL_ERROR "PHASOR_CUDA must be AUTO, ON or OFF (got '${PHASOR_CUDA}')")
+endif()
+set(PHASOR_WITH_CUDA OFF)
+if(NOT _phasor_cuda MATCHES "^(OFF|FALSE|NO|0)$")
+  include(CheckLanguage)
+  check_language(CUDA)
+  if(CMAKE_CUDA_COMPILER)
+    # sm_90 machine code plus compute_90 PTX (newer GPUs JIT the PTX); override with -DCMAKE_CUDA_ARCHITECTURES.
+    if(NOT DEFINED CMAKE_CUDA_ARCHITECTURES)
+      set(CMAKE_CUDA_ARCHITECTURES 90)
+    endif()
+    if(CCACHE_PROGRAM AND NOT CMAKE_CUDA_COMPILER_LAUNCHER)
+      set(CMAKE_CUDA_COMPILER_LAUNCHER ${CCACHE_PROGRAM})
+    endif()
+    enable_language(CUDA)
+    find_package(CUDAToolkit REQUIRED)
+    set(PHASOR_WITH_CUDA ON)
+    message(STATUS "phasor: CUDA backend ON (nvcc ${CMAKE_CUDA_COMPILER_VERSION}, toolkit ${CUDAToolkit_VERSION}, "
+                   "architectures ${CMAKE_CUDA_ARCHITECTURES})")
+  elseif(_phasor_cuda MATCHES "^(ON|TRUE|YES|1)$")
+    message(FATAL_ERROR "PHASOR_CUDA=ON but no CUDA compiler was found: put nvcc on PATH or set CMAKE_CUDA_COMPILER "
+                        "(or configure with -DPHASOR_CUDA=AUTO/OFF for a CPU-only build)")
+  else()
+    message(STATUS "phasor: no CUDA compiler found, building CPU-only (PHASOR_CUDA=AUTO)")
+  endif()
+else()
+  message(STATUS "phasor: CUDA backend OFF (PHASOR_CUDA=OFF)")
+endif()
+
+# Links `target` with the toolkit's runtime, cuFFT and cuBLAS (shared, privately: no CUDA in phasor's
+# public interface) and compiles its .cu files as CUDA 17 for CMAKE_CUDA_ARCHITECTURES. Only the
+# sources that talk to the runtime (src/cuda/*.cpp, the .cu files, and the library backends named
+# src/<area>/cufft_*.cpp or cublas_*.cpp) get PHASOR_WITH_CUDA=1 and the
+# toolkit's include directories: every other file compiles exactly as in a CPU-only build, so the two
+# builds share their ccache entries and CUDA headers cannot leak into the core.
+function(phasor_enable_cuda target)
+  set_target_properties(${target} PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF
+                                             CUDA_RUNTIME_LIBRARY Shared)
+  # Full paths rather than the CUDA:: targets: those would add the toolkit include directory to every
+  # source ($<LINK_ONLY> strips usage requirements from LINK_LIBRARIES only since CMake 3.26).
+  target_link_libraries(${target} PRIVATE ${CUDA_cudart_LIBRARY} ${CUDA_cufft_LIBRARY} ${CUDA_cublas_LIBRARY})
+  get_target_property(_srcs ${target} SOURCES)
+  set(_cuda_srcs)
+  foreach(_s IN LISTS _srcs)
+    if(_s MATCHES "\\.cu$" OR _s MATCHES "/src/cuda/[^/]*\\.cpp$" OR _s MATCHES "/src/[^/]+/cu(fft|blas)_[^/]*\\.cpp$")
+      list(APPEND _cuda_srcs ${_s})
+    endif()
+  endforeach()
+  set(_isystem)
+  foreach(_d IN LISTS CUDAToolkit_INCLUDE_DIRS)
+    list(APPEND _isystem -isystem ${_d})  # system headers: our warnings stay ours
+  endforeach()
+  set_source_files_properties(${_cuda_srcs} TARGET_DIRECTORY ${target} PROPERTIES
+    COMPILE_DEFINITIONS PHASOR_WITH_CUDA=1 COMPILE_OPTIONS "${_isystem}")
+endfunction()

@@ -1,0 +1,51 @@
+// phasor/cuda.hpp - CUDA devices and streams (issue #6). Every build has these declarations: without
+// the CUDA backend (or without a driver or GPU) is_available() is false and device_count() is 0.
+#pragma once
+
+namespace phasor {
+namespace cuda {
+
+/// True when phasor was built with the CUDA backend (PHASOR_CUDA), whether or not a GPU is present.
+bool is_built();
+/// True when the CUDA backend is built and at least one CUDA device is usable.
+bool is_available();
+/// Number of usable CUDA devices: 0 without a driver or device, or in a CPU-only build (never throws).
+int device_count();
+/// Waits until all work queued on `device` (-1: the calling thread's current device) has finished.
+void synchronize(int device = -1);
+
+/// A CUDA stream of one device: an opaque handle (no CUDA types; native_handle() is a cudaStream_t).
+class Stream {
+ public:
+  /// The legacy default stream of device 0.
+  Stream() = default;
+  /// A new stream on `device` that synchronizes with the legacy default stream; it lives until the process exits.
+  static Stream create(int device = 0);
+  /// Waits until all work queued on this stream has finished.
+  void synchronize() const;
+  /// The device this stream belongs to.
+  int device() const { return device_; }
+  /// The cudaStream_t, as a pointer (nullptr for the legacy default stream).
+  void* native_handle() const { return handle_; }
+  /// True for the legacy default stream.
+  bool is_default() const { return handle_ == nullptr; }
+  /// Same device and stream.
+  bool operator==(const Stream& o) const { return handle_ == o.handle_ && device_ == o.device_; }
+  /// Different device or stream.
+  bool operator!=(const Stream& o) const { return !(*this == o); }
+  /// Wraps an existing cudaStream_t of `device` (not owned; nullptr: the legacy default stream).
+  static Stream from_native(void* handle, int device) { return Stream(handle, device); }
+
+ private:
+  Stream(void* handle, int device) : handle_(handle), device_(device) {}
+  void* handle_ = nullptr;
+  int device_ = 0;
+};
+
+/// The calling thread's current stream on `device` (-1: the current device); initially the legacy default stream.
+Stream current_stream(int device = -1);
+/// Makes `stream` the calling thread's current stream on its device: new CUDA tensors and copies use it.
+void set_current_stream(const Stream& stream);
+
+}  // namespace cuda
+}  // namespace phasor

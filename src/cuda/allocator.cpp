@@ -1,0 +1,262 @@
+// src/cuda/allocator.cpp - BlockPool (Note [caching device allocator]) and the per-device pools.
+#include "cuda/allocator.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include <cstdio>
+#include <memory>
+
+#include "cuda/backend.hpp"
+#include "cuda/runtime.hpp"
+#include "phasor/cuda.hpp"
+#include "phasor/error.hpp"
+
+namespace phasor {
+namespace cuda {
+namespace detail {
+
+BlockPool::BlockPool(RawBackend& backend, std::string device_name) : backend_(backend), name_(std::move(device_name)) {}
+
+BlockPool::~BlockPool() {
+  // Live blocks may still be referenced (a pool is destroyed only in tests or at exit): free what is
+  // free, leave the rest to the process.
+  try {
+    empty_cache();
+  } catch (...) {
+  }
+}
+
+BlockPool::Block* BlockPool::take_free(std::size_t size, bool small, void* stream) {
+  Block key;
+  key.small = small;
+  key.stream = stream;
+  key.size = size;
+  key.ptr = nullptr;
+  auto it = free_.lower_bound(&key);
+  if (it == free_.end() || (*it)->small != small || (*it)->stream != stream) return nullptr;
+  Block* b = *it;
+  free_.erase(it);
+  return b;
+}
+
+BlockPool::Block* BlockPool::new_segment(std::size_t size, bool small, void* stream) {
+  const std::size_t seg = small ? kSmallSegment : (size + kLargeRound - 1) / kLargeRound * kLargeRound;
+  void* p = backend_.raw_alloc(seg);
+  if (!p) {  // out of memory: give the cache back and try once more
+    release_free_segments();
+    p = backend_.raw_alloc(seg);
+  }
+  if (!p) return nullptr;
+  auto* b = new Block();
+  b->ptr = static_cast<char*>(p);
+  b->size = seg;
+  b->stream = stream;
+  b->small = small;
+  reserved_ += static_cast<std::int64_t>(seg);
+  ++stats_.num_system_allocs;
+  return b;
+}
+
+void* BlockPool::allocate(std::size_t nbytes, void* stream) {
+  if (nbytes == 0) return nullptr;
+  const bool absurd = nbytes > kMaxRequest;  // no device has that much; rounding it could overflow
+  const std::size_t size = absurd ? 0 : round_size(nbytes);
+  const bool small = size <= kSmallSize;
+  std::lock_guard<std::mutex> lk(mu_);
+  Block* b = absurd ? nullptr : take_free(size, small, stream);
+  if (!b && !absurd) b = new_segment(size, small, stream);
+  if (!b) {
+    std::size_t free_bytes = 0, total_bytes = 0;
+    backend_.mem_info(free_bytes, total_bytes);
+    throw Error("allocate", "out of memory on " + name_ + ": requested " + std::to_string(nbytes) + " bytes, free " +
+                                std::to_string(free_bytes) + " bytes of " + std::to_string(total_bytes) +
+                                " (cudaMemGetInfo), cached " + std::to_string(reserved_ - stats_.current_bytes) +
+                                " bytes");
+  }
+  const std::size_t rest = b->size - size;
+  if (rest >= (small ? kRound : kMinLargeSplit)) {  // split: the tail stays free
+    auto* r = new Block();
+    r->ptr = b->ptr + size;
+    r->size = rest;
+    r->stream = stream;
+    r->small = small;
+    r->prev = b;
+    r->next = b->next;
+    if (b->next) b->next->prev = r;
+    b->next = r;
+    b->size = size;
+    free_.insert(r);
+  }
+  b->allocated = true;
+  live_.emplace(b->ptr, b);
+  ++stats_.num_allocs;
+  stats_.current_bytes += static_cast<std::int64_t>(b->size);
+  stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.current_bytes);
+  return b->ptr;
+}
+
+void BlockPool::free(void* p) {
+  if (!p) return;
+  std::lock_guard<std::mutex> lk(mu_);
+  auto it = live_.find(p);
+  if (it == live_.end()) throw Error("free", "pointer was not allocated by the " + name_ + " caching allocator");
+  Block* b = it->second;
+  live_.erase(it);
+  b->allocated = false;
+  stats_.current_bytes -= static_cast<std::int64_t>(b->size);
+  // merge with free neighbours (same segment, hence same stream and pool)
+  if (Block* n = b->next; n && !n->allocated) {
+    free_.erase(n);
+    b->size += n->size;
+    b->next = n->next;
+    if (n->next) n->next->prev = b;
+    delete n;
+  }
+  if (Block* q = b->prev; q && !q->allocated) {
+    free_.erase(q);
+    q->size += b->size;
+    q->next = b->next;
+    if (b->next) b->next->prev = q;
+    delete b;
+    b = q;
+  }
+  free_.insert(b);
+}
+
+void* BlockPool::stream_of(void* p) {
+  std::lock_guard<std::mutex> lk(mu_);
+  auto it = live_.find(p);
+  if (it == live_.end()) throw Error("free", "pointer was not allocated by the " + name_ + " caching allocator");
+  return it->second->stream;
+}
+
+void BlockPool::release_free_segments() {
+  std::vector<Block*> whole;
+  for (Block* b : free_)
+    if (!b->prev && !b->next) whole.push_back(b);
+  for (Block* b : whole) {
+    free_.erase(b);
+    backend_.raw_free(b->ptr);
+    reserved_ -= static_cast<std::int64_t>(b->size);
+    delete b;
+  }
+}
+
+MemoryStats BlockPool::stats() {
+  std::lock_guard<std::mutex> lk(mu_);
+  MemoryStats s = stats_;
+  s.cached_bytes = reserved_ - stats_.current_bytes;
+  return s;
+}
+
+void BlockPool::reset_peak() {
+  std::lock_guard<std::mutex> lk(mu_);
+  stats_.peak_bytes = stats_.current_bytes;
+}
+
+void BlockPool::empty_cache() {
+  std::lock_guard<std::mutex> lk(mu_);
+  release_free_segments();
+}
+
+std::size_t BlockPool::num_segments() {
+  std::lock_guard<std::mutex> lk(mu_);
+  std::size_t n = 0;
+  for (Block* b : free_)
+    if (!b->prev) ++n;
+  for (const auto& kv : live_)
+    if (!kv.second->prev) ++n;
+  return n;
+}
+
+// ---- the per-device pools ------------------------------------------------------------------------
+#if PHASOR_WITH_CUDA
+
+namespace {
+/// cudaMalloc/cudaFree on one device.
+class CudaBackend final : public RawBackend {
+ public:
+  explicit CudaBackend(int device) : device_(device) {}
+  void* raw_alloc(std::size_t bytes) override {
+    DeviceGuard g(device_);
+    void* p = nullptr;
+    const cudaError_t e = cudaMalloc(&p, bytes);
+    if (e == cudaErrorMemoryAllocation) {
+      (void)cudaGetLastError();  // clear it: out of memory is not sticky
+      return nullptr;
+    }
+    check(e, "cudaMalloc");
+    return p;
+  }
+  void raw_free(void* p) override {
+    DeviceGuard g(device_);
+    PHASOR_CUDA_CHECK(cudaFree(p));
+  }
+  void mem_info(std::size_t& free_bytes, std::size_t& total_bytes) override {
+    DeviceGuard g(device_);
+    if (cudaMemGetInfo(&free_bytes, &total_bytes) != cudaSuccess) {
+      (void)cudaGetLastError();
+      free_bytes = total_bytes = 0;
+    }
+  }
+
+ private:
+  int device_;
+};
+
+struct DevicePool {
+  CudaBackend backend;
+  BlockPool pool;
+  explicit DevicePool(int d) : backend(d), pool(backend, Device::cuda(d).str()) {}
+};
+
+/// The pool of `device` (checked by the caller), created on first use and never destroyed: storages
+/// may die during exit.
+BlockPool& pool_of(int device) {
+  static std::vector<std::unique_ptr<DevicePool>>* pools = [] {
+    auto* v = new std::vector<std::unique_ptr<DevicePool>>();
+    for (int d = 0; d < cuda::device_count(); ++d) v->push_back(std::make_unique<DevicePool>(d));
+    return v;
+  }();
+  return (*pools)[static_cast<std::size_t>(device)]->pool;
+}
+}  // namespace
+
+void* device_alloc(std::size_t nbytes, int device, void** stream) {
+  cudaStream_t s = current_stream_handle(device);
+  *stream = s;
+  return pool_of(device).allocate(nbytes, s);
+}
+
+void device_free(void* p, int device) noexcept {
+  try {
+    pool_of(device).free(p);
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "phasor: freeing a CUDA block failed: %s\n", e.what());
+  }
+}
+
+MemoryStats device_memory_stats(int device) { return pool_of(device).stats(); }
+void device_reset_peak(int device) { pool_of(device).reset_peak(); }
+void device_empty_cache(int device) { pool_of(device).empty_cache(); }
+
+#else  // CPU-only build: check_device throws before any of these is reached
+
+namespace {
+[[noreturn]] void unreachable_cpu_only(const char* op, int device) {
+  check_device(Device::cuda(device), op);
+  throw Error(op, "no CUDA backend in this build");
+}
+}  // namespace
+void* device_alloc(std::size_t, int device, void**) { unreachable_cpu_only("empty", device); }
+void device_free(void*, int) noexcept {}
+MemoryStats device_memory_stats(int device) { unreachable_cpu_only("memory_stats", device); }
+void device_reset_peak(int device) { unreachable_cpu_only("reset_peak_memory_stats", device); }
+void device_empty_cache(int device) { unreachable_cpu_only("empty_cache", device); }
+
+#endif
+
+}  // namespace detail
+}  // namespace cuda
+}  // namespace phasor

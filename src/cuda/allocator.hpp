@@ -1,0 +1,117 @@
+// src/cuda/allocator.hpp - the caching device allocator (Note [caching device allocator]).
+//
+// Note [caching device allocator]
+// cudaMalloc and cudaFree are slow (cudaFree synchronizes the device), so device memory is cached,
+// as on the CPU. BlockPool does the bookkeeping and knows nothing of CUDA: it gets whole segments
+// from a RawBackend (cudaMalloc/cudaFree on a device; malloc with a byte budget in the tests) and
+// carves blocks from them:
+//  - sizes round up to 512 B; requests up to 1 MiB ("small") are carved from 2 MiB segments, larger
+//    ones from their own segments (rounded up to 2 MiB);
+//  - a request takes the best-fitting free block (smallest, then lowest address) of its pool and
+//    stream; the rest of the block stays free when it is at least 512 B (small) / 1 MiB (large);
+//  - a freed block merges with its free neighbours in the segment;
+//  - every segment belongs to the stream it was allocated for, and its blocks are reused only for
+//    that stream: work queued on a stream runs in order, so a block freed while a kernel of its
+//    stream still reads it can be handed to the next kernel of that stream at once. (Using a block
+//    on another stream needs an event; Tensor::to records one where it crosses streams.)
+//  - when the backend fails, the fully free segments are released (empty_cache) and the backend is
+//    asked once more; a second failure throws "[allocate] out of memory on ...".
+// One mutex per pool (one pool per device); the backend is called with it held, which serializes
+// cudaMalloc calls of one device (they serialize inside the driver anyway).
+//
+// This header is C++17 and free of CUDA so that tests/test_cuda_allocator.cpp can drive BlockPool with
+// a fake backend on any machine.
+#pragma once
+#include <cstddef>
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <string>
+#include <tuple>
+#include <unordered_map>
+
+#include "phasor/device.hpp"
+
+namespace phasor {
+namespace cuda {
+namespace detail {
+
+/// Where BlockPool gets and returns whole segments.
+class RawBackend {
+ public:
+  virtual ~RawBackend() = default;
+  /// A segment of `bytes`, or nullptr when out of memory (other failures throw phasor::Error).
+  virtual void* raw_alloc(std::size_t bytes) = 0;
+  /// Returns a segment from raw_alloc.
+  virtual void raw_free(void* p) = 0;
+  /// Free and total memory of the device, for the out-of-memory message.
+  virtual void mem_info(std::size_t& free_bytes, std::size_t& total_bytes) = 0;
+};
+
+/// Block and segment bookkeeping of one device's caching allocator (Note [caching device allocator]).
+class BlockPool {
+ public:
+  static constexpr std::size_t kRound = 512;                 ///< sizes round up to this
+  static constexpr std::size_t kSmallSize = 1 << 20;         ///< requests up to this are small
+  static constexpr std::size_t kSmallSegment = 2 << 20;      ///< small blocks come from segments of this size
+  static constexpr std::size_t kLargeRound = 2 << 20;        ///< large segments round up to this
+  static constexpr std::size_t kMinLargeSplit = 1 << 20;     ///< smallest free remainder kept from a large block
+  static constexpr std::size_t kMaxRequest = std::size_t{1} << 60;  ///< larger requests fail at once (out of memory)
+
+  /// A pool drawing from `backend`; `device_name` ("cuda:0") appears in error messages.
+  BlockPool(RawBackend& backend, std::string device_name);
+  BlockPool(const BlockPool&) = delete;
+  BlockPool& operator=(const BlockPool&) = delete;
+  ~BlockPool();
+
+  /// A block of at least `nbytes` for use on `stream` (nullptr for 0 bytes); throws when out of memory.
+  void* allocate(std::size_t nbytes, void* stream);
+  /// Returns a block from allocate (nullptr is ignored); throws for a pointer this pool did not hand out.
+  void free(void* p);
+  /// The stream a live block was allocated for.
+  void* stream_of(void* p);
+  /// Current, peak and cached bytes, requests and backend allocations.
+  MemoryStats stats();
+  /// Sets the peak to the current bytes.
+  void reset_peak();
+  /// Releases every fully free segment to the backend.
+  void empty_cache();
+  /// Number of segments held (tests).
+  std::size_t num_segments();
+  /// Rounded size of a request (tests and statistics).
+  static std::size_t round_size(std::size_t nbytes) { return nbytes == 0 ? 0 : (nbytes + kRound - 1) / kRound * kRound; }
+
+ private:
+  struct Block {
+    char* ptr = nullptr;
+    std::size_t size = 0;
+    void* stream = nullptr;
+    bool small = false;
+    bool allocated = false;
+    Block* prev = nullptr;  // neighbours in the same segment
+    Block* next = nullptr;
+  };
+  struct Order {  // free blocks by (small, stream, size, address): best fit is lower_bound
+    bool operator()(const Block* a, const Block* b) const {
+      return std::make_tuple(a->small, reinterpret_cast<std::uintptr_t>(a->stream), a->size,
+                             reinterpret_cast<std::uintptr_t>(a->ptr)) <
+             std::make_tuple(b->small, reinterpret_cast<std::uintptr_t>(b->stream), b->size,
+                             reinterpret_cast<std::uintptr_t>(b->ptr));
+    }
+  };
+  Block* take_free(std::size_t size, bool small, void* stream);
+  Block* new_segment(std::size_t size, bool small, void* stream);
+  void release_free_segments();
+
+  RawBackend& backend_;
+  std::string name_;
+  std::mutex mu_;
+  std::set<Block*, Order> free_;
+  std::unordered_map<void*, Block*> live_;
+  std::int64_t reserved_ = 0;  // bytes in segments
+  MemoryStats stats_;          // cached_bytes derived: reserved_ - current
+};
+
+}  // namespace detail
+}  // namespace cuda
+}  // namespace phasor

@@ -1,0 +1,205 @@
+// src/cuda/copy.cpp - byte copies between the host and CUDA devices (Tensor::to), with a small caching
+// allocator of pinned host staging buffers.
+//
+// Note [pinned staging]
+// A cudaMemcpyAsync from pageable host memory is not asynchronous: the driver copies through its own
+// small pinned buffers, chunk by chunk, and the call returns only when the source has been read. From
+// pinned memory the DMA engine reads the source directly, at full bus speed. Copies of at least
+// kStagingMin bytes therefore go through pinned staging buffers of our own: host->device copies the
+// data into a buffer and queues the DMA on the current stream, recording an event after it; the
+// buffer goes back to the cache and is handed out again only when its event has completed (so the
+// call returns before the transfer ends). Device->host queues the DMA into a buffer, waits for the
+// stream, and copies out. Buffers are powers of two (at least kStagingMin) and kept for reuse, as
+// cudaHostAlloc costs milliseconds (it pins every page).
+#include <cstring>
+#include <mutex>
+#include <vector>
+
+#include "cuda/backend.hpp"
+#include "cuda/runtime.hpp"
+#include "phasor/error.hpp"
+
+namespace phasor {
+namespace cuda {
+namespace detail {
+
+#if PHASOR_WITH_CUDA
+
+namespace {
+
+constexpr std::size_t kStagingMin = std::size_t{1} << 20;
+
+/// Pinned host buffers with an event each (Note [pinned staging]).
+class PinnedPool {
+ public:
+  struct Buffer {
+    void* ptr = nullptr;
+    std::size_t size = 0;
+    cudaEvent_t done = nullptr;  // recorded after the last transfer that reads or writes ptr
+  };
+  /// A buffer of at least `bytes` whose last transfer has completed.
+  Buffer acquire(std::size_t bytes) {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      std::size_t best = free_.size();
+      for (std::size_t i = 0; i < free_.size(); ++i) {
+        if (free_[i].size < bytes || (best < free_.size() && free_[best].size <= free_[i].size)) continue;
+        const cudaError_t q = cudaEventQuery(free_[i].done);
+        if (q == cudaSuccess) best = i;
+        else if (q != cudaErrorNotReady) check(q, "cudaEventQuery");
+      }
+      if (best < free_.size()) {
+        Buffer b = free_[best];
+        free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
+        return b;
+      }
+    }
+    Buffer b;
+    b.size = kStagingMin;
+    while (b.size < bytes) b.size *= 2;
+    PHASOR_CUDA_CHECK(cudaHostAlloc(&b.ptr, b.size, cudaHostAllocPortable));
+    const cudaError_t e = cudaEventCreateWithFlags(&b.done, cudaEventDisableTiming);
+    if (e != cudaSuccess) {
+      (void)cudaFreeHost(b.ptr);
+      check(e, "cudaEventCreateWithFlags");
+    }
+    return b;
+  }
+  /// Returns a buffer; a transfer queued on `stream` may still use it (its event is recorded there).
+  void release(Buffer b, cudaStream_t stream, bool record) {
+    if (record) PHASOR_CUDA_CHECK(cudaEventRecord(b.done, stream));
+    std::lock_guard<std::mutex> lk(mu_);
+    free_.push_back(b);
+  }
+
+ private:
+  std::mutex mu_;
+  std::vector<Buffer> free_;
+};
+
+PinnedPool& pinned_pool() {
+  static auto* p = new PinnedPool();  // never destroyed: transfers may be in flight at exit
+  return *p;
+}
+
+void host_to_device(void* dst, int device, const void* src, std::size_t bytes) {
+  DeviceGuard g(device);
+  cudaStream_t s = current_stream_handle(device);
+  if (bytes < kStagingMin) {
+    PHASOR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s));
+    return;
+  }
+  PinnedPool::Buffer b = pinned_pool().acquire(bytes);
+  try {
+    std::memcpy(b.ptr, src, bytes);
+    PHASOR_CUDA_CHECK(cudaMemcpyAsync(dst, b.ptr, bytes, cudaMemcpyHostToDevice, s));
+  } catch (...) {
+    pinned_pool().release(b, s, false);
+    throw;
+  }
+  pinned_pool().release(b, s, true);
+}
+
+void device_to_host(void* dst, const void* src, int device, std::size_t bytes) {
+  DeviceGuard g(device);
+  cudaStream_t s = current_stream_handle(device);
+  if (bytes < kStagingMin) {
+    PHASOR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
+    PHASOR_CUDA_CHECK(cudaStreamSynchronize(s));
+    return;
+  }
+  PinnedPool::Buffer b = pinned_pool().acquire(bytes);
+  try {
+    PHASOR_CUDA_CHECK(cudaMemcpyAsync(b.ptr, src, bytes, cudaMemcpyDeviceToHost, s));
+    PHASOR_CUDA_CHECK(cudaStreamSynchronize(s));
+    std::memcpy(dst, b.ptr, bytes);
+  } catch (...) {
+    pinned_pool().release(b, s, false);
+    throw;
+  }
+  pinned_pool().release(b, s, false);  // the stream was synchronized: the buffer is free now
+}
+
+/// Orders `waiter` after the work queued so far on `producer` (streams of devices pd and wd).
+void stream_wait(cudaStream_t waiter, int wd, cudaStream_t producer, int pd) {
+  cudaEvent_t ev = nullptr;
+  {
+    DeviceGuard g(pd);
+    PHASOR_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+    const cudaError_t e = cudaEventRecord(ev, producer);
+    if (e != cudaSuccess) {
+      (void)cudaEventDestroy(ev);
+      check(e, "cudaEventRecord");
+    }
+  }
+  DeviceGuard g(wd);
+  const cudaError_t e = cudaStreamWaitEvent(waiter, ev, 0);
+  (void)cudaEventDestroy(ev);  // released once it has completed
+  check(e, "cudaStreamWaitEvent");
+}
+
+void device_to_device(void* dst, int dd, const void* src, int sd, std::size_t bytes) {
+  cudaStream_t ds = current_stream_handle(dd);
+  if (dd == sd) {
+    DeviceGuard g(dd);
+    PHASOR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToDevice, ds));
+    return;
+  }
+  // The copy runs on the destination's stream after the source's pending work; the source's stream
+  // then waits for the copy, so the source block (reused only on its own stream) is not overwritten
+  // before it has been read.
+  cudaStream_t ss = current_stream_handle(sd);
+  stream_wait(ds, dd, ss, sd);
+  {
+    DeviceGuard g(dd);
+    PHASOR_CUDA_CHECK(cudaMemcpyPeerAsync(dst, dd, src, sd, bytes, ds));
+  }
+  stream_wait(ss, sd, ds, dd);
+}
+
+}  // namespace
+
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes) {
+  check_device(dst_device, "to");
+  check_device(src_device, "to");
+  if (bytes == 0) return;
+  if (dst_device.is_cpu() && src_device.is_cpu()) {
+    std::memcpy(dst, src, bytes);
+  } else if (src_device.is_cpu()) {
+    host_to_device(dst, dst_device.index, src, bytes);
+  } else if (dst_device.is_cpu()) {
+    device_to_host(dst, src, src_device.index, bytes);
+  } else {
+    device_to_device(dst, dst_device.index, src, src_device.index, bytes);
+  }
+}
+
+void fill_zero(void* dst, Device device, std::size_t bytes) {
+  check_device(device, "zeros");
+  if (bytes == 0) return;
+  if (device.is_cpu()) {
+    std::memset(dst, 0, bytes);
+    return;
+  }
+  DeviceGuard g(device.index);
+  PHASOR_CUDA_CHECK(cudaMemsetAsync(dst, 0, bytes, current_stream_handle(device.index)));
+}
+
+#else  // CPU-only build
+
+void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes) {
+  check_device(dst_device, "to");
+  check_device(src_device, "to");
+  if (bytes) std::memcpy(dst, src, bytes);  // both on the CPU
+}
+
+void fill_zero(void* dst, Device device, std::size_t bytes) {
+  check_device(device, "zeros");
+  if (bytes) std::memset(dst, 0, bytes);  // on the CPU
+}
+
+#endif
+
+}  // namespace detail
+}  // namespace cuda
+}  // namespace phasor

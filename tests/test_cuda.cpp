@@ -1,0 +1,357 @@
+// tests/test_cuda.cpp - the CUDA backend's foundation: devices, streams, device errors, transfers and the
+// device allocator's statistics. Cases that need a GPU are skipped (doctest::skip) on machines without
+// one; the cases that check the no-GPU behaviour are skipped on machines with one.
+#include <doctest/doctest.h>
+
+#include <cstring>
+#include <functional>
+#include <utility>
+#include <vector>
+#include <phasor/phasor.hpp>
+#include <sstream>
+#include <string>
+
+using namespace phasor;
+
+namespace {
+
+const bool kGpu = cuda::is_available();
+
+/// Why Device::cuda(i) does not exist on this machine, as the error messages put it.
+std::string no_device_suffix() {
+  if (!cuda::is_built()) return "(CPU-only build)";
+  return "";  // built with CUDA but no device: "(no CUDA driver)" or "(0 CUDA devices...)"
+}
+
+/// The tensor's values as bytes, copied to the CPU through the public API.
+bool same_bytes(const Tensor& a, const Tensor& b) {
+  if (a.dtype() != b.dtype() || a.shape() != b.shape()) return false;
+  const Tensor x = a.device().is_cpu() ? a.contiguous() : a.to(Device::cpu());
+  const Tensor y = b.device().is_cpu() ? b.contiguous() : b.to(Device::cpu());
+  return x.nbytes() == y.nbytes() && (x.nbytes() == 0 || std::memcmp(x.data_ptr(), y.data_ptr(), x.nbytes()) == 0);
+}
+
+/// n values of `dt` that differ from element to element (bool: a pattern of both values).
+Tensor sample(std::int64_t n, Dtype dt) {
+  Tensor v = arange(n, Dtype::Float64) * 0.37 - 5.0;
+  if (dt == Dtype::Bool) return v.sin() > 0.0;
+  if (is_complex(dt)) return complex(v, v * -2.0 + 1.0).to(dt);
+  if (dt == Dtype::Int64) return (v * 1000.0).to(dt);
+  return v.to(dt);
+}
+
+/// doctest::Contains for a std::string.
+doctest::Contains has(const std::string& s) { return doctest::Contains(s.c_str()); }
+
+const Dtype kAllDtypes[] = {Dtype::Bool, Dtype::Int64, Dtype::Float32, Dtype::Float64, Dtype::Complex64,
+                            Dtype::Complex128};
+
+}  // namespace
+
+// ---- always meaningful ------------------------------------------------------------------------------------
+
+TEST_CASE("cuda: without a GPU there are no devices" * doctest::skip(kGpu)) {
+  CHECK_FALSE(cuda::is_available());
+  CHECK(cuda::device_count() == 0);
+  CHECK(cuda::device_count() == 0);  // cached, still no throw
+}
+
+TEST_CASE("cuda: operations on a missing device throw a named error" * doctest::skip(kGpu)) {
+  const std::string suffix = no_device_suffix();
+  auto expect = [&](const std::string& op, int i) {
+    // "[op] device cuda:i does not exist (CPU-only build)", or "(no CUDA driver)" / "(0 CUDA devices)" when
+    // the backend is built but the machine has no GPU
+    return "[" + op + "] device cuda:" + std::to_string(i) + " does not exist " + suffix;
+  };
+  CHECK_THROWS_WITH_AS(empty({2, 3}, Dtype::Float32, Device::cuda(0)), has(expect("empty", 0)), Error);
+  CHECK_THROWS_WITH_AS(zeros({2}, Dtype::Float32, Device::cuda(0)), doctest::Contains("device cuda:0 does not exist"),
+                       Error);
+  CHECK_THROWS_WITH_AS(from_vector(std::vector<double>{1.0, 2.0}, std::nullopt, Device::cuda(0)),
+                       doctest::Contains("device cuda:0 does not exist"), Error);
+  const Tensor x = ones({4});
+  CHECK_THROWS_WITH_AS(x.to(Device::cuda(0)), has(expect("to", 0)), Error);
+  CHECK(x.device() == Device::cpu());  // input unchanged
+  CHECK(x.sum().item<double>() == 4.0);
+  CHECK_THROWS_WITH_AS(memory_stats(Device::cuda(0)), has(expect("memory_stats", 0)), Error);
+  CHECK_THROWS_WITH_AS(reset_peak_memory_stats(Device::cuda(1)), has(expect("reset_peak_memory_stats", 1)),
+                       Error);
+  CHECK_THROWS_WITH_AS(empty_cache(Device::cuda(0)), has(expect("empty_cache", 0)), Error);
+  CHECK_THROWS_WITH_AS(empty({1}, Dtype::Float64, Device::cuda(-1)), has(expect("empty", -1)), Error);
+  if (cuda::is_built()) {
+    // the reason is one of the two a GPU-less machine can give
+    try {
+      (void)empty({1}, Dtype::Float32, Device::cuda(0));
+      FAIL("no error");
+    } catch (const Error& e) {
+      const std::string m = e.what();
+      CHECK((m.find("(no CUDA driver)") != std::string::npos || m.find("(0 CUDA devices") != std::string::npos));
+    }
+  } else {
+    CHECK_THROWS_WITH_AS(empty({2}, Dtype::Float32, Device::cuda(0)),
+                         "[empty] device cuda:0 does not exist (CPU-only build)", Error);
+  }
+}
+
+TEST_CASE("cuda: streams and synchronize need a device" * doctest::skip(kGpu)) {
+  CHECK_THROWS_AS(cuda::synchronize(), Error);
+  CHECK_THROWS_AS(cuda::synchronize(0), Error);
+  CHECK_THROWS_AS(cuda::Stream::create(0), Error);
+  CHECK_THROWS_AS(cuda::current_stream(0), Error);
+  CHECK_THROWS_AS(cuda::set_current_stream(cuda::Stream()), Error);
+  CHECK_THROWS_AS(cuda::Stream().synchronize(), Error);
+  if (cuda::is_built()) {
+    CHECK_THROWS_WITH_AS(cuda::synchronize(2), doctest::Contains("[synchronize] device cuda:2 does not exist ("), Error);
+    CHECK_THROWS_WITH_AS(cuda::Stream::create(0), doctest::Contains("[Stream::create] device cuda:0 does not exist ("),
+                         Error);
+  } else {
+    CHECK_THROWS_WITH_AS(cuda::synchronize(), doctest::Contains("[synchronize] phasor was built without CUDA"), Error);
+    CHECK_THROWS_WITH_AS(cuda::current_stream(0), doctest::Contains("[current_stream] phasor was built without CUDA"),
+                         Error);
+  }
+  // the handle itself is plain data
+  const cuda::Stream s;
+  CHECK(s.is_default());
+  CHECK(s.device() == 0);
+  CHECK(s.native_handle() == nullptr);
+  CHECK(s == cuda::Stream::from_native(nullptr, 0));
+  CHECK(s != cuda::Stream::from_native(nullptr, 1));
+}
+
+TEST_CASE("cuda: a wrapped device pointer is a CUDA tensor whose CPU kernels refuse it" * doctest::skip(kGpu)) {
+  // from_blob records the device without touching the memory; no CPU kernel may read it
+  static float fake_device_memory[6] = {1, 2, 3, 4, 5, 6};  // never read through the tensor
+  Tensor t = Tensor::from_blob(fake_device_memory, {2, 3}, Dtype::Float32, nullptr, Device::cuda(0));
+  CHECK(t.device() == Device::cuda(0));
+  CHECK(t.data_ptr() == static_cast<void*>(fake_device_memory));  // the device pointer, as given
+  CHECK(t.shape() == Shape{2, 3});
+  const std::string missing = "device cuda:0 does not exist";
+  CHECK_THROWS_WITH_AS(t + 1.0, has(missing), Error);
+  CHECK_THROWS_WITH_AS(t.exp(), has(missing), Error);
+  CHECK_THROWS_WITH_AS(t.sum(), has(missing), Error);
+  CHECK_THROWS_WITH_AS(t.clone(), has(missing), Error);
+  CHECK_THROWS_WITH_AS(t.to(Device::cpu()), has("[to] " + missing), Error);
+  CHECK_THROWS_WITH_AS(t.reshape({3, 2}).to(Dtype::Float64), has(missing), Error);
+  CHECK_THROWS_WITH_AS(t.select(0, 0).select(0, 0).item(), has("[to] " + missing), Error);  // item copies to the CPU first
+  std::ostringstream os;
+  CHECK_THROWS_WITH_AS(os << t, has("[to] " + missing), Error);
+  CHECK_THROWS_WITH_AS(ones({2, 3}) + t, doctest::Contains("cuda:0"), Error);  // mixed devices
+  CHECK(fake_device_memory[0] == 1.0f);
+}
+
+TEST_CASE("cuda: every CPU kernel refuses a CUDA tensor" * doctest::skip(kGpu)) {
+  // A "CUDA" tensor over host memory: a CPU kernel that forgot its device check would read it silently
+  // instead of throwing (on a GPU it would crash), so each op below must throw naming the device.
+  static double host[4 * 6] = {};
+  const Tensor t = Tensor::from_blob(host, {4, 6}, Dtype::Float64, nullptr, Device::cuda(0));
+  const Tensor c = ones({4, 6}, Dtype::Float64);
+  const Tensor idx = from_vector(std::vector<std::int64_t>{0, 2});
+  const Tensor idx2 = zeros({4, 6}, Dtype::Int64);
+  const Tensor mask = c > 0.5;
+  namespace F = nn::functional;
+  const std::pair<const char*, std::function<Tensor()>> ops[] = {
+      {"exp", [&] { return exp(t); }},
+      {"abs", [&] { return abs(t); }},
+      {"neg", [&] { return -t; }},
+      {"relu", [&] { return relu(t); }},
+      {"gelu", [&] { return gelu(t); }},
+      {"sigmoid", [&] { return sigmoid(t); }},
+      {"isnan", [&] { return isnan(t); }},
+      {"add", [&] { return t + c; }},
+      {"add reversed", [&] { return c + t; }},
+      {"mul scalar", [&] { return t * 2.0; }},
+      {"pow", [&] { return pow(t, 2.0); }},
+      {"atan2", [&] { return atan2(t, c); }},
+      {"maximum", [&] { return maximum(c, t); }},
+      {"compare", [&] { return t > 0.0; }},
+      {"where", [&] { return where(mask, t, c); }},
+      {"clamp", [&] { return clamp(t, 0.0, 1.0); }},
+      {"masked_fill", [&] { return masked_fill(t, mask, 1.0); }},
+      {"complex", [&] { return complex(t, t); }},
+      {"to dtype", [&] { return t.to(Dtype::Float32); }},
+      {"clone", [&] { return t.clone(); }},
+      {"contiguous", [&] { return t.transpose(0, 1).contiguous(); }},
+      {"sum", [&] { return t.sum(); }},
+      {"mean", [&] { return mean(t, {1}); }},
+      {"prod", [&] { return prod(t); }},
+      {"max", [&] { return max(t); }},
+      {"amax", [&] { return amax(t, {0}); }},
+      {"argmax", [&] { return argmax(t, 1); }},
+      {"var", [&] { return var(t); }},
+      {"norm", [&] { return norm(t); }},
+      {"logsumexp", [&] { return logsumexp(t, {1}); }},
+      {"cumsum", [&] { return cumsum(t, 1); }},
+      {"any", [&] { return any(t); }},
+      {"cat", [&] { return cat({t, t}); }},
+      {"cat mixed", [&] { return cat({c, t}); }},
+      {"stack", [&] { return stack({t, t}); }},
+      {"pad", [&] { return pad(t, {1, 1}); }},
+      {"flip", [&] { return flip(t, {0}); }},
+      {"roll", [&] { return roll(t, {1}, {0}); }},
+      {"tril", [&] { return tril(t); }},
+      {"index_select", [&] { return index_select(t, 0, idx); }},
+      {"gather", [&] { return gather(t, 1, idx2); }},
+      {"scatter_add", [&] { return scatter_add(c, 1, idx2, t); }},
+      {"matmul", [&] { return matmul(t, c.transpose(0, 1)); }},
+      {"matmul mixed", [&] { return matmul(c, t.transpose(0, 1)); }},
+      {"einsum", [&] { return einsum("ij,kj->ik", {t, c}); }},
+      {"fft", [&] { return fft::fft(t); }},
+      {"rfft", [&] { return fft::rfft(t); }},
+      {"fft2", [&] { return fft::fft2(t); }},
+      {"softmax", [&] { return F::softmax(t, 1); }},
+      {"mse_loss", [&] { return F::mse_loss(t, c); }},
+      {"layer_norm", [&] { return F::layer_norm(t, {6}); }},
+      {"linear", [&] { return F::linear(t, c); }},
+      {"fill_", [&] { Tensor u = t; return u.fill_(1.0); }},
+      {"copy_", [&] { Tensor u = t; return u.copy_(c); }},
+      {"copy_ from", [&] { Tensor u = c.clone(); return u.copy_(t); }},
+      {"to_vector", [&] { (void)to_vector<double>(t); return Tensor(); }},
+  };
+  for (const auto& [name, op] : ops) {
+    CAPTURE(name);
+    CHECK_THROWS_WITH_AS((void)op(), doctest::Contains("cuda:0"), Error);
+  }
+  for (double v : host) CHECK(v == 0.0);  // nothing wrote to the wrapped memory
+}
+
+TEST_CASE("cuda: moving to the CPU is the identity for CPU tensors") {
+  const Tensor x = arange(6, Dtype::Float64).reshape({2, 3});
+  const Tensor y = x.to(Device::cpu());
+  CHECK(y.data_ptr() == x.data_ptr());
+}
+
+// ---- with a GPU ----------------------------------------------------------------------------------------
+
+TEST_CASE("cuda: round trips CPU -> CUDA -> CPU for every dtype and size" * doctest::skip(!kGpu)) {
+  for (Dtype dt : kAllDtypes) {
+    for (std::int64_t n : {0, 1, 7, 1000, 131072, 300000}) {  // 300000 elements >= 1 MiB: pinned staging
+      CAPTURE(dtype_name(dt));
+      CAPTURE(n);
+      const Tensor x = sample(n, dt);
+      const Tensor d = x.to(Device::cuda(0));
+      CHECK(d.device() == Device::cuda(0));
+      CHECK(d.dtype() == dt);
+      CHECK(d.shape() == x.shape());
+      const Tensor back = d.to(Device::cpu());
+      CHECK(back.device() == Device::cpu());
+      CHECK(same_bytes(back, x));
+    }
+  }
+  // a 2-D shape and a non-contiguous CPU source (made contiguous on the CPU first)
+  const Tensor m = sample(12, Dtype::Float64).reshape({3, 4});
+  const Tensor mt = m.transpose(0, 1);
+  CHECK(same_bytes(mt.to(Device::cuda(0)).to(Device::cpu()), mt.contiguous()));
+  cuda::synchronize();
+}
+
+TEST_CASE("cuda: zeros and from_vector create CUDA tensors" * doctest::skip(!kGpu)) {
+  for (Dtype dt : kAllDtypes) {
+    CAPTURE(dtype_name(dt));
+    for (std::int64_t n : {0, 5, 400000}) {
+      const Tensor z = zeros({n}, dt, Device::cuda(0));
+      CHECK(z.device() == Device::cuda(0));
+      CHECK(same_bytes(z, zeros({n}, dt)));
+    }
+  }
+  const std::vector<double> v{1.5, -2.0, 3.25, 1e300};
+  const Tensor d = from_vector(v, Shape{2, 2}, Device::cuda(0));
+  CHECK(d.device() == Device::cuda(0));
+  CHECK(same_bytes(d, from_vector(v, Shape{2, 2})));
+}
+
+TEST_CASE("cuda: device to device copies" * doctest::skip(!kGpu)) {
+  const Tensor x = sample(5000, Dtype::Complex128);
+  const Tensor d0 = x.to(Device::cuda(0));
+  CHECK(d0.to(Device::cuda(0)).data_ptr() == d0.data_ptr());  // same device: no copy
+  // wrapping the device pointer (from_blob) and copying back reads the same bytes
+  const Tensor w = Tensor::from_blob(d0.data_ptr(), d0.shape(), d0.dtype(), nullptr, Device::cuda(0));
+  CHECK(same_bytes(w, x));
+  if (cuda::device_count() >= 2) {
+    const Tensor d1 = d0.to(Device::cuda(1));
+    CHECK(d1.device() == Device::cuda(1));
+    CHECK(same_bytes(d1, x));
+    CHECK(same_bytes(d1.to(Device::cuda(0)), x));
+  }
+  // a strided CUDA source needs a kernel that does not exist yet
+  const Tensor m = sample(12, Dtype::Float32).reshape({3, 4}).to(Device::cuda(0));
+  CHECK_THROWS_WITH_AS(m.transpose(0, 1).to(Device::cpu()), doctest::Contains("[to] no CUDA kernel for strided copy yet"),
+                       Error);
+}
+
+TEST_CASE("cuda: item, printing and gradients go through the host" * doctest::skip(!kGpu)) {
+  const Tensor d = sample(3, Dtype::Float64).to(Device::cuda(0));
+  CHECK(d.select(0, 1).item<double>() == doctest::Approx(0.37 - 5.0));
+  std::ostringstream os;
+  os << d;
+  CHECK(os.str().find("cuda:0") != std::string::npos);
+  CHECK(os.str().find("-4.63") != std::string::npos);
+  // d/dx sum(w * to_cpu(to_cuda(x))) = w: the gradient of to(device) is grad.to(source device)
+  Tensor x = sample(10, Dtype::Float64).requires_grad_();
+  const Tensor w = arange(10, Dtype::Float64);
+  Tensor y = (x.to(Device::cuda(0)).to(Device::cpu()) * w).sum();
+  y.backward();
+  REQUIRE(x.grad().defined());
+  CHECK(x.grad().device() == Device::cpu());
+  CHECK(same_bytes(x.grad(), w));
+}
+
+TEST_CASE("cuda: memory statistics and empty_cache" * doctest::skip(!kGpu)) {
+  const Device dev = Device::cuda(0);
+  cuda::synchronize(0);
+  empty_cache(dev);
+  const MemoryStats s0 = memory_stats(dev);
+  {
+    const Tensor t = empty({1000}, Dtype::Float32, dev);  // 4000 bytes -> a 4096-byte block
+    const MemoryStats s1 = memory_stats(dev);
+    CHECK(s1.current_bytes == s0.current_bytes + 4096);
+    CHECK(s1.peak_bytes >= s1.current_bytes);
+    CHECK(s1.num_allocs == s0.num_allocs + 1);
+    const Tensor big = empty({3 << 20}, Dtype::Float32, dev);  // 12 MiB: its own segment
+    CHECK(memory_stats(dev).current_bytes == s0.current_bytes + 4096 + (12 << 20));
+  }
+  const MemoryStats s2 = memory_stats(dev);
+  CHECK(s2.current_bytes == s0.current_bytes);
+  CHECK(s2.cached_bytes >= (12 << 20));
+  // a freed block is reused: no new cudaMalloc
+  { const Tensor t = empty({1000}, Dtype::Float32, dev); }
+  CHECK(memory_stats(dev).num_system_allocs == s2.num_system_allocs);
+  reset_peak_memory_stats(dev);
+  CHECK(memory_stats(dev).peak_bytes == memory_stats(dev).current_bytes);
+  empty_cache(dev);
+  CHECK(memory_stats(dev).cached_bytes < s2.cached_bytes);
+}
+
+TEST_CASE("cuda: out of memory names the device and the numbers" * doctest::skip(!kGpu)) {
+  const std::int64_t n = std::int64_t{1} << 47;  // float64: 1 PiB
+  CHECK_THROWS_WITH_AS(empty({n}, Dtype::Float64, Device::cuda(0)),
+                       doctest::Contains("[allocate] out of memory on cuda:0: requested 1125899906842624 bytes, free "),
+                       Error);
+  // the allocator still works afterwards
+  const Tensor x = sample(100, Dtype::Float32);
+  CHECK(same_bytes(x.to(Device::cuda(0)).to(Device::cpu()), x));
+}
+
+TEST_CASE("cuda: devices out of range and mixed devices" * doctest::skip(!kGpu)) {
+  const int n = cuda::device_count();
+  const std::string count = std::to_string(n) + (n == 1 ? " CUDA device)" : " CUDA devices)");
+  CHECK_THROWS_WITH_AS(empty({2}, Dtype::Float32, Device::cuda(n)),
+                       ("[empty] device cuda:" + std::to_string(n) + " does not exist (" + count).c_str(), Error);
+  CHECK_THROWS_WITH_AS(ones({2}).to(Device::cuda(n + 3)), has("does not exist (" + count), Error);
+  const Tensor d = ones({2}).to(Device::cuda(0));
+  CHECK_THROWS_WITH_AS(ones({2}) + d, doctest::Contains("cuda:0"), Error);
+  CHECK_THROWS_WITH_AS(d.exp(), doctest::Contains("no CUDA kernel yet"), Error);
+}
+
+TEST_CASE("cuda: streams" * doctest::skip(!kGpu)) {
+  CHECK(cuda::current_stream(0).is_default());
+  const cuda::Stream s = cuda::Stream::create(0);
+  CHECK_FALSE(s.is_default());
+  cuda::set_current_stream(s);
+  CHECK(cuda::current_stream(0) == s);
+  const Tensor x = sample(400000, Dtype::Float32);  // staged, asynchronous on s
+  const Tensor d = x.to(Device::cuda(0));
+  s.synchronize();
+  CHECK(same_bytes(d, x));
+  cuda::set_current_stream(cuda::Stream::from_native(nullptr, 0));
+  CHECK(cuda::current_stream(0).is_default());
+  cuda::synchronize();
+}
