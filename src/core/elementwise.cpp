@@ -36,7 +36,7 @@ Shape broadcast_shapes(const std::vector<Shape>& shapes, const char* op) {
 namespace detail {
 
 namespace {
-StridedLoop build_loop(const Tensor* const* ops, int nt, const Shape& shape) {
+StridedLoop build_loop(const Tensor* const* ops, int nt, const Shape& shape, bool cpu = true) {
   StridedLoop L;
   L.nt = nt;
   L.numel = shape_numel(shape);
@@ -46,7 +46,7 @@ StridedLoop build_loop(const Tensor* const* ops, int nt, const Shape& shape) {
                                    std::to_string(nd));
   for (int k = 0; k < nt; ++k) {
     // the CPU loop must never see device memory: a kernel that forgot check_cpu still throws here
-    if (!ops[k]->device().is_cpu()) [[unlikely]]
+    if (cpu && !ops[k]->device().is_cpu()) [[unlikely]]
       check_cpu(*ops[k], "elementwise");
     L.base[static_cast<std::size_t>(k)] = static_cast<char*>(ops[k]->data_ptr());
   }
@@ -90,6 +90,9 @@ StridedLoop make_loop(std::initializer_list<const Tensor*> ops, const Shape& sha
 }
 StridedLoop make_loop(const std::vector<const Tensor*>& ops, const Shape& shape) {
   return build_loop(ops.data(), static_cast<int>(ops.size()), shape);
+}
+StridedLoop make_device_loop(std::initializer_list<const Tensor*> ops, const Shape& shape) {
+  return build_loop(ops.begin(), static_cast<int>(ops.size()), shape, /*cpu=*/false);
 }
 
 void stream_copy(void* dst, const void* src, std::size_t bytes) {

@@ -171,6 +171,8 @@ struct StridedLoop {
 StridedLoop make_loop(std::initializer_list<const Tensor*> ops, const Shape& shape);
 /// make_loop for a runtime list of operands.
 StridedLoop make_loop(const std::vector<const Tensor*>& ops, const Shape& shape);
+/// make_loop over operands on one device of any kind (the layout of a CUDA kernel: Note [cuda elementwise]).
+StridedLoop make_device_loop(std::initializer_list<const Tensor*> ops, const Shape& shape);
 
 // ---- kernels ------------------------------------------------------------------------------------
 // Note [streaming stores]

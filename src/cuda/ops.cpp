@@ -6,6 +6,8 @@
 
 #include "core/elementwise.hpp"
 
+#include "cuda/backend.hpp"
+
 #if PHASOR_WITH_CUDA
 #include "cuda/elementwise.hpp"
 #include "cuda/runtime.hpp"
@@ -22,7 +24,8 @@ Operands operands(std::initializer_list<const Tensor*> ts, const char* op) {
   for (const Tensor* t : ts)
     if (t->device() != out.device())
       throw Error(op, "expected all tensors on " + out.device().str() + ", got one on " + t->device().str());
-  const ::phasor::detail::StridedLoop loop = ::phasor::detail::make_loop(ts, out.shape());
+  check_device(out.device(), op);  // "[op] device cuda:i does not exist (...)"
+  const ::phasor::detail::StridedLoop loop = ::phasor::detail::make_device_loop(ts, out.shape());
   if (loop.nd > kMaxDims)
     throw Error(op, "a CUDA elementwise kernel takes at most " + std::to_string(kMaxDims) + " dims after merging, got " +
                         std::to_string(loop.nd));
