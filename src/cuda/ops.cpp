@@ -94,12 +94,15 @@ void fill(const Tensor& out, const Scalar& v) {
 #else  // CPU-only build
 
 namespace {
-[[noreturn]] void cpu_only(const char* op) { throw Error(op, "no CUDA kernels in this build (CPU-only build)"); }
+[[noreturn]] void cpu_only(const char* op, const Tensor& out) {
+  check_device(out.device(), op);  // names the device and the build
+  throw Error(op, "no CUDA kernels in this build (CPU-only build)");
+}
 }  // namespace
-void unary(const char* op, const Tensor&, const Tensor&, Dtype, const double*) { cpu_only(op); }
-void binary(const char* op, const Tensor&, const Tensor&, const Tensor&, Dtype, double) { cpu_only(op); }
-void where(const Tensor&, const Tensor&, const Tensor&, const Tensor&) { cpu_only("where"); }
-void fill(const Tensor&, const Scalar&) { cpu_only("fill_"); }
+void unary(const char* op, const Tensor& out, const Tensor&, Dtype, const double*) { cpu_only(op, out); }
+void binary(const char* op, const Tensor& out, const Tensor&, const Tensor&, Dtype, double) { cpu_only(op, out); }
+void where(const Tensor& out, const Tensor&, const Tensor&, const Tensor&) { cpu_only("where", out); }
+void fill(const Tensor& out, const Scalar&) { cpu_only("fill_", out); }
 
 #endif
 

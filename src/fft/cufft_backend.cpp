@@ -25,12 +25,12 @@
 #include <vector>
 
 #include "core/tensor_impl.hpp"
+#include "cuda/backend.hpp"
 #include "phasor/ops.hpp"
 
 #if PHASOR_WITH_CUDA
 #include <cufft.h>
 
-#include "cuda/backend.hpp"
 #include "cuda/runtime.hpp"
 #endif
 
@@ -251,12 +251,14 @@ void scale(Tensor& out, double s) {
 }  // namespace
 
 Tensor c2c_cuda(const Tensor& x, const DimList& dims, bool forward, Norm norm) {
+  ::phasor::cuda::detail::check_device(x.device(), "fft");
   Tensor out = c2c_unscaled(x, dims, forward);
   scale(out, norm_scale(norm, product(lengths(x, dims)), forward));
   return out;
 }
 
 Tensor r2c_cuda(const Tensor& x, const DimList& dims, Norm norm) {
+  ::phasor::cuda::detail::check_device(x.device(), "fft");
   const std::vector<long long> n = lengths(x, dims), g = last_group(n);
   Moved m = move_innermost(x, dims);
   Shape oshape = m.t.shape();
@@ -272,6 +274,7 @@ Tensor r2c_cuda(const Tensor& x, const DimList& dims, Norm norm) {
 }
 
 Tensor c2r_cuda(const Tensor& x, const DimList& dims, Norm norm, std::int64_t last_n) {
+  ::phasor::cuda::detail::check_device(x.device(), "fft");
   std::vector<long long> n = lengths(x, dims);
   n.back() = last_n;
   const std::vector<long long> g = last_group(n);
@@ -323,11 +326,14 @@ void set_cufft_plan_cache_capacity(std::size_t capacity) {
 #else  // CPU-only build
 
 namespace {
-[[noreturn]] void cpu_only() { throw Error("fft", "no cuFFT in this build (CPU-only build)"); }
+[[noreturn]] void cpu_only(const Tensor& x) {
+  ::phasor::cuda::detail::check_device(x.device(), "fft");  // names the device and the build
+  throw Error("fft", "no cuFFT in this build (CPU-only build)");
+}
 }  // namespace
-Tensor c2c_cuda(const Tensor&, const DimList&, bool, Norm) { cpu_only(); }
-Tensor r2c_cuda(const Tensor&, const DimList&, Norm) { cpu_only(); }
-Tensor c2r_cuda(const Tensor&, const DimList&, Norm, std::int64_t) { cpu_only(); }
+Tensor c2c_cuda(const Tensor& x, const DimList&, bool, Norm) { cpu_only(x); }
+Tensor r2c_cuda(const Tensor& x, const DimList&, Norm) { cpu_only(x); }
+Tensor c2r_cuda(const Tensor& x, const DimList&, Norm, std::int64_t) { cpu_only(x); }
 std::size_t cufft_plan_cache_size(int) { return 0; }
 void clear_cufft_plan_cache(int) {}
 void set_cufft_plan_cache_capacity(std::size_t) {}
