@@ -7,6 +7,7 @@
 
 #include "autodiff/node.hpp"
 #include "cuda/backend.hpp"
+#include "cuda/ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
 
@@ -112,8 +113,16 @@ void stream_fence() {
 }
 
 void copy_into(const Tensor& dst, const Tensor& src) {
-  check_cpu(dst, "copy_");
-  check_cpu(src, "copy_");
+  if (!dst.device().is_cpu() || !src.device().is_cpu()) {
+    // across devices: move src first; then a CUDA copy kernel converts dtypes and broadcasts
+    const Tensor s = src.device() == dst.device() ? src : src.to(dst.device());
+    if (dst.device().is_cuda()) {
+      phasor::cuda::detail::unary("copy_", dst, s, dst.dtype());
+      return;
+    }
+    copy_into(dst, s);
+    return;
+  }
   visit_dtype(dst.dtype(), [&](auto to) {
     using To = typename decltype(to)::type;
     visit_dtype(src.dtype(), [&](auto from) {
@@ -143,13 +152,10 @@ Tensor Tensor::to(Device device) const {
   if (device == from) return *this;
   cuda::detail::check_device(device, "to");
   cuda::detail::check_device(from, "to");
-  if (!from.is_cpu() && !is_contiguous())
-    throw Error("to", "no CUDA kernel for strided copy yet: cannot move a non-contiguous tensor of shape " +
-                          detail::shape_str(shape()) + " from " + from.str() + " to " + device.str());
   return detail::apply_op(
       "to", {*this}, detail::kSaveNone,
       [device](const std::vector<Tensor>& in) {
-        const Tensor src = in[0].device().is_cpu() ? in[0].contiguous() : in[0];
+        const Tensor src = in[0].contiguous();  // on its own device (a CUDA copy kernel for a CUDA tensor)
         Tensor out = detail::make_tensor(src.shape(), src.dtype(), device);
         cuda::detail::copy_bytes(out.data_ptr(), device, src.data_ptr(), src.device(),
                                  static_cast<std::size_t>(src.numel()) * src.itemsize());
@@ -191,6 +197,10 @@ Tensor& Tensor::fill_(const Scalar& value) {
   return detail::apply_inplace(
       "fill_", *this, {},
       [&] {
+        if (device().is_cuda()) {
+          phasor::cuda::detail::fill(*this, value);
+          return;
+        }
         detail::visit_dtype(dtype(), [&](auto tag) {
           using T = typename decltype(tag)::type;
           const T v = detail::scalar_as<T>(value);

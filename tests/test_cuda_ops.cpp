@@ -1,0 +1,174 @@
+// CPU-vs-GPU agreement of the ops with CUDA kernels (Note [cuda elementwise], src/fft/cufft_backend.cpp).
+// Every case needs a GPU: without one doctest reports them as skipped.
+#include <doctest/doctest.h>
+
+#include <functional>
+#include <phasor/phasor.hpp>
+#include <string>
+#include <vector>
+
+using namespace phasor;
+
+namespace {
+
+const bool kGpu = cuda::is_available();
+const Device kDev = Device::cuda(0);
+
+/// max |a - b| / max(1, max |b|), both on the CPU, in float64 (complex: on the modulus).
+double rel_diff(const Tensor& a, const Tensor& b) {
+  const Tensor x = a.to(Device::cpu()), y = b.to(Device::cpu());
+  REQUIRE(x.shape() == y.shape());
+  REQUIRE(x.dtype() == y.dtype());
+  if (x.numel() == 0) return 0;
+  if (x.dtype() == Dtype::Bool || x.dtype() == Dtype::Int64)
+    return (x.to(float64) - y.to(float64)).abs().max().item<double>();
+  const Tensor d = (x - y).abs().to(float64), m = y.abs().to(float64);
+  // NaN must match NaN
+  const Tensor both_nan = x.isnan() & y.isnan();
+  const double dmax = where(both_nan, zeros({}, float64), d).max().item<double>();
+  return dmax / std::max(1.0, where(both_nan, zeros({}, float64), m).max().item<double>());
+}
+
+/// Random values of dtype dt and shape s on the CPU (ints in [-5, 5], bools half true).
+Tensor sample(const Shape& s, Dtype dt) {
+  const Tensor r = randn(s, float64);
+  switch (dt) {
+    case Dtype::Bool: return r > 0.0;
+    case Dtype::Int64: return (r * 3.0).round().clamp(-5, 5).to(int64);
+    case Dtype::Complex64:
+    case Dtype::Complex128: return complex(r, randn(s, float64)).to(dt);
+    default: return r.to(dt);
+  }
+}
+
+double tol(Dtype dt) { return dt == Dtype::Float32 || dt == Dtype::Complex64 ? 2e-5 : 1e-12; }
+
+}  // namespace
+
+TEST_CASE("cuda ops: unary ops agree with the CPU" * doctest::skip(!kGpu)) {
+  manual_seed(1);
+  using U = std::function<Tensor(const Tensor&)>;
+  const std::vector<std::pair<std::string, U>> ops = {
+      {"neg", [](const Tensor& x) { return -x; }},          {"abs", [](const Tensor& x) { return x.abs(); }},
+      {"exp", [](const Tensor& x) { return x.exp(); }},     {"expm1", [](const Tensor& x) { return x.expm1(); }},
+      {"log", [](const Tensor& x) { return x.abs().log(); }}, {"sqrt", [](const Tensor& x) { return x.abs().sqrt(); }},
+      {"sin", [](const Tensor& x) { return x.sin(); }},     {"cos", [](const Tensor& x) { return x.cos(); }},
+      {"tanh", [](const Tensor& x) { return x.tanh(); }},   {"sigmoid", [](const Tensor& x) { return x.sigmoid(); }},
+      {"square", [](const Tensor& x) { return x.square(); }}, {"conj", [](const Tensor& x) { return x.conj(); }},
+      {"sign", [](const Tensor& x) { return x.sign(); }},   {"isfinite", [](const Tensor& x) { return x.isfinite(); }},
+  };
+  const std::vector<std::pair<std::string, U>> real_ops = {
+      {"erf", [](const Tensor& x) { return x.erf(); }},     {"relu", [](const Tensor& x) { return x.relu(); }},
+      {"gelu", [](const Tensor& x) { return x.gelu(); }},   {"gelu_tanh", [](const Tensor& x) { return x.gelu(true); }},
+      {"silu", [](const Tensor& x) { return x.silu(); }},   {"softplus", [](const Tensor& x) { return x.softplus(2.0, 5.0); }},
+      {"floor", [](const Tensor& x) { return x.floor(); }}, {"round", [](const Tensor& x) { return x.round(); }},
+      {"atan", [](const Tensor& x) { return x.atan(); }},   {"clamp", [](const Tensor& x) { return x.clamp(-0.5, 0.7); }},
+  };
+  for (Dtype dt : {float32, float64, complex64, complex128}) {
+    const Tensor x = sample({37, 65}, dt);
+    const Tensor xt = x.transpose(0, 1);  // strided input
+    for (const auto& [name, f] : ops) {
+      CAPTURE(name);
+      CAPTURE(dt);
+      CHECK(rel_diff(f(x.to(kDev)), f(x)) <= tol(dt));
+      CHECK(rel_diff(f(xt.to(kDev).transpose(0, 1).transpose(0, 1)), f(xt)) <= tol(dt));
+    }
+    if (is_complex(dt)) continue;
+    for (const auto& [name, f] : real_ops) {
+      CAPTURE(name);
+      CAPTURE(dt);
+      CHECK(rel_diff(f(x.to(kDev)), f(x)) <= tol(dt));
+    }
+  }
+  // integer input promotes to the default float dtype on both devices
+  const Tensor i = sample({100}, int64);
+  CHECK(rel_diff(i.to(kDev).exp(), i.exp()) <= 2e-5);
+}
+
+TEST_CASE("cuda ops: binary ops, broadcasting and type promotion agree with the CPU" * doctest::skip(!kGpu)) {
+  manual_seed(2);
+  using B = std::function<Tensor(const Tensor&, const Tensor&)>;
+  const std::vector<std::pair<std::string, B>> ops = {
+      {"add", [](const Tensor& a, const Tensor& b) { return a + b; }},
+      {"sub", [](const Tensor& a, const Tensor& b) { return a.sub(b, 0.5); }},
+      {"mul", [](const Tensor& a, const Tensor& b) { return a * b; }},
+      {"div", [](const Tensor& a, const Tensor& b) { return a / (b.abs() + 1.0); }},
+      {"eq", [](const Tensor& a, const Tensor& b) { return a == b; }},
+  };
+  const std::vector<std::pair<std::string, B>> real_ops = {
+      {"maximum", [](const Tensor& a, const Tensor& b) { return maximum(a, b); }},
+      {"minimum", [](const Tensor& a, const Tensor& b) { return minimum(a, b); }},
+      {"lt", [](const Tensor& a, const Tensor& b) { return a < b; }},
+      {"ge", [](const Tensor& a, const Tensor& b) { return a >= b; }},
+      {"atan2", [](const Tensor& a, const Tensor& b) { return atan2(a, b); }},
+      {"pow", [](const Tensor& a, const Tensor& b) { return pow(a.abs() + 0.1, b); }},
+  };
+  const std::vector<std::pair<Dtype, Dtype>> pairs = {
+      {float32, float32}, {float64, float32}, {complex64, float32}, {complex128, complex64}, {int64, float64}, {bool_, int64}};
+  for (const auto& [da, db] : pairs) {
+    const Tensor a = sample({8, 1, 33}, da), b = sample({5, 33}, db);  // broadcast to (8, 5, 33)
+    for (const auto& [name, f] : ops) {
+      if (name == "sub" && da == Dtype::Bool) continue;
+      CAPTURE(name);
+      CAPTURE(da);
+      CAPTURE(db);
+      CHECK(rel_diff(f(a.to(kDev), b.to(kDev)), f(a, b)) <= 2e-5);
+    }
+    if (is_complex(da) || is_complex(db)) continue;
+    for (const auto& [name, f] : real_ops) {
+      CAPTURE(name);
+      CHECK(rel_diff(f(a.to(kDev), b.to(kDev)), f(a, b)) <= 2e-5);
+    }
+  }
+  // scalars, in-place ops, where, fill, casts and strided copies
+  const Tensor x = sample({64, 48}, float32), y = sample({64, 48}, float32);
+  Tensor g = x.to(kDev);
+  g.mul_(2.0).add_(y.to(kDev), -1.0);
+  CHECK(rel_diff(g, x * 2.0 - y) <= 2e-5);
+  CHECK(rel_diff(where(x.to(kDev) > 0.0, x.to(kDev), y.to(kDev)), where(x > 0.0, x, y)) == 0);
+  CHECK(rel_diff(full({7, 9}, 3.5, float64, kDev), full({7, 9}, 3.5, float64)) == 0);
+  CHECK(rel_diff(x.to(kDev).to(float64), x.to(float64)) == 0);
+  CHECK(rel_diff(x.to(kDev).transpose(0, 1).contiguous(), x.transpose(0, 1).contiguous()) == 0);
+  Tensor z = zeros({64, 48}, complex64, kDev);
+  z.copy_(x.to(kDev));
+  CHECK(rel_diff(z, x.to(complex64)) == 0);
+}
+
+TEST_CASE("cuda ops: gradients computed on the GPU match the CPU's" * doctest::skip(!kGpu)) {
+  manual_seed(3);
+  const Tensor x = sample({16, 24}, float64);
+  auto loss = [](const Tensor& t) { return ((t.sin() * t.exp() + t.square()).tanh()).sum(); };
+  Tensor xc = x.clone().requires_grad_();
+  loss(xc).backward();
+  Tensor xg = x.to(kDev).requires_grad_();
+  loss(xg).backward();
+  REQUIRE(xg.grad().defined());
+  CHECK(xg.grad().device() == kDev);
+  CHECK(rel_diff(xg.grad(), xc.grad()) <= 1e-12);
+}
+
+TEST_CASE("cuda ops: the FFT family agrees with FFTW" * doctest::skip(!kGpu)) {
+  manual_seed(4);
+  for (Dtype dt : {complex64, complex128}) {
+    const Tensor x = sample({6, 10, 12}, dt);
+    const double t = dt == complex64 ? 1e-5 : 1e-12;
+    CHECK(rel_diff(fft::fft(x.to(kDev)), fft::fft(x)) <= t);
+    CHECK(rel_diff(fft::ifft(x.to(kDev), std::nullopt, 1, fft::Norm::ortho), fft::ifft(x, std::nullopt, 1, fft::Norm::ortho)) <= t);
+    CHECK(rel_diff(fft::fftn(x.to(kDev)), fft::fftn(x)) <= t);
+    CHECK(rel_diff(fft::fft2(x.to(kDev), std::nullopt, std::vector<std::int64_t>{0, 2}),
+                   fft::fft2(x, std::nullopt, std::vector<std::int64_t>{0, 2})) <= t);
+  }
+  for (Dtype dt : {float32, float64}) {
+    const Tensor x = sample({4, 9, 16}, dt);
+    const double t = dt == float32 ? 1e-5 : 1e-12;
+    CHECK(rel_diff(fft::rfft(x.to(kDev)), fft::rfft(x)) <= t);
+    CHECK(rel_diff(fft::rfft2(x.to(kDev)), fft::rfft2(x)) <= t);
+    CHECK(rel_diff(fft::rfftn(x.to(kDev)), fft::rfftn(x)) <= t);
+    const Tensor s = fft::rfftn(x);
+    CHECK(rel_diff(fft::irfftn(s.to(kDev), std::vector<std::int64_t>{4, 9, 16}), fft::irfftn(s, std::vector<std::int64_t>{4, 9, 16})) <= t);
+    CHECK(rel_diff(fft::irfft(s.to(kDev), 15), fft::irfft(s, 15)) <= t);  // odd output length
+  }
+  CHECK(fft::plan_cache_size(kDev) > 0);
+  fft::clear_plan_cache();
+  CHECK(fft::plan_cache_size(kDev) == 0);
+}
