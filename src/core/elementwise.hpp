@@ -12,6 +12,7 @@
 #include <cstring>
 #include <type_traits>
 
+#include "core/element_traits.hpp"
 #include "core/tensor_impl.hpp"
 #include "phasor/ops.hpp"
 
@@ -39,35 +40,8 @@ decltype(auto) visit_dtype(Dtype t, F&& f) {
   return f(TypeTag<c128>{});
 }
 
-template <class T> struct is_complex_t : std::false_type {};
 template <class T> struct is_complex_t<std::complex<T>> : std::true_type {};
-template <class T> inline constexpr bool is_complex_v = is_complex_t<T>::value;
-template <class T> struct real_of { using type = T; };
 template <class T> struct real_of<std::complex<T>> { using type = T; };
-/// float for complex<float>, double for complex<double>, T otherwise.
-template <class T> using real_t = typename real_of<T>::type;
-/// True for float and double.
-template <class T> inline constexpr bool is_real_float_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
-
-/// Converts between any two element types (complex -> real keeps the real part).
-template <class To, class From>
-inline To convert(const From& v) {
-  if constexpr (std::is_same_v<To, From>) {
-    return v;
-  } else if constexpr (is_complex_v<To>) {
-    if constexpr (is_complex_v<From>)
-      return To(static_cast<typename To::value_type>(v.real()), static_cast<typename To::value_type>(v.imag()));
-    else
-      return To(static_cast<typename To::value_type>(v), 0);
-  } else if constexpr (is_complex_v<From>) {
-    if constexpr (std::is_same_v<To, bool>) return v.real() != 0 || v.imag() != 0;
-    else return static_cast<To>(v.real());
-  } else if constexpr (std::is_same_v<To, bool>) {
-    return v != From(0);
-  } else {
-    return static_cast<To>(v);
-  }
-}
 
 /// The value of a Scalar as element type T.
 template <class T>

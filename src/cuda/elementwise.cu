@@ -10,8 +10,15 @@
 #include <string>
 #include <type_traits>
 
+#include "core/element_traits.hpp"
 #include "cuda/elementwise.hpp"
 #include "phasor/error.hpp"
+
+namespace phasor::detail {
+// cuda::std::complex is a complex element type too (Note [cuda elementwise]): one conversion rule.
+template <class T> struct is_complex_t<::cuda::std::complex<T>> : std::true_type {};
+template <class T> struct real_of<::cuda::std::complex<T>> { using type = T; };
+}  // namespace phasor::detail
 
 namespace phasor::cuda {
 namespace {
@@ -19,32 +26,10 @@ namespace {
 using c64 = ::cuda::std::complex<float>;
 using c128 = ::cuda::std::complex<double>;
 
-template <class T> struct is_cplx : std::false_type {};
-template <class T> struct is_cplx<::cuda::std::complex<T>> : std::true_type {};
-template <class T> inline constexpr bool is_cplx_v = is_cplx<T>::value;
-template <class T> struct real_of { using type = T; };
-template <class T> struct real_of<::cuda::std::complex<T>> { using type = T; };
-template <class T> using real_t = typename real_of<T>::type;
-template <class T> inline constexpr bool is_float_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
-
-// ---- conversions (the CPU engine's convert<To>: complex -> real keeps the real part) -------------------
-template <class To, class From>
-__device__ __forceinline__ To convert(const From& v) {
-  if constexpr (std::is_same_v<To, From>) {
-    return v;
-  } else if constexpr (is_cplx_v<To>) {
-    using R = real_t<To>;
-    if constexpr (is_cplx_v<From>) return To(static_cast<R>(v.real()), static_cast<R>(v.imag()));
-    else return To(static_cast<R>(v), R(0));
-  } else if constexpr (is_cplx_v<From>) {
-    if constexpr (std::is_same_v<To, bool>) return v.real() != 0 || v.imag() != 0;
-    else return static_cast<To>(v.real());
-  } else if constexpr (std::is_same_v<To, bool>) {
-    return v != From(0);
-  } else {
-    return static_cast<To>(v);
-  }
-}
+using ::phasor::detail::convert;
+template <class T> inline constexpr bool is_cplx_v = ::phasor::detail::is_complex_v<T>;
+template <class T> using real_t = ::phasor::detail::real_t<T>;
+template <class T> inline constexpr bool is_float_v = ::phasor::detail::is_real_float_v<T>;
 
 /// The element at p (of dtype t) converted to C.
 template <class C>

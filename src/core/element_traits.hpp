@@ -1,0 +1,46 @@
+// src/core/element_traits.hpp - element-type traits and the one conversion rule between element types,
+// shared by the CPU engine (core/elementwise.hpp, std::complex) and the CUDA kernels
+// (cuda/elementwise.cu, cuda::std::complex): each side specializes is_complex_t and real_of for its
+// complex type.
+#pragma once
+#include <type_traits>
+
+#if defined(__CUDACC__)
+#define PHASOR_HOST_DEVICE __host__ __device__
+#else
+#define PHASOR_HOST_DEVICE
+#endif
+
+namespace phasor::detail {
+
+/// True for complex element types (specialized next to each complex type).
+template <class T> struct is_complex_t : std::false_type {};
+template <class T> inline constexpr bool is_complex_v = is_complex_t<T>::value;
+/// The real type of a complex element type (specialized likewise); T itself otherwise.
+template <class T> struct real_of { using type = T; };
+/// float for complex<float>, double for complex<double>, T otherwise.
+template <class T> using real_t = typename real_of<T>::type;
+/// True for float and double.
+template <class T> inline constexpr bool is_real_float_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+/// Converts between any two element types (complex -> real keeps the real part; -> bool is "nonzero").
+template <class To, class From>
+PHASOR_HOST_DEVICE inline To convert(const From& v) {
+  if constexpr (std::is_same_v<To, From>) {
+    return v;
+  } else if constexpr (is_complex_v<To>) {
+    if constexpr (is_complex_v<From>)
+      return To(static_cast<typename To::value_type>(v.real()), static_cast<typename To::value_type>(v.imag()));
+    else
+      return To(static_cast<typename To::value_type>(v), 0);
+  } else if constexpr (is_complex_v<From>) {
+    if constexpr (std::is_same_v<To, bool>) return v.real() != 0 || v.imag() != 0;
+    else return static_cast<To>(v.real());
+  } else if constexpr (std::is_same_v<To, bool>) {
+    return v != From(0);
+  } else {
+    return static_cast<To>(v);
+  }
+}
+
+}  // namespace phasor::detail
