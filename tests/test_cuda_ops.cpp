@@ -172,3 +172,24 @@ TEST_CASE("cuda ops: the FFT family agrees with FFTW" * doctest::skip(!kGpu)) {
   fft::clear_plan_cache();
   CHECK(fft::plan_cache_size(kDev) == 0);
 }
+
+TEST_CASE("cuda ops: matmul through cuBLAS agrees with OpenBLAS" * doctest::skip(!kGpu)) {
+  manual_seed(5);
+  for (Dtype dt : {float32, float64, complex64, complex128}) {
+    const double t = dt == float32 || dt == complex64 ? 1e-5 : 1e-12;
+    const Tensor a = sample({3, 17, 9}, dt), b = sample({9, 11}, dt), c = sample({3, 11, 9}, dt);
+    CAPTURE(dt);
+    CHECK(rel_diff(matmul(a.to(kDev), b.to(kDev)), matmul(a, b)) <= t);  // batch folded into rows
+    CHECK(rel_diff(matmul(a.to(kDev), c.to(kDev).transpose(-1, -2)), matmul(a, c.transpose(-1, -2))) <= t);  // transposed
+    CHECK(rel_diff(matmul(a.to(kDev).select(0, 0).t(), a.to(kDev).select(0, 1)), matmul(a.select(0, 0).t(), a.select(0, 1))) <= t);
+    CHECK(rel_diff(matmul(a.to(kDev), b.to(kDev).narrow(1, 0, 0)), matmul(a, b.narrow(1, 0, 0))) == 0);  // empty
+  }
+  // gradients of a product, computed on the GPU
+  const Tensor a = sample({5, 7}, float64), b = sample({7, 4}, float64);
+  Tensor ac = a.clone().requires_grad_(), bc = b.clone().requires_grad_();
+  (matmul(ac, bc).tanh()).sum().backward();
+  Tensor ag = a.to(kDev).requires_grad_(), bg = b.to(kDev).requires_grad_();
+  (matmul(ag, bg).tanh()).sum().backward();
+  CHECK(rel_diff(ag.grad(), ac.grad()) <= 1e-12);
+  CHECK(rel_diff(bg.grad(), bc.grad()) <= 1e-12);
+}

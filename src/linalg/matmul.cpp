@@ -32,7 +32,10 @@
 #include "autodiff/node.hpp"
 #include "core/elementwise.hpp"
 #include "core/promotion.hpp"
+#include "cuda/backend.hpp"
+#include "cuda/ops.hpp"
 #include "linalg/blas.hpp"
+#include "linalg/cublas_gemm.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/linalg.hpp"
 #include "phasor/ops.hpp"
@@ -123,8 +126,10 @@ void matmul_into(const Tensor& out, Tensor a, Tensor b, const Shape& batch) {
   const std::int64_t n = a.size(-2), k = a.size(-1), m = b.size(-1);
   const std::int64_t nb = shape_numel(batch);
   if (out.numel() == 0) return;
+  const bool gpu = out.device().is_cuda();  // cuBLAS through cuda_gemm, same layouts
   if (k == 0) {
-    std::memset(out.data_ptr(), 0, out.nbytes());
+    if (gpu) phasor::cuda::detail::fill(out, 0);
+    else std::memset(out.data_ptr(), 0, out.nbytes());
     return;
   }
   visit_dtype(out.dtype(), [&](auto tag) {
@@ -132,6 +137,7 @@ void matmul_into(const Tensor& out, Tensor a, Tensor b, const Shape& batch) {
     const std::int64_t flops = n * m * k;
     T* C = static_cast<T*>(out.data_ptr());
     if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::int64_t>) {
+      if (gpu) throw Error("matmul", std::string("no CUDA matrix product for ") + dtype_name(out.dtype()) + " tensors");
       // int64 / bool: a plain loop, parallel over (batch, row) pairs
       const auto oa = batch_offsets(a, batch), ob = batch_offsets(b, batch);
       const T* A = static_cast<const T*>(a.data_ptr());
@@ -166,22 +172,28 @@ void matmul_into(const Tensor& out, Tensor a, Tensor b, const Shape& batch) {
       const T* A = static_cast<const T*>(a.data_ptr());
       const T* B = static_cast<const T*>(b.data_ptr());
       const std::int64_t ldc = std::max<std::int64_t>(m, 1);
+      // C = op(A) op(B): OpenBLAS on the CPU, cuBLAS on the current stream of a CUDA device
+      auto mm = [&](bool ta, bool tb, std::int64_t rows, std::int64_t cols, const T* X, std::int64_t ldx, const T* Y,
+                    std::int64_t ldy, T* Z) {
+        if (gpu) cuda_gemm("matmul", out.dtype(), out.device().index, ta, tb, rows, cols, k, X, ldx, Y, ldy, Z, ldc);
+        else gemm<T>(ta, tb, rows, cols, k, T(1), X, ldx, Y, ldy, T(0), Z, ldc);
+      };
       if (fold) {
-        gemm<T>(false, lb.trans, nb * n, m, k, T(1), A, a.strides()[ad - 2], B, lb.ld, T(0), C, ldc);
+        mm(false, lb.trans, nb * n, m, A, a.strides()[ad - 2], B, lb.ld, C);
         return;
       }
       if (nb == 1) {
-        gemm<T>(la.trans, lb.trans, n, m, k, T(1), A, la.ld, B, lb.ld, T(0), C, ldc);
+        mm(la.trans, lb.trans, n, m, A, la.ld, B, lb.ld, C);
         return;
       }
       const auto oa = batch_offsets(a, batch), ob = batch_offsets(b, batch);
-      const int threads = flops < kSmallGemm && nb * flops >= kBatchParallelWork
+      const int threads = !gpu && flops < kSmallGemm && nb * flops >= kBatchParallelWork
                               ? static_cast<int>(std::min<std::int64_t>(get_num_threads(), nb))
                               : 1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
       for (std::int64_t i = 0; i < nb; ++i)
-        gemm<T>(la.trans, lb.trans, n, m, k, T(1), A + oa[static_cast<std::size_t>(i)], la.ld,
-                B + ob[static_cast<std::size_t>(i)], lb.ld, T(0), C + i * n * m, ldc);
+        mm(la.trans, lb.trans, n, m, A + oa[static_cast<std::size_t>(i)], la.ld, B + ob[static_cast<std::size_t>(i)],
+           lb.ld, C + i * n * m);
     }
   });
 }
@@ -223,9 +235,8 @@ Tensor matmul_nd(const Tensor& a, const Tensor& b, const char* op) {
 
 void check_operands(const Tensor& a, const Tensor& b, const char* op) {
   if (!a.defined() || !b.defined()) throw Error(op, "got an undefined tensor");
-  check_cpu(a, op);
-  check_cpu(b, op);
   check_same_device(a, b, op);
+  if (a.device().is_cuda()) phasor::cuda::detail::check_device(a.device(), op);
 }
 
 [[noreturn]] void throw_shapes(const Tensor& a, const Tensor& b, const char* op, const std::string& why = "") {

@@ -1,0 +1,99 @@
+// src/linalg/cublas_gemm.cpp - cuBLAS behind cuda_gemm: one handle per (thread, device), bound to the
+// device's current stream on every call, default math mode (TF32 off). Row-major products map onto
+// cuBLAS's column-major ones by swapping the operands: C^T = op(B)^T op(A)^T.
+#include "linalg/cublas_gemm.hpp"
+
+#include <map>
+#include <string>
+
+#include "phasor/error.hpp"
+
+#if PHASOR_WITH_CUDA
+#include <cublas_v2.h>
+
+#include "cuda/runtime.hpp"
+#endif
+
+namespace phasor::detail {
+
+#if PHASOR_WITH_CUDA
+namespace {
+
+void check(cublasStatus_t s, const char* op, const char* call) {
+  if (s != CUBLAS_STATUS_SUCCESS)
+    throw Error(op, std::string(call) + " failed: " + cublasGetStatusName(s) + ": " + cublasGetStatusString(s));
+}
+
+/// This thread's cuBLAS handle for `device` (made on first use, destroyed at thread exit).
+cublasHandle_t handle_for(int device, const char* op) {
+  struct Handles {
+    std::map<int, cublasHandle_t> h;
+    ~Handles() {
+      for (auto& [d, x] : h) cublasDestroy(x);
+    }
+  };
+  thread_local Handles handles;
+  auto it = handles.h.find(device);
+  if (it != handles.h.end()) return it->second;
+  cublasHandle_t h = nullptr;
+  check(cublasCreate(&h), op, "cublasCreate");
+  check(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), op, "cublasSetMathMode");  // no TF32 unless asked for
+  handles.h.emplace(device, h);
+  return h;
+}
+
+}  // namespace
+
+void cuda_gemm(const char* op, Dtype dtype, int device, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
+               const void* A, std::int64_t lda, const void* B, std::int64_t ldb, void* C, std::int64_t ldc) {
+  ::phasor::cuda::detail::DeviceGuard guard(device);
+  cublasHandle_t h = handle_for(device, op);
+  check(cublasSetStream(h, ::phasor::cuda::detail::current_stream_handle(device)), op, "cublasSetStream");
+  const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const auto M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
+  const auto LA = static_cast<int>(lda), LB = static_cast<int>(ldb), LC = static_cast<int>(ldc);
+  // column-major: C^T (N x M) = op(B)^T (N x K) op(A)^T (K x M)
+  switch (dtype) {
+    case Dtype::Float32: {
+      const float one = 1, zero = 0;
+      check(cublasSgemm(h, opb, opa, N, M, K, &one, static_cast<const float*>(B), LB, static_cast<const float*>(A), LA,
+                        &zero, static_cast<float*>(C), LC),
+            op, "cublasSgemm");
+      return;
+    }
+    case Dtype::Float64: {
+      const double one = 1, zero = 0;
+      check(cublasDgemm(h, opb, opa, N, M, K, &one, static_cast<const double*>(B), LB, static_cast<const double*>(A),
+                        LA, &zero, static_cast<double*>(C), LC),
+            op, "cublasDgemm");
+      return;
+    }
+    case Dtype::Complex64: {
+      const cuComplex one{1, 0}, zero{0, 0};
+      check(cublasCgemm(h, opb, opa, N, M, K, &one, static_cast<const cuComplex*>(B), LB,
+                        static_cast<const cuComplex*>(A), LA, &zero, static_cast<cuComplex*>(C), LC),
+            op, "cublasCgemm");
+      return;
+    }
+    case Dtype::Complex128: {
+      const cuDoubleComplex one{1, 0}, zero{0, 0};
+      check(cublasZgemm(h, opb, opa, N, M, K, &one, static_cast<const cuDoubleComplex*>(B), LB,
+                        static_cast<const cuDoubleComplex*>(A), LA, &zero, static_cast<cuDoubleComplex*>(C), LC),
+            op, "cublasZgemm");
+      return;
+    }
+    default:
+      throw Error(op, std::string("no CUDA matrix product for ") + dtype_name(dtype) + " tensors");
+  }
+}
+
+#else  // CPU-only build
+
+void cuda_gemm(const char* op, Dtype, int, bool, bool, std::int64_t, std::int64_t, std::int64_t, const void*,
+               std::int64_t, const void*, std::int64_t, void*, std::int64_t) {
+  throw Error(op, "no cuBLAS in this build (CPU-only build)");
+}
+
+#endif
+
+}  // namespace phasor::detail
