@@ -1,11 +1,13 @@
 // src/core/compare.cpp - comparisons and logical ops (bool results, no gradient), and the
 // masking ops where / clamp / masked_fill with their gradients and in-place forms.
 #include <complex>
+#include <limits>
 #include <string>
 
 #include "autodiff/node.hpp"
 #include "core/pointwise.hpp"
 #include "core/unary.hpp"
+#include "cuda/ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
 
@@ -155,6 +157,12 @@ Dtype clamp_type(const Tensor& x, const std::optional<Scalar>& lo, const std::op
 
 /// out = min(max(in, lo), hi) elementwise in `in`'s dtype (NaN stays NaN; lo > hi gives hi).
 void clamp_into(const Tensor& out, const Tensor& in, const std::optional<Scalar>& lo, const std::optional<Scalar>& hi) {
+  if (out.device().is_cuda()) {  // bounds as doubles, a missing one infinite
+    const double inf = std::numeric_limits<double>::infinity();
+    const double bounds[2] = {lo ? lo->to_double() : -inf, hi ? hi->to_double() : inf};
+    phasor::cuda::detail::unary("clamp", out, in, in.dtype(), bounds);
+    return;
+  }
   detail::visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!is_complex_v<T>) {
@@ -176,7 +184,6 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> m
   return detail::apply_op(
       "clamp", {x}, detail::kSaveInputs,
       [&](const G& in) {
-        detail::check_cpu(in[0], "clamp");
         Tensor v = in[0].to(dt);
         Tensor out = detail::make_tensor(v.shape(), dt, v.device());
         clamp_into(out, v, min, max);
@@ -198,7 +205,6 @@ Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
   if (detail::category(dt) > detail::category(dtype()))
     throw Error("clamp_", std::string("result type ") + dtype_name(dt) + " cannot be cast to the in-place output type " +
                               dtype_name(dtype()));
-  detail::check_cpu(*this, "clamp_");
   return detail::apply_inplace(
       "clamp_", *this, {}, [&] { clamp_into(*this, *this, min, max); },
       // a clone: clamp saves its input, and self's storage is overwritten with the result

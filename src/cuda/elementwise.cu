@@ -220,6 +220,8 @@ PHASOR_UNARY(Angle, real_t<T>, if constexpr (is_cplx_v<T>) return ::cuda::std::a
 PHASOR_UNARY(Isfinite, bool, if constexpr (is_cplx_v<T>) return ::isfinite(v.real()) && ::isfinite(v.imag()); else if constexpr (is_float_v<T>) return bool(::isfinite(v)); else return true;)
 PHASOR_UNARY(Isnan, bool, return d_isnan(v);)
 PHASOR_UNARY(LogicalNot, bool, return !convert<bool>(v);)
+// clamp's bounds arrive as doubles (p0 = min, p1 = max, infinite when absent); NaN stays NaN, min > max gives max
+PHASOR_UNARY(Clamp, T, if (double(v) < p0) v = T(p0); if (double(v) > p1) v = T(p1); return v;)
 #undef PHASOR_UNARY
 
 struct Add {
@@ -337,7 +339,7 @@ bool unary(const char* op, Dtype compute, const Operands& o, const double* param
       E("gelu", Gelu, kReal),      E("softplus", Softplus, kReal), E("floor", Floor, kInt | kReal),
       E("ceil", Ceil, kInt | kReal), E("round", Round, kInt | kReal), E("conj", Conj, kAll),
       E("angle", Angle, kFloat),   E("isfinite", Isfinite, kAll), E("isnan", Isnan, kAll),
-      E("logical_not", LogicalNot, kAll),
+      E("logical_not", LogicalNot, kAll), E("clamp", Clamp, kInt | kReal),
   };
 #undef E
   for (const auto& e : table)
