@@ -195,3 +195,36 @@ TEST_CASE("cuda ops: matmul through cuBLAS agrees with OpenBLAS" * doctest::skip
   CHECK(rel_diff(ag.grad(), ac.grad()) <= 1e-12);
   CHECK(rel_diff(bg.grad(), bc.grad()) <= 1e-12);
 }
+
+TEST_CASE("cuda ops: reductions agree with the CPU" * doctest::skip(!kGpu)) {
+  manual_seed(6);
+  for (Dtype dt : {bool_, int64, float32, float64, complex64, complex128}) {
+    const Tensor x = sample({6, 7, 300}, dt);
+    const Tensor g = x.to(kDev);
+    const double t = dt == float32 || dt == complex64 ? 1e-5 : 1e-12;
+    CAPTURE(dt);
+    CHECK(rel_diff(g.sum(), x.sum()) <= t);
+    CHECK(rel_diff(g.sum({0, 2}, true), x.sum({0, 2}, true)) <= t);
+    CHECK(rel_diff(g.sum({1}), x.sum({1})) <= t);
+    CHECK(rel_diff(g.all({2}), x.all({2})) == 0);
+    CHECK(rel_diff(g.any({0}), x.any({0})) == 0);
+    if (is_floating_or_complex(dt)) CHECK(rel_diff(g.mean({-1}), x.mean({-1})) <= t);
+    if (!is_complex(dt)) {
+      CHECK(rel_diff(g.amax({2}), x.amax({2})) == 0);
+      CHECK(rel_diff(g.amin({0, 1}), x.amin({0, 1})) == 0);
+      CHECK(rel_diff(g.max(), x.max()) == 0);
+    }
+    const Tensor small = sample({5, 4}, dt);
+    CHECK(rel_diff(small.to(kDev).prod({1}), small.prod({1})) <= t);
+  }
+  CHECK(rel_diff(zeros({0, 3}, float32, kDev).sum({0}), zeros({3}, float32)) == 0);  // empty: the identity
+  CHECK_THROWS_WITH_AS(zeros({0, 3}, float32, kDev).amax({0}), doctest::Contains("cannot reduce over an empty dim"), Error);
+  // a loss's gradient through sum and broadcasting, on the GPU
+  const Tensor a = sample({4, 5}, float64), b = sample({5}, float64);
+  Tensor ac = a.clone().requires_grad_(), bc = b.clone().requires_grad_();
+  ((ac * bc).tanh().sum()).backward();
+  Tensor ag = a.to(kDev).requires_grad_(), bg = b.to(kDev).requires_grad_();
+  ((ag * bg).tanh().sum()).backward();
+  CHECK(rel_diff(ag.grad(), ac.grad()) <= 1e-12);
+  CHECK(rel_diff(bg.grad(), bc.grad()) <= 1e-12);
+}

@@ -5,6 +5,7 @@
 #include "autodiff/node.hpp"
 #include "core/promotion.hpp"
 #include "core/reduce.hpp"
+#include "cuda/ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
 
@@ -122,6 +123,7 @@ Dtype sum_dtype(Dtype t) { return t == Dtype::Bool ? Dtype::Int64 : t; }
 namespace {
 
 Tensor sum_kernel(const Tensor& x, const Shape& dims, bool keepdim) {
+  if (x.device().is_cuda()) return phasor::cuda::detail::reduce("sum", x, dims, keepdim, sum_dtype(x.dtype()));
   ReduceLayout L = plan_layout(x, dims, keepdim, "sum");
   return visit_dtype(x.dtype(), [&](auto tag) -> Tensor {
     using T = typename decltype(tag)::type;
@@ -131,6 +133,7 @@ Tensor sum_kernel(const Tensor& x, const Shape& dims, bool keepdim) {
 }
 
 Tensor prod_kernel(const Tensor& x, const Shape& dims, bool keepdim) {
+  if (x.device().is_cuda()) return phasor::cuda::detail::reduce("prod", x, dims, keepdim, sum_dtype(x.dtype()));
   ReduceLayout L = plan_layout(x, dims, keepdim, "prod");
   return visit_dtype(x.dtype(), [&](auto tag) -> Tensor {
     using T = typename decltype(tag)::type;
@@ -141,6 +144,7 @@ Tensor prod_kernel(const Tensor& x, const Shape& dims, bool keepdim) {
 
 template <bool All>
 Tensor bool_kernel(const Tensor& x, const Shape& dims, bool keepdim, const char* op) {
+  if (x.device().is_cuda()) return phasor::cuda::detail::reduce(All ? "all" : "any", x, dims, keepdim, Dtype::Bool);
   ReduceLayout L = plan_layout(x, dims, keepdim, op);
   return visit_dtype(x.dtype(), [&](auto tag) -> Tensor {
     using T = typename decltype(tag)::type;

@@ -8,6 +8,7 @@
 
 #include "autodiff/node.hpp"
 #include "core/reduce.hpp"
+#include "cuda/ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
 
@@ -26,6 +27,7 @@ void check_not_complex(const Tensor& x, const char* op) {
 
 Tensor extremum_kernel(const Tensor& x, const Shape& dims, bool keepdim, bool is_max, const char* op) {
   check_not_complex(x, op);
+  if (x.device().is_cuda()) return phasor::cuda::detail::reduce(is_max ? "amax" : "amin", x, dims, keepdim, x.dtype());
   ReduceLayout L = plan_layout(x, dims, keepdim, op);
   check_nonempty(L, op);
   return visit_dtype(x.dtype(), [&](auto tag) -> Tensor {

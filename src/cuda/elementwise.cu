@@ -3,28 +3,17 @@
 // same-dtype contiguous operands and a general strided one, and the op-name registry.
 #include <cuda_runtime_api.h>
 
-#include <cuda/std/complex>
-
 #include <cstdint>
 #include <cstring>
 #include <string>
 #include <type_traits>
 
-#include "core/element_traits.hpp"
+#include "cuda/device_complex.cuh"
 #include "cuda/elementwise.hpp"
 #include "phasor/error.hpp"
 
-namespace phasor::detail {
-// cuda::std::complex is a complex element type too (Note [cuda elementwise]): one conversion rule.
-template <class T> struct is_complex_t<::cuda::std::complex<T>> : std::true_type {};
-template <class T> struct real_of<::cuda::std::complex<T>> { using type = T; };
-}  // namespace phasor::detail
-
 namespace phasor::cuda {
 namespace {
-
-using c64 = ::cuda::std::complex<float>;
-using c128 = ::cuda::std::complex<double>;
 
 using ::phasor::detail::convert;
 template <class T> inline constexpr bool is_cplx_v = ::phasor::detail::is_complex_v<T>;

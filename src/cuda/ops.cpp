@@ -5,11 +5,13 @@
 #include <string>
 
 #include "core/elementwise.hpp"
+#include "phasor/autodiff.hpp"
 
 #include "cuda/backend.hpp"
 
 #if PHASOR_WITH_CUDA
 #include "cuda/elementwise.hpp"
+#include "cuda/reduce.hpp"
 #include "cuda/runtime.hpp"
 #endif
 
@@ -91,6 +93,38 @@ void fill(const Tensor& out, const Scalar& v) {
   cuda::fill(o, c.real(), c.imag(), l.stream);
 }
 
+Tensor reduce(const char* op, const Tensor& x, const Shape& dims, bool keepdim, Dtype out_dtype) {
+  check_device(x.device(), op);
+  const std::vector<std::int64_t> red = ::phasor::detail::wrap_dims(dims, x.dim(), op, true);
+  std::vector<bool> is_red(static_cast<std::size_t>(x.dim()), false);
+  for (auto d : red) is_red[static_cast<std::size_t>(d)] = true;
+  Shape perm, out_shape;
+  std::int64_t n_out = 1, n_red = 1;
+  for (std::int64_t d = 0; d < x.dim(); ++d) {
+    const std::int64_t sz = x.shape()[static_cast<std::size_t>(d)];
+    if (is_red[static_cast<std::size_t>(d)]) {
+      n_red *= sz;
+      if (keepdim) out_shape.push_back(1);
+    } else {
+      perm.push_back(d);
+      n_out *= sz;
+      out_shape.push_back(sz);
+    }
+  }
+  for (auto d : red) perm.push_back(d);
+  const std::string name(op);
+  if (n_red == 0 && (name == "amax" || name == "amin"))
+    throw Error(op, "cannot reduce over an empty dim: input shape " + ::phasor::detail::shape_str(x.shape()) +
+                        ", reduced dims " + ::phasor::detail::shape_str(Shape(red.begin(), red.end())) +
+                        " (the operation has no identity)");
+  NoGradGuard ng;
+  const Tensor rows = (perm.empty() ? x : x.permute(perm)).contiguous();  // reduced dims last (copy kernel)
+  Tensor out = ::phasor::detail::make_tensor(out_shape, out_dtype, x.device());
+  Launch l(out);
+  if (!cuda::reduce_rows(op, x.dtype(), rows.data_ptr(), n_out, n_red, out.data_ptr(), l.stream)) no_kernel(op, x.dtype());
+  return out;
+}
+
 #else  // CPU-only build
 
 namespace {
@@ -103,6 +137,7 @@ void unary(const char* op, const Tensor& out, const Tensor&, Dtype, const double
 void binary(const char* op, const Tensor& out, const Tensor&, const Tensor&, Dtype, double) { cpu_only(op, out); }
 void where(const Tensor& out, const Tensor&, const Tensor&, const Tensor&) { cpu_only("where", out); }
 void fill(const Tensor& out, const Scalar&) { cpu_only("fill_", out); }
+Tensor reduce(const char* op, const Tensor& x, const Shape&, bool, Dtype) { cpu_only(op, x); }
 
 #endif
 

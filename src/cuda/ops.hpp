@@ -15,5 +15,8 @@ void binary(const char* op, const Tensor& out, const Tensor& a, const Tensor& b,
 void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
 /// Sets every element of out (a CUDA tensor) to v.
 void fill(const Tensor& out, const Scalar& v);
+/// op ("sum", "prod", "amax", "amin", "all", "any") of a CUDA tensor over `dims` (empty: all), as a new
+/// tensor of `out_dtype`; amax/amin of an empty reduction throw.
+Tensor reduce(const char* op, const Tensor& x, const Shape& dims, bool keepdim, Dtype out_dtype);
 
 }  // namespace phasor::cuda::detail
