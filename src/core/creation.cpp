@@ -62,7 +62,7 @@ Tensor from_data(const void* data, std::int64_t count, Dtype dtype, const Shape&
 
 template <class T>
 std::vector<T> to_vector(const Tensor& t) {
-  detail::check_cpu(t, "to_vector");
+  if (t.defined() && !t.device().is_cpu()) return to_vector<T>(t.to(Device::cpu()));
   Tensor c = t.to(detail::dtype_of<T>::value).contiguous();
   const T* p = static_cast<const T*>(c.data_ptr());
   return std::vector<T>(p, p + c.numel());
@@ -74,7 +74,7 @@ template std::vector<std::complex<float>> to_vector<std::complex<float>>(const T
 template std::vector<std::complex<double>> to_vector<std::complex<double>>(const Tensor&);
 template <>
 std::vector<bool> to_vector<bool>(const Tensor& t) {
-  detail::check_cpu(t, "to_vector");
+  if (t.defined() && !t.device().is_cpu()) return to_vector<bool>(t.to(Device::cpu()));
   Tensor c = t.to(Dtype::Bool).contiguous();
   const bool* p = static_cast<const bool*>(c.data_ptr());
   return std::vector<bool>(p, p + c.numel());
@@ -103,8 +103,8 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::o
   } else {
     n = static_cast<std::int64_t>(std::ceil((s1 - s0) / st));
   }
+  if (!device.is_cpu()) return arange(start, end, step, dt, Device::cpu()).to(device);  // made on the host, copied
   Tensor t = detail::make_tensor({n}, dt, device);
-  detail::check_cpu(t, "arange");
   detail::visit_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, std::int64_t>) {
@@ -132,8 +132,8 @@ Tensor linspace(const Scalar& start, const Scalar& end, std::int64_t steps, Dtyp
   if (dtype == Dtype::Bool) throw Error("linspace", "bool dtype is not supported");
   if ((start.is_complex() || end.is_complex()) && !is_complex(dtype))
     throw Error("linspace", std::string("complex start or end needs a complex dtype, got ") + dtype_name(dtype));
+  if (!device.is_cpu()) return linspace(start, end, steps, dtype, Device::cpu()).to(device);  // made on the host, copied
   Tensor t = detail::make_tensor({steps}, dtype, device);
-  detail::check_cpu(t, "linspace");
   const std::complex<double> a = start.to_complex(), b = end.to_complex();
   detail::visit_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -162,6 +162,7 @@ Tensor eye(std::int64_t n, std::optional<std::int64_t> m, Dtype dtype, Device de
   const std::int64_t cols = m.value_or(n);
   if (n < 0 || cols < 0)
     throw Error("eye", "sizes must be non-negative, got n=" + std::to_string(n) + " m=" + std::to_string(cols));
+  if (!device.is_cpu()) return eye(n, cols, dtype, Device::cpu()).to(device);  // made on the host, copied
   Tensor t = zeros({n, cols}, dtype, device);
   detail::visit_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;

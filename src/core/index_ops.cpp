@@ -15,6 +15,7 @@
 #include "autodiff/node.hpp"
 #include "core/elementwise.hpp"
 #include "core/promotion.hpp"
+#include "cuda/index_ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
 
@@ -30,9 +31,8 @@ std::vector<std::int64_t> wrapped_index(const Tensor& index, std::int64_t size, 
   if (!index.defined()) throw Error(op, "index is undefined");
   if (index.dtype() != Dtype::Int64) throw Error(op, std::string("index must be int64, got ") + dtype_name(index.dtype()));
   if (index.dim() > 1) throw Error(op, "index must be 0-D or 1-D, got shape " + shape_str(index.shape()));
-  check_cpu(index, op);
   std::vector<std::int64_t> v(static_cast<std::size_t>(index.numel()));
-  Tensor ic = index.reshape({-1}).contiguous();
+  const Tensor ic = index.reshape({-1}).to(Device::cpu()).contiguous();  // read on the host (any device)
   const auto* p = ic.data<std::int64_t>();
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::int64_t j = p[i];
@@ -100,6 +100,7 @@ constexpr std::int64_t elems(std::int64_t bytes) {
 
 /// out[..., k, ...] = x[..., idx[k], ...] (out has size idx.size() along d).
 void index_select_kernel(const Tensor& out, const Tensor& x, std::int64_t d, const std::vector<std::int64_t>& idx) {
+  if (out.device().is_cuda()) return cuda::detail::index_select(out, x, d, idx);
   const auto K = static_cast<std::int64_t>(idx.size());
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -120,6 +121,7 @@ void index_select_kernel(const Tensor& out, const Tensor& x, std::int64_t d, con
 
 /// out[..., idx[k], ...] += src[..., k, ...] (out and src of one dtype).
 void index_add_kernel(const Tensor& out, const Tensor& src, std::int64_t d, const std::vector<std::int64_t>& idx) {
+  if (out.device().is_cuda()) return cuda::detail::index_add(out, src, d, idx);
   const auto K = static_cast<std::int64_t>(idx.size());
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -145,6 +147,7 @@ void index_add_kernel(const Tensor& out, const Tensor& src, std::int64_t d, cons
 
 /// out[p] = x[p with p[d] = index[p]] over index's shape.
 void gather_kernel(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index) {
+  if (out.device().is_cuda()) return cuda::detail::gather(out, x, d, index);
   const std::int64_t K = index.size(d);
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -162,6 +165,7 @@ void gather_kernel(const Tensor& out, const Tensor& x, std::int64_t d, const Ten
 
 /// out[p with p[d] = index[p]] += src[p] over index's shape (out and src of one dtype).
 void scatter_add_kernel(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index) {
+  if (out.device().is_cuda()) return cuda::detail::scatter_add(out, src, d, index);
   const std::int64_t K = index.size(d);
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -190,7 +194,8 @@ Tensor src_as(const Tensor& src, Dtype to, const char* op) {
 void check_gather_index(const Tensor& x, std::int64_t d, const Tensor& index, const Tensor* src, const char* op) {
   if (!index.defined()) throw Error(op, "index is undefined");
   if (index.dtype() != Dtype::Int64) throw Error(op, std::string("index must be int64, got ") + dtype_name(index.dtype()));
-  check_cpu(index, op);
+  if (index.device() != x.device())
+    throw Error(op, "index on " + index.device().str() + " but the input on " + x.device().str());
   if (index.dim() != x.dim())
     throw Error(op, "index of shape " + shape_str(index.shape()) + " must have as many dims as the input of shape " +
                         shape_str(x.shape()));
@@ -203,7 +208,12 @@ void check_gather_index(const Tensor& x, std::int64_t d, const Tensor& index, co
                           shape_str(src->shape()) + " at dim " + std::to_string(k));
   }
   const std::int64_t n = x.size(d);
-  Tensor ic = index.contiguous();
+  if (index.numel() == 0) return;
+  if (index.device().is_cuda()) {  // range on the device; the host sees the values only to name a bad one
+    NoGradGuard ng;
+    if (index.min().item<std::int64_t>() >= 0 && index.max().item<std::int64_t>() < n) return;
+  }
+  const Tensor ic = index.to(Device::cpu()).contiguous();
   const auto* p = ic.data<std::int64_t>();
   const std::int64_t m = ic.numel();
   // range check in parallel (indices can be as many as the output elements); the message names
@@ -227,7 +237,6 @@ void check_gather_index(const Tensor& x, std::int64_t d, const Tensor& index, co
 
 // ---- index_select / index_add ---------------------------------------------------------------------------
 Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
-  detail::check_cpu(x, "index_add");
   detail::check_same_device(x, src, "index_add");
   if (x.dim() == 0) throw Error("index_add", "cannot index a 0-d tensor");
   const auto d = detail::wrap_dim(dim, x.dim(), "index_add");
@@ -250,7 +259,6 @@ Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const T
 }
 
 Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
-  detail::check_cpu(x, "index_select");
   if (x.dim() == 0) throw Error("index_select", "cannot index a 0-d tensor");
   const auto d = detail::wrap_dim(dim, x.dim(), "index_select");
   auto idx = detail::wrapped_index(index, x.size(d), "index_select");
@@ -270,7 +278,6 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
 
 // ---- gather / scatter_add -----------------------------------------------------------------------------------
 Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index) {
-  detail::check_cpu(x, "gather");
   if (x.dim() == 0) {
     detail::wrap_dim(dim, 0, "gather");
     if (!index.defined() || index.dim() != 0)
@@ -293,7 +300,6 @@ Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index) {
 }
 
 Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
-  detail::check_cpu(x, "scatter_add");
   detail::check_same_device(x, src, "scatter_add");
   if (!src.defined()) throw Error("scatter_add", "src is undefined");
   if (x.dim() == 0) {

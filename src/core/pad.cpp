@@ -93,7 +93,6 @@ std::vector<std::int64_t> pad_source(PadMode mode, std::int64_t n, std::int64_t 
 
 Tensor pad(const Tensor& x, const Shape& p, PadMode mode, const Scalar& value) {
   if (!x.defined()) throw Error("pad", "input is undefined");
-  detail::check_cpu(x, "pad");
   if (p.size() % 2 != 0) throw Error("pad", "padding length must be even, got " + std::to_string(p.size()) + " values " + detail::shape_str(p));
   const auto npad = static_cast<std::int64_t>(p.size() / 2);
   if (npad > x.dim())

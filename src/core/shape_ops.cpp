@@ -39,7 +39,6 @@ Tensor cat(const std::vector<Tensor>& xs, std::int64_t dim) {
     if (xs[i].dim() == 0) throw Error("cat", "zero-dimensional tensor (at position " + std::to_string(i) + ") cannot be concatenated");
   }
   detail::check_same_device(xs, "cat");
-  detail::check_cpu(xs[0], "cat");
   Dtype dt = xs[0].dtype();
   for (const auto& t : xs) dt = promote_types(dt, t.dtype());
   // the reference tensor: the first one that is not a legacy empty
@@ -163,7 +162,6 @@ std::vector<Tensor> chunk(const Tensor& x, std::int64_t chunks, std::int64_t dim
 
 // ---- flip / roll -----------------------------------------------------------------------------------------------------
 Tensor flip(const Tensor& x, const Shape& dims) {
-  detail::check_cpu(x, "flip");
   auto ds = detail::wrap_dims(dims, x.dim(), "flip", false);
   if (ds.empty()) return x.clone();
   Shape dd(ds.begin(), ds.end());
@@ -257,6 +255,10 @@ namespace {
 
 /// Copy of x with the entries outside the kept triangle of the last two dims set to zero.
 Tensor triangle_kernel(const Tensor& x, std::int64_t k, bool lower) {
+  if (!x.device().is_cpu()) {  // a mask of column - row against k, by device ops
+    const Tensor d = arange(x.size(-1), Dtype::Int64, x.device()) - arange(x.size(-2), Dtype::Int64, x.device()).unsqueeze(1);
+    return where(lower ? d <= Scalar(k) : d >= Scalar(k), x, zeros({}, x.dtype(), x.device()));
+  }
   Tensor out = make_tensor(x.shape(), x.dtype(), x.device());
   copy_into(out, x);
   const std::int64_t R = x.size(-2), C = x.size(-1);
@@ -284,7 +286,6 @@ Tensor triangle_kernel(const Tensor& x, std::int64_t k, bool lower) {
 
 Tensor triangle(const Tensor& x, std::int64_t diagonal, bool lower) {
   const char* name = lower ? "tril" : "triu";
-  check_cpu(x, name);
   if (x.dim() < 2) throw Error(name, "expected a tensor of at least 2 dims, got shape " + shape_str(x.shape()));
   return apply_op(
       name, {x}, kSaveNone, [&](const G& in) { return triangle_kernel(in[0], diagonal, lower); },

@@ -385,8 +385,7 @@ Tensor Tensor::index(const std::vector<TensorIndex>& indices) const {
             throw Error("index", "mask of length " + std::to_string(t.size(0)) + " does not match dim " +
                                      std::to_string(d) + " of size " + std::to_string(r.size(d)));
           std::vector<std::int64_t> pos;
-          ::phasor::detail::check_cpu(t, "index");
-          Tensor tc = t.contiguous();
+          const Tensor tc = t.to(Device::cpu()).contiguous();  // positions found on the host
           const bool* m = tc.data<bool>();
           for (std::int64_t k = 0; k < tc.numel(); ++k)
             if (m[k]) pos.push_back(k);

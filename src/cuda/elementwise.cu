@@ -10,6 +10,7 @@
 
 #include "cuda/device_complex.cuh"
 #include "cuda/elementwise.hpp"
+#include "cuda/launch.cuh"
 #include "phasor/error.hpp"
 
 namespace phasor::cuda {
@@ -48,19 +49,10 @@ __device__ __forceinline__ void store(char* p, Dtype t, const V& v) {
 }
 
 // ---- kernels ----------------------------------------------------------------------------------------------
-constexpr int kThreads = 256;
-
-/// Blocks for n elements (grid-stride loops cover the rest).
-unsigned blocks_for(std::int64_t n) {
-  const std::int64_t b = (n + kThreads - 1) / kThreads;
-  return static_cast<unsigned>(b < 65536 ? (b > 0 ? b : 1) : 65536);
-}
-
 /// Same-dtype contiguous operands: out[i] = f(in_0[i], ...), T everywhere.
 template <int N, class T, class Out, class F>
 __global__ void flat_kernel(Out* out, const T* a, const T* b, const T* c, std::int64_t n, F f) {
-  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step) {
+  for (std::int64_t i = grid_start(); i < n; i += grid_step()) {
     if constexpr (N == 1) out[i] = f(a[i]);
     else if constexpr (N == 2) out[i] = f(a[i], b[i]);
     else out[i] = f(a[i], b[i], c[i]);
@@ -71,16 +63,9 @@ __global__ void flat_kernel(Out* out, const T* a, const T* b, const T* c, std::i
 /// the output's dtype.
 template <int N, class C, class F>
 __global__ void strided_kernel(Operands o, F f) {
-  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < o.numel; i += step) {
-    std::int64_t off[N + 1] = {};
-    std::int64_t r = i;
-    for (int d = o.ndim - 1; d >= 0; --d) {
-      const std::int64_t sz = o.sizes[d], q = r / sz, id = r - q * sz;
-      r = q;
-#pragma unroll
-      for (int k = 0; k <= N; ++k) off[k] += id * o.strides[k][d];
-    }
+  for (std::int64_t i = grid_start(); i < o.numel; i += grid_step()) {
+    std::int64_t off[N + 1];
+    operand_offsets<N>(o, i, off);
     const C a = load<C>(o.data[1] + off[1], o.dtype[1]);
     if constexpr (N == 1) {
       store(o.data[0] + off[0], o.dtype[0], f(a));
@@ -101,13 +86,6 @@ bool flat(const Operands& o, Dtype t) {
     if (o.ndim == 1 && o.strides[k][0] != static_cast<std::int64_t>(itemsize(t))) return false;
   }
   return true;
-}
-
-void check_launch(const char* what) {
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    throw Error("cuda", std::string("launch of the ") + what + " kernel failed: " + cudaGetErrorName(e) + ": " +
-                            cudaGetErrorString(e));
 }
 
 /// Runs f over the operands (N inputs) computing in C; the output's element type Out is what f returns
@@ -365,15 +343,10 @@ bool where(Dtype compute, const Operands& o, void* stream) {
 namespace {
 template <class T>
 __global__ void fill_kernel(Operands o, T v) {
-  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < o.numel; i += step) {
-    std::int64_t off = 0, r = i;
-    for (int d = o.ndim - 1; d >= 0; --d) {
-      const std::int64_t q = r / o.sizes[d];
-      off += (r - q * o.sizes[d]) * o.strides[0][d];
-      r = q;
-    }
-    *reinterpret_cast<T*>(o.data[0] + off) = v;
+  for (std::int64_t i = grid_start(); i < o.numel; i += grid_step()) {
+    std::int64_t off[1];
+    operand_offsets<0>(o, i, off);
+    *reinterpret_cast<T*>(o.data[0] + off[0]) = v;
   }
 }
 }  // namespace

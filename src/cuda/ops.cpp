@@ -10,24 +10,22 @@
 #include "cuda/backend.hpp"
 
 #if PHASOR_WITH_CUDA
-#include "cuda/elementwise.hpp"
+#include "cuda/launch.hpp"
 #include "cuda/reduce.hpp"
-#include "cuda/runtime.hpp"
 #endif
 
 namespace phasor::cuda::detail {
 
 #if PHASOR_WITH_CUDA
-namespace {
+Operands operands(std::initializer_list<const Tensor*> ts, const char* op) { return operands(ts, (*ts.begin())->shape(), op); }
 
-/// The operands (output first) broadcast to out's shape, as the CPU engine coalesces them.
-Operands operands(std::initializer_list<const Tensor*> ts, const char* op) {
+Operands operands(std::initializer_list<const Tensor*> ts, const Shape& shape, const char* op) {
   const Tensor& out = **ts.begin();
   for (const Tensor* t : ts)
     if (t->device() != out.device())
       throw Error(op, "expected all tensors on " + out.device().str() + ", got one on " + t->device().str());
   check_device(out.device(), op);  // "[op] device cuda:i does not exist (...)"
-  const ::phasor::detail::StridedLoop loop = ::phasor::detail::make_device_loop(ts, out.shape());
+  const ::phasor::detail::StridedLoop loop = ::phasor::detail::make_device_loop(ts, shape);
   if (loop.nd > kMaxDims)
     throw Error(op, "a CUDA elementwise kernel takes at most " + std::to_string(kMaxDims) + " dims after merging, got " +
                         std::to_string(loop.nd));
@@ -47,23 +45,17 @@ Operands operands(std::initializer_list<const Tensor*> ts, const char* op) {
   return o;
 }
 
-/// The current stream of out's device, with that device current.
-struct Launch {
-  DeviceGuard guard;
-  void* stream;
-  explicit Launch(const Tensor& out)
-      : guard(out.device().index), stream(current_stream_handle(out.device().index)) {}
-};
+void no_kernel(const char* op, Dtype compute) {
+  throw Error(op, std::string("no CUDA kernel for ") + dtype_name(compute) + " input");
+}
+
+namespace {
 
 /// The kernel's name: an in-place op's ("add_") is its out-of-place op's ("add").
 std::string kernel_name(const char* op) {
   std::string k(op);
   if (!k.empty() && k.back() == '_') k.pop_back();
   return k;
-}
-
-[[noreturn]] void no_kernel(const char* op, Dtype compute) {
-  throw Error(op, std::string("no CUDA kernel for ") + dtype_name(compute) + " input");
 }
 
 }  // namespace

@@ -224,7 +224,6 @@ Tensor einsum_impl(const std::string& equation, const std::vector<Tensor>& opera
   if (operands.empty()) throw Error("einsum", "expected at least one operand");
   for (std::size_t i = 0; i < operands.size(); ++i) {
     if (!operands[i].defined()) throw Error("einsum", "operand " + std::to_string(i) + " is undefined");
-    check_cpu(operands[i], "einsum");
   }
   check_same_device(operands, "einsum");
 

@@ -1,0 +1,102 @@
+// src/cuda/index.cu - along-dim gather and scatter kernels (index_select, gather, index_add,
+// scatter_add) for CUDA tensors; see index.hpp.
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+
+#include "cuda/device_complex.cuh"
+#include "cuda/index.hpp"
+#include "cuda/launch.cuh"
+
+namespace phasor::cuda {
+namespace {
+
+/// 16 bytes moved as one unit (complex128).
+struct alignas(16) Bytes16 {
+  std::uint64_t lo, hi;
+};
+
+/// The index of step k at position offsets off.
+template <bool PerPosition>
+__device__ __forceinline__ std::int64_t index_at(const AlongDim& a, const std::int64_t (&off)[3], std::int64_t k) {
+  if constexpr (PerPosition)
+    return *reinterpret_cast<const std::int64_t*>(a.pos.data[2] + off[2] + k * a.step[2]);
+  else
+    return a.index[k];
+}
+
+/// select / gather: one thread per output element; consecutive threads take consecutive positions.
+template <class T, bool PerPosition>
+__global__ void pick_kernel(AlongDim a) {
+  const std::int64_t P = a.pos.numel, total = P * a.steps;
+  for (std::int64_t t = grid_start(); t < total; t += grid_step()) {
+    const std::int64_t k = t / P, p = t - k * P;
+    std::int64_t off[3];
+    operand_offsets<2>(a.pos, p, off);
+    const std::int64_t j = index_at<PerPosition>(a, off, k);
+    *reinterpret_cast<T*>(a.pos.data[0] + off[0] + k * a.step[0]) =
+        *reinterpret_cast<const T*>(a.pos.data[1] + off[1] + j * a.step[1]);
+  }
+}
+
+/// index_add / scatter_add: one thread per position, k in order.
+template <class T, bool PerPosition>
+__global__ void add_kernel(AlongDim a) {
+  for (std::int64_t p = grid_start(); p < a.pos.numel; p += grid_step()) {
+    std::int64_t off[3];
+    operand_offsets<2>(a.pos, p, off);
+    for (std::int64_t k = 0; k < a.steps; ++k) {
+      const std::int64_t j = index_at<PerPosition>(a, off, k);
+      T& o = *reinterpret_cast<T*>(a.pos.data[0] + off[0] + j * a.step[0]);
+      const T v = *reinterpret_cast<const T*>(a.pos.data[1] + off[1] + k * a.step[1]);
+      if constexpr (std::is_same_v<T, bool>) o = o || v;
+      else o += v;
+    }
+  }
+}
+
+template <class T, bool PerPosition>
+void pick(const AlongDim& a, cudaStream_t s) {
+  pick_kernel<T, PerPosition><<<blocks_for(a.pos.numel * a.steps), kThreads, 0, s>>>(a);
+}
+template <class T, bool PerPosition>
+void add(const AlongDim& a, cudaStream_t s) {
+  add_kernel<T, PerPosition><<<blocks_for(a.pos.numel), kThreads, 0, s>>>(a);
+}
+
+}  // namespace
+
+bool along_dim(AlongOp op, Dtype dtype, const AlongDim& a, void* stream_v) {
+  if (a.pos.numel == 0 || a.steps == 0) return true;
+  const auto s = static_cast<cudaStream_t>(stream_v);
+  if (op == AlongOp::select || op == AlongOp::gather) {
+    const bool per_pos = op == AlongOp::gather;
+    // a copy moves bytes: one kernel per element size
+    switch (itemsize(dtype)) {
+      case 1: per_pos ? pick<std::uint8_t, true>(a, s) : pick<std::uint8_t, false>(a, s); break;
+      case 4: per_pos ? pick<std::uint32_t, true>(a, s) : pick<std::uint32_t, false>(a, s); break;
+      case 8: per_pos ? pick<std::uint64_t, true>(a, s) : pick<std::uint64_t, false>(a, s); break;
+      case 16: per_pos ? pick<Bytes16, true>(a, s) : pick<Bytes16, false>(a, s); break;
+      default: return false;
+    }
+    check_launch(per_pos ? "gather" : "index_select");
+    return true;
+  }
+  const bool per_pos = op == AlongOp::scatter_add;
+  auto run = [&](auto tag) {
+    using T = decltype(tag);
+    per_pos ? add<T, true>(a, s) : add<T, false>(a, s);
+  };
+  switch (dtype) {
+    case Dtype::Bool: run(bool{}); break;
+    case Dtype::Int64: run(std::int64_t{}); break;
+    case Dtype::Float32: run(float{}); break;
+    case Dtype::Float64: run(double{}); break;
+    case Dtype::Complex64: run(c64{}); break;
+    case Dtype::Complex128: run(c128{}); break;
+  }
+  check_launch(per_pos ? "scatter_add" : "index_add");
+  return true;
+}
+
+}  // namespace phasor::cuda

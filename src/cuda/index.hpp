@@ -1,0 +1,34 @@
+// src/cuda/index.hpp - gathers and scatters along one dim on the GPU (kernels in index.cu), the CUDA
+// side of Note [along-dim kernels] in core/index_ops.cpp. Plain C++, no CUDA types.
+#pragma once
+#include <cstdint>
+
+#include "cuda/elementwise.hpp"
+
+namespace phasor::cuda {
+
+/// Which along-dim op a kernel runs.
+enum class AlongOp {
+  select,      ///< out[p, k] = x[p, index[k]]
+  gather,      ///< out[p, k] = x[p, index[p, k]]
+  add,         ///< out[p, index[k]] += src[p, k]
+  scatter_add  ///< out[p, index[p, k]] += src[p, k]
+};
+
+/// The operands of one along-dim kernel. `pos` walks every position p of the dims other than the
+/// indexed one (operands: out, x or src, and for gather/scatter_add the index tensor); `step` holds
+/// each operand's byte stride along the indexed dim, which k (in [0, steps)) walks.
+struct AlongDim {
+  Operands pos;                           ///< out, data, [index]: positions with the indexed dim dropped
+  std::int64_t steps = 0;                 ///< k runs over [0, steps)
+  std::int64_t step[3] = {};              ///< byte stride along the indexed dim: out, data, index
+  const std::int64_t* index = nullptr;    ///< select/add: `steps` indices in range (device memory)
+};
+
+/// Runs `op` for elements of `dtype` (out and data share it) on `stream` (a cudaStream_t). Indices are
+/// already checked to lie in range. Scatters run one thread per position, walking k in order, so
+/// repeated indices never race and sums are accumulated in the CPU's order. False when there is no
+/// kernel for the dtype.
+bool along_dim(AlongOp op, Dtype dtype, const AlongDim& a, void* stream);
+
+}  // namespace phasor::cuda

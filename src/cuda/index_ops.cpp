@@ -1,0 +1,97 @@
+// src/cuda/index_ops.cpp - builds the operands of the along-dim kernels (cuda/index.cu) from tensors
+// as the CPU's for_each_line does (views whose indexed dim has size 1, coalesced by the CPU engine's
+// loop builder), and launches them and the random fills on the current stream.
+#include "cuda/index_ops.hpp"
+
+#include "core/tensor_impl.hpp"
+#include "cuda/backend.hpp"
+#include "phasor/creation.hpp"
+
+#if PHASOR_WITH_CUDA
+#include "cuda/index.hpp"
+#include "cuda/launch.hpp"
+#endif
+
+namespace phasor::cuda::detail {
+
+#if PHASOR_WITH_CUDA
+namespace {
+
+/// t viewed with `shape`'s sizes (dim d set to 1) and its own strides.
+Tensor line_view(const Tensor& t, Shape shape, std::int64_t d) {
+  shape[static_cast<std::size_t>(d)] = 1;
+  return ::phasor::detail::make_view(t, shape, t.strides(), t.storage_offset());
+}
+
+/// Runs `op` over the positions of `shape` (all dims but d) for out, data and (gather/scatter) index.
+void run(AlongOp op, const char* name, const Tensor& out, const Tensor& data, const Tensor* index, std::int64_t d,
+         const Shape& shape, std::int64_t steps, const Tensor* index_values) {
+  const Tensor ov = line_view(out, shape, d), dv = line_view(data, shape, d);
+  AlongDim a;
+  if (index) {
+    const Tensor iv = line_view(*index, shape, d);
+    a.pos = operands({&ov, &dv, &iv}, name);
+  } else {
+    a.pos = operands({&ov, &dv}, name);
+  }
+  a.steps = steps;
+  const auto ds = static_cast<std::size_t>(d);
+  a.step[0] = out.strides()[ds] * static_cast<std::int64_t>(itemsize(out.dtype()));
+  a.step[1] = data.strides()[ds] * static_cast<std::int64_t>(itemsize(data.dtype()));
+  if (index) a.step[2] = index->strides()[ds] * static_cast<std::int64_t>(sizeof(std::int64_t));
+  if (index_values) a.index = static_cast<const std::int64_t*>(index_values->data_ptr());
+  Launch l(out);
+  if (!along_dim(op, out.dtype(), a, l.stream)) no_kernel(name, out.dtype());
+}
+
+}  // namespace
+
+void index_select(const Tensor& out, const Tensor& x, std::int64_t d, const std::vector<std::int64_t>& index) {
+  if (out.numel() == 0) return;
+  // the checked indices, uploaded; the device tensor is freed to the stream's pool after the launch
+  const Tensor idx = from_vector(index, std::nullopt, out.device());
+  run(AlongOp::select, "index_select", out, x, nullptr, d, out.shape(), static_cast<std::int64_t>(index.size()), &idx);
+}
+
+void index_add(const Tensor& out, const Tensor& src, std::int64_t d, const std::vector<std::int64_t>& index) {
+  if (src.numel() == 0) return;
+  const Tensor idx = from_vector(index, std::nullopt, out.device());
+  run(AlongOp::add, "index_add", out, src, nullptr, d, src.shape(), static_cast<std::int64_t>(index.size()), &idx);
+}
+
+void gather(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index) {
+  if (out.numel() == 0) return;
+  run(AlongOp::gather, "gather", out, x, &index, d, index.shape(), index.size(d), nullptr);
+}
+
+void scatter_add(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index) {
+  if (index.numel() == 0) return;
+  run(AlongOp::scatter_add, "scatter_add", out, src, &index, d, index.shape(), index.size(d), nullptr);
+}
+
+void random_fill(RandomKind kind, const Tensor& t, std::int64_t n, std::uint64_t seed, std::uint64_t start, double scale,
+                 std::int64_t low, std::uint64_t range) {
+  check_device(t.device(), "random");
+  Launch l(t);
+  cuda::random_fill(kind, to_real(t.dtype()), t.data_ptr(), n, seed, start, scale, low, range, l.stream);
+}
+
+#else  // CPU-only build
+
+namespace {
+[[noreturn]] void cpu_only(const char* op, const Tensor& t) {
+  check_device(t.device(), op);  // names the device and the build
+  throw Error(op, "no CUDA kernels in this build (CPU-only build)");
+}
+}  // namespace
+void index_select(const Tensor& out, const Tensor&, std::int64_t, const std::vector<std::int64_t>&) { cpu_only("index_select", out); }
+void index_add(const Tensor& out, const Tensor&, std::int64_t, const std::vector<std::int64_t>&) { cpu_only("index_add", out); }
+void gather(const Tensor& out, const Tensor&, std::int64_t, const Tensor&) { cpu_only("gather", out); }
+void scatter_add(const Tensor& out, const Tensor&, std::int64_t, const Tensor&) { cpu_only("scatter_add", out); }
+void random_fill(RandomKind, const Tensor& t, std::int64_t, std::uint64_t, std::uint64_t, double, std::int64_t, std::uint64_t) {
+  cpu_only("random", t);
+}
+
+#endif
+
+}  // namespace phasor::cuda::detail

@@ -1,0 +1,49 @@
+// src/cuda/launch.cuh - device-side launch helpers shared by the .cu files: the block size, the grid
+// for a grid-stride loop, the launch check, and operand offsets from a linear index.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+
+#include "cuda/elementwise.hpp"
+#include "phasor/error.hpp"
+
+namespace phasor::cuda {
+
+/// Threads per block of the grid-stride kernels.
+inline constexpr int kThreads = 256;
+
+/// Blocks for n work items (at most 65536; grid-stride loops cover the rest).
+inline unsigned blocks_for(std::int64_t n) {
+  const std::int64_t b = (n + kThreads - 1) / kThreads;
+  return static_cast<unsigned>(b < 65536 ? (b > 0 ? b : 1) : 65536);
+}
+
+/// Throws "[cuda] launch of the <what> kernel failed: ..." when the last launch failed.
+inline void check_launch(const char* what) {
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    throw Error("cuda", std::string("launch of the ") + what + " kernel failed: " + cudaGetErrorName(e) + ": " +
+                            cudaGetErrorString(e));
+}
+
+/// First linear index of this thread and the grid-stride step.
+__device__ __forceinline__ std::int64_t grid_start() { return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
+/// The step of a grid-stride loop.
+__device__ __forceinline__ std::int64_t grid_step() { return static_cast<std::int64_t>(gridDim.x) * blockDim.x; }
+
+/// Byte offsets of operands 0..N of `o` at linear index i of its iteration shape (innermost dim last).
+template <int N>
+__device__ __forceinline__ void operand_offsets(const Operands& o, std::int64_t i, std::int64_t (&off)[N + 1]) {
+#pragma unroll
+  for (int k = 0; k <= N; ++k) off[k] = 0;
+  for (int d = o.ndim - 1; d >= 0; --d) {
+    const std::int64_t sz = o.sizes[d], q = i / sz, id = i - q * sz;
+    i = q;
+#pragma unroll
+    for (int k = 0; k <= N; ++k) off[k] += id * o.strides[k][d];
+  }
+}
+
+}  // namespace phasor::cuda

@@ -1,0 +1,204 @@
+// CPU-vs-GPU agreement of the index, shape and random ops on CUDA tensors (cuda/index.cu,
+// cuda/random.cu), and the CPU-side checks of what they share with the CPU (the Philox numbers).
+// The GPU cases need a GPU: without one doctest reports them as skipped.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <phasor/phasor.hpp>
+#include <string>
+#include <vector>
+
+using namespace phasor;
+
+namespace {
+
+const bool kGpu = cuda::is_available();
+const Device kDev = Device::cuda(0);
+
+/// max |a - b| over max(1, max |b|), both moved to the CPU, in float64; exact types compare exactly.
+double rel_diff(const Tensor& a, const Tensor& b) {
+  const Tensor x = a.to(Device::cpu()), y = b.to(Device::cpu());
+  REQUIRE(x.shape() == y.shape());
+  REQUIRE(x.dtype() == y.dtype());
+  if (x.numel() == 0) return 0;
+  if (x.dtype() == Dtype::Bool || x.dtype() == Dtype::Int64) return (x.to(float64) - y.to(float64)).abs().max().item<double>();
+  return (x - y).abs().to(float64).max().item<double>() / std::max(1.0, y.abs().to(float64).max().item<double>());
+}
+
+/// Random values of dtype dt and shape s on the CPU.
+Tensor sample(const Shape& s, Dtype dt) {
+  const Tensor r = randn(s, float64);
+  switch (dt) {
+    case Dtype::Bool: return r > 0.0;
+    case Dtype::Int64: return (r * 3.0).round().clamp(-5, 5).to(int64);
+    case Dtype::Complex64:
+    case Dtype::Complex128: return complex(r, randn(s, float64)).to(dt);
+    default: return r.to(dt);
+  }
+}
+
+const std::vector<Dtype> kAll = {bool_, int64, float32, float64, complex64, complex128};
+
+/// The value of Philox's 64 output bits (a, b) as rand's float64 in [0, 1).
+double u53(std::uint64_t ab) { return static_cast<double>(ab >> 11) / 9007199254740992.0; }
+
+}  // namespace
+
+// ---- runs on every machine ------------------------------------------------------------------------------
+TEST_CASE("rand draws Random123's Philox4x32-10 known-answer words") {
+  // Random123's kat_vectors: philox4x32_10, counter 0, key 0 -> 6627e8d5 e169c58d bc57ac4c 9b00dbd8
+  Generator g(0);
+  const auto u = to_vector<double>(rand({2}, float64, Device::cpu(), &g));
+  CHECK(u[0] == u53(0x6627e8d5e169c58dULL));
+  CHECK(u[1] == u53(0xbc57ac4c9b00dbd8ULL));
+  Generator h(0);
+  const auto f = to_vector<float>(rand({2}, float32, Device::cpu(), &h));
+  CHECK(f[0] == static_cast<float>(0x6627e8d5u >> 8) / 16777216.0f);
+  CHECK(f[1] == static_cast<float>(0xbc57ac4cu >> 8) / 16777216.0f);
+  Generator k(0);
+  const auto i = to_vector<std::int64_t>(randint(-3, 7, {2}, int64, Device::cpu(), &k));
+  CHECK(i[0] == -3 + static_cast<std::int64_t>((static_cast<unsigned __int128>(0x6627e8d5e169c58dULL) * 10) >> 64));
+  CHECK(i[1] == -3 + static_cast<std::int64_t>((static_cast<unsigned __int128>(0xbc57ac4c9b00dbd8ULL) * 10) >> 64));
+}
+
+TEST_CASE("index ops and random creation on a CUDA device without one throw and change nothing") {
+  if (kGpu) return;  // covered by the agreement cases below
+  Generator g(5);
+  CHECK_THROWS_AS(rand({3}, float32, kDev, &g), Error);
+  CHECK(g.offset() == 0);
+  CHECK_THROWS_AS(randn({3}, float32, kDev), Error);
+  CHECK_THROWS_AS(randint(0, 5, {3}, int64, kDev), Error);
+  CHECK_THROWS_AS(arange(5, int64, kDev), Error);
+  CHECK_THROWS_AS(eye(3, std::nullopt, float32, kDev), Error);
+  CHECK_THROWS_WITH_AS(linspace(0, 1, 5, float32, kDev), doctest::Contains("cuda:0"), Error);
+}
+
+// ---- GPU agreement --------------------------------------------------------------------------------------------
+TEST_CASE("cuda index: index_select and index_add agree with the CPU" * doctest::skip(!kGpu)) {
+  manual_seed(11);
+  const Tensor idx = from_vector<std::int64_t>({3, 0, -1, 3, 2, 3});
+  for (Dtype dt : kAll) {
+    CAPTURE(dt);
+    const Tensor x = sample({5, 7, 9}, dt);
+    for (std::int64_t d : {0, 1, 2}) {
+      CAPTURE(d);
+      CHECK(rel_diff(index_select(x.to(kDev), d, idx.to(kDev)), index_select(x, d, idx)) == 0);
+      CHECK(rel_diff(index_select(x.to(kDev), d, idx), index_select(x, d, idx)) == 0);  // a host index
+      const Tensor xt = x.transpose(0, 2);  // strided
+      CHECK(rel_diff(index_select(xt.to(kDev).transpose(0, 2).transpose(0, 2), d, idx), index_select(xt, d, idx)) == 0);
+      Shape ss = x.shape();
+      ss[static_cast<std::size_t>(d)] = idx.numel();
+      const Tensor src = sample(ss, dt);
+      if (dt == Dtype::Bool) continue;
+      // repeated indices accumulate in order on both devices
+      CHECK(rel_diff(index_add(x.to(kDev), d, idx.to(kDev), src.to(kDev)), index_add(x, d, idx, src)) <= 1e-6);
+    }
+  }
+  // errors before any work
+  const Tensor x = sample({4, 3}, float32).to(kDev);
+  CHECK_THROWS_WITH_AS(index_select(x, 0, from_vector<std::int64_t>({4}).to(kDev)), doctest::Contains("out of range"), Error);
+}
+
+TEST_CASE("cuda index: gather and scatter_add agree with the CPU" * doctest::skip(!kGpu)) {
+  manual_seed(12);
+  for (Dtype dt : kAll) {
+    CAPTURE(dt);
+    const Tensor x = sample({6, 5, 4}, dt);
+    for (std::int64_t d : {0, 1, 2}) {
+      CAPTURE(d);
+      Shape is = {4, 3, 3};
+      is[static_cast<std::size_t>(d)] = 8;  // longer than the dim: repeats
+      const Tensor index = randint(0, x.size(d), is);
+      CHECK(rel_diff(gather(x.to(kDev), d, index.to(kDev)), gather(x, d, index)) == 0);
+      if (dt == Dtype::Bool) continue;
+      const Tensor src = sample(is, dt);
+      CHECK(rel_diff(scatter_add(x.to(kDev), d, index.to(kDev), src.to(kDev)), scatter_add(x, d, index, src)) <= 1e-6);
+    }
+  }
+  const Tensor x = sample({4, 3}, float32).to(kDev);
+  const Tensor bad = from_vector<std::int64_t>({0, 5, 1}, Shape{1, 3}).to(kDev);
+  CHECK_THROWS_WITH_AS(gather(x, 0, bad), doctest::Contains("index 5 out of range"), Error);
+  CHECK_THROWS_WITH_AS(gather(x, 0, bad.to(Device::cpu())), doctest::Contains("index on cpu"), Error);
+}
+
+TEST_CASE("cuda index: gradients of the index ops are computed on the GPU" * doctest::skip(!kGpu)) {
+  manual_seed(13);
+  const Tensor x = sample({6, 5}, float64), w = sample({4, 5}, float64);
+  const Tensor idx = from_vector<std::int64_t>({1, 1, 5, 0});
+  const Tensor gi = randint(0, 6, {4, 5});
+  using F = std::function<Tensor(const Tensor&, const Tensor&, const Tensor&)>;
+  const std::vector<std::pair<std::string, F>> fs = {
+      {"index_select", [](const Tensor& a, const Tensor& i, const Tensor&) { return index_select(a, 0, i).sin(); }},
+      {"gather", [](const Tensor& a, const Tensor&, const Tensor& g) { return gather(a, 0, g).sin(); }},
+      {"cat", [](const Tensor& a, const Tensor&, const Tensor&) { return cat({a, a * 2.0}, 0).narrow(0, 4, 4).sin(); }},
+      {"flip", [](const Tensor& a, const Tensor&, const Tensor&) { return flip(a, {0, 1}).narrow(0, 1, 4).sin(); }},
+      {"roll", [](const Tensor& a, const Tensor&, const Tensor&) { return roll(a, {2, -1}, {0, 1}).narrow(0, 2, 4).sin(); }},
+      {"pad reflect", [](const Tensor& a, const Tensor&, const Tensor&) { return pad(a, {2, 1}, PadMode::reflect).narrow(1, 0, 5).narrow(0, 0, 4); }},
+      {"tril", [](const Tensor& a, const Tensor&, const Tensor&) { return tril(a, -1).narrow(0, 0, 4).exp(); }},
+  };
+  for (const auto& [name, f] : fs) {
+    CAPTURE(name);
+    Tensor xc = x.clone().requires_grad_();
+    f(xc, idx, gi).backward(w);
+    Tensor xg = x.to(kDev).requires_grad_();
+    f(xg, idx.to(kDev), gi.to(kDev)).backward(w.to(kDev));
+    REQUIRE(xg.grad().defined());
+    CHECK(xg.grad().device() == kDev);
+    CHECK(rel_diff(xg.grad(), xc.grad()) <= 1e-12);
+  }
+}
+
+TEST_CASE("cuda index: cat, flip, roll, pad, tril/triu, masks and einsum agree with the CPU" * doctest::skip(!kGpu)) {
+  manual_seed(14);
+  for (Dtype dt : kAll) {
+    CAPTURE(dt);
+    const Tensor a = sample({3, 4, 5}, dt), b = sample({3, 2, 5}, dt);
+    const Tensor ag = a.to(kDev), bg = b.to(kDev);
+    CHECK(rel_diff(cat({ag, bg, ag}, 1), cat({a, b, a}, 1)) == 0);
+    CHECK(rel_diff(stack({ag, ag}, 2), stack({a, a}, 2)) == 0);
+    CHECK(rel_diff(flip(ag, {0, 2}), flip(a, {0, 2})) == 0);
+    CHECK(rel_diff(roll(ag, {1, -7}, {1, 2}), roll(a, {1, -7}, {1, 2})) == 0);
+    CHECK(rel_diff(roll(ag, {4}), roll(a, {4})) == 0);
+    CHECK(rel_diff(tril(ag, 1), tril(a, 1)) == 0);
+    CHECK(rel_diff(triu(ag, -2), triu(a, -2)) == 0);
+    for (PadMode m : {PadMode::constant, PadMode::reflect, PadMode::replicate, PadMode::circular}) {
+      CAPTURE(static_cast<int>(m));
+      CHECK(rel_diff(pad(ag, {2, 3, 1, 0}, m), pad(a, {2, 3, 1, 0}, m)) == 0);
+      CHECK(rel_diff(pad(ag, {-1, 2}, m), pad(a, {-1, 2}, m)) == 0);
+    }
+    const Tensor mask = from_vector<bool>({true, false, true, true});
+    CHECK(rel_diff(ag.index({Slice(), mask.to(kDev)}), a.index({Slice(), mask})) == 0);
+    CHECK(rel_diff(ag.index({Slice(), Slice(), from_vector<std::int64_t>({4, 0}).to(kDev)}),
+                   a.index({Slice(), Slice(), from_vector<std::int64_t>({4, 0})})) == 0);
+  }
+  const Tensor x = sample({4, 3, 6}, complex64), w = sample({3, 5, 6}, complex64);
+  CHECK(rel_diff(einsum("bix,iox->box", {x.to(kDev), w.to(kDev)}), einsum("bix,iox->box", {x, w})) <= 2e-5);
+  CHECK(rel_diff(arange(2, 17, 3, float32, kDev), arange(2, 17, 3, float32)) == 0);
+  CHECK(rel_diff(linspace(-1, 2, 9, float64, kDev), linspace(-1, 2, 9, float64)) == 0);
+  CHECK(rel_diff(eye(3, 4, complex64, kDev), eye(3, 4, complex64)) == 0);
+  CHECK(to_vector<float>(arange(4, float32, kDev)) == std::vector<float>{0, 1, 2, 3});
+}
+
+TEST_CASE("cuda random: a seed draws the same numbers on the GPU as on the CPU" * doctest::skip(!kGpu)) {
+  for (Dtype dt : {float32, float64, complex64, complex128}) {
+    CAPTURE(dt);
+    for (std::int64_t n : {1, 2, 7, 100003}) {  // odd counts leave the last counter half used
+      CAPTURE(n);
+      Generator gc(42), gg(42);
+      CHECK(rel_diff(rand({n}, dt, kDev, &gg), rand({n}, dt, Device::cpu(), &gc)) == 0);
+      CHECK(gc.offset() == gg.offset());
+      // normals: the same counters, log/sqrt/cos of the device's libm (last-bit differences)
+      CHECK(rel_diff(randn({n}, dt, kDev, &gg), randn({n}, dt, Device::cpu(), &gc)) <= 1e-13);
+    }
+  }
+  Generator gc(7), gg(7);
+  CHECK(rel_diff(randint(-50, 1000, {999}, int64, kDev, &gg), randint(-50, 1000, {999}, int64, Device::cpu(), &gc)) == 0);
+  CHECK(rel_diff(randint(0, 2, {31}, bool_, kDev, &gg), randint(0, 2, {31}, bool_, Device::cpu(), &gc)) == 0);
+  CHECK(rel_diff(randperm(40, int64, kDev, &gg), randperm(40, int64, Device::cpu(), &gc)) == 0);
+  // statistics of a large draw on the device
+  const Tensor z = randn({1 << 20}, float64, kDev);
+  CHECK(std::abs(z.mean().item<double>()) < 5e-3);
+  CHECK(std::abs((z * z).mean().item<double>() - 1.0) < 5e-3);
+}
