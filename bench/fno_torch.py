@@ -28,13 +28,18 @@ PROJECTION = 128
 BENCH_NAME = {"1d": "BM_FNO1d_step", "2d": "BM_FNO2d_step"}
 
 
-def torch_child(name, seconds):
+CONFIGS_LARGE = {
+    # the issue's large GPU model (bench/bench_cuda.cpp BM_FNO2d_large_step_cuda)
+    "2d_large": dict(d=2, batch=32, cin=3, cout=1, width=64, modes=32, layers=4, grid=(256, 256)),
+}
+
+
+def make_fno(name, device="cpu"):
+    """The FNO of config `name` on `device`, random input/target, and its training step (a function)."""
     import torch
     import torch.nn as nn
 
-    torch.set_num_threads(2)
-    torch.manual_seed(0)
-    c = CONFIGS[name]
+    c = {**CONFIGS, **CONFIGS_LARGE}[name]
     d = c["d"]
 
     class ChannelLinear(nn.Module):
@@ -72,13 +77,13 @@ def torch_child(name, seconds):
             if self.d == 1:
                 n = x.shape[-1]
                 xf = torch.fft.rfft(x, norm="forward")
-                out = torch.zeros(x.shape[0], self.cout, n // 2 + 1, dtype=torch.cfloat)
+                out = torch.zeros(x.shape[0], self.cout, n // 2 + 1, dtype=torch.cfloat, device=x.device)
                 out[:, :, :m] = torch.einsum("bix,iox->box", xf[:, :, :m], self.weights1)
                 y = torch.fft.irfft(out, n=n, norm="forward")
                 return y + self.bias[:, None]
             n1, n2 = x.shape[-2:]
             xf = torch.fft.rfft2(x, norm="forward")
-            out = torch.zeros(x.shape[0], self.cout, n1, n2 // 2 + 1, dtype=torch.cfloat)
+            out = torch.zeros(x.shape[0], self.cout, n1, n2 // 2 + 1, dtype=torch.cfloat, device=x.device)
             out[:, :, :m, :m] = torch.einsum("bixy,ioxy->boxy", xf[:, :, :m, :m], self.weights1)
             out[:, :, -m:, :m] = torch.einsum("bixy,ioxy->boxy", xf[:, :, -m:, :m], self.weights2)
             y = torch.fft.irfft2(out, s=(n1, n2), norm="forward")
@@ -100,7 +105,7 @@ def torch_child(name, seconds):
             for i, n in enumerate(grid):
                 shape = [1, 1] + [1] * d
                 shape[2 + i] = n
-                parts.append((torch.arange(n, dtype=x.dtype) / n).reshape(shape).expand(b, 1, *grid))
+                parts.append((torch.arange(n, dtype=x.dtype, device=x.device) / n).reshape(shape).expand(b, 1, *grid))
             x = self.lift(torch.cat(parts, 1))
             for i, (conv, skip) in enumerate(zip(self.convs, self.skips)):
                 x = conv(x) + skip(x)
@@ -108,10 +113,10 @@ def torch_child(name, seconds):
                     x = torch.nn.functional.gelu(x)
             return self.proj1(torch.nn.functional.gelu(self.proj0(x)))
 
-    model = FNO()
+    model = FNO().to(device)
     opt = torch.optim.Adam(model.parameters(), lr=1e-3)
-    x = torch.randn(c["batch"], c["cin"], *c["grid"])
-    y = torch.randn(c["batch"], c["cout"], *c["grid"])
+    x = torch.randn(c["batch"], c["cin"], *c["grid"], device=device)
+    y = torch.randn(c["batch"], c["cout"], *c["grid"], device=device)
 
     def step():
         opt.zero_grad(set_to_none=True)
@@ -122,6 +127,15 @@ def torch_child(name, seconds):
         opt.step()
         return loss
 
+    return model, x, y, step
+
+
+def torch_child(name, seconds):
+    import torch
+
+    torch.set_num_threads(2)
+    torch.manual_seed(0)
+    model, x, y, step = make_fno(name)
     for _ in range(2):
         step()
     times, cpu = [], []

@@ -11,8 +11,8 @@
 #                                    1. the whole test suite (CPU and CUDA cases; without a GPU the
 #                                       CUDA cases report as skipped),
 #                                    2. the CUDA cases under compute-sanitizer memcheck,
-#                                    3. the GPU benchmarks (bench/*cuda*), and PyTorch's side of them
-#                                       when bench/*_torch_cuda.py exist,
+#                                    3. the GPU benchmarks (bench_cuda) and PyTorch eager's side of
+#                                       them (bench/fno_torch_cuda.py, when torch is installed),
 #                                    and prints a short table last. Logs go to $OUT (or build-gpu/out).
 #
 # With the device tool:  run(command="scripts/gpu-check.sh", carry=["build-gpu/gpu-bundle.tar.xz"])
@@ -31,7 +31,6 @@ if [[ "${1:-}" == "--prepare" ]]; then
   cp -L build-gpu/libphasor.so.0 "$stage/lib/"
   cp build-gpu/tests/phasor_tests "$stage/bin/"
   for b in build-gpu/bench/bench_*; do [[ -x "$b" && -f "$b" ]] && cp "$b" "$stage/bin/"; done
-  cp bench/*_torch_cuda.py "$stage/bin/" 2>/dev/null || true
   # shared libraries outside glibc/libstdc++ and the CUDA toolkit (the GPU machine has its own CUDA)
   for f in "$stage"/bin/* "$stage"/lib/*; do
     ldd "$f" 2>/dev/null | awk '/=> \//{print $3}'
@@ -93,23 +92,28 @@ else
   row "memcheck" "compute-sanitizer not found"
 fi
 
-echo "== 3. GPU benchmarks"
+echo "== 3. GPU benchmarks (bench_cuda, then PyTorch eager on the same work; table in torch_cuda.txt)"
 shopt -s nullglob
 for b in "$BIN"/bench_*cuda*; do
   name=$(basename "$b")
-  timeout 150 "$b" --benchmark_min_time=0.05 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
-    --benchmark_format=console > "$OUTDIR/$name.txt" 2>&1
+  timeout 200 "$b" --benchmark_min_time=0.05 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
+    --benchmark_format=console --benchmark_out="$OUTDIR/$name.json" --benchmark_out_format=json > "$OUTDIR/$name.txt" 2>&1
   row "$name" "rc=$? ($(grep -c median "$OUTDIR/$name.txt") medians, $name.txt)"
   grep median "$OUTDIR/$name.txt" | head -40
 done
-for py in "$BIN"/*_torch_cuda.py "$ROOT"/bench/*_torch_cuda.py; do
-  [[ -f "$py" ]] || continue
-  timeout 150 python3 "$py" > "$OUTDIR/$(basename "$py" .py).txt" 2>&1
-  row "$(basename "$py")" "rc=$?"
-  tail -20 "$OUTDIR/$(basename "$py" .py).txt"
-  break
-done
+if [[ -f "$OUTDIR/bench_cuda.json" ]] && python3 -c "import torch" 2> /dev/null; then
+  timeout 150 python3 "$ROOT/bench/fno_torch_cuda.py" --phasor "$OUTDIR/bench_cuda.json" > "$OUTDIR/torch_cuda.txt" 2>&1
+  row "fno_torch_cuda.py (torch side + table)" "rc=$?"
+  cat "$OUTDIR/torch_cuda.txt"
+else
+  row "fno_torch_cuda.py" "skipped (no bench_cuda.json or no torch)"
+fi
 
 echo
 echo "== summary ($(date -u +%FT%TZ))"
 printf '%s\n' "${summary[@]}"
+if [[ -f "$OUTDIR/torch_cuda.txt" ]]; then
+  echo
+  echo "== phasor vs PyTorch eager on this GPU"
+  grep '^|' "$OUTDIR/torch_cuda.txt"
+fi

@@ -202,3 +202,27 @@ TEST_CASE("cuda random: a seed draws the same numbers on the GPU as on the CPU" 
   CHECK(std::abs(z.mean().item<double>()) < 5e-3);
   CHECK(std::abs((z * z).mean().item<double>() - 1.0) < 5e-3);
 }
+
+TEST_CASE("cuda ops: pow with a scalar exponent and masked_fill agree with the CPU" * doctest::skip(!kGpu)) {
+  manual_seed(15);
+  for (Dtype dt : {float32, float64, complex64, complex128}) {
+    CAPTURE(dt);
+    const Tensor x = sample({9, 8}, dt).abs().to(dt) + 0.25;
+    const Tensor xg = x.to(kDev);
+    for (double e : {2.0, 0.5, -1.5, 3.0}) {
+      CAPTURE(e);
+      CHECK(rel_diff(pow(xg, e), pow(x, e)) <= (dt == float32 || dt == complex64 ? 2e-6 : 1e-14));
+    }
+    const Tensor m = randn({8}) > 0.0;  // broadcast over rows
+    CHECK(rel_diff(xg.masked_fill(m.to(kDev), 7.0), x.masked_fill(m, 7.0)) == 0);
+    Tensor y = xg.clone();
+    y.masked_fill_(m.to(kDev), -1.0);
+    CHECK(rel_diff(y, x.masked_fill(m, -1.0)) == 0);
+  }
+  // gradient of pow through the GPU
+  const Tensor x = sample({5, 4}, float64).abs() + 0.5, w = sample({5, 4}, float64);
+  Tensor xc = x.clone().requires_grad_(), xg = x.to(kDev).requires_grad_();
+  pow(xc, 2.5).backward(w);
+  pow(xg, 2.5).backward(w.to(kDev));
+  CHECK(rel_diff(xg.grad(), xc.grad()) <= 1e-13);
+}

@@ -328,7 +328,15 @@ struct PowF {
 
 /// a^e with a C++ scalar exponent, computed in `dt`.
 Tensor pow_scalar_kernel(const Tensor& a, const Scalar& e, Dtype dt) {
-  check_cpu(a, "pow");
+  if (a.device().is_cuda()) {  // the binary kernel with a 0-d exponent; squares and roots as on the CPU
+    Tensor out = make_tensor(a.shape(), dt, a.device());
+    if (dt == Dtype::Bool) throw Error("pow", "not implemented for bool");
+    const bool real = is_floating(dt) && !e.is_complex();
+    if (real && e.to_double() == 2) phasor::cuda::detail::binary("mul", out, a, a, dt);
+    else if (real && e.to_double() == 0.5) phasor::cuda::detail::unary("sqrt", out, a, dt);
+    else phasor::cuda::detail::binary("pow", out, a, wrap_scalar(e, dt, a.device()), dt);
+    return out;
+  }
   Tensor x = a.to(dt);
   return visit_dtype(dt, [&](auto tag) -> Tensor {
     using T = typename decltype(tag)::type;

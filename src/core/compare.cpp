@@ -215,7 +215,6 @@ Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
 namespace {
 
 void check_masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value, const char* op) {
-  detail::check_cpu(x, op);
   detail::check_same_device({x, mask}, op);
   if (mask.dtype() != Dtype::Bool) throw Error(op, std::string("expected a bool mask, got ") + dtype_name(mask.dtype()));
   if (mask.shape() != x.shape() && broadcast_shapes({x.shape(), mask.shape()}, op) != x.shape())
@@ -227,6 +226,10 @@ void check_masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value,
 
 /// out = mask ? value : in, all of in's dtype (mask broadcast).
 void masked_fill_into(const Tensor& out, const Tensor& in, const Tensor& mask, const Scalar& value) {
+  if (in.device().is_cuda()) {  // where(mask, value, in) with a 0-d value
+    phasor::cuda::detail::where(out, mask, detail::wrap_scalar(value, in.dtype(), in.device()), in);
+    return;
+  }
   detail::visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T v = detail::scalar_as<T>(value);

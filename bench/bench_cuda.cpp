@@ -1,0 +1,244 @@
+// bench/bench_cuda.cpp - the CUDA backend on a GPU (issue #6), timed with CUDA events on the current
+// stream (Google Benchmark's manual time; run with --benchmark_repetitions and read the medians):
+//  - memory-bound kernels on 256 MiB float32 tensors against cudaMemcpy's device copy bandwidth
+//    (counter GBps: bytes read + written per second);
+//  - FFTs through phasor against direct cuFFT calls with the same plan (cufftPlanMany, out of place);
+//  - host overhead per op: 1-element ops queued back to back (CPU time per op, one sync per batch);
+//  - FNO training steps (forward, relative L2 loss, backward, Adam) of the nn issue's models and the
+//    large one (batch 32, 256^2, width 64, modes 32), with the allocator's peak (counter peak_gib).
+// bench/fno_torch_cuda.py times PyTorch eager on the same models in the same session. Built only with
+// the CUDA backend; without a GPU every benchmark reports an error and skips.
+#include <benchmark/benchmark.h>
+#include <cuda_runtime_api.h>
+#include <cufft.h>
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+
+#include <phasor/phasor.hpp>
+
+namespace ph = phasor;
+
+namespace {
+
+const ph::Device kDev = ph::Device::cuda(0);
+constexpr std::int64_t kBig = std::int64_t{64} << 20;  // 64 Mi float32 = 256 MiB
+
+void check(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) throw std::runtime_error(std::string(what) + ": " + cudaGetErrorString(e));
+}
+void check(cufftResult r, const char* what) {
+  if (r != CUFFT_SUCCESS) throw std::runtime_error(std::string(what) + " failed with cufftResult " + std::to_string(r));
+}
+
+cudaStream_t stream() { return static_cast<cudaStream_t>(ph::cuda::current_stream(0).native_handle()); }
+
+/// Times f() with CUDA events around it on the current stream, after two warm-up calls.
+template <class F>
+void gpu_time(benchmark::State& state, F&& f) {
+  if (!ph::cuda::is_available()) {
+    state.SkipWithError("no CUDA device");
+    return;
+  }
+  f();
+  f();
+  cudaEvent_t a, b;
+  check(cudaEventCreate(&a), "cudaEventCreate");
+  check(cudaEventCreate(&b), "cudaEventCreate");
+  for (auto _ : state) {
+    check(cudaEventRecord(a, stream()), "cudaEventRecord");
+    f();
+    check(cudaEventRecord(b, stream()), "cudaEventRecord");
+    check(cudaEventSynchronize(b), "cudaEventSynchronize");
+    float ms = 0;
+    check(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
+    state.SetIterationTime(ms / 1e3);
+  }
+  cudaEventDestroy(a);
+  cudaEventDestroy(b);
+}
+
+void set_bytes(benchmark::State& state, double bytes_per_iter) {
+  state.counters["GBps"] = benchmark::Counter(bytes_per_iter, benchmark::Counter::kIsIterationInvariantRate,
+                                              benchmark::Counter::kIs1000);
+  state.counters["GBps"].value /= 1e9;
+}
+
+// ---- memory-bound kernels --------------------------------------------------------------------------------
+void BM_copy_cudaMemcpy(benchmark::State& state) {
+  if (!ph::cuda::is_available()) return state.SkipWithError("no CUDA device");
+  ph::Tensor a = ph::rand({kBig}, ph::float32, kDev), b = ph::empty({kBig}, ph::float32, kDev);
+  gpu_time(state, [&] {
+    check(cudaMemcpyAsync(b.data_ptr(), a.data_ptr(), a.nbytes(), cudaMemcpyDeviceToDevice, stream()), "cudaMemcpyAsync");
+  });
+  set_bytes(state, 2.0 * static_cast<double>(a.nbytes()));
+}
+BENCHMARK(BM_copy_cudaMemcpy)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+/// A phasor op on 256 MiB float32 inputs; `streams` = tensors of that size read or written per call.
+template <class F>
+void memory_bound(benchmark::State& state, int streams, F&& f) {
+  if (!ph::cuda::is_available()) return state.SkipWithError("no CUDA device");
+  ph::manual_seed(0);
+  ph::Tensor a = ph::rand({kBig}, ph::float32, kDev), b = ph::rand({kBig}, ph::float32, kDev);
+  ph::NoGradGuard ng;
+  gpu_time(state, [&] { benchmark::DoNotOptimize(f(a, b)); });
+  set_bytes(state, streams * static_cast<double>(a.nbytes()));
+}
+void BM_copy_phasor(benchmark::State& s) {
+  ph::Tensor out = ph::cuda::is_available() ? ph::empty({kBig}, ph::float32, kDev) : ph::Tensor();
+  memory_bound(s, 2, [&](const ph::Tensor& a, const ph::Tensor&) { return out.copy_(a); });
+}
+void BM_add(benchmark::State& s) { memory_bound(s, 3, [](const ph::Tensor& a, const ph::Tensor& b) { return a + b; }); }
+void BM_mul_scalar_inplace(benchmark::State& s) {
+  memory_bound(s, 2, [](ph::Tensor& a, const ph::Tensor&) -> ph::Tensor& { return a.mul_(1.0); });
+}
+void BM_exp(benchmark::State& s) { memory_bound(s, 2, [](const ph::Tensor& a, const ph::Tensor&) { return a.exp(); }); }
+void BM_gelu(benchmark::State& s) { memory_bound(s, 2, [](const ph::Tensor& a, const ph::Tensor&) { return a.gelu(); }); }
+void BM_sum_all(benchmark::State& s) { memory_bound(s, 1, [](const ph::Tensor& a, const ph::Tensor&) { return a.sum(); }); }
+void BM_sum_rows(benchmark::State& s) {
+  memory_bound(s, 1, [](const ph::Tensor& a, const ph::Tensor&) { return a.reshape({4096, -1}).sum({1}); });
+}
+void BM_amax_all(benchmark::State& s) { memory_bound(s, 1, [](const ph::Tensor& a, const ph::Tensor&) { return a.amax(); }); }
+BENCHMARK(BM_copy_phasor)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_add)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_mul_scalar_inplace)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_exp)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_gelu)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sum_all)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_sum_rows)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_amax_all)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// ---- FFT: phasor against cuFFT with the same plan ------------------------------------------------------
+struct FftCase {
+  const char* name;
+  int rank;
+  int n[2];
+  std::int64_t batch;
+  bool real;  // r2c (else c2c forward)
+};
+const FftCase kFft[] = {
+    {"c2c 2^20 x 16", 1, {1 << 20, 0}, 16, false},
+    {"c2c 1024 x 4096", 1, {1024, 0}, 4096, false},
+    {"r2c 256x256 x 2048", 2, {256, 256}, 2048, true},  // FNO-2D large: batch 32 x width 64
+    {"r2c 64x64 x 640", 2, {64, 64}, 640, true},        // FNO-2D: batch 20 x width 32
+};
+
+ph::Shape fft_shape(const FftCase& c) {
+  ph::Shape s = {c.batch};
+  for (int k = 0; k < c.rank; ++k) s.push_back(c.n[k]);
+  return s;
+}
+
+void BM_fft_phasor(benchmark::State& state) {
+  const FftCase& c = kFft[state.range(0)];
+  state.SetLabel(c.name);
+  if (!ph::cuda::is_available()) return state.SkipWithError("no CUDA device");
+  ph::manual_seed(0);
+  ph::Tensor x = ph::randn(fft_shape(c), c.real ? ph::float32 : ph::complex64, kDev);
+  gpu_time(state, [&] {
+    if (c.real) benchmark::DoNotOptimize(c.rank == 1 ? ph::fft::rfft(x) : ph::fft::rfft2(x));
+    else benchmark::DoNotOptimize(c.rank == 1 ? ph::fft::fft(x) : ph::fft::fft2(x));
+  });
+}
+BENCHMARK(BM_fft_phasor)->DenseRange(0, 3)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+void BM_fft_cufft(benchmark::State& state) {
+  const FftCase& c = kFft[state.range(0)];
+  state.SetLabel(c.name);
+  if (!ph::cuda::is_available()) return state.SkipWithError("no CUDA device");
+  ph::manual_seed(0);
+  ph::Tensor x = ph::randn(fft_shape(c), c.real ? ph::float32 : ph::complex64, kDev);
+  ph::Shape os = fft_shape(c);
+  if (c.real) os.back() = os.back() / 2 + 1;
+  ph::Tensor y = ph::empty(os, ph::complex64, kDev);
+  cufftHandle plan;
+  int n[2] = {c.n[0], c.n[1]};
+  check(cufftPlanMany(&plan, c.rank, n, nullptr, 1, 0, nullptr, 1, 0, c.real ? CUFFT_R2C : CUFFT_C2C,
+                      static_cast<int>(c.batch)),
+        "cufftPlanMany");
+  check(cufftSetStream(plan, stream()), "cufftSetStream");
+  gpu_time(state, [&] {
+    if (c.real)
+      check(cufftExecR2C(plan, static_cast<cufftReal*>(x.data_ptr()), static_cast<cufftComplex*>(y.data_ptr())), "cufftExecR2C");
+    else
+      check(cufftExecC2C(plan, static_cast<cufftComplex*>(x.data_ptr()), static_cast<cufftComplex*>(y.data_ptr()),
+                         CUFFT_FORWARD),
+            "cufftExecC2C");
+  });
+  cufftDestroy(plan);
+}
+BENCHMARK(BM_fft_cufft)->DenseRange(0, 3)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
+// ---- host overhead -----------------------------------------------------------------------------------------
+/// 1-element a + b, 256 per batch and one sync per batch: CPU time per op is the host overhead.
+void BM_host_overhead_add(benchmark::State& state) {
+  if (!ph::cuda::is_available()) return state.SkipWithError("no CUDA device");
+  ph::Tensor a = ph::ones({1}, ph::float32, kDev), b = ph::ones({1}, ph::float32, kDev);
+  ph::NoGradGuard ng;
+  for (int i = 0; i < 256; ++i) benchmark::DoNotOptimize(a + b);
+  ph::cuda::synchronize();
+  for (auto _ : state) {
+    for (int i = 0; i < 256; ++i) benchmark::DoNotOptimize(a + b);
+    ph::cuda::synchronize();
+  }
+  state.SetItemsProcessed(state.iterations() * 256);
+  state.counters["us_per_op"] = benchmark::Counter(static_cast<double>(state.iterations()) * 256 * 1e-6,
+                                                   benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_host_overhead_add)->Unit(benchmark::kMicrosecond);
+
+/// The same with autograd recording (requires_grad inputs), forward only.
+void BM_host_overhead_add_grad(benchmark::State& state) {
+  if (!ph::cuda::is_available()) return state.SkipWithError("no CUDA device");
+  ph::Tensor a = ph::ones({1}, ph::float32, kDev).requires_grad_(), b = ph::ones({1}, ph::float32, kDev);
+  for (auto _ : state) {
+    for (int i = 0; i < 256; ++i) benchmark::DoNotOptimize(a + b);
+    ph::cuda::synchronize();
+  }
+  state.counters["us_per_op"] = benchmark::Counter(static_cast<double>(state.iterations()) * 256 * 1e-6,
+                                                   benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
+}
+BENCHMARK(BM_host_overhead_add_grad)->Unit(benchmark::kMicrosecond);
+
+// ---- FNO training steps --------------------------------------------------------------------------------------
+void run_fno(benchmark::State& state, const ph::nn::FNOOptions& opt, const ph::Shape& xs, const ph::Shape& ys) {
+  if (!ph::cuda::is_available()) return state.SkipWithError("no CUDA device");
+  ph::manual_seed(0);
+  ph::nn::FNO model(opt);
+  model.to(kDev);
+  ph::optim::Adam adam(model.parameters(), ph::optim::AdamOptions(1e-3));
+  const ph::Tensor x = ph::randn(xs, ph::float32, kDev), y = ph::randn(ys, ph::float32, kDev);
+  ph::reset_peak_memory_stats(kDev);
+  gpu_time(state, [&] {
+    adam.zero_grad();
+    ph::Tensor loss = ph::nn::functional::relative_lp_loss(model.forward(x), y);
+    loss.backward();
+    adam.step();
+  });
+  state.counters["peak_gib"] = static_cast<double>(ph::memory_stats(kDev).peak_bytes) / (1 << 30);
+}
+void BM_FNO1d_step_cuda(benchmark::State& state) {
+  run_fno(state,
+          ph::nn::FNOOptions().in_channels(1).out_channels(1).hidden_channels(64).modes({16}).n_layers(4)
+              .projection_channels(128),
+          {20, 1, 1024}, {20, 1, 1024});
+}
+void BM_FNO2d_step_cuda(benchmark::State& state) {
+  run_fno(state,
+          ph::nn::FNOOptions().in_channels(3).out_channels(1).hidden_channels(32).modes({12, 12}).n_layers(4)
+              .projection_channels(128),
+          {20, 3, 64, 64}, {20, 1, 64, 64});
+}
+void BM_FNO2d_large_step_cuda(benchmark::State& state) {
+  run_fno(state,
+          ph::nn::FNOOptions().in_channels(3).out_channels(1).hidden_channels(64).modes({32, 32}).n_layers(4)
+              .projection_channels(128),
+          {32, 3, 256, 256}, {32, 1, 256, 256});
+}
+BENCHMARK(BM_FNO1d_step_cuda)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FNO2d_step_cuda)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_FNO2d_large_step_cuda)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+}  // namespace

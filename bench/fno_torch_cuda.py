@@ -1,0 +1,131 @@
+#!/usr/bin/python3
+"""PyTorch eager on the GPU, for bench/bench_cuda.cpp's side-by-side table (issue #6).
+
+Times, with CUDA events and medians over repeated calls, the same FNO training steps as
+bench_cuda's BM_FNO*_step_cuda (models from bench/fno_torch.py's make_fno), the 256 MiB float32
+memory-bound kernels (copy, add, exp, sum) and the FFTs of bench_cuda's table, and prints one line
+per benchmark: name, median ms, and GB/s or peak GiB. With --phasor (bench_cuda's
+--benchmark_out JSON, medians of repetitions) it ends with the side-by-side table of the issue's
+targets. scripts/gpu-check.sh runs it right after bench_cuda.
+
+  python3 bench/fno_torch_cuda.py [--steps 30] [--phasor build-gpu/out/bench_cuda.json]
+"""
+import json
+import argparse
+import os
+import statistics
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from fno_torch import make_fno  # noqa: E402
+
+
+def timed(torch, f, reps):
+    """Median milliseconds of f() over reps calls (after two warm-up calls), each between CUDA events."""
+    f()
+    f()
+    torch.cuda.synchronize()
+    a, b = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    ms = []
+    for _ in range(reps):
+        a.record()
+        f()
+        b.record()
+        b.synchronize()
+        ms.append(a.elapsed_time(b))
+    return statistics.median(ms)
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--steps", type=int, default=30)
+    ap.add_argument("--phasor", help="bench_cuda --benchmark_out JSON for the side-by-side table")
+    args = ap.parse_args()
+    res = {}
+    import torch
+
+    if not torch.cuda.is_available():
+        print("no CUDA device")
+        return 1
+    torch.backends.cuda.matmul.allow_tf32 = False  # as phasor: TF32 off
+    torch.backends.cudnn.allow_tf32 = False
+    dev = torch.device("cuda")
+    print("torch %s on %s" % (torch.__version__, torch.cuda.get_device_name(0)))
+    n = 64 << 20  # 256 MiB of float32
+    a, b = torch.rand(n, device=dev), torch.rand(n, device=dev)
+    out = torch.empty_like(a)
+    nbytes = a.numel() * 4
+    with torch.no_grad():
+        for name, f, streams in [
+            ("copy", lambda: out.copy_(a), 2),
+            ("add", lambda: a + b, 3),
+            ("exp", lambda: a.exp(), 2),
+            ("gelu", lambda: torch.nn.functional.gelu(a), 2),
+            ("sum_all", lambda: a.sum(), 1),
+            ("sum_rows", lambda: a.reshape(4096, -1).sum(1), 1),
+        ]:
+            ms = timed(torch, f, 20)
+            res[name] = dict(ms=ms, gbps=streams * nbytes / ms / 1e6)
+            print("torch_%-24s %10.3f ms %8.1f GBps" % (name, ms, streams * nbytes / ms / 1e6))
+    del a, b, out
+    ffts = [("c2c 2^20 x 16", (16, 1 << 20), False, 1), ("c2c 1024 x 4096", (4096, 1024), False, 1),
+            ("r2c 256x256 x 2048", (2048, 256, 256), True, 2), ("r2c 64x64 x 640", (640, 64, 64), True, 2)]
+    for label, shape, real, rank in ffts:
+        x = torch.randn(*shape, device=dev, dtype=torch.float32 if real else torch.complex64)
+        f = (lambda: torch.fft.rfft(x) if rank == 1 else torch.fft.rfft2(x)) if real else \
+            (lambda: torch.fft.fft(x) if rank == 1 else torch.fft.fft2(x))
+        res["fft " + label] = dict(ms=timed(torch, f, 20))
+        print("torch_fft %-20s %10.3f ms" % (label.replace(" ", "_"), res["fft " + label]["ms"]))
+        del x
+    for name in ("1d", "2d", "2d_large"):
+        torch.manual_seed(0)
+        torch.cuda.empty_cache()
+        model, x, y, step = make_fno(name, dev)
+        torch.cuda.reset_peak_memory_stats()
+        ms = timed(torch, step, args.steps)
+        peak = torch.cuda.max_memory_allocated() / 2 ** 30
+        res["FNO " + name] = dict(ms=ms, peak=peak)
+        print("torch_FNO%-22s %10.3f ms %8.2f peak_GiB" % (name + "_step", ms, peak))
+        del model, x, y, step
+    if args.phasor:
+        table(res, args.phasor)
+    return 0
+
+
+def table(torch_res, path):
+    """The side-by-side table: phasor's medians from bench_cuda's JSON against torch's."""
+    med = {}
+    for b in json.load(open(path))["benchmarks"]:
+        if b.get("aggregate_name", "median") == "median" and not b.get("error_occurred"):
+            med[b["run_name"].replace("/manual_time", "")] = b
+    ms = lambda b: b["real_time"] * {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}[b["time_unit"]]
+    print()
+    print("| benchmark | phasor | torch | time phasor/torch | target |")
+    print("|---|---|---|---|---|")
+    copy = med.get("BM_copy_cudaMemcpy")
+    for name, key in [("copy", "BM_copy_phasor"), ("add", "BM_add"), ("exp", "BM_exp"), ("gelu", "BM_gelu"),
+                      ("sum_all", "BM_sum_all"), ("sum_rows", "BM_sum_rows")]:
+        if key in med:
+            p = med[key]["GBps"]
+            frac = " (%.0f%% of cudaMemcpy)" % (100 * p / copy["GBps"]) if copy else ""
+            print("| %s 256 MiB | %.0f GB/s%s | %.0f GB/s | %.2f | >= 80%% of copy |" % (
+                name, p, frac, torch_res[name]["gbps"], torch_res[name]["gbps"] / p))
+    for i, label in enumerate(["c2c 2^20 x 16", "c2c 1024 x 4096", "r2c 256x256 x 2048", "r2c 64x64 x 640"]):
+        p, c = med.get("BM_fft_phasor/%d" % i), med.get("BM_fft_cufft/%d" % i)
+        if p and c:
+            print("| fft %s | %.1f us (cuFFT %.1f us: %.3f) | %.1f us | %.2f | <= 1.05 x cuFFT |" % (
+                label, ms(p) * 1e3, ms(c) * 1e3, ms(p) / ms(c), torch_res["fft " + label]["ms"] * 1e3,
+                ms(p) / torch_res["fft " + label]["ms"]))
+    for b in ("BM_host_overhead_add", "BM_host_overhead_add_grad"):
+        if b in med:
+            print("| %s | %.2f us/op | | | < 5 us |" % (b[3:], med[b]["us_per_op"]))
+    for name, key, target in [("1d", "BM_FNO1d_step_cuda", "< torch"), ("2d", "BM_FNO2d_step_cuda", "< torch"),
+                              ("2d_large", "BM_FNO2d_large_step_cuda", "<= 0.8 x torch, peak <= torch")]:
+        if key in med:
+            t = torch_res["FNO " + name]
+            print("| FNO %s step | %.2f ms, peak %.2f GiB | %.2f ms, peak %.2f GiB | %.2f | %s |" % (
+                name, ms(med[key]), med[key]["peak_gib"], t["ms"], t["peak"], ms(med[key]) / t["ms"], target))
+
+
+if __name__ == "__main__":
+    sys.exit(main())
