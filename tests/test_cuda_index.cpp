@@ -226,3 +226,15 @@ TEST_CASE("cuda ops: pow with a scalar exponent and masked_fill agree with the C
   pow(xg, 2.5).backward(w.to(kDev));
   CHECK(rel_diff(xg.grad(), xc.grad()) <= 1e-13);
 }
+
+TEST_CASE("cuda copies: host <-> device round trips across the pinned staging chunks are exact" * doctest::skip(!kGpu)) {
+  // below the staging threshold, one chunk, a partial second chunk, and several chunks (8 MiB each)
+  for (std::int64_t bytes : {std::int64_t{1} << 19, std::int64_t{1} << 20, (std::int64_t{8} << 20) + 4096,
+                             (std::int64_t{41} << 20) + 8}) {
+    CAPTURE(bytes);
+    const Tensor x = arange(bytes / 8, float64) * 0.5 - 3.0;
+    const Tensor g = x.to(kDev);
+    CHECK(rel_diff(g * 2.0, x * 2.0) == 0);
+    CHECK(rel_diff(g.to(Device::cpu()), x) == 0);
+  }
+}

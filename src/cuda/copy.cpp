@@ -9,8 +9,11 @@
 // data into a buffer and queues the DMA on the current stream, recording an event after it; the
 // buffer goes back to the cache and is handed out again only when its event has completed (so the
 // call returns before the transfer ends). Device->host queues the DMA into a buffer, waits for the
-// stream, and copies out. Buffers are powers of two (at least kStagingMin) and kept for reuse, as
-// cudaHostAlloc costs milliseconds (it pins every page).
+// stream, and copies out. Copies go in chunks of kStagingChunk through two buffers, so the host's
+// memcpy of one chunk overlaps the DMA of the other and a copy of any size pins only 16 MiB. Buffers
+// are powers of two (at least kStagingMin) and kept for reuse, as cudaHostAlloc costs milliseconds
+// (it pins every page).
+#include <algorithm>
 #include <cstring>
 #include <mutex>
 #include <vector>
@@ -28,6 +31,8 @@ namespace detail {
 namespace {
 
 constexpr std::size_t kStagingMin = std::size_t{1} << 20;
+/// Larger copies are staged in chunks of this size through two buffers.
+constexpr std::size_t kStagingChunk = std::size_t{8} << 20;
 
 /// Pinned host buffers with an event each (Note [pinned staging]).
 class PinnedPool {
@@ -82,6 +87,23 @@ PinnedPool& pinned_pool() {
   return *p;
 }
 
+/// Two pinned chunk buffers of a staged copy (Note [pinned staging]); returned to the pool on exit.
+struct StagingRing {
+  PinnedPool::Buffer buf[2];
+  cudaStream_t stream;
+  explicit StagingRing(cudaStream_t s) : stream(s) {}
+  /// The buffer for chunk i, acquired on first use.
+  PinnedPool::Buffer& operator[](std::size_t i) {
+    PinnedPool::Buffer& b = buf[i % 2];
+    if (!b.ptr) b = pinned_pool().acquire(kStagingChunk);
+    return b;
+  }
+  ~StagingRing() {
+    for (auto& b : buf)
+      if (b.ptr) pinned_pool().release(b, stream, false);  // each event was recorded after its last transfer
+  }
+};
+
 void host_to_device(void* dst, int device, const void* src, std::size_t bytes) {
   DeviceGuard g(device);
   cudaStream_t s = current_stream_handle(device);
@@ -89,15 +111,18 @@ void host_to_device(void* dst, int device, const void* src, std::size_t bytes) {
     PHASOR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyHostToDevice, s));
     return;
   }
-  PinnedPool::Buffer b = pinned_pool().acquire(bytes);
-  try {
-    std::memcpy(b.ptr, src, bytes);
-    PHASOR_CUDA_CHECK(cudaMemcpyAsync(dst, b.ptr, bytes, cudaMemcpyHostToDevice, s));
-  } catch (...) {
-    pinned_pool().release(b, s, false);
-    throw;
+  // chunk i: wait until buffer i % 2's previous DMA is done, fill it, queue its DMA and event; the host
+  // fills one buffer while the other one's DMA runs
+  StagingRing ring(s);
+  std::size_t i = 0;
+  for (std::size_t off = 0; off < bytes; off += kStagingChunk, ++i) {
+    const std::size_t len = std::min(kStagingChunk, bytes - off);
+    PinnedPool::Buffer& b = ring[i];
+    if (i >= 2) PHASOR_CUDA_CHECK(cudaEventSynchronize(b.done));
+    std::memcpy(b.ptr, static_cast<const char*>(src) + off, len);
+    PHASOR_CUDA_CHECK(cudaMemcpyAsync(static_cast<char*>(dst) + off, b.ptr, len, cudaMemcpyHostToDevice, s));
+    PHASOR_CUDA_CHECK(cudaEventRecord(b.done, s));
   }
-  pinned_pool().release(b, s, true);
 }
 
 void device_to_host(void* dst, const void* src, int device, std::size_t bytes) {
@@ -108,16 +133,23 @@ void device_to_host(void* dst, const void* src, int device, std::size_t bytes) {
     PHASOR_CUDA_CHECK(cudaStreamSynchronize(s));
     return;
   }
-  PinnedPool::Buffer b = pinned_pool().acquire(bytes);
-  try {
-    PHASOR_CUDA_CHECK(cudaMemcpyAsync(b.ptr, src, bytes, cudaMemcpyDeviceToHost, s));
-    PHASOR_CUDA_CHECK(cudaStreamSynchronize(s));
-    std::memcpy(dst, b.ptr, bytes);
-  } catch (...) {
-    pinned_pool().release(b, s, false);
-    throw;
+  // the DMA of chunk i + 1 runs while the host copies chunk i out
+  StagingRing ring(s);
+  const std::size_t n = (bytes + kStagingChunk - 1) / kStagingChunk;
+  auto queue = [&](std::size_t i) {
+    const std::size_t off = i * kStagingChunk, len = std::min(kStagingChunk, bytes - off);
+    PinnedPool::Buffer& b = ring[i];
+    PHASOR_CUDA_CHECK(cudaMemcpyAsync(b.ptr, static_cast<const char*>(src) + off, len, cudaMemcpyDeviceToHost, s));
+    PHASOR_CUDA_CHECK(cudaEventRecord(b.done, s));
+  };
+  queue(0);
+  for (std::size_t i = 0; i < n; ++i) {
+    if (i + 1 < n) queue(i + 1);  // its buffer held chunk i - 1, already copied out
+    PinnedPool::Buffer& b = ring[i];
+    PHASOR_CUDA_CHECK(cudaEventSynchronize(b.done));
+    const std::size_t off = i * kStagingChunk;
+    std::memcpy(static_cast<char*>(dst) + off, b.ptr, std::min(kStagingChunk, bytes - off));
   }
-  pinned_pool().release(b, s, false);  // the stream was synchronized: the buffer is free now
 }
 
 /// Orders `waiter` after the work queued so far on `producer` (streams of devices pd and wd).
