@@ -49,13 +49,23 @@ class FakeBackend : public RawBackend {
   void mem_info(std::size_t& free_bytes, std::size_t& total_bytes) override {
     free_bytes = budget_ - used_;
     total_bytes = budget_;
+  }  // events: a token per record_event, completed by the test
+  void* record_event(void*) override {
+    const std::uintptr_t id = next_event_++;
+    events[id] = false;
+    return reinterpret_cast<void*>(id);
   }
+  bool event_done(void* e) override { return events.at(reinterpret_cast<std::uintptr_t>(e)); }
+  void destroy_event(void* e) override { CHECK(events.erase(reinterpret_cast<std::uintptr_t>(e)) == 1); }
+  std::map<std::uintptr_t, bool> events;  ///< live events and whether their work is done
+
   std::size_t used() const { return used_; }
   int alloc_calls = 0, failed_calls = 0, free_calls = 0;
 
  private:
   std::size_t budget_, used_ = 0;
   std::map<void*, std::size_t> live_;
+  std::uintptr_t next_event_ = 1;
 };
 
 void* const kStreamA = nullptr;  // the default stream
@@ -187,6 +197,37 @@ TEST_CASE("cuda allocator: blocks are reused only on their stream") {
   CHECK_THROWS_AS(pool.stream_of(a), Error);  // no longer live
   pool.empty_cache();
   CHECK(be.used() == 0);
+}
+
+TEST_CASE("cuda allocator: a block used on another stream is reused only after that stream's work") {
+  FakeBackend be(64 * MiB);
+  BlockPool pool(be, "cuda:0");
+  char* a = static_cast<char*>(pool.allocate(4096, kStreamA));
+  pool.record_use(a, kStreamB);
+  pool.record_use(a, kStreamB);  // once per stream
+  pool.record_use(a, kStreamA);  // its own stream: nothing to wait for
+  pool.free(a);
+  CHECK(be.events.size() == 1);
+  CHECK(pool.num_pending() == 1);
+  CHECK(pool.stats().current_bytes == 0);
+  CHECK(pool.stats().cached_bytes == static_cast<std::int64_t>(2 * MiB));
+  char* b = static_cast<char*>(pool.allocate(4096, kStreamA));  // stream B may still read a's block
+  CHECK(b == a + 4096);
+  pool.empty_cache();  // keeps the segment: it holds b and the pending block
+  CHECK(pool.num_segments() == 1);
+  CHECK(pool.num_pending() == 1);
+  be.events.begin()->second = true;  // stream B's work is done
+  char* c = static_cast<char*>(pool.allocate(4096, kStreamA));
+  CHECK(c == a);  // reused now
+  CHECK(pool.num_pending() == 0);
+  CHECK(be.events.empty());
+  // a block without other streams is free at once
+  pool.free(b);
+  pool.free(c);
+  CHECK(pool.num_pending() == 0);
+  pool.empty_cache();
+  CHECK(pool.num_segments() == 0);
+  CHECK_THROWS_WITH_AS(pool.record_use(a, kStreamB), doctest::Contains("not allocated by the cuda:0"), phasor::Error);
 }
 
 TEST_CASE("cuda allocator: statistics") {

@@ -238,3 +238,26 @@ TEST_CASE("cuda copies: host <-> device round trips across the pinned staging ch
     CHECK(rel_diff(g.to(Device::cpu()), x) == 0);
   }
 }
+
+TEST_CASE("cuda::record_stream refuses tensors it cannot track") {
+  const Tensor x = ones({3});
+  CHECK_THROWS_WITH_AS(cuda::record_stream(x, cuda::Stream()), doctest::Contains("expected a CUDA tensor, got one on cpu"), Error);
+  CHECK_THROWS_WITH_AS(cuda::record_stream(Tensor(), cuda::Stream()), doctest::Contains("undefined"), Error);
+}
+
+TEST_CASE("cuda::record_stream keeps a block from reuse until the other stream's work is done" * doctest::skip(!kGpu)) {
+  const cuda::Stream side = cuda::Stream::create(0), main = cuda::current_stream(0);
+  Tensor x = arange(1 << 22, float32, kDev);  // made on the main stream
+  cuda::synchronize();
+  const std::int64_t cached0 = memory_stats(kDev).cached_bytes;
+  cuda::set_current_stream(side);
+  Tensor y = x * 2.0;  // reads x on the side stream
+  cuda::record_stream(x, side);
+  cuda::set_current_stream(main);
+  x = Tensor();  // freed while the side stream may still read it
+  Tensor z = zeros({1 << 22}, float32, kDev);  // must not land on x's block before the side work ends
+  side.synchronize();
+  CHECK(rel_diff(y, arange(1 << 22, float32) * 2.0) == 0);
+  CHECK(memory_stats(kDev).cached_bytes >= cached0);
+  CHECK_THROWS_WITH_AS(cuda::record_stream(z, cuda::Stream::from_native(nullptr, 1)), doctest::Contains("stream on cuda:1"), Error);
+}

@@ -3,6 +3,7 @@
 #pragma once
 
 namespace phasor {
+class Tensor;
 namespace cuda {
 
 /// True when phasor was built with the CUDA backend (PHASOR_CUDA), whether or not a GPU is present.
@@ -46,6 +47,9 @@ class Stream {
 Stream current_stream(int device = -1);
 /// Makes `stream` the calling thread's current stream on its device: new CUDA tensors and copies use it.
 void set_current_stream(const Stream& stream);
+/// Marks t's memory as used by work queued on `stream` (another stream than the one it was made on):
+/// when t's storage is freed, its block is reused only after that stream's work up to the free is done.
+void record_stream(const Tensor& t, const Stream& stream);
 
 }  // namespace cuda
 }  // namespace phasor

@@ -7,6 +7,7 @@
 #include <cstdio>
 #include <memory>
 
+#include "core/tensor_impl.hpp"
 #include "cuda/backend.hpp"
 #include "cuda/runtime.hpp"
 #include "phasor/cuda.hpp"
@@ -23,6 +24,8 @@ BlockPool::~BlockPool() {
   // free, leave the rest to the process.
   try {
     empty_cache();
+    for (auto& pe : pending_)  // blocks still waiting for other streams stay with the process
+      for (void* ev : pe.events) backend_.destroy_event(ev);
   } catch (...) {
   }
 }
@@ -44,6 +47,7 @@ BlockPool::Block* BlockPool::new_segment(std::size_t size, bool small, void* str
   const std::size_t seg = small ? kSmallSegment : (size + kLargeRound - 1) / kLargeRound * kLargeRound;
   void* p = backend_.raw_alloc(seg);
   if (!p) {  // out of memory: give the cache back and try once more
+    process_pending();
     release_free_segments();
     p = backend_.raw_alloc(seg);
   }
@@ -64,6 +68,7 @@ void* BlockPool::allocate(std::size_t nbytes, void* stream) {
   const std::size_t size = absurd ? 0 : round_size(nbytes);
   const bool small = size <= kSmallSize;
   std::lock_guard<std::mutex> lk(mu_);
+  if (!pending_.empty()) process_pending();
   Block* b = absurd ? nullptr : take_free(size, small, stream);
   if (!b && !absurd) b = new_segment(size, small, stream);
   if (!b) {
@@ -103,8 +108,30 @@ void BlockPool::free(void* p) {
   if (it == live_.end()) throw Error("free", "pointer was not allocated by the " + name_ + " caching allocator");
   Block* b = it->second;
   live_.erase(it);
-  b->allocated = false;
   stats_.current_bytes -= static_cast<std::int64_t>(b->size);
+  if (!b->uses.empty()) {  // other streams may still use it: reusable once their work so far is done
+    Pending pe{b, {}};
+    try {
+      for (void* s : b->uses)
+        if (void* ev = backend_.record_event(s)) pe.events.push_back(ev);
+    } catch (...) {
+      for (void* ev : pe.events) backend_.destroy_event(ev);
+      pe.events.clear();
+      b->uses.clear();
+      insert_free(b);  // no event: the block is at least never lost
+      throw;
+    }
+    b->uses.clear();
+    if (!pe.events.empty()) {
+      pending_.push_back(std::move(pe));
+      return;
+    }
+  }
+  insert_free(b);
+}
+
+void BlockPool::insert_free(Block* b) {
+  b->allocated = false;
   // merge with free neighbours (same segment, hence same stream and pool)
   if (Block* n = b->next; n && !n->allocated) {
     free_.erase(n);
@@ -122,6 +149,35 @@ void BlockPool::free(void* p) {
     b = q;
   }
   free_.insert(b);
+}
+
+void BlockPool::process_pending() {
+  for (std::size_t i = 0; i < pending_.size();) {
+    Pending& pe = pending_[i];
+    bool done = true;
+    for (void* ev : pe.events) done = done && backend_.event_done(ev);
+    if (!done) {
+      ++i;
+      continue;
+    }
+    for (void* ev : pe.events) backend_.destroy_event(ev);
+    insert_free(pe.block);
+    pending_.erase(pending_.begin() + static_cast<std::ptrdiff_t>(i));
+  }
+}
+
+void BlockPool::record_use(void* p, void* stream) {
+  std::lock_guard<std::mutex> lk(mu_);
+  auto it = live_.find(p);
+  if (it == live_.end())
+    throw Error("record_stream", "pointer was not allocated by the " + name_ + " caching allocator");
+  Block* b = it->second;
+  if (stream != b->stream && std::find(b->uses.begin(), b->uses.end(), stream) == b->uses.end()) b->uses.push_back(stream);
+}
+
+std::size_t BlockPool::num_pending() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return pending_.size();
 }
 
 void* BlockPool::stream_of(void* p) {
@@ -157,6 +213,7 @@ void BlockPool::reset_peak() {
 
 void BlockPool::empty_cache() {
   std::lock_guard<std::mutex> lk(mu_);
+  process_pending();
   release_free_segments();
 }
 
@@ -167,10 +224,26 @@ std::size_t BlockPool::num_segments() {
     if (!b->prev) ++n;
   for (const auto& kv : live_)
     if (!kv.second->prev) ++n;
+  for (const auto& pe : pending_)
+    if (!pe.block->prev) ++n;
   return n;
 }
 
 // ---- the per-device pools ------------------------------------------------------------------------
+/// t's storage, after checking that t is a defined CUDA tensor with allocator-owned storage on
+/// stream's device.
+const ::phasor::Storage* checked_cuda_storage(const Tensor& t, const Stream& stream) {
+  if (!t.defined()) throw Error("record_stream", "undefined tensor");
+  if (!t.device().is_cuda()) throw Error("record_stream", "expected a CUDA tensor, got one on " + t.device().str());
+  check_device(t.device(), "record_stream");
+  if (stream.device() != t.device().index)
+    throw Error("record_stream", "the tensor is on " + t.device().str() + " but the stream on " +
+                                     Device::cuda(stream.device()).str());
+  const ::phasor::Storage* st = t.impl()->storage.get();
+  if (st->deleter) throw Error("record_stream", "the tensor's memory is not owned by phasor's allocator (from_blob)");
+  return st;
+}
+
 #if PHASOR_WITH_CUDA
 
 namespace {
@@ -200,6 +273,24 @@ class CudaBackend final : public RawBackend {
       free_bytes = total_bytes = 0;
     }
   }
+  void* record_event(void* stream) override {
+    DeviceGuard g(device_);
+    cudaEvent_t ev = nullptr;
+    PHASOR_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
+    const cudaError_t e = cudaEventRecord(ev, static_cast<cudaStream_t>(stream));
+    if (e != cudaSuccess) {
+      (void)cudaEventDestroy(ev);
+      check(e, "cudaEventRecord");
+    }
+    return ev;
+  }
+  bool event_done(void* event) override {
+    const cudaError_t e = cudaEventQuery(static_cast<cudaEvent_t>(event));
+    if (e == cudaErrorNotReady) return false;
+    check(e, "cudaEventQuery");
+    return true;
+  }
+  void destroy_event(void* event) override { (void)cudaEventDestroy(static_cast<cudaEvent_t>(event)); }
 
  private:
   int device_;
@@ -241,6 +332,15 @@ MemoryStats device_memory_stats(int device) { return pool_of(device).stats(); }
 void device_reset_peak(int device) { pool_of(device).reset_peak(); }
 void device_empty_cache(int device) { pool_of(device).empty_cache(); }
 
+}  // namespace detail
+
+void record_stream(const Tensor& t, const Stream& stream) {
+  const ::phasor::Storage* st = detail::checked_cuda_storage(t, stream);
+  detail::pool_of(stream.device()).record_use(st->data, stream.native_handle());
+}
+
+namespace detail {
+
 #else  // CPU-only build: check_device throws before any of these is reached
 
 namespace {
@@ -254,6 +354,15 @@ void device_free(void*, int) noexcept {}
 MemoryStats device_memory_stats(int device) { unreachable_cpu_only("memory_stats", device); }
 void device_reset_peak(int device) { unreachable_cpu_only("reset_peak_memory_stats", device); }
 void device_empty_cache(int device) { unreachable_cpu_only("empty_cache", device); }
+
+}  // namespace detail
+
+void record_stream(const Tensor& t, const Stream& stream) {
+  detail::checked_cuda_storage(t, stream);  // throws: no CUDA tensor exists in this build
+  throw Error("record_stream", "no CUDA backend in this build");
+}
+
+namespace detail {
 
 #endif
 

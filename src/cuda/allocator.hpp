@@ -14,6 +14,10 @@
 //    that stream: work queued on a stream runs in order, so a block freed while a kernel of its
 //    stream still reads it can be handed to the next kernel of that stream at once. (Using a block
 //    on another stream needs an event; Tensor::to records one where it crosses streams.)
+//  - record_use(p, s) marks a live block as also used by work queued on another stream s (the public
+//    cuda::record_stream). Freeing such a block records an event on each of those streams, and the
+//    block joins the free lists only when every event has completed (checked on each allocate and
+//    empty_cache); until then it is neither current nor reusable, only cached.
 //  - when the backend fails, the fully free segments are released (empty_cache) and the backend is
 //    asked once more; a second failure throws "[allocate] out of memory on ...".
 // One mutex per pool (one pool per device); the backend is called with it held, which serializes
@@ -29,6 +33,7 @@
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <vector>
 
 #include "phasor/device.hpp"
 
@@ -46,6 +51,12 @@ class RawBackend {
   virtual void raw_free(void* p) = 0;
   /// Free and total memory of the device, for the out-of-memory message.
   virtual void mem_info(std::size_t& free_bytes, std::size_t& total_bytes) = 0;
+  /// An event marking the work queued on `stream` so far (nullptr: nothing to wait for).
+  virtual void* record_event(void* stream) { (void)stream; return nullptr; }
+  /// True when the work before `event` (from record_event) has completed.
+  virtual bool event_done(void* event) { (void)event; return true; }
+  /// Destroys an event from record_event.
+  virtual void destroy_event(void* event) { (void)event; }
 };
 
 /// Block and segment bookkeeping of one device's caching allocator (Note [caching device allocator]).
@@ -70,6 +81,11 @@ class BlockPool {
   void free(void* p);
   /// The stream a live block was allocated for.
   void* stream_of(void* p);
+  /// Marks the live block at p as also used by work on `stream` (its own stream is ignored): once freed,
+  /// it is reused only after the work queued on `stream` up to the free has completed.
+  void record_use(void* p, void* stream);
+  /// Blocks freed but waiting for their other streams' work (tests).
+  std::size_t num_pending();
   /// Current, peak and cached bytes, requests and backend allocations.
   MemoryStats stats();
   /// Sets the peak to the current bytes.
@@ -88,6 +104,7 @@ class BlockPool {
     void* stream = nullptr;
     bool small = false;
     bool allocated = false;
+    std::vector<void*> uses;  // other streams that use the block (record_use), while allocated
     Block* prev = nullptr;  // neighbours in the same segment
     Block* next = nullptr;
   };
@@ -99,7 +116,13 @@ class BlockPool {
                              reinterpret_cast<std::uintptr_t>(b->ptr));
     }
   };
+  struct Pending {  // a freed block and the events of its other streams
+    Block* block;
+    std::vector<void*> events;
+  };
   Block* take_free(std::size_t size, bool small, void* stream);
+  void insert_free(Block* b);
+  void process_pending();
   Block* new_segment(std::size_t size, bool small, void* stream);
   void release_free_segments();
 
@@ -108,6 +131,7 @@ class BlockPool {
   std::mutex mu_;
   std::set<Block*, Order> free_;
   std::unordered_map<void*, Block*> live_;
+  std::vector<Pending> pending_;
   std::int64_t reserved_ = 0;  // bytes in segments
   MemoryStats stats_;          // cached_bytes derived: reserved_ - current
 };
