@@ -164,29 +164,21 @@ Tensor bool_kernel(const Tensor& x, const Shape& dims, bool keepdim, const char*
 Tensor prod_others(const Tensor& x, const Tensor& out_keep, const Shape& dims) {
   const Dtype rd = to_real(x.dtype());
   Tensor m, A, B, C;
-  double zeros_total = 0;
+  bool has_zeros = false;
   {
+    // constant masks from public ops, so this runs on CPU and CUDA tensors alike
     NoGradGuard ng;
-    m = make_tensor(x.shape(), rd, x.device());
-    visit_dtype(x.dtype(), [&](auto tag) {
-      using T = typename decltype(tag)::type;
-      if constexpr (is_real_float_v<T> || is_complex_v<T>) {
-        using R = real_t<T>;
-        map_unary_into<R, T>(m, x, [](const T& v) { return v == T(0) ? R(1) : R(0); });
-        Tensor cnt = run_reduce(m, plan_layout(m, dims, true, "prod"), SumOp<R, R>{});
-        const R* cp = static_cast<const R*>(cnt.data_ptr());
-        for (std::int64_t i = 0; i < cnt.numel(); ++i) zeros_total += static_cast<double>(cp[i]);
-        if (zeros_total == 0) return;
-        A = make_tensor(x.shape(), rd, x.device());
-        B = make_tensor(x.shape(), rd, x.device());
-        C = make_tensor(x.shape(), rd, x.device());
-        map_binary_into<R, R, R>(A, m, cnt, [](R z, R c) { return R(c == 0) + R(c == 1) * z; });
-        map_binary_into<R, R, R>(B, m, cnt, [](R z, R c) { return R(c == 1) * (1 - z); });
-        map_binary_into<R, R, R>(C, m, cnt, [](R z, R c) { return R(c == 2) * z; });
-      }
-    });
+    m = (x.detach() == 0.0).to(rd);
+    const Tensor cnt = sum(m, dims, true);
+    has_zeros = cnt.sum().item<double>() != 0;
+    if (has_zeros) {
+      const Tensor c1 = (cnt == 1.0).to(rd);
+      A = (cnt == 0.0).to(rd) + c1 * m;
+      B = c1 * (1.0 - m);
+      C = (cnt == 2.0).to(rd) * m;
+    }
   }
-  if (zeros_total == 0) return out_keep / x;
+  if (!has_zeros) return out_keep / x;
   Tensor y = x + m;
   Tensor P = prod(y, dims, true);
   Tensor s = sum(x * m, dims, true);

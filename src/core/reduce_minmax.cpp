@@ -5,6 +5,7 @@
 // to the returned index. The masks are constants, so these gradients are linear in the
 // incoming gradient and double backward works.
 #include <cmath>
+#include <tuple>
 
 #include "autodiff/node.hpp"
 #include "core/reduce.hpp"
@@ -42,19 +43,15 @@ Tensor extremum_kernel(const Tensor& x, const Shape& dims, bool keepdim, bool is
 }
 
 /// Constant weights (x's dtype) that split a gradient evenly among the positions of x equal to
-/// their reduced value `r_keep` (keepdim shape); NaN matches NaN.
+/// their reduced value `r_keep` (keepdim shape); NaN matches NaN. Public ops: runs on any device.
 Tensor tie_weights(const Tensor& x, const Tensor& r_keep, const Shape& dims) {
-  NoGradGuard ng;
-  Tensor m = make_tensor(x.shape(), x.dtype(), x.device());
-  visit_dtype(x.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (is_real_float_v<T>) {
-      map_binary_into<T, T, T>(m, x.detach(), r_keep.detach(),
-                               [](T a, T b) { return (a == b || (a != a && b != b)) ? T(1) : T(0); });
-    } else {
-      throw Error("max", "internal: gradient of max/min needs a floating tensor");
-    }
-  });
+  if (!is_floating(x.dtype())) throw Error("max", "internal: gradient of max/min needs a floating tensor");
+  Tensor m;
+  {
+    NoGradGuard ng;
+    const Tensor a = x.detach(), b = r_keep.detach();
+    m = ((a == b) | (a.isnan() & b.isnan())).to(x.dtype());
+  }
   return m / sum(m, dims, true);
 }
 
@@ -91,10 +88,11 @@ std::int64_t arg_scan(const T* r, std::int64_t n) {
   return bi;
 }
 
+void arg_rows_cpu(const ReducePlan& p, Tensor& idx, Tensor& val, bool is_max);
+
 /// (values, indices) of the max/min along `dim` (dim = nullopt: over the flattened tensor).
 std::pair<Tensor, Tensor> arg_kernel(const Tensor& x, std::optional<std::int64_t> dim, bool keepdim, bool is_max,
                                      const char* op, bool want_values) {
-  check_cpu(x, op);
   check_not_complex(x, op);
   std::int64_t d = 0;
   Tensor src = x;
@@ -104,14 +102,31 @@ std::pair<Tensor, Tensor> arg_kernel(const Tensor& x, std::optional<std::int64_t
     NoGradGuard ng;
     src = x.reshape({-1});
   }
-  ReducePlan p = plan_reduce(src, Shape{d}, dim ? keepdim : false, op);
-  if (p.inner == 0)
+  if (src.dim() > 0 && src.shape()[static_cast<std::size_t>(d)] == 0)
     throw Error(op, "cannot reduce over an empty dim: input shape " + shape_str(x.shape()) +
                         (dim ? ", dim " + std::to_string(*dim) : std::string(" (flattened)")) +
                         " (the operation has no identity)");
-  Tensor idx = make_tensor(p.out_shape, Dtype::Int64, x.device());
-  Tensor val = want_values ? make_tensor(p.out_shape, x.dtype(), x.device()) : Tensor();
-  visit_dtype(x.dtype(), [&](auto tag) {
+  Tensor idx, val;
+  if (x.device().is_cuda()) {
+    std::tie(val, idx) = phasor::cuda::detail::arg_reduce(op, src, d, dim ? keepdim : false, is_max, want_values);
+  } else {
+    ReducePlan p = plan_reduce(src, Shape{d}, dim ? keepdim : false, op);
+    idx = make_tensor(p.out_shape, Dtype::Int64, x.device());
+    if (want_values) val = make_tensor(p.out_shape, x.dtype(), x.device());
+    arg_rows_cpu(p, idx, val, is_max);
+  }
+  if (!dim && keepdim) {
+    Shape ones(static_cast<std::size_t>(x.dim()), 1);
+    idx = idx.reshape(ones);
+    if (want_values) val = val.reshape(ones);
+  }
+  return {val, idx};
+}
+
+/// idx (and val, when defined) of the first max/min of each of p's rows.
+void arg_rows_cpu(const ReducePlan& p, Tensor& idx, Tensor& val, bool is_max) {
+  const bool want_values = val.defined();
+  visit_dtype(p.rows.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!is_complex_v<T>) {
       auto* ip = static_cast<std::int64_t*>(idx.data_ptr());
@@ -128,33 +143,16 @@ std::pair<Tensor, Tensor> arg_kernel(const Tensor& x, std::optional<std::int64_t
       }
     }
   });
-  if (!dim && keepdim) {
-    Shape ones(static_cast<std::size_t>(x.dim()), 1);
-    idx = idx.reshape(ones);
-    if (want_values) val = val.reshape(ones);
-  }
-  return {val, idx};
 }
 
-/// Constant one-hot weights (dtype dt, shape `shape`) with a 1 at idx (keepdim shape) along dim d.
+/// Constant one-hot weights (dtype dt, shape `shape`, idx's device) with a 1 at idx (keepdim shape)
+/// along dim d: positions along d compared with idx. Public ops: runs on any device.
 Tensor onehot_along(const Shape& shape, Dtype dt, std::int64_t d, const Tensor& idx) {
-  Tensor m = zeros(shape, dt);
-  std::int64_t outer = 1, n = 1, inner = 1;
-  for (std::int64_t i = 0; i < static_cast<std::int64_t>(shape.size()); ++i) {
-    const auto s = shape[static_cast<std::size_t>(i)];
-    if (i < d) outer *= s;
-    else if (i == d) n = s;
-    else inner *= s;
-  }
-  Tensor ic = idx.contiguous();
-  const auto* ip = static_cast<const std::int64_t*>(ic.data_ptr());
-  visit_dtype(dt, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    T* mp = static_cast<T*>(m.data_ptr());
-    for (std::int64_t o = 0; o < outer; ++o)
-      for (std::int64_t i = 0; i < inner; ++i) mp[(o * n + ip[o * inner + i]) * inner + i] = T(1);
-  });
-  return m;
+  if (shape.empty()) return ones({}, dt, idx.device());  // a 0-dim tensor: its only element
+  Shape at(shape.size(), 1);
+  at[static_cast<std::size_t>(d)] = shape[static_cast<std::size_t>(d)];
+  const Tensor pos = arange(shape[static_cast<std::size_t>(d)], Dtype::Int64).to(idx.device()).reshape(at);
+  return (pos == idx).to(dt).expand(shape).contiguous();
 }
 
 std::tuple<Tensor, Tensor> extremum_dim(const char* op, const Tensor& x, std::int64_t dim, bool keepdim, bool is_max) {

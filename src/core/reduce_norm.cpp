@@ -8,12 +8,15 @@
 //   other p:    g * s |x|^(p-1) / n^(p-1)
 //   p = 0:      zero (a count)
 // The two power helpers below are internal differentiable primitives (|x|^q and s |x|^q, with
-// real and complex Wirtinger gradients), so every norm gradient is differentiable again.
+// real and complex Wirtinger gradients), so every norm gradient is differentiable again. Their
+// forwards and the gradients' constant masks are compositions of public ops, so the same code runs
+// on CPU and CUDA tensors (the norms themselves: run_reduce on the CPU, src/cuda/reduce.cu on CUDA).
 #include <cmath>
 #include <limits>
 
 #include "autodiff/node.hpp"
 #include "core/reduce.hpp"
+#include "cuda/ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
 
@@ -26,27 +29,19 @@ namespace {
 
 Tensor sgn_abs_pow(const Tensor& x, double q);
 
+/// a^q elementwise, the exponent as a 0-dim tensor on a's device (tensor ^ tensor runs on every device).
+Tensor pow_of(const Tensor& a, double q) { return pow(a, full({}, q, a.dtype(), a.device())); }
+
 /// |x|^q (real dtype); 0^q is taken as 0 for q != 0 and 1 for q == 0 (gradients at 0 are 0).
 Tensor abs_pow(const Tensor& x, double q) {
   return apply_op(
       "abs_pow", {x}, kSaveInputs,
       [q](const G& in) {
-        return visit_dtype(in[0].dtype(), [&](auto tag) -> Tensor {
-          using T = typename decltype(tag)::type;
-          if constexpr (is_real_float_v<T> || is_complex_v<T>) {
-            using R = real_t<T>;
-            const R qq = static_cast<R>(q);
-            return map_unary<T>(in[0], [qq](const T& v) -> R {
-              if (qq == 0) return R(1);
-              const R a = std::abs(v);
-              if (a == 0) return R(0);
-              if (qq == 1) return a;
-              return std::pow(a, qq);
-            });
-          } else {
-            throw Error("norm", "internal: abs_pow needs a floating tensor");
-          }
-        });
+        if (!is_floating_or_complex(in[0].dtype())) throw Error("norm", "internal: abs_pow needs a floating tensor");
+        const Tensor a = in[0].abs();
+        if (q == 0) return ones_like(a);
+        if (q == 1) return a;
+        return where(a == 0.0, zeros_like(a), pow_of(a, q));  // 0^q = 0 also for q < 0
       },
       [q](const Ctx& c, const G& g) {
         if (q == 0) return G{Tensor()};
@@ -59,21 +54,11 @@ Tensor sgn_abs_pow(const Tensor& x, double q) {
   return apply_op(
       "sgn_abs_pow", {x}, kSaveInputs,
       [q](const G& in) {
-        return visit_dtype(in[0].dtype(), [&](auto tag) -> Tensor {
-          using T = typename decltype(tag)::type;
-          if constexpr (is_real_float_v<T> || is_complex_v<T>) {
-            using R = real_t<T>;
-            const R qq = static_cast<R>(q);
-            return map_unary<T>(in[0], [qq](const T& v) -> T {
-              const R a = std::abs(v);
-              if (a == 0) return T(0);
-              const R f = qq == 0 ? R(1) : qq == 1 ? a : std::pow(a, qq);
-              return v * (f / a);
-            });
-          } else {
-            throw Error("norm", "internal: sgn_abs_pow needs a floating tensor");
-          }
-        });
+        const Tensor& x = in[0];
+        if (!is_floating_or_complex(x.dtype())) throw Error("norm", "internal: sgn_abs_pow needs a floating tensor");
+        const Tensor a = x.abs();
+        const Tensor f = q == 0 ? ones_like(a) : q == 1 ? a : pow_of(a, q);
+        return where(a == 0.0, zeros_like(x), x * (f / a));  // f / a is NaN or inf only where a == 0
       },
       [q](const Ctx& c, const G& g) {
         Tensor x = c.input(0);
@@ -136,6 +121,7 @@ NormKind kind_of(double p) {
 }
 
 Tensor norm_kernel(const Tensor& x, double p, const Shape& dims, bool keepdim) {
+  if (x.device().is_cuda()) return phasor::cuda::detail::reduce_stat("norm", x, dims, keepdim, p);
   ReduceLayout L = plan_layout(x, dims, keepdim, "norm");
   const NormKind k = kind_of(p);
   if (k == NormKind::Inf || k == NormKind::NegInf) check_nonempty(L, "norm");
@@ -160,31 +146,21 @@ Tensor norm_kernel(const Tensor& x, double p, const Shape& dims, bool keepdim) {
 /// Constant (real dtype) indicator of n == 0, so that x / (n + zero_mask(n)) is 0 where n is.
 Tensor zero_mask(const Tensor& n) {
   NoGradGuard ng;
-  return visit_dtype(n.dtype(), [&](auto tag) -> Tensor {
-    using T = typename decltype(tag)::type;
-    return map_unary<T>(n.detach(), [](const T& v) { return v == T(0) ? T(1) : T(0); });
-  });
+  return (n.detach() == 0.0).to(n.dtype());
 }
 
 /// Constant weights splitting a gradient evenly over the elements with |x| == n (NaN matches NaN).
 Tensor abs_tie_weights(const Tensor& x, const Tensor& n_keep, const Shape& dims) {
-  NoGradGuard ng;
-  Tensor m = make_tensor(x.shape(), to_real(x.dtype()), x.device());
-  visit_dtype(x.dtype(), [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (is_real_float_v<T> || is_complex_v<T>) {
-      using R = real_t<T>;
-      map_binary_into<R, T, R>(m, x.detach(), n_keep.detach(), [](const T& v, R b) {
-        const R a = std::abs(v);
-        return (a == b || (a != a && b != b)) ? R(1) : R(0);
-      });
-    }
-  });
+  Tensor m;
+  {
+    NoGradGuard ng;
+    const Tensor a = x.detach().abs(), b = n_keep.detach();
+    m = ((a == b) | (a.isnan() & b.isnan())).to(to_real(x.dtype()));
+  }
   return m / sum(m, dims, true);
 }
 
 Tensor norm_impl(const Tensor& x, double p, const Shape& dims, bool keepdim) {
-  check_cpu(x, "norm");
   if (!is_floating_or_complex(x.dtype()))
     throw Error("norm", std::string("expected a floating or complex tensor, got ") + dtype_name(x.dtype()));
   if (std::isnan(p) || (p < 0 && p != -std::numeric_limits<double>::infinity()))

@@ -1,8 +1,10 @@
-// src/core/reduce_stats.cpp - var, std, logsumexp and cumsum.
+// src/core/reduce_stats.cpp - var, std, logsumexp and cumsum (CUDA tensors: kernels in src/cuda/reduce.cu
+// through the glue of src/cuda/ops.hpp; gradients are public ops, so they run on the GPU too).
 #include <cmath>
 
 #include "autodiff/node.hpp"
 #include "core/reduce.hpp"
+#include "cuda/ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
 
@@ -74,6 +76,7 @@ struct LseOp {
 
 Tensor var_kernel(const Tensor& x, const Shape& dims, double correction, bool keepdim, bool take_sqrt, const char* op) {
   check_float(x, op);
+  if (x.device().is_cuda()) return phasor::cuda::detail::reduce_stat(op, x, dims, keepdim, correction);
   ReduceLayout L = plan_layout(x, dims, keepdim, op);
   return visit_dtype(x.dtype(), [&](auto tag) -> Tensor {
     using T = typename decltype(tag)::type;
@@ -93,6 +96,7 @@ Tensor var_kernel(const Tensor& x, const Shape& dims, double correction, bool ke
 
 Tensor logsumexp_kernel(const Tensor& x, const Shape& dims, bool keepdim) {
   check_float(x, "logsumexp");
+  if (x.device().is_cuda()) return phasor::cuda::detail::reduce_stat("logsumexp", x, dims, keepdim, 0);
   ReduceLayout L = plan_layout(x, dims, keepdim, "logsumexp");
   return visit_dtype(x.dtype(), [&](auto tag) -> Tensor {
     using T = typename decltype(tag)::type;
@@ -141,8 +145,8 @@ template <> struct scan_acc<c64> { using type = c128; };
 
 /// Running sum along dim d (from the end when `reverse`); bool/int64 give int64.
 Tensor cumsum_kernel(const Tensor& x, std::int64_t d, bool reverse) {
-  check_cpu(x, "cumsum");
   const Dtype od = x.dtype() == Dtype::Bool ? Dtype::Int64 : x.dtype();
+  if (x.device().is_cuda()) return phasor::cuda::detail::cumsum("cumsum", x, d, reverse, od);
   Tensor src = x.to(od).contiguous();
   Tensor out = make_tensor(x.shape(), od, x.device());
   std::int64_t outer = 1, n = 1, inner = 1;

@@ -134,11 +134,6 @@ template <class T> __device__ __forceinline__ T d_asin(T v) { if constexpr (is_c
 template <class T> __device__ __forceinline__ T d_acos(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::acos(v); else return ::acos(v); }
 template <class T> __device__ __forceinline__ T d_atan(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::atan(v); else return ::atan(v); }
 template <class T> __device__ __forceinline__ T d_pow(T a, T b) { if constexpr (is_cplx_v<T>) return ::cuda::std::pow(a, b); else return ::pow(a, b); }
-template <class T> __device__ __forceinline__ bool d_isnan(T v) {
-  if constexpr (is_cplx_v<T>) return ::isnan(v.real()) || ::isnan(v.imag());
-  else if constexpr (is_float_v<T>) return ::isnan(v);
-  else return false;
-}
 
 // Ops by the CPU op's name: a functor type per name, instantiated for the compute dtypes it supports.
 // OUT: the result type for compute type T (T itself, bool for predicates, real for |z| and arg z).

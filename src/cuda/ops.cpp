@@ -2,7 +2,11 @@
 // engine's own loop builder (broadcasting, dim coalescing) and launches them on the current stream.
 #include "cuda/ops.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "core/elementwise.hpp"
 #include "phasor/autodiff.hpp"
@@ -85,35 +89,104 @@ void fill(const Tensor& out, const Scalar& v) {
   cuda::fill(o, c.real(), c.imag(), l.stream);
 }
 
-Tensor reduce(const char* op, const Tensor& x, const Shape& dims, bool keepdim, Dtype out_dtype) {
-  check_device(x.device(), op);
-  const std::vector<std::int64_t> red = ::phasor::detail::wrap_dims(dims, x.dim(), op, true);
-  std::vector<bool> is_red(static_cast<std::size_t>(x.dim()), false);
-  for (auto d : red) is_red[static_cast<std::size_t>(d)] = true;
-  Shape perm, out_shape;
+namespace {
+
+/// A reduction of x over some dims laid out as contiguous (n_out, n_red) rows: the reduced dims moved
+/// last and copied contiguous on the GPU.
+struct Rows {
+  Tensor rows;
+  Shape out_shape;
+  std::vector<std::int64_t> dims;  // reduced dims (wrapped)
   std::int64_t n_out = 1, n_red = 1;
+};
+
+Rows rows_of(const Tensor& x, const Shape& dims, bool keepdim, const char* op) {
+  check_device(x.device(), op);
+  Rows r;
+  r.dims = ::phasor::detail::wrap_dims(dims, x.dim(), op, true);
+  std::vector<bool> is_red(static_cast<std::size_t>(x.dim()), false);
+  for (auto d : r.dims) is_red[static_cast<std::size_t>(d)] = true;
+  Shape perm;
   for (std::int64_t d = 0; d < x.dim(); ++d) {
     const std::int64_t sz = x.shape()[static_cast<std::size_t>(d)];
     if (is_red[static_cast<std::size_t>(d)]) {
-      n_red *= sz;
-      if (keepdim) out_shape.push_back(1);
+      r.n_red *= sz;
+      if (keepdim) r.out_shape.push_back(1);
     } else {
       perm.push_back(d);
-      n_out *= sz;
-      out_shape.push_back(sz);
+      r.n_out *= sz;
+      r.out_shape.push_back(sz);
     }
   }
-  for (auto d : red) perm.push_back(d);
-  const std::string name(op);
-  if (n_red == 0 && (name == "amax" || name == "amin"))
-    throw Error(op, "cannot reduce over an empty dim: input shape " + ::phasor::detail::shape_str(x.shape()) +
-                        ", reduced dims " + ::phasor::detail::shape_str(Shape(red.begin(), red.end())) +
-                        " (the operation has no identity)");
+  for (auto d : r.dims) perm.push_back(d);
   NoGradGuard ng;
-  const Tensor rows = (perm.empty() ? x : x.permute(perm)).contiguous();  // reduced dims last (copy kernel)
-  Tensor out = ::phasor::detail::make_tensor(out_shape, out_dtype, x.device());
+  r.rows = (perm.empty() ? x : x.permute(perm)).contiguous();  // reduced dims last (copy kernel)
+  return r;
+}
+
+/// "[op] cannot reduce over an empty dim ..." (the CPU's message) when the rows are empty.
+void check_nonempty(const Tensor& x, const Rows& r, const char* op) {
+  if (r.n_red != 0) return;
+  throw Error(op, "cannot reduce over an empty dim: input shape " + ::phasor::detail::shape_str(x.shape()) +
+                      ", reduced dims " + ::phasor::detail::shape_str(Shape(r.dims.begin(), r.dims.end())) +
+                      " (the operation has no identity)");
+}
+
+}  // namespace
+
+Tensor reduce(const char* op, const Tensor& x, const Shape& dims, bool keepdim, Dtype out_dtype) {
+  const Rows r = rows_of(x, dims, keepdim, op);
+  const std::string name(op);
+  if (name == "amax" || name == "amin") check_nonempty(x, r, op);
+  Tensor out = ::phasor::detail::make_tensor(r.out_shape, out_dtype, x.device());
   Launch l(out);
-  if (!cuda::reduce_rows(op, x.dtype(), rows.data_ptr(), n_out, n_red, out.data_ptr(), l.stream)) no_kernel(op, x.dtype());
+  if (!cuda::reduce_rows(op, x.dtype(), r.rows.data_ptr(), r.n_out, r.n_red, out.data_ptr(), l.stream))
+    no_kernel(op, x.dtype());
+  return out;
+}
+
+Tensor reduce_stat(const char* op, const Tensor& x, const Shape& dims, bool keepdim, double param) {
+  const Rows r = rows_of(x, dims, keepdim, op);
+  const std::string name(op);
+  if (name == "norm" && std::isinf(param)) check_nonempty(x, r, op);
+  // var/std divide by the degrees of freedom max(0, N - correction)
+  const double p = name == "var" || name == "std" ? std::max(0.0, static_cast<double>(r.n_red) - param) : param;
+  const Dtype od = name == "logsumexp" ? x.dtype() : to_real(x.dtype());
+  Tensor out = ::phasor::detail::make_tensor(r.out_shape, od, x.device());
+  Launch l(out);
+  if (!cuda::stat_rows(op, x.dtype(), r.rows.data_ptr(), r.n_out, r.n_red, p, out.data_ptr(), l.stream))
+    no_kernel(op, x.dtype());
+  return out;
+}
+
+std::pair<Tensor, Tensor> arg_reduce(const char* op, const Tensor& x, std::int64_t d, bool keepdim, bool is_max,
+                                     bool want_values) {
+  const Rows r = rows_of(x, Shape{d}, keepdim, op);
+  check_nonempty(x, r, op);
+  Tensor idx = ::phasor::detail::make_tensor(r.out_shape, Dtype::Int64, x.device());
+  Tensor val = want_values ? ::phasor::detail::make_tensor(r.out_shape, x.dtype(), x.device()) : Tensor();
+  Launch l(idx);
+  if (!cuda::arg_rows(x.dtype(), is_max, r.rows.data_ptr(), r.n_out, r.n_red, static_cast<std::int64_t*>(idx.data_ptr()),
+                      want_values ? val.data_ptr() : nullptr, l.stream))
+    no_kernel(op, x.dtype());
+  return {val, idx};
+}
+
+Tensor cumsum(const char* op, const Tensor& x, std::int64_t d, bool reverse, Dtype out_dtype) {
+  check_device(x.device(), op);
+  NoGradGuard ng;
+  const Tensor src = x.to(out_dtype).contiguous();
+  Tensor out = ::phasor::detail::make_tensor(x.shape(), out_dtype, x.device());
+  std::int64_t outer = 1, n = 1, inner = 1;
+  for (std::int64_t i = 0; i < x.dim(); ++i) {
+    const auto s = x.shape()[static_cast<std::size_t>(i)];
+    if (i < d) outer *= s;
+    else if (i == d) n = s;
+    else inner *= s;
+  }
+  Launch l(out);
+  if (!cuda::scan(out_dtype, src.data_ptr(), out.data_ptr(), outer, n, inner, reverse, l.stream))
+    no_kernel(op, out_dtype);
   return out;
 }
 
@@ -130,6 +203,11 @@ void binary(const char* op, const Tensor& out, const Tensor&, const Tensor&, Dty
 void where(const Tensor& out, const Tensor&, const Tensor&, const Tensor&) { cpu_only("where", out); }
 void fill(const Tensor& out, const Scalar&) { cpu_only("fill_", out); }
 Tensor reduce(const char* op, const Tensor& x, const Shape&, bool, Dtype) { cpu_only(op, x); }
+Tensor reduce_stat(const char* op, const Tensor& x, const Shape&, bool, double) { cpu_only(op, x); }
+std::pair<Tensor, Tensor> arg_reduce(const char* op, const Tensor& x, std::int64_t, bool, bool, bool) {
+  cpu_only(op, x);
+}
+Tensor cumsum(const char* op, const Tensor& x, std::int64_t, bool, Dtype) { cpu_only(op, x); }
 
 #endif
 

@@ -1,6 +1,8 @@
 // src/cuda/ops.hpp - elementwise work on CUDA tensors for the core's kernel launchers (Note [cuda
 // elementwise] in src/cuda/elementwise.hpp). CUDA-free: every build has these; a CPU-only build's throw.
 #pragma once
+#include <utility>
+
 #include "phasor/scalar.hpp"
 #include "phasor/tensor.hpp"
 
@@ -18,5 +20,16 @@ void fill(const Tensor& out, const Scalar& v);
 /// op ("sum", "prod", "amax", "amin", "all", "any") of a CUDA tensor over `dims` (empty: all), as a new
 /// tensor of `out_dtype`; amax/amin of an empty reduction throw.
 Tensor reduce(const char* op, const Tensor& x, const Shape& dims, bool keepdim, Dtype out_dtype);
+/// op "norm" (p = param), "var" / "std" (correction = param) or "logsumexp" of a floating or complex CUDA
+/// tensor over `dims` (empty: all), as a new tensor (real dtype; logsumexp: x's); inf norms of an empty
+/// reduction throw. The CPU launcher has checked dtype and p.
+Tensor reduce_stat(const char* op, const Tensor& x, const Shape& dims, bool keepdim, double param);
+/// (values, indices) of the first maximum (is_max) or minimum along dim d (wrapped) of a real or bool CUDA
+/// tensor, NaN counting as the extreme; values only when want_values. An empty dim throws.
+std::pair<Tensor, Tensor> arg_reduce(const char* op, const Tensor& x, std::int64_t d, bool keepdim, bool is_max,
+                                     bool want_values);
+/// Running sum of a CUDA tensor along dim d (wrapped), in out_dtype (int64, floating or complex), from the
+/// end when `reverse`.
+Tensor cumsum(const char* op, const Tensor& x, std::int64_t d, bool reverse, Dtype out_dtype);
 
 }  // namespace phasor::cuda::detail

@@ -1,10 +1,14 @@
-// src/cuda/reduce.cu - row reductions for CUDA tensors: sum, prod, amax, amin, all, any over the
-// contiguous (n_out, n_red) rows the host glue (src/cuda/ops.cpp) lays out, one block per row with a
-// shared-memory tree, accumulating as the CPU reducers do (bool sums in int64; NaN wins max/min).
+// src/cuda/reduce.cu - row reductions for CUDA tensors: sum, prod, amax, amin, all, any, norms, var/std,
+// logsumexp and argmax/argmin over the contiguous (n_out, n_red) rows the host glue (src/cuda/ops.cpp)
+// lays out, one block per row with a shared-memory tree, accumulating as the CPU reducers do (bool sums
+// in int64; NaN wins max/min) or wider (norms and variances in double); and running sums (cumsum) along
+// the middle dim of a contiguous (outer, n, inner) tensor.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
 #include <cstring>
+#include <limits>
+#include <cuda/std/limits>
 #include <string>
 #include <type_traits>
 
@@ -17,13 +21,7 @@ namespace {
 
 using ::phasor::detail::convert;
 using ::phasor::detail::is_complex_v;
-
-template <class T>
-__device__ __forceinline__ bool is_nan(const T& v) {
-  if constexpr (is_complex_v<T>) return ::isnan(v.real()) || ::isnan(v.imag());
-  else if constexpr (std::is_floating_point_v<T>) return ::isnan(v);
-  else return false;
-}
+using ::phasor::detail::real_t;
 
 // Reducers: accumulator A from input T, result O.
 template <class T>
@@ -51,8 +49,8 @@ struct Extremum {
   static constexpr bool kHasIdentity = false;
   __device__ A identity() const { return A(0); }  // unused: empty rows are rejected on the host
   __device__ A combine(A a, A b) const {
-    if (is_nan(a)) return a;
-    if (is_nan(b)) return b;
+    if (d_isnan(a)) return a;
+    if (d_isnan(b)) return b;
     return Max ? (a > b ? a : b) : (a < b ? a : b);
   }
   __device__ A load(T v) const { return v; }
@@ -68,6 +66,20 @@ struct Logical {
 };
 
 constexpr int kThreads = 256;
+
+/// Throws "[cuda] launch of the <what> kernel failed: ..." when the last launch failed.
+void check_launch(const char* what) {
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    throw Error("cuda", std::string("launch of the ") + what + " kernel failed: " + cudaGetErrorName(e) + ": " +
+                            cudaGetErrorString(e));
+}
+
+/// Grid size for `work` independent items of `per_block` items each (at least 1, at most 65535 blocks).
+unsigned grid_for(std::int64_t work, std::int64_t per_block) {
+  const std::int64_t b = (work + per_block - 1) / per_block;
+  return static_cast<unsigned>(b < 1 ? 1 : b < 65535 ? b : 65535);
+}
 
 template <class T, class R>
 __global__ void rows_kernel(const T* rows, std::int64_t n_out, std::int64_t n_red, typename R::O* out, R r) {
@@ -105,10 +117,257 @@ void launch(const void* rows, std::int64_t n_out, std::int64_t n_red, void* out,
   const unsigned blocks = static_cast<unsigned>(n_out < 65535 ? n_out : 65535);
   rows_kernel<T, R><<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
       static_cast<const T*>(rows), n_out, n_red, static_cast<typename R::O*>(out), r);
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    throw Error("cuda", std::string("launch of the reduction kernel failed: ") + cudaGetErrorName(e) + ": " +
-                            cudaGetErrorString(e));
+  check_launch("reduction");
+}
+
+// ---- statistics, norms, arg-extrema and scans -------------------------------------------------------
+
+template <class T> struct wide { using type = T; };
+template <> struct wide<float> { using type = double; };
+template <> struct wide<c64> { using type = c128; };
+/// The accumulator of sums of T: double for float, complex128 for complex64, T otherwise.
+template <class T> using wide_t = typename wide<T>::type;
+
+/// Real part (the value itself for real types), as double.
+template <class T>
+__device__ __forceinline__ double real_d(const T& v) {
+  if constexpr (is_complex_v<T>) return static_cast<double>(v.real());
+  else return static_cast<double>(v);
+}
+/// |v| in double (complex: hypot of the parts).
+template <class T>
+__device__ __forceinline__ double abs_d(const T& v) {
+  if constexpr (is_complex_v<T>) return ::hypot(static_cast<double>(v.real()), static_cast<double>(v.imag()));
+  else return ::fabs(static_cast<double>(v));
+}
+/// |v|^2 in double.
+template <class T>
+__device__ __forceinline__ double abs2_d(const T& v) {
+  if constexpr (is_complex_v<T>) {
+    const double re = v.real(), im = v.imag();
+    return re * re + im * im;
+  } else {
+    const double x = static_cast<double>(v);
+    return x * x;
+  }
+}
+/// max and min of doubles where a NaN wins (as the CPU's nan_max/nan_min).
+__device__ __forceinline__ double nan_max_d(double a, double b) { return a != a ? a : b != b ? b : a > b ? a : b; }
+__device__ __forceinline__ double nan_min_d(double a, double b) { return a != a ? a : b != b ? b : a < b ? a : b; }
+template <class W>
+__device__ __forceinline__ W exp_w(const W& v) {
+  if constexpr (is_complex_v<W>) return ::cuda::std::exp(v);
+  else return ::exp(v);
+}
+template <class W>
+__device__ __forceinline__ W log_w(const W& v) {
+  if constexpr (is_complex_v<W>) return ::cuda::std::log(v);
+  else return ::log(v);
+}
+/// a + b, wrapping on int64 overflow (two's complement) like the CPU's wrap_add.
+template <class A>
+__device__ __forceinline__ A add_wrap(const A& a, const A& b) {
+  if constexpr (std::is_same_v<A, std::int64_t>)
+    return static_cast<A>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+  else return a + b;
+}
+
+/// Shared scratch of one block: kThreads values of up to 16 bytes.
+struct alignas(16) Scratch {
+  unsigned char bytes[kThreads * 16];
+};
+
+/// v combined over the block's kThreads threads (a shared-memory tree); every thread gets the result.
+/// Must be reached by all threads of the block.
+template <class A, class C>
+__device__ A block_reduce(A v, Scratch& scratch, C combine) {
+  static_assert(sizeof(A) <= 16, "block_reduce: accumulator too large");
+  A* sh = reinterpret_cast<A*>(scratch.bytes);
+  sh[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (static_cast<int>(threadIdx.x) < s) sh[threadIdx.x] = combine(sh[threadIdx.x], sh[threadIdx.x + s]);
+    __syncthreads();
+  }
+  const A r = sh[0];
+  __syncthreads();  // the scratch may be reused right after
+  return r;
+}
+
+enum NormKind : int { kNorm0 = 0, kNorm1, kNorm2, kNormInf, kNormNegInf, kNormP };
+
+/// Vector norm of each row (real result), accumulated in double: a count (0), sum |x| (1), sqrt(sum |x|^2)
+/// (2), max/min |x| with NaN winning (inf/-inf), (sum |x|^p)^(1/p) (general p).
+template <class T>
+__global__ void norm_kernel(const T* rows, std::int64_t n_out, std::int64_t n_red, real_t<T>* out, int kind, double p) {
+  __shared__ Scratch scratch;
+  auto combine = [kind](double a, double b) {
+    return kind == kNormInf ? nan_max_d(a, b) : kind == kNormNegInf ? nan_min_d(a, b) : a + b;
+  };
+  const double identity = kind == kNormNegInf ? ::cuda::std::numeric_limits<double>::infinity() : 0.0;
+  for (std::int64_t row = blockIdx.x; row < n_out; row += gridDim.x) {
+    const T* r = rows + row * n_red;
+    double acc = identity;
+    for (std::int64_t i = threadIdx.x; i < n_red; i += blockDim.x) {
+      const T v = r[i];
+      double m;
+      switch (kind) {
+        case kNorm0: m = convert<bool>(v) ? 1.0 : 0.0; break;
+        case kNorm2: m = abs2_d(v); break;
+        case kNormP: m = ::pow(abs_d(v), p); break;
+        default: m = abs_d(v); break;
+      }
+      acc = combine(acc, m);
+    }
+    const double total = block_reduce(acc, scratch, combine);
+    if (threadIdx.x == 0) {
+      const double f = kind == kNorm2 ? ::sqrt(total) : kind == kNormP ? ::pow(total, 1.0 / p) : total;
+      out[row] = static_cast<real_t<T>>(f);
+    }
+  }
+}
+
+/// Variance (or its square root) of each row in two passes: the mean, then the sum of |x - mean|^2,
+/// divided by `divisor`; accumulated in double (complex128 for the complex mean).
+template <class T>
+__global__ void var_kernel(const T* rows, std::int64_t n_out, std::int64_t n_red, real_t<T>* out, double divisor,
+                           bool take_sqrt) {
+  using W = wide_t<T>;
+  __shared__ Scratch scratch;
+  auto add_w = [](const W& a, const W& b) { return a + b; };
+  auto add_d = [](double a, double b) { return a + b; };
+  for (std::int64_t row = blockIdx.x; row < n_out; row += gridDim.x) {
+    const T* r = rows + row * n_red;
+    W s = W(0);
+    for (std::int64_t i = threadIdx.x; i < n_red; i += blockDim.x) s += convert<W>(r[i]);
+    const W mean = block_reduce(s, scratch, add_w) / static_cast<double>(n_red);  // 0/0: NaN, as on the CPU
+    double q = 0;
+    for (std::int64_t i = threadIdx.x; i < n_red; i += blockDim.x) q += abs2_d(convert<W>(r[i]) - mean);
+    const double total = block_reduce(q, scratch, add_d) / divisor;
+    if (threadIdx.x == 0) out[row] = static_cast<real_t<T>>(take_sqrt ? ::sqrt(total) : total);
+  }
+}
+
+/// log(sum(exp(x))) of each row, shifted by the row's largest real part m (NaN wins; an infinite m is
+/// taken as 0, as on the CPU): log(sum(exp(x - m))) + m, summed in double / complex128.
+template <class T>
+__global__ void lse_kernel(const T* rows, std::int64_t n_out, std::int64_t n_red, T* out) {
+  using W = wide_t<T>;
+  __shared__ Scratch scratch;
+  auto max_d = [](double a, double b) { return nan_max_d(a, b); };
+  auto add_w = [](const W& a, const W& b) { return a + b; };
+  for (std::int64_t row = blockIdx.x; row < n_out; row += gridDim.x) {
+    const T* r = rows + row * n_red;
+    double m = -::cuda::std::numeric_limits<double>::infinity();
+    for (std::int64_t i = threadIdx.x; i < n_red; i += blockDim.x) m = nan_max_d(m, real_d(r[i]));
+    m = block_reduce(m, scratch, max_d);
+    if (::isinf(m)) m = 0;  // all -inf (or a +inf): shifting would give NaN
+    W s = W(0);
+    for (std::int64_t i = threadIdx.x; i < n_red; i += blockDim.x) s += exp_w(convert<W>(r[i]) - W(m));
+    const W total = block_reduce(s, scratch, add_w);
+    if (threadIdx.x == 0) out[row] = convert<T>(log_w(total) + W(m));
+  }
+}
+
+/// The better of two (value, index) candidates of an arg-extremum: a NaN beats any number, a larger
+/// (Max) or smaller value beats the other, ties go to the lower index; index < 0 marks "no candidate".
+template <class T, bool Max>
+__device__ __forceinline__ bool takes_over(const T& vb, std::int64_t ib, const T& va, std::int64_t ia) {
+  if (ib < 0) return false;
+  if (ia < 0) return true;
+  const bool na = d_isnan(va), nb = d_isnan(vb);
+  if (na || nb) return na && nb ? ib < ia : nb;
+  if (Max ? vb > va : vb < va) return true;
+  if (Max ? va > vb : va < vb) return false;
+  return ib < ia;
+}
+
+/// Index (and value) of the first maximum / minimum of each row (NaN wins); rows have n_red >= 1.
+template <class T, bool Max>
+__global__ void arg_kernel(const T* rows, std::int64_t n_out, std::int64_t n_red, std::int64_t* idx, T* val) {
+  __shared__ alignas(16) T shv[kThreads];
+  __shared__ std::int64_t shi[kThreads];
+  for (std::int64_t row = blockIdx.x; row < n_out; row += gridDim.x) {
+    const T* r = rows + row * n_red;
+    T best = T();
+    std::int64_t bi = -1;
+    for (std::int64_t i = threadIdx.x; i < n_red; i += blockDim.x) {
+      const T v = r[i];
+      if (takes_over<T, Max>(v, i, best, bi)) best = v, bi = i;
+    }
+    shv[threadIdx.x] = best;
+    shi[threadIdx.x] = bi;
+    __syncthreads();
+    for (int s = kThreads / 2; s > 0; s >>= 1) {
+      if (static_cast<int>(threadIdx.x) < s &&
+          takes_over<T, Max>(shv[threadIdx.x + s], shi[threadIdx.x + s], shv[threadIdx.x], shi[threadIdx.x])) {
+        shv[threadIdx.x] = shv[threadIdx.x + s];
+        shi[threadIdx.x] = shi[threadIdx.x + s];
+      }
+      __syncthreads();
+    }
+    if (threadIdx.x == 0) {
+      idx[row] = shi[0];
+      if (val) val[row] = shv[0];
+    }
+    __syncthreads();
+  }
+}
+
+template <class T> struct scan_acc { using type = T; };
+template <> struct scan_acc<float> { using type = double; };
+template <> struct scan_acc<c64> { using type = c128; };
+
+/// Running sums along the middle dim of a contiguous (outer, n, inner) tensor, one thread per
+/// column (o, i) scanning serially: for short scans or many columns.
+template <class T>
+__global__ void scan_columns_kernel(const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner,
+                                    bool reverse) {
+  using A = typename scan_acc<T>::type;
+  const std::int64_t cols = outer * inner;
+  const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
+  for (std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < cols; c += step) {
+    const std::int64_t base = (c / inner) * n * inner + c % inner;
+    A acc = A(0);
+    for (std::int64_t kk = 0; kk < n; ++kk) {
+      const std::int64_t at = base + (reverse ? n - 1 - kk : kk) * inner;
+      acc = add_wrap(acc, convert<A>(x[at]));
+      y[at] = convert<T>(acc);
+    }
+  }
+}
+
+/// The same with one block per column: chunks of kThreads elements scanned in shared memory
+/// (Hillis-Steele inclusive scan), each chunk offset by the running total of the ones before it.
+template <class T>
+__global__ void scan_blocks_kernel(const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner,
+                                   bool reverse) {
+  using A = typename scan_acc<T>::type;
+  __shared__ Scratch scratch;
+  static_assert(sizeof(A) <= 16, "scan: accumulator too large");
+  A* sh = reinterpret_cast<A*>(scratch.bytes);
+  const int t = static_cast<int>(threadIdx.x);
+  for (std::int64_t c = blockIdx.x; c < outer * inner; c += gridDim.x) {
+    const std::int64_t base = (c / inner) * n * inner + c % inner;
+    A carry = A(0);
+    for (std::int64_t k0 = 0; k0 < n; k0 += kThreads) {
+      const std::int64_t kk = k0 + t;
+      const std::int64_t at = base + (reverse ? n - 1 - kk : kk) * inner;
+      A v = kk < n ? convert<A>(x[at]) : A(0);
+      sh[t] = v;
+      __syncthreads();
+      for (int s = 1; s < kThreads; s <<= 1) {
+        const A left = t >= s ? sh[t - s] : A(0);
+        __syncthreads();
+        v = add_wrap(v, left);
+        sh[t] = v;
+        __syncthreads();
+      }
+      if (kk < n) y[at] = convert<T>(add_wrap(carry, v));
+      carry = add_wrap(carry, sh[kThreads - 1]);  // the chunk's total
+      __syncthreads();  // before the next chunk overwrites sh
+    }
+  }
 }
 
 /// Calls f(T{}) for dtype t (all six).
@@ -145,6 +404,78 @@ bool reduce_rows(const char* op, Dtype in, const void* rows, std::int64_t n_out,
     }
   });
   return done;
+}
+
+}  // namespace phasor::cuda
+
+namespace phasor::cuda {
+
+bool stat_rows(const char* op, Dtype in, const void* rows, std::int64_t n_out, std::int64_t n_red, double param,
+               void* out, void* stream) {
+  if (in != Dtype::Float32 && in != Dtype::Float64 && in != Dtype::Complex64 && in != Dtype::Complex128) return false;
+  const std::string name(op);
+  if (name != "norm" && name != "var" && name != "std" && name != "logsumexp") return false;
+  if (n_out == 0) return true;
+  const unsigned blocks = grid_for(n_out, 1);
+  const auto s = static_cast<cudaStream_t>(stream);
+  with_type(in, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (std::is_same_v<real_t<T>, float> || std::is_same_v<real_t<T>, double>) {
+      const T* r = static_cast<const T*>(rows);
+      if (name == "norm") {
+        const double inf = std::numeric_limits<double>::infinity();
+        const int kind = param == 0 ? kNorm0 : param == 1 ? kNorm1 : param == 2 ? kNorm2 : param == inf ? kNormInf
+                         : param == -inf ? kNormNegInf : kNormP;
+        norm_kernel<T><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, static_cast<real_t<T>*>(out), kind, param);
+      } else if (name == "logsumexp") {
+        lse_kernel<T><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, static_cast<T*>(out));
+      } else {
+        var_kernel<T><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, static_cast<real_t<T>*>(out), param, name == "std");
+      }
+    }
+  });
+  check_launch(op);
+  return true;
+}
+
+bool arg_rows(Dtype in, bool is_max, const void* rows, std::int64_t n_out, std::int64_t n_red, std::int64_t* idx,
+              void* values, void* stream) {
+  if (in == Dtype::Complex64 || in == Dtype::Complex128) return false;
+  if (n_out == 0) return true;
+  const unsigned blocks = grid_for(n_out, 1);
+  const auto s = static_cast<cudaStream_t>(stream);
+  with_type(in, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!is_complex_v<T>) {
+      const T* r = static_cast<const T*>(rows);
+      if (is_max) arg_kernel<T, true><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, idx, static_cast<T*>(values));
+      else arg_kernel<T, false><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, idx, static_cast<T*>(values));
+    }
+  });
+  check_launch(is_max ? "argmax" : "argmin");
+  return true;
+}
+
+bool scan(Dtype dt, const void* x, void* y, std::int64_t outer, std::int64_t n, std::int64_t inner, bool reverse,
+          void* stream) {
+  if (dt == Dtype::Bool) return false;
+  const std::int64_t cols = outer * inner;
+  if (cols == 0 || n == 0) return true;
+  const auto s = static_cast<cudaStream_t>(stream);
+  // serial per column when the scans are short or there are enough columns to fill the GPU;
+  // a block per column (chunked shared-memory scans) for few long scans
+  const bool serial = n <= 64 || cols >= 4096;
+  with_type(dt, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>) {
+      const T* xp = static_cast<const T*>(x);
+      T* yp = static_cast<T*>(y);
+      if (serial) scan_columns_kernel<T><<<grid_for(cols, kThreads), kThreads, 0, s>>>(xp, yp, outer, n, inner, reverse);
+      else scan_blocks_kernel<T><<<grid_for(cols, 1), kThreads, 0, s>>>(xp, yp, outer, n, inner, reverse);
+    }
+  });
+  check_launch("cumsum");
+  return true;
 }
 
 }  // namespace phasor::cuda

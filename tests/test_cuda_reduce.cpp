@@ -1,0 +1,257 @@
+// CPU-vs-GPU agreement of the reductions with CUDA kernels beyond sum/prod/max (src/cuda/reduce.cu):
+// norm, var/std, logsumexp, argmax/argmin, max/min along a dim, cumsum, and their gradients computed on
+// the GPU. The agreement cases need a GPU (skipped without one); the last case checks a CPU-only build's
+// glue throws a named error.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <phasor/phasor.hpp>
+#include <string>
+#include <vector>
+
+#include "../src/cuda/ops.hpp"
+
+using namespace phasor;
+
+namespace {
+
+const bool kGpu = cuda::is_available();
+const Device kDev = Device::cuda(0);
+constexpr double kInf = std::numeric_limits<double>::infinity();
+
+/// max |a - b| / max(1, max |b|), both on the CPU, in float64 (complex: on the modulus); NaN must match
+/// NaN, and an infinity the same infinity.
+double rel_diff(const Tensor& a, const Tensor& b) {
+  const Tensor x = a.to(Device::cpu()), y = b.to(Device::cpu());
+  REQUIRE(x.shape() == y.shape());
+  REQUIRE(x.dtype() == y.dtype());
+  if (x.numel() == 0) return 0;
+  if (x.dtype() == Dtype::Bool || x.dtype() == Dtype::Int64)
+    return (x.to(float64) - y.to(float64)).abs().max().item<double>();
+  const Tensor same = (x.isnan() & y.isnan()) | (x == y);  // NaN with NaN, inf with inf
+  const Tensor zero = zeros({}, float64);
+  const double dmax = where(same, zero, (x - y).abs().to(float64)).max().item<double>();
+  return dmax / std::max(1.0, where(same, zero, y.abs().to(float64)).max().item<double>());
+}
+
+/// Random values of dtype dt and shape s on the CPU (ints in [-5, 5], bools half true).
+Tensor sample(const Shape& s, Dtype dt) {
+  const Tensor r = randn(s, float64);
+  switch (dt) {
+    case Dtype::Bool: return r > 0.0;
+    case Dtype::Int64: return (r * 3.0).round().clamp(-5, 5).to(int64);
+    case Dtype::Complex64:
+    case Dtype::Complex128: return complex(r, randn(s, float64)).to(dt);
+    default: return r.to(dt);
+  }
+}
+
+double tol(Dtype dt) { return dt == Dtype::Float32 || dt == Dtype::Complex64 ? 2e-5 : 1e-12; }
+
+using F = std::function<Tensor(const Tensor&)>;
+
+/// f on x's copy on the GPU equals f on x (CPU), also for a transposed (non-contiguous) x.
+void check_op(const F& f, const Tensor& x, double t) {
+  CHECK(rel_diff(f(x.to(kDev)), f(x)) <= t);
+  CHECK(rel_diff(f(x.to(kDev).transpose(0, -1)), f(x.transpose(0, -1))) <= t);  // strided input
+}
+
+/// The gradient of sum(f(x) * w) w.r.t. x, computed on the GPU, equals the CPU's (float64).
+void check_grad(const F& f, const Tensor& x, double t = 1e-12) {
+  Tensor xc = x.clone().requires_grad_();
+  const Tensor yc = f(xc);
+  const Tensor w = sample(yc.shape(), yc.dtype());
+  yc.backward(w);
+  Tensor xg = x.to(kDev).clone().requires_grad_();  // a leaf of its own (also where to() is a no-op)
+  f(xg).backward(w.to(kDev));
+  REQUIRE(xg.grad().defined());
+  CHECK(xg.grad().device() == kDev);
+  CHECK(rel_diff(xg.grad(), xc.grad()) <= t);
+}
+
+}  // namespace
+
+TEST_CASE("cuda reduce: norm agrees with the CPU for every p" * doctest::skip(!kGpu)) {
+  manual_seed(11);
+  const std::vector<double> ps = {0, 1, 2, kInf, -kInf, 3, 0.5};
+  for (Dtype dt : {float32, float64, complex64, complex128}) {
+    const Tensor x = sample({5, 7, 300}, dt);
+    CAPTURE(dt);
+    for (double p : ps) {
+      CAPTURE(p);
+      const double t = p == 0.5 || p == 3 ? 10 * tol(dt) : tol(dt);
+      check_op([p](const Tensor& a) { return norm(a, p); }, x, t);
+      check_op([p](const Tensor& a) { return norm(a, p, {1}); }, x, t);
+      check_op([p](const Tensor& a) { return a.norm(p, {0, 2}, true); }, x, t);
+      check_op([p](const Tensor& a) { return norm(a, p, {-1}); }, x, t);
+    }
+    check_op([](const Tensor& a) { return norm(a, "fro", {0, 1}); }, x, tol(dt));
+    CHECK(norm(x.to(kDev)).dtype() == to_real(dt));
+  }
+  // exact zeros, NaN and inf entries
+  Tensor s = from_vector(std::vector<double>{0, 3, -4, 0, std::nan(""), 1, kInf, -2}).reshape({4, 2});
+  for (double p : ps) {
+    CAPTURE(p);
+    CHECK(rel_diff(norm(s.to(kDev), p, {1}), norm(s, p, {1})) <= 1e-12);
+  }
+  // empty reductions: sums give 0, inf norms have no identity
+  const Tensor e = zeros({0, 3}, float32, kDev);
+  CHECK(rel_diff(norm(e, 2, {0}), zeros({3}, float32)) == 0);
+  CHECK(rel_diff(norm(e, 1), zeros({}, float32)) == 0);
+  CHECK_THROWS_WITH_AS(norm(e, kInf, {0}), doctest::Contains("cannot reduce over an empty dim"), Error);
+  CHECK_THROWS_WITH_AS(norm(e, -kInf), doctest::Contains("[norm] cannot reduce over an empty dim"), Error);
+  CHECK_THROWS_WITH_AS(norm(ones({3}, int64, kDev)), doctest::Contains("[norm] expected a floating or complex"), Error);
+  CHECK_THROWS_WITH_AS(norm(ones({3}, float32, kDev), -1.0), doctest::Contains("p must be >= 0"), Error);
+}
+
+TEST_CASE("cuda reduce: var and std agree with the CPU" * doctest::skip(!kGpu)) {
+  manual_seed(12);
+  for (Dtype dt : {float32, float64, complex64, complex128}) {
+    const Tensor x = sample({6, 9, 290}, dt) + 3.0;  // an offset: two passes keep it accurate
+    CAPTURE(dt);
+    for (double c : {0.0, 1.0, 2.5}) {
+      CAPTURE(c);
+      check_op([c](const Tensor& a) { return var(a, {}, c); }, x, tol(dt));
+      check_op([c](const Tensor& a) { return var(a, {2}, c); }, x, tol(dt));
+      check_op([c](const Tensor& a) { return a.std({0, 1}, c, true); }, x, tol(dt));
+      check_op([c](const Tensor& a) { return phasor::std(a, {1}, c); }, x, tol(dt));
+    }
+    CHECK(var(x.to(kDev)).dtype() == to_real(dt));
+  }
+  // one element with correction 1: 0/0 = NaN on both; an empty dim: NaN too
+  const Tensor one = sample({4, 1}, float64);
+  CHECK(rel_diff(var(one.to(kDev), {1}), var(one, {1})) == 0);
+  CHECK(var(one.to(kDev), {1}).isnan().all().item<bool>());
+  CHECK(rel_diff(var(zeros({0, 2}, float64, kDev), {0}), var(zeros({0, 2}, float64), {0})) == 0);
+  CHECK_THROWS_WITH_AS(var(ones({3}, int64, kDev)), doctest::Contains("[var] expected a floating or complex"), Error);
+  CHECK_THROWS_WITH_AS(var(ones({3}, float32, kDev), {4}), doctest::Contains("[var]"), Error);
+}
+
+TEST_CASE("cuda reduce: logsumexp agrees with the CPU" * doctest::skip(!kGpu)) {
+  manual_seed(13);
+  for (Dtype dt : {float32, float64, complex64, complex128}) {
+    const Tensor x = sample({5, 8, 270}, dt) * 20.0;  // large values: the shift matters
+    CAPTURE(dt);
+    check_op([](const Tensor& a) { return logsumexp(a); }, x, tol(dt));
+    check_op([](const Tensor& a) { return logsumexp(a, {2}); }, x, tol(dt));
+    check_op([](const Tensor& a) { return a.logsumexp({0, 1}, true); }, x, tol(dt));
+    CHECK(logsumexp(x.to(kDev)).dtype() == dt);
+  }
+  // rows of -inf, with a +inf, with a NaN; an empty reduction gives -inf
+  const Tensor s = from_vector(std::vector<double>{-kInf, -kInf, kInf, 1, std::nan(""), 2, 0, 1000}).reshape({4, 2});
+  CHECK(rel_diff(logsumexp(s.to(kDev), {1}), logsumexp(s, {1})) <= 1e-12);
+  const Tensor e = logsumexp(zeros({0, 3}, float64, kDev), {0});
+  CHECK(rel_diff(e, logsumexp(zeros({0, 3}, float64), {0})) == 0);
+  CHECK((e == -kInf).all().to(Device::cpu()).item<bool>());
+  CHECK_THROWS_WITH_AS(logsumexp(ones({3}, int64, kDev)), doctest::Contains("[logsumexp] expected a floating"), Error);
+}
+
+TEST_CASE("cuda reduce: argmax, argmin and max/min along a dim agree with the CPU" * doctest::skip(!kGpu)) {
+  manual_seed(14);
+  for (Dtype dt : {bool_, int64, float32, float64}) {
+    // ints and bools tie a lot: the first index of the extreme must win; 1000 > the block's threads
+    const Tensor x = sample({4, 6, 1000}, dt);
+    CAPTURE(dt);
+    check_op([](const Tensor& a) { return argmax(a); }, x, 0);
+    check_op([](const Tensor& a) { return argmin(a); }, x, 0);
+    check_op([](const Tensor& a) { return argmax(a, 2); }, x, 0);
+    check_op([](const Tensor& a) { return argmin(a, 0, true); }, x, 0);
+    check_op([](const Tensor& a) { return a.argmax(-2, true); }, x, 0);
+    check_op([](const Tensor& a) { return a.argmin(std::nullopt, true); }, x, 0);
+    check_op([](const Tensor& a) { return std::get<0>(max(a, 2)); }, x, 0);
+    check_op([](const Tensor& a) { return std::get<1>(max(a, 2)); }, x, 0);
+    check_op([](const Tensor& a) { return std::get<0>(min(a, 1, true)); }, x, 0);
+    check_op([](const Tensor& a) { return std::get<1>(min(a, 1, true)); }, x, 0);
+    CHECK(argmax(x.to(kDev), 1).dtype() == int64);
+  }
+  // NaN wins (the first one); all-equal rows give index 0
+  const double nan = std::nan("");
+  const Tensor s = from_vector(std::vector<double>{1, nan, 3, nan, 2, 2, 2, 2, -kInf, 5, kInf, 0}).reshape({3, 4});
+  for (bool mx : {true, false}) {
+    const Tensor c = mx ? argmax(s, 1) : argmin(s, 1), g = mx ? argmax(s.to(kDev), 1) : argmin(s.to(kDev), 1);
+    CHECK(rel_diff(g, c) == 0);
+  }
+  CHECK(to_vector<std::int64_t>(argmax(s.to(kDev), 1).to(Device::cpu())) == std::vector<std::int64_t>{1, 0, 2});
+  CHECK(argmax(s.to(kDev)).to(Device::cpu()).item<std::int64_t>() == 1);
+  // a 0-dim tensor
+  CHECK(argmax(full({}, 2.0, float64, kDev)).to(Device::cpu()).item<std::int64_t>() == 0);
+  // errors: empty dims, complex input
+  CHECK_THROWS_WITH_AS(argmax(zeros({3, 0}, float32, kDev), 1), doctest::Contains("[argmax] cannot reduce over an empty dim"),
+                       Error);
+  CHECK_THROWS_WITH_AS(argmin(zeros({0}, float32, kDev)), doctest::Contains("(flattened)"), Error);
+  CHECK_THROWS_WITH_AS(max(zeros({2, 0}, float32, kDev), 1), doctest::Contains("[max] cannot reduce"), Error);
+  CHECK_THROWS_WITH_AS(argmax(ones({3}, complex64, kDev)), doctest::Contains("not defined for complex"), Error);
+}
+
+TEST_CASE("cuda reduce: cumsum agrees with the CPU" * doctest::skip(!kGpu)) {
+  manual_seed(15);
+  for (Dtype dt : {bool_, int64, float32, float64, complex64, complex128}) {
+    CAPTURE(dt);
+    const double t = dt == bool_ || dt == int64 ? 0 : 10 * tol(dt);
+    const Tensor x = sample({3, 300, 5}, dt);  // short columns: one thread per column
+    for (std::int64_t d : {0, 1, 2, -1}) {
+      CAPTURE(d);
+      check_op([d](const Tensor& a) { return cumsum(a, d); }, x, t);
+    }
+    const Tensor y = sample({2, 5000}, dt);  // few long rows: a block per row, chunked scans
+    check_op([](const Tensor& a) { return a.cumsum(1); }, y, t);
+    check_op([](const Tensor& a) { return a.cumsum(0); }, y, t);
+    const Tensor z = sample({3, 700, 2}, dt);  // long strided columns, few of them
+    check_op([](const Tensor& a) { return cumsum(a, 1); }, z, t);
+    CHECK(cumsum(x.to(kDev), 0).dtype() == (dt == bool_ ? int64 : dt));
+  }
+  CHECK(cumsum(zeros({0, 4}, float32, kDev), 0).shape() == Shape{0, 4});
+  CHECK(cumsum(zeros({4, 0}, float32, kDev), 0).shape() == Shape{4, 0});
+  CHECK(rel_diff(cumsum(full({}, 3.0, float64, kDev), 0), full({}, 3.0, float64)) == 0);
+  CHECK_THROWS_WITH_AS(cumsum(ones({3}, float32, kDev), 1), doctest::Contains("[cumsum]"), Error);
+}
+
+TEST_CASE("cuda reduce: gradients computed on the GPU match the CPU's" * doctest::skip(!kGpu)) {
+  manual_seed(16);
+  const Tensor x = sample({6, 40}, float64);
+  check_grad([](const Tensor& a) { return var(a, {1}); }, x);
+  check_grad([](const Tensor& a) { return phasor::std(a, {}, 0.0); }, x);
+  check_grad([](const Tensor& a) { return logsumexp(a, {0}, true); }, x);
+  check_grad([](const Tensor& a) { return cumsum(a, 1); }, x);
+  check_grad([](const Tensor& a) { return cumsum(a, 0).square(); }, x);
+  for (double p : {1.0, 2.0, 3.0, 0.5, kInf, -kInf}) {
+    CAPTURE(p);
+    check_grad([p](const Tensor& a) { return norm(a, p, {1}); }, x);
+  }
+  check_grad([](const Tensor& a) { return std::get<0>(max(a, 1)); }, x);
+  check_grad([](const Tensor& a) { return std::get<0>(min(a, 0, true)); }, x);
+  check_grad([](const Tensor& a) { return amax(a, {1}); }, x);
+  // prod with one zero in a row, two in another, none in the rest
+  Tensor xz = sample({5, 8}, float64);
+  xz.select(0, 1).select(0, 3).fill_(0.0);
+  xz.select(0, 2).select(0, 0).fill_(0.0);
+  xz.select(0, 2).select(0, 5).fill_(0.0);
+  check_grad([](const Tensor& a) { return prod(a, {1}); }, xz);
+  check_grad([](const Tensor& a) { return prod(a, {0}); }, xz);
+  // complex inputs
+  const Tensor z = sample({4, 30}, complex128);
+  check_grad([](const Tensor& a) { return var(a, {1}); }, z);
+  check_grad([](const Tensor& a) { return norm(a, 2, {0}); }, z);
+  check_grad([](const Tensor& a) { return norm(a, 3.0); }, z);
+  check_grad([](const Tensor& a) { return logsumexp(a, {1}); }, z);
+  check_grad([](const Tensor& a) { return cumsum(a, 1); }, z);
+}
+
+TEST_CASE("cuda reduce: a CPU-only build's reduction glue throws a named error" * doctest::skip(cuda::is_built())) {
+  // without CUDA no tensor can live on a GPU (creating one throws); the glue the CPU launchers call for
+  // CUDA tensors names the op and the build
+  const Tensor x = ones({3, 4});
+  using namespace phasor::cuda::detail;
+  CHECK_THROWS_WITH_AS(reduce_stat("norm", x, {}, false, 2), "[norm] no CUDA kernels in this build (CPU-only build)",
+                       Error);
+  CHECK_THROWS_WITH_AS(reduce_stat("var", x, {1}, true, 1), doctest::Contains("[var] no CUDA kernels"), Error);
+  CHECK_THROWS_WITH_AS(reduce_stat("logsumexp", x, {}, false, 0), doctest::Contains("[logsumexp] no CUDA kernels"), Error);
+  CHECK_THROWS_WITH_AS(arg_reduce("argmax", x, 1, false, true, false), doctest::Contains("[argmax] no CUDA kernels"),
+                       Error);
+  CHECK_THROWS_WITH_AS(cumsum("cumsum", x, 0, false, float32), doctest::Contains("[cumsum] no CUDA kernels"), Error);
+  CHECK_THROWS_WITH_AS(norm(x, 2.0, {}, false).to(Device::cuda(0)), doctest::Contains("device cuda:0 does not exist"),
+                       Error);
+  CHECK(x.sum().item<double>() == 12.0);  // input unchanged
+}
