@@ -176,15 +176,19 @@ TEST_CASE("cuda nn: spectral_mix and its gradients agree with the CPU" * doctest
 }
 
 TEST_CASE("cuda nn: SpectralConv 1-D and 2-D forward and backward agree with the CPU" * doctest::skip(!kGpu)) {
-  for (const auto& modes : std::vector<std::vector<std::int64_t>>{{6}, {5, 4}, {40}}) {
+  // the truncated-DFT product path (modes <= 48 on the last dim) and the rfftn path (modes 50)
+  const std::vector<std::pair<std::vector<std::int64_t>, Shape>> cases = {
+      {{6}, {16}}, {{5, 4}, {16, 14}}, {{40}, {96}}, {{50}, {128}}, {{4, 50}, {12, 128}}};
+  for (const auto& [modes, grid] : cases) {
     CAPTURE(modes.size());
+    CAPTURE(modes.back());
     manual_seed(15);
     nn::SpectralConv mc(nn::SpectralConvOptions(3, 4, modes).bias(true));
     manual_seed(15);
     nn::SpectralConv mg(nn::SpectralConvOptions(3, 4, modes).bias(true));
     mg.to(kDev);
     Shape xs{2, 3};
-    for (std::size_t d = 0; d < modes.size(); ++d) xs.push_back(modes[0] == 40 ? 96 : 16 - 2 * static_cast<std::int64_t>(d));
+    xs.insert(xs.end(), grid.begin(), grid.end());
     Pair x = leaf_pair(xs, float32);
     const Tensor yc = mc.forward(x.cpu), yg = mg.forward(x.gpu);
     CHECK(yg.device() == kDev);
@@ -358,13 +362,15 @@ TEST_CASE("cuda nn: an FNO training step on CUDA matches the CPU" * doctest::ski
     Shape ys = xs;
     ys[1] = 1;
     const Tensor target = sample(ys, float32);
-    optim::Adam oc(mc.parameters(), optim::AdamOptions(1e-3));
-    optim::Adam og(mg.parameters(), optim::AdamOptions(1e-3));
+    // eps 1e-3: a gradient component at rounding level would otherwise take a full +-lr step whose
+    // sign is rounding noise (Adam normalizes every component)
+    optim::Adam oc(mc.parameters(), optim::AdamOptions(1e-3).eps(1e-3));
+    optim::Adam og(mg.parameters(), optim::AdamOptions(1e-3).eps(1e-3));
     const Tensor yc = mc.forward(x), yg = mg.forward(x.to(kDev));
     CHECK(yg.device() == kDev);
-    CHECK(rel_diff(yg, yc) <= 1e-5);
+    CHECK(rel_diff(yg, yc) <= 2e-5);
     const Tensor lc = (yc - target).square().mean(), lg = (yg - target.to(kDev)).square().mean();
-    CHECK(rel_diff(lg, lc) <= 1e-5);
+    CHECK(rel_diff(lg, lc) <= 2e-5);
     lc.backward();
     lg.backward();
     const auto pc = mc.named_parameters(), pg = mg.named_parameters();
@@ -372,13 +378,13 @@ TEST_CASE("cuda nn: an FNO training step on CUDA matches the CPU" * doctest::ski
     for (std::size_t i = 0; i < pc.size(); ++i) {
       CAPTURE(pc[i].first);
       CHECK(pg[i].second.device() == kDev);
-      CHECK(rel_diff(pg[i].second.grad(), pc[i].second.grad()) <= 1e-4);
+      CHECK(rel_diff(pg[i].second.grad(), pc[i].second.grad()) <= 2e-5);
     }
     oc.step();
     og.step();
     for (std::size_t i = 0; i < pc.size(); ++i) {
       CAPTURE(pc[i].first);
-      CHECK(rel_diff(pg[i].second.detach(), pc[i].second.detach()) <= 1e-5);
+      CHECK(rel_diff(pg[i].second.detach(), pc[i].second.detach()) <= 2e-5);
     }
   }
 }

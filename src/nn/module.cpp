@@ -176,6 +176,8 @@ Module& Module::to(Device device) {
   NoGradGuard ng;
   apply_tensors([&](Tensor& t) {
     if (t.device() != device) t.set_data(t.to(device));
+    const Tensor g = t.grad();  // an accumulated gradient moves with its tensor
+    if (g.defined() && g.device() != device) t.set_grad(g.to(device));
   });
   return *this;
 }
