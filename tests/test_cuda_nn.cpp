@@ -142,6 +142,20 @@ TEST_CASE("cuda nn: conv errors name mixed devices" * doctest::skip(!kGpu)) {
                        Error);
   CHECK_THROWS_WITH_AS(F::conv1d(x, w.to(kDev), randn({4})), doctest::Contains("expected bias on the input's device"),
                        Error);
+  // the CUDA im2col takes up to 3 spatial dims
+  const Tensor x4 = randn({1, 2, 3, 3, 3, 3}).to(kDev);
+  CHECK_THROWS_WITH_AS(F::unfold_nd(x4, {2, 2, 2, 2}), doctest::Contains("CUDA convolutions take 1 to 3 spatial dims"),
+                       Error);
+  // spectral_mix and clip_grad_norm_ name mixed devices
+  const Tensor a = complex(randn({2, 3, 4}), randn({2, 3, 4})), b = complex(randn({3, 2, 4}), randn({3, 2, 4}));
+  CHECK_THROWS_WITH_AS(F::spectral_mix(a.to(kDev), b), doctest::Contains("[spectral_mix] expected x and w on one device"),
+                       Error);
+  Tensor p0 = zeros({3}).requires_grad_(), p1 = zeros({3}, float32, kDev).requires_grad_();
+  p0.set_grad(ones({3}));
+  p1.set_grad(ones({3}, float32, kDev));
+  CHECK_THROWS_WITH_AS(optim::clip_grad_norm_({p0, p1}, 1.0),
+                       doctest::Contains("[clip_grad_norm_] expected all gradients on one device"), Error);
+  CHECK(p0.grad().sum().item<double>() == 3);  // inputs unchanged
 }
 
 TEST_CASE("cuda nn: spectral_mix and its gradients agree with the CPU" * doctest::skip(!kGpu)) {
@@ -314,6 +328,9 @@ TEST_CASE("cuda nn: layer, group and batch norm agree with the CPU" * doctest::s
          }},
         {"batch_norm", [](const Tensor& xx, const Tensor& ww, const Tensor& bb, const Tensor&) {
            return F::batch_norm(xx, Tensor(), Tensor(), ww, bb, true);
+         }},
+        {"instance_norm", [](const Tensor& xx, const Tensor& ww, const Tensor& bb, const Tensor&) {
+           return F::instance_norm(xx, Tensor(), Tensor(), ww, bb, true);
          }},
     };
     for (const auto& [name, f] : fns) {
