@@ -26,7 +26,7 @@
 #include <cstdint>
 #include <string>
 
-#include "cuda/conv.hpp"
+#include "cuda/nn_kernels.hpp"
 #include "phasor/error.hpp"
 
 namespace phasor::cuda {

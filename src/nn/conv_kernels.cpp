@@ -471,6 +471,9 @@ Tensor conv_weight_cuda(const Tensor& x_, const Tensor& g_, const ConvSpec& s, c
   const Tensor gp = g_.permute({1, 0, 2}).contiguous();   // (O, N, L)
   const Tensor cp = cols.permute({1, 0, 2}).contiguous();  // (C*K, N, L)
   const std::int64_t NL = d.N * d.L;
+  if (std::max({NL, d.Og, d.CgK()}) > INT_MAX)
+    throw Error("conv", "matrix dims " + std::to_string(d.Og) + ", " + std::to_string(d.CgK()) + ", " +
+                            std::to_string(NL) + " exceed the cuBLAS index range");
   for (std::int64_t gi = 0; gi < d.groups; ++gi)
     cuda_gemm("conv", x.dtype(), x.device().index, false, true, d.Og, d.CgK(), NL, elem_at(gp, gi * d.Og * NL), NL,
               elem_at(cp, gi * d.CgK() * NL), NL, elem_at_mut(dw, gi * d.Og * d.CgK()), d.CgK());
