@@ -200,7 +200,11 @@ TEST_CASE("cuda nn: SpectralConv 1-D and 2-D forward and backward agree with the
     nn::SpectralConv mc(nn::SpectralConvOptions(3, 4, modes).bias(true));
     manual_seed(15);
     nn::SpectralConv mg(nn::SpectralConvOptions(3, 4, modes).bias(true));
+    mg.weight.set_grad(ones(mg.weight.shape(), mg.weight.dtype()));
     mg.to(kDev);
+    REQUIRE(mg.weight.grad().defined());
+    CHECK(mg.weight.grad().device() == kDev);  // Module::to moves accumulated gradients too
+    mg.weight.set_grad(Tensor());
     Shape xs{2, 3};
     xs.insert(xs.end(), grid.begin(), grid.end());
     Pair x = leaf_pair(xs, float32);
@@ -278,9 +282,15 @@ TEST_CASE("cuda nn: SGD, Adam and AdamW steps agree with the CPU over several st
   }
 }
 
-TEST_CASE("cuda nn: LBFGS rejects CUDA parameters" * doctest::skip(!kGpu)) {
+TEST_CASE("cuda nn: LBFGS rejects CUDA parameters; a gradient on another device is named" * doctest::skip(!kGpu)) {
   std::vector<Tensor> p{randn({3}).to(kDev).requires_grad_()};
   CHECK_THROWS_WITH_AS(optim::LBFGS(p, optim::LBFGSOptions()), doctest::Contains("[optim.LBFGS]"), Error);
+  optim::Adam adam(p, optim::AdamOptions(0.1));
+  p[0].set_grad(ones({3}));
+  const Tensor before = p[0].detach().to(Device::cpu());
+  CHECK_THROWS_WITH_AS(adam.step(), doctest::Contains("[optim.Adam] gradient on cpu but its parameter on cuda:0"),
+                       Error);
+  CHECK(rel_diff(p[0].detach(), before) == 0);
 }
 
 TEST_CASE("cuda nn: clip_grad_norm_ and clip_grad_value_ on CUDA gradients" * doctest::skip(!kGpu)) {
