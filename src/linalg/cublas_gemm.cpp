@@ -3,6 +3,8 @@
 // cuBLAS's column-major ones by swapping the operands: C^T = op(B)^T op(A)^T.
 #include "linalg/cublas_gemm.hpp"
 
+#include <algorithm>
+#include <climits>
 #include <map>
 #include <string>
 
@@ -87,10 +89,70 @@ void cuda_gemm(const char* op, Dtype dtype, int device, bool ta, bool tb, std::i
   }
 }
 
+void cuda_gemm_batched(const char* op, Dtype dtype, int device, bool ta, bool tb, std::int64_t m, std::int64_t n,
+                       std::int64_t k, const void* A, std::int64_t lda, std::int64_t stride_a, const void* B,
+                       std::int64_t ldb, std::int64_t stride_b, void* C, std::int64_t ldc, std::int64_t stride_c,
+                       std::int64_t batch) {
+  if (batch <= 0) return;
+  if (std::max({m, n, k, lda, ldb, ldc, batch}) > INT_MAX)
+    throw Error(op, "matrix dims " + std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) +
+                        " or batch " + std::to_string(batch) + " exceed the cuBLAS index range");
+  ::phasor::cuda::detail::DeviceGuard guard(device);
+  cublasHandle_t h = handle_for(device, op);
+  check(cublasSetStream(h, ::phasor::cuda::detail::current_stream_handle(device)), op, "cublasSetStream");
+  const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
+  const auto M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
+  const auto LA = static_cast<int>(lda), LB = static_cast<int>(ldb), LC = static_cast<int>(ldc);
+  const auto nb = static_cast<int>(batch);
+  // column-major, operands swapped as in cuda_gemm
+  switch (dtype) {
+    case Dtype::Float32: {
+      const float one = 1, zero = 0;
+      check(cublasSgemmStridedBatched(h, opb, opa, N, M, K, &one, static_cast<const float*>(B), LB, stride_b,
+                                      static_cast<const float*>(A), LA, stride_a, &zero, static_cast<float*>(C), LC,
+                                      stride_c, nb),
+            op, "cublasSgemmStridedBatched");
+      return;
+    }
+    case Dtype::Float64: {
+      const double one = 1, zero = 0;
+      check(cublasDgemmStridedBatched(h, opb, opa, N, M, K, &one, static_cast<const double*>(B), LB, stride_b,
+                                      static_cast<const double*>(A), LA, stride_a, &zero, static_cast<double*>(C), LC,
+                                      stride_c, nb),
+            op, "cublasDgemmStridedBatched");
+      return;
+    }
+    case Dtype::Complex64: {
+      const cuComplex one{1, 0}, zero{0, 0};
+      check(cublasCgemmStridedBatched(h, opb, opa, N, M, K, &one, static_cast<const cuComplex*>(B), LB, stride_b,
+                                      static_cast<const cuComplex*>(A), LA, stride_a, &zero,
+                                      static_cast<cuComplex*>(C), LC, stride_c, nb),
+            op, "cublasCgemmStridedBatched");
+      return;
+    }
+    case Dtype::Complex128: {
+      const cuDoubleComplex one{1, 0}, zero{0, 0};
+      check(cublasZgemmStridedBatched(h, opb, opa, N, M, K, &one, static_cast<const cuDoubleComplex*>(B), LB, stride_b,
+                                      static_cast<const cuDoubleComplex*>(A), LA, stride_a, &zero,
+                                      static_cast<cuDoubleComplex*>(C), LC, stride_c, nb),
+            op, "cublasZgemmStridedBatched");
+      return;
+    }
+    default:
+      throw Error(op, std::string("no CUDA matrix product for ") + dtype_name(dtype) + " tensors");
+  }
+}
+
 #else  // CPU-only build
 
 void cuda_gemm(const char* op, Dtype, int, bool, bool, std::int64_t, std::int64_t, std::int64_t, const void*,
                std::int64_t, const void*, std::int64_t, void*, std::int64_t) {
+  throw Error(op, "no cuBLAS in this build (CPU-only build)");
+}
+
+void cuda_gemm_batched(const char* op, Dtype, int, bool, bool, std::int64_t, std::int64_t, std::int64_t, const void*,
+                       std::int64_t, std::int64_t, const void*, std::int64_t, std::int64_t, void*, std::int64_t,
+                       std::int64_t, std::int64_t) {
   throw Error(op, "no cuBLAS in this build (CPU-only build)");
 }
 

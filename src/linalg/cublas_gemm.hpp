@@ -14,4 +14,11 @@ void cuda_gemm(const char* op, Dtype dtype, int device, bool ta, bool tb, std::i
                std::int64_t k, const void* A, std::int64_t lda, const void* B, std::int64_t ldb, void* C,
                std::int64_t ldc);
 
+/// `batch` products C_i = op(A_i) op(B_i) as cuda_gemm's, A_i = A + i*stride_a elements (likewise B,
+/// C; a stride of 0 reuses one operand for every product), in one strided-batched cuBLAS call.
+void cuda_gemm_batched(const char* op, Dtype dtype, int device, bool ta, bool tb, std::int64_t m, std::int64_t n,
+                       std::int64_t k, const void* A, std::int64_t lda, std::int64_t stride_a, const void* B,
+                       std::int64_t ldb, std::int64_t stride_b, void* C, std::int64_t ldc, std::int64_t stride_c,
+                       std::int64_t batch);
+
 }  // namespace phasor::detail

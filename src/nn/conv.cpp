@@ -58,9 +58,15 @@ std::string Padding::str(std::int64_t ndim) const {
 
 namespace {
 
-void check_defined_cpu(const Tensor& t, const char* op, const char* what) {
+void check_defined(const Tensor& t, const char* op, const char* what) {
   if (!t.defined()) throw Error(op, std::string(what) + " is undefined");
-  detail::check_cpu(t, op);
+}
+
+/// Throws unless `t` lives on the input's device (CPU and CUDA tensors both run here).
+void check_same_device(const Tensor& x, const Tensor& t, const char* op, const char* what) {
+  if (t.device() != x.device())
+    throw Error(op, std::string("expected ") + what + " on the input's device " + x.device().str() + ", got " +
+                        t.device().str());
 }
 
 void check_float(const Tensor& t, const char* op, const char* what) {
@@ -119,7 +125,7 @@ WindowArgs window_args(const char* op, std::int64_t nd, const IntList& kernel_si
 
 Tensor unfold_impl(const char* op, const Tensor& x, std::int64_t nd, const IntList& kernel_size,
                    const IntList& dilation, const IntList& padding, const IntList& stride) {
-  check_defined_cpu(x, op, "input");
+  check_defined(x, op, "input");
   check_float(x, op, "input");
   if (x.dim() != nd + 1 && x.dim() != nd + 2)
     throw Error(op, "expected a " + std::to_string(nd + 1) + "-D (unbatched) or " + std::to_string(nd + 2) +
@@ -137,7 +143,7 @@ Tensor unfold_impl(const char* op, const Tensor& x, std::int64_t nd, const IntLi
 
 Tensor fold_impl(const char* op, const Tensor& x, const Shape& output_size, const IntList& kernel_size,
                  const IntList& dilation, const IntList& padding, const IntList& stride) {
-  check_defined_cpu(x, op, "input");
+  check_defined(x, op, "input");
   check_float(x, op, "input");
   const auto nd = static_cast<std::int64_t>(output_size.size());
   if (nd < 1) throw Error(op, "output_size must name at least one spatial dim");
@@ -169,15 +175,16 @@ namespace functional {
 
 Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
   const char* op = "linear";
-  check_defined_cpu(x, op, "input");
-  check_defined_cpu(weight, op, "weight");
+  check_defined(x, op, "input");
+  check_defined(weight, op, "weight");
   if (weight.dim() != 2) throw Error(op, "weight must be 2-D (out, in), got " + shape_str(weight.shape()));
   if (x.dim() < 1 || x.size(-1) != weight.size(1))
     throw Error(op, "expected input with " + std::to_string(weight.size(1)) + " features in the last dim (weight " +
                         shape_str(weight.shape()) + "), got " + shape_str(x.shape()));
   check_same_dtype(x, weight, op, "input", "weight");
+  check_same_device(x, weight, op, "weight");
   if (bias.defined()) {
-    detail::check_cpu(bias, op);
+    check_same_device(x, bias, op, "bias");
     if (bias.dim() != 1 || bias.size(0) != weight.size(0))
       throw Error(op, "bias must have shape " + shape_str({weight.size(0)}) + ", got " + shape_str(bias.shape()));
     check_same_dtype(x, bias, op, "input", "bias");
@@ -193,8 +200,8 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 Tensor conv_nd(const Tensor& x, const Tensor& weight, const Tensor& bias, const IntList& stride_arg,
                const Padding& padding, const IntList& dilation_arg, std::int64_t groups, PaddingMode padding_mode,
                const char* op) {
-  check_defined_cpu(x, op, "input");
-  check_defined_cpu(weight, op, "weight");
+  check_defined(x, op, "input");
+  check_defined(weight, op, "weight");
   if (weight.dim() < 3)
     throw Error(op, "weight must have shape (out_channels, in_channels / groups, *kernel), got " +
                         shape_str(weight.shape()));
@@ -215,8 +222,9 @@ Tensor conv_nd(const Tensor& x, const Tensor& weight, const Tensor& bias, const 
     throw Error(op, "expected input with " + std::to_string(Cg * groups) + " channels (weight " +
                         shape_str(weight.shape()) + ", groups " + std::to_string(groups) + "), got " +
                         shape_str(x.shape()));
+  check_same_device(x, weight, op, "weight");
   if (bias.defined()) {
-    detail::check_cpu(bias, op);
+    check_same_device(x, bias, op, "bias");
     if (bias.dim() != 1 || bias.size(0) != O)
       throw Error(op, "bias must have shape " + shape_str({O}) + ", got " + shape_str(bias.shape()));
     check_same_dtype(x, bias, op, "input", "bias");
@@ -294,7 +302,7 @@ namespace {
 Tensor conv_fixed(const char* op, std::int64_t nd, const Tensor& x, const Tensor& w, const Tensor& b,
                   const IntList& stride, const Padding& padding, const IntList& dilation, std::int64_t groups,
                   PaddingMode mode) {
-  check_defined_cpu(w, op, "weight");
+  check_defined(w, op, "weight");
   if (w.dim() != nd + 2)
     throw Error(op, "weight must be " + std::to_string(nd + 2) + "-D (out_channels, in_channels / groups, " +
                         (nd == 1 ? "k" : nd == 2 ? "kh, kw" : "kd, kh, kw") + "), got " + shape_str(w.shape()));
@@ -347,7 +355,7 @@ Tensor dropout(const Tensor& x, double p, bool training, Generator* gen) {
     s << "p must be in [0, 1], got " << p;
     throw Error(op, s.str());
   }
-  check_defined_cpu(x, op, "input");
+  check_defined(x, op, "input");
   if (!training || p == 0.0) return x;
   check_float(x, op, "input");
   return detail::composite(op, {x}, [&] {

@@ -22,7 +22,9 @@
 
 #include "autodiff/node.hpp"
 #include "core/elementwise.hpp"
+#include "cuda/nn_ops.hpp"
 #include "linalg/blas.hpp"
+#include "linalg/cublas_gemm.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/linalg.hpp"
 #include "phasor/ops.hpp"
@@ -212,13 +214,17 @@ Tensor fold_forward(const Tensor& cols, const ConvGeometry& g) {
 
 Tensor unfold_op(const Tensor& x, const ConvGeometry& g) {
   return apply_op(
-      "unfold", {x}, kSaveNone, [&](const G& in) { return unfold_forward(in[0], g); },
+      "unfold", {x}, kSaveNone,
+      [&](const G& in) {
+        return in[0].device().is_cuda() ? ::phasor::cuda::detail::unfold(in[0], g, "unfold") : unfold_forward(in[0], g);
+      },
       [g](const Ctx&, const G& gr) { return G{fold_op(gr[0], g)}; });
 }
 
 Tensor fold_op(const Tensor& cols, const ConvGeometry& g) {
   return apply_op(
-      "fold", {cols}, kSaveNone, [&](const G& in) { return fold_forward(in[0], g); },
+      "fold", {cols}, kSaveNone,
+      [&](const G& in) { return in[0].device().is_cuda() ? ::phasor::cuda::detail::fold(in[0], g, "fold") : fold_forward(in[0], g); },
       [g](const Ctx&, const G& gr) { return G{unfold_op(gr[0], g)}; });
 }
 
@@ -406,9 +412,81 @@ Tensor conv_weight_kernel(const Tensor& x_, const Tensor& g_, const ConvSpec& s,
 
 }  // namespace
 
+// ---- CUDA -----------------------------------------------------------------------------------------
+//
+// Note [cuda convolution]
+// On CUDA tensors the three primitives unfold the whole batch at once (src/cuda/conv.cu; a 1x1
+// stride-1 unpadded kernel uses the input itself) and multiply with cuBLAS:
+//   conv:        per group one strided-batched gemm over the samples, W_g (Og, CgK) broadcast
+//                (stride 0) against cols_n,g (CgK, L) into out_n,g (Og, L);
+//   conv_input:  per group one strided-batched gemm W_g^T (CgK, Og) @ g_n,g (Og, L) into the
+//                columns (dx itself when pointwise), then col2im;
+//   conv_weight: the sum over samples is the inner dim of one gemm per group after moving the batch
+//                inside: g as (O, N*L) and cols as (C*K, N*L) (permuted copies), dW_g = g_g cols_g^T.
+// Same formulas and layouts as the CPU kernels above, so the Note [convolution primitives]
+// gradients hold unchanged.
+namespace {
+
+const void* elem_at(const Tensor& t, std::int64_t i) { return static_cast<const char*>(t.data_ptr()) + i * t.itemsize(); }
+void* elem_at_mut(const Tensor& t, std::int64_t i) { return static_cast<char*>(t.data_ptr()) + i * t.itemsize(); }
+
+Tensor conv_forward_cuda(const Tensor& x_, const Tensor& w_, const ConvSpec& s) {
+  const Tensor x = x_.contiguous(), w = w_.contiguous();
+  const Dims d = dims_of(x.size(0), x.size(1), w.size(0), s);
+  Tensor out = make_tensor({d.N, d.O, d.L}, x.dtype(), x.device());
+  if (out.numel() == 0) return out;
+  if (d.CgK() == 0) return out.zero_();
+  const Tensor cols = is_pointwise(s.geo) ? x : ::phasor::cuda::detail::unfold(x, s.geo, "conv");
+  for (std::int64_t gi = 0; gi < d.groups; ++gi)
+    cuda_gemm_batched("conv", x.dtype(), x.device().index, false, false, d.Og, d.L, d.CgK(), elem_at(w, gi * d.Og * d.CgK()),
+                      d.CgK(), 0, elem_at(cols, gi * d.CgK() * d.L), d.L, d.C * d.K * d.L,
+                      elem_at_mut(out, gi * d.Og * d.L), d.L, d.O * d.L, d.N);
+  return out;
+}
+
+Tensor conv_input_cuda(const Tensor& g_, const Tensor& w_, const ConvSpec& s, std::int64_t C) {
+  const Tensor g = g_.contiguous(), w = w_.contiguous();
+  const Dims d = dims_of(g.size(0), C, w.size(0), s);
+  Shape xs{d.N, d.C};
+  xs.insert(xs.end(), s.geo.in.begin(), s.geo.in.end());
+  const bool direct = is_pointwise(s.geo);
+  Tensor dx = make_tensor(xs, g.dtype(), g.device());
+  if (dx.numel() == 0) return dx;
+  if (d.Og == 0 || d.L == 0) return dx.zero_();
+  Tensor cols = direct ? dx : make_tensor({d.N, d.C * d.K, d.L}, g.dtype(), g.device());
+  for (std::int64_t gi = 0; gi < d.groups; ++gi)
+    cuda_gemm_batched("conv", g.dtype(), g.device().index, true, false, d.CgK(), d.L, d.Og, elem_at(w, gi * d.Og * d.CgK()),
+                      d.CgK(), 0, elem_at(g, gi * d.Og * d.L), d.L, d.O * d.L, elem_at_mut(cols, gi * d.CgK() * d.L), d.L,
+                      d.C * d.K * d.L, d.N);
+  return direct ? dx : ::phasor::cuda::detail::fold(cols, s.geo, "conv");
+}
+
+Tensor conv_weight_cuda(const Tensor& x_, const Tensor& g_, const ConvSpec& s, const Shape& w_shape) {
+  const Tensor x = x_.contiguous();
+  const Dims d = dims_of(x.size(0), x.size(1), g_.size(1), s);
+  Tensor dw = make_tensor(w_shape, x.dtype(), x.device());
+  if (dw.numel() == 0) return dw;
+  if (d.N * d.L == 0) return dw.zero_();
+  const Tensor cols = is_pointwise(s.geo) ? x.reshape({d.N, d.C, d.L}) : ::phasor::cuda::detail::unfold(x, s.geo, "conv");
+  const Tensor gp = g_.permute({1, 0, 2}).contiguous();   // (O, N, L)
+  const Tensor cp = cols.permute({1, 0, 2}).contiguous();  // (C*K, N, L)
+  const std::int64_t NL = d.N * d.L;
+  if (std::max({NL, d.Og, d.CgK()}) > INT_MAX)
+    throw Error("conv", "matrix dims " + std::to_string(d.Og) + ", " + std::to_string(d.CgK()) + ", " +
+                            std::to_string(NL) + " exceed the cuBLAS index range");
+  for (std::int64_t gi = 0; gi < d.groups; ++gi)
+    cuda_gemm("conv", x.dtype(), x.device().index, false, true, d.Og, d.CgK(), NL, elem_at(gp, gi * d.Og * NL), NL,
+              elem_at(cp, gi * d.CgK() * NL), NL, elem_at_mut(dw, gi * d.Og * d.CgK()), d.CgK());
+  return dw;
+}
+
+}  // namespace
+
 Tensor conv_op(const Tensor& x, const Tensor& w, const ConvSpec& s) {
   return apply_op(
-      "conv", {x, w}, kSaveInputs, [&](const G& in) { return conv_forward_kernel(in[0], in[1], s); },
+      "conv", {x, w}, kSaveInputs, [&](const G& in) {
+        return in[0].device().is_cuda() ? conv_forward_cuda(in[0], in[1], s) : conv_forward_kernel(in[0], in[1], s);
+      },
       [s](const Ctx& c, const G& gr) {
         Tensor dx, dw;
         if (c.needs_grad(0)) dx = conv_input_op(gr[0], cj(c.input(1)), s, c.input_shape(0)[1]);
@@ -420,7 +498,10 @@ Tensor conv_op(const Tensor& x, const Tensor& w, const ConvSpec& s) {
 Tensor conv_input_op(const Tensor& g, const Tensor& w, const ConvSpec& s, std::int64_t in_channels) {
   return apply_op(
       "conv_input", {g, w}, kSaveInputs,
-      [&](const G& in) { return conv_input_kernel(in[0], in[1], s, in_channels); },
+      [&](const G& in) {
+        return in[0].device().is_cuda() ? conv_input_cuda(in[0], in[1], s, in_channels)
+                                        : conv_input_kernel(in[0], in[1], s, in_channels);
+      },
       [s](const Ctx& c, const G& gr) {
         Tensor dg, dw;
         if (c.needs_grad(0)) dg = conv_op(gr[0], cj(c.input(1)), s);
@@ -432,7 +513,10 @@ Tensor conv_input_op(const Tensor& g, const Tensor& w, const ConvSpec& s, std::i
 Tensor conv_weight_op(const Tensor& x, const Tensor& g, const ConvSpec& s, const Shape& w_shape) {
   return apply_op(
       "conv_weight", {x, g}, kSaveInputs,
-      [&](const G& in) { return conv_weight_kernel(in[0], in[1], s, w_shape); },
+      [&](const G& in) {
+        return in[0].device().is_cuda() ? conv_weight_cuda(in[0], in[1], s, w_shape)
+                                        : conv_weight_kernel(in[0], in[1], s, w_shape);
+      },
       [s](const Ctx& c, const G& gr) {
         Tensor dx, dg;
         if (c.needs_grad(0)) dx = conv_input_op(cj(c.input(1)), gr[0], s, c.input_shape(0)[1]);

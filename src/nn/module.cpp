@@ -175,7 +175,9 @@ Module& Module::to(Dtype dtype) {
 Module& Module::to(Device device) {
   NoGradGuard ng;
   apply_tensors([&](Tensor& t) {
+    const Tensor g = t.grad();  // an accumulated gradient moves with its tensor (set_data drops it)
     if (t.device() != device) t.set_data(t.to(device));
+    if (g.defined() && !t.grad().defined()) t.set_grad(g.device() == device ? g : g.to(device));
   });
   return *this;
 }

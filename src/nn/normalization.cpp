@@ -297,8 +297,30 @@ G normalize_backward_graph(const Tensor& x3, const Tensor& w, const Tensor& go3,
   return {gx.reshape(x3.shape()), (go * xh).sum(chan).reshape({WL}), go.sum(chan).reshape({WL})};
 }
 
+/// normalize_kernel for CUDA tensors, composed of device ops on the 5-D view of
+/// normalize_backward_graph (two-pass variance, accumulation in the input's dtype); rstd gets (B,).
+Tensor normalize_device(const Tensor& x3, const Tensor& w, const Tensor& b, Layout L, double eps, NormStats& st,
+                        Tensor& rstd) {
+  const std::int64_t A = x3.size(0), B = x3.size(1);
+  const Shape s5{A, B / L.Gb, L.Gb, L.Cg, L.S};
+  const Shape red{0, 3, 4};
+  const Tensor x = x3.reshape(s5);
+  const Tensor mean = x.mean(red, true);
+  const Tensor xc = x - mean;
+  const Tensor var = xc.square().mean(red, true);
+  const Tensor r = (var + eps).rsqrt();
+  Tensor out = xc * r;
+  if (w.defined()) out = out * w.reshape({1, 1, L.Gb, L.Cg, 1});
+  if (b.defined()) out = out + b.reshape({1, 1, L.Gb, L.Cg, 1});
+  st.mean = mean.reshape({B});
+  st.var = var.reshape({B});
+  rstd = r.reshape({B});
+  return out.reshape(x3.shape());
+}
+
 /// The primitive: x (A, B, K) real floating, optional weight / bias (Gb * Cg,) -> out; the batch
-/// statistics go to `stats` when given.
+/// statistics go to `stats` when given. CUDA tensors take normalize_device forward and the graph
+/// backward (public device ops) at every order.
 Tensor normalize(const Tensor& x, const Tensor& w, const Tensor& b, Layout L, double eps, NormStats* stats = nullptr) {
   struct Saved {
     Tensor mean, rstd;
@@ -312,8 +334,9 @@ Tensor normalize(const Tensor& x, const Tensor& w, const Tensor& b, Layout L, do
       "normalize", inputs, detail::kSaveInputs,
       [&](const G& in) {
         NormStats st;
-        Tensor out = normalize_kernel(in[0], has_w ? in[1] : Tensor(), has_b ? in[has_w ? 2 : 1] : Tensor(), L, eps,
-                                      st, saved->rstd);
+        const Tensor wi = has_w ? in[1] : Tensor(), bi = has_b ? in[has_w ? 2 : 1] : Tensor();
+        Tensor out = in[0].device().is_cuda() ? normalize_device(in[0], wi, bi, L, eps, st, saved->rstd)
+                                              : normalize_kernel(in[0], wi, bi, L, eps, st, saved->rstd);
         saved->mean = st.mean;
         if (stats) *stats = st;
         return out;
@@ -323,7 +346,7 @@ Tensor normalize(const Tensor& x, const Tensor& w, const Tensor& b, Layout L, do
         Tensor w = has_w ? c.input(1) : Tensor();
         const std::size_t ib = has_w ? 2 : 1;
         G r;
-        if (GradMode::is_enabled()) {
+        if (GradMode::is_enabled() || x.device().is_cuda()) {
           r = normalize_backward_graph(x, w, g[0], L, eps);
         } else {
           r = normalize_backward_kernel(x, g[0], w, saved->mean, saved->rstd, L, c.needs_grad(0),
@@ -348,7 +371,6 @@ G defined_of(std::initializer_list<Tensor> ts) {
 
 void check_input(const Tensor& x, const std::string& op, std::int64_t min_dim) {
   if (!x.defined()) throw Error(op, "input is undefined");
-  ::phasor::detail::check_cpu(x, op.c_str());
   if (!is_floating(x.dtype()))
     throw Error(op, std::string("expected a real floating input, got ") + dtype_name(x.dtype()));
   if (x.dim() < min_dim)

@@ -62,7 +62,7 @@ Tensor hermitian_part(const Tensor& p, const std::vector<std::int64_t>& modes, c
     shifts.push_back(1);
   }
   if (!dims.empty()) r = roll(flip(p, dims), shifts, dims);
-  Tensor h = (p + r.conj()) * scalar_tensor(0.5, to_real(p.dtype()));
+  Tensor h = (p + r.conj()) * scalar_tensor(0.5, to_real(p.dtype()), p.device());
   // mask of the unpaired entries
   bool any = false;
   Shape mshape;
@@ -71,7 +71,7 @@ Tensor hermitian_part(const Tensor& p, const std::vector<std::int64_t>& modes, c
     any = any || 2 * modes[i] < out_grid[i];
   }
   if (!any) return h;
-  Tensor mask = ones(mshape, to_real(p.dtype()));
+  Tensor mask = ones(mshape, to_real(p.dtype()), p.device());
   {
     NoGradGuard ng;
     for (std::size_t i = 0; i + 1 < d; ++i)
@@ -101,7 +101,7 @@ Tensor scatter_modes(Tensor y, const std::vector<std::int64_t>& modes, const Sha
     if (2 * m < n) {
       Shape zs = y.shape();
       zs[static_cast<std::size_t>(dim)] = n - 2 * m;
-      y = cat({y.narrow(dim, 0, m), zeros(zs, y.dtype()), y.narrow(dim, m, m)}, dim);
+      y = cat({y.narrow(dim, 0, m), zeros(zs, y.dtype(), y.device()), y.narrow(dim, m, m)}, dim);
     }
   }
   return y;
@@ -109,13 +109,15 @@ Tensor scatter_modes(Tensor y, const std::vector<std::int64_t>& modes, const Sha
 
 /// Weights of the kept last-dim bins of an n-point real transform: 1 at DC and Nyquist,
 /// `interior` elsewhere (the factors the FFT primitives' backward applies to whole spectra).
-Tensor kept_half_weights(std::int64_t m, std::int64_t n, std::size_t d, Dtype real_dtype, double interior) {
+Tensor kept_half_weights(std::int64_t m, std::int64_t n, std::size_t d, Dtype real_dtype, double interior,
+                         Device device) {
   std::vector<double> w(static_cast<std::size_t>(m), interior);
   w[0] = 1.0;
   if (n % 2 == 0 && m - 1 == n / 2) w.back() = 1.0;
   Shape shape(d + 2, 1);
   shape.back() = m;
-  return from_vector(w, shape).to(real_dtype);
+  const Tensor t = from_vector(w, shape).to(real_dtype);
+  return device.is_cpu() ? t : t.to(device);
 }
 
 fft::Norm swapped(fft::Norm n) {
@@ -160,7 +162,7 @@ Tensor rfft_modes(const Tensor& x, const std::vector<std::int64_t>& modes, fft::
         return y;
       },
       [modes, grid, norm, d](const ::phasor::detail::Ctx&, const std::vector<Tensor>& g) {
-        Tensor w = kept_half_weights(modes.back(), grid.back(), d, to_real(g[0].dtype()), 0.5);
+        Tensor w = kept_half_weights(modes.back(), grid.back(), d, to_real(g[0].dtype()), 0.5, g[0].device());
         return std::vector<Tensor>{irfft_modes(g[0] * w, modes, grid, swapped(norm))};
       });
 }
@@ -183,7 +185,7 @@ Tensor irfft_modes(const Tensor& y, const std::vector<std::int64_t>& modes, cons
         return detail::irdft_head(z, ogrid.back(), ::phasor::fft::detail::norm_scale(norm, ::phasor::detail::shape_numel(ogrid), false));
       },
       [modes, ogrid, norm, d](const ::phasor::detail::Ctx&, const std::vector<Tensor>& g) {
-        Tensor w = kept_half_weights(modes.back(), ogrid.back(), d, g[0].dtype(), 2.0);
+        Tensor w = kept_half_weights(modes.back(), ogrid.back(), d, g[0].dtype(), 2.0, g[0].device());
         return std::vector<Tensor>{rfft_modes(g[0], modes, swapped(norm)) * w};
       });
 }

@@ -12,7 +12,8 @@
 //            vanish, so their imaginary parts are ignored exactly as a c2r transform ignores them).
 // Both are exact linear maps of the FFT path (same values up to rounding); the gradients in
 // spectral.cpp are the other transform, so they take the same path. Angles are reduced as
-// (j k mod n) / n in double before the cosine, and the matrices are cached per (n, m, dtype).
+// (j k mod n) / n in double before the cosine, and the matrices are cached per (n, m, dtype) (and
+// per CUDA device: CUDA tensors take the same products through cuBLAS, then scale in place).
 #include "nn/spectral_dft.hpp"
 
 #include <cmath>
@@ -24,6 +25,7 @@
 
 #include "core/tensor_impl.hpp"
 #include "linalg/blas.hpp"
+#include "linalg/cublas_gemm.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/error.hpp"
 
@@ -60,6 +62,39 @@ Tensor dft_matrix(std::int64_t n, std::int64_t m, bool inverse, Dtype dtype) {
   return t;
 }
 
+/// The matrix on CUDA device `device`, cached in a map that is never destroyed (its blocks must not
+/// be returned after the CUDA runtime has shut down at exit).
+Tensor dft_matrix_on(std::int64_t n, std::int64_t m, bool inverse, Dtype dtype, Device device) {
+  if (device.is_cpu()) return dft_matrix(n, m, inverse, dtype);
+  static std::mutex mu;
+  static auto* cache = new std::map<std::tuple<std::int64_t, std::int64_t, bool, Dtype, int>, Tensor>();
+  const Tensor host = dft_matrix(n, m, inverse, dtype);
+  std::lock_guard<std::mutex> lk(mu);
+  auto key = std::make_tuple(n, m, inverse, dtype, device.index);
+  auto it = cache->find(key);
+  if (it != cache->end()) return it->second;
+  Tensor t = host.to(device);
+  if (cache->size() >= 64) cache->clear();
+  cache->emplace(key, t);
+  return t;
+}
+
+/// Row-major C (rows x cols) = scale * A (rows x inner) B (inner x cols) on A's device (BLAS or cuBLAS).
+template <class T>
+void scaled_gemm(const char* op, Dtype dt, Device device, std::int64_t rows, std::int64_t cols, std::int64_t inner,
+                 double scale, const void* A, const void* B, const Tensor& out, void* C) {
+  if (device.is_cpu()) {
+    ::phasor::detail::gemm<T>(false, false, rows, cols, inner, T(scale), static_cast<const T*>(A), inner,
+                              static_cast<const T*>(B), cols, T(0), static_cast<T*>(C), cols);
+    return;
+  }
+  ::phasor::detail::cuda_gemm(op, dt, device.index, false, false, rows, cols, inner, A, inner, B, cols, C, cols);
+  if (scale != 1.0) {
+    Tensor o = out;
+    o.mul_(scale);
+  }
+}
+
 /// f(T(0)) with T the C++ type of the real float dtype dt (float32 or float64, checked by the caller).
 template <class F>
 void real_dtype_call(Dtype dt, F&& f) {
@@ -88,9 +123,8 @@ Tensor rdft_head(const Tensor& x, std::int64_t m, double scale) {
   if (rows > 0 && m > 0)
     real_dtype_call(dt, [&](auto zero) {
       using T = decltype(zero);
-      ::phasor::detail::gemm<T>(false, false, rows, 2 * m, n, T(scale), static_cast<const T*>(xc.data_ptr()), n,
-                                static_cast<const T*>(dft_matrix(n, m, false, dt).data_ptr()), 2 * m, T(0),
-                                static_cast<T*>(y.data_ptr()), 2 * m);
+      const Tensor W = dft_matrix_on(n, m, false, dt, x.device());
+      scaled_gemm<T>("rdft_head", dt, x.device(), rows, 2 * m, n, scale, xc.data_ptr(), W.data_ptr(), y, y.data_ptr());
     });
   return y;
 }
@@ -107,9 +141,8 @@ Tensor irdft_head(const Tensor& y, std::int64_t n, double scale) {
   if (rows > 0)
     real_dtype_call(dt, [&](auto zero) {
       using T = decltype(zero);
-      ::phasor::detail::gemm<T>(false, false, rows, n, 2 * m, T(scale), static_cast<const T*>(yc.data_ptr()), 2 * m,
-                                static_cast<const T*>(dft_matrix(n, m, true, dt).data_ptr()), n, T(0),
-                                static_cast<T*>(x.data_ptr()), n);
+      const Tensor V = dft_matrix_on(n, m, true, dt, y.device());
+      scaled_gemm<T>("irdft_head", dt, y.device(), rows, n, 2 * m, scale, yc.data_ptr(), V.data_ptr(), x, x.data_ptr());
     });
   return x;
 }

@@ -22,6 +22,8 @@
 // Gradients (PyTorch's complex convention): grad_x[b,i,k] = sum_o g[b,o,k] conj(w[i,o,k]) and
 // grad_w[i,o,k] = sum_b conj(x[b,i,k]) g[b,o,k], both spectral_mix calls on conjugated and
 // transposed public-op arguments, so gradients of gradients work.
+// CUDA tensors take a dedicated kernel on contiguous operands (Note [cuda conv kernels] in
+// src/cuda/conv.cu explains why not a batched gemm); same formula, same gradients.
 
 #include <algorithm>
 #include <climits>
@@ -32,6 +34,7 @@
 #include "core/elementwise.hpp"
 #include "core/promotion.hpp"
 #include "core/tensor_impl.hpp"
+#include "cuda/nn_ops.hpp"
 #include "linalg/blas.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/nn/spectral.hpp"
@@ -137,8 +140,8 @@ Tensor mix_kernel(const Tensor& x, const Tensor& w) {
 void check_args(const Tensor& x, const Tensor& w) {
   const char* op = "spectral_mix";
   if (!x.defined() || !w.defined()) throw Error(op, "got an undefined tensor");
-  ::phasor::detail::check_cpu(x, op);
-  ::phasor::detail::check_cpu(w, op);
+  if (x.device() != w.device())
+    throw Error(op, "expected x and w on one device, got x on " + x.device().str() + " and w on " + w.device().str());
   if (x.dim() < 2 || w.dim() != x.dim() || w.size(0) != x.size(1) ||
       !std::equal(x.shape().begin() + 2, x.shape().end(), w.shape().begin() + 2))
     throw Error(op, "expected x (B, I, *modes) and w (I, O, *modes) with matching I and modes, got x " +
@@ -156,6 +159,7 @@ Tensor spectral_mix(const Tensor& x, const Tensor& w) {
       "spectral_mix", {x, w}, ::phasor::detail::kSaveInputs,
       [](const G& in) {
         const Dtype ct = to_complex(::phasor::detail::result_type(in));
+        if (in[0].device().is_cuda()) return ::phasor::cuda::detail::spectral_mix(in[0].to(ct), in[1].to(ct));
         return mix_kernel(in[0].to(ct), in[1].to(ct));
       },
       [](const ::phasor::detail::Ctx& c, const G& g) {

@@ -43,6 +43,25 @@ double grad_norm_part(const Tensor& g, double p) {
   return acc;
 }
 
+/// grad_norm_part for a CUDA gradient, composed of device ops in float64 (the reductions are the
+/// only host round trips).
+double grad_norm_part_cuda(const Tensor& g, double p) {
+  Tensor a;  // |x| per element, float64 on the device
+  if (g.is_complex()) {
+    const Tensor re = g.real().to(float64), im = g.imag().to(float64);
+    const Tensor sq = re * re + im * im;
+    if (p == 2) return sq.sum().item<double>();
+    a = sq.sqrt();
+  } else {
+    const Tensor r = g.to(float64);
+    if (p == 2) return (r * r).sum().item<double>();
+    a = r.abs();
+  }
+  if (std::isinf(p)) return a.numel() == 0 ? 0.0 : a.amax().item<double>();  // NaN wins amax
+  if (p == 1) return a.sum().item<double>();
+  return a.pow(p).sum().item<double>();
+}
+
 }  // namespace
 
 Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, double norm_type, bool error_if_nonfinite) {
@@ -56,7 +75,8 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
     if (!g.defined()) continue;
     if (!is_floating_or_complex(g.dtype()))
       throw Error(op, std::string("gradient has dtype ") + dtype_name(g.dtype()) + "; expected a floating or complex dtype");
-    phasor::detail::check_cpu(g, op);
+    if (!grads.empty() && g.device() != grads[0].device())
+      throw Error(op, "expected all gradients on one device, got " + grads[0].device().str() + " and " + g.device().str());
     grads.push_back(g);
   }
   if (grads.empty()) return scalar_tensor(0.0, default_dtype());
@@ -64,7 +84,10 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
   double acc = 0;
   for (const auto& g : grads) {
     double part = 0;
-    detail::visit_real(g.dtype(), [&](auto tag) { part = grad_norm_part<decltype(tag)>(g, norm_type); });
+    if (g.device().is_cuda())
+      part = grad_norm_part_cuda(g, norm_type);
+    else
+      detail::visit_real(g.dtype(), [&](auto tag) { part = grad_norm_part<decltype(tag)>(g, norm_type); });
     if (inf)
       acc = (part > acc || std::isnan(part)) ? part : acc;
     else
@@ -78,7 +101,7 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
   const double coef = std::min(max_norm / (total + 1e-6), 1.0);
   if (!(coef == 1.0))
     for (auto& g : grads) g.mul_(coef);
-  return scalar_tensor(total, to_real(grads[0].dtype()));
+  return scalar_tensor(total, to_real(grads[0].dtype()), grads[0].device());
 }
 
 Tensor clip_grad_norm_(const Tensor& parameter, double max_norm, double norm_type, bool error_if_nonfinite) {

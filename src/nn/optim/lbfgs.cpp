@@ -177,6 +177,8 @@ LineSearchResult strong_wolfe(Obj&& obj, double t, const Vec& d, double f, const
 
 LBFGS::LBFGS(std::vector<Tensor> params, LBFGSOptions options)
     : Optimizer("optim.LBFGS", std::make_unique<LBFGSOptions>(options)) {
+  for (const Tensor& p : params)  // the two-loop recursion runs on host memory
+    if (p.defined()) phasor::detail::check_cpu(p, "optim.LBFGS");
   init_groups({ParamGroup(std::move(params))});
 }
 

@@ -87,6 +87,8 @@ inline Tensor grad_of(const Tensor& p, const std::string& op) {
   if (g.shape() != p.shape())
     throw Error(op, "gradient of shape " + phasor::detail::shape_str(g.shape()) + " does not match parameter of shape " +
                         phasor::detail::shape_str(p.shape()));
+  if (g.device() != p.device())
+    throw Error(op, "gradient on " + g.device().str() + " but its parameter on " + p.device().str());
   if (g.dtype() != p.dtype()) g = g.to(p.dtype());
   return g.contiguous();
 }

@@ -11,6 +11,7 @@
 
 #include <set>
 
+#include "cuda/backend.hpp"
 #include "nn/optim/optim_util.hpp"
 
 namespace phasor::optim {
@@ -145,7 +146,7 @@ void Optimizer::add_param_group(const ParamGroup& group) {
       throw Error(name_, which + " has dtype " + dtype_name(p.dtype()) +
                              "; optimizers need float32, float64, complex64 or complex128 parameters");
     if (!p.is_leaf()) throw Error(name_, which + " is not a leaf tensor (can't optimize a non-leaf tensor)");
-    phasor::detail::check_cpu(p, name_.c_str());
+    phasor::cuda::detail::check_device(p.device(), name_.c_str());
     if (!seen.insert(p.impl()).second)
       throw Error(name_, which + " appears more than once (a parameter may belong to one group only, once)");
   }

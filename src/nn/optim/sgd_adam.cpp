@@ -6,12 +6,19 @@
 #include <cmath>
 #include <type_traits>
 
+#include "cuda/nn_ops.hpp"
 #include "nn/optim/optim_util.hpp"
+#include "nn/optim/update_rules.hpp"
 #include "phasor/optim/optimizer.hpp"
 
 namespace phasor::optim {
 
+using detail::AdamCoeffs;
+using detail::adam_update;
+using detail::cast_coeffs;
 using detail::fmt;
+using detail::SgdCoeffs;
+using detail::sgd_update;
 
 namespace {
 
@@ -104,33 +111,20 @@ void with_bool(bool b, F&& f) {
     f(std::false_type{});
 }
 
-// The kernels take their flags as template arguments so that each inner loop is branch-free;
-// `sign` is -1 for maximize (exact). SGD's loops vectorize; Adam's would too, but for sqrt's errno
-// branch (the build does not pass -fno-math-errno).
+// The kernels take their flags as template arguments so that each inner loop is branch-free (the
+// shared formulas of update_rules.hpp inline with constant flags); `sign` is -1 for maximize (exact).
+// SGD's loops vectorize; Adam's would too, but for sqrt's errno branch (the build does not pass
+// -fno-math-errno). CUDA parameters take the fused kernels of src/cuda/optim.cu (same formulas).
 template <class R, bool kWd, bool kMomentum, bool kNesterov>
-void sgd_kernel(R* p, const R* g, R* buf, std::int64_t n, bool first, R lr, R wd, R momentum,
-                                    R dampening, R sign) {
-  const R keep = R(1) - dampening;
+void sgd_kernel(R* p, const R* g, R* buf, std::int64_t n, bool first, const SgdCoeffs<double>& cd) {
+  const SgdCoeffs<R> c = cast_coeffs<R>(cd);
   detail::parallel_for(n, [&](std::int64_t b, std::int64_t e) {
     if (kMomentum && first) {
-      for (std::int64_t i = b; i < e; ++i) {
-        R d = sign * g[i];
-        if constexpr (kWd) d += wd * p[i];
-        buf[i] = d;
-        p[i] -= lr * (kNesterov ? d + momentum * d : d);
-      }
+      for (std::int64_t i = b; i < e; ++i) sgd_update(p[i], g[i], buf + i, c, kWd, kMomentum, kNesterov, true);
       return;
     }
-    for (std::int64_t i = b; i < e; ++i) {
-      R d = sign * g[i];
-      if constexpr (kWd) d += wd * p[i];
-      if constexpr (kMomentum) {
-        const R bi = momentum * buf[i] + keep * d;
-        buf[i] = bi;
-        d = kNesterov ? d + momentum * bi : bi;
-      }
-      p[i] -= lr * d;
-    }
+    for (std::int64_t i = b; i < e; ++i)
+      sgd_update(p[i], g[i], kMomentum ? buf + i : nullptr, c, kWd, kMomentum, kNesterov, false);
   });
 }
 }  // namespace
@@ -150,24 +144,28 @@ Tensor SGD::step(std::function<Tensor()> closure) {
         StateDict& st = mutable_state(p);
         auto it = st.find("momentum_buffer");
         first = it == st.end();
-        if (first) it = st.emplace("momentum_buffer", zeros(p.shape(), p.dtype())).first;
+        if (first) it = st.emplace("momentum_buffer", zeros(p.shape(), p.dtype(), p.device())).first;
+        else if (it->second.device() != p.device()) it->second = it->second.to(p.device());
         buf = it->second;
       }
       const std::int64_t n = detail::real_numel(p);
-      detail::visit_real(p.dtype(), [&](auto tag) {
-        using R = decltype(tag);
-        R* bp = buf.defined() ? detail::real_ptr<R>(buf) : nullptr;
-        with_bool(o.weight_decay() != 0, [&](auto wd) {
-          with_bool(bp != nullptr, [&](auto mom) {
-            with_bool(o.nesterov(), [&](auto nest) {
-              sgd_kernel<R, decltype(wd)::value, decltype(mom)::value, decltype(nest)::value>(
-                  detail::real_ptr<R>(w.work), detail::real_ptr<R>(g), bp, n, first, static_cast<R>(o.lr()),
-                  static_cast<R>(o.weight_decay()), static_cast<R>(o.momentum()), static_cast<R>(o.dampening()),
-                  o.maximize() ? R(-1) : R(1));
+      const SgdCoeffs<double> c{o.lr(), o.weight_decay(), o.momentum(), o.dampening(), o.maximize() ? -1.0 : 1.0};
+      if (p.device().is_cuda()) {
+        cuda::detail::sgd_step(w.work, g, buf, c, o.weight_decay() != 0, buf.defined(), o.nesterov(), first);
+      } else {
+        detail::visit_real(p.dtype(), [&](auto tag) {
+          using R = decltype(tag);
+          R* bp = buf.defined() ? detail::real_ptr<R>(buf) : nullptr;
+          with_bool(o.weight_decay() != 0, [&](auto wd) {
+            with_bool(bp != nullptr, [&](auto mom) {
+              with_bool(o.nesterov(), [&](auto nest) {
+                sgd_kernel<R, decltype(wd)::value, decltype(mom)::value, decltype(nest)::value>(
+                    detail::real_ptr<R>(w.work), detail::real_ptr<R>(g), bp, n, first, c);
+              });
             });
           });
         });
-      });
+      }
       w.commit();
       if (buf.defined()) phasor::detail::bump_version(buf);
     }
@@ -226,36 +224,12 @@ void Adam::check_param_state(const Tensor& param, const OptimizerOptions& option
 }
 
 namespace {
-struct AdamScalars {
-  double lr, beta1, beta2, eps, wd, step_size, bc2_sqrt;
-  bool amsgrad, maximize, decoupled;
-};
-
 template <class R, bool kAms, bool kL2, bool kLerpLow>
-void adam_kernel(R* p, const R* g, R* m, R* v, R* vmax, std::int64_t n, const AdamScalars& s) {
-  const R w1 = static_cast<R>(1 - s.beta1), b2 = static_cast<R>(s.beta2), one_m_b2 = static_cast<R>(1 - s.beta2);
-  const R wd = static_cast<R>(s.wd), eps = static_cast<R>(s.eps);
-  const R decay = s.decoupled ? static_cast<R>(1 - s.lr * s.wd) : R(1);  // 1 leaves p exact
-  const R step_size = static_cast<R>(s.step_size), bc2_sqrt = static_cast<R>(s.bc2_sqrt);
-  const R sign = s.maximize ? R(-1) : R(1);
+void adam_kernel(R* p, const R* g, R* m, R* v, R* vmax, std::int64_t n, const AdamCoeffs<double>& cd) {
+  const AdamCoeffs<R> c = cast_coeffs<R>(cd);
   detail::parallel_for(n, [&](std::int64_t b, std::int64_t e) {
-    for (std::int64_t i = b; i < e; ++i) {
-      R gi = sign * g[i];
-      const R pi = p[i] * decay;
-      if constexpr (kL2) gi += wd * pi;
-      const R mi = kLerpLow ? m[i] + w1 * (gi - m[i]) : gi - (gi - m[i]) * (R(1) - w1);  // torch.lerp
-      const R vi = v[i] * b2 + one_m_b2 * gi * gi;
-      m[i] = mi;
-      v[i] = vi;
-      R vv = vi;
-      if constexpr (kAms) {
-        const R old = vmax[i];
-        vv = (old > vi || old != old) ? old : vi;  // torch.maximum (NaN propagates)
-        vmax[i] = vv;
-      }
-      const R denom = std::sqrt(vv) / bc2_sqrt + eps;
-      p[i] = pi - step_size * mi / denom;
-    }
+    for (std::int64_t i = b; i < e; ++i)
+      adam_update(p[i], g[i], m[i], v[i], kAms ? vmax + i : nullptr, c, kAms, kL2, kLerpLow);
   });
 }
 }  // namespace
@@ -272,35 +246,44 @@ Tensor Adam::step(std::function<Tensor()> closure) {
       StateDict& st = mutable_state(p);
       if (st.empty()) {
         st["step"] = zeros({}, float64);
-        st["exp_avg"] = zeros(p.shape(), p.dtype());
-        st["exp_avg_sq"] = zeros(p.shape(), p.dtype());
+        st["exp_avg"] = zeros(p.shape(), p.dtype(), p.device());
+        st["exp_avg_sq"] = zeros(p.shape(), p.dtype(), p.device());
       }
-      if (o.amsgrad() && !st.count("max_exp_avg_sq")) st["max_exp_avg_sq"] = zeros(p.shape(), p.dtype());
+      if (o.amsgrad() && !st.count("max_exp_avg_sq")) st["max_exp_avg_sq"] = zeros(p.shape(), p.dtype(), p.device());
+      for (const char* key : {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"}) {  // state loaded on another device
+        auto it = st.find(key);
+        if (it != st.end() && it->second.device() != p.device()) it->second = it->second.to(p.device());
+      }
       double& step = *st["step"].data<double>();
       step += 1;
-      AdamScalars s{};
-      s.lr = o.lr();
-      s.beta1 = beta1;
-      s.beta2 = beta2;
-      s.eps = o.eps();
-      s.wd = o.weight_decay();
-      s.step_size = o.lr() / (1 - std::pow(beta1, step));
-      s.bc2_sqrt = std::sqrt(1 - std::pow(beta2, step));
-      s.amsgrad = o.amsgrad();
-      s.maximize = o.maximize();
-      s.decoupled = decoupled_;
+      AdamCoeffs<double> c{};
+      c.w1 = 1 - beta1;
+      c.b2 = beta2;
+      c.one_m_b2 = 1 - beta2;
+      c.wd = o.weight_decay();
+      c.eps = o.eps();
+      c.decay = decoupled_ ? 1 - o.lr() * o.weight_decay() : 1.0;  // 1 leaves p exact
+      c.step_size = o.lr() / (1 - std::pow(beta1, step));
+      c.bc2_sqrt = std::sqrt(1 - std::pow(beta2, step));
+      c.sign = o.maximize() ? -1.0 : 1.0;
+      const bool l2 = !decoupled_ && o.weight_decay() != 0;
       Tensor m = st["exp_avg"], v = st["exp_avg_sq"];
       Tensor vmax = o.amsgrad() ? st["max_exp_avg_sq"] : Tensor();
       detail::Writable w(p);
       detail::visit_real(p.dtype(), [&](auto tag) {
         using R = decltype(tag);
+        const bool low = static_cast<R>(1 - beta1) < R(0.5);
+        if (p.device().is_cuda()) {
+          cuda::detail::adam_step(w.work, g, m, v, vmax, c, vmax.defined(), l2, low);
+          return;
+        }
         R* vm = vmax.defined() ? detail::real_ptr<R>(vmax) : nullptr;
         with_bool(vm != nullptr, [&](auto ams) {
-          with_bool(!decoupled_ && s.wd != 0, [&](auto l2) {
-            with_bool(static_cast<R>(1 - beta1) < R(0.5), [&](auto low) {
-              adam_kernel<R, decltype(ams)::value, decltype(l2)::value, decltype(low)::value>(
+          with_bool(l2, [&](auto l2c) {
+            with_bool(low, [&](auto lowc) {
+              adam_kernel<R, decltype(ams)::value, decltype(l2c)::value, decltype(lowc)::value>(
                   detail::real_ptr<R>(w.work), detail::real_ptr<R>(g), detail::real_ptr<R>(m), detail::real_ptr<R>(v), vm,
-                  detail::real_numel(p), s);
+                  detail::real_numel(p), c);
             });
           });
         });

@@ -1,0 +1,199 @@
+// src/cuda/conv.cu - im2col/col2im for CUDA convolutions and the per-mode complex channel contraction
+// of spectral convolutions (Note [cuda conv kernels]).
+//
+// Note [cuda conv kernels]
+// im2col writes one column entry per thread (row r = (n*C + c)*K + kidx, column o; Note [unfold
+// layout] in src/nn/conv_kernels.cpp), reading x or writing zero where the tap falls in the padding.
+// It only moves elements, so it is instantiated per element size (4, 8, 16 bytes) rather than per
+// dtype. col2im gathers instead of scattering: one thread per input element (and real component)
+// walks the K kernel taps in order, finds the one output position per dim that reads it (if any),
+// and sums those column entries - no atomics, deterministic, and the same summation order as the CPU
+// fold (rows in kernel-tap order).
+//
+// Spectral mix: out[b,o,k] = sum_i x[b,i,k] w[i,o,k] on contiguous (B, I, K), (I, O, K) operands,
+// one thread per (b, o, k) with k fastest. Considered: a strided-batched complex gemm over the K
+// modes (cublasCgemmStridedBatched), which needs x, w and the result in mode-major (K, B, I) /
+// (K, I, O) / (K, B, O) layouts, i.e. three extra permuting copies of tensors as large as the
+// operands, and then runs K tiny gemms (B x I x O = 20..32 x 32..64 x 32..64) well below the sizes
+// cuBLAS tiles well. At FNO shapes the contraction does ~1-4 complex multiply-adds per loaded byte
+// and the operands (a few MB) sit in L2, so the direct kernel, which reads the spectra in the
+// layout rfftn and narrow/cat produce (modes contiguous, coalesced over k), does the work in one
+// pass with no permutes; the forward and both gradients (grad_x = mix(g, conj(w)^T), grad_w =
+// mix(conj(x)^T, g), see src/nn/spectral_mix.cpp) are the same kernel on transposed operands.
+#include <cuda_runtime_api.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "cuda/nn_kernels.hpp"
+#include "phasor/error.hpp"
+
+namespace phasor::cuda {
+namespace {
+
+constexpr int kThreads = 256;
+
+unsigned blocks_for(std::int64_t n) {
+  return static_cast<unsigned>(std::clamp<std::int64_t>((n + kThreads - 1) / kThreads, 1, 65535));
+}
+
+void check_launch(const char* what) {
+  const cudaError_t e = cudaGetLastError();
+  if (e != cudaSuccess)
+    throw Error("cuda", std::string("launch of the ") + what + " kernel failed: " + cudaGetErrorName(e) + ": " +
+                            cudaGetErrorString(e));
+}
+
+struct alignas(16) Bytes16 {
+  unsigned long long lo, hi;
+};
+
+template <class E>
+__global__ void im2col_kernel(const E* __restrict__ x, E* __restrict__ cols, ConvGeo g, std::int64_t K, std::int64_t L,
+                              std::int64_t P, std::int64_t total) {
+  const std::int64_t step = static_cast<std::int64_t>(blockDim.x) * gridDim.x;
+  for (std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += step) {
+    const std::int64_t o = idx % L, r = idx / L;
+    const std::int64_t kidx = r % K, nc = r / K;
+    std::int64_t orem = o, krem = kidx, off = 0, mult = 1;
+    bool inside = true;
+    for (int d = g.nd - 1; d >= 0; --d) {
+      const std::int64_t od = orem % g.out[d], kd = krem % g.kernel[d];
+      orem /= g.out[d];
+      krem /= g.kernel[d];
+      const std::int64_t i = od * g.stride[d] + kd * g.dilation[d] - g.pad[d];
+      inside = inside && i >= 0 && i < g.in[d];
+      off += i * mult;
+      mult *= g.in[d];
+    }
+    cols[idx] = inside ? x[nc * P + off] : E{};
+  }
+}
+
+template <class R>
+__global__ void col2im_kernel(const R* __restrict__ cols, R* __restrict__ y, ConvGeo g, std::int64_t K, std::int64_t L,
+                              std::int64_t P, int comps, std::int64_t total) {
+  const std::int64_t step = static_cast<std::int64_t>(blockDim.x) * gridDim.x;
+  for (std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += step) {
+    const std::int64_t j = idx % comps, e = idx / comps;
+    const std::int64_t p = e % P, nc = e / P;
+    std::int64_t pos[kMaxConvDims] = {};
+    std::int64_t prem = p;
+    for (int d = g.nd - 1; d >= 0; --d) {
+      pos[d] = prem % g.in[d];
+      prem /= g.in[d];
+    }
+    R acc = R(0);
+    for (std::int64_t kidx = 0; kidx < K; ++kidx) {
+      std::int64_t krem = kidx, o = 0, mult = 1;
+      bool hit = true;
+      for (int d = g.nd - 1; d >= 0; --d) {
+        const std::int64_t kd = krem % g.kernel[d];
+        krem /= g.kernel[d];
+        const std::int64_t t = pos[d] + g.pad[d] - kd * g.dilation[d];  // = od * stride
+        if (t < 0 || t % g.stride[d] != 0 || t / g.stride[d] >= g.out[d]) {
+          hit = false;
+          break;
+        }
+        o += (t / g.stride[d]) * mult;
+        mult *= g.out[d];
+      }
+      if (hit) acc += cols[((nc * K + kidx) * L + o) * comps + j];
+    }
+    y[idx] = acc;
+  }
+}
+
+template <class R>
+struct alignas(2 * sizeof(R)) Cplx {
+  R re, im;
+};
+
+template <class R>
+__global__ void mix_kernel(const Cplx<R>* __restrict__ x, const Cplx<R>* __restrict__ w, Cplx<R>* __restrict__ out,
+                           std::int64_t B, std::int64_t I, std::int64_t O, std::int64_t K) {
+  const std::int64_t total = B * O * K;
+  const std::int64_t step = static_cast<std::int64_t>(blockDim.x) * gridDim.x;
+  for (std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += step) {
+    const std::int64_t k = idx % K, t = idx / K;
+    const std::int64_t o = t % O, b = t / O;
+    const Cplx<R>* xp = x + b * I * K + k;
+    const Cplx<R>* wp = w + o * K + k;
+    R re = 0, im = 0;
+    for (std::int64_t i = 0; i < I; ++i) {
+      const Cplx<R> a = xp[i * K], c = wp[i * O * K];
+      re += a.re * c.re - a.im * c.im;
+      im += a.re * c.im + a.im * c.re;
+    }
+    out[idx] = Cplx<R>{re, im};
+  }
+}
+
+}  // namespace
+
+void im2col(const void* x, void* cols, std::int64_t NC, const ConvGeo& g, int elem_bytes, void* stream) {
+  std::int64_t K = 1, L = 1, P = 1;
+  for (int d = 0; d < g.nd; ++d) {
+    K *= g.kernel[d];
+    L *= g.out[d];
+    P *= g.in[d];
+  }
+  const std::int64_t total = NC * K * L;
+  if (total == 0) return;
+  const auto s = static_cast<cudaStream_t>(stream);
+  switch (elem_bytes) {
+    case 4:
+      im2col_kernel<unsigned int><<<blocks_for(total), kThreads, 0, s>>>(
+          static_cast<const unsigned int*>(x), static_cast<unsigned int*>(cols), g, K, L, P, total);
+      break;
+    case 8:
+      im2col_kernel<unsigned long long><<<blocks_for(total), kThreads, 0, s>>>(
+          static_cast<const unsigned long long*>(x), static_cast<unsigned long long*>(cols), g, K, L, P, total);
+      break;
+    case 16:
+      im2col_kernel<Bytes16><<<blocks_for(total), kThreads, 0, s>>>(static_cast<const Bytes16*>(x),
+                                                                   static_cast<Bytes16*>(cols), g, K, L, P, total);
+      break;
+    default:
+      throw Error("unfold", "no CUDA im2col for " + std::to_string(elem_bytes) + "-byte elements");
+  }
+  check_launch("im2col");
+}
+
+void col2im(const void* cols, void* y, std::int64_t NC, const ConvGeo& g, bool is_double, int comps, void* stream) {
+  std::int64_t K = 1, L = 1, P = 1;
+  for (int d = 0; d < g.nd; ++d) {
+    K *= g.kernel[d];
+    L *= g.out[d];
+    P *= g.in[d];
+  }
+  const std::int64_t total = NC * P * comps;
+  if (total == 0) return;
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (is_double)
+    col2im_kernel<double><<<blocks_for(total), kThreads, 0, s>>>(static_cast<const double*>(cols),
+                                                                static_cast<double*>(y), g, K, L, P, comps, total);
+  else
+    col2im_kernel<float><<<blocks_for(total), kThreads, 0, s>>>(static_cast<const float*>(cols),
+                                                               static_cast<float*>(y), g, K, L, P, comps, total);
+  check_launch("col2im");
+}
+
+void spectral_mix(const void* x, const void* w, void* out, std::int64_t B, std::int64_t I, std::int64_t O,
+                  std::int64_t K, bool is_double, void* stream) {
+  const std::int64_t total = B * O * K;
+  if (total == 0) return;
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (is_double)
+    mix_kernel<double><<<blocks_for(total), kThreads, 0, s>>>(static_cast<const Cplx<double>*>(x),
+                                                             static_cast<const Cplx<double>*>(w),
+                                                             static_cast<Cplx<double>*>(out), B, I, O, K);
+  else
+    mix_kernel<float><<<blocks_for(total), kThreads, 0, s>>>(static_cast<const Cplx<float>*>(x),
+                                                            static_cast<const Cplx<float>*>(w),
+                                                            static_cast<Cplx<float>*>(out), B, I, O, K);
+  check_launch("spectral_mix");
+}
+
+}  // namespace phasor::cuda

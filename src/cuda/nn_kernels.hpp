@@ -1,0 +1,44 @@
+// src/cuda/nn_kernels.hpp - raw launches of the nn layer's CUDA kernels (im2col/col2im and the
+// spectral mode mix in conv.cu, the fused optimizer updates in optim.cu). Plain C++, no CUDA types:
+// pointers are device memory, `stream` is a cudaStream_t; the Tensor-level glue is src/cuda/nn_ops.cpp.
+#pragma once
+#include <cstdint>
+
+#include "nn/optim/update_rules.hpp"
+
+namespace phasor::cuda {
+
+/// Most spatial dims of a CUDA convolution.
+inline constexpr int kMaxConvDims = 3;
+
+/// Sliding-window geometry (Note [unfold layout] in src/nn/conv_kernels.cpp), nd <= kMaxConvDims.
+struct ConvGeo {
+  int nd = 0;                                ///< spatial dims
+  std::int64_t in[kMaxConvDims] = {};        ///< input sizes (unpadded)
+  std::int64_t out[kMaxConvDims] = {};       ///< window positions per dim
+  std::int64_t kernel[kMaxConvDims] = {};    ///< window sizes
+  std::int64_t stride[kMaxConvDims] = {};    ///< window steps
+  std::int64_t dilation[kMaxConvDims] = {};  ///< tap spacing
+  std::int64_t pad[kMaxConvDims] = {};       ///< zero padding before the input
+};
+
+/// cols (NC*K, L) = unfold of x (NC, *in), contiguous; elements of `elem_bytes` (4, 8 or 16) bytes.
+void im2col(const void* x, void* cols, std::int64_t NC, const ConvGeo& g, int elem_bytes, void* stream);
+/// y (NC, *in) = fold of cols (NC*K, L) (overlaps summed), contiguous; R = float (double when
+/// `is_double`), `comps` = 2 for complex elements (interleaved), else 1.
+void col2im(const void* cols, void* y, std::int64_t NC, const ConvGeo& g, bool is_double, int comps, void* stream);
+/// out[b,o,k] = sum_i x[b,i,k] w[i,o,k] for contiguous complex x (B, I, K), w (I, O, K), out (B, O, K);
+/// complex128 when `is_double`, else complex64.
+void spectral_mix(const void* x, const void* w, void* out, std::int64_t B, std::int64_t I, std::int64_t O,
+                  std::int64_t K, bool is_double, void* stream);
+
+/// sgd_update (update_rules.hpp) over n real components of contiguous p, g, buf (buf may be null
+/// without momentum); R = double when `is_double`, else float (coefficients cast as the CPU casts them).
+void sgd_step(bool is_double, void* p, const void* g, void* buf, std::int64_t n,
+              const optim::detail::SgdCoeffs<double>& c, bool wd, bool momentum, bool nesterov, bool first,
+              void* stream);
+/// adam_update over n real components of contiguous p, g, m, v, vmax (vmax null without amsgrad).
+void adam_step(bool is_double, void* p, const void* g, void* m, void* v, void* vmax, std::int64_t n,
+               const optim::detail::AdamCoeffs<double>& c, bool amsgrad, bool l2, bool lerp_low, void* stream);
+
+}  // namespace phasor::cuda

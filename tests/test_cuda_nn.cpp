@@ -1,0 +1,417 @@
+// CPU-vs-GPU agreement of the nn layer on CUDA tensors: convolutions (src/cuda/conv.cu + cuBLAS),
+// unfold/fold, spectral_mix and SpectralConv, the fused optimizer updates (src/cuda/optim.cu),
+// gradient clipping, normalization, and one FNO training step. Every case needs a GPU: without one
+// doctest reports them as skipped. (The shared update formulas of src/nn/optim/update_rules.hpp
+// run on the CPU in every build: test_optim.cpp checks them against closed forms.)
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <complex>
+#include <functional>
+#include <limits>
+#include <memory>
+#include <phasor/phasor.hpp>
+#include <string>
+#include <vector>
+
+using namespace phasor;
+namespace F = phasor::nn::functional;
+
+namespace {
+
+const bool kGpu = cuda::is_available();
+const Device kDev = Device::cuda(0);
+
+/// max |a - b| / max(1e-30, max |b|), both moved to the CPU, in float64 (complex: on the modulus).
+double rel_diff(const Tensor& a, const Tensor& b) {
+  const Tensor x = a.to(Device::cpu()), y = b.to(Device::cpu());
+  REQUIRE(x.shape() == y.shape());
+  REQUIRE(x.dtype() == y.dtype());
+  if (x.numel() == 0) return 0;
+  const double d = (x - y).abs().to(float64).max().item<double>();
+  const double m = y.abs().to(float64).max().item<double>();
+  return d / std::max(m, 1e-30);
+}
+
+/// Random values of dtype dt and shape s on the CPU.
+Tensor sample(const Shape& s, Dtype dt) {
+  const Tensor r = randn(s, float64);
+  if (is_complex(dt)) return complex(r, randn(s, float64)).to(dt);
+  return r.to(dt);
+}
+
+double tol(Dtype dt) { return dt == Dtype::Float32 || dt == Dtype::Complex64 ? 2e-5 : 1e-11; }
+
+/// A CPU leaf and its CUDA copy (both requiring grad).
+struct Pair {
+  Tensor cpu, gpu;
+};
+Pair leaf_pair(const Shape& s, Dtype dt) {
+  const Tensor v = sample(s, dt);
+  Pair p{v.clone(), v.to(kDev)};
+  p.cpu.requires_grad_();
+  p.gpu.requires_grad_();
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("cuda nn: conv1d/2d/3d forward and gradients agree with the CPU" * doctest::skip(!kGpu)) {
+  manual_seed(11);
+  struct Case {
+    int nd;
+    std::int64_t C, O, k, stride, pad, dil, groups;
+    bool bias;
+  };
+  const std::vector<Case> cases = {
+      {1, 4, 6, 1, 1, 0, 1, 1, true},   // pointwise (ChannelLinear's path)
+      {1, 4, 6, 3, 1, 1, 1, 1, true},   {1, 4, 6, 3, 2, 2, 2, 2, false}, {1, 6, 6, 5, 3, 0, 1, 3, true},
+      {2, 4, 6, 1, 1, 0, 1, 2, true},   {2, 3, 4, 3, 1, 1, 1, 1, true},  {2, 4, 4, 3, 2, 1, 2, 2, false},
+      {2, 4, 8, 2, 2, 0, 1, 4, true},   {3, 2, 4, 3, 1, 1, 1, 1, true},  {3, 4, 4, 2, 2, 1, 2, 2, false},
+  };
+  for (Dtype dt : {float32, float64, complex64}) {
+    for (const Case& c : cases) {
+      CAPTURE(dt);
+      CAPTURE(c.nd);
+      CAPTURE(c.k);
+      CAPTURE(c.stride);
+      CAPTURE(c.pad);
+      CAPTURE(c.dil);
+      CAPTURE(c.groups);
+      Shape xs{3, c.C}, ws{c.O, c.C / c.groups};
+      for (int d = 0; d < c.nd; ++d) {
+        xs.push_back(c.nd == 3 ? 7 : 11 - d);
+        ws.push_back(c.k);
+      }
+      Pair x = leaf_pair(xs, dt), w = leaf_pair(ws, dt), b = leaf_pair({c.O}, dt);
+      auto run = [&](const Tensor& xx, const Tensor& ww, const Tensor& bb) {
+        const Tensor bias = c.bias ? bb : Tensor();
+        if (c.nd == 1) return F::conv1d(xx, ww, bias, c.stride, c.pad, c.dil, c.groups);
+        if (c.nd == 2) return F::conv2d(xx, ww, bias, c.stride, c.pad, c.dil, c.groups);
+        return F::conv3d(xx, ww, bias, c.stride, c.pad, c.dil, c.groups);
+      };
+      const Tensor yc = run(x.cpu, w.cpu, b.cpu), yg = run(x.gpu, w.gpu, b.gpu);
+      CHECK(yg.device() == kDev);
+      CHECK(rel_diff(yg, yc) <= tol(dt));
+      const Tensor go = sample(yc.shape(), dt);
+      yc.backward(go);
+      yg.backward(go.to(kDev));
+      CHECK(rel_diff(x.gpu.grad(), x.cpu.grad()) <= tol(dt));
+      CHECK(rel_diff(w.gpu.grad(), w.cpu.grad()) <= tol(dt));
+      if (c.bias) CHECK(rel_diff(b.gpu.grad(), b.cpu.grad()) <= tol(dt));
+    }
+  }
+}
+
+TEST_CASE("cuda nn: conv 'same' padding, unbatched input and double backward agree" * doctest::skip(!kGpu)) {
+  manual_seed(12);
+  Pair x = leaf_pair({3, 9, 8}, float64), w = leaf_pair({5, 3, 3, 2}, float64);
+  const Tensor yc = F::conv2d(x.cpu, w.cpu, Tensor(), 1, nn::Padding("same"), {2, 1});
+  const Tensor yg = F::conv2d(x.gpu, w.gpu, Tensor(), 1, nn::Padding("same"), {2, 1});
+  CHECK(rel_diff(yg, yc) <= 1e-11);
+  // grad of a grad: the three conv primitives are each other's gradients on the device too
+  const Tensor gc = autodiff::grad({yc.square().sum()}, {x.cpu}, {}, std::nullopt, true)[0];
+  const Tensor gg = autodiff::grad({yg.square().sum()}, {x.gpu}, {}, std::nullopt, true)[0];
+  CHECK(rel_diff(gg, gc) <= 1e-11);
+  gc.square().sum().backward();
+  gg.square().sum().backward();
+  CHECK(rel_diff(w.gpu.grad(), w.cpu.grad()) <= 1e-11);
+}
+
+TEST_CASE("cuda nn: unfold and fold agree with the CPU" * doctest::skip(!kGpu)) {
+  manual_seed(13);
+  for (Dtype dt : {float32, complex128}) {
+    CAPTURE(dt);
+    Pair x = leaf_pair({2, 3, 9, 10}, dt);
+    const Tensor uc = F::unfold(x.cpu, {3, 2}, {1, 2}, {1, 0}, {2, 1});
+    const Tensor ug = F::unfold(x.gpu, {3, 2}, {1, 2}, {1, 0}, {2, 1});
+    CHECK(rel_diff(ug, uc) <= tol(dt));
+    const Tensor fc = F::fold(uc, {9, 10}, {3, 2}, {1, 2}, {1, 0}, {2, 1});
+    const Tensor fg = F::fold(ug, {9, 10}, {3, 2}, {1, 2}, {1, 0}, {2, 1});
+    CHECK(rel_diff(fg, fc) <= tol(dt));
+    const Tensor go = sample(fc.shape(), dt);
+    fc.backward(go);
+    fg.backward(go.to(kDev));
+    CHECK(rel_diff(x.gpu.grad(), x.cpu.grad()) <= tol(dt));
+  }
+}
+
+TEST_CASE("cuda nn: conv errors name mixed devices" * doctest::skip(!kGpu)) {
+  const Tensor x = randn({2, 3, 8}).to(kDev), w = randn({4, 3, 3});
+  CHECK_THROWS_WITH_AS(F::conv1d(x, w), doctest::Contains("[conv1d] expected weight on the input's device cuda:0"),
+                       Error);
+  CHECK_THROWS_WITH_AS(F::conv1d(x, w.to(kDev), randn({4})), doctest::Contains("expected bias on the input's device"),
+                       Error);
+  // the CUDA im2col takes up to 3 spatial dims
+  const Tensor x4 = randn({1, 2, 3, 3, 3, 3}).to(kDev);
+  CHECK_THROWS_WITH_AS(F::unfold_nd(x4, {2, 2, 2, 2}), doctest::Contains("CUDA convolutions take 1 to 3 spatial dims"),
+                       Error);
+  // spectral_mix and clip_grad_norm_ name mixed devices
+  const Tensor a = complex(randn({2, 3, 4}), randn({2, 3, 4})), b = complex(randn({3, 2, 4}), randn({3, 2, 4}));
+  CHECK_THROWS_WITH_AS(F::spectral_mix(a.to(kDev), b), doctest::Contains("[spectral_mix] expected x and w on one device"),
+                       Error);
+  Tensor p0 = zeros({3}).requires_grad_(), p1 = zeros({3}, float32, kDev).requires_grad_();
+  p0.set_grad(ones({3}));
+  p1.set_grad(ones({3}, float32, kDev));
+  CHECK_THROWS_WITH_AS(optim::clip_grad_norm_({p0, p1}, 1.0),
+                       doctest::Contains("[clip_grad_norm_] expected all gradients on one device"), Error);
+  CHECK(p0.grad().sum().item<double>() == 3);  // inputs unchanged
+}
+
+TEST_CASE("cuda nn: spectral_mix and its gradients agree with the CPU" * doctest::skip(!kGpu)) {
+  manual_seed(14);
+  for (Dtype dt : {complex64, complex128}) {
+    CAPTURE(dt);
+    Pair x = leaf_pair({5, 4, 6, 7}, dt), w = leaf_pair({4, 3, 6, 7}, dt);
+    // a strided operand (a narrowed spectrum) as SpectralConv produces
+    const Tensor yc = F::spectral_mix(x.cpu.narrow(3, 1, 5), w.cpu.narrow(3, 0, 5));
+    const Tensor yg = F::spectral_mix(x.gpu.narrow(3, 1, 5), w.gpu.narrow(3, 0, 5));
+    CHECK(rel_diff(yg, yc) <= tol(dt));
+    const Tensor go = sample(yc.shape(), dt);
+    yc.backward(go);
+    yg.backward(go.to(kDev));
+    CHECK(rel_diff(x.gpu.grad(), x.cpu.grad()) <= tol(dt));
+    CHECK(rel_diff(w.gpu.grad(), w.cpu.grad()) <= tol(dt));
+  }
+  // against a naive long double loop on one mode
+  const Tensor x = sample({2, 3, 4}, complex128), w = sample({3, 2, 4}, complex128);
+  const Tensor y = F::spectral_mix(x.to(kDev), w.to(kDev)).to(Device::cpu());
+  for (std::int64_t b = 0; b < 2; ++b)
+    for (std::int64_t o = 0; o < 2; ++o) {
+      std::complex<long double> acc = 0;
+      for (std::int64_t i = 0; i < 3; ++i) {
+        const auto xv = x.select(0, b).select(0, i).select(0, 2).item<std::complex<double>>();
+        const auto wv = w.select(0, i).select(0, o).select(0, 2).item<std::complex<double>>();
+        acc += std::complex<long double>(xv.real(), xv.imag()) * std::complex<long double>(wv.real(), wv.imag());
+      }
+      const auto yv = y.select(0, b).select(0, o).select(0, 2).item<std::complex<double>>();
+      CHECK(std::abs(std::complex<long double>(yv.real(), yv.imag()) - acc) <= 1e-13L);
+    }
+}
+
+TEST_CASE("cuda nn: SpectralConv 1-D and 2-D forward and backward agree with the CPU" * doctest::skip(!kGpu)) {
+  // the truncated-DFT product path (modes <= 48 on the last dim) and the rfftn path (modes 50)
+  const std::vector<std::pair<std::vector<std::int64_t>, Shape>> cases = {
+      {{6}, {16}}, {{5, 4}, {16, 14}}, {{40}, {96}}, {{50}, {128}}, {{4, 50}, {12, 128}}};
+  for (const auto& [modes, grid] : cases) {
+    CAPTURE(modes.size());
+    CAPTURE(modes.back());
+    manual_seed(15);
+    nn::SpectralConv mc(nn::SpectralConvOptions(3, 4, modes).bias(true));
+    manual_seed(15);
+    nn::SpectralConv mg(nn::SpectralConvOptions(3, 4, modes).bias(true));
+    mg.weight.set_grad(ones(mg.weight.shape(), mg.weight.dtype()));
+    mg.to(kDev);
+    REQUIRE(mg.weight.grad().defined());
+    CHECK(mg.weight.grad().device() == kDev);  // Module::to moves accumulated gradients too
+    mg.weight.set_grad(Tensor());
+    Shape xs{2, 3};
+    xs.insert(xs.end(), grid.begin(), grid.end());
+    Pair x = leaf_pair(xs, float32);
+    const Tensor yc = mc.forward(x.cpu), yg = mg.forward(x.gpu);
+    CHECK(yg.device() == kDev);
+    CHECK(rel_diff(yg, yc) <= 2e-5);
+    const Tensor go = sample(yc.shape(), float32);
+    yc.backward(go);
+    yg.backward(go.to(kDev));
+    CHECK(rel_diff(x.gpu.grad(), x.cpu.grad()) <= 2e-5);
+    const auto pc = mc.named_parameters(), pg = mg.named_parameters();
+    REQUIRE(pc.size() == pg.size());
+    for (std::size_t i = 0; i < pc.size(); ++i) {
+      CAPTURE(pc[i].first);
+      CHECK(rel_diff(pg[i].second.grad(), pc[i].second.grad()) <= 2e-5);
+    }
+  }
+}
+
+TEST_CASE("cuda nn: SGD, Adam and AdamW steps agree with the CPU over several steps" * doctest::skip(!kGpu)) {
+  manual_seed(16);
+  using Make = std::function<std::unique_ptr<optim::Optimizer>(std::vector<Tensor>)>;
+  std::vector<std::pair<std::string, Make>> makers = {
+      {"sgd", [](std::vector<Tensor> p) { return std::make_unique<optim::SGD>(p, optim::SGDOptions(0.1)); }},
+      {"sgd wd momentum dampening",
+       [](std::vector<Tensor> p) {
+         return std::make_unique<optim::SGD>(
+             p, optim::SGDOptions(0.05).momentum(0.9).dampening(0.2).weight_decay(0.01));
+       }},
+      {"sgd nesterov maximize",
+       [](std::vector<Tensor> p) {
+         return std::make_unique<optim::SGD>(p, optim::SGDOptions(0.05).momentum(0.8).nesterov(true).maximize(true));
+       }},
+      {"adam", [](std::vector<Tensor> p) { return std::make_unique<optim::Adam>(p, optim::AdamOptions(1e-2)); }},
+      {"adam l2 amsgrad",
+       [](std::vector<Tensor> p) {
+         return std::make_unique<optim::Adam>(p, optim::AdamOptions(1e-2).weight_decay(0.1).amsgrad(true));
+       }},
+      {"adam betas maximize",
+       [](std::vector<Tensor> p) {
+         return std::make_unique<optim::Adam>(
+             p, optim::AdamOptions(1e-2).betas({0.3, 0.99}).eps(1e-6).maximize(true));
+       }},
+      {"adamw", [](std::vector<Tensor> p) { return std::make_unique<optim::AdamW>(p, optim::AdamWOptions(1e-2)); }},
+      {"adamw amsgrad",
+       [](std::vector<Tensor> p) {
+         return std::make_unique<optim::AdamW>(p, optim::AdamWOptions(1e-2).weight_decay(0.2).amsgrad(true));
+       }},
+  };
+  for (Dtype dt : {float32, float64, complex64}) {
+    for (const auto& [name, make] : makers) {
+      CAPTURE(name);
+      CAPTURE(dt);
+      const Tensor a0 = sample({33, 7}, dt), b0 = sample({5}, dt);
+      std::vector<Tensor> pc{a0.clone().requires_grad_(), b0.clone().requires_grad_()};
+      std::vector<Tensor> pg{a0.to(kDev).requires_grad_(), b0.to(kDev).requires_grad_()};
+      auto oc = make(pc), og = make(pg);
+      for (int step = 0; step < 4; ++step) {
+        for (std::size_t i = 0; i < pc.size(); ++i) {
+          const Tensor g = sample(pc[i].shape(), dt);
+          pc[i].set_grad(g);
+          pg[i].set_grad(g.to(kDev));
+        }
+        oc->step();
+        og->step();
+        for (std::size_t i = 0; i < pc.size(); ++i) {
+          CHECK(pg[i].device() == kDev);
+          CHECK(rel_diff(pg[i].detach(), pc[i].detach()) <= tol(dt));
+        }
+      }
+      // the optimizer state lives on the parameter's device
+      for (const auto& kv : og->state_dict())
+        if (kv.second.defined() && kv.second.dim() > 0) CHECK(kv.second.device() == kDev);
+    }
+  }
+}
+
+TEST_CASE("cuda nn: LBFGS rejects CUDA parameters; a gradient on another device is named" * doctest::skip(!kGpu)) {
+  std::vector<Tensor> p{randn({3}).to(kDev).requires_grad_()};
+  CHECK_THROWS_WITH_AS(optim::LBFGS(p, optim::LBFGSOptions()), doctest::Contains("[optim.LBFGS]"), Error);
+  optim::Adam adam(p, optim::AdamOptions(0.1));
+  p[0].set_grad(ones({3}));
+  const Tensor before = p[0].detach().to(Device::cpu());
+  CHECK_THROWS_WITH_AS(adam.step(), doctest::Contains("[optim.Adam] gradient on cpu but its parameter on cuda:0"),
+                       Error);
+  CHECK(rel_diff(p[0].detach(), before) == 0);
+}
+
+TEST_CASE("cuda nn: clip_grad_norm_ and clip_grad_value_ on CUDA gradients" * doctest::skip(!kGpu)) {
+  manual_seed(17);
+  for (Dtype dt : {float32, complex128}) {
+    for (double p : {2.0, 1.0, 3.0, std::numeric_limits<double>::infinity()}) {
+      CAPTURE(dt);
+      CAPTURE(p);
+      const Tensor g0 = sample({20, 3}, dt), g1 = sample({7}, dt);
+      std::vector<Tensor> pc{zeros({20, 3}, dt).requires_grad_(), zeros({7}, dt).requires_grad_()};
+      std::vector<Tensor> pg{zeros({20, 3}, dt, kDev).requires_grad_(), zeros({7}, dt, kDev).requires_grad_()};
+      pc[0].set_grad(g0.clone());
+      pc[1].set_grad(g1.clone());
+      pg[0].set_grad(g0.to(kDev));
+      pg[1].set_grad(g1.to(kDev));
+      const Tensor nc = optim::clip_grad_norm_(pc, 0.5, p), ng = optim::clip_grad_norm_(pg, 0.5, p);
+      CHECK(ng.device() == kDev);
+      CHECK(rel_diff(ng, nc) <= tol(dt));
+      CHECK(rel_diff(pg[0].grad(), pc[0].grad()) <= tol(dt));
+      CHECK(rel_diff(pg[1].grad(), pc[1].grad()) <= tol(dt));
+    }
+    const Tensor g = sample({40}, dt);
+    Tensor qc = zeros({40}, dt).requires_grad_(), qg = zeros({40}, dt, kDev).requires_grad_();
+    qc.set_grad(g.clone());
+    qg.set_grad(g.to(kDev));
+    optim::clip_grad_value_(qc, 0.3);
+    optim::clip_grad_value_(qg, 0.3);
+    CHECK(rel_diff(qg.grad(), qc.grad()) == 0);
+  }
+}
+
+TEST_CASE("cuda nn: layer, group and batch norm agree with the CPU" * doctest::skip(!kGpu)) {
+  manual_seed(18);
+  for (Dtype dt : {float32, float64}) {
+    CAPTURE(dt);
+    Pair x = leaf_pair({4, 6, 5, 3}, dt), w = leaf_pair({6}, dt), b = leaf_pair({6}, dt);
+    Pair lw = leaf_pair({5, 3}, dt);
+    using Fn = std::function<Tensor(const Tensor&, const Tensor&, const Tensor&, const Tensor&)>;
+    const std::vector<std::pair<std::string, Fn>> fns = {
+        {"layer_norm", [](const Tensor& xx, const Tensor&, const Tensor&, const Tensor& l) {
+           return F::layer_norm(xx, {5, 3}, l);
+         }},
+        {"group_norm", [](const Tensor& xx, const Tensor& ww, const Tensor& bb, const Tensor&) {
+           return F::group_norm(xx, 3, ww, bb);
+         }},
+        {"batch_norm", [](const Tensor& xx, const Tensor& ww, const Tensor& bb, const Tensor&) {
+           return F::batch_norm(xx, Tensor(), Tensor(), ww, bb, true);
+         }},
+        {"instance_norm", [](const Tensor& xx, const Tensor& ww, const Tensor& bb, const Tensor&) {
+           return F::instance_norm(xx, Tensor(), Tensor(), ww, bb, true);
+         }},
+    };
+    for (const auto& [name, f] : fns) {
+      CAPTURE(name);
+      for (Pair* p : {&x, &w, &b, &lw}) {
+        p->cpu.set_grad(Tensor());
+        p->gpu.set_grad(Tensor());
+      }
+      const Tensor yc = f(x.cpu, w.cpu, b.cpu, lw.cpu), yg = f(x.gpu, w.gpu, b.gpu, lw.gpu);
+      CHECK(rel_diff(yg, yc) <= 10 * tol(dt));
+      const Tensor go = sample(yc.shape(), dt);
+      yc.backward(go);
+      yg.backward(go.to(kDev));
+      CHECK(rel_diff(x.gpu.grad(), x.cpu.grad()) <= 10 * tol(dt));
+      if (name == "layer_norm") {
+        CHECK(rel_diff(lw.gpu.grad(), lw.cpu.grad()) <= 10 * tol(dt));
+      } else {
+        CHECK(rel_diff(w.gpu.grad(), w.cpu.grad()) <= 10 * tol(dt));
+        CHECK(rel_diff(b.gpu.grad(), b.cpu.grad()) <= 10 * tol(dt));
+      }
+    }
+    // running statistics follow the batch on the device
+    const Tensor rm0 = sample({6}, dt), rv0 = sample({6}, dt).abs();
+    Tensor rmc = rm0.clone(), rvc = rv0.clone(), rmg = rm0.to(kDev), rvg = rv0.to(kDev);
+    NoGradGuard ng;
+    F::batch_norm(x.cpu, rmc, rvc, Tensor(), Tensor(), true);
+    F::batch_norm(x.gpu, rmg, rvg, Tensor(), Tensor(), true);
+    CHECK(rel_diff(rmg, rmc) <= 10 * tol(dt));
+    CHECK(rel_diff(rvg, rvc) <= 10 * tol(dt));
+    CHECK(rel_diff(F::batch_norm(x.gpu, rmg, rvg), F::batch_norm(x.cpu, rmc, rvc)) <= 10 * tol(dt));
+  }
+}
+
+TEST_CASE("cuda nn: an FNO training step on CUDA matches the CPU" * doctest::skip(!kGpu)) {
+  for (const auto& modes : std::vector<std::vector<std::int64_t>>{{8}, {6, 5}}) {
+    CAPTURE(modes.size());
+    const auto opts = nn::FNOOptions().in_channels(2).out_channels(1).hidden_channels(16).modes(modes).n_layers(3);
+    manual_seed(19);
+    nn::FNO mc(opts);
+    manual_seed(19);
+    nn::FNO mg(opts);
+    mg.to(kDev);
+    Shape xs{4, 2};
+    for (std::size_t d = 0; d < modes.size(); ++d) xs.push_back(modes.size() == 1 ? 64 : 20);
+    const Tensor x = sample(xs, float32);
+    Shape ys = xs;
+    ys[1] = 1;
+    const Tensor target = sample(ys, float32);
+    // eps 1e-3: a gradient component at rounding level would otherwise take a full +-lr step whose
+    // sign is rounding noise (Adam normalizes every component)
+    optim::Adam oc(mc.parameters(), optim::AdamOptions(1e-3).eps(1e-3));
+    optim::Adam og(mg.parameters(), optim::AdamOptions(1e-3).eps(1e-3));
+    const Tensor yc = mc.forward(x), yg = mg.forward(x.to(kDev));
+    CHECK(yg.device() == kDev);
+    CHECK(rel_diff(yg, yc) <= 2e-5);
+    const Tensor lc = (yc - target).square().mean(), lg = (yg - target.to(kDev)).square().mean();
+    CHECK(rel_diff(lg, lc) <= 2e-5);
+    lc.backward();
+    lg.backward();
+    const auto pc = mc.named_parameters(), pg = mg.named_parameters();
+    REQUIRE(pc.size() == pg.size());
+    for (std::size_t i = 0; i < pc.size(); ++i) {
+      CAPTURE(pc[i].first);
+      CHECK(pg[i].second.device() == kDev);
+      CHECK(rel_diff(pg[i].second.grad(), pc[i].second.grad()) <= 2e-5);
+    }
+    oc.step();
+    og.step();
+    for (std::size_t i = 0; i < pc.size(); ++i) {
+      CAPTURE(pc[i].first);
+      CHECK(rel_diff(pg[i].second.detach(), pc[i].second.detach()) <= 2e-5);
+    }
+  }
+}
