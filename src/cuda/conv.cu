@@ -26,28 +26,15 @@
 #include <cstdint>
 #include <string>
 
+#include "cuda/launch.cuh"
 #include "cuda/nn_kernels.hpp"
 #include "phasor/error.hpp"
 
 namespace phasor::cuda {
 namespace {
 
-constexpr int kThreads = 256;
 
-unsigned blocks_for(std::int64_t n) {
-  return static_cast<unsigned>(std::clamp<std::int64_t>((n + kThreads - 1) / kThreads, 1, 65535));
-}
 
-void check_launch(const char* what) {
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    throw Error("cuda", std::string("launch of the ") + what + " kernel failed: " + cudaGetErrorName(e) + ": " +
-                            cudaGetErrorString(e));
-}
-
-struct alignas(16) Bytes16 {
-  unsigned long long lo, hi;
-};
 
 template <class E>
 __global__ void im2col_kernel(const E* __restrict__ x, E* __restrict__ cols, ConvGeo g, std::int64_t K, std::int64_t L,

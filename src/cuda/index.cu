@@ -11,11 +11,6 @@
 namespace phasor::cuda {
 namespace {
 
-/// 16 bytes moved as one unit (complex128).
-struct alignas(16) Bytes16 {
-  std::uint64_t lo, hi;
-};
-
 /// The index of step k at position offsets off.
 template <bool PerPosition>
 __device__ __forceinline__ std::int64_t index_at(const AlongDim& a, const std::int64_t (&off)[3], std::int64_t k) {

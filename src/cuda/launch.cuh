@@ -28,6 +28,11 @@ inline void check_launch(const char* what) {
                             cudaGetErrorString(e));
 }
 
+/// 16 bytes moved as one unit (a complex128 element copied by value).
+struct alignas(16) Bytes16 {
+  std::uint64_t lo, hi;
+};
+
 /// First linear index of this thread and the grid-stride step.
 __device__ __forceinline__ std::int64_t grid_start() { return static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; }
 /// The step of a grid-stride loop.

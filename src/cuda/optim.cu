@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cuda/launch.cuh"
 #include "cuda/nn_kernels.hpp"
 #include "phasor/error.hpp"
 
@@ -16,18 +17,7 @@ namespace {
 using optim::detail::AdamCoeffs;
 using optim::detail::SgdCoeffs;
 
-constexpr int kThreads = 256;
 
-unsigned blocks_for(std::int64_t n) {
-  return static_cast<unsigned>(std::clamp<std::int64_t>((n + kThreads - 1) / kThreads, 1, 65535));
-}
-
-void check_launch(const char* what) {
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    throw Error("cuda", std::string("launch of the ") + what + " kernel failed: " + cudaGetErrorName(e) + ": " +
-                            cudaGetErrorString(e));
-}
 
 template <class R>
 __global__ void sgd_kernel(R* p, const R* g, R* buf, std::int64_t n, SgdCoeffs<R> c, bool wd, bool momentum,

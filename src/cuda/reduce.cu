@@ -13,6 +13,7 @@
 #include <type_traits>
 
 #include "cuda/device_complex.cuh"
+#include "cuda/launch.cuh"
 #include "cuda/reduce.hpp"
 #include "phasor/error.hpp"
 
@@ -65,15 +66,6 @@ struct Logical {
   __device__ A load(T v) const { return convert<bool>(v); }
 };
 
-constexpr int kThreads = 256;
-
-/// Throws "[cuda] launch of the <what> kernel failed: ..." when the last launch failed.
-void check_launch(const char* what) {
-  const cudaError_t e = cudaGetLastError();
-  if (e != cudaSuccess)
-    throw Error("cuda", std::string("launch of the ") + what + " kernel failed: " + cudaGetErrorName(e) + ": " +
-                            cudaGetErrorString(e));
-}
 
 /// Grid size for `work` independent items of `per_block` items each (at least 1, at most 65535 blocks).
 unsigned grid_for(std::int64_t work, std::int64_t per_block) {
