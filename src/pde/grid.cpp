@@ -3,6 +3,9 @@
 // ops, so it is differentiable (twice and more) through fft's own gradients.
 #include <cmath>
 #include <complex>
+#include <functional>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -44,6 +47,28 @@ Tensor place(const Tensor& t, Dtype dtype, Device device, const char* op) {
   return t.to(dtype).to(device);
 }
 
+/// An operator's symbol for `device`: on the CPU make() every time; on a CUDA device made once per
+/// (grid, kind, dtype, device) and kept in a small process-wide cache (at most 64 symbols; it starts over
+/// when full), so an operator applied to a GPU field costs no host-to-device copy after the first call.
+/// The cached tensors never leave this file (no caller can modify them).
+Tensor device_symbol(const Grid& g, const std::string& kind, Dtype dtype, Device device,
+                     const std::function<Tensor()>& make) {
+  if (device.is_cpu()) return make();
+  std::ostringstream key;
+  key << kind << '|' << dtype_name(dtype) << '|' << device.str() << std::hexfloat;
+  for (std::int64_t a = 0; a < g.ndim(); ++a) key << '|' << g.sizes()[a] << ':' << g.lengths()[a];
+  static std::mutex mu;
+  // never destroyed: device memory must not be freed during static destruction (after the CUDA runtime)
+  static auto* cache = new std::map<std::string, Tensor>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache->find(key.str());
+  if (it != cache->end()) return it->second;
+  if (cache->size() >= 64) cache->clear();
+  Tensor t = make();
+  cache->emplace(key.str(), t);
+  return t;
+}
+
 /// The rfftn/irfftn dims of a d-dimensional grid: (-d, ..., -1).
 std::vector<std::int64_t> grid_dims(const Grid& g) {
   std::vector<std::int64_t> dims;
@@ -71,7 +96,7 @@ std::vector<double> wavenumber_values(const Grid& g, std::int64_t axis) {
 
 /// (i k)^order along `axis` (Nyquist zeroed for odd orders), shaped to broadcast over the half
 /// spectrum, as complex `dtype` on `device`.
-Tensor derivative_symbol(const Grid& g, std::int64_t axis, int order, Dtype dtype, Device device) {
+Tensor make_derivative_symbol(const Grid& g, std::int64_t axis, int order, Dtype dtype, Device device) {
   const std::int64_t n = g.sizes()[axis];
   const bool halved = axis == g.ndim() - 1;
   const std::vector<double> k = wavenumber_values(g, axis);
@@ -93,6 +118,15 @@ Tensor derivative_symbol(const Grid& g, std::int64_t axis, int order, Dtype dtyp
   }
   return place(from_vector(m, axis_shape(g.ndim(), axis, static_cast<std::int64_t>(k.size()))), dtype, device,
                "pde::derivative");
+}
+
+/// make_derivative_symbol through device_symbol's cache.
+Tensor derivative_symbol(const Grid& g, std::int64_t axis, int order, Dtype dtype, Device device) {
+  std::string kind = "derivative ";  // appended piecewise (GCC 12's -Wrestrict misfires on "a" + std::string)
+  kind += std::to_string(axis);
+  kind += ' ';
+  kind += std::to_string(order);
+  return device_symbol(g, kind, dtype, device, [&] { return make_derivative_symbol(g, axis, order, dtype, device); });
 }
 
 /// -|k|^2 over the half spectrum in double, row-major over spectral_sizes().
@@ -306,7 +340,8 @@ Tensor gradient(const Grid& g, const Tensor& u) {
   return ::phasor::detail::composite(op, {x}, [&] {
     Tensor xh = to_spectral(g, x);
     std::vector<Tensor> parts;
-    for (std::int64_t a = 0; a < g.ndim(); ++a) parts.push_back(xh * derivative_symbol(g, a, 1, xh.dtype(), xh.device()));
+    for (std::int64_t a = 0; a < g.ndim(); ++a)
+      parts.push_back(xh * derivative_symbol(g, a, 1, xh.dtype(), xh.device()));
     return from_spectral(g, stack(parts, -(g.ndim() + 1)));
   });
 }
@@ -334,7 +369,10 @@ Tensor laplacian(const Grid& g, const Tensor& u) {
   Tensor x = real_field(u, op);
   return ::phasor::detail::composite(op, {x}, [&] {
     Tensor xh = to_spectral(g, x);
-    return from_spectral(g, xh * g.laplacian_symbol(to_real(xh.dtype()), xh.device()));
+    const Dtype rd = to_real(xh.dtype());
+    const Tensor sym =
+        device_symbol(g, "laplacian", rd, xh.device(), [&] { return g.laplacian_symbol(rd, xh.device()); });
+    return from_spectral(g, xh * sym);
   });
 }
 
@@ -344,9 +382,11 @@ Tensor inverse_laplacian(const Grid& g, const Tensor& f) {
   Tensor x = real_field(f, op);
   return ::phasor::detail::composite(op, {x}, [&] {
     Tensor xh = to_spectral(g, x);
-    std::vector<double> inv = laplacian_values(g);
-    for (double& v : inv) v = v == 0.0 ? 0.0 : 1.0 / v;
-    Tensor sym = place(from_vector(inv, g.spectral_sizes()), to_real(xh.dtype()), xh.device(), op);
+    const Tensor sym = device_symbol(g, "inverse_laplacian", to_real(xh.dtype()), xh.device(), [&] {
+      std::vector<double> inv = laplacian_values(g);
+      for (double& v : inv) v = v == 0.0 ? 0.0 : 1.0 / v;
+      return place(from_vector(inv, g.spectral_sizes()), to_real(xh.dtype()), xh.device(), op);
+    });
     return from_spectral(g, xh * sym);
   });
 }
@@ -357,7 +397,12 @@ Tensor dealias(const Grid& g, const Tensor& u_hat) {
   if (!is_floating_or_complex(u_hat.dtype()))
     throw Error(op, std::string("expects a floating or complex spectrum, got ") + dtype_name(u_hat.dtype()));
   return ::phasor::detail::composite(op, {u_hat},
-                                     [&] { return u_hat * g.dealias_mask(to_real(u_hat.dtype()), u_hat.device()); });
+                                     [&] {
+                                       const Dtype rd = to_real(u_hat.dtype());
+                                       return u_hat * device_symbol(g, "dealias", rd, u_hat.device(), [&] {
+                                                return g.dealias_mask(rd, u_hat.device());
+                                              });
+                                     });
 }
 
 }  // namespace phasor::pde

@@ -72,7 +72,7 @@ class Grid {
   /// Angular wavenumbers k = 2 pi m / L along `axis` (fftfreq order; rfftfreq on the last axis) on `device`,
   /// shaped to broadcast over the half spectrum: d dims, spectral_sizes()[axis] along `axis`, 1 elsewhere.
   Tensor wavenumbers(std::int64_t axis, Dtype dtype = float64, Device device = Device::cpu()) const;
-  /// The Laplacian's symbol -|k|^2 = -(k_0^2 + ... + k_{d-1}^2) over the half spectrum (shape spectral_sizes()) on `device`.
+  /// The Laplacian's symbol -|k|^2 = -(k_0^2 + ... + k_{d-1}^2) on `device`, shaped spectral_sizes().
   Tensor laplacian_symbol(Dtype dtype = float64, Device device = Device::cpu()) const;
   /// Orszag's 2/3-rule mask over the half spectrum (shape spectral_sizes()) on `device`: 1 where the integer
   /// frequency satisfies 3|m_i| < n_i on every axis i, else 0 (so every Nyquist mode is dropped).
