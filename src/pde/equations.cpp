@@ -1,6 +1,7 @@
 // src/pde/equations.cpp - the built-in equations of phasor::pde (solve.hpp): their diagonal linear
 // symbols and dealiased pseudo-spectral nonlinear terms, written with public ops (differentiable).
 #include <cmath>
+#include <complex>
 #include <numbers>
 
 #include "pde/solve_impl.hpp"
@@ -43,17 +44,44 @@ Tensor scalar_param(const Tensor& t, const std::string& op, const char* what, bo
   return t.reshape({});
 }
 
+// Throws unless the defined tensors in `ts` (named by `names`) share one device (Note [pde devices]).
+void same_device(const std::string& op, const std::vector<Tensor>& ts, const std::vector<const char*>& names) {
+  const Tensor* first = nullptr;
+  std::size_t fi = 0;
+  for (std::size_t i = 0; i < ts.size(); ++i) {
+    if (!ts[i].defined()) continue;
+    if (!first) {
+      first = &ts[i];
+      fi = i;
+    } else if (ts[i].device() != first->device()) {
+      throw Error(op, std::string("parameters must live on one device, got ") + names[fi] + " on " +
+                          first->device().str() + " and " + names[i] + " on " + ts[i].device().str() +
+                          " (move them with .to(device); Note [pde devices])");
+    }
+  }
+}
+
 void require_dims(const Grid& g, std::int64_t d, const std::string& op) {
   if (g.ndim() != d) throw Error(op, "needs a " + std::to_string(d) + "-D grid, got " + g.str());
 }
 
-// Parameter at the state's real precision.
-Tensor at(const Tensor& p, const Tensor& u_hat) { return p.to(to_real(u_hat.dtype())); }
+// Parameter at the state's real precision, on the state's device (differentiable).
+Tensor at(const Tensor& p, const Tensor& u_hat) { return detail::on(p, to_real(u_hat.dtype()), u_hat.device()); }
+
+// re + i im; on a CUDA device (no kernel for phasor::complex there) as re + im * i, which gives the same
+// values (im * i = (0 - 0) + i im exactly) and the same gradients.
+Tensor complex_of(const Tensor& re, const Tensor& im) {
+  if (re.device().is_cpu()) return complex(re, im);
+  return re + im * Scalar(std::complex<double>(0.0, 1.0));
+}
+
+// Cache key of a real precision.
+int precision_key(Dtype real_dtype) { return real_dtype == float32 ? 32 : 64; }
 
 // Angular wavenumbers along `axis` with the Nyquist mode of an even axis set to 0 (the symbol of
 // odd-order derivatives, Note [pde grid conventions]).
-Tensor odd_wavenumbers(const Grid& g, std::int64_t axis, Dtype dtype) {
-  Tensor k = g.wavenumbers(axis, dtype);
+Tensor odd_wavenumbers(const Grid& g, std::int64_t axis, Dtype dtype, Device device = Device::cpu()) {
+  Tensor k = g.wavenumbers(axis, dtype, device);
   const std::int64_t n = g.size(axis);
   if (n % 2 == 0) {
     const double k_nyq = std::numbers::pi * static_cast<double>(n) / g.length(axis);
@@ -70,7 +98,7 @@ Tensor ik(const Grid& g, std::int64_t axis, Dtype real_dtype) {
 
 // -(1/2) d(u^2)/dx of a 1-D half spectrum, 2/3-rule dealiased (u from the truncated spectrum).
 Tensor conservative_advection(const Grid& g, const detail::SpectralCache& ops, const Tensor& u_hat) {
-  const auto& c = ops.get(to_real(u_hat.dtype()));
+  const auto& c = ops.get(to_real(u_hat.dtype()), u_hat.device());
   const Tensor u = from_spectral(g, u_hat * c.mask);
   return to_spectral(g, u * u) * c.half_dx_masked;
 }
@@ -81,6 +109,36 @@ double max_abs(const Grid& g, const Tensor& u_hat) {
 }
 
 }  // namespace
+
+Tensor detail::on(const Tensor& p, Dtype dtype, Device device) { return p.to(dtype).to(device); }
+
+std::vector<Tensor> detail::DeviceCopies::get(int key, Device device,
+                                              const std::function<std::vector<Tensor>()>& make) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto k = std::make_tuple(key, static_cast<int>(device.type), device.index);
+  auto it = copies_.find(k);
+  if (it == copies_.end()) it = copies_.emplace(k, make()).first;
+  return it->second;
+}
+
+const detail::SpectralCache::Set& detail::SpectralCache::get(Dtype real_dtype, Device device) const {
+  const Set& host = real_dtype == float32 ? f32 : f64;
+  if (device.is_cpu()) return host;
+  std::lock_guard<std::mutex> lock(mu_);
+  const auto k = std::make_tuple(precision_key(real_dtype), static_cast<int>(device.type), device.index);
+  auto it = on_device_.find(k);
+  if (it == on_device_.end()) {
+    NoGradGuard ng;
+    Set s;
+    auto mv = [&](const Tensor& t) { return t.defined() ? t.to(device) : t; };
+    s.mask = mv(host.mask);
+    for (const auto& t : host.ik) s.ik.push_back(mv(t));
+    s.half_dx_masked = mv(host.half_dx_masked);
+    s.inv_k2 = mv(host.inv_k2);
+    it = on_device_.emplace(k, std::move(s)).first;
+  }
+  return it->second;
+}
 
 detail::SpectralCache::SpectralCache(const Grid& g, bool with_inv_k2) {
   NoGradGuard ng;
@@ -100,7 +158,7 @@ detail::SpectralCache::SpectralCache(const Grid& g, bool with_inv_k2) {
 
 Heat::Heat(Grid grid, double nu) : grid_(std::move(grid)), nu_(scalar_param(nu, "pde::Heat", "nu", true)) {}
 Heat::Heat(Grid grid, Tensor nu) : grid_(std::move(grid)), nu_(scalar_param(nu, "pde::Heat", "nu", true)) {}
-Tensor Heat::linear() const { return grid_.laplacian_symbol(float64) * nu_.to(float64); }
+Tensor Heat::linear() const { return grid_.laplacian_symbol(float64, nu_.device()) * nu_.to(float64); }
 Tensor Heat::nonlinear(const Tensor& u_hat, double) const { return zeros_like(u_hat); }
 std::string Heat::name() const { return "Heat(nu=" + fmt(nu_.detach().item<double>()) + ")"; }
 std::shared_ptr<const Equation> Heat::with_parameters(const std::vector<Tensor>& p) const {
@@ -134,16 +192,18 @@ AdvectionDiffusion::AdvectionDiffusion(Grid grid, std::vector<double> velocity, 
 AdvectionDiffusion::AdvectionDiffusion(Grid grid, Tensor velocity, Tensor nu)
     : grid_(std::move(grid)), nu_(scalar_param(nu, "pde::AdvectionDiffusion", "nu", true)) {
   velocity_ = velocity_param(grid_, velocity, "pde::AdvectionDiffusion");
+  same_device("pde::AdvectionDiffusion", {velocity_, nu_}, {"velocity", "nu"});
 }
 Tensor AdvectionDiffusion::linear() const {
+  const Device dev = nu_.device();
   const Tensor c = velocity_.to(float64);
   Tensor ck;
   for (std::int64_t i = 0; i < grid_.ndim(); ++i) {
-    Tensor term = odd_wavenumbers(grid_, i, float64) * c.select(0, i);
+    Tensor term = odd_wavenumbers(grid_, i, float64, dev) * c.select(0, i);
     ck = ck.defined() ? ck + term : term;
   }
-  const Tensor diff = grid_.laplacian_symbol(float64) * nu_.to(float64);
-  return complex(diff + zeros_like(ck), -ck + zeros_like(diff));
+  const Tensor diff = grid_.laplacian_symbol(float64, dev) * nu_.to(float64);
+  return complex_of(diff + zeros_like(ck), -ck + zeros_like(diff));
 }
 Tensor AdvectionDiffusion::nonlinear(const Tensor& u_hat, double) const { return zeros_like(u_hat); }
 std::string AdvectionDiffusion::name() const {
@@ -171,7 +231,7 @@ Burgers::Burgers(Grid grid, Tensor nu) : grid_(std::move(grid)), nu_(scalar_para
   require_dims(grid_, 1, "pde::Burgers");
   ops_ = std::make_shared<detail::SpectralCache>(grid_, false);
 }
-Tensor Burgers::linear() const { return grid_.laplacian_symbol(float64) * nu_.to(float64); }
+Tensor Burgers::linear() const { return grid_.laplacian_symbol(float64, nu_.device()) * nu_.to(float64); }
 Tensor Burgers::nonlinear(const Tensor& u_hat, double) const { return conservative_advection(grid_, *ops_, u_hat); }
 std::string Burgers::name() const { return "Burgers(nu=" + fmt(nu_.detach().item<double>()) + ")"; }
 std::vector<double> Burgers::max_velocity(const Tensor& u_hat) const { return {max_abs(grid_, u_hat)}; }
@@ -191,21 +251,35 @@ KdV::KdV(Grid grid, double alpha, double beta) : grid_(std::move(grid)) {
   alpha_ = scalar_tensor(alpha, float64);
   beta_ = scalar_tensor(beta, float64);
   ops_ = std::make_shared<detail::SpectralCache>(grid_, false);
+  copies_ = std::make_shared<detail::DeviceCopies>();
 }
 KdV::KdV(Grid grid, Tensor alpha, Tensor beta)
     : grid_(std::move(grid)),
       alpha_(scalar_param(alpha, "pde::KdV", "alpha", true, true)),
       beta_(scalar_param(beta, "pde::KdV", "beta", true, true)) {
   require_dims(grid_, 1, "pde::KdV");
+  same_device("pde::KdV", {alpha_, beta_}, {"alpha", "beta"});
   ops_ = std::make_shared<detail::SpectralCache>(grid_, false);
+  copies_ = std::make_shared<detail::DeviceCopies>();
 }
 Tensor KdV::linear() const {
-  const Tensor k = odd_wavenumbers(grid_, 0, float64);
+  const Tensor k = odd_wavenumbers(grid_, 0, float64, beta_.device());
   const Tensor im = k * k * k * beta_.to(float64);
-  return complex(zeros_like(im), im);
+  return complex_of(zeros_like(im), im);
 }
 Tensor KdV::nonlinear(const Tensor& u_hat, double) const {
-  return conservative_advection(grid_, *ops_, u_hat) * at(alpha_, u_hat);
+  const Device dev = u_hat.device();
+  const Dtype rd = to_real(u_hat.dtype());
+  Tensor a;
+  if (alpha_.device() == dev || alpha_.requires_grad()) {
+    a = at(alpha_, u_hat);
+  } else {  // a constant alpha is copied to the state's device once (Note [pde devices])
+    a = copies_->get(precision_key(rd), dev, [&] {
+      NoGradGuard ng;
+      return std::vector<Tensor>{at(alpha_.detach(), u_hat)};
+    })[0];
+  }
+  return conservative_advection(grid_, *ops_, u_hat) * a;
 }
 std::string KdV::name() const {
   return "KdV(alpha=" + fmt(alpha_.detach().item<double>()) + ", beta=" + fmt(beta_.detach().item<double>()) + ")";
@@ -218,6 +292,7 @@ std::shared_ptr<const Equation> KdV::with_parameters(const std::vector<Tensor>& 
   auto e = std::make_shared<KdV>(*this);
   e->alpha_ = p[0];
   e->beta_ = p[1];
+  e->copies_ = std::make_shared<detail::DeviceCopies>();
   return e;
 }
 
@@ -234,7 +309,7 @@ KuramotoSivashinsky::KuramotoSivashinsky(Grid grid, Tensor nu)
   ops_ = std::make_shared<detail::SpectralCache>(grid_, false);
 }
 Tensor KuramotoSivashinsky::linear() const {
-  const Tensor k2 = -grid_.laplacian_symbol(float64);
+  const Tensor k2 = -grid_.laplacian_symbol(float64, nu_.device());
   return k2 - k2 * k2 * nu_.to(float64);
 }
 Tensor KuramotoSivashinsky::nonlinear(const Tensor& u_hat, double) const {
@@ -274,7 +349,12 @@ NavierStokes2D::NavierStokes2D(Grid grid, double nu, Tensor forcing, double drag
       drag_(scalar_param(drag, "pde::NavierStokes2D", "drag", true)) {
   require_dims(grid_, 2, "pde::NavierStokes2D");
   forcing_ = forcing_param(grid_, forcing);
+  if (forcing_.defined()) {  // the scalar parameters join a tensor forcing's device (Note [pde devices])
+    nu_ = nu_.to(forcing_.device());
+    drag_ = drag_.to(forcing_.device());
+  }
   ops_ = std::make_shared<detail::SpectralCache>(grid_, true);
+  copies_ = std::make_shared<detail::DeviceCopies>();
 }
 NavierStokes2D::NavierStokes2D(Grid grid, Tensor nu, Tensor forcing, Tensor drag)
     : grid_(std::move(grid)),
@@ -282,13 +362,17 @@ NavierStokes2D::NavierStokes2D(Grid grid, Tensor nu, Tensor forcing, Tensor drag
       drag_(scalar_param(drag, "pde::NavierStokes2D", "drag", true)) {
   require_dims(grid_, 2, "pde::NavierStokes2D");
   forcing_ = forcing_param(grid_, forcing);
+  same_device("pde::NavierStokes2D", {nu_, drag_, forcing_}, {"nu", "drag", "forcing"});
   ops_ = std::make_shared<detail::SpectralCache>(grid_, true);
+  copies_ = std::make_shared<detail::DeviceCopies>();
 }
-Tensor NavierStokes2D::linear() const { return grid_.laplacian_symbol(float64) * nu_.to(float64) - drag_.to(float64); }
+Tensor NavierStokes2D::linear() const {
+  return grid_.laplacian_symbol(float64, nu_.device()) * nu_.to(float64) - drag_.to(float64);
+}
 namespace {
 // (u_hat, v_hat) of a vorticity spectrum: psi = w / |k|^2 (k = 0 -> 0), u = psi_y, v = -psi_x.
 std::pair<Tensor, Tensor> velocity_spectra(const detail::SpectralCache& ops, const Tensor& w_hat) {
-  const auto& c = ops.get(to_real(w_hat.dtype()));
+  const auto& c = ops.get(to_real(w_hat.dtype()), w_hat.device());
   const Tensor psi = w_hat * c.inv_k2;
   return {psi * c.ik[1], -(psi * c.ik[0])};
 }
@@ -301,14 +385,24 @@ Tensor NavierStokes2D::velocity(const Tensor& w_hat) const {
 }
 Tensor NavierStokes2D::nonlinear(const Tensor& w_hat, double) const {
   const Dtype rd = to_real(w_hat.dtype());
-  const auto& c = ops_->get(rd);
+  const Device dev = w_hat.device();
+  const auto& c = ops_->get(rd, dev);
   const Tensor wm = w_hat * c.mask;
   auto [uh, vh] = velocity_spectra(*ops_, wm);
   const Tensor u = from_spectral(grid_, uh), v = from_spectral(grid_, vh);
   const Tensor wx = from_spectral(grid_, wm * c.ik[0]);
   const Tensor wy = from_spectral(grid_, wm * c.ik[1]);
   Tensor n = to_spectral(grid_, u * wx + v * wy) * -c.mask;
-  if (forcing_.defined()) n = n + to_spectral(grid_, forcing_.to(rd));
+  if (forcing_.defined()) {
+    if (forcing_.device() == dev || forcing_.requires_grad()) {  // moved inside the graph (Note [pde devices])
+      n = n + to_spectral(grid_, at(forcing_, w_hat));
+    } else {  // a constant forcing's spectrum is made once per precision and other device
+      n = n + copies_->get(precision_key(rd), dev, [&] {
+                 NoGradGuard ng;
+                 return std::vector<Tensor>{to_spectral(grid_, at(forcing_.detach(), w_hat))};
+               })[0];
+    }
+  }
   return n;
 }
 std::string NavierStokes2D::name() const {
@@ -333,6 +427,7 @@ std::shared_ptr<const Equation> NavierStokes2D::with_parameters(const std::vecto
   e->nu_ = p[0];
   e->drag_ = p[1];
   if (want == 3) e->forcing_ = p[2];
+  e->copies_ = std::make_shared<detail::DeviceCopies>();
   return e;
 }
 

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/backend.hpp"
 #include "pde/grid_detail.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
@@ -68,11 +69,12 @@ double gaussian_random_field_variance(const Grid& g, double sigma, double tau, d
 }
 
 Tensor gaussian_random_field(const Grid& g, std::int64_t batch, double sigma, double tau, double gamma, Dtype dtype,
-                             Generator* gen, bool zero_mean) {
+                             Generator* gen, bool zero_mean, Device device) {
   const char* op = "pde::gaussian_random_field";
   if (batch < 1) throw Error(op, "batch must be >= 1, got " + std::to_string(batch));
   if (!is_floating(dtype)) throw Error(op, std::string("dtype must be float32 or float64, got ") + dtype_name(dtype));
   check_params(op, sigma, tau, gamma, zero_mean);
+  ::phasor::cuda::detail::check_device(device, op);
   NoGradGuard no_grad;
   const std::int64_t d = g.ndim();
   // amplitude N sqrt(mu_k / |V|), so that ifftn's 1/N leaves sqrt(mu_k / |V|) per mode
@@ -82,8 +84,9 @@ Tensor gaussian_random_field(const Grid& g, std::int64_t batch, double sigma, do
   Shape shape{batch};
   shape.insert(shape.end(), g.sizes().begin(), g.sizes().end());
   // complex standard normal has parts of variance 1/2: scale by sqrt(2) for unit-variance parts
-  Tensor w = randn(shape, complex128, Device::cpu(), gen);
-  Tensor coeff = w * from_vector(amp, g.sizes()).mul_(std::sqrt(2.0));
+  // the generator draws the same numbers on every device; the amplitudes are copied to the device once
+  Tensor w = randn(shape, complex128, device, gen);
+  Tensor coeff = w * from_vector(amp, g.sizes()).mul_(std::sqrt(2.0)).to(device);
   std::vector<std::int64_t> dims;
   for (std::int64_t i = -d; i < 0; ++i) dims.push_back(i);
   Tensor u = real(fft::ifftn(coeff, std::nullopt, dims)).contiguous();

@@ -3,12 +3,16 @@
 // ops, so it is differentiable (twice and more) through fft's own gradients.
 #include <cmath>
 #include <complex>
+#include <functional>
+#include <map>
+#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "autodiff/node.hpp"
 #include "core/tensor_impl.hpp"
+#include "cuda/backend.hpp"
 #include "pde/grid_detail.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/fft.hpp"
@@ -34,6 +38,35 @@ std::string list_str(const std::vector<double>& v) {
 void check_real_dtype(Dtype dtype, const char* op) {
   if (!is_floating(dtype))
     throw Error(op, std::string("dtype must be float32 or float64, got ") + dtype_name(dtype));
+}
+
+/// A host-built symbol `t` cast to `dtype` (on the host) and moved to `device`; a device that does
+/// not exist throws phasor::Error naming `op` and the device.
+Tensor place(const Tensor& t, Dtype dtype, Device device, const char* op) {
+  ::phasor::cuda::detail::check_device(device, op);
+  return t.to(dtype).to(device);
+}
+
+/// An operator's symbol for `device`: on the CPU make() every time; on a CUDA device made once per
+/// (grid, kind, dtype, device) and kept in a small process-wide cache (at most 64 symbols; it starts over
+/// when full), so an operator applied to a GPU field costs no host-to-device copy after the first call.
+/// The cached tensors never leave this file (no caller can modify them).
+Tensor device_symbol(const Grid& g, const std::string& kind, Dtype dtype, Device device,
+                     const std::function<Tensor()>& make) {
+  if (device.is_cpu()) return make();
+  std::ostringstream key;
+  key << kind << '|' << dtype_name(dtype) << '|' << device.str() << std::hexfloat;
+  for (std::int64_t a = 0; a < g.ndim(); ++a) key << '|' << g.sizes()[a] << ':' << g.lengths()[a];
+  static std::mutex mu;
+  // never destroyed: device memory must not be freed during static destruction (after the CUDA runtime)
+  static auto* cache = new std::map<std::string, Tensor>();
+  std::lock_guard<std::mutex> lock(mu);
+  auto it = cache->find(key.str());
+  if (it != cache->end()) return it->second;
+  if (cache->size() >= 64) cache->clear();
+  Tensor t = make();
+  cache->emplace(key.str(), t);
+  return t;
 }
 
 /// The rfftn/irfftn dims of a d-dimensional grid: (-d, ..., -1).
@@ -62,8 +95,8 @@ std::vector<double> wavenumber_values(const Grid& g, std::int64_t axis) {
 }
 
 /// (i k)^order along `axis` (Nyquist zeroed for odd orders), shaped to broadcast over the half
-/// spectrum, as complex `dtype`.
-Tensor derivative_symbol(const Grid& g, std::int64_t axis, int order, Dtype dtype) {
+/// spectrum, as complex `dtype` on `device`.
+Tensor make_derivative_symbol(const Grid& g, std::int64_t axis, int order, Dtype dtype, Device device) {
   const std::int64_t n = g.sizes()[axis];
   const bool halved = axis == g.ndim() - 1;
   const std::vector<double> k = wavenumber_values(g, axis);
@@ -83,7 +116,17 @@ Tensor derivative_symbol(const Grid& g, std::int64_t axis, int order, Dtype dtyp
       default: m[j] = {0.0, -p}; break;
     }
   }
-  return from_vector(m, axis_shape(g.ndim(), axis, static_cast<std::int64_t>(k.size()))).to(dtype);
+  return place(from_vector(m, axis_shape(g.ndim(), axis, static_cast<std::int64_t>(k.size()))), dtype, device,
+               "pde::derivative");
+}
+
+/// make_derivative_symbol through device_symbol's cache.
+Tensor derivative_symbol(const Grid& g, std::int64_t axis, int order, Dtype dtype, Device device) {
+  std::string kind = "derivative ";  // appended piecewise (GCC 12's -Wrestrict misfires on "a" + std::string)
+  kind += std::to_string(axis);
+  kind += ' ';
+  kind += std::to_string(order);
+  return device_symbol(g, kind, dtype, device, [&] { return make_derivative_symbol(g, axis, order, dtype, device); });
 }
 
 /// -|k|^2 over the half spectrum in double, row-major over spectral_sizes().
@@ -181,7 +224,7 @@ std::vector<std::int64_t> Grid::spectral_sizes() const {
   return s;
 }
 
-Tensor Grid::coordinates(std::int64_t axis, Dtype dtype) const {
+Tensor Grid::coordinates(std::int64_t axis, Dtype dtype, Device device) const {
   const char* op = "pde::Grid::coordinates";
   const std::int64_t a = wrap_axis(axis, op);
   check_real_dtype(dtype, op);
@@ -189,31 +232,35 @@ Tensor Grid::coordinates(std::int64_t axis, Dtype dtype) const {
   std::vector<double> x(static_cast<std::size_t>(n));
   for (std::int64_t j = 0; j < n; ++j)
     x[j] = static_cast<double>(j) * lengths_[a] / static_cast<double>(n);
-  return from_vector(x, axis_shape(ndim(), a, n)).to(dtype);
+  return place(from_vector(x, axis_shape(ndim(), a, n)), dtype, device, op);
 }
 
-std::vector<Tensor> Grid::mesh(Dtype dtype) const {
-  check_real_dtype(dtype, "pde::Grid::mesh");
+std::vector<Tensor> Grid::mesh(Dtype dtype, Device device) const {
+  const char* op = "pde::Grid::mesh";
+  check_real_dtype(dtype, op);
   std::vector<Tensor> out;
-  for (std::int64_t a = 0; a < ndim(); ++a) out.push_back(coordinates(a, dtype).expand(sizes_).contiguous());
+  for (std::int64_t a = 0; a < ndim(); ++a)
+    out.push_back(place(coordinates(a, dtype).expand(sizes_).contiguous(), dtype, device, op));
   return out;
 }
 
-Tensor Grid::wavenumbers(std::int64_t axis, Dtype dtype) const {
+Tensor Grid::wavenumbers(std::int64_t axis, Dtype dtype, Device device) const {
   const char* op = "pde::Grid::wavenumbers";
   const std::int64_t a = wrap_axis(axis, op);
   check_real_dtype(dtype, op);
   const std::vector<double> k = wavenumber_values(*this, a);
-  return from_vector(k, axis_shape(ndim(), a, static_cast<std::int64_t>(k.size()))).to(dtype);
+  return place(from_vector(k, axis_shape(ndim(), a, static_cast<std::int64_t>(k.size()))), dtype, device, op);
 }
 
-Tensor Grid::laplacian_symbol(Dtype dtype) const {
-  check_real_dtype(dtype, "pde::Grid::laplacian_symbol");
-  return from_vector(laplacian_values(*this), spectral_sizes()).to(dtype);
+Tensor Grid::laplacian_symbol(Dtype dtype, Device device) const {
+  const char* op = "pde::Grid::laplacian_symbol";
+  check_real_dtype(dtype, op);
+  return place(from_vector(laplacian_values(*this), spectral_sizes()), dtype, device, op);
 }
 
-Tensor Grid::dealias_mask(Dtype dtype) const {
-  check_real_dtype(dtype, "pde::Grid::dealias_mask");
+Tensor Grid::dealias_mask(Dtype dtype, Device device) const {
+  const char* op = "pde::Grid::dealias_mask";
+  check_real_dtype(dtype, op);
   const std::int64_t d = ndim();
   Tensor mask;
   for (std::int64_t a = 0; a < d; ++a) {
@@ -228,7 +275,7 @@ Tensor Grid::dealias_mask(Dtype dtype) const {
     Tensor t = from_vector(keep, axis_shape(d, a, len));
     mask = mask.defined() ? mask * t : t;
   }
-  return mask.expand(spectral_sizes()).contiguous().to(dtype);
+  return place(mask.expand(spectral_sizes()).contiguous(), dtype, device, op);
 }
 
 void Grid::check_field(const char* op, const Tensor& u) const {
@@ -282,7 +329,7 @@ Tensor derivative(const Grid& g, const Tensor& u, std::int64_t axis, int order) 
   return ::phasor::detail::composite(op, {x}, [&] {
     if (order == 0) return x.clone();
     Tensor xh = to_spectral(g, x);
-    return from_spectral(g, xh * derivative_symbol(g, a, order, xh.dtype()));
+    return from_spectral(g, xh * derivative_symbol(g, a, order, xh.dtype(), xh.device()));
   });
 }
 
@@ -293,7 +340,8 @@ Tensor gradient(const Grid& g, const Tensor& u) {
   return ::phasor::detail::composite(op, {x}, [&] {
     Tensor xh = to_spectral(g, x);
     std::vector<Tensor> parts;
-    for (std::int64_t a = 0; a < g.ndim(); ++a) parts.push_back(xh * derivative_symbol(g, a, 1, xh.dtype()));
+    for (std::int64_t a = 0; a < g.ndim(); ++a)
+      parts.push_back(xh * derivative_symbol(g, a, 1, xh.dtype(), xh.device()));
     return from_spectral(g, stack(parts, -(g.ndim() + 1)));
   });
 }
@@ -310,7 +358,7 @@ Tensor divergence(const Grid& g, const Tensor& v) {
     Tensor xh = to_spectral(g, x);
     const Shape ss = g.spectral_sizes();
     std::vector<Tensor> sym;
-    for (std::int64_t a = 0; a < d; ++a) sym.push_back(derivative_symbol(g, a, 1, xh.dtype()).expand(ss));
+    for (std::int64_t a = 0; a < d; ++a) sym.push_back(derivative_symbol(g, a, 1, xh.dtype(), xh.device()).expand(ss));
     return from_spectral(g, sum(xh * stack(sym, 0), {-(d + 1)}));
   });
 }
@@ -321,7 +369,10 @@ Tensor laplacian(const Grid& g, const Tensor& u) {
   Tensor x = real_field(u, op);
   return ::phasor::detail::composite(op, {x}, [&] {
     Tensor xh = to_spectral(g, x);
-    return from_spectral(g, xh * g.laplacian_symbol(to_real(xh.dtype())));
+    const Dtype rd = to_real(xh.dtype());
+    const Tensor sym =
+        device_symbol(g, "laplacian", rd, xh.device(), [&] { return g.laplacian_symbol(rd, xh.device()); });
+    return from_spectral(g, xh * sym);
   });
 }
 
@@ -331,9 +382,11 @@ Tensor inverse_laplacian(const Grid& g, const Tensor& f) {
   Tensor x = real_field(f, op);
   return ::phasor::detail::composite(op, {x}, [&] {
     Tensor xh = to_spectral(g, x);
-    std::vector<double> inv = laplacian_values(g);
-    for (double& v : inv) v = v == 0.0 ? 0.0 : 1.0 / v;
-    Tensor sym = from_vector(inv, g.spectral_sizes()).to(to_real(xh.dtype()));
+    const Tensor sym = device_symbol(g, "inverse_laplacian", to_real(xh.dtype()), xh.device(), [&] {
+      std::vector<double> inv = laplacian_values(g);
+      for (double& v : inv) v = v == 0.0 ? 0.0 : 1.0 / v;
+      return place(from_vector(inv, g.spectral_sizes()), to_real(xh.dtype()), xh.device(), op);
+    });
     return from_spectral(g, xh * sym);
   });
 }
@@ -344,7 +397,12 @@ Tensor dealias(const Grid& g, const Tensor& u_hat) {
   if (!is_floating_or_complex(u_hat.dtype()))
     throw Error(op, std::string("expects a floating or complex spectrum, got ") + dtype_name(u_hat.dtype()));
   return ::phasor::detail::composite(op, {u_hat},
-                                     [&] { return u_hat * g.dealias_mask(to_real(u_hat.dtype())); });
+                                     [&] {
+                                       const Dtype rd = to_real(u_hat.dtype());
+                                       return u_hat * device_symbol(g, "dealias", rd, u_hat.device(), [&] {
+                                                return g.dealias_mask(rd, u_hat.device());
+                                              });
+                                     });
 }
 
 }  // namespace phasor::pde

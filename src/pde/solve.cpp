@@ -137,7 +137,8 @@ Solution solve_impl(const Equation& eq, const Tensor& u0, double t_end, double d
     detail::check_explicit_stability(s, L, dt, kOp);
     check_cfl(eq, u_hat, dt, opt.max_cfl, 0, 0.0);
   }
-  const std::vector<Tensor> coef = detail::stepper_coefficients(s, L, dt, u_hat.dtype(), opt.contour_points);
+  const std::vector<Tensor> coef =
+      detail::stepper_coefficients(s, L, dt, u_hat.dtype(), opt.contour_points, u_hat.device());
 
   std::vector<Tensor> saved;
   if (opt.save_every > 0) {
@@ -204,7 +205,8 @@ Solution solve_impl(const Equation& eq, const Tensor& u0, double t_end, double d
   }
   sol.steps = plan.full;
   if (plan.last > 0.0) {
-    const std::vector<Tensor> cl = detail::stepper_coefficients(s, L, plan.last, u_hat.dtype(), opt.contour_points);
+    const std::vector<Tensor> cl = detail::stepper_coefficients(s, L, plan.last, u_hat.dtype(), opt.contour_points,
+                                                                u_hat.device());
     const double t0 = static_cast<double>(plan.full) * dt;
     const Tensor next = detail::advance(eq, s, cl, u_hat, t0, plan.last);
     verify_finite(eq, s, cl, u_hat, next, plan.full, plan.full + 1, t0, plan.last);

@@ -1,15 +1,31 @@
 // src/pde/solve_impl.hpp - internals shared by the pde steppers, equations and solve loop.
 #pragma once
+#include <functional>
+#include <map>
+#include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "phasor/pde/solve.hpp"
 
 namespace phasor::pde::detail {
 
+/// Tensors made for one device on first use and kept, under (key, device) (thread-safe).
+class DeviceCopies {
+ public:
+  /// The tensors cached under (key, device); calls make() (under the lock) the first time.
+  std::vector<Tensor> get(int key, Device device, const std::function<std::vector<Tensor>()>& make) const;
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::map<std::tuple<int, int, int>, std::vector<Tensor>> copies_;
+};
+
 /// Constant spectral multipliers of an equation, built once per equation for float32 and float64:
 /// the 2/3 mask, i k_a (Nyquist dropped) per axis, -(1/2) i k_0 mask (1-D conservative advection), and
-/// for 2-D 1/|k|^2 (0 at k = 0).
+/// for 2-D 1/|k|^2 (0 at k = 0). Built on the host; the copies for a CUDA device are made on first use
+/// (once per device and precision) and kept.
 struct SpectralCache {
   /// One precision's multipliers.
   struct Set {
@@ -19,15 +35,24 @@ struct SpectralCache {
     Tensor inv_k2;           ///< 1/|k|^2 with 0 at k = 0 (real; 2-D equations only)
   };
   Set f32, f64;
-  /// Builds both precisions for grid g.
+  /// Builds both precisions for grid g (on the CPU).
   SpectralCache(const Grid& g, bool with_inv_k2);
-  /// The set for a state whose real dtype is `real_dtype`.
-  const Set& get(Dtype real_dtype) const { return real_dtype == float32 ? f32 : f64; }
+  /// The set for a state whose real dtype is `real_dtype` on `device`.
+  const Set& get(Dtype real_dtype, Device device = Device::cpu()) const;
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::map<std::tuple<int, int, int>, Set> on_device_;
 };
 
-/// Per-(stepper, dt) coefficients for a state of complex dtype `state_dtype`:
+/// `p` cast to `dtype` and moved to `device` (differentiable; no copy when already there).
+Tensor on(const Tensor& p, Dtype dtype, Device device);
+
+/// Per-(stepper, dt) coefficients for a state of complex dtype `state_dtype` on `device`, computed on L's
+/// device (ETDRK4's in complex128) and then moved to `device` once:
 /// rk4 {L}; cn_rk2/cn_rk3 {A_k, B_k} per implicit stage (u <- A_k u + B_k g); etdrk4 {E, E2, Q, f1, f2, f3}.
-std::vector<Tensor> stepper_coefficients(Stepper s, const Tensor& L, double dt, Dtype state_dtype, int contour_points);
+std::vector<Tensor> stepper_coefficients(Stepper s, const Tensor& L, double dt, Dtype state_dtype, int contour_points,
+                                         Device device = Device::cpu());
 
 /// One step of size dt from u_hat at time t with coefficients from stepper_coefficients(s, ., dt, ...).
 Tensor advance(const Equation& eq, Stepper s, const std::vector<Tensor>& coef, const Tensor& u_hat, double t,
@@ -38,8 +63,8 @@ Tensor advance(const Equation& eq, Stepper s, const std::vector<Tensor>& coef, c
 void check_explicit_stability(Stepper s, const Tensor& L, double dt, const char* op);
 
 /// Throws phasor::Error naming `op` unless L broadcasts over u_hat without enlarging it and
-/// (when check_n) N(u_hat, t) has u_hat's shape and a complex dtype (catches user equations that get the
-/// shapes wrong).
+/// (when check_n) N(u_hat, t) has u_hat's shape, a complex dtype and u_hat's device (catches user
+/// equations that get the shapes or devices wrong).
 void check_equation(const Equation& eq, const Tensor& L, const Tensor& u_hat, double t, const char* op,
                     bool check_n = true);
 

@@ -63,9 +63,10 @@ const Imex& imex(Stepper s) {
   return s == Stepper::cn_rk2 ? rk2 : rk3;
 }
 
-// Casts a coefficient to the state's precision, keeping real coefficients real.
-Tensor match(const Tensor& c, Dtype state_dtype) {
-  return c.to(c.is_complex() ? to_complex(to_real(state_dtype)) : to_real(state_dtype));
+// Casts a coefficient to the state's precision, keeping real coefficients real, and moves it to the
+// state's device (once per solve / step call; Note [pde devices]).
+Tensor match(const Tensor& c, Dtype state_dtype, Device device) {
+  return on(c, c.is_complex() ? to_complex(to_real(state_dtype)) : to_real(state_dtype), device);
 }
 
 }  // namespace
@@ -82,7 +83,9 @@ std::string shape_string(const Tensor& t) {
   return s + "]";
 }
 
-std::vector<Tensor> stepper_coefficients(Stepper s, const Tensor& L, double dt, Dtype state_dtype, int contour_points) {
+std::vector<Tensor> stepper_coefficients(Stepper s, const Tensor& L, double dt, Dtype state_dtype, int contour_points,
+                                         Device device) {
+  auto match = [&](const Tensor& c, Dtype dt_) { return detail::match(c, dt_, device); };
   switch (s) {
     case Stepper::rk4:
       return {match(L, state_dtype)};
@@ -126,7 +129,7 @@ std::vector<Tensor> stepper_coefficients(Stepper s, const Tensor& L, double dt, 
               std::polar(1.0, 2.0 * std::numbers::pi * (static_cast<double>(j0 + j) + 0.5) / static_cast<double>(M));
         Shape rshape(static_cast<std::size_t>(Lh.dim() + 1), 1);
         rshape[0] = cnt;
-        const Tensor z = Lh.unsqueeze(0) + from_vector(roots, Shape{cnt}).reshape(rshape);
+        const Tensor z = Lh.unsqueeze(0) + from_vector(roots, Shape{cnt}).reshape(rshape).to(Lh.device());
         const Tensor ez2 = exp(z * 0.5), ez = ez2 * ez2, z2 = z * z, iz = 1.0 / z, iz3 = iz * iz * iz;
         acc(sQ, (ez2 - 1.0) * iz);
         acc(s1, (-4.0 - z + ez * (4.0 - 3.0 * z + z2)) * iz3);
@@ -213,6 +216,9 @@ void check_equation(const Equation& eq, const Tensor& L, const Tensor& u_hat, do
     throw Error(op, eq.name() + ".nonlinear() must return a complex half spectrum of shape " + shape_string(u_hat) +
                         ", got " +
                         (n.defined() ? shape_string(n) + " " + dtype_name(n.dtype()) : std::string("undefined")));
+  if (n.device() != u_hat.device())
+    throw Error(op, eq.name() + ".nonlinear() returned a tensor on " + n.device().str() + " for a state on " +
+                        u_hat.device().str() + " (it must compute on the state's device; Note [pde devices])");
 }
 
 void check_explicit_stability(Stepper s, const Tensor& L, double dt, const char* op) {
@@ -246,7 +252,8 @@ Tensor step(const Equation& eq, const Tensor& u_hat, double t, double dt, Steppe
     const Tensor L = eq.linear();
     detail::check_equation(eq, L, u_hat, t, op, /*check_n=*/false);
     detail::check_explicit_stability(s, L, dt, op);
-    return detail::advance(eq, s, detail::stepper_coefficients(s, L, dt, u_hat.dtype(), 32), u_hat, t, dt);
+    return detail::advance(eq, s, detail::stepper_coefficients(s, L, dt, u_hat.dtype(), 32, u_hat.device()), u_hat,
+                           t, dt);
   });
 }
 
@@ -255,10 +262,11 @@ Integrator::Integrator(const Equation& eq, double dt, Stepper s, int contour_poi
   if (!(dt > 0.0) || !std::isfinite(dt)) throw Error(op, "dt must be finite and > 0, got " + detail::fmt(dt));
   if (contour_points < 8) throw Error(op, "contour_points must be >= 8, got " + std::to_string(contour_points));
   const Tensor L = eq.linear();
-  detail::check_equation(eq, L, zeros(eq.grid().spectral_sizes(), complex128), 0.0, op);
+  detail::check_equation(eq, L, zeros(eq.grid().spectral_sizes(), complex128, L.device()), 0.0, op);
   detail::check_explicit_stability(s, L, dt, op);
-  coef64_ = detail::stepper_coefficients(s, L, dt, complex128, contour_points);
+  coef64_ = detail::stepper_coefficients(s, L, dt, complex128, contour_points, L.device());
   for (const auto& c : coef64_) coef32_.push_back(c.to(c.is_complex() ? complex64 : float32));
+  copies_ = std::make_shared<detail::DeviceCopies>();
 }
 
 Tensor Integrator::step(const Tensor& u_hat, double t) const { return steps(u_hat, t, 1); }
@@ -272,7 +280,18 @@ Tensor Integrator::steps(const Tensor& u_hat, double t, std::int64_t n) const {
   eq_->grid().check_spectrum(op, u_hat);
   if (n < 0) throw Error(op, "the number of steps must be >= 0, got " + std::to_string(n));
   if (!std::isfinite(t)) throw Error(op, "t must be finite, got " + detail::fmt(t));
-  const auto& coef = u_hat.dtype() == complex64 ? coef32_ : coef64_;
+  const bool single = u_hat.dtype() == complex64;
+  const auto& host = single ? coef32_ : coef64_;
+  std::vector<Tensor> coef = host;
+  const Device dev = u_hat.device();
+  if (!host.empty() && host.front().device() != dev) {  // one copy per device, kept (Note [pde devices])
+    coef = copies_->get(single ? 32 : 64, dev, [&] {
+      EnableGradGuard g;  // keep a copy connected to L's parameters, as the coefficients themselves are
+      std::vector<Tensor> out;
+      for (const auto& c : host) out.push_back(c.to(dev));
+      return out;
+    });
+  }
   return ::phasor::detail::composite(op, {u_hat}, [&] {
     Tensor u = u_hat;
     for (std::int64_t i = 0; i < n; ++i) u = detail::advance(*eq_, s_, coef, u, t + static_cast<double>(i) * dt_, dt_);

@@ -40,6 +40,7 @@
 #pragma once
 #include <cstdint>
 
+#include "phasor/device.hpp"
 #include "phasor/dtype.hpp"
 #include "phasor/pde/grid.hpp"
 #include "phasor/random.hpp"
@@ -49,9 +50,11 @@ namespace phasor::pde {
 
 /// `batch` samples (shape (batch, n...)) of the Gaussian random field N(0, sigma^2 (-Laplacian + tau^2 I)^(-gamma))
 /// on the periodic grid (Note [Gaussian random field normalization]); `gen` defaults to the default generator;
-/// zero_mean drops the k = 0 mode (needs tau > 0 otherwise). Not differentiable.
+/// zero_mean drops the k = 0 mode (needs tau > 0 otherwise); sampled on `device` (a seed gives the CPU's numbers
+/// up to FFT rounding). Not differentiable.
 Tensor gaussian_random_field(const Grid& g, std::int64_t batch, double sigma, double tau, double gamma,
-                             Dtype dtype = float32, Generator* gen = nullptr, bool zero_mean = true);
+                             Dtype dtype = float32, Generator* gen = nullptr, bool zero_mean = true,
+                             Device device = Device::cpu());
 
 /// Closed-form pointwise variance of gaussian_random_field's samples: |V|^(-1) sum_k sigma^2 (|k|^2 + tau^2)^(-gamma).
 double gaussian_random_field_variance(const Grid& g, double sigma, double tau, double gamma, bool zero_mean = true);
@@ -63,7 +66,8 @@ enum class FaceAverage {
 };
 
 /// Darcy flow -div(a grad u) = f on the unit square, u = 0 on the boundary (Note [Darcy discretization]):
-/// a (s, s) or (batch, s, s), s >= 3, positive and finite, float32/float64; returns u shaped like a.
+/// a (s, s) or (batch, s, s), s >= 3, positive and finite, float32/float64, on the CPU (a sparse Cholesky on the
+/// host: CUDA tensors throw; move them with .to(Device::cpu())); returns u shaped like a.
 /// Differentiable in a (Note [Darcy gradient]).
 Tensor darcy_solve(const Tensor& a, double f = 1.0, FaceAverage faces = FaceAverage::arithmetic);
 /// darcy_solve with a nodal source f of shape (s, s) or a's shape (only its interior values are used);

@@ -18,11 +18,17 @@
 // grid divergence(gradient(u)) and laplacian(u) differ exactly by the Nyquist content of u (they
 // agree on odd grids and on band-limited fields), and derivative(derivative(u)) differs from
 // derivative(u, order 2) likewise.
+//
+// Devices: the symbol tensors (wavenumbers, laplacian_symbol, dealias_mask, coordinates) are computed
+// on the host in double and created on the `device` asked for (default the CPU); the operators below
+// work on a field of any device (CPU or CUDA) and build their symbols on the field's device, so the
+// same code runs on a GPU by moving the field there.
 #pragma once
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "phasor/device.hpp"
 #include "phasor/dtype.hpp"
 #include "phasor/tensor.hpp"
 
@@ -58,19 +64,19 @@ class Grid {
   /// Normalizes `axis` (-d .. d-1) to 0 .. d-1; throws phasor::Error naming `op` otherwise.
   std::int64_t wrap_axis(std::int64_t axis, const char* op = "pde::Grid") const;
 
-  /// Coordinates x_j = j L/n along `axis` (float32/float64), shaped to broadcast over a field:
-  /// d dims, n along `axis` and 1 elsewhere.
-  Tensor coordinates(std::int64_t axis, Dtype dtype = float64) const;
-  /// The d coordinate arrays, each of the full grid shape (n_0, ..., n_{d-1}) ("ij" indexing).
-  std::vector<Tensor> mesh(Dtype dtype = float64) const;
-  /// Angular wavenumbers k = 2 pi m / L along `axis` (fftfreq order; rfftfreq on the last axis),
+  /// Coordinates x_j = j L/n along `axis` (float32/float64) on `device`, shaped to broadcast over a
+  /// field: d dims, n along `axis` and 1 elsewhere.
+  Tensor coordinates(std::int64_t axis, Dtype dtype = float64, Device device = Device::cpu()) const;
+  /// The d coordinate arrays on `device`, each of the full grid shape (n_0, ..., n_{d-1}) ("ij" indexing).
+  std::vector<Tensor> mesh(Dtype dtype = float64, Device device = Device::cpu()) const;
+  /// Angular wavenumbers k = 2 pi m / L along `axis` (fftfreq order; rfftfreq on the last axis) on `device`,
   /// shaped to broadcast over the half spectrum: d dims, spectral_sizes()[axis] along `axis`, 1 elsewhere.
-  Tensor wavenumbers(std::int64_t axis, Dtype dtype = float64) const;
-  /// The Laplacian's symbol -|k|^2 = -(k_0^2 + ... + k_{d-1}^2) over the half spectrum (shape spectral_sizes()).
-  Tensor laplacian_symbol(Dtype dtype = float64) const;
-  /// Orszag's 2/3-rule mask over the half spectrum (shape spectral_sizes()): 1 where the integer
+  Tensor wavenumbers(std::int64_t axis, Dtype dtype = float64, Device device = Device::cpu()) const;
+  /// The Laplacian's symbol -|k|^2 = -(k_0^2 + ... + k_{d-1}^2) on `device`, shaped spectral_sizes().
+  Tensor laplacian_symbol(Dtype dtype = float64, Device device = Device::cpu()) const;
+  /// Orszag's 2/3-rule mask over the half spectrum (shape spectral_sizes()) on `device`: 1 where the integer
   /// frequency satisfies 3|m_i| < n_i on every axis i, else 0 (so every Nyquist mode is dropped).
-  Tensor dealias_mask(Dtype dtype = float64) const;
+  Tensor dealias_mask(Dtype dtype = float64, Device device = Device::cpu()) const;
   /// Throws phasor::Error naming `op`, the grid sizes and u's shape unless u's last d dims are the grid sizes.
   void check_field(const char* op, const Tensor& u) const;
   /// Throws phasor::Error naming `op` unless u_hat's last d dims are spectral_sizes().

@@ -30,6 +30,25 @@
 // that step (1-based) and its time. t_end not a multiple of dt: the last step is shortened to land on
 // t_end exactly (SolveOptions::partial_last_step, default), or, with partial_last_step = false,
 // phasor::Error. Steps whose count n = t_end / dt lies within 1e-9 n of an integer count as exact.
+//
+// Note [pde devices]
+// The same code runs on a GPU: pass a CUDA field u0 (or a CUDA half spectrum to step/Integrator) and
+// everything is computed on its device (cuFFT, CUDA kernels). The rule for where things live:
+//  * The state decides: the spectral multipliers, nonlinear terms and steps run on the state's device.
+//  * An equation's tensor parameters (nu, velocity, alpha, beta, drag, forcing) may live on the CPU or
+//    on a CUDA device, but all on ONE device (the equation's device; its scalar-valued parameters are
+//    made on the CPU, or on the device of a tensor forcing). Parameters on different devices throw
+//    phasor::Error naming the devices. linear() is computed on the equation's device.
+//  * Parameters reach the state's device through Tensor::to(device), which is differentiable: a CPU
+//    parameter that requires grad gets its gradient (on the CPU) from a GPU rollout.
+//  * Stepper coefficients are computed once per solve / step call / Integrator on L's device (ETDRK4's
+//    contour integrals in complex128) and moved to the state's device once, never per step; an
+//    Integrator keeps one copy per device. Parameters that do not require grad and are used by
+//    nonlinear() (KdV's alpha, NavierStokes2D's forcing spectrum) are copied to a state's device once per
+//    equation (later in-place changes of such a parameter are not seen on that device); ones that require
+//    grad are moved inside the graph on every evaluation (put them on the state's device to avoid it).
+//  * Host reads (finiteness / CFL / stability checks) happen once per check_every steps, not per step.
+//  * A user Equation whose nonlinear() returns a tensor on another device than the state throws.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -43,6 +62,7 @@ namespace phasor::pde {
 
 namespace detail {
 struct SpectralCache;  // constant spectral multipliers of an equation (internal)
+class DeviceCopies;    // tensors copied to other devices on first use (internal)
 }  // namespace detail
 
 /// Time-stepping scheme for du/dt = L u + N(u, t) (Note [pde time stepping]).
@@ -193,6 +213,7 @@ class KdV : public Equation {
   Grid grid_;
   Tensor alpha_, beta_;
   std::shared_ptr<const detail::SpectralCache> ops_;
+  std::shared_ptr<const detail::DeviceCopies> copies_;
 };
 
 /// Kuramoto-Sivashinsky u_t + u u_x + u_xx + nu u_xxxx = 0 on a 1-D grid (default nu = 1);
@@ -256,6 +277,7 @@ class NavierStokes2D : public Equation {
   Grid grid_;
   Tensor nu_, forcing_, drag_;
   std::shared_ptr<const detail::SpectralCache> ops_;
+  std::shared_ptr<const detail::DeviceCopies> copies_;
 };
 
 /// One step of size dt > 0 from spectral state u_hat at time t (Note [pde time stepping]); builds the
@@ -268,7 +290,7 @@ class Integrator {
  public:
   /// Builds the coefficients of stepper `s` for step dt > 0 (rk4: throws when explicitly unstable).
   Integrator(const Equation& eq, double dt, Stepper s = Stepper::etdrk4, int contour_points = 32);
-  /// One step from the half spectrum u_hat (complex64 or complex128) at time t.
+  /// One step from the half spectrum u_hat (complex64 or complex128, on any device) at time t.
   Tensor step(const Tensor& u_hat, double t) const;
   /// `n` steps from u_hat at time t (t, t + dt, ...).
   Tensor steps(const Tensor& u_hat, double t, std::int64_t n) const;
@@ -284,6 +306,7 @@ class Integrator {
   double dt_;
   Stepper s_;
   std::vector<Tensor> coef64_, coef32_;
+  std::shared_ptr<const detail::DeviceCopies> copies_;  // coefficients on other devices (Note [pde devices])
 };
 
 /// Options of solve().
@@ -313,7 +336,7 @@ struct Solution {
   double error_estimate = -1.0;
 };
 
-/// Advances the physical field u0 (last d dims = grid sizes) from t = 0 to t_end with step dt.
+/// Advances the physical field u0 (last d dims = grid sizes, any device) from t = 0 to t_end with step dt.
 Tensor solve(const Equation& eq, const Tensor& u0, double t_end, double dt, Stepper s = Stepper::etdrk4);
 /// solve() with options: trajectory, step-doubling error estimate, checkpointing.
 Solution solve(const Equation& eq, const Tensor& u0, double t_end, double dt, const SolveOptions& opt);
