@@ -261,3 +261,12 @@ TEST_CASE("cuda::record_stream keeps a block from reuse until the other stream's
   CHECK(memory_stats(kDev).cached_bytes >= cached0);
   CHECK_THROWS_WITH_AS(cuda::record_stream(z, cuda::Stream::from_native(nullptr, 1)), doctest::Contains("stream on cuda:1"), Error);
 }
+
+TEST_CASE("cuda ops: complex and polar build complex tensors on the GPU" * doctest::skip(!kGpu)) {
+  manual_seed(16);
+  for (Dtype dt : {float32, float64}) {
+    const Tensor a = sample({6, 7}, dt), b = sample({7}, dt);
+    CHECK(rel_diff(complex(a.to(kDev), b.to(kDev)), complex(a, b)) == 0);
+    CHECK(rel_diff(polar(a.abs().to(kDev), b.to(kDev)), polar(a.abs(), b)) <= (dt == float32 ? 1e-6 : 1e-15));
+  }
+}

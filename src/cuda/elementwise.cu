@@ -229,6 +229,8 @@ PHASOR_BINARY(Ge, bool, return a >= b;)
 PHASOR_BINARY(And, bool, return convert<bool>(a) && convert<bool>(b);)
 PHASOR_BINARY(Or, bool, return convert<bool>(a) || convert<bool>(b);)
 PHASOR_BINARY(Xor, bool, return convert<bool>(a) != convert<bool>(b);)
+PHASOR_BINARY(MakeComplex, ::cuda::std::complex<T>, return ::cuda::std::complex<T>(a, b);)
+PHASOR_BINARY(Polar, ::cuda::std::complex<T>, return ::cuda::std::complex<T>(a * ::cos(b), a * ::sin(b));)
 #undef PHASOR_BINARY
 
 struct Select {
@@ -322,7 +324,8 @@ bool binary(const char* op, Dtype compute, const Operands& o, double alpha, void
       E("minimum", Minimum, kBool | kInt | kReal), E("atan2", Atan2, kReal), E("eq", Eq, kAll),
       E("ne", Ne, kAll),           E("lt", Lt, kBool | kInt | kReal), E("le", Le, kBool | kInt | kReal),
       E("gt", Gt, kBool | kInt | kReal), E("ge", Ge, kBool | kInt | kReal), E("logical_and", And, kAll),
-      E("logical_or", Or, kAll),   E("logical_xor", Xor, kAll),
+      E("logical_or", Or, kAll),   E("logical_xor", Xor, kAll), E("complex", MakeComplex, kReal),
+      E("polar", Polar, kReal),
   };
 #undef E
   for (const auto& e : table)
