@@ -255,3 +255,30 @@ TEST_CASE("cuda reduce: a CPU-only build's reduction glue throws a named error" 
                        Error);
   CHECK(x.sum().item<double>() == 12.0);  // input unchanged
 }
+
+TEST_CASE("cuda reduce: few long rows are split across blocks and still agree with the CPU" * doctest::skip(!kGpu)) {
+  manual_seed(31);
+  // full reductions and a few rows, with lengths that do not divide into the chunks
+  for (const Shape& s : {Shape{1 << 22}, Shape{3, 100003}, Shape{20, 65536}, Shape{2, 8193}}) {
+    CAPTURE(s.size());
+    for (Dtype dt : {float32, float64, complex64}) {
+      CAPTURE(dt);
+      const Tensor x = sample(s, dt);
+      const Tensor xg = x.to(kDev);
+      const double t = (dt == float64 ? 1e-12 : 1e-5);
+      CHECK(rel_diff(xg.sum({-1}), x.sum({-1})) <= t);
+      CHECK(rel_diff(xg.norm(2.0, {-1}), x.norm(2.0, {-1})) <= t);
+      CHECK(rel_diff(xg.norm(1.0, {-1}), x.norm(1.0, {-1})) <= t);
+      if (is_complex(dt)) continue;
+      CHECK(rel_diff(xg.amax({-1}), x.amax({-1})) == 0);
+      CHECK(rel_diff(xg.amin(), x.amin()) == 0);
+      CHECK(rel_diff(xg.norm(std::numeric_limits<double>::infinity(), {-1}), x.norm(std::numeric_limits<double>::infinity(), {-1})) == 0);
+      CHECK(rel_diff((xg > 0.0).all({-1}), (x > 0.0).all({-1})) == 0);
+      CHECK(rel_diff((xg > 3.0).any({-1}), (x > 3.0).any({-1})) == 0);
+    }
+  }
+  // a NaN in one chunk wins the row's max
+  Tensor x = sample({1 << 20}, float32);
+  x.index({Slice(700000, 700001)}).fill_(std::numeric_limits<double>::quiet_NaN());
+  CHECK(std::isnan(x.to(kDev).amax().item<double>()));
+}

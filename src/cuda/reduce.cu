@@ -12,6 +12,7 @@
 #include <string>
 #include <type_traits>
 
+#include "cuda/backend.hpp"
 #include "cuda/device_complex.cuh"
 #include "cuda/launch.cuh"
 #include "cuda/reduce.hpp"
@@ -73,42 +74,116 @@ unsigned grid_for(std::int64_t work, std::int64_t per_block) {
   return static_cast<unsigned>(b < 1 ? 1 : b < 65535 ? b : 65535);
 }
 
-template <class T, class R>
-__global__ void rows_kernel(const T* rows, std::int64_t n_out, std::int64_t n_red, typename R::O* out, R r) {
+/// Pass 2 of a split reduction: combines the partial accumulators of each row (Note [split rows]).
+template <class R>
+struct Partials {
+  using A = typename R::A;
+  using O = typename R::O;
+  static constexpr bool kHasIdentity = R::kHasIdentity;
+  R r;
+  __device__ A identity() const { return r.identity(); }
+  __device__ A combine(A a, A b) const { return r.combine(a, b); }
+  __device__ A load(A v) const { return v; }
+};
+
+// Note [split rows]
+// A block reduces one unit: a row, or with splits > 1 one of the row's `splits` consecutive chunks of
+// `chunk` elements (the last may be shorter, none is empty). Few long rows - a full reduction, a loss
+// over a small batch - would leave most of the GPU idle with one block per row, so they are split
+// until there are about 4 blocks per multiprocessor: pass 1 writes each chunk's accumulator, pass 2
+// (the same kernel with Partials<R>) combines each row's partials. Chunks keep every thread's serial
+// sum short, which also keeps float32 sums accurate.
+template <class T, class R, class Out>
+__global__ void rows_kernel(const T* rows, std::int64_t n_units, std::int64_t n_red, std::int64_t splits,
+                            std::int64_t chunk, Out* out, R r) {
   using A = typename R::A;
   __shared__ alignas(16) unsigned char buf[kThreads * sizeof(A)];
   A* sh = reinterpret_cast<A*>(buf);
-  for (std::int64_t row = blockIdx.x; row < n_out; row += gridDim.x) {
+  for (std::int64_t unit = blockIdx.x; unit < n_units; unit += gridDim.x) {
+    const std::int64_t row = unit / splits, c = unit - row * splits;
+    const T* base = rows + row * n_red + c * chunk;
+    const std::int64_t len = chunk < n_red - c * chunk ? chunk : n_red - c * chunk;
     A acc = r.identity();
     bool first = true;  // Extremum has no identity: start from the first element seen
-    for (std::int64_t i = threadIdx.x; i < n_red; i += blockDim.x) {
-      const A v = r.load(rows[row * n_red + i]);
+    for (std::int64_t i = threadIdx.x; i < len; i += blockDim.x) {
+      const A v = r.load(base[i]);
       acc = first ? v : r.combine(acc, v);
       first = false;
     }
     // threads that saw nothing hold the identity; without one (max/min) they take thread 0's value,
-    // which saw an element whenever n_red >= 1 (a repeated operand does not change a max or min)
+    // which saw an element whenever len >= 1 (a repeated operand does not change a max or min)
     sh[threadIdx.x] = acc;
     __syncthreads();
     if constexpr (!R::kHasIdentity) {
-      if (first && n_red > 0) sh[threadIdx.x] = sh[0];
+      if (first && len > 0) sh[threadIdx.x] = sh[0];
       __syncthreads();
     }
     for (int s = kThreads / 2; s > 0; s >>= 1) {
       if (threadIdx.x < s) sh[threadIdx.x] = r.combine(sh[threadIdx.x], sh[threadIdx.x + s]);
       __syncthreads();
     }
-    if (threadIdx.x == 0) out[row] = sh[0];
+    if (threadIdx.x == 0) out[unit] = sh[0];
     __syncthreads();
   }
 }
 
+/// Multiprocessors of the current device (132 on an H100/H200 when the query fails).
+int multiprocessors() {
+  int dev = 0, n = 0;
+  if (cudaGetDevice(&dev) != cudaSuccess || cudaDeviceGetAttribute(&n, cudaDevAttrMultiProcessorCount, dev) != cudaSuccess ||
+      n <= 0) {
+    (void)cudaGetLastError();
+    return 132;
+  }
+  return n;
+}
+
+/// Chunks per row for n_out rows of n_red elements (Note [split rows]); 1 = no split.
+std::int64_t split_count(std::int64_t n_out, std::int64_t n_red) {
+  constexpr std::int64_t kMinChunk = 4096;
+  static const std::int64_t target = 4 * static_cast<std::int64_t>(multiprocessors());
+  if (n_out >= target || n_red < 2 * kMinChunk) return 1;
+  const std::int64_t want = (target + n_out - 1) / n_out, most = n_red / kMinChunk;
+  return want < most ? want : most;
+}
+
+/// Device scratch for the partials of a split reduction, from the caching allocator on the current
+/// stream (freed stream-ordered after the launches that use it).
+struct PartialBuffer {
+  void* ptr = nullptr;
+  int device = 0;
+  explicit PartialBuffer(std::size_t bytes) {
+    void* stream = nullptr;
+    if (cudaGetDevice(&device) != cudaSuccess) (void)cudaGetLastError();
+    ptr = ::phasor::cuda::detail::device_alloc(bytes, device, &stream);
+  }
+  ~PartialBuffer() { ::phasor::cuda::detail::device_free(ptr, device); }
+  PartialBuffer(const PartialBuffer&) = delete;
+  PartialBuffer& operator=(const PartialBuffer&) = delete;
+};
+
 template <class T, class R>
 void launch(const void* rows, std::int64_t n_out, std::int64_t n_red, void* out, R r, void* stream) {
   if (n_out == 0) return;
-  const unsigned blocks = static_cast<unsigned>(n_out < 65535 ? n_out : 65535);
-  rows_kernel<T, R><<<blocks, kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      static_cast<const T*>(rows), n_out, n_red, static_cast<typename R::O*>(out), r);
+  using A = typename R::A;
+  using O = typename R::O;
+  const auto s = static_cast<cudaStream_t>(stream);
+  std::int64_t splits = split_count(n_out, n_red);
+  if (splits <= 1) {
+    rows_kernel<T, R, O><<<grid_for(n_out, 1), kThreads, 0, s>>>(static_cast<const T*>(rows), n_out, n_red, 1, n_red,
+                                                          static_cast<O*>(out), r);
+    check_launch("reduction");
+    return;
+  }
+  const std::int64_t chunk = (n_red + splits - 1) / splits;
+  splits = (n_red + chunk - 1) / chunk;  // no empty chunk
+  PartialBuffer partial(static_cast<std::size_t>(n_out * splits) * sizeof(A));
+  A* p = static_cast<A*>(partial.ptr);
+  rows_kernel<T, R, A><<<grid_for(n_out * splits, 1), kThreads, 0, s>>>(static_cast<const T*>(rows), n_out * splits, n_red,
+                                                                 splits, chunk, p, r);
+  check_launch("reduction (partials)");
+  rows_kernel<A, Partials<R>, O><<<grid_for(n_out, 1), kThreads, 0, s>>>(p, n_out, splits, 1, splits, static_cast<O*>(out),
+                                                                  Partials<R>{r});
   check_launch("reduction");
 }
 
@@ -188,19 +263,34 @@ __device__ A block_reduce(A v, Scratch& scratch, C combine) {
 
 enum NormKind : int { kNorm0 = 0, kNorm1, kNorm2, kNormInf, kNormNegInf, kNormP };
 
-/// Vector norm of each row (real result), accumulated in double: a count (0), sum |x| (1), sqrt(sum |x|^2)
-/// (2), max/min |x| with NaN winning (inf/-inf), (sum |x|^p)^(1/p) (general p).
-template <class T>
-__global__ void norm_kernel(const T* rows, std::int64_t n_out, std::int64_t n_red, real_t<T>* out, int kind, double p) {
-  __shared__ Scratch scratch;
-  auto combine = [kind](double a, double b) {
+/// The combine of a norm's accumulations: max/min with NaN winning (inf/-inf), else a sum.
+struct NormCombine {
+  int kind;
+  __device__ double operator()(double a, double b) const {
     return kind == kNormInf ? nan_max_d(a, b) : kind == kNormNegInf ? nan_min_d(a, b) : a + b;
-  };
+  }
+};
+/// A norm's result from its combined accumulation.
+__device__ __forceinline__ double norm_finish(int kind, double total, double p) {
+  return kind == kNorm2 ? ::sqrt(total) : kind == kNormP ? ::pow(total, 1.0 / p) : total;
+}
+
+/// Vector norm of each row (real result), accumulated in double: a count (0), sum |x| (1), sqrt(sum |x|^2)
+/// (2), max/min |x| with NaN winning (inf/-inf), (sum |x|^p)^(1/p) (general p). Units as rows_kernel's
+/// (Note [split rows]): with splits > 1 each unit's accumulation goes to `partial`, finished by
+/// norm_partials_kernel; otherwise the row's norm goes to `out`.
+template <class T>
+__global__ void norm_kernel(const T* rows, std::int64_t n_units, std::int64_t n_red, std::int64_t splits,
+                            std::int64_t chunk, real_t<T>* out, double* partial, int kind, double p) {
+  __shared__ Scratch scratch;
+  const NormCombine combine{kind};
   const double identity = kind == kNormNegInf ? ::cuda::std::numeric_limits<double>::infinity() : 0.0;
-  for (std::int64_t row = blockIdx.x; row < n_out; row += gridDim.x) {
-    const T* r = rows + row * n_red;
+  for (std::int64_t unit = blockIdx.x; unit < n_units; unit += gridDim.x) {
+    const std::int64_t row = unit / splits, c = unit - row * splits;
+    const T* r = rows + row * n_red + c * chunk;
+    const std::int64_t len = chunk < n_red - c * chunk ? chunk : n_red - c * chunk;
     double acc = identity;
-    for (std::int64_t i = threadIdx.x; i < n_red; i += blockDim.x) {
+    for (std::int64_t i = threadIdx.x; i < len; i += blockDim.x) {
       const T v = r[i];
       double m;
       switch (kind) {
@@ -213,9 +303,23 @@ __global__ void norm_kernel(const T* rows, std::int64_t n_out, std::int64_t n_re
     }
     const double total = block_reduce(acc, scratch, combine);
     if (threadIdx.x == 0) {
-      const double f = kind == kNorm2 ? ::sqrt(total) : kind == kNormP ? ::pow(total, 1.0 / p) : total;
-      out[row] = static_cast<real_t<T>>(f);
+      if (partial) partial[unit] = total;
+      else out[row] = static_cast<real_t<T>>(norm_finish(kind, total, p));
     }
+  }
+}
+
+/// Pass 2 of a split norm: combines each row's `splits` partial accumulations and finishes the norm.
+template <class R>
+__global__ void norm_partials_kernel(const double* partial, std::int64_t n_out, std::int64_t splits, R* out, int kind,
+                                     double p) {
+  __shared__ Scratch scratch;
+  const NormCombine combine{kind};
+  for (std::int64_t row = blockIdx.x; row < n_out; row += gridDim.x) {
+    double acc = kind == kNormNegInf ? ::cuda::std::numeric_limits<double>::infinity() : 0.0;
+    for (std::int64_t i = threadIdx.x; i < splits; i += blockDim.x) acc = combine(acc, partial[row * splits + i]);
+    const double total = block_reduce(acc, scratch, combine);
+    if (threadIdx.x == 0) out[row] = static_cast<R>(norm_finish(kind, total, p));
   }
 }
 
@@ -418,7 +522,20 @@ bool stat_rows(const char* op, Dtype in, const void* rows, std::int64_t n_out, s
         const double inf = std::numeric_limits<double>::infinity();
         const int kind = param == 0 ? kNorm0 : param == 1 ? kNorm1 : param == 2 ? kNorm2 : param == inf ? kNormInf
                          : param == -inf ? kNormNegInf : kNormP;
-        norm_kernel<T><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, static_cast<real_t<T>*>(out), kind, param);
+        auto* o = static_cast<real_t<T>*>(out);
+        std::int64_t splits = split_count(n_out, n_red);
+        if (splits <= 1) {
+          norm_kernel<T><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, 1, n_red, o, nullptr, kind, param);
+        } else {  // Note [split rows]
+          const std::int64_t chunk = (n_red + splits - 1) / splits;
+          splits = (n_red + chunk - 1) / chunk;
+          PartialBuffer partial(static_cast<std::size_t>(n_out * splits) * sizeof(double));
+          auto* pp = static_cast<double*>(partial.ptr);
+          norm_kernel<T><<<grid_for(n_out * splits, 1), kThreads, 0, s>>>(r, n_out * splits, n_red, splits, chunk, o, pp,
+                                                                          kind, param);
+          check_launch("norm (partials)");
+          norm_partials_kernel<real_t<T>><<<blocks, kThreads, 0, s>>>(pp, n_out, splits, o, kind, param);
+        }
       } else if (name == "logsumexp") {
         lse_kernel<T><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, static_cast<T*>(out));
       } else {
