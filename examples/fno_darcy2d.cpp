@@ -7,8 +7,9 @@
 // subsampled.
 //
 //   usage: fno_darcy2d [--full] [--train N] [--test N] [--epochs N] [--max-error E]
-//                      [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH]
+//                      [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH] [--device cpu|cuda[:i]]
 //
+// --device trains and evaluates on that device (the data are made on the CPU and copied once).
 // --data PATH keeps the generated data in PATH (safetensors) and reuses it when it exists (for the
 // same sizes); --resume PATH saves the training state every 5 epochs and continues from it when it
 // exists, so the hours-long --full run can be stopped and restarted (train.hpp).
@@ -65,6 +66,7 @@
 
 #include "common/cache.hpp"
 #include "common/heatmap.hpp"
+#include "common/device.hpp"
 #include "common/plot.hpp"
 #include "common/train.hpp"
 
@@ -83,6 +85,7 @@ struct Config {
   double max_baseline_ratio = 0;  // > 0: check err <= ratio * baseline error instead
   std::string png = "fno_darcy2d.png";  // line plots; the field images go to <stem>_fields.png
   std::string data_path, resume_path;    // --data, --resume
+  ph::Device device = ph::Device::cpu();  // --device: where the model trains
   /// What the data depend on (checked when --data loads a file).
   std::string data_key() const {
     return std::to_string(n_train + n_test) + "@" + std::to_string(solve_res) + "/" + std::to_string(stride);
@@ -159,7 +162,7 @@ std::vector<double> values(const Tensor& t) { return ph::to_vector<double>(t.con
 int usage(const char* prog) {
   std::fprintf(stderr,
                "usage: %s [--full] [--train N] [--test N] [--epochs N] [--no-padding] [--max-error E]\n"
-               "          [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH]\n",
+               "          [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH] [--device cpu|cuda[:i]]\n",
                prog);
   return 2;
 }
@@ -191,6 +194,8 @@ int main(int argc, char** argv) {
       cfg.data_path = argv[++i];
     } else if (!std::strcmp(argv[i], "--resume") && has_arg) {
       cfg.resume_path = argv[++i];
+    } else if (!std::strcmp(argv[i], "--device") && has_arg) {
+      if (!cli::parse_device(argv[++i], cfg.device)) return usage(argv[0]);
     } else {
       return usage(argv[0]);
     }
@@ -228,7 +233,7 @@ int main(int argc, char** argv) {
   });
   if (!cfg.data_path.empty()) std::printf("data: %s\n", data_note.c_str());
   Tensor a_all = data.at("a"), u_all = data.at("u");
-  a_all = a_all.to(ph::float32).unsqueeze(1), u_all = u_all.to(ph::float32).unsqueeze(1);
+  a_all = a_all.to(ph::float32).unsqueeze(1).to(cfg.device), u_all = u_all.to(ph::float32).unsqueeze(1).to(cfg.device);
   Tensor a_train = a_all.narrow(0, 0, cfg.n_train), u_train = u_all.narrow(0, 0, cfg.n_train);
   Tensor a_test = a_all.narrow(0, cfg.n_train, cfg.n_test), u_test = u_all.narrow(0, cfg.n_train, cfg.n_test);
   std::printf("coefficient: %.1f%% of the nodes have a = 12; |u| up to %.4f\n",
@@ -244,8 +249,9 @@ int main(int argc, char** argv) {
   opt.in_channels(1).out_channels(1).hidden_channels(32).modes({12, 12}).n_layers(4).projection_channels(128);
   if (cfg.padding) opt.domain_padding(9.0 / 85.0);
   ph::nn::FNO model(opt);
-  std::printf("model: %lld parameters, Fourier blocks on a %lld x %lld grid\n", (long long)model.num_parameters(),
-              (long long)model.padded_grid({s, s})[0], (long long)model.padded_grid({s, s})[1]);
+  model.to(cfg.device);
+  std::printf("model on %s: %lld parameters, Fourier blocks on a %lld x %lld grid\n", cfg.device.str().c_str(),
+              (long long)model.num_parameters(), (long long)model.padded_grid({s, s})[0], (long long)model.padded_grid({s, s})[1]);
   ph::data::TensorDataset train_set({x_train, y_train});
   ph::data::DataLoader loader(train_set, /*batch=*/20, /*shuffle=*/true, /*drop_last=*/false, /*seed=*/1);
   ph::optim::Adam adam(model.parameters(), ph::optim::AdamOptions(1e-3).weight_decay(1e-4));

@@ -13,8 +13,9 @@
 // trajectories on a twice finer grid and prints the relative difference at t = T (the data's own error).
 //
 //   usage: ns2d_rollout [--full] [--train N] [--test N] [--T T] [--epochs N] [--max-error E]
-//                       [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH]
+//                       [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH] [--device cpu|cuda[:i]]
 //
+// --device trains and evaluates on that device (the data are made on the CPU and copied once).
 // --data PATH keeps the generated trajectories in PATH and reuses them when it exists (for the same
 // sizes); --resume PATH saves the training state every 5 epochs and continues from it (train.hpp).
 //
@@ -64,6 +65,7 @@
 
 #include "common/cache.hpp"
 #include "common/heatmap.hpp"
+#include "common/device.hpp"
 #include "common/plot.hpp"
 #include "common/train.hpp"
 
@@ -85,6 +87,7 @@ struct Config {
   double max_baseline_ratio = 0;  // > 0: check err <= ratio * persistence error instead
   std::string png = "ns2d_rollout.png";
   std::string data_path, resume_path;  // --data, --resume
+  ph::Device device = ph::Device::cpu();  // --device: where the model trains
   /// What the data depend on (checked when --data loads a file).
   std::string data_key() const {
     return std::to_string(n_train + n_test) + "x" + std::to_string(T) + "@" + std::to_string(solve_res) + "/" +
@@ -179,7 +182,7 @@ std::vector<double> values(const Tensor& t) { return ph::to_vector<double>(t.con
 int usage(const char* prog) {
   std::fprintf(stderr,
                "usage: %s [--full] [--train N] [--test N] [--T T > 10] [--epochs N] [--max-error E]\n"
-               "          [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH]\n",
+               "          [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH] [--device cpu|cuda[:i]]\n",
                prog);
   return 2;
 }
@@ -211,6 +214,8 @@ int main(int argc, char** argv) {
       cfg.data_path = argv[++i];
     } else if (!std::strcmp(argv[i], "--resume") && has_arg) {
       cfg.resume_path = argv[++i];
+    } else if (!std::strcmp(argv[i], "--device") && has_arg) {
+      if (!cli::parse_device(argv[++i], cfg.device)) return usage(argv[0]);
     } else {
       return usage(argv[0]);
     }
@@ -253,7 +258,7 @@ int main(int argc, char** argv) {
     return ph::StateDict{{"w", w}};
   });
   if (!cfg.data_path.empty()) std::printf("data: %s\n", data_note.c_str());
-  Tensor w_all = data.at("w");
+  Tensor w_all = data.at("w").to(cfg.device);
   Tensor w_train = w_all.narrow(0, 0, cfg.n_train), w_test = w_all.narrow(0, cfg.n_train, cfg.n_test);
   // every window of the training trajectories: 10 snapshots -> the next one (views, made per batch)
   WindowDataset windows(w_train);
@@ -270,7 +275,8 @@ int main(int argc, char** argv) {
   ph::nn::FNOOptions opt;
   opt.in_channels(kSeen).out_channels(1).hidden_channels(20).modes({12, 12}).n_layers(4).projection_channels(128);
   ph::nn::FNO model(opt);
-  std::printf("model: %lld parameters\n", (long long)model.num_parameters());
+  model.to(cfg.device);
+  std::printf("model: %lld parameters, on %s\n", (long long)model.num_parameters(), cfg.device.str().c_str());
   ph::data::DataLoader loader(windows, /*batch=*/20, /*shuffle=*/true, /*drop_last=*/false, /*seed=*/1);
   ph::optim::Adam adam(model.parameters(), ph::optim::AdamOptions(1e-3).weight_decay(1e-4));
   std::unique_ptr<ph::optim::LRScheduler> sched;

@@ -270,3 +270,12 @@ TEST_CASE("cuda ops: complex and polar build complex tensors on the GPU" * docte
     CHECK(rel_diff(polar(a.abs().to(kDev), b.to(kDev)), polar(a.abs(), b)) <= (dt == float32 ? 1e-6 : 1e-15));
   }
 }
+
+TEST_CASE("Device::parse reads the names str() writes") {
+  CHECK(Device::parse("cpu") == Device::cpu());
+  CHECK(Device::parse("cuda") == Device::cuda(0));
+  CHECK(Device::parse("cuda:3") == Device::cuda(3));
+  CHECK(Device::parse(Device::cuda(12).str()) == Device::cuda(12));
+  for (const char* bad : {"", "gpu", "cuda:", "cuda:-1", "cuda:1x", "CPU", "cuda:99999999999"})
+    CHECK_THROWS_WITH_AS(Device::parse(bad), doctest::Contains("[Device] unknown device"), Error);
+}

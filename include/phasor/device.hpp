@@ -23,6 +23,8 @@ struct Device {
   bool is_cuda() const { return type == DeviceType::CUDA; }
   /// "cpu" or "cuda:i".
   std::string str() const;
+  /// The device named "cpu", "cuda" (cuda:0) or "cuda:i"; throws phasor::Error for any other text.
+  static Device parse(const std::string& name);
   /// Same type and index.
   bool operator==(const Device& o) const { return type == o.type && index == o.index; }
   /// Different type or index.

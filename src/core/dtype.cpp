@@ -58,6 +58,15 @@ void set_default_dtype(Dtype t) {
 }
 
 std::string Device::str() const { return is_cpu() ? std::string("cpu") : "cuda:" + std::to_string(index); }
+
+Device Device::parse(const std::string& name) {
+  if (name == "cpu") return cpu();
+  if (name == "cuda") return cuda(0);
+  if (name.rfind("cuda:", 0) == 0 && name.size() > 5 && name.size() <= 9 &&
+      name.find_first_not_of("0123456789", 5) == std::string::npos)
+    return cuda(std::stoi(name.substr(5)));
+  throw Error("Device", "unknown device \"" + name + "\" (expected cpu, cuda or cuda:<index>)");
+}
 std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
 
 int get_num_threads() {
