@@ -29,7 +29,7 @@ std::int64_t next_fast_len(std::int64_t n);
 /// as a tensor.
 Tensor window_values(const WindowSpec& w, std::int64_t n, bool periodic, Dtype dtype, Device device, const char* op);
 /// Throws unless `t` (when defined) lives on `device`; `what` names it and `other` the tensor it must match.
-void check_device(const Tensor& t, Device device, const char* op, const char* what, const char* other = "input");
+void check_device(const Tensor& t, Device device, const char* op, const char* what, const char* other = "the input");
 /// Throws naming `op` unless `device` exists (CPU, or a CUDA device of this build and machine).
 void check_device_exists(Device device, const char* op);
 /// Convolution mode parsed from "full" / "same" / "valid".

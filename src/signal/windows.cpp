@@ -34,7 +34,7 @@ void check_input(const Tensor& x, const char* op, const char* what, std::int64_t
 
 void check_device(const Tensor& t, Device device, const char* op, const char* what, const char* other) {
   if (t.defined() && t.device() != device)
-    throw Error(op, std::string(what) + " is on " + t.device().str() + " but the " + other + " is on " + device.str() +
+    throw Error(op, std::string(what) + " is on " + t.device().str() + " but " + other + " is on " + device.str() +
                         "; move both to one device");
 }
 

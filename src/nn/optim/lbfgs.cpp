@@ -197,6 +197,15 @@ LineSearchResult<V> strong_wolfe(Obj&& obj, double t, const V& d, double f, cons
 
 }  // namespace
 
+namespace detail {
+/// Test hook (not in a public header): when set, CPU parameters also take the tensor flat-vector path of
+/// Note [L-BFGS on a GPU], so CPU-only builds test its logic against the host path.
+bool& lbfgs_tensor_path_on_cpu() {
+  static bool on = false;
+  return on;
+}
+}  // namespace detail
+
 LBFGS::LBFGS(std::vector<Tensor> params, LBFGSOptions options)
     : Optimizer("optim.LBFGS", std::make_unique<LBFGSOptions>(options)) {
   // one flat vector spans all parameters, so they share one device (Note [L-BFGS on a GPU])
@@ -513,7 +522,7 @@ Tensor LBFGS::step(std::function<Tensor()> closure) {
     }
   };
 
-  if (params.empty() || params[0].device().is_cpu()) {
+  if (params.empty() || (params[0].device().is_cpu() && !detail::lbfgs_tensor_path_on_cpu())) {
     run(Vec{}, d_, prev_flat_grad_, old_dirs_, old_stps_);
     return orig_loss;
   }
