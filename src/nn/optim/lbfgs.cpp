@@ -10,8 +10,8 @@
 // run reproduces PyTorch's iterates up to rounding.
 //
 // Note [L-BFGS on a GPU]
-// The algorithm is written once (strong_wolfe and run_iterations are templates over the flat-vector
-// type). On the CPU the flat vectors are std::vector<double> with the host loops below, unchanged, so
+// The algorithm is written once: strong_wolfe and the iteration loop of step() (a generic lambda) are
+// templates over the flat-vector type. On the CPU the flat vectors are std::vector<double> with the host loops below, unchanged, so
 // CPU runs are bit-identical to the host-only implementation. When the parameters live on a CUDA
 // device the flat vectors are 1-D float64 tensors on that device: gradients are gathered with tensor
 // ops (complex as interleaved (re, im) via stack), dot products and norms are tensor reductions with one
@@ -20,6 +20,8 @@
 // history) stay on the device in the optimizer's per-parameter state of the first parameter, under the
 // keys "lbfgs.*" (the class keeps host vectors for CPU runs and checkpoints); state_dict() copies them to
 // the host, and load_state_dict() loads into the host vectors that the next step moves to the device.
+// A test hook (detail::lbfgs_tensor_path_on_cpu) sends CPU parameters down the tensor path too, so
+// CPU-only builds check it against the host path (tests/test_cuda_signal.cpp).
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -579,8 +581,9 @@ void LBFGS::save_state(StateDict& out) const {
   if (dev && dev->count(std::string(kDevPrefix) + "d")) {  // device run: copy the vectors to the host
     const auto at = [&](const std::string& key) { return dev->at(kDevPrefix + key); };
     const Device cpu = Device::cpu();
-    out["state.0.d"] = at("d").to(cpu);
-    out["state.0.prev_flat_grad"] = at("prev_flat_grad").to(cpu);
+    const auto host = [&](const Tensor& t) { return t.device().is_cpu() ? t.clone() : t.to(cpu); };  // never an alias
+    out["state.0.d"] = host(at("d"));
+    out["state.0.prev_flat_grad"] = host(at("prev_flat_grad"));
     detail::put_scalar(out, "state.0.t", t_);
     detail::put_scalar(out, "state.0.H_diag", H_diag_);
     detail::put_scalar(out, "state.0.prev_loss", prev_loss_);
