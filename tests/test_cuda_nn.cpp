@@ -282,9 +282,8 @@ TEST_CASE("cuda nn: SGD, Adam and AdamW steps agree with the CPU over several st
   }
 }
 
-TEST_CASE("cuda nn: LBFGS rejects CUDA parameters; a gradient on another device is named" * doctest::skip(!kGpu)) {
+TEST_CASE("cuda nn: a gradient on another device than its parameter is named" * doctest::skip(!kGpu)) {
   std::vector<Tensor> p{randn({3}).to(kDev).requires_grad_()};
-  CHECK_THROWS_WITH_AS(optim::LBFGS(p, optim::LBFGSOptions()), doctest::Contains("[optim.LBFGS]"), Error);
   optim::Adam adam(p, optim::AdamOptions(0.1));
   p[0].set_grad(ones({3}));
   const Tensor before = p[0].detach().to(Device::cpu());
