@@ -2,6 +2,8 @@
 // CPU cases for the device arguments, device errors and the tensor path of LBFGS (Note [L-BFGS on a GPU]).
 #include <doctest/doctest.h>
 
+#include "cuda_test_util.hpp"
+
 #include <cmath>
 #include <functional>
 #include <phasor/phasor.hpp>
@@ -9,6 +11,10 @@
 #include <vector>
 
 using namespace phasor;
+using cuda_test::kDev;
+using cuda_test::kGpu;
+using cuda_test::rel_diff;
+using cuda_test::sample;
 namespace sg = phasor::signal;
 
 namespace phasor::optim::detail {
@@ -16,26 +22,6 @@ bool& lbfgs_tensor_path_on_cpu();  // test hook in src/nn/optim/lbfgs.cpp
 }
 
 namespace {
-
-const bool kGpu = cuda::is_available();
-const Device kDev = Device::cuda(0);
-
-/// max |a - b| / max(1, max |b|), both on the CPU, in float64 (complex: on the modulus).
-double rel_diff(const Tensor& a, const Tensor& b) {
-  const Tensor x = a.detach().to(Device::cpu()), y = b.detach().to(Device::cpu());
-  REQUIRE(x.shape() == y.shape());
-  REQUIRE(x.dtype() == y.dtype());
-  if (x.numel() == 0) return 0;
-  const Tensor d = (x - y).abs().to(float64), m = y.abs().to(float64);
-  return d.max().item<double>() / std::max(1.0, m.max().item<double>());
-}
-
-/// Random values of dtype dt and shape s on the CPU.
-Tensor sample(const Shape& s, Dtype dt) {
-  const Tensor r = randn(s, float64);
-  if (is_complex(dt)) return complex(r, randn(s, float64)).to(dt);
-  return r.to(dt);
-}
 
 double tol(Dtype dt) { return dt == Dtype::Float32 || dt == Dtype::Complex64 ? 5e-5 : 1e-11; }
 
