@@ -13,10 +13,7 @@
 #include <vector>
 
 using namespace phasor;
-using cuda_test::kDev;
-using cuda_test::kGpu;
-using cuda_test::rel_diff;
-using cuda_test::sample;
+using namespace cuda_test;
 
 namespace {
 

@@ -16,10 +16,7 @@
 #include "../src/cuda/ops.hpp"
 
 using namespace phasor;
-using cuda_test::kDev;
-using cuda_test::kGpu;
-using cuda_test::rel_diff;
-using cuda_test::sample;
+using namespace cuda_test;
 
 namespace {
 
