@@ -117,7 +117,19 @@ TEST_CASE("cuda ops: unary ops keep NaN and stay accurate where the naive formul
     // |expm1(z)| ~ |z| and |log1p(z)| ~ |z|: exp(z) - 1 and log(1 + z) would lose every digit
     check_close(z.to(kDev).expm1(), z.expm1(), t);
     check_close(z.to(kDev).log1p(), z.log1p(), t);
+    // pow as the CPU's cpow: integer exponents by squaring, 0^w = 0 for Re w > 0
+    const Tensor zz = complex(from_vector(std::vector<double>{0.0, 0.0, 1.5, -0.75}, Shape{4}),
+                              from_vector(std::vector<double>{0.0, 0.0, -0.5, 2.0}, Shape{4})).to(dt);
+    const Tensor w = complex(from_vector(std::vector<double>{3.0, 0.5, -2.0, 0.3}, Shape{4}),
+                             from_vector(std::vector<double>{0.0, 1.0, 0.0, -0.2}, Shape{4})).to(dt);
+    check_close(pow(zz.to(kDev), w.to(kDev)), pow(zz, w), t * 10);
+    check_close(zz.to(kDev).pow(Scalar(3.0)), zz.pow(Scalar(3.0)), t * 10);
   }
+  // int64 powers run on the GPU (the CPU's ipow: a negative exponent gives 1, +-1 or 0)
+  const Tensor a = from_vector(std::vector<std::int64_t>{-3, -1, 0, 1, 2, 7}, Shape{6});
+  const Tensor e = from_vector(std::vector<std::int64_t>{3, -3, 0, -2, 10, 2}, Shape{6});
+  CHECK((pow(a.to(kDev), e.to(kDev)).to(Device::cpu()) == pow(a, e)).all().item<bool>());
+  CHECK((a.to(kDev).pow(Scalar(std::int64_t{3})).to(Device::cpu()) == a.pow(Scalar(std::int64_t{3}))).all().item<bool>());
 }
 
 TEST_CASE("cuda ops: binary ops, broadcasting and type promotion agree with the CPU" * doctest::skip(!kGpu)) {

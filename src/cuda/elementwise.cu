@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <cuda/std/limits>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -133,7 +134,39 @@ template <class T> __device__ __forceinline__ T d_tanh(T v) { if constexpr (is_c
 template <class T> __device__ __forceinline__ T d_asin(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::asin(v); else return ::asin(v); }
 template <class T> __device__ __forceinline__ T d_acos(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::acos(v); else return ::acos(v); }
 template <class T> __device__ __forceinline__ T d_atan(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::atan(v); else return ::atan(v); }
-template <class T> __device__ __forceinline__ T d_pow(T a, T b) { if constexpr (is_cplx_v<T>) return ::cuda::std::pow(a, b); else return ::pow(a, b); }
+/// Integer power as the CPU's ipow (src/core/binary.cpp): a negative exponent gives 1, +-1 or 0; wraps.
+__device__ __forceinline__ std::int64_t d_ipow(std::int64_t a, std::int64_t e) {
+  if (e < 0) return a == 1 ? 1 : a == -1 ? ((e & 1) ? -1 : 1) : 0;
+  std::uint64_t r = 1, b = static_cast<std::uint64_t>(a), n = static_cast<std::uint64_t>(e);
+  for (; n; n >>= 1, b *= b)
+    if (n & 1) r *= b;
+  return static_cast<std::int64_t>(r);
+}
+/// Complex power as the CPU's cpow (src/core/binary.cpp): small integer real exponents by squaring;
+/// 0^w = 0 for Re w > 0 (inf for real w < 0, else NaN); otherwise exp(w log z).
+template <class C>
+__device__ C d_cpow(const C& z, const C& w) {
+  using R = real_t<C>;
+  if (w.imag() == R(0) && ::fabs(w.real()) <= R(64) && ::nearbyint(w.real()) == w.real()) {
+    const auto n = static_cast<std::int64_t>(w.real());
+    std::uint64_t m = n < 0 ? 0 - static_cast<std::uint64_t>(n) : static_cast<std::uint64_t>(n);
+    C r(1), b = z;
+    for (; m; m >>= 1, b *= b)
+      if (m & 1) r *= b;
+    return n < 0 ? C(1) / r : r;
+  }
+  if (z == C(0)) {
+    if (w.real() > R(0)) return C(0);
+    if (w.real() < R(0) && w.imag() == R(0)) return C(::cuda::std::numeric_limits<R>::infinity(), 0);
+    return C(::cuda::std::numeric_limits<R>::quiet_NaN(), ::cuda::std::numeric_limits<R>::quiet_NaN());
+  }
+  return ::cuda::std::pow(z, w);
+}
+template <class T> __device__ __forceinline__ T d_pow(T a, T b) {
+  if constexpr (is_cplx_v<T>) return d_cpow(a, b);
+  else if constexpr (std::is_same_v<T, std::int64_t>) return d_ipow(a, b);
+  else return ::pow(a, b);
+}
 /// 1 / (1 + e^-x) for real x without overflow for large |x| (the CPU's sigmoid_real).
 template <class T> __device__ __forceinline__ T d_sigmoid_real(T x) {
   if (x >= T(0)) return T(1) / (T(1) + ::exp(-x));
@@ -329,7 +362,7 @@ bool binary(const char* op, Dtype compute, const Operands& o, double alpha, void
   Entry{NAME, [](Dtype c, const Operands& o, double a, void* s) { return run_binary<TYPES>(c, o, TYPE{a}, NAME, s); }}
   static const Entry table[] = {
       E("add", Add, kAll),         E("sub", Sub, kNum),         E("mul", Mul, kAll),
-      E("div", Div, kFloat),       E("pow", Pow, kFloat),       E("maximum", Maximum, kBool | kInt | kReal),
+      E("div", Div, kFloat),       E("pow", Pow, kInt | kFloat),       E("maximum", Maximum, kBool | kInt | kReal),
       E("minimum", Minimum, kBool | kInt | kReal), E("atan2", Atan2, kReal), E("eq", Eq, kAll),
       E("ne", Ne, kAll),           E("lt", Lt, kBool | kInt | kReal), E("le", Le, kBool | kInt | kReal),
       E("gt", Gt, kBool | kInt | kReal), E("ge", Ge, kBool | kInt | kReal), E("logical_and", And, kAll),
