@@ -3,6 +3,8 @@
 // The GPU cases need a GPU: without one doctest reports them as skipped.
 #include <doctest/doctest.h>
 
+#include "cuda_test_util.hpp"
+
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -11,33 +13,12 @@
 #include <vector>
 
 using namespace phasor;
+using cuda_test::kDev;
+using cuda_test::kGpu;
+using cuda_test::rel_diff;
+using cuda_test::sample;
 
 namespace {
-
-const bool kGpu = cuda::is_available();
-const Device kDev = Device::cuda(0);
-
-/// max |a - b| over max(1, max |b|), both moved to the CPU, in float64; exact types compare exactly.
-double rel_diff(const Tensor& a, const Tensor& b) {
-  const Tensor x = a.to(Device::cpu()), y = b.to(Device::cpu());
-  REQUIRE(x.shape() == y.shape());
-  REQUIRE(x.dtype() == y.dtype());
-  if (x.numel() == 0) return 0;
-  if (x.dtype() == Dtype::Bool || x.dtype() == Dtype::Int64) return (x.to(float64) - y.to(float64)).abs().max().item<double>();
-  return (x - y).abs().to(float64).max().item<double>() / std::max(1.0, y.abs().to(float64).max().item<double>());
-}
-
-/// Random values of dtype dt and shape s on the CPU.
-Tensor sample(const Shape& s, Dtype dt) {
-  const Tensor r = randn(s, float64);
-  switch (dt) {
-    case Dtype::Bool: return r > 0.0;
-    case Dtype::Int64: return (r * 3.0).round().clamp(-5, 5).to(int64);
-    case Dtype::Complex64:
-    case Dtype::Complex128: return complex(r, randn(s, float64)).to(dt);
-    default: return r.to(dt);
-  }
-}
 
 const std::vector<Dtype> kAll = {bool_, int64, float32, float64, complex64, complex128};
 

@@ -2,6 +2,8 @@
 // Every case needs a GPU: without one doctest reports them as skipped.
 #include <doctest/doctest.h>
 
+#include "cuda_test_util.hpp"
+
 #include <functional>
 #include <limits>
 #include <phasor/phasor.hpp>
@@ -9,38 +11,12 @@
 #include <vector>
 
 using namespace phasor;
+using cuda_test::kDev;
+using cuda_test::kGpu;
+using cuda_test::rel_diff;
+using cuda_test::sample;
 
 namespace {
-
-const bool kGpu = cuda::is_available();
-const Device kDev = Device::cuda(0);
-
-/// max |a - b| / max(1, max |b|), both on the CPU, in float64 (complex: on the modulus).
-double rel_diff(const Tensor& a, const Tensor& b) {
-  const Tensor x = a.to(Device::cpu()), y = b.to(Device::cpu());
-  REQUIRE(x.shape() == y.shape());
-  REQUIRE(x.dtype() == y.dtype());
-  if (x.numel() == 0) return 0;
-  if (x.dtype() == Dtype::Bool || x.dtype() == Dtype::Int64)
-    return (x.to(float64) - y.to(float64)).abs().max().item<double>();
-  const Tensor d = (x - y).abs().to(float64), m = y.abs().to(float64);
-  // NaN must match NaN
-  const Tensor both_nan = x.isnan() & y.isnan();
-  const double dmax = where(both_nan, zeros({}, float64), d).max().item<double>();
-  return dmax / std::max(1.0, where(both_nan, zeros({}, float64), m).max().item<double>());
-}
-
-/// Random values of dtype dt and shape s on the CPU (ints in [-5, 5], bools half true).
-Tensor sample(const Shape& s, Dtype dt) {
-  const Tensor r = randn(s, float64);
-  switch (dt) {
-    case Dtype::Bool: return r > 0.0;
-    case Dtype::Int64: return (r * 3.0).round().clamp(-5, 5).to(int64);
-    case Dtype::Complex64:
-    case Dtype::Complex128: return complex(r, randn(s, float64)).to(dt);
-    default: return r.to(dt);
-  }
-}
 
 double tol(Dtype dt) { return dt == Dtype::Float32 || dt == Dtype::Complex64 ? 2e-5 : 1e-12; }
 

@@ -6,6 +6,8 @@
 // device parameters with Device::cpu() against closed forms and the errors for devices that do not exist.
 #include <doctest/doctest.h>
 
+#include "cuda_test_util.hpp"
+
 #include <cmath>
 #include <functional>
 #include <memory>
@@ -14,26 +16,18 @@
 #include <vector>
 
 using namespace phasor;
+using cuda_test::kDev;
+using cuda_test::kGpu;
+using cuda_test::rel_diff;
+using cuda_test::sample;
 namespace P = phasor::pde;
 using P::Stepper;
 
 namespace {
 
-const bool kGpu = cuda::is_available();
-const Device kDev = Device::cuda(0);
 const Device kCpu = Device::cpu();
 const double kPi = 3.141592653589793;
 const Stepper kAll[] = {Stepper::rk4, Stepper::cn_rk2, Stepper::cn_rk3, Stepper::etdrk4};
-
-/// max |a - b| / max(1, max |b|), computed on the CPU in float64 (complex: on the modulus).
-double rel_diff(const Tensor& a, const Tensor& b) {
-  const Tensor x = a.detach().to(kCpu), y = b.detach().to(kCpu);
-  REQUIRE(x.shape() == y.shape());
-  REQUIRE(x.dtype() == y.dtype());
-  if (x.numel() == 0) return 0.0;
-  const double d = (x - y).abs().to(float64).max().item<double>();
-  return d / std::max(1.0, y.abs().to(float64).max().item<double>());
-}
 
 /// doctest's Contains matcher for a std::string.
 doctest::Contains has(const std::string& s) { return doctest::Contains(s.c_str()); }

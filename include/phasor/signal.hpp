@@ -3,6 +3,12 @@
 // correlation, the analytic signal, Fourier resampling, spectral density estimates (Welch,
 // periodogram) and FIR design (firwin, freqz). Every tensor-valued op is built from differentiable
 // phasor ops, so gradients (and gradients of gradients) flow through it.
+//
+// Devices: every op runs on the device of its input (CPU or CUDA) with the same code; results,
+// default windows, frequency grids and filterbanks are made on that device, and tensors passed
+// together (a window, a second input) must live on it. Windows, filterbanks and FIR taps are computed
+// on the host in double precision and copied to their `device` argument (a nonexistent CUDA device is
+// named in the error).
 #pragma once
 #include <cstdint>
 #include <optional>
@@ -20,7 +26,8 @@ namespace phasor::signal {
 // ---- windows --------------------------------------------------------------------------------------
 // Every window takes `periodic` (torch's flag; scipy's sym = !periodic): a periodic window of length
 // n is the symmetric window of length n + 1 without its last sample, the right choice for spectral
-// analysis (stft, welch). Values are computed in double precision, then cast to `dtype`.
+// analysis (stft, welch). Values are computed in double precision, then cast to `dtype` and placed on
+// `device`.
 
 /// Hann window 0.5 - 0.5 cos(2 pi k / (N - 1)) (torch.hann_window).
 Tensor hann_window(std::int64_t window_length, bool periodic = true, Dtype dtype = default_dtype(),

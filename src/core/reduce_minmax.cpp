@@ -151,7 +151,7 @@ Tensor onehot_along(const Shape& shape, Dtype dt, std::int64_t d, const Tensor& 
   if (shape.empty()) return ones({}, dt, idx.device());  // a 0-dim tensor: its only element
   Shape at(shape.size(), 1);
   at[static_cast<std::size_t>(d)] = shape[static_cast<std::size_t>(d)];
-  const Tensor pos = arange(shape[static_cast<std::size_t>(d)], Dtype::Int64).to(idx.device()).reshape(at);
+  const Tensor pos = arange(shape[static_cast<std::size_t>(d)], Dtype::Int64, idx.device()).reshape(at);
   return (pos == idx).to(dt).expand(shape).contiguous();
 }
 

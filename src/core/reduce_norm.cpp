@@ -29,9 +29,6 @@ namespace {
 
 Tensor sgn_abs_pow(const Tensor& x, double q);
 
-/// a^q elementwise, the exponent as a 0-dim tensor on a's device (tensor ^ tensor runs on every device).
-Tensor pow_of(const Tensor& a, double q) { return pow(a, full({}, q, a.dtype(), a.device())); }
-
 /// |x|^q (real dtype); 0^q is taken as 0 for q != 0 and 1 for q == 0 (gradients at 0 are 0).
 Tensor abs_pow(const Tensor& x, double q) {
   return apply_op(
@@ -41,7 +38,7 @@ Tensor abs_pow(const Tensor& x, double q) {
         const Tensor a = in[0].abs();
         if (q == 0) return ones_like(a);
         if (q == 1) return a;
-        return where(a == 0.0, zeros_like(a), pow_of(a, q));  // 0^q = 0 also for q < 0
+        return where(a == 0.0, zeros_like(a), pow(a, q));  // 0^q = 0 also for q < 0
       },
       [q](const Ctx& c, const G& g) {
         if (q == 0) return G{Tensor()};
@@ -57,7 +54,7 @@ Tensor sgn_abs_pow(const Tensor& x, double q) {
         const Tensor& x = in[0];
         if (!is_floating_or_complex(x.dtype())) throw Error("norm", "internal: sgn_abs_pow needs a floating tensor");
         const Tensor a = x.abs();
-        const Tensor f = q == 0 ? ones_like(a) : q == 1 ? a : pow_of(a, q);
+        const Tensor f = q == 0 ? ones_like(a) : q == 1 ? a : pow(a, q);
         return where(a == 0.0, zeros_like(x), x * (f / a));  // f / a is NaN or inf only where a == 0
       },
       [q](const Ctx& c, const G& g) {

@@ -68,13 +68,6 @@ void require_dims(const Grid& g, std::int64_t d, const std::string& op) {
 // Parameter at the state's real precision, on the state's device (differentiable).
 Tensor at(const Tensor& p, const Tensor& u_hat) { return detail::on(p, to_real(u_hat.dtype()), u_hat.device()); }
 
-// re + i im; on a CUDA device (no kernel for phasor::complex there) as re + im * i, which gives the same
-// values (im * i = (0 - 0) + i im exactly) and the same gradients.
-Tensor complex_of(const Tensor& re, const Tensor& im) {
-  if (re.device().is_cpu()) return complex(re, im);
-  return re + im * Scalar(std::complex<double>(0.0, 1.0));
-}
-
 // Cache key of a real precision.
 int precision_key(Dtype real_dtype) { return real_dtype == float32 ? 32 : 64; }
 
@@ -203,7 +196,7 @@ Tensor AdvectionDiffusion::linear() const {
     ck = ck.defined() ? ck + term : term;
   }
   const Tensor diff = grid_.laplacian_symbol(float64, dev) * nu_.to(float64);
-  return complex_of(diff + zeros_like(ck), -ck + zeros_like(diff));
+  return complex(diff + zeros_like(ck), -ck + zeros_like(diff));
 }
 Tensor AdvectionDiffusion::nonlinear(const Tensor& u_hat, double) const { return zeros_like(u_hat); }
 std::string AdvectionDiffusion::name() const {
@@ -265,7 +258,7 @@ KdV::KdV(Grid grid, Tensor alpha, Tensor beta)
 Tensor KdV::linear() const {
   const Tensor k = odd_wavenumbers(grid_, 0, float64, beta_.device());
   const Tensor im = k * k * k * beta_.to(float64);
-  return complex_of(zeros_like(im), im);
+  return complex(zeros_like(im), im);
 }
 Tensor KdV::nonlinear(const Tensor& u_hat, double) const {
   const Device dev = u_hat.device();

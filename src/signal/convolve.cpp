@@ -31,6 +31,7 @@ ConvArgs conv_args(const char* op, const Tensor& a, const Tensor& b, const std::
   const ConvMode m = detail::parse_mode(mode, op);
   detail::check_input(a, op, "in1");
   detail::check_input(b, op, "in2");
+  detail::check_device(b, a.device(), op, "in2", "in1");
   if (dim >= 0 && a.dim() != b.dim())
     throw Error(op, "a non-negative dim = " + str(dim) + " needs inputs of equal rank, got shapes " + shape_of(a) +
                         " and " + shape_of(b) + " (use a negative dim to broadcast)");
@@ -113,6 +114,7 @@ Tensor correlate(const Tensor& a, const Tensor& b, const std::string& mode, std:
   detail::parse_mode(mode, "correlate");
   detail::check_input(a, "correlate", "in1");
   detail::check_input(b, "correlate", "in2");
+  detail::check_device(b, a.device(), "correlate", "in2", "in1");
   const std::int64_t db = ::phasor::detail::wrap_dim(dim, b.dim(), "correlate");
   return ::phasor::detail::composite("correlate", {a, b}, [&] {
     Tensor br = flip(b, {db});
@@ -141,7 +143,7 @@ Tensor hilbert(const Tensor& x_in, std::optional<std::int64_t> n, std::int64_t d
   }
   Shape hs(static_cast<std::size_t>(x.dim()), 1);
   hs[static_cast<std::size_t>(d)] = N;
-  Tensor ht = from_vector(h, hs).to(x.dtype());
+  Tensor ht = from_vector(h, hs).to(x.dtype()).to(x.device());
   return ::phasor::detail::composite("hilbert", {x_in}, [&] { return fft::ifft(fft::fft(x, N, d) * ht, N, d); });
 }
 
@@ -153,6 +155,7 @@ Tensor resample(const Tensor& x_in, std::int64_t num, std::int64_t dim, const Te
   if (Nx < 1) throw Error("resample", "cannot resample an empty signal of shape " + shape_of(x_in));
   if (window.defined()) {
     detail::check_input(window, "resample", "window");
+    detail::check_device(window, x_in.device(), "resample", "window");
     if (window.dim() != 1 || window.size(0) != Nx)
       throw Error("resample", "window of shape " + shape_of(window) + " must be 1-D with " + str(Nx) +
                                   " samples (the input's length along dim " + str(d) + ")");
@@ -200,7 +203,7 @@ Tensor resample(const Tensor& x_in, std::int64_t num, std::int64_t dim, const Te
         }
       }
     }
-    Y = Y * from_vector(scale).to(detail::real_dtype_of(x));
+    Y = Y * from_vector(scale).to(detail::real_dtype_of(x)).to(x.device());
     Tensor y = real_in ? fft::irfft(Y, num) : fft::ifft(Y, num);
     y = y * (static_cast<double>(num) / static_cast<double>(Nx));
     return y.movedim(-1, d);

@@ -31,7 +31,7 @@ Tensor detrend_segments(const Tensor& s, const std::string& type, const char* op
       t[static_cast<std::size_t>(k)] = static_cast<double>(k) - static_cast<double>(n - 1) / 2.0;
       tt += t[static_cast<std::size_t>(k)] * t[static_cast<std::size_t>(k)];
     }
-    Tensor tv = from_vector(t).to(detail::real_dtype_of(s));
+    Tensor tv = from_vector(t).to(detail::real_dtype_of(s)).to(s.device());
     Tensor slope = (c * tv).sum({-1}, true) / tt;
     return c - slope * tv;
   }
@@ -52,13 +52,14 @@ std::tuple<Tensor, Tensor> welch_impl(const char* op, const Tensor& x_in, const 
     throw Error(op, "scaling must be \"density\" or \"spectrum\", got \"" + scaling + "\"");
   // scale = 1 / (fs sum(w^2)) or 1 / sum(w)^2, as a tensor so the window gets its gradient too
   const Tensor scale = scaling == "density" ? 1.0 / ((p.win * p.win).sum() * o.fs) : 1.0 / p.win.sum().square();
-  if (!std::isfinite(scale.detach().item<double>()))
+  if (!std::isfinite(scale.detach().item<double>()))  // the one host readback (a scalar) on a GPU
     throw Error(op, "the window sums to zero; cannot scale the " + scaling);
   // detrend type validated before the work
   if (o.detrend != "none" && o.detrend != "false" && o.detrend != "constant" && o.detrend != "linear")
     throw Error(op, "detrend must be \"constant\", \"linear\" or \"none\", got \"" + o.detrend + "\"");
   const Dtype rdt = detail::real_dtype_of(x);
-  Tensor freqs = onesided ? fft::rfftfreq(p.nfft, 1.0 / o.fs, rdt) : fft::fftfreq(p.nfft, 1.0 / o.fs, rdt);
+  Tensor freqs = onesided ? fft::rfftfreq(p.nfft, 1.0 / o.fs, rdt, x.device())
+                          : fft::fftfreq(p.nfft, 1.0 / o.fs, rdt, x.device());
   std::vector<Tensor> ins{x_in};
   if (o.window.values.defined()) ins.push_back(o.window.values);
   Tensor P = ::phasor::detail::composite(op, ins, [&] {
@@ -71,7 +72,7 @@ std::tuple<Tensor, Tensor> welch_impl(const char* op, const Tensor& x_in, const 
       std::vector<double> f(static_cast<std::size_t>(p.nfft / 2 + 1), 2.0);
       f[0] = 1.0;
       if (p.nfft % 2 == 0) f.back() = 1.0;
-      Pxx = Pxx * from_vector(f).to(rdt);
+      Pxx = Pxx * from_vector(f).to(rdt).to(Pxx.device());
     }
     Pxx = Pxx.mean({-2});  // average over segments
     return Pxx.movedim(-1, d);
@@ -91,6 +92,7 @@ std::tuple<Tensor, Tensor> welch(const Tensor& x, const WelchOptions& o) {
   WelchPlan p;
   if (o.window.values.defined()) {
     detail::check_input(o.window.values, op, "window");
+    detail::check_device(o.window.values, x.device(), op, "window");
     if (o.window.values.dim() != 1) throw Error(op, "window must be 1-D, got shape " + shape_of(o.window.values));
     const std::int64_t wl = o.window.values.size(0);
     if (o.nperseg && *o.nperseg != wl)
@@ -102,7 +104,7 @@ std::tuple<Tensor, Tensor> welch(const Tensor& x, const WelchOptions& o) {
     p.nperseg = o.nperseg.value_or(256);
     if (p.nperseg < 1) throw Error(op, "nperseg must be >= 1, got " + str(p.nperseg));
     p.nperseg = std::min(p.nperseg, L);  // scipy shortens (with a warning) to the signal length
-    p.win = get_window(o.window, p.nperseg, true, detail::real_dtype_of(x));
+    p.win = get_window(o.window, p.nperseg, true, detail::real_dtype_of(x), x.device());
   }
   p.noverlap = o.noverlap.value_or(p.nperseg / 2);
   if (p.noverlap < 0 || p.noverlap >= p.nperseg)
@@ -135,7 +137,7 @@ std::tuple<Tensor, Tensor> periodogram(const Tensor& x_in, const WelchOptions& o
     x = x_in.narrow(d, 0, *o.nfft);
     p.nperseg = p.nfft = *o.nfft;
   }
-  p.win = detail::window_values(o.window, p.nperseg, true, detail::real_dtype_of(x_in), op);
+  p.win = detail::window_values(o.window, p.nperseg, true, detail::real_dtype_of(x_in), x_in.device(), op);
   return welch_impl(op, x, o, p, o.scaling);
 }
 
@@ -199,7 +201,10 @@ Tensor firwin(std::int64_t numtaps, const std::vector<double>& cutoff_hz, std::o
     for (std::size_t j = 0; j + 1 < edges.size(); j += 2)
       h[static_cast<std::size_t>(k)] += edges[j + 1] * sinc(edges[j + 1] * m) - edges[j] * sinc(edges[j] * m);
   }
-  auto wv = to_vector<double>(detail::window_values(win, numtaps, false, float64, op));
+  // the taps are designed on the host in float64 (a CPU window) and copied to `device` at the end
+  detail::check_device_exists(device, op);
+  auto wv = to_vector<double>(detail::window_values(win, numtaps, false, float64,
+                                                    win.values.defined() ? win.values.device() : Device::cpu(), op));
   for (std::size_t k = 0; k < h.size(); ++k) h[k] *= wv[k];
   if (scale) {
     const double left = edges[0], right = edges[1];
@@ -218,6 +223,8 @@ Tensor freqz_at(const Tensor& b_in, const Tensor& a_in, const Tensor& w, std::op
   detail::check_input(b_in, op, "b");
   if (a_in.defined()) detail::check_input(a_in, op, "a");
   detail::check_input(w, op, "w", 0);
+  detail::check_device(a_in, b_in.device(), op, "a", "b");
+  detail::check_device(w, b_in.device(), op, "w", "b");
   if (w.dim() > 1) throw Error(op, "w must be 0-D or 1-D, got shape " + shape_of(w));
   if (w.is_complex()) throw Error(op, "w must be real, got " + std::string(dtype_name(w.dtype())));
   if (fs && !(*fs > 0.0)) throw Error(op, "fs must be > 0, got " + num(*fs));
@@ -233,7 +240,7 @@ Tensor freqz_at(const Tensor& b_in, const Tensor& a_in, const Tensor& w, std::op
     const auto response = [&](const Tensor& c) {
       // sum_k c_k e^(-i w k): (..., 1, M) * (N, M) summed over M.
       const Tensor cf = detail::as_floating(c);
-      Tensor k = arange(0, cf.size(-1), 1, rdt);
+      Tensor k = arange(0, cf.size(-1), 1, rdt, cf.device());
       Tensor phase = -(wr.unsqueeze(1) * k.unsqueeze(0));
       Tensor E = polar(ones_like(phase), phase);  // (N, M)
       return (cf.unsqueeze(-2) * E).sum({-1});
@@ -256,7 +263,7 @@ std::tuple<Tensor, Tensor> freqz(const Tensor& b, const Tensor& a, std::int64_t 
     wv[static_cast<std::size_t>(k)] = last * static_cast<double>(k) / static_cast<double>(denom);
   Dtype rdt = detail::real_dtype_of(b);
   if (a.defined()) rdt = promote_types(rdt, detail::real_dtype_of(a));
-  Tensor w = from_vector(wv).to(rdt);
+  Tensor w = from_vector(wv).to(rdt).to(b.device());
   Tensor h = freqz_at(b, a, w, std::nullopt);
   if (fs) w = w * (*fs / (2.0 * kPi));
   return {w, h};

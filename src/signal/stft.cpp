@@ -66,8 +66,9 @@ struct Resolved {
   Tensor window;  // n_fft samples (the given window centered, or a rectangular one when padding is needed)
 };
 
-/// Checks n_fft / hop / win_length / window (shared by stft and istft) and pads the window to n_fft.
-Resolved resolve(const char* op, const STFTOptions& o, Dtype dtype) {
+/// Checks n_fft / hop / win_length / window (shared by stft and istft) and pads the window to n_fft; a
+/// default window is made on `device` (the input's), a given one must live there.
+Resolved resolve(const char* op, const STFTOptions& o, Dtype dtype, Device device) {
   if (o.n_fft < 1) throw Error(op, "n_fft must be >= 1, got " + str(o.n_fft));
   const std::int64_t hop = o.hop_length.value_or(std::max<std::int64_t>(o.n_fft / 4, 1));
   if (hop < 1) throw Error(op, "hop_length must be >= 1, got " + str(hop));
@@ -77,11 +78,12 @@ Resolved resolve(const char* op, const STFTOptions& o, Dtype dtype) {
   Tensor w = o.window;
   if (w.defined()) {
     detail::check_input(w, op, "window");
+    detail::check_device(w, device, op, "window");
     if (w.dim() != 1 || w.size(0) != win)
       throw Error(op, "window of shape " + shape_of(w) + " does not match win_length = " + str(win) +
                           " (expected a 1-D window of " + str(win) + " samples)");
   } else if (win < o.n_fft) {
-    w = ones({win}, dtype);
+    w = ones({win}, dtype, device);
   }
   if (w.defined() && win < o.n_fft) {
     const std::int64_t left = (o.n_fft - win) / 2;
@@ -105,7 +107,7 @@ const char* mode_name(PadMode m) {
 Tensor stft(const Tensor& x_in, const STFTOptions& o) {
   detail::check_input(x_in, "stft");
   const Tensor x = detail::as_floating(x_in);
-  const Resolved r = resolve("stft", o, detail::real_dtype_of(x));
+  const Resolved r = resolve("stft", o, detail::real_dtype_of(x), x.device());
   const bool complex_in = x.is_complex() || (r.window.defined() && r.window.is_complex());
   const bool onesided = o.onesided.value_or(!complex_in);
   if (onesided && complex_in)
@@ -162,7 +164,7 @@ Tensor istft(const Tensor& X, const STFTOptions& o) {
   if (!X.is_complex())
     throw Error("istft", std::string("expected a complex STFT (..., n_freq, n_frames), got ") + dtype_name(X.dtype()) +
                              " of shape " + shape_of(X));
-  const Resolved r = resolve("istft", o, to_real(X.dtype()));
+  const Resolved r = resolve("istft", o, to_real(X.dtype()), X.device());
   const std::int64_t n_freq = X.size(-2), n_frames = X.size(-1);
   const bool onesided = o.onesided.value_or(n_freq != r.n_fft);
   const std::int64_t want = onesided ? r.n_fft / 2 + 1 : r.n_fft;
@@ -179,14 +181,18 @@ Tensor istft(const Tensor& X, const STFTOptions& o) {
   if (end < start)
     throw Error("istft", "the " + str(n_frames) + " frames of n_fft = " + str(r.n_fft) + " give " + str(expected) +
                              " samples, fewer than the 2 * (n_fft / 2) that center = true trims");
-  Tensor wfull = r.window.defined() ? r.window : ones({r.n_fft}, to_real(X.dtype()));
+  Tensor wfull = r.window.defined() ? r.window : ones({r.n_fft}, to_real(X.dtype()), X.device());
   // NOLA: the squared window's overlap-add must not vanish on the output range (checked before any work).
+  // On a GPU one boolean comes back (all above the threshold?); only a failing check copies the envelope
+  // to the host to name the first bad sample.
   {
     NoGradGuard ng;
     Tensor env = overlap_add((wfull * wfull).detach().unsqueeze(0).expand({n_frames, r.n_fft}), r.hop);
     const std::int64_t stop = std::min(end, expected);
     if (stop > start) {
-      auto e = to_vector<double>(env.abs().narrow(0, start, stop - start));
+      Tensor ea = env.abs().narrow(0, start, stop - start);
+      const bool ok_on_device = !ea.device().is_cpu() && (ea > 1e-11).all().item<bool>();
+      auto e = ok_on_device ? std::vector<double>{} : to_vector<double>(ea);
       for (std::size_t i = 0; i < e.size(); ++i)
         if (!(e[i] > 1e-11))
           throw Error("istft", "the squared window's overlap-add is " + num(e[i]) + " at output sample " +
@@ -248,7 +254,7 @@ Tensor spectrogram(const Tensor& x, const STFTOptions& options, std::optional<do
     if (options.normalized) {
       Tensor w = options.window.defined()
                      ? options.window
-                     : ones({o.win_length.value_or(o.n_fft)}, detail::real_dtype_of(x));
+                     : ones({o.win_length.value_or(o.n_fft)}, detail::real_dtype_of(x), x.device());
       S = S / (w * w).sum().sqrt();
     }
     if (!power) return S;
@@ -298,6 +304,7 @@ Tensor melscale_fbanks(std::int64_t n_freqs, double f_min, double f_max, std::in
   if (!(f_min >= 0.0) || !(f_max > f_min))
     throw Error(op, "need 0 <= f_min < f_max, got f_min = " + num(f_min) + ", f_max = " + num(f_max));
   if (!is_floating(dtype)) throw Error(op, std::string("dtype must be float32 or float64, got ") + dtype_name(dtype));
+  detail::check_device_exists(device, op);
   const double m_min = hz_to_mel(f_min, mel_scale), m_max = hz_to_mel(f_max, mel_scale);
   std::vector<double> f_pts(static_cast<std::size_t>(n_mels + 2));
   for (std::int64_t j = 0; j < n_mels + 2; ++j)
@@ -333,12 +340,12 @@ Tensor mel_spectrogram(const Tensor& x, const MelSpectrogramOptions& m) {
   STFTOptions o(m.n_fft);
   o.win_length = win;
   o.hop_length = m.hop_length.value_or(std::max<std::int64_t>(win / 2, 1));
-  o.window = m.window.defined() ? m.window : hann_window(win, true, dt);
+  o.window = m.window.defined() ? m.window : hann_window(win, true, dt, x.device());
   o.center = m.center;
   o.pad_mode = m.pad_mode;
   o.normalized = m.normalized;
   o.onesided = true;
-  Tensor fb = melscale_fbanks(m.n_fft / 2 + 1, m.f_min, f_max, m.n_mels, m.sample_rate, m.norm, m.mel_scale, dt);
+  Tensor fb = melscale_fbanks(m.n_fft / 2 + 1, m.f_min, f_max, m.n_mels, m.sample_rate, m.norm, m.mel_scale, dt, x.device());
   std::vector<Tensor> ins{x};
   if (m.window.defined()) ins.push_back(m.window);
   return ::phasor::detail::composite(op, ins, [&] {

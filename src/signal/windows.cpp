@@ -12,6 +12,7 @@
 #include <functional>
 #include <numbers>
 
+#include "cuda/backend.hpp"
 #include "signal/common.hpp"
 
 namespace phasor::signal {
@@ -26,11 +27,18 @@ std::string num(double v) {
 
 void check_input(const Tensor& x, const char* op, const char* what, std::int64_t min_dim) {
   if (!x.defined()) throw Error(op, std::string(what) + " is undefined");
-  ::phasor::detail::check_cpu(x, op);
   if (x.dim() < min_dim)
     throw Error(op, std::string(what) + " must have at least " + str(min_dim) + " dim(s), got shape " +
                         shape_of(x));
 }
+
+void check_device(const Tensor& t, Device device, const char* op, const char* what, const char* other) {
+  if (t.defined() && t.device() != device)
+    throw Error(op, std::string(what) + " is on " + t.device().str() + " but " + other + " is on " + device.str() +
+                        "; move both to one device");
+}
+
+void check_device_exists(Device device, const char* op) { ::phasor::cuda::detail::check_device(device, op); }
 
 Dtype real_dtype_of(const Tensor& x) {
   if (x.is_complex()) return to_real(x.dtype());
@@ -78,6 +86,7 @@ constexpr double kPi = std::numbers::pi;
 Tensor make_window(const char* op, std::int64_t n, bool periodic, Dtype dtype, Device device,
                    const std::function<double(double, double)>& f) {
   if (n < 0) throw Error(op, "window_length must be >= 0, got " + str(n));
+  detail::check_device_exists(device, op);
   if (!is_floating(dtype))
     throw Error(op, std::string("window dtype must be float32 or float64, got ") + dtype_name(dtype));
   std::vector<double> w(static_cast<std::size_t>(n));
@@ -171,14 +180,15 @@ Tensor general_cosine_window(std::int64_t n, const std::vector<double>& a, bool 
 
 namespace detail {
 
-Tensor window_values(const WindowSpec& w, std::int64_t n, bool periodic, Dtype dtype, const char* op) {
+Tensor window_values(const WindowSpec& w, std::int64_t n, bool periodic, Dtype dtype, Device device, const char* op) {
   if (w.values.defined()) {
     check_input(w.values, op, "window");
+    check_device(w.values, device, op, "window");
     if (w.values.dim() != 1 || w.values.size(0) != n)
       throw Error(op, "window of shape " + shape_of(w.values) + " must be 1-D with " + str(n) + " samples");
     return w.values;
   }
-  return get_window(w, n, periodic, dtype);
+  return get_window(w, n, periodic, dtype, device);
 }
 
 }  // namespace detail
@@ -186,6 +196,7 @@ Tensor window_values(const WindowSpec& w, std::int64_t n, bool periodic, Dtype d
 Tensor get_window(const WindowSpec& window, std::int64_t n, bool periodic, Dtype dtype, Device device) {
   if (window.values.defined()) {
     detail::check_input(window.values, "get_window", "window");
+    detail::check_device_exists(device, "get_window");
     if (window.values.dim() != 1 || window.values.size(0) != n)
       throw Error("get_window", "window of shape " + detail::shape_of(window.values) + " must be 1-D with " +
                                     str(n) + " samples");
@@ -203,6 +214,7 @@ Tensor get_window(const WindowSpec& window, std::int64_t n, bool periodic, Dtype
   if (name == "boxcar" || name == "rectangular" || name == "ones" || name == "rect") {
     no_param();
     if (n < 0) throw Error("get_window", "window_length must be >= 0, got " + str(n));
+    detail::check_device_exists(device, "get_window");
     return ones({n}, dtype, device);
   }
   if (name == "kaiser") return kaiser_window(n, periodic, window.param.value_or(12.0), dtype, device);
