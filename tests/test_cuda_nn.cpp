@@ -269,6 +269,30 @@ TEST_CASE("cuda nn: SGD, Adam and AdamW steps agree with the CPU over several st
   }
 }
 
+TEST_CASE("cuda nn: Adam state loaded from a state dict moved to the GPU keeps stepping" * doctest::skip(!kGpu)) {
+  // a checkpoint moved to the device whole: the step counter comes back as a CUDA tensor, which Adam
+  // reads and bumps on the host, so loading keeps it on the CPU
+  manual_seed(17);
+  const Tensor a0 = sample({6, 3}, float64);
+  std::vector<Tensor> pc{a0.clone().requires_grad_()}, pg{a0.to(kDev).requires_grad_()};
+  optim::Adam oc(pc, optim::AdamOptions(1e-2)), og(pg, optim::AdamOptions(1e-2));
+  const Tensor g = sample({6, 3}, float64);
+  pc[0].set_grad(g);
+  pg[0].set_grad(g.to(kDev));
+  oc.step();
+  og.step();
+  StateDict sd = og.state_dict();
+  for (auto& kv : sd)
+    if (kv.second.defined()) kv.second = kv.second.to(kDev);
+  optim::Adam og2(pg, optim::AdamOptions(1e-2));
+  og2.load_state_dict(sd);
+  oc.step();
+  og2.step();
+  CHECK(rel_diff(pg[0].detach(), pc[0].detach()) <= 1e-12);
+  CHECK(og2.state_dict().at("state.0.step").device() == Device::cpu());
+  CHECK(og2.state_dict().at("state.0.step").item<double>() == 2.0);
+}
+
 TEST_CASE("cuda nn: a gradient on another device than its parameter is named" * doctest::skip(!kGpu)) {
   std::vector<Tensor> p{randn({3}).to(kDev).requires_grad_()};
   optim::Adam adam(p, optim::AdamOptions(0.1));

@@ -5,6 +5,7 @@
 #include "cuda_test_util.hpp"
 
 #include <functional>
+#include <limits>
 #include <phasor/phasor.hpp>
 #include <string>
 #include <vector>
@@ -56,6 +57,52 @@ TEST_CASE("cuda ops: unary ops agree with the CPU" * doctest::skip(!kGpu)) {
   // integer input promotes to the default float dtype on both devices
   const Tensor i = sample({100}, int64);
   CHECK(rel_diff(i.to(kDev).exp(), i.exp()) <= 2e-5);
+}
+
+TEST_CASE("cuda ops: unary ops keep NaN and stay accurate where the naive formula loses it" * doctest::skip(!kGpu)) {
+  // per element: NaN where the CPU has NaN, else a relative error within tol (tiny results included)
+  auto check_close = [](const Tensor& gpu, const Tensor& cpu, double t) {
+    const Tensor g = gpu.to(Device::cpu());
+    REQUIRE(g.dtype() == cpu.dtype());
+    CHECK((g.isnan() == cpu.isnan()).all().item<bool>());
+    const Tensor ok = cpu.isnan() | ((g - cpu).abs().to(float64) <= cpu.abs().to(float64) * t);
+    CHECK(ok.all().item<bool>());
+  };
+  for (Dtype dt : {float32, float64}) {
+    CAPTURE(dt);
+    const double t = dt == float32 ? 1e-5 : 1e-13;
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    const Tensor x = from_vector(std::vector<double>{nan, -30.0, -12.0, -3.0, -0.5, 0.0, 0.25, 4.0}, Shape{8}).to(dt);
+    const Tensor xd = x.to(kDev);
+    check_close(xd.sign(), x.sign(), 0);      // sign(NaN) = NaN
+    check_close(xd.relu(), x.relu(), 0);      // relu(NaN) = NaN
+    check_close(xd.sigmoid(), x.sigmoid(), t);  // e^-30 / (1 + e^-30), not 1 / (1 + e^30) rounded
+    check_close(xd.silu(), x.silu(), t);
+    check_close(xd.gelu(), x.gelu(), t * 10);  // x Phi(x) for x = -12 is ~1e-32, not 0
+    check_close(xd.gelu(true), x.gelu(true), t * 10);
+  }
+  for (Dtype dt : {complex64, complex128}) {
+    CAPTURE(dt);
+    const double t = dt == complex64 ? 1e-5 : 1e-13;
+    const Tensor re = from_vector(std::vector<double>{1e-9, -3e-7, 2e-12, 0.5}, Shape{4});
+    const Tensor im = from_vector(std::vector<double>{-2e-9, 1e-8, 0.0, -0.25}, Shape{4});
+    const Tensor z = complex(re, im).to(dt);
+    // |expm1(z)| ~ |z| and |log1p(z)| ~ |z|: exp(z) - 1 and log(1 + z) would lose every digit
+    check_close(z.to(kDev).expm1(), z.expm1(), t);
+    check_close(z.to(kDev).log1p(), z.log1p(), t);
+    // pow as the CPU's cpow: integer exponents by squaring, 0^w = 0 for Re w > 0
+    const Tensor zz = complex(from_vector(std::vector<double>{0.0, 0.0, 1.5, -0.75}, Shape{4}),
+                              from_vector(std::vector<double>{0.0, 0.0, -0.5, 2.0}, Shape{4})).to(dt);
+    const Tensor w = complex(from_vector(std::vector<double>{3.0, 0.5, -2.0, 0.3}, Shape{4}),
+                             from_vector(std::vector<double>{0.0, 1.0, 0.0, -0.2}, Shape{4})).to(dt);
+    check_close(pow(zz.to(kDev), w.to(kDev)), pow(zz, w), t * 10);
+    check_close(zz.to(kDev).pow(Scalar(3.0)), zz.pow(Scalar(3.0)), t * 10);
+  }
+  // int64 powers run on the GPU (the CPU's ipow: a negative exponent gives 1, +-1 or 0)
+  const Tensor a = from_vector(std::vector<std::int64_t>{-3, -1, 0, 1, 2, 7}, Shape{6});
+  const Tensor e = from_vector(std::vector<std::int64_t>{3, -3, 0, -2, 10, 2}, Shape{6});
+  CHECK((pow(a.to(kDev), e.to(kDev)).to(Device::cpu()) == pow(a, e)).all().item<bool>());
+  CHECK((a.to(kDev).pow(Scalar(std::int64_t{3})).to(Device::cpu()) == a.pow(Scalar(std::int64_t{3}))).all().item<bool>());
 }
 
 TEST_CASE("cuda ops: binary ops, broadcasting and type promotion agree with the CPU" * doctest::skip(!kGpu)) {

@@ -41,14 +41,18 @@ class PinnedPool {
     void* ptr = nullptr;
     std::size_t size = 0;
     cudaEvent_t done = nullptr;  // recorded after the last transfer that reads or writes ptr
+    int device = -1;             // the device `done` belongs to (an event is recorded only on its device's streams)
   };
-  /// A buffer of at least `bytes` whose last transfer has completed.
-  Buffer acquire(std::size_t bytes) {
+  /// A buffer of at least `bytes` whose last transfer has completed, with an event of `device` (the
+  /// current device).
+  Buffer acquire(std::size_t bytes, int device) {
     {
       std::lock_guard<std::mutex> lk(mu_);
       std::size_t best = free_.size();
       for (std::size_t i = 0; i < free_.size(); ++i) {
-        if (free_[i].size < bytes || (best < free_.size() && free_[best].size <= free_[i].size)) continue;
+        if (free_[i].device != device || free_[i].size < bytes ||
+            (best < free_.size() && free_[best].size <= free_[i].size))
+          continue;
         const cudaError_t q = cudaEventQuery(free_[i].done);
         if (q == cudaSuccess) best = i;
         else if (q != cudaErrorNotReady) check(q, "cudaEventQuery");
@@ -60,6 +64,7 @@ class PinnedPool {
       }
     }
     Buffer b;
+    b.device = device;
     b.size = kStagingMin;
     while (b.size < bytes) b.size *= 2;
     PHASOR_CUDA_CHECK(cudaHostAlloc(&b.ptr, b.size, cudaHostAllocPortable));
@@ -91,11 +96,12 @@ PinnedPool& pinned_pool() {
 struct StagingRing {
   PinnedPool::Buffer buf[2];
   cudaStream_t stream;
-  explicit StagingRing(cudaStream_t s) : stream(s) {}
+  int device;
+  StagingRing(cudaStream_t s, int d) : stream(s), device(d) {}
   /// The buffer for chunk i, acquired on first use.
   PinnedPool::Buffer& operator[](std::size_t i) {
     PinnedPool::Buffer& b = buf[i % 2];
-    if (!b.ptr) b = pinned_pool().acquire(kStagingChunk);
+    if (!b.ptr) b = pinned_pool().acquire(kStagingChunk, device);
     return b;
   }
   ~StagingRing() {
@@ -113,7 +119,7 @@ void host_to_device(void* dst, int device, const void* src, std::size_t bytes) {
   }
   // chunk i: wait until buffer i % 2's previous DMA is done, fill it, queue its DMA and event; the host
   // fills one buffer while the other one's DMA runs
-  StagingRing ring(s);
+  StagingRing ring(s, device);
   std::size_t i = 0;
   for (std::size_t off = 0; off < bytes; off += kStagingChunk, ++i) {
     const std::size_t len = std::min(kStagingChunk, bytes - off);
@@ -134,7 +140,7 @@ void device_to_host(void* dst, const void* src, int device, std::size_t bytes) {
     return;
   }
   // the DMA of chunk i + 1 runs while the host copies chunk i out
-  StagingRing ring(s);
+  StagingRing ring(s, device);
   const std::size_t n = (bytes + kStagingChunk - 1) / kStagingChunk;
   auto queue = [&](std::size_t i) {
     const std::size_t off = i * kStagingChunk, len = std::min(kStagingChunk, bytes - off);

@@ -4,6 +4,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <cuda/std/limits>
 #include <cstring>
 #include <string>
 #include <type_traits>
@@ -133,7 +134,45 @@ template <class T> __device__ __forceinline__ T d_tanh(T v) { if constexpr (is_c
 template <class T> __device__ __forceinline__ T d_asin(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::asin(v); else return ::asin(v); }
 template <class T> __device__ __forceinline__ T d_acos(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::acos(v); else return ::acos(v); }
 template <class T> __device__ __forceinline__ T d_atan(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::atan(v); else return ::atan(v); }
-template <class T> __device__ __forceinline__ T d_pow(T a, T b) { if constexpr (is_cplx_v<T>) return ::cuda::std::pow(a, b); else return ::pow(a, b); }
+/// Integer power as the CPU's ipow (src/core/binary.cpp): a negative exponent gives 1, +-1 or 0; wraps.
+__device__ __forceinline__ std::int64_t d_ipow(std::int64_t a, std::int64_t e) {
+  if (e < 0) return a == 1 ? 1 : a == -1 ? ((e & 1) ? -1 : 1) : 0;
+  std::uint64_t r = 1, b = static_cast<std::uint64_t>(a), n = static_cast<std::uint64_t>(e);
+  for (; n; n >>= 1, b *= b)
+    if (n & 1) r *= b;
+  return static_cast<std::int64_t>(r);
+}
+/// Complex power as the CPU's cpow (src/core/binary.cpp): small integer real exponents by squaring;
+/// 0^w = 0 for Re w > 0 (inf for real w < 0, else NaN); otherwise exp(w log z).
+template <class C>
+__device__ C d_cpow(const C& z, const C& w) {
+  using R = real_t<C>;
+  if (w.imag() == R(0) && ::fabs(w.real()) <= R(64) && ::nearbyint(w.real()) == w.real()) {
+    const auto n = static_cast<std::int64_t>(w.real());
+    std::uint64_t m = n < 0 ? 0 - static_cast<std::uint64_t>(n) : static_cast<std::uint64_t>(n);
+    C r(1), b = z;
+    for (; m; m >>= 1, b *= b)
+      if (m & 1) r *= b;
+    return n < 0 ? C(1) / r : r;
+  }
+  if (z == C(0)) {
+    if (w.real() > R(0)) return C(0);
+    if (w.real() < R(0) && w.imag() == R(0)) return C(::cuda::std::numeric_limits<R>::infinity(), 0);
+    return C(::cuda::std::numeric_limits<R>::quiet_NaN(), ::cuda::std::numeric_limits<R>::quiet_NaN());
+  }
+  return ::cuda::std::pow(z, w);
+}
+template <class T> __device__ __forceinline__ T d_pow(T a, T b) {
+  if constexpr (is_cplx_v<T>) return d_cpow(a, b);
+  else if constexpr (std::is_same_v<T, std::int64_t>) return d_ipow(a, b);
+  else return ::pow(a, b);
+}
+/// 1 / (1 + e^-x) for real x without overflow for large |x| (the CPU's sigmoid_real).
+template <class T> __device__ __forceinline__ T d_sigmoid_real(T x) {
+  if (x >= T(0)) return T(1) / (T(1) + ::exp(-x));
+  const T e = ::exp(x);
+  return e / (T(1) + e);
+}
 
 // Ops by the CPU op's name: a functor type per name, instantiated for the compute dtypes it supports.
 // OUT: the result type for compute type T (T itself, bool for predicates, real for |z| and arg z).
@@ -151,11 +190,12 @@ template <class T> __device__ __forceinline__ T d_pow(T a, T b) { if constexpr (
 PHASOR_UNARY(Copy, T, return v;)
 PHASOR_UNARY(Neg, T, if constexpr (std::is_same_v<T, bool>) return v; else return -v;)
 PHASOR_UNARY(Abs, real_t<T>, if constexpr (is_cplx_v<T>) return ::cuda::std::abs(v); else if constexpr (std::is_same_v<T, bool>) return v; else return v < T(0) ? -v : v;)
-PHASOR_UNARY(Sign, T, if constexpr (is_cplx_v<T>) { const auto a = ::cuda::std::abs(v); return a == 0 ? T(0) : v / a; } else if constexpr (std::is_same_v<T, bool>) return v; else return T((v > T(0)) - (v < T(0)));)
+PHASOR_UNARY(Sign, T, if constexpr (is_cplx_v<T>) { const auto a = ::cuda::std::abs(v); return a == 0 ? T(0) : v / a; } else if constexpr (std::is_same_v<T, bool>) return v; else if constexpr (is_float_v<T>) return d_isnan(v) ? v : T((v > T(0)) - (v < T(0))); else return T((v > T(0)) - (v < T(0)));)
 PHASOR_UNARY(Exp, T, return d_exp(v);)
-PHASOR_UNARY(Expm1, T, if constexpr (is_cplx_v<T>) return d_exp(v) - T(1); else return ::expm1(v);)
+// complex expm1/log1p as the CPU's cexpm1/clog1p (src/core/unary.cpp): no cancellation for small |z|
+PHASOR_UNARY(Expm1, T, if constexpr (is_cplx_v<T>) { using R = real_t<T>; const R x = v.real(), y = v.imag(), s = ::sin(y / 2); return T(::expm1(x) * ::cos(y) - R(2) * s * s, ::exp(x) * ::sin(y)); } else return ::expm1(v);)
 PHASOR_UNARY(Log, T, return d_log(v);)
-PHASOR_UNARY(Log1p, T, if constexpr (is_cplx_v<T>) return d_log(T(1) + v); else return ::log1p(v);)
+PHASOR_UNARY(Log1p, T, if constexpr (is_cplx_v<T>) { using R = real_t<T>; const R x = v.real(), y = v.imag(); return T(R(0.5) * ::log1p(x * (R(2) + x) + y * y), ::atan2(y, R(1) + x)); } else return ::log1p(v);)
 PHASOR_UNARY(Sqrt, T, return d_sqrt(v);)
 PHASOR_UNARY(Rsqrt, T, if constexpr (is_cplx_v<T>) return T(1) / d_sqrt(v); else return ::rsqrt(v);)
 PHASOR_UNARY(Square, T, return v * v;)
@@ -169,10 +209,12 @@ PHASOR_UNARY(Asin, T, return d_asin(v);)
 PHASOR_UNARY(Acos, T, return d_acos(v);)
 PHASOR_UNARY(Atan, T, return d_atan(v);)
 PHASOR_UNARY(Erf, T, return ::erf(v);)
-PHASOR_UNARY(Sigmoid, T, return T(1) / (T(1) + d_exp(-v));)
-PHASOR_UNARY(Relu, T, return v > T(0) ? v : T(0);)
-PHASOR_UNARY(Silu, T, return v / (T(1) + d_exp(-v));)
-PHASOR_UNARY(Gelu, T, if (p0 != 0) { const T k = T(0.7978845608028654), c = T(0.044715); return T(0.5) * v * (T(1) + ::tanh(k * (v + c * v * v * v))); } else { return T(0.5) * v * (T(1) + ::erf(v * T(0.7071067811865476))); })
+// sigmoid, silu and gelu in the CPU's forms (src/core/unary_nn.cpp): no overflow or cancellation for
+// large negative x; relu keeps NaN as the CPU's does
+PHASOR_UNARY(Sigmoid, T, if constexpr (is_cplx_v<T>) return T(1) / (T(1) + d_exp(-v)); else return d_sigmoid_real(v);)
+PHASOR_UNARY(Relu, T, return v < T(0) ? T(0) : v;)
+PHASOR_UNARY(Silu, T, if constexpr (is_cplx_v<T>) return v / (T(1) + d_exp(-v)); else return v * d_sigmoid_real(v);)
+PHASOR_UNARY(Gelu, T, if (p0 != 0) { const T k2 = T(2 * 0.79788456080286535587989211986876), c = T(0.044715); return v * d_sigmoid_real(k2 * (v + c * v * v * v)); } else { return T(0.5) * v * ::erfc(-v * T(0.70710678118654752440)); })
 PHASOR_UNARY(Softplus, T, const T b = T(p0); const T bx = b * v; return bx > T(p1) ? v : ::log1p(::exp(bx)) / b;)
 PHASOR_UNARY(Floor, T, if constexpr (is_float_v<T>) return ::floor(v); else return v;)
 PHASOR_UNARY(Ceil, T, if constexpr (is_float_v<T>) return ::ceil(v); else return v;)
@@ -320,7 +362,7 @@ bool binary(const char* op, Dtype compute, const Operands& o, double alpha, void
   Entry{NAME, [](Dtype c, const Operands& o, double a, void* s) { return run_binary<TYPES>(c, o, TYPE{a}, NAME, s); }}
   static const Entry table[] = {
       E("add", Add, kAll),         E("sub", Sub, kNum),         E("mul", Mul, kAll),
-      E("div", Div, kFloat),       E("pow", Pow, kFloat),       E("maximum", Maximum, kBool | kInt | kReal),
+      E("div", Div, kFloat),       E("pow", Pow, kInt | kFloat),       E("maximum", Maximum, kBool | kInt | kReal),
       E("minimum", Minimum, kBool | kInt | kReal), E("atan2", Atan2, kReal), E("eq", Eq, kAll),
       E("ne", Ne, kAll),           E("lt", Lt, kBool | kInt | kReal), E("le", Le, kBool | kInt | kReal),
       E("gt", Gt, kBool | kInt | kReal), E("ge", Ge, kBool | kInt | kReal), E("logical_and", And, kAll),

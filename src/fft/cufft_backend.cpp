@@ -90,7 +90,8 @@ struct DeviceCache {
 };
 
 std::mutex g_caches_mu;
-std::map<int, std::unique_ptr<DeviceCache>> g_caches;
+// never destroyed (as the device pools): cufftDestroy must not run after the CUDA runtime's teardown at exit
+std::map<int, std::unique_ptr<DeviceCache>>& g_caches = *new std::map<int, std::unique_ptr<DeviceCache>>();
 std::size_t g_capacity = 256;  // as the CPU cache (set_plan_cache_capacity sets both)
 
 DeviceCache& cache_of(int device) {

@@ -316,8 +316,10 @@ void Optimizer::load_state(const StateDict& in) {
     std::string rest;
     if (!split_indexed(key, "state.", idx, rest)) continue;
     const Tensor& p = params[static_cast<std::size_t>(idx)];
-    // "step" counters are float64 scalars; everything else takes the parameter's dtype and layout.
-    Tensor copy = rest == "step" ? t.to(float64).reshape({}).clone() : t.to(p.dtype()).contiguous().clone();
+    // "step" counters are float64 scalars on the CPU (Adam reads and bumps them on the host, whatever
+    // the device of a loaded state dict); everything else takes the parameter's dtype and layout.
+    Tensor copy = rest == "step" ? t.to(Device::cpu()).to(float64).reshape({}).clone()
+                                 : t.to(p.dtype()).contiguous().clone();
     fresh[p.impl()][rest] = copy;
   }
   state_ = std::move(fresh);
