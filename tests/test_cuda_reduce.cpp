@@ -224,7 +224,7 @@ TEST_CASE("cuda reduce: a CPU-only build's reduction glue throws a named error" 
   CHECK_THROWS_WITH_AS(reduce_stat("logsumexp", x, {}, false, 0), doctest::Contains("[logsumexp] no CUDA kernels"), Error);
   CHECK_THROWS_WITH_AS(arg_reduce("argmax", x, 1, false, true, false), doctest::Contains("[argmax] no CUDA kernels"),
                        Error);
-  CHECK_THROWS_WITH_AS(cumsum("cumsum", x, 0, false, float32), doctest::Contains("[cumsum] no CUDA kernels"), Error);
+  CHECK_THROWS_WITH_AS(scan("cumsum", x, x, 3, 4, 1, false), doctest::Contains("[cumsum] no CUDA kernels"), Error);
   CHECK_THROWS_WITH_AS(norm(x, 2.0, {}, false).to(Device::cuda(0)), doctest::Contains("device cuda:0 does not exist"),
                        Error);
   CHECK(x.sum().item<double>() == 12.0);  // input unchanged

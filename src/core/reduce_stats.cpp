@@ -146,7 +146,6 @@ template <> struct scan_acc<c64> { using type = c128; };
 /// Running sum along dim d (from the end when `reverse`); bool/int64 give int64.
 Tensor cumsum_kernel(const Tensor& x, std::int64_t d, bool reverse) {
   const Dtype od = x.dtype() == Dtype::Bool ? Dtype::Int64 : x.dtype();
-  if (x.device().is_cuda()) return phasor::cuda::detail::cumsum("cumsum", x, d, reverse, od);
   Tensor src = x.to(od).contiguous();
   Tensor out = make_tensor(x.shape(), od, x.device());
   std::int64_t outer = 1, n = 1, inner = 1;
@@ -157,6 +156,10 @@ Tensor cumsum_kernel(const Tensor& x, std::int64_t d, bool reverse) {
     else inner *= s;
   }
   if (out.numel() == 0) return out;
+  if (x.device().is_cuda()) {
+    phasor::cuda::detail::scan("cumsum", src, out, outer, n, inner, reverse);
+    return out;
+  }
   visit_dtype(od, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!std::is_same_v<T, bool>) {

@@ -343,17 +343,11 @@ namespace detail {
 
 #else  // CPU-only build: check_device throws before any of these is reached
 
-namespace {
-[[noreturn]] void unreachable_cpu_only(const char* op, int device) {
-  check_device(Device::cuda(device), op);
-  throw Error(op, "no CUDA backend in this build");
-}
-}  // namespace
-void* device_alloc(std::size_t, int device, void**) { unreachable_cpu_only("empty", device); }
+void* device_alloc(std::size_t, int device, void**) { no_cuda_backend("empty", Device::cuda(device)); }
 void device_free(void*, int) noexcept {}
-MemoryStats device_memory_stats(int device) { unreachable_cpu_only("memory_stats", device); }
-void device_reset_peak(int device) { unreachable_cpu_only("reset_peak_memory_stats", device); }
-void device_empty_cache(int device) { unreachable_cpu_only("empty_cache", device); }
+MemoryStats device_memory_stats(int device) { no_cuda_backend("memory_stats", Device::cuda(device)); }
+void device_reset_peak(int device) { no_cuda_backend("reset_peak_memory_stats", Device::cuda(device)); }
+void device_empty_cache(int device) { no_cuda_backend("empty_cache", Device::cuda(device)); }
 
 }  // namespace detail
 

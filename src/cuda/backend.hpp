@@ -13,6 +13,9 @@ namespace detail {
 /// Throws "[op] device cuda:i does not exist (N CUDA devices)" (or "(CPU-only build)", "(no CUDA
 /// driver)") unless `d` is the CPU or an existing CUDA device.
 void check_device(Device d, const char* op);
+/// In a CPU-only build: throws what `op` on device `d` gets there (check_device's "[op] device cuda:i
+/// does not exist (CPU-only build)"). The CPU-only versions of the CUDA glue end here.
+[[noreturn]] void no_cuda_backend(const char* op, Device d);
 
 /// A block of `nbytes` on CUDA `device` from its caching allocator, for the calling thread's current
 /// stream (stored in *stream); nullptr for 0 bytes. The device must have passed check_device.

@@ -78,18 +78,12 @@ void random_fill(RandomKind kind, const Tensor& t, std::int64_t n, std::uint64_t
 
 #else  // CPU-only build
 
-namespace {
-[[noreturn]] void cpu_only(const char* op, const Tensor& t) {
-  check_device(t.device(), op);  // names the device and the build
-  throw Error(op, "no CUDA kernels in this build (CPU-only build)");
-}
-}  // namespace
-void index_select(const Tensor& out, const Tensor&, std::int64_t, const std::vector<std::int64_t>&) { cpu_only("index_select", out); }
-void index_add(const Tensor& out, const Tensor&, std::int64_t, const std::vector<std::int64_t>&) { cpu_only("index_add", out); }
-void gather(const Tensor& out, const Tensor&, std::int64_t, const Tensor&) { cpu_only("gather", out); }
-void scatter_add(const Tensor& out, const Tensor&, std::int64_t, const Tensor&) { cpu_only("scatter_add", out); }
+void index_select(const Tensor& out, const Tensor&, std::int64_t, const std::vector<std::int64_t>&) { no_cuda_backend("index_select", out.device()); }
+void index_add(const Tensor& out, const Tensor&, std::int64_t, const std::vector<std::int64_t>&) { no_cuda_backend("index_add", out.device()); }
+void gather(const Tensor& out, const Tensor&, std::int64_t, const Tensor&) { no_cuda_backend("gather", out.device()); }
+void scatter_add(const Tensor& out, const Tensor&, std::int64_t, const Tensor&) { no_cuda_backend("scatter_add", out.device()); }
 void random_fill(RandomKind, const Tensor& t, std::int64_t, std::uint64_t, std::uint64_t, double, std::int64_t, std::uint64_t) {
-  cpu_only("random", t);
+  no_cuda_backend("random", t.device());
 }
 
 #endif

@@ -129,22 +129,16 @@ void adam_step(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& 
 
 #else  // CPU-only build
 
-namespace {
-[[noreturn]] void cpu_only(const char* op, const Tensor& t) {
-  check_device(t.device(), op);  // names the device and the build
-  throw Error(op, "no CUDA kernels in this build (CPU-only build)");
-}
-}  // namespace
-Tensor unfold(const Tensor& x, const ::phasor::detail::ConvGeometry&, const char* op) { cpu_only(op, x); }
-Tensor fold(const Tensor& cols, const ::phasor::detail::ConvGeometry&, const char* op) { cpu_only(op, cols); }
-Tensor spectral_mix(const Tensor& x, const Tensor&) { cpu_only("spectral_mix", x); }
+Tensor unfold(const Tensor& x, const ::phasor::detail::ConvGeometry&, const char* op) { no_cuda_backend(op, x.device()); }
+Tensor fold(const Tensor& cols, const ::phasor::detail::ConvGeometry&, const char* op) { no_cuda_backend(op, cols.device()); }
+Tensor spectral_mix(const Tensor& x, const Tensor&) { no_cuda_backend("spectral_mix", x.device()); }
 void sgd_step(const Tensor& p, const Tensor&, const Tensor&, const optim::detail::SgdCoeffs<double>&, bool, bool, bool,
               bool) {
-  cpu_only("optim.SGD", p);
+  no_cuda_backend("optim.SGD", p.device());
 }
 void adam_step(const Tensor& p, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
                const optim::detail::AdamCoeffs<double>&, bool, bool, bool) {
-  cpu_only("optim.Adam", p);
+  no_cuda_backend("optim.Adam", p.device());
 }
 
 #endif

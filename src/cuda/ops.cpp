@@ -172,42 +172,28 @@ std::pair<Tensor, Tensor> arg_reduce(const char* op, const Tensor& x, std::int64
   return {val, idx};
 }
 
-Tensor cumsum(const char* op, const Tensor& x, std::int64_t d, bool reverse, Dtype out_dtype) {
-  check_device(x.device(), op);
-  NoGradGuard ng;
-  const Tensor src = x.to(out_dtype).contiguous();
-  Tensor out = ::phasor::detail::make_tensor(x.shape(), out_dtype, x.device());
-  std::int64_t outer = 1, n = 1, inner = 1;
-  for (std::int64_t i = 0; i < x.dim(); ++i) {
-    const auto s = x.shape()[static_cast<std::size_t>(i)];
-    if (i < d) outer *= s;
-    else if (i == d) n = s;
-    else inner *= s;
-  }
+void scan(const char* op, const Tensor& src, const Tensor& out, std::int64_t outer, std::int64_t n, std::int64_t inner,
+          bool reverse) {
+  check_device(out.device(), op);
   Launch l(out);
-  if (!cuda::scan(out_dtype, src.data_ptr(), out.data_ptr(), outer, n, inner, reverse, l.stream))
-    no_kernel(op, out_dtype);
-  return out;
+  if (!cuda::scan(out.dtype(), src.data_ptr(), out.data_ptr(), outer, n, inner, reverse, l.stream))
+    no_kernel(op, out.dtype());
 }
 
 #else  // CPU-only build
 
-namespace {
-[[noreturn]] void cpu_only(const char* op, const Tensor& out) {
-  check_device(out.device(), op);  // names the device and the build
-  throw Error(op, "no CUDA kernels in this build (CPU-only build)");
-}
-}  // namespace
-void unary(const char* op, const Tensor& out, const Tensor&, Dtype, const double*) { cpu_only(op, out); }
-void binary(const char* op, const Tensor& out, const Tensor&, const Tensor&, Dtype, double) { cpu_only(op, out); }
-void where(const Tensor& out, const Tensor&, const Tensor&, const Tensor&) { cpu_only("where", out); }
-void fill(const Tensor& out, const Scalar&) { cpu_only("fill_", out); }
-Tensor reduce(const char* op, const Tensor& x, const Shape&, bool, Dtype) { cpu_only(op, x); }
-Tensor reduce_stat(const char* op, const Tensor& x, const Shape&, bool, double) { cpu_only(op, x); }
+void unary(const char* op, const Tensor& out, const Tensor&, Dtype, const double*) { no_cuda_backend(op, out.device()); }
+void binary(const char* op, const Tensor& out, const Tensor&, const Tensor&, Dtype, double) { no_cuda_backend(op, out.device()); }
+void where(const Tensor& out, const Tensor&, const Tensor&, const Tensor&) { no_cuda_backend("where", out.device()); }
+void fill(const Tensor& out, const Scalar&) { no_cuda_backend("fill_", out.device()); }
+Tensor reduce(const char* op, const Tensor& x, const Shape&, bool, Dtype) { no_cuda_backend(op, x.device()); }
+Tensor reduce_stat(const char* op, const Tensor& x, const Shape&, bool, double) { no_cuda_backend(op, x.device()); }
 std::pair<Tensor, Tensor> arg_reduce(const char* op, const Tensor& x, std::int64_t, bool, bool, bool) {
-  cpu_only(op, x);
+  no_cuda_backend(op, x.device());
 }
-Tensor cumsum(const char* op, const Tensor& x, std::int64_t, bool, Dtype) { cpu_only(op, x); }
+void scan(const char* op, const Tensor&, const Tensor& out, std::int64_t, std::int64_t, std::int64_t, bool) {
+  no_cuda_backend(op, out.device());
+}
 
 #endif
 

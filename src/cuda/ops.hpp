@@ -28,8 +28,9 @@ Tensor reduce_stat(const char* op, const Tensor& x, const Shape& dims, bool keep
 /// tensor, NaN counting as the extreme; values only when want_values. An empty dim throws.
 std::pair<Tensor, Tensor> arg_reduce(const char* op, const Tensor& x, std::int64_t d, bool keepdim, bool is_max,
                                      bool want_values);
-/// Running sum of a CUDA tensor along dim d (wrapped), in out_dtype (int64, floating or complex), from the
-/// end when `reverse`.
-Tensor cumsum(const char* op, const Tensor& x, std::int64_t d, bool reverse, Dtype out_dtype);
+/// Running sums of the contiguous CUDA tensor src, viewed as (outer, n, inner), along n into out (same
+/// dtype and layout; int64, floating or complex), from the end when `reverse`.
+void scan(const char* op, const Tensor& src, const Tensor& out, std::int64_t outer, std::int64_t n, std::int64_t inner,
+          bool reverse);
 
 }  // namespace phasor::cuda::detail

@@ -26,10 +26,12 @@ using ::phasor::detail::is_complex_v;
 using ::phasor::detail::real_t;
 
 // Reducers: accumulator A from input T, result O.
+// Sums of float32 / complex64 accumulate in double / complex128: a thread adds up to a chunk's
+// n / 256 elements serially, which float32 would round visibly (the CPU sums pairwise).
 template <class T>
 struct Sum {
-  using A = std::conditional_t<std::is_same_v<T, bool>, std::int64_t, T>;
-  using O = A;
+  using O = std::conditional_t<std::is_same_v<T, bool>, std::int64_t, T>;
+  using A = std::conditional_t<std::is_same_v<T, float>, double, std::conditional_t<std::is_same_v<T, c64>, c128, O>>;
   static constexpr bool kHasIdentity = true;
   __device__ A identity() const { return A(0); }
   __device__ A combine(A a, A b) const { return a + b; }
@@ -122,7 +124,7 @@ __global__ void rows_kernel(const T* rows, std::int64_t n_units, std::int64_t n_
       if (threadIdx.x < s) sh[threadIdx.x] = r.combine(sh[threadIdx.x], sh[threadIdx.x + s]);
       __syncthreads();
     }
-    if (threadIdx.x == 0) out[unit] = sh[0];
+    if (threadIdx.x == 0) out[unit] = convert<Out>(sh[0]);
     __syncthreads();
   }
 }

@@ -136,6 +136,10 @@ namespace detail {
 void check_device(Device d, const char* op) {
   if (!d.is_cpu()) throw Error(op, "device " + d.str() + " does not exist (CPU-only build)");
 }
+void no_cuda_backend(const char* op, Device d) {
+  check_device(d, op);
+  throw Error(op, "no CUDA kernels in this build (CPU-only build)");
+}
 }  // namespace detail
 
 namespace {
