@@ -50,12 +50,52 @@ __global__ void add_kernel(AlongDim a) {
   }
 }
 
+/// Adds v to o atomically (float, double, int64 wrapping; complex part by part).
+template <class T>
+__device__ __forceinline__ void atomic_add(T* o, const T& v) {
+  if constexpr (std::is_same_v<T, std::int64_t>) {
+    atomicAdd(reinterpret_cast<unsigned long long*>(o), static_cast<unsigned long long>(v));
+  } else if constexpr (::phasor::detail::is_complex_v<T>) {
+    using R = ::phasor::detail::real_t<T>;
+    atomicAdd(reinterpret_cast<R*>(o), v.real());
+    atomicAdd(reinterpret_cast<R*>(o) + 1, v.imag());
+  } else {
+    atomicAdd(o, v);
+  }
+}
+
+/// index_add / scatter_add with few positions and many steps: one thread per (position, step), atomic
+/// adds (the order of additions into one element is unspecified, as in PyTorch).
+template <class T, bool PerPosition>
+__global__ void add_atomic_kernel(AlongDim a) {
+  const std::int64_t P = a.pos.numel, total = P * a.steps;
+  for (std::int64_t t = grid_start(); t < total; t += grid_step()) {
+    const std::int64_t k = t / P, p = t - k * P;
+    std::int64_t off[3];
+    operand_offsets<2>(a.pos, p, off);
+    const std::int64_t j = index_at<PerPosition>(a, off, k);
+    atomic_add(reinterpret_cast<T*>(a.pos.data[0] + off[0] + j * a.step[0]),
+               *reinterpret_cast<const T*>(a.pos.data[1] + off[1] + k * a.step[1]));
+  }
+}
+
+/// Positions below which a scatter with long lines takes the atomic kernel (too few threads otherwise).
+constexpr std::int64_t kSerialMinPositions = 16384;
+
 template <class T, bool PerPosition>
 void pick(const AlongDim& a, cudaStream_t s) {
   pick_kernel<T, PerPosition><<<blocks_for(a.pos.numel * a.steps), kThreads, 0, s>>>(a);
 }
 template <class T, bool PerPosition>
 void add(const AlongDim& a, cudaStream_t s) {
+  // one thread per position keeps the CPU's order (deterministic) and is fast when positions are many
+  // or lines short; a few long lines (a 1-D index_add, the gradient of x[idx]) go atomic
+  if constexpr (!std::is_same_v<T, bool>) {
+    if (a.pos.numel < kSerialMinPositions && a.steps > 64) {
+      add_atomic_kernel<T, PerPosition><<<blocks_for(a.pos.numel * a.steps), kThreads, 0, s>>>(a);
+      return;
+    }
+  }
   add_kernel<T, PerPosition><<<blocks_for(a.pos.numel), kThreads, 0, s>>>(a);
 }
 

@@ -27,8 +27,10 @@ struct AlongDim {
 
 /// Runs `op` for elements of `dtype` (out and data share it) on `stream` (a cudaStream_t). Indices are
 /// already checked to lie in range. Scatters run one thread per position, walking k in order, so
-/// repeated indices never race and sums are accumulated in the CPU's order. False when there is no
-/// kernel for the dtype.
+/// repeated indices never race and sums are accumulated in the CPU's order - except when there are
+/// few positions (< 16384) and long lines (> 64 steps), e.g. a 1-D index_add: then one thread per
+/// (position, step) adds atomically, in no fixed order (bool keeps the serial kernel). False when there
+/// is no kernel for the dtype.
 bool along_dim(AlongOp op, Dtype dtype, const AlongDim& a, void* stream);
 
 }  // namespace phasor::cuda
