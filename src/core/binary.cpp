@@ -8,6 +8,7 @@
 #include "autodiff/node.hpp"
 #include "core/elementwise.hpp"
 #include "core/pointwise.hpp"
+#include "core/pow_rules.hpp"
 #include "core/promotion.hpp"
 #include "cuda/ops.hpp"
 #include "phasor/creation.hpp"
@@ -279,40 +280,6 @@ Tensor& operator/=(Tensor& a, const Scalar& b) { return a.div_(b); }
 // ---- pow -----------------------------------------------------------------------------------------------
 namespace detail {
 namespace {
-
-/// Integer power as in PyTorch: a negative exponent gives 1, +-1 or 0 (no division); wraps on overflow.
-std::int64_t ipow(std::int64_t a, std::int64_t e) {
-  if (e < 0) return a == 1 ? 1 : a == -1 ? ((e & 1) ? -1 : 1) : 0;
-  std::uint64_t r = 1, b = static_cast<std::uint64_t>(a), n = static_cast<std::uint64_t>(e);
-  for (; n; n >>= 1, b *= b)
-    if (n & 1) r *= b;
-  return static_cast<std::int64_t>(r);
-}
-
-/// z^n for an integer n by repeated squaring (exact 0^0 = 1; more accurate than exp(n log z)).
-template <class C>
-C cipow(C z, std::int64_t n) {
-  std::uint64_t m = n < 0 ? 0 - static_cast<std::uint64_t>(n) : static_cast<std::uint64_t>(n);
-  C r(1);
-  for (; m; m >>= 1, z *= z)
-    if (m & 1) r *= z;
-  return n < 0 ? C(1) / r : r;
-}
-
-/// Complex power: small integer real exponents by squaring; 0^w = 0 for Re w > 0 (inf for
-/// Re w < 0); otherwise exp(w log z).
-template <class C>
-C cpow(const C& z, const C& w) {
-  using R = typename C::value_type;
-  if (w.imag() == 0 && std::abs(w.real()) <= R(64) && std::nearbyint(w.real()) == w.real())
-    return cipow(z, static_cast<std::int64_t>(w.real()));
-  if (z == C(0)) {
-    if (w.real() > 0) return C(0);
-    if (w.real() < 0 && w.imag() == 0) return C(std::numeric_limits<R>::infinity(), 0);
-    return C(std::numeric_limits<R>::quiet_NaN(), std::numeric_limits<R>::quiet_NaN());
-  }
-  return std::pow(z, w);
-}
 
 struct PowF {
   template <class T>

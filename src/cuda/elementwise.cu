@@ -9,6 +9,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/pow_rules.hpp"
 #include "cuda/device_complex.cuh"
 #include "cuda/elementwise.hpp"
 #include "cuda/launch.cuh"
@@ -134,37 +135,9 @@ template <class T> __device__ __forceinline__ T d_tanh(T v) { if constexpr (is_c
 template <class T> __device__ __forceinline__ T d_asin(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::asin(v); else return ::asin(v); }
 template <class T> __device__ __forceinline__ T d_acos(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::acos(v); else return ::acos(v); }
 template <class T> __device__ __forceinline__ T d_atan(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::atan(v); else return ::atan(v); }
-/// Integer power as the CPU's ipow (src/core/binary.cpp): a negative exponent gives 1, +-1 or 0; wraps.
-__device__ __forceinline__ std::int64_t d_ipow(std::int64_t a, std::int64_t e) {
-  if (e < 0) return a == 1 ? 1 : a == -1 ? ((e & 1) ? -1 : 1) : 0;
-  std::uint64_t r = 1, b = static_cast<std::uint64_t>(a), n = static_cast<std::uint64_t>(e);
-  for (; n; n >>= 1, b *= b)
-    if (n & 1) r *= b;
-  return static_cast<std::int64_t>(r);
-}
-/// Complex power as the CPU's cpow (src/core/binary.cpp): small integer real exponents by squaring;
-/// 0^w = 0 for Re w > 0 (inf for real w < 0, else NaN); otherwise exp(w log z).
-template <class C>
-__device__ C d_cpow(const C& z, const C& w) {
-  using R = real_t<C>;
-  if (w.imag() == R(0) && ::fabs(w.real()) <= R(64) && ::nearbyint(w.real()) == w.real()) {
-    const auto n = static_cast<std::int64_t>(w.real());
-    std::uint64_t m = n < 0 ? 0 - static_cast<std::uint64_t>(n) : static_cast<std::uint64_t>(n);
-    C r(1), b = z;
-    for (; m; m >>= 1, b *= b)
-      if (m & 1) r *= b;
-    return n < 0 ? C(1) / r : r;
-  }
-  if (z == C(0)) {
-    if (w.real() > R(0)) return C(0);
-    if (w.real() < R(0) && w.imag() == R(0)) return C(::cuda::std::numeric_limits<R>::infinity(), 0);
-    return C(::cuda::std::numeric_limits<R>::quiet_NaN(), ::cuda::std::numeric_limits<R>::quiet_NaN());
-  }
-  return ::cuda::std::pow(z, w);
-}
 template <class T> __device__ __forceinline__ T d_pow(T a, T b) {
-  if constexpr (is_cplx_v<T>) return d_cpow(a, b);
-  else if constexpr (std::is_same_v<T, std::int64_t>) return d_ipow(a, b);
+  if constexpr (is_cplx_v<T>) return ::phasor::detail::cpow(a, b);  // core/pow_rules.hpp, as on the CPU
+  else if constexpr (std::is_same_v<T, std::int64_t>) return ::phasor::detail::ipow(a, b);
   else return ::pow(a, b);
 }
 /// 1 / (1 + e^-x) for real x without overflow for large |x| (the CPU's sigmoid_real).
