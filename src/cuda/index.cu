@@ -20,18 +20,29 @@ __device__ __forceinline__ std::int64_t index_at(const AlongDim& a, const std::i
     return a.index[k];
 }
 
-/// select / gather: one thread per output element; consecutive threads take consecutive positions.
-template <class T, bool PerPosition>
-__global__ void pick_kernel(AlongDim a) {
+/// f(out_at_k, data_at_k, out_at_j, data_at_j) for every (position p, step k) with j its index, one
+/// thread per pair, consecutive threads on consecutive positions (the byte addresses of out and data at
+/// steps k and j of p's line).
+template <bool PerPosition, class F>
+__device__ __forceinline__ void each_step(const AlongDim& a, F f) {
   const std::int64_t P = a.pos.numel, total = P * a.steps;
   for (std::int64_t t = grid_start(); t < total; t += grid_step()) {
     const std::int64_t k = t / P, p = t - k * P;
     std::int64_t off[3];
     operand_offsets<2>(a.pos, p, off);
     const std::int64_t j = index_at<PerPosition>(a, off, k);
-    *reinterpret_cast<T*>(a.pos.data[0] + off[0] + k * a.step[0]) =
-        *reinterpret_cast<const T*>(a.pos.data[1] + off[1] + j * a.step[1]);
+    char* out = a.pos.data[0] + off[0];
+    const char* data = a.pos.data[1] + off[1];
+    f(out + k * a.step[0], data + k * a.step[1], out + j * a.step[0], data + j * a.step[1]);
   }
+}
+
+/// select / gather: out[p, k] = x[p, j].
+template <class T, bool PerPosition>
+__global__ void pick_kernel(AlongDim a) {
+  each_step<PerPosition>(a, [](char* out_k, const char*, char*, const char* x_j) {
+    *reinterpret_cast<T*>(out_k) = *reinterpret_cast<const T*>(x_j);
+  });
 }
 
 /// index_add / scatter_add: one thread per position, k in order.
@@ -68,15 +79,9 @@ __device__ __forceinline__ void atomic_add(T* o, const T& v) {
 /// adds (the order of additions into one element is unspecified, as in PyTorch).
 template <class T, bool PerPosition>
 __global__ void add_atomic_kernel(AlongDim a) {
-  const std::int64_t P = a.pos.numel, total = P * a.steps;
-  for (std::int64_t t = grid_start(); t < total; t += grid_step()) {
-    const std::int64_t k = t / P, p = t - k * P;
-    std::int64_t off[3];
-    operand_offsets<2>(a.pos, p, off);
-    const std::int64_t j = index_at<PerPosition>(a, off, k);
-    atomic_add(reinterpret_cast<T*>(a.pos.data[0] + off[0] + j * a.step[0]),
-               *reinterpret_cast<const T*>(a.pos.data[1] + off[1] + k * a.step[1]));
-  }
+  each_step<PerPosition>(a, [](char*, const char* src_k, char* out_j, const char*) {
+    atomic_add(reinterpret_cast<T*>(out_j), *reinterpret_cast<const T*>(src_k));
+  });
 }
 
 /// Positions below which a scatter with long lines takes the atomic kernel (too few threads otherwise).
