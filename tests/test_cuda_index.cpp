@@ -276,3 +276,17 @@ TEST_CASE("cuda index: few long scatter lines (atomic adds) agree with the CPU t
     }
   }
 }
+
+TEST_CASE("cuda ops: contiguous ops whose output type is narrower (comparisons, |z|) agree with the CPU" * doctest::skip(!kGpu)) {
+  manual_seed(18);
+  for (Dtype dt : {float32, float64, int64}) {
+    const Tensor a = sample({1000}, dt), b = sample({1000}, dt);
+    const Tensor ag = a.to(kDev), bg = b.to(kDev);
+    CHECK(rel_diff(ag < bg, a < b) == 0);
+    CHECK(rel_diff(ag == bg, a == b) == 0);
+    CHECK(rel_diff(ag.isfinite(), a.isfinite()) == 0);
+  }
+  const Tensor z = sample({1000}, complex128);
+  CHECK(rel_diff(z.to(kDev).abs(), z.abs()) <= 1e-15);
+  CHECK(rel_diff(z.to(complex64).to(kDev).abs(), z.to(complex64).abs()) <= 1e-6);
+}

@@ -109,7 +109,10 @@ void launch(const Operands& o, F f, const char* what, void* stream_v) {
                          : std::is_same_v<Out, c64> ? Dtype::Complex64 : Dtype::Complex128;
   bool same = o.dtype[0] == kOut;
   Operands in = o;
-  in.dtype[0] = kC;  // the flat test checks the inputs against C and the output separately
+  // the flat test checks the inputs against C; the output, whose type Out may be narrower (bool for
+  // comparisons), is checked on its own below
+  in.dtype[0] = kC;
+  if (in.ndim == 1) in.strides[0][0] = static_cast<std::int64_t>(itemsize(kC));
   if (same && flat(in, kC) && (o.ndim == 0 || o.strides[0][0] == static_cast<std::int64_t>(sizeof(Out)))) {
     const C* a = reinterpret_cast<const C*>(o.data[1]);
     const C* b = N >= 2 ? reinterpret_cast<const C*>(o.data[2]) : nullptr;
