@@ -35,8 +35,9 @@ else()
   message(STATUS "phasor: CUDA backend OFF (PHASOR_CUDA=OFF)")
 endif()
 
-# Links `target` with the toolkit's runtime, cuFFT and cuBLAS (shared, privately: no CUDA in phasor's
-# public interface) and compiles its .cu files as CUDA 17 for CMAKE_CUDA_ARCHITECTURES. Only the
+# Links `target` with the toolkit's runtime (shared, privately: no CUDA in phasor's public interface),
+# tells src/cuda/libraries.cpp where cuBLAS and cuFFT are (they are dlopen()ed on first use: Note
+# [lazy CUDA libraries]) and compiles its .cu files as CUDA 17 for CMAKE_CUDA_ARCHITECTURES. Only the
 # sources that talk to the runtime (src/cuda/*.cpp, the .cu files, and the library backends named
 # src/<area>/cufft_*.cpp or cublas_*.cpp) get PHASOR_WITH_CUDA=1 and the
 # toolkit's include directories: every other file compiles exactly as in a CPU-only build, so the two
@@ -46,7 +47,7 @@ function(phasor_enable_cuda target)
                                              CUDA_RUNTIME_LIBRARY Shared)
   # Full paths rather than the CUDA:: targets: those would add the toolkit include directory to every
   # source ($<LINK_ONLY> strips usage requirements from LINK_LIBRARIES only since CMake 3.26).
-  target_link_libraries(${target} PRIVATE ${CUDA_cudart_LIBRARY} ${CUDA_cufft_LIBRARY} ${CUDA_cublas_LIBRARY})
+  target_link_libraries(${target} PRIVATE ${CUDA_cudart_LIBRARY} ${CMAKE_DL_LIBS})
   get_target_property(_srcs ${target} SOURCES)
   set(_cuda_srcs)
   foreach(_s IN LISTS _srcs)
@@ -60,4 +61,21 @@ function(phasor_enable_cuda target)
   endforeach()
   set_source_files_properties(${_cuda_srcs} TARGET_DIRECTORY ${target} PROPERTIES
     COMPILE_DEFINITIONS PHASOR_WITH_CUDA=1 COMPILE_OPTIONS "${_isystem}")
+  # soname (e.g. libcublas.so.13, from the real file's name) and build-time path of each dlopen()ed library
+  set(_lib_defs)
+  foreach(_lib cublas cufft)
+    if(NOT CUDA_${_lib}_LIBRARY)
+      message(FATAL_ERROR "phasor: the CUDA toolkit has no ${_lib} library (CUDA_${_lib}_LIBRARY)")
+    endif()
+    get_filename_component(_real "${CUDA_${_lib}_LIBRARY}" REALPATH)
+    get_filename_component(_name "${_real}" NAME)
+    string(REGEX MATCH "^lib${_lib}\\.so\\.[0-9]+" _soname "${_name}")
+    if(NOT _soname)
+      set(_soname "${_name}")
+    endif()
+    string(TOUPPER ${_lib} _up)
+    list(APPEND _lib_defs "PHASOR_${_up}_SONAME=\"${_soname}\"" "PHASOR_${_up}_PATH=\"${_real}\"")
+  endforeach()
+  set_property(SOURCE ${PROJECT_SOURCE_DIR}/src/cuda/libraries.cpp TARGET_DIRECTORY ${target} APPEND PROPERTY
+    COMPILE_DEFINITIONS ${_lib_defs})
 endfunction()

@@ -7,9 +7,12 @@
 #include <functional>
 #include <utility>
 #include <vector>
+#include <fstream>
 #include <phasor/phasor.hpp>
 #include <sstream>
 #include <string>
+
+#include "../src/cuda/libraries.hpp"
 
 using namespace phasor;
 
@@ -211,6 +214,37 @@ TEST_CASE("cuda: every CPU kernel refuses a CUDA tensor" * doctest::skip(kGpu)) 
     CHECK_THROWS_WITH_AS((void)op(), doctest::Contains("cuda:0"), Error);
   }
   for (double v : host) CHECK(v == 0.0);  // nothing wrote to the wrapped memory
+}
+
+/// True when a shared library whose file name contains `name` is mapped into this process.
+bool library_mapped(const std::string& name) {
+  std::ifstream maps("/proc/self/maps");
+  std::string line;
+  while (std::getline(maps, line))
+    if (line.find(name) != std::string::npos) return true;
+  return false;
+}
+
+TEST_CASE("cuda: cuBLAS and cuFFT load on first use, not for CPU work (Note [lazy CUDA libraries])") {
+  // CPU matrix products and FFTs never touch the CUDA libraries
+  const Tensor a = randn({16, 16});
+  CHECK(matmul(a, a).shape() == Shape{16, 16});
+  CHECK(fft::rfft(a).shape() == Shape{16, 9});
+  if (!kGpu) {  // with a GPU, earlier cases in this process may have loaded them
+    CHECK(cuda::detail::loaded_libraries().empty());
+    CHECK_FALSE(library_mapped("libcublas"));
+    CHECK_FALSE(library_mapped("libcufft"));
+  }
+  if (cuda::is_built()) {
+    // every function phasor calls resolves (no GPU needed to load them)
+    cuda::detail::load_libraries("test");
+    CHECK(cuda::detail::loaded_libraries() == "cublas,cufft");
+    CHECK(library_mapped("libcublas"));
+    CHECK(library_mapped("libcufft"));
+  } else {
+    CHECK_THROWS_WITH_AS(cuda::detail::load_libraries("test"),
+                         doctest::Contains("[test] phasor was built without CUDA"), Error);
+  }
 }
 
 TEST_CASE("cuda: moving to the CPU is the identity for CPU tensors") {

@@ -29,8 +29,7 @@
 #include "phasor/ops.hpp"
 
 #if PHASOR_WITH_CUDA
-#include <cufft.h>
-
+#include "cuda/libraries.hpp"
 #include "cuda/runtime.hpp"
 #endif
 
@@ -76,10 +75,13 @@ struct Key {
 };
 
 struct CufftPlan {
+  const ::phasor::cuda::detail::CufftApi* api = nullptr;  // set with the handle
   cufftHandle handle = 0;
   std::size_t work = 0;
   std::mutex mu;
-  ~CufftPlan() { cufftDestroy(handle); }
+  ~CufftPlan() {
+    if (api) api->cufftDestroy(handle);
+  }
 };
 
 /// One device's plans, most recently used first.
@@ -110,11 +112,13 @@ std::shared_ptr<CufftPlan> plan_for(int device, const Key& key) {
       return it->second->second;
     }
   }
+  const auto& api = ::phasor::cuda::detail::cufft("fft");
   auto p = std::make_shared<CufftPlan>();
-  check(cufftCreate(&p->handle), "cufftCreate");
-  check(cufftSetAutoAllocation(p->handle, 0), "cufftSetAutoAllocation");
+  check(api.cufftCreate(&p->handle), "cufftCreate");
+  p->api = &api;
+  check(api.cufftSetAutoAllocation(p->handle, 0), "cufftSetAutoAllocation");
   std::vector<long long> n = key.n;
-  check(cufftMakePlanMany64(p->handle, static_cast<int>(n.size()), n.data(), nullptr, 1, 0, nullptr, 1, 0,
+  check(api.cufftMakePlanMany64(p->handle, static_cast<int>(n.size()), n.data(), nullptr, 1, 0, nullptr, 1, 0,
                             static_cast<cufftType>(key.type), key.batch, &p->work),
         "cufftMakePlanMany64");
   std::lock_guard<std::mutex> lk(c.mu);
@@ -135,6 +139,7 @@ void execute(int device, cufftType type, const std::vector<long long>& n, long l
   if (batch == 0) return;
   ::phasor::cuda::detail::DeviceGuard guard(device);
   const std::shared_ptr<CufftPlan> plan = plan_for(device, Key{static_cast<int>(type), n, batch});
+  const auto& api = *plan->api;
   void* stream = nullptr;
   void* work = plan->work ? ::phasor::cuda::detail::device_alloc(plan->work, device, &stream) : nullptr;
   if (!work) stream = ::phasor::cuda::detail::current_stream_handle(device);
@@ -146,30 +151,30 @@ void execute(int device, cufftType type, const std::vector<long long>& n, long l
     }
   } release{work, device};  // stream-ordered: later work on this stream may reuse it
   std::lock_guard<std::mutex> lk(plan->mu);
-  check(cufftSetStream(plan->handle, static_cast<cudaStream_t>(stream)), "cufftSetStream");
-  if (work) check(cufftSetWorkArea(plan->handle, work), "cufftSetWorkArea");
+  check(api.cufftSetStream(plan->handle, static_cast<cudaStream_t>(stream)), "cufftSetStream");
+  if (work) check(api.cufftSetWorkArea(plan->handle, work), "cufftSetWorkArea");
   switch (type) {
     case CUFFT_C2C:
-      check(cufftExecC2C(plan->handle, static_cast<cufftComplex*>(in), static_cast<cufftComplex*>(out), direction),
+      check(api.cufftExecC2C(plan->handle, static_cast<cufftComplex*>(in), static_cast<cufftComplex*>(out), direction),
             "cufftExecC2C");
       break;
     case CUFFT_Z2Z:
-      check(cufftExecZ2Z(plan->handle, static_cast<cufftDoubleComplex*>(in), static_cast<cufftDoubleComplex*>(out),
+      check(api.cufftExecZ2Z(plan->handle, static_cast<cufftDoubleComplex*>(in), static_cast<cufftDoubleComplex*>(out),
                          direction),
             "cufftExecZ2Z");
       break;
     case CUFFT_R2C:
-      check(cufftExecR2C(plan->handle, static_cast<cufftReal*>(in), static_cast<cufftComplex*>(out)), "cufftExecR2C");
+      check(api.cufftExecR2C(plan->handle, static_cast<cufftReal*>(in), static_cast<cufftComplex*>(out)), "cufftExecR2C");
       break;
     case CUFFT_D2Z:
-      check(cufftExecD2Z(plan->handle, static_cast<cufftDoubleReal*>(in), static_cast<cufftDoubleComplex*>(out)),
+      check(api.cufftExecD2Z(plan->handle, static_cast<cufftDoubleReal*>(in), static_cast<cufftDoubleComplex*>(out)),
             "cufftExecD2Z");
       break;
     case CUFFT_C2R:
-      check(cufftExecC2R(plan->handle, static_cast<cufftComplex*>(in), static_cast<cufftReal*>(out)), "cufftExecC2R");
+      check(api.cufftExecC2R(plan->handle, static_cast<cufftComplex*>(in), static_cast<cufftReal*>(out)), "cufftExecC2R");
       break;
     case CUFFT_Z2D:
-      check(cufftExecZ2D(plan->handle, static_cast<cufftDoubleComplex*>(in), static_cast<cufftDoubleReal*>(out)),
+      check(api.cufftExecZ2D(plan->handle, static_cast<cufftDoubleComplex*>(in), static_cast<cufftDoubleReal*>(out)),
             "cufftExecZ2D");
       break;
   }

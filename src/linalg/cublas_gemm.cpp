@@ -11,8 +11,7 @@
 #include "phasor/error.hpp"
 
 #if PHASOR_WITH_CUDA
-#include <cublas_v2.h>
-
+#include "cuda/libraries.hpp"
 #include "cuda/runtime.hpp"
 #endif
 
@@ -21,26 +20,30 @@ namespace phasor::detail {
 #if PHASOR_WITH_CUDA
 namespace {
 
-void check(cublasStatus_t s, const char* op, const char* call) {
+using ::phasor::cuda::detail::CublasApi;
+
+void check(const CublasApi& api, cublasStatus_t s, const char* op, const char* call) {
   if (s != CUBLAS_STATUS_SUCCESS)
-    throw Error(op, std::string(call) + " failed: " + cublasGetStatusName(s) + ": " + cublasGetStatusString(s));
+    throw Error(op, std::string(call) + " failed: " + api.cublasGetStatusName(s) + ": " + api.cublasGetStatusString(s));
 }
 
 /// This thread's cuBLAS handle for `device` (made on first use, destroyed at thread exit).
-cublasHandle_t handle_for(int device, const char* op) {
+cublasHandle_t handle_for(const CublasApi& api, int device, const char* op) {
   struct Handles {
+    const CublasApi* api = nullptr;
     std::map<int, cublasHandle_t> h;
     ~Handles() {
-      for (auto& [d, x] : h) cublasDestroy(x);
+      for (auto& [d, x] : h) api->cublasDestroy(x);
     }
   };
   thread_local Handles handles;
   auto it = handles.h.find(device);
   if (it != handles.h.end()) return it->second;
   cublasHandle_t h = nullptr;
-  check(cublasCreate(&h), op, "cublasCreate");
-  check(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), op, "cublasSetMathMode");  // no TF32 unless asked for
+  check(api, api.cublasCreate(&h), op, "cublasCreate");
+  handles.api = &api;
   handles.h.emplace(device, h);
+  check(api, api.cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), op, "cublasSetMathMode");  // no TF32 unless asked for
   return h;
 }
 
@@ -49,8 +52,9 @@ cublasHandle_t handle_for(int device, const char* op) {
 void cuda_gemm(const char* op, Dtype dtype, int device, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
                const void* A, std::int64_t lda, const void* B, std::int64_t ldb, void* C, std::int64_t ldc) {
   ::phasor::cuda::detail::DeviceGuard guard(device);
-  cublasHandle_t h = handle_for(device, op);
-  check(cublasSetStream(h, ::phasor::cuda::detail::current_stream_handle(device)), op, "cublasSetStream");
+  const CublasApi& api = ::phasor::cuda::detail::cublas(op);
+  cublasHandle_t h = handle_for(api, device, op);
+  check(api, api.cublasSetStream(h, ::phasor::cuda::detail::current_stream_handle(device)), op, "cublasSetStream");
   const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   const auto M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
   const auto LA = static_cast<int>(lda), LB = static_cast<int>(ldb), LC = static_cast<int>(ldc);
@@ -58,28 +62,28 @@ void cuda_gemm(const char* op, Dtype dtype, int device, bool ta, bool tb, std::i
   switch (dtype) {
     case Dtype::Float32: {
       const float one = 1, zero = 0;
-      check(cublasSgemm(h, opb, opa, N, M, K, &one, static_cast<const float*>(B), LB, static_cast<const float*>(A), LA,
+      check(api, api.cublasSgemm(h, opb, opa, N, M, K, &one, static_cast<const float*>(B), LB, static_cast<const float*>(A), LA,
                         &zero, static_cast<float*>(C), LC),
             op, "cublasSgemm");
       return;
     }
     case Dtype::Float64: {
       const double one = 1, zero = 0;
-      check(cublasDgemm(h, opb, opa, N, M, K, &one, static_cast<const double*>(B), LB, static_cast<const double*>(A),
+      check(api, api.cublasDgemm(h, opb, opa, N, M, K, &one, static_cast<const double*>(B), LB, static_cast<const double*>(A),
                         LA, &zero, static_cast<double*>(C), LC),
             op, "cublasDgemm");
       return;
     }
     case Dtype::Complex64: {
       const cuComplex one{1, 0}, zero{0, 0};
-      check(cublasCgemm(h, opb, opa, N, M, K, &one, static_cast<const cuComplex*>(B), LB,
+      check(api, api.cublasCgemm(h, opb, opa, N, M, K, &one, static_cast<const cuComplex*>(B), LB,
                         static_cast<const cuComplex*>(A), LA, &zero, static_cast<cuComplex*>(C), LC),
             op, "cublasCgemm");
       return;
     }
     case Dtype::Complex128: {
       const cuDoubleComplex one{1, 0}, zero{0, 0};
-      check(cublasZgemm(h, opb, opa, N, M, K, &one, static_cast<const cuDoubleComplex*>(B), LB,
+      check(api, api.cublasZgemm(h, opb, opa, N, M, K, &one, static_cast<const cuDoubleComplex*>(B), LB,
                         static_cast<const cuDoubleComplex*>(A), LA, &zero, static_cast<cuDoubleComplex*>(C), LC),
             op, "cublasZgemm");
       return;
@@ -98,8 +102,9 @@ void cuda_gemm_batched(const char* op, Dtype dtype, int device, bool ta, bool tb
     throw Error(op, "matrix dims " + std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) +
                         " or batch " + std::to_string(batch) + " exceed the cuBLAS index range");
   ::phasor::cuda::detail::DeviceGuard guard(device);
-  cublasHandle_t h = handle_for(device, op);
-  check(cublasSetStream(h, ::phasor::cuda::detail::current_stream_handle(device)), op, "cublasSetStream");
+  const CublasApi& api = ::phasor::cuda::detail::cublas(op);
+  cublasHandle_t h = handle_for(api, device, op);
+  check(api, api.cublasSetStream(h, ::phasor::cuda::detail::current_stream_handle(device)), op, "cublasSetStream");
   const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   const auto M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
   const auto LA = static_cast<int>(lda), LB = static_cast<int>(ldb), LC = static_cast<int>(ldc);
@@ -108,7 +113,7 @@ void cuda_gemm_batched(const char* op, Dtype dtype, int device, bool ta, bool tb
   switch (dtype) {
     case Dtype::Float32: {
       const float one = 1, zero = 0;
-      check(cublasSgemmStridedBatched(h, opb, opa, N, M, K, &one, static_cast<const float*>(B), LB, stride_b,
+      check(api, api.cublasSgemmStridedBatched(h, opb, opa, N, M, K, &one, static_cast<const float*>(B), LB, stride_b,
                                       static_cast<const float*>(A), LA, stride_a, &zero, static_cast<float*>(C), LC,
                                       stride_c, nb),
             op, "cublasSgemmStridedBatched");
@@ -116,7 +121,7 @@ void cuda_gemm_batched(const char* op, Dtype dtype, int device, bool ta, bool tb
     }
     case Dtype::Float64: {
       const double one = 1, zero = 0;
-      check(cublasDgemmStridedBatched(h, opb, opa, N, M, K, &one, static_cast<const double*>(B), LB, stride_b,
+      check(api, api.cublasDgemmStridedBatched(h, opb, opa, N, M, K, &one, static_cast<const double*>(B), LB, stride_b,
                                       static_cast<const double*>(A), LA, stride_a, &zero, static_cast<double*>(C), LC,
                                       stride_c, nb),
             op, "cublasDgemmStridedBatched");
@@ -124,7 +129,7 @@ void cuda_gemm_batched(const char* op, Dtype dtype, int device, bool ta, bool tb
     }
     case Dtype::Complex64: {
       const cuComplex one{1, 0}, zero{0, 0};
-      check(cublasCgemmStridedBatched(h, opb, opa, N, M, K, &one, static_cast<const cuComplex*>(B), LB, stride_b,
+      check(api, api.cublasCgemmStridedBatched(h, opb, opa, N, M, K, &one, static_cast<const cuComplex*>(B), LB, stride_b,
                                       static_cast<const cuComplex*>(A), LA, stride_a, &zero,
                                       static_cast<cuComplex*>(C), LC, stride_c, nb),
             op, "cublasCgemmStridedBatched");
@@ -132,7 +137,7 @@ void cuda_gemm_batched(const char* op, Dtype dtype, int device, bool ta, bool tb
     }
     case Dtype::Complex128: {
       const cuDoubleComplex one{1, 0}, zero{0, 0};
-      check(cublasZgemmStridedBatched(h, opb, opa, N, M, K, &one, static_cast<const cuDoubleComplex*>(B), LB, stride_b,
+      check(api, api.cublasZgemmStridedBatched(h, opb, opa, N, M, K, &one, static_cast<const cuDoubleComplex*>(B), LB, stride_b,
                                       static_cast<const cuDoubleComplex*>(A), LA, stride_a, &zero,
                                       static_cast<cuDoubleComplex*>(C), LC, stride_c, nb),
             op, "cublasZgemmStridedBatched");

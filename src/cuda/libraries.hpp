@@ -1,0 +1,74 @@
+// src/cuda/libraries.hpp - cuBLAS and cuFFT, loaded on first use (dlopen) instead of at program start.
+//
+// Note [lazy CUDA libraries]
+// libphasor links only the CUDA runtime (libcudart is small and cheap to load). cuBLAS and cuFFT are
+// opened with dlopen the first time a GPU matrix product or FFT needs them: loading libcublasLt
+// alone costs ~150 MB of resident memory and ~0.1 s (measured 2026-11-30), which every CPU-only
+// user of a CUDA build would otherwise pay at startup. Each library is looked up by its soname
+// first (LD_LIBRARY_PATH, libphasor's RUNPATH, the loader cache), then by the path it had at build
+// time. The functions phasor calls are resolved once into a table of pointers (CublasApi,
+// CufftApi); a library that cannot be loaded, or lacks a function, gives a phasor::Error naming
+// both the op and the library, on every call. The libraries stay loaded until the process exits.
+//
+// The CUDA-free part (load_libraries, loaded_libraries) is what the rest of the library and the
+// tests may use; the tables need the CUDA headers and exist only in sources built with CUDA.
+#pragma once
+#include <string>
+
+#if PHASOR_WITH_CUDA
+#include <cublas_v2.h>
+#include <cufft.h>
+#endif
+
+namespace phasor {
+namespace cuda {
+namespace detail {
+
+/// Loads cuBLAS and cuFFT now (they load on first use otherwise); throws phasor::Error(op, ...) naming
+/// a library that cannot be loaded or lacks a function, or the missing backend in a CPU-only build.
+void load_libraries(const char* op);
+
+/// The CUDA libraries loaded so far, as "cublas", "cufft" or "cublas,cufft" ("" for none).
+std::string loaded_libraries();
+
+#if PHASOR_WITH_CUDA
+
+/// The cuBLAS functions phasor calls. The names are the header's, so the _v2 macros apply as in a
+/// direct call: api.cublasSgemm(...) calls the exported cublasSgemm_v2.
+#define PHASOR_CUBLAS_FUNCTIONS(X)                                                                            \
+  X(cublasCreate) X(cublasDestroy) X(cublasSetStream) X(cublasSetMathMode) X(cublasGetStatusName)             \
+  X(cublasGetStatusString) X(cublasSgemm) X(cublasDgemm) X(cublasCgemm) X(cublasZgemm)                        \
+  X(cublasSgemmStridedBatched) X(cublasDgemmStridedBatched) X(cublasCgemmStridedBatched)                      \
+  X(cublasZgemmStridedBatched)
+
+/// The cuFFT functions phasor calls.
+#define PHASOR_CUFFT_FUNCTIONS(X)                                                                             \
+  X(cufftCreate) X(cufftDestroy) X(cufftSetAutoAllocation) X(cufftMakePlanMany64) X(cufftSetStream)           \
+  X(cufftSetWorkArea) X(cufftExecC2C) X(cufftExecZ2Z) X(cufftExecR2C) X(cufftExecD2Z) X(cufftExecC2R)         \
+  X(cufftExecZ2D)
+
+#define PHASOR_CUDA_LIB_POINTER(f) decltype(&::f) f = nullptr;
+
+/// Pointers to cuBLAS's functions, resolved when the library is loaded.
+struct CublasApi {
+  PHASOR_CUBLAS_FUNCTIONS(PHASOR_CUDA_LIB_POINTER)
+};
+
+/// Pointers to cuFFT's functions, resolved when the library is loaded.
+struct CufftApi {
+  PHASOR_CUFFT_FUNCTIONS(PHASOR_CUDA_LIB_POINTER)
+};
+
+#undef PHASOR_CUDA_LIB_POINTER
+
+/// cuBLAS, loaded on the first call; throws phasor::Error(op, ...) when it cannot be loaded.
+const CublasApi& cublas(const char* op);
+
+/// cuFFT, loaded on the first call; throws phasor::Error(op, ...) when it cannot be loaded.
+const CufftApi& cufft(const char* op);
+
+#endif  // PHASOR_WITH_CUDA
+
+}  // namespace detail
+}  // namespace cuda
+}  // namespace phasor
