@@ -47,7 +47,7 @@ function(phasor_enable_cuda target)
                                              CUDA_RUNTIME_LIBRARY Shared)
   # Full paths rather than the CUDA:: targets: those would add the toolkit include directory to every
   # source ($<LINK_ONLY> strips usage requirements from LINK_LIBRARIES only since CMake 3.26).
-  target_link_libraries(${target} PRIVATE ${CUDA_cudart_LIBRARY} ${CMAKE_DL_LIBS})
+  target_link_libraries(${target} PRIVATE ${CUDA_cudart_LIBRARY})
   get_target_property(_srcs ${target} SOURCES)
   set(_cuda_srcs)
   foreach(_s IN LISTS _srcs)

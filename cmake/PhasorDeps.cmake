@@ -26,6 +26,7 @@ add_library(phasor_deps INTERFACE)
 target_include_directories(phasor_deps INTERFACE ${PHASOR_CBLAS_INCLUDE} ${PHASOR_FFTW_INCLUDE})
 target_link_libraries(phasor_deps INTERFACE OpenMP::OpenMP_CXX ${PHASOR_OPENBLAS_LIB} Eigen3::Eigen)
 target_link_libraries(phasor_deps INTERFACE ${PHASOR_FFTW_OMP_LIB} ${PHASOR_FFTWF_OMP_LIB} ${PHASOR_FFTW_LIB} ${PHASOR_FFTWF_LIB})
+target_link_libraries(phasor_deps INTERFACE ${CMAKE_DL_LIBS})  # dlopen (src/cuda/libraries.cpp)
 # zlib (optional): deflate for compressed .npz (src/io only). Without it, compressed .npz raises an error.
 find_package(ZLIB)
 if(ZLIB_FOUND)

@@ -247,6 +247,20 @@ TEST_CASE("cuda: cuBLAS and cuFFT load on first use, not for CPU work (Note [laz
   }
 }
 
+TEST_CASE("cuda: a CUDA library that cannot be loaded is named, with both places tried") {
+  std::string error;
+  CHECK(cuda::detail::open_library("libphasor_missing.so.7", "/nonexistent/libphasor_missing.so.7.1", error) == nullptr);
+  CHECK(error.find("cannot load libphasor_missing.so.7 (") == 0);
+  CHECK(error.find(" nor /nonexistent/libphasor_missing.so.7.1 (") != std::string::npos);
+  CHECK(error.find("LD_LIBRARY_PATH") != std::string::npos);
+  error.clear();
+  CHECK(cuda::detail::open_library("libphasor_missing.so.7", "", error) == nullptr);  // no build-time path
+  CHECK(error.find(" nor ") == std::string::npos);
+  error.clear();
+  CHECK(cuda::detail::open_library("libphasor_missing.so.7", "libm.so.6", error) != nullptr);  // the fallback
+  CHECK(error.empty());
+}
+
 TEST_CASE("cuda: moving to the CPU is the identity for CPU tensors") {
   const Tensor x = arange(6, Dtype::Float64).reshape({2, 3});
   const Tensor y = x.to(Device::cpu());

@@ -7,9 +7,7 @@
 
 #include "phasor/error.hpp"
 
-#if PHASOR_WITH_CUDA
 #include <dlfcn.h>
-#endif
 
 // The sonames and build-time paths come from cmake/PhasorCuda.cmake.
 #ifndef PHASOR_CUBLAS_SONAME
@@ -29,6 +27,22 @@ namespace phasor {
 namespace cuda {
 namespace detail {
 
+void* open_library(const char* soname, const char* build_path, std::string& error) {
+  if (void* h = dlopen(soname, RTLD_NOW | RTLD_LOCAL)) return h;
+  const char* e = dlerror();
+  error = std::string("cannot load ") + soname + " (" + (e ? e : "unknown error") + ")";
+  if (build_path[0] != '\0' && std::strcmp(build_path, soname) != 0) {
+    if (void* h = dlopen(build_path, RTLD_NOW | RTLD_LOCAL)) {
+      error.clear();
+      return h;
+    }
+    e = dlerror();
+    error += std::string(" nor ") + build_path + " (" + (e ? e : "unknown error") + ")";
+  }
+  error += "; put the CUDA toolkit's library directory on LD_LIBRARY_PATH";
+  return nullptr;
+}
+
 #if PHASOR_WITH_CUDA
 
 namespace {
@@ -46,23 +60,6 @@ struct Loaded {
   std::string error;
 };
 
-/// dlopen()s `soname`, else `build_path`; on failure returns nullptr and sets `error`.
-void* open_library(const char* soname, const char* build_path, std::string& error) {
-  if (void* h = dlopen(soname, RTLD_NOW | RTLD_LOCAL)) return h;
-  const char* e = dlerror();
-  error = std::string("cannot load ") + soname + " (" + (e ? e : "unknown error") + ")";
-  if (build_path[0] != '\0' && std::strcmp(build_path, soname) != 0) {
-    if (void* h = dlopen(build_path, RTLD_NOW | RTLD_LOCAL)) {
-      error.clear();
-      return h;
-    }
-    e = dlerror();
-    error += std::string(" nor ") + build_path + " (" + (e ? e : "unknown error") + ")";
-  }
-  error += "; put the CUDA toolkit's library directory on LD_LIBRARY_PATH";
-  return nullptr;
-}
-
 /// Sets `fn` to `name` in library `handle`; on failure appends to `error`.
 template <class F>
 void resolve(void* handle, const char* lib, const char* name, F& fn, std::string& error) {
@@ -75,46 +72,39 @@ void resolve(void* handle, const char* lib, const char* name, F& fn, std::string
   std::memcpy(&fn, &p, sizeof p);
 }
 
-const Loaded<CublasApi>& cublas_table() {
-  static const Loaded<CublasApi> table = [] {
-    Loaded<CublasApi> t;
-    void* h = open_library(PHASOR_CUBLAS_SONAME, PHASOR_CUBLAS_PATH, t.error);
-    if (!h) return t;
-#define PHASOR_RESOLVE_CUBLAS(f) resolve(h, PHASOR_CUBLAS_SONAME, PHASOR_STRINGIFY(f), t.api.f, t.error);
-    PHASOR_CUBLAS_FUNCTIONS(PHASOR_RESOLVE_CUBLAS)
-#undef PHASOR_RESOLVE_CUBLAS
-    if (t.error.empty()) g_cublas_loaded = true;
-    return t;
-  }();
-  return table;
+#define PHASOR_RESOLVE(f) resolve(handle, soname, PHASOR_STRINGIFY(f), t.api.f, t.error);
+/// Resolves every function of cuBLAS's table.
+void resolve_all(void* handle, const char* soname, Loaded<CublasApi>& t) { PHASOR_CUBLAS_FUNCTIONS(PHASOR_RESOLVE) }
+/// Resolves every function of cuFFT's table.
+void resolve_all(void* handle, const char* soname, Loaded<CufftApi>& t) { PHASOR_CUFFT_FUNCTIONS(PHASOR_RESOLVE) }
+#undef PHASOR_RESOLVE
+
+/// Opens a library and resolves its table; `loaded` records success.
+template <class Api>
+Loaded<Api> load(const char* soname, const char* build_path, std::atomic<bool>& loaded) {
+  Loaded<Api> t;
+  if (void* handle = open_library(soname, build_path, t.error)) resolve_all(handle, soname, t);
+  loaded = t.error.empty();
+  return t;
 }
 
-const Loaded<CufftApi>& cufft_table() {
-  static const Loaded<CufftApi> table = [] {
-    Loaded<CufftApi> t;
-    void* h = open_library(PHASOR_CUFFT_SONAME, PHASOR_CUFFT_PATH, t.error);
-    if (!h) return t;
-#define PHASOR_RESOLVE_CUFFT(f) resolve(h, PHASOR_CUFFT_SONAME, PHASOR_STRINGIFY(f), t.api.f, t.error);
-    PHASOR_CUFFT_FUNCTIONS(PHASOR_RESOLVE_CUFFT)
-#undef PHASOR_RESOLVE_CUFFT
-    if (t.error.empty()) g_cufft_loaded = true;
-    return t;
-  }();
-  return table;
+/// The table, or phasor::Error(op, "<name> is not usable: <why>").
+template <class Api>
+const Api& usable(const Loaded<Api>& t, const char* op, const char* name) {
+  if (!t.error.empty()) throw Error(op, std::string(name) + " is not usable: " + t.error);
+  return t.api;
 }
 
 }  // namespace
 
 const CublasApi& cublas(const char* op) {
-  const auto& t = cublas_table();
-  if (!t.error.empty()) throw Error(op, "cuBLAS is not usable: " + t.error);
-  return t.api;
+  static const auto table = load<CublasApi>(PHASOR_CUBLAS_SONAME, PHASOR_CUBLAS_PATH, g_cublas_loaded);
+  return usable(table, op, "cuBLAS");
 }
 
 const CufftApi& cufft(const char* op) {
-  const auto& t = cufft_table();
-  if (!t.error.empty()) throw Error(op, "cuFFT is not usable: " + t.error);
-  return t.api;
+  static const auto table = load<CufftApi>(PHASOR_CUFFT_SONAME, PHASOR_CUFFT_PATH, g_cufft_loaded);
+  return usable(table, op, "cuFFT");
 }
 
 void load_libraries(const char* op) {

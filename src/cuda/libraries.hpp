@@ -31,6 +31,10 @@ void load_libraries(const char* op);
 /// The CUDA libraries loaded so far, as "cublas", "cufft" or "cublas,cufft" ("" for none).
 std::string loaded_libraries();
 
+/// dlopen()s `soname`, else `build_path` (skipped when empty); on failure returns nullptr and sets
+/// `error` to "cannot load <soname> (<why>) nor <build_path> (<why>); put ... on LD_LIBRARY_PATH".
+void* open_library(const char* soname, const char* build_path, std::string& error);
+
 #if PHASOR_WITH_CUDA
 
 /// The cuBLAS functions phasor calls. The names are the header's, so the _v2 macros apply as in a
