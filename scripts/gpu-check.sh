@@ -53,7 +53,7 @@ command -v nvcc > /dev/null && nvcc --version | tail -1
 
 if [[ -f "$BUNDLE" ]]; then
   RUN=/tmp/phasor-gpu && rm -rf "$RUN" && mkdir -p "$RUN" && tar -C "$RUN" -xJf "$BUNDLE"
-  export LD_LIBRARY_PATH="$RUN/lib:/usr/local/cuda/lib64:${LD_LIBRARY_PATH:-}"
+  export LD_LIBRARY_PATH="$RUN/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib:${LD_LIBRARY_PATH:-}"  # cuBLAS/cuFFT are dlopen()ed
   BIN=$RUN/bin
   row "setup" "bundle unpacked"
 else
