@@ -261,6 +261,16 @@ TEST_CASE("cuda: a CUDA library that cannot be loaded is named, with both places
   CHECK(error.empty());
 }
 
+TEST_CASE("cuda: TF32 for float32 products is off by default and a process-wide switch") {
+  CHECK_FALSE(cuda::allow_tf32());
+  const Tensor a = randn({8, 8}), full = matmul(a, a);
+  cuda::set_allow_tf32(true);
+  CHECK(cuda::allow_tf32());
+  CHECK(same_bytes(matmul(a, a), full));  // CPU products ignore it
+  cuda::set_allow_tf32(false);
+  CHECK_FALSE(cuda::allow_tf32());
+}
+
 TEST_CASE("cuda: moving to the CPU is the identity for CPU tensors") {
   const Tensor x = arange(6, Dtype::Float64).reshape({2, 3});
   const Tensor y = x.to(Device::cpu());

@@ -216,6 +216,23 @@ TEST_CASE("cuda ops: matmul through cuBLAS agrees with OpenBLAS" * doctest::skip
   CHECK(rel_diff(bg.grad(), bc.grad()) <= 1e-12);
 }
 
+TEST_CASE("cuda ops: float32 products use TF32 only after set_allow_tf32(true)" * doctest::skip(!kGpu)) {
+  manual_seed(15);
+  const Tensor a = sample({256, 512}, float64), b = sample({512, 256}, float64);
+  const Tensor ref = matmul(a, b);  // float64 on the CPU
+  const Tensor a32 = a.to(float32).to(kDev), b32 = b.to(float32).to(kDev);
+  REQUIRE_FALSE(cuda::allow_tf32());
+  const double full = rel_diff(matmul(a32, b32).to(float64), ref);
+  cuda::set_allow_tf32(true);
+  const double tf32 = rel_diff(matmul(a32, b32).to(float64), ref);
+  cuda::set_allow_tf32(false);
+  const double again = rel_diff(matmul(a32, b32).to(float64), ref);
+  MESSAGE("float32 product vs float64: " << full << " default, " << tf32 << " with TF32");
+  CHECK(full <= 2e-6);   // full float32: sums of 512 products
+  CHECK(tf32 <= 2e-3);   // 10-bit mantissas
+  CHECK(again == full);  // the handle's math mode follows the switch back
+}
+
 TEST_CASE("cuda ops: reductions agree with the CPU" * doctest::skip(!kGpu)) {
   manual_seed(6);
   for (Dtype dt : {bool_, int64, float32, float64, complex64, complex128}) {

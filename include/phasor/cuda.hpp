@@ -51,5 +51,12 @@ void set_current_stream(const Stream& stream);
 /// when t's storage is freed, its block is reused only after that stream's work up to the free is done.
 void record_stream(const Tensor& t, const Stream& stream);
 
+/// Lets float32 and complex64 matrix products on CUDA devices (matmul, bmm, einsum, linear, conv) use
+/// TF32 tensor cores: operands rounded to 10 mantissa bits, several times faster. Process-wide; off by
+/// default (as PyTorch's matmul), so GPU results match full float32 arithmetic. No effect on the CPU.
+void set_allow_tf32(bool allow);
+/// Whether float32/complex64 CUDA matrix products may use TF32 (see set_allow_tf32); false by default.
+bool allow_tf32();
+
 }  // namespace cuda
 }  // namespace phasor

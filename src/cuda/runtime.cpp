@@ -1,5 +1,6 @@
 // src/cuda/runtime.cpp - devices, streams and error checks of the CUDA runtime; in a CPU-only build the
 // public functions report no devices or throw a named error.
+#include <atomic>
 #include <mutex>
 #include <string>
 #include <vector>
@@ -158,6 +159,13 @@ Stream current_stream(int) { no_cuda("current_stream"); }
 void set_current_stream(const Stream&) { no_cuda("set_current_stream"); }
 
 #endif
+
+namespace {
+std::atomic<bool> g_allow_tf32{false};
+}  // namespace
+
+void set_allow_tf32(bool allow) { g_allow_tf32.store(allow, std::memory_order_relaxed); }
+bool allow_tf32() { return g_allow_tf32.load(std::memory_order_relaxed); }
 
 }  // namespace cuda
 }  // namespace phasor

@@ -1,6 +1,7 @@
 // src/linalg/cublas_gemm.cpp - cuBLAS behind cuda_gemm: one handle per (thread, device), bound to the
-// device's current stream on every call, default math mode (TF32 off). Row-major products map onto
-// cuBLAS's column-major ones by swapping the operands: C^T = op(B)^T op(A)^T.
+// device's current stream on every call; default math mode unless cuda::set_allow_tf32(true) (then
+// TF32 tensor-op math). Row-major products map onto cuBLAS's column-major ones by swapping the
+// operands: C^T = op(B)^T op(A)^T.
 #include "linalg/cublas_gemm.hpp"
 
 #include <algorithm>
@@ -8,6 +9,7 @@
 #include <map>
 #include <string>
 
+#include "phasor/cuda.hpp"
 #include "phasor/error.hpp"
 
 #if PHASOR_WITH_CUDA
@@ -27,24 +29,36 @@ void check(const CublasApi& api, cublasStatus_t s, const char* op, const char* c
     throw Error(op, std::string(call) + " failed: " + api.cublasGetStatusName(s) + ": " + api.cublasGetStatusString(s));
 }
 
-/// This thread's cuBLAS handle for `device` (made on first use, destroyed at thread exit).
+/// This thread's cuBLAS handle for `device` (made on first use, destroyed at thread exit), bound to the
+/// device's current stream, its math mode following cuda::allow_tf32().
 cublasHandle_t handle_for(const CublasApi& api, int device, const char* op) {
+  struct Handle {
+    cublasHandle_t h = nullptr;
+    int mode = -1;  // the cublasMath_t last set
+  };
   struct Handles {
     const CublasApi* api = nullptr;
-    std::map<int, cublasHandle_t> h;
+    std::map<int, Handle> h;
     ~Handles() {
-      for (auto& [d, x] : h) api->cublasDestroy(x);
+      for (auto& [d, x] : h) api->cublasDestroy(x.h);
     }
   };
   thread_local Handles handles;
   auto it = handles.h.find(device);
-  if (it != handles.h.end()) return it->second;
-  cublasHandle_t h = nullptr;
-  check(api, api.cublasCreate(&h), op, "cublasCreate");
-  handles.api = &api;
-  handles.h.emplace(device, h);
-  check(api, api.cublasSetMathMode(h, CUBLAS_DEFAULT_MATH), op, "cublasSetMathMode");  // no TF32 unless asked for
-  return h;
+  if (it == handles.h.end()) {
+    cublasHandle_t h = nullptr;
+    check(api, api.cublasCreate(&h), op, "cublasCreate");
+    handles.api = &api;
+    it = handles.h.emplace(device, Handle{h, -1}).first;
+  }
+  Handle& e = it->second;
+  const cublasMath_t mode = ::phasor::cuda::allow_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
+  if (e.mode != static_cast<int>(mode)) {
+    check(api, api.cublasSetMathMode(e.h, mode), op, "cublasSetMathMode");
+    e.mode = static_cast<int>(mode);
+  }
+  check(api, api.cublasSetStream(e.h, ::phasor::cuda::detail::current_stream_handle(device)), op, "cublasSetStream");
+  return e.h;
 }
 
 }  // namespace
@@ -54,7 +68,6 @@ void cuda_gemm(const char* op, Dtype dtype, int device, bool ta, bool tb, std::i
   ::phasor::cuda::detail::DeviceGuard guard(device);
   const CublasApi& api = ::phasor::cuda::detail::cublas(op);
   cublasHandle_t h = handle_for(api, device, op);
-  check(api, api.cublasSetStream(h, ::phasor::cuda::detail::current_stream_handle(device)), op, "cublasSetStream");
   const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   const auto M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
   const auto LA = static_cast<int>(lda), LB = static_cast<int>(ldb), LC = static_cast<int>(ldc);
@@ -104,7 +117,6 @@ void cuda_gemm_batched(const char* op, Dtype dtype, int device, bool ta, bool tb
   ::phasor::cuda::detail::DeviceGuard guard(device);
   const CublasApi& api = ::phasor::cuda::detail::cublas(op);
   cublasHandle_t h = handle_for(api, device, op);
-  check(api, api.cublasSetStream(h, ::phasor::cuda::detail::current_stream_handle(device)), op, "cublasSetStream");
   const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
   const auto M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
   const auto LA = static_cast<int>(lda), LB = static_cast<int>(ldb), LC = static_cast<int>(ldc);

@@ -9,7 +9,7 @@ namespace phasor::detail {
 
 /// Row-major C (m x n) = op(A) op(B) on CUDA device `device` (op transposing when ta / tb, without
 /// conjugation), for float32, float64, complex64 and complex128, on the device's current stream.
-/// float32 products use full float32 arithmetic (no TF32). `op` names the caller in errors.
+/// float32 products use full float32 arithmetic unless cuda::allow_tf32(). `op` names the caller in errors.
 void cuda_gemm(const char* op, Dtype dtype, int device, bool ta, bool tb, std::int64_t m, std::int64_t n,
                std::int64_t k, const void* A, std::int64_t lda, const void* B, std::int64_t ldb, void* C,
                std::int64_t ldc);
