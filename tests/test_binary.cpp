@@ -596,3 +596,47 @@ TEST_CASE("complex multiplication is the textbook product (as PyTorch), NaN wher
   CHECK(std::isnan(p[0].imag()));  // torch 1.13: inf+nanj; C99 Annex G (std::complex) would recover 0
   CHECK(p[1] == std::complex<double>(11.0, 2.0));
 }
+
+TEST_CASE("isclose, allclose and equal: torch's rules, promotion, broadcasting, errors") {
+  const Tensor a = real_t({1, 1 + 1e-6, 1 + 1e-3, kInf, -kInf, kNaN, 0, 5});
+  const Tensor b = real_t({1, 1, 1, kInf, kInf, kNaN, 1e-9, kInf});
+  const std::vector<bool> want = {true, true, false, true, false, false, true, false};
+  CHECK(to_vector<bool>(isclose(a, b)) == want);
+  std::vector<bool> want_nan = want;
+  want_nan[5] = true;
+  CHECK(to_vector<bool>(isclose(a, b, 1e-5, 1e-8, true)) == want_nan);
+  CHECK(to_vector<bool>(isclose(a, b, 0, 0)) == std::vector<bool>{true, false, false, true, false, false, false, false});
+  CHECK(to_vector<bool>(isclose(a, b, 1e9, 1e9))[7] == false);  // a finite value is never close to an infinity
+  // float32 vs float64 promote to float64: 1 + 1e-7 differs from float32(1 + 1e-7) by ~1e-7
+  CHECK(isclose(real_t({1 + 1e-7}, float32), real_t({1 + 1e-7}), 0, 1e-6).item<bool>());
+  CHECK_FALSE(isclose(real_t({1 + 1e-7}, float32), real_t({1 + 1e-7}), 0, 1e-9).item<bool>());
+  // integers compare in float64, so tolerances apply
+  CHECK(to_vector<bool>(isclose(int_t({1, 2}), int_t({1, 3}))) == std::vector<bool>{true, false});
+  CHECK(to_vector<bool>(isclose(int_t({1, 2}), int_t({1, 3}), 0, 1)) == std::vector<bool>{true, true});
+  // complex: the modulus of the difference
+  CHECK(isclose(cplx_t({cd(1, 1)}), cplx_t({cd(1, 1 + 1e-7)})).item<bool>());
+  CHECK_FALSE(isclose(cplx_t({cd(1, 1)}), cplx_t({cd(1 + 1e-4, 1)})).item<bool>());
+  // broadcasting, and no gradient
+  const Tensor col = real_t({0, 1}, {2, 1}).requires_grad_();
+  const Tensor c = isclose(col, real_t({0, 1, 2}));
+  CHECK(c.shape() == Shape{2, 3});
+  CHECK(c.dtype() == bool_);
+  CHECK_FALSE(c.requires_grad());
+  CHECK(to_vector<bool>(c) == std::vector<bool>{true, false, false, false, true, false});
+
+  CHECK(allclose(a.narrow(0, 0, 2), b.narrow(0, 0, 2)));
+  CHECK_FALSE(allclose(a, b));
+  CHECK(allclose(a, b, 1e-2, 0, true) == false);  // -inf vs inf
+  CHECK(allclose(a.narrow(0, 0, 4), b.narrow(0, 0, 4), 1e-2));
+  CHECK(allclose(zeros({0}), zeros({3, 0})));  // empty: vacuously true
+
+  CHECK(equal(a.narrow(0, 0, 1), b.narrow(0, 0, 1)));
+  CHECK(equal(int_t({1, 2}), real_t({1, 2})));  // values, after promotion
+  CHECK_FALSE(equal(a, a));                     // NaN is never equal
+  CHECK_FALSE(equal(real_t({1, 2}), real_t({1, 2}, {1, 2})));  // shapes differ
+  CHECK_FALSE(equal(real_t({1, 2}), real_t({1, 3})));
+
+  CHECK_THROWS_WITH_AS(isclose(a, b, -1), doctest::Contains("[isclose] rtol and atol must be non-negative (got rtol=-1"), Error);
+  CHECK_THROWS_WITH_AS(allclose(a, b, 1e-5, kNaN), doctest::Contains("[isclose] rtol and atol must be non-negative"), Error);
+  CHECK_THROWS_WITH_AS(isclose(real_t({1, 2}), real_t({1, 2, 3})), doctest::Contains("[isclose]"), Error);
+}

@@ -67,6 +67,13 @@ Tensor ge(const Tensor& a, const Tensor& b);  ///< bool: >=
 Tensor logical_and(const Tensor& a, const Tensor& b);  ///< bool: a && b
 Tensor logical_or(const Tensor& a, const Tensor& b);   ///< bool: a || b
 Tensor logical_xor(const Tensor& a, const Tensor& b);  ///< bool: a != b (as bools)
+/// bool: |a - b| <= atol + rtol |b| elementwise (broadcast), infinities equal only to themselves, NaN
+/// equal to NaN only with equal_nan; as torch.isclose, but mixed dtypes promote (integers in float64).
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+/// True when isclose holds everywhere (torch.allclose; true for empty tensors).
+bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);
+/// True when a and b have the same shape and equal values (torch.equal; NaN is never equal).
+bool equal(const Tensor& a, const Tensor& b);
 /// Picks `a` where `cond` is true, else `b` (all broadcast).
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
 /// Clips to [min, max] (either bound optional).

@@ -8,6 +8,7 @@
 #include "core/pointwise.hpp"
 #include "core/unary.hpp"
 #include "cuda/ops.hpp"
+#include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
 
@@ -109,6 +110,35 @@ Tensor operator&(const Tensor& a, const Tensor& b) { return logical_and(a, b); }
 Tensor operator|(const Tensor& a, const Tensor& b) { return logical_or(a, b); }
 Tensor operator^(const Tensor& a, const Tensor& b) { return logical_xor(a, b); }
 Tensor operator~(const Tensor& a) { return logical_not(a); }
+
+// ---- closeness (no gradient) ----------------------------------------------------------------------------------
+Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  if (!(rtol >= 0) || !(atol >= 0))
+    throw Error("isclose", "rtol and atol must be non-negative (got rtol=" + std::to_string(rtol) +
+                               ", atol=" + std::to_string(atol) + ")");
+  detail::check_same_device(a, b, "isclose");
+  (void)broadcast_shapes({a.shape(), b.shape()}, "isclose");
+  NoGradGuard no_grad;
+  // integers and bools compare in float64, so that a tolerance can apply to them
+  const Dtype dt = promote_types(a.dtype(), b.dtype());
+  const Dtype ft = phasor::is_floating_or_complex(dt) ? dt : Dtype::Float64;
+  const Tensor x = a.to(ft), y = b.to(ft);
+  // equal values (infinities of one sign included), or finite and within atol + rtol |b|
+  Tensor close = eq(x, y) | (le((x - y).abs(), y.abs() * rtol + atol) & isfinite(x) & isfinite(y));
+  if (equal_nan) close = close | (isnan(x) & isnan(y));
+  return close;
+}
+
+bool allclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {
+  return isclose(a, b, rtol, atol, equal_nan).all().item<bool>();
+}
+
+bool equal(const Tensor& a, const Tensor& b) {
+  detail::check_same_device(a, b, "equal");
+  if (a.shape() != b.shape()) return false;
+  NoGradGuard no_grad;
+  return eq(a, b).all().item<bool>();
+}
 
 // ---- where ---------------------------------------------------------------------------------------------------
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
