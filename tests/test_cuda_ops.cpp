@@ -166,6 +166,14 @@ TEST_CASE("cuda ops: gradients computed on the GPU match the CPU's" * doctest::s
   REQUIRE(xg.grad().defined());
   CHECK(xg.grad().device() == kDev);
   CHECK(rel_diff(xg.grad(), xc.grad()) <= 1e-12);
+  // gelu's fused backward (the exact form, FNO's default activation)
+  for (Dtype dt : {float32, float64}) {
+    CAPTURE(dt);
+    Tensor gc = x.to(dt).clone().requires_grad_(), gg = x.to(dt).to(kDev).requires_grad_();
+    gc.gelu().backward(w.to(dt));
+    gg.gelu().backward(w.to(dt).to(kDev));
+    CHECK(rel_diff(gg.grad(), gc.grad()) <= tol(dt));
+  }
 }
 
 TEST_CASE("cuda ops: the FFT family agrees with FFTW" * doctest::skip(!kGpu)) {
