@@ -198,6 +198,13 @@ TEST_CASE("cuda ops: the FFT family agrees with FFTW" * doctest::skip(!kGpu)) {
     CHECK(rel_diff(fft::irfft(s.to(kDev), 15), fft::irfft(s, 15)) <= t);  // odd output length
     const Tensor xo = sample({145}, dt);  // a view from element 1: cuFFT wants complex-aligned real input
     CHECK(rel_diff(fft::rfft(xo.to(kDev).narrow(0, 1, 144)), fft::rfft(xo.narrow(0, 1, 144))) <= t);
+    // gradients through r2c and c2r (their backward weights the half spectrum, made on the gradient's device)
+    const Tensor ws = sample(s.select(0, 0).shape(), to_complex(dt));
+    Tensor xc = x.clone().requires_grad_(), xg = x.to(kDev).requires_grad_();
+    fft::irfft(fft::rfft(xc) * ws, 16).square().sum().backward();
+    fft::irfft(fft::rfft(xg) * ws.to(kDev), 16).square().sum().backward();
+    REQUIRE(xg.grad().defined());
+    CHECK(rel_diff(xg.grad(), xc.grad()) <= 10 * t);
   }
   CHECK(fft::plan_cache_size(kDev) > 0);
   fft::clear_plan_cache();
