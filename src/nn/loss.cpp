@@ -207,8 +207,8 @@ std::pair<Tensor, Tensor> prepare_index_target(const Tensor& input, const Tensor
       throw Error(op, "target " + std::to_string(t[i]) + " is out of bounds for " + std::to_string(C) + " classes");
     }
   }
-  Tensor safe = from_vector(t, ts);
-  Tensor m = from_vector(mask, ts).to(input.dtype());
+  Tensor safe = from_vector(t, ts, input.device());
+  Tensor m = from_vector(mask, ts, input.device()).to(input.dtype());
   return {safe, m};
 }
 
