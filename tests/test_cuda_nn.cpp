@@ -332,9 +332,9 @@ TEST_CASE("cuda nn: clip_grad_norm_ and clip_grad_value_ on CUDA gradients" * do
   }
 }
 
-TEST_CASE("cuda nn: losses with class-index targets agree with the CPU" * doctest::skip(!kGpu)) {
+TEST_CASE("cuda nn: losses with class-index targets and h1_loss agree with the CPU" * doctest::skip(!kGpu)) {
   manual_seed(20);
-  // the targets and masks nll_loss / cross_entropy build from the host's copy of the target
+  // what the losses build on the host: nll_loss / cross_entropy's targets and masks, h1_loss's weights
   Pair x = leaf_pair({4, 5, 3}, float64);
   const Tensor t = from_vector<std::int64_t>({0, 4, 2, -100, 1, 3, 3, 0, 2, 4, 1, 0}, Shape{4, 3});
   const Tensor w = sample({5}, float64).abs() + 0.5;
@@ -346,6 +346,13 @@ TEST_CASE("cuda nn: losses with class-index targets agree with the CPU" * doctes
   lc.backward();
   lg.backward();
   CHECK(rel_diff(x.gpu.grad(), x.cpu.grad()) <= 1e-12);
+  Pair u = leaf_pair({2, 1, 12, 10}, float64);
+  const Tensor v = sample({2, 1, 12, 10}, float64);
+  const Tensor hc = F::h1_loss(u.cpu, v, 2), hg = F::h1_loss(u.gpu, v.to(kDev), 2);
+  CHECK(rel_diff(hg, hc) <= 1e-12);
+  hc.backward();
+  hg.backward();
+  CHECK(rel_diff(u.gpu.grad(), u.cpu.grad()) <= 1e-12);
 }
 
 TEST_CASE("cuda nn: layer, group and batch norm agree with the CPU" * doctest::skip(!kGpu)) {

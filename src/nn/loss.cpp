@@ -386,7 +386,7 @@ Tensor h1_loss(const Tensor& pred, const Tensor& target, std::int64_t spatial_di
     w[static_cast<std::size_t>(flat)] = std::sqrt(vol * mult * (1 + k2));
   }
   const Dtype rdt = to_real(promote_types(pred.dtype(), target.dtype()));
-  Tensor wt = from_vector(w, ss).to(rdt);
+  Tensor wt = from_vector(w, ss).to(rdt).to(pred.device());
 
   std::vector<std::int64_t> fdims(d);
   for (std::size_t i = 0; i < d; ++i) fdims[i] = static_cast<std::int64_t>(i) - spatial_dims;
