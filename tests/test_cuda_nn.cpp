@@ -332,6 +332,29 @@ TEST_CASE("cuda nn: clip_grad_norm_ and clip_grad_value_ on CUDA gradients" * do
   }
 }
 
+TEST_CASE("cuda nn: losses with class-index targets and h1_loss agree with the CPU" * doctest::skip(!kGpu)) {
+  manual_seed(20);
+  // what the losses build on the host: nll_loss / cross_entropy's targets and masks, h1_loss's weights
+  Pair x = leaf_pair({4, 5, 3}, float64);
+  const Tensor t = from_vector<std::int64_t>({0, 4, 2, -100, 1, 3, 3, 0, 2, 4, 1, 0}, Shape{4, 3});
+  const Tensor w = sample({5}, float64).abs() + 0.5;
+  const Tensor lc = F::cross_entropy(x.cpu, t, w, -100, nn::Reduction::mean, 0.1) + F::nll_loss(x.cpu, t);
+  const Tensor lg =
+      F::cross_entropy(x.gpu, t.to(kDev), w.to(kDev), -100, nn::Reduction::mean, 0.1) + F::nll_loss(x.gpu, t.to(kDev));
+  CHECK(lg.device() == kDev);
+  CHECK(rel_diff(lg, lc) <= 1e-12);
+  lc.backward();
+  lg.backward();
+  CHECK(rel_diff(x.gpu.grad(), x.cpu.grad()) <= 1e-12);
+  Pair u = leaf_pair({2, 1, 12, 10}, float64);
+  const Tensor v = sample({2, 1, 12, 10}, float64);
+  const Tensor hc = F::h1_loss(u.cpu, v, 2), hg = F::h1_loss(u.gpu, v.to(kDev), 2);
+  CHECK(rel_diff(hg, hc) <= 1e-12);
+  hc.backward();
+  hg.backward();
+  CHECK(rel_diff(u.gpu.grad(), u.cpu.grad()) <= 1e-12);
+}
+
 TEST_CASE("cuda nn: layer, group and batch norm agree with the CPU" * doctest::skip(!kGpu)) {
   manual_seed(18);
   for (Dtype dt : {float32, float64}) {

@@ -249,6 +249,8 @@ PHASOR_BINARY(Or, bool, return convert<bool>(a) || convert<bool>(b);)
 PHASOR_BINARY(Xor, bool, return convert<bool>(a) != convert<bool>(b);)
 PHASOR_BINARY(MakeComplex, ::cuda::std::complex<T>, return ::cuda::std::complex<T>(a, b);)
 PHASOR_BINARY(Polar, ::cuda::std::complex<T>, return ::cuda::std::complex<T>(a * ::cos(b), a * ::sin(b));)
+// gelu's backward g * (Phi(x) + x phi(x)) for (a, b) = (g, x), in the CPU's form (src/core/unary_nn.cpp)
+PHASOR_BINARY(GeluBackward, T, const T cdf = T(0.5) * ::erfc(-b * T(0.70710678118654752440)); const T pdf = ::exp(T(-0.5) * b * b) * T(0.39894228040143267793994605993438); return a * (cdf + b * pdf);)
 #undef PHASOR_BINARY
 
 struct Select {
@@ -343,7 +345,7 @@ bool binary(const char* op, Dtype compute, const Operands& o, double alpha, void
       E("ne", Ne, kAll),           E("lt", Lt, kBool | kInt | kReal), E("le", Le, kBool | kInt | kReal),
       E("gt", Gt, kBool | kInt | kReal), E("ge", Ge, kBool | kInt | kReal), E("logical_and", And, kAll),
       E("logical_or", Or, kAll),   E("logical_xor", Xor, kAll), E("complex", MakeComplex, kReal),
-      E("polar", Polar, kReal),
+      E("polar", Polar, kReal),    E("gelu_backward", GeluBackward, kReal),
   };
 #undef E
   for (const auto& e : table)

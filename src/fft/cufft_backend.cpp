@@ -15,6 +15,7 @@
 #include "fft/cufft_backend.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <list>
 #include <map>
 #include <memory>
@@ -267,6 +268,8 @@ Tensor r2c_cuda(const Tensor& x, const DimList& dims, Norm norm) {
   ::phasor::cuda::detail::check_device(x.device(), "fft");
   const std::vector<long long> n = lengths(x, dims), g = last_group(n);
   Moved m = move_innermost(x, dims);
+  // cuFFT reads real input as if it were complex: a view starting at an odd element is copied
+  if (reinterpret_cast<std::uintptr_t>(m.t.data_ptr()) % (2 * m.t.itemsize()) != 0) m.t = m.t.clone();
   Shape oshape = m.t.shape();
   oshape.back() = oshape.back() / 2 + 1;
   const bool single = x.dtype() == Dtype::Float32;

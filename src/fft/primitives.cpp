@@ -98,15 +98,17 @@ std::int64_t prod(const DimList& v) {
 Tensor as_complex(const Tensor& g) { return g.is_complex() ? g : g.to(to_complex(g.dtype())); }
 
 /// Weights along the halved dim `dim` of an `ndim`-dim tensor whose full length is `n`:
-/// `interior` on the bins 1..ceil(n/2)-1, 1 on the DC and (n even) Nyquist bins.
-Tensor half_weights(std::int64_t n, std::int64_t dim, std::int64_t ndim, Dtype real_dtype, double interior) {
+/// `interior` on the bins 1..ceil(n/2)-1, 1 on the DC and (n even) Nyquist bins, on `device`.
+Tensor half_weights(std::int64_t n, std::int64_t dim, std::int64_t ndim, Dtype real_dtype, double interior,
+                    Device device) {
   const std::int64_t m = n / 2 + 1;
   std::vector<double> w(u(m), interior);
   w[0] = 1.0;
   if (n % 2 == 0) w[u(m - 1)] = 1.0;
   Shape shape(u(ndim), 1);
   shape[u(dim)] = m;
-  return from_vector(w, shape).to(real_dtype);
+  const Tensor t = from_vector(w, shape).to(real_dtype);
+  return device.is_cpu() ? t : t.to(device);
 }
 
 // ---- pass decomposition (Note [blocked passes], src/fft/passes.cpp) -----------------------------------
@@ -289,7 +291,7 @@ Tensor r2c(const Tensor& x, const DimList& dims, Norm norm) {
       "fft_r2c", x, [&](const Tensor& in) { return r2c_kernel(in, dims, norm); },
       [dims, norm, n_last, ndim](const Ctx&, const G& g) {
         Tensor gc = as_complex(g[0]);
-        Tensor w = half_weights(n_last, dims.back(), ndim, to_real(gc.dtype()), 0.5);
+        Tensor w = half_weights(n_last, dims.back(), ndim, to_real(gc.dtype()), 0.5, gc.device());
         return G{c2r(gc * w, dims, swap_norm(norm), n_last, /*x_is_scratch=*/true)};
       });
 }
@@ -300,7 +302,7 @@ Tensor c2r(const Tensor& x, const DimList& dims, Norm norm, std::int64_t last_n,
       "fft_c2r", x, [&](const Tensor& in) { return c2r_kernel(in, dims, norm, last_n, x_is_scratch); },
       [dims, norm, last_n, ndim](const Ctx&, const G& g) {
         Tensor gr = g[0].is_complex() ? g[0].real() : g[0];
-        Tensor w = half_weights(last_n, dims.back(), ndim, gr.dtype(), 2.0);
+        Tensor w = half_weights(last_n, dims.back(), ndim, gr.dtype(), 2.0, gr.device());
         return G{r2c(gr, dims, swap_norm(norm)) * w};
       });
 }

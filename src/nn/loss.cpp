@@ -207,8 +207,8 @@ std::pair<Tensor, Tensor> prepare_index_target(const Tensor& input, const Tensor
       throw Error(op, "target " + std::to_string(t[i]) + " is out of bounds for " + std::to_string(C) + " classes");
     }
   }
-  Tensor safe = from_vector(t, ts);
-  Tensor m = from_vector(mask, ts).to(input.dtype());
+  Tensor safe = from_vector(t, ts, input.device());
+  Tensor m = from_vector(mask, ts, input.device()).to(input.dtype());
   return {safe, m};
 }
 
@@ -386,7 +386,7 @@ Tensor h1_loss(const Tensor& pred, const Tensor& target, std::int64_t spatial_di
     w[static_cast<std::size_t>(flat)] = std::sqrt(vol * mult * (1 + k2));
   }
   const Dtype rdt = to_real(promote_types(pred.dtype(), target.dtype()));
-  Tensor wt = from_vector(w, ss).to(rdt);
+  Tensor wt = from_vector(w, ss).to(rdt).to(pred.device());
 
   std::vector<std::int64_t> fdims(d);
   for (std::size_t i = 0; i < d; ++i) fdims[i] = static_cast<std::int64_t>(i) - spatial_dims;
