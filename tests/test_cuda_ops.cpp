@@ -221,6 +221,11 @@ TEST_CASE("cuda ops: matmul through cuBLAS agrees with OpenBLAS" * doctest::skip
     CHECK(rel_diff(matmul(a.to(kDev), c.to(kDev).transpose(-1, -2)), matmul(a, c.transpose(-1, -2))) <= t);  // transposed
     CHECK(rel_diff(matmul(a.to(kDev).select(0, 0).t(), a.to(kDev).select(0, 1)), matmul(a.select(0, 0).t(), a.select(0, 1))) <= t);
     CHECK(rel_diff(matmul(a.to(kDev), b.to(kDev).narrow(1, 0, 0)), matmul(a, b.narrow(1, 0, 0))) == 0);  // empty
+    // batched: one strided-batched call; broadcast batch dims (offsets 0,0,0,s,s,s: copied) and a stride-0 operand
+    const Tensor p = sample({2, 1, 4, 5}, dt), q = sample({1, 3, 5, 6}, dt), r = sample({3, 5, 6}, dt);
+    CHECK(rel_diff(matmul(p.to(kDev), q.to(kDev)), matmul(p, q)) <= t);
+    CHECK(rel_diff(matmul(p.select(0, 0).to(kDev).expand({3, 4, 5}), r.to(kDev)), matmul(p.select(0, 0).expand({3, 4, 5}), r)) <= t);
+    CHECK(rel_diff(matmul(c.to(kDev).transpose(-1, -2), b.to(kDev).t()), matmul(c.transpose(-1, -2), b.t())) <= t);
   }
   // gradients of a product, computed on the GPU
   const Tensor a = sample({5, 7}, float64), b = sample({7, 4}, float64);

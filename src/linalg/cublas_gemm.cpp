@@ -65,6 +65,9 @@ cublasHandle_t handle_for(const CublasApi& api, int device, const char* op) {
 
 void cuda_gemm(const char* op, Dtype dtype, int device, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
                const void* A, std::int64_t lda, const void* B, std::int64_t ldb, void* C, std::int64_t ldc) {
+  if (std::max({m, n, k, lda, ldb, ldc}) > INT_MAX)
+    throw Error(op, "matrix dims " + std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) +
+                        " exceed the cuBLAS index range");
   ::phasor::cuda::detail::DeviceGuard guard(device);
   const CublasApi& api = ::phasor::cuda::detail::cublas(op);
   cublasHandle_t h = handle_for(api, device, op);

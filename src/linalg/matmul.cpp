@@ -110,6 +110,22 @@ std::vector<std::int64_t> batch_offsets(const Tensor& t, const Shape& batch) {
   return element_offsets(batch, st);
 }
 
+/// True when offsets[i] == i * stride for every i (stride set from the first two; 0 for a broadcast operand).
+bool uniform_stride(const std::vector<std::int64_t>& offsets, std::int64_t& stride) {
+  stride = offsets.size() > 1 ? offsets[1] - offsets[0] : 0;
+  for (std::size_t i = 0; i < offsets.size(); ++i)
+    if (offsets[i] != static_cast<std::int64_t>(i) * stride) return false;
+  return true;
+}
+
+/// t (..., r, c) broadcast to (batch..., r, c) and made contiguous: one matrix per batch element.
+Tensor expand_batch(const Tensor& t, const Shape& batch) {
+  Shape s = batch;
+  s.push_back(t.size(-2));
+  s.push_back(t.size(-1));
+  return t.expand(s).contiguous();
+}
+
 /// Batched products below this many multiply-adds each run one per OpenMP thread (BLAS single-threaded).
 constexpr std::int64_t kSmallGemm = 96 * 96 * 96;
 /// ... when the whole batch has at least this many multiply-adds (Note [batched gemm threading]).
@@ -126,7 +142,7 @@ void matmul_into(const Tensor& out, Tensor a, Tensor b, const Shape& batch) {
   const std::int64_t n = a.size(-2), k = a.size(-1), m = b.size(-1);
   const std::int64_t nb = shape_numel(batch);
   if (out.numel() == 0) return;
-  const bool gpu = out.device().is_cuda();  // cuBLAS through cuda_gemm, same layouts
+  const bool gpu = out.device().is_cuda();  // cuBLAS through cuda_gemm(_batched), same layouts
   if (k == 0) {
     if (gpu) phasor::cuda::detail::fill(out, 0);
     else std::memset(out.data_ptr(), 0, out.nbytes());
@@ -186,8 +202,26 @@ void matmul_into(const Tensor& out, Tensor a, Tensor b, const Shape& batch) {
         mm(la.trans, lb.trans, n, m, A, la.ld, B, lb.ld, C);
         return;
       }
+      if (gpu) {  // one strided-batched cuBLAS call; an operand whose batch offsets are not one stride is copied
+        std::int64_t sa = 0, sb = 0;
+        if (!uniform_stride(batch_offsets(a, batch), sa)) {
+          a = expand_batch(a, batch);
+          la = blas_layout(n, k, a.strides()[ad - 2], a.strides()[ad - 1]);
+          A = static_cast<const T*>(a.data_ptr());
+          sa = n * k;
+        }
+        if (!uniform_stride(batch_offsets(b, batch), sb)) {
+          b = expand_batch(b, batch);
+          lb = blas_layout(k, m, b.strides()[bd - 2], b.strides()[bd - 1]);
+          B = static_cast<const T*>(b.data_ptr());
+          sb = k * m;
+        }
+        cuda_gemm_batched("matmul", out.dtype(), out.device().index, la.trans, lb.trans, n, m, k, A, la.ld, sa, B, lb.ld,
+                          sb, C, ldc, n * m, nb);
+        return;
+      }
       const auto oa = batch_offsets(a, batch), ob = batch_offsets(b, batch);
-      const int threads = !gpu && flops < kSmallGemm && nb * flops >= kBatchParallelWork
+      const int threads = flops < kSmallGemm && nb * flops >= kBatchParallelWork
                               ? static_cast<int>(std::min<std::int64_t>(get_num_threads(), nb))
                               : 1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
