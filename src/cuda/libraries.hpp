@@ -10,8 +10,9 @@
 // CufftApi); a library that cannot be loaded, or lacks a function, gives a phasor::Error naming
 // both the op and the library, on every call. The libraries stay loaded until the process exits.
 //
-// The CUDA-free part (load_libraries, loaded_libraries) is what the rest of the library and the
-// tests may use; the tables need the CUDA headers and exist only in sources built with CUDA.
+// The CUDA-free part (load_libraries, loaded_libraries, open_library) is what the rest of the
+// library and the tests may use; the tables need the CUDA headers and exist only in sources built
+// with CUDA.
 #pragma once
 #include <string>
 
