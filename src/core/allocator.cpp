@@ -429,6 +429,8 @@ Tensor new_impl() {
 
 Tensor new_impl_with_storage(std::size_t nbytes, Device device) {
   if (device.is_cpu()) {
+    if (device.index != 0) [[unlikely]]
+      cuda::detail::check_device(device, "empty");  // a virtual CPU device (set_cpu_device_count)
     const SizeClass sc = size_class(nbytes);
     ThreadCache* c = sc.bin < kTlsBins ? thread_cache() : nullptr;
     if (c && c->parked[sc.bin].n > 0) {
@@ -437,6 +439,7 @@ Tensor new_impl_with_storage(std::size_t nbytes, Device device) {
       Storage* s = p->storage.get();
       ASAN_UNPOISON_MEMORY_REGION(s->data, sc.bytes);
       s->nbytes = nbytes;
+      s->device = device;  // a parked impl may have served another CPU device (set_cpu_device_count)
       const auto cls = static_cast<std::int64_t>(sc.bytes);
       bump(c->slot->cached, -cls);
       bump(c->slot->current, cls);
@@ -536,24 +539,18 @@ std::shared_ptr<Storage> Storage::allocate(std::size_t nbytes, Device device) {
 }
 
 MemoryStats memory_stats(Device device) {
-  if (!device.is_cpu()) {
-    cuda::detail::check_device(device, "memory_stats");
-    return cuda::detail::device_memory_stats(device.index);
-  }
+  cuda::detail::check_device(device, "memory_stats");
+  if (!device.is_cpu()) return cuda::detail::device_memory_stats(device.index);
   return cpu_allocator().stats();
 }
 void reset_peak_memory_stats(Device device) {
-  if (!device.is_cpu()) {
-    cuda::detail::check_device(device, "reset_peak_memory_stats");
-    return cuda::detail::device_reset_peak(device.index);
-  }
+  cuda::detail::check_device(device, "reset_peak_memory_stats");
+  if (!device.is_cpu()) return cuda::detail::device_reset_peak(device.index);
   cpu_allocator().reset_peak();
 }
 void empty_cache(Device device) {
-  if (!device.is_cpu()) {
-    cuda::detail::check_device(device, "empty_cache");
-    return cuda::detail::device_empty_cache(device.index);
-  }
+  cuda::detail::check_device(device, "empty_cache");
+  if (!device.is_cpu()) return cuda::detail::device_empty_cache(device.index);
   if (ThreadCache* tc = thread_cache(); tc && tc->slot) {  // other threads keep theirs
     tc->release_parked();
     tc->flush_data();

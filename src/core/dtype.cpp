@@ -2,6 +2,7 @@
 #include <omp.h>
 
 #include <atomic>
+#include <utility>
 #include <ostream>
 
 #include "core/tensor_impl.hpp"
@@ -49,7 +50,14 @@ std::ostream& operator<<(std::ostream& os, Dtype t) { return os << dtype_name(t)
 namespace {
 std::atomic<Dtype> g_default_dtype{Dtype::Float32};
 std::atomic<int> g_threads{0};
+std::atomic<int> g_cpu_devices{1};
 }  // namespace
+
+int cpu_device_count() { return g_cpu_devices.load(std::memory_order_relaxed); }
+void set_cpu_device_count(int n) {
+  if (n < 1) throw Error("set_cpu_device_count", "expected n >= 1, got " + std::to_string(n));
+  g_cpu_devices.store(n, std::memory_order_relaxed);
+}
 Dtype default_dtype() { return g_default_dtype.load(std::memory_order_relaxed); }
 void set_default_dtype(Dtype t) {
   if (!is_floating(t))
@@ -57,15 +65,21 @@ void set_default_dtype(Dtype t) {
   g_default_dtype = t;
 }
 
-std::string Device::str() const { return is_cpu() ? std::string("cpu") : "cuda:" + std::to_string(index); }
+std::string Device::str() const {
+  if (is_cpu()) return index == 0 ? std::string("cpu") : "cpu:" + std::to_string(index);
+  return "cuda:" + std::to_string(index);
+}
 
 Device Device::parse(const std::string& name) {
   if (name == "cpu") return cpu();
   if (name == "cuda") return cuda(0);
-  if (name.rfind("cuda:", 0) == 0 && name.size() > 5 && name.size() <= 9 &&
-      name.find_first_not_of("0123456789", 5) == std::string::npos)
-    return cuda(std::stoi(name.substr(5)));
-  throw Error("Device", "unknown device \"" + name + "\" (expected cpu, cuda or cuda:<index>)");
+  for (const auto& [prefix, type] : {std::pair<std::string, DeviceType>{"cpu:", DeviceType::CPU}, {"cuda:", DeviceType::CUDA}}) {
+    const std::size_t n = prefix.size();
+    if (name.rfind(prefix, 0) == 0 && name.size() > n && name.size() <= n + 4 &&
+        name.find_first_not_of("0123456789", n) == std::string::npos)
+      return Device{type, std::stoi(name.substr(n))};
+  }
+  throw Error("Device", "unknown device \"" + name + "\" (expected cpu, cpu:<index>, cuda or cuda:<index>)");
 }
 std::ostream& operator<<(std::ostream& os, const Device& d) { return os << d.str(); }
 

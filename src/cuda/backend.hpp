@@ -11,7 +11,7 @@ namespace cuda {
 namespace detail {
 
 /// Throws "[op] device cuda:i does not exist (N CUDA devices)" (or "(CPU-only build)", "(no CUDA
-/// driver)") unless `d` is the CPU or an existing CUDA device.
+/// driver)", or for cpu:i "(N CPU devices)") unless `d` is an existing CPU or CUDA device.
 void check_device(Device d, const char* op);
 /// In a CPU-only build: throws what `op` on device `d` gets there (check_device's "[op] device cuda:i
 /// does not exist (CPU-only build)"). The CPU-only versions of the CUDA glue end here.

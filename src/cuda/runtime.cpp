@@ -13,6 +13,18 @@
 namespace phasor {
 namespace cuda {
 
+namespace detail {
+namespace {
+/// check_device for a CPU device: cpu:0 always exists, cpu:i only below cpu_device_count().
+void check_cpu_device(Device d, const char* op) {
+  const int n = cpu_device_count();
+  if (d.index >= 0 && d.index < n) return;
+  throw Error(op, "device " + d.str() + " does not exist (" + std::to_string(n) +
+                      (n == 1 ? " CPU device; phasor::set_cpu_device_count(n) makes virtual ones)" : " CPU devices)"));
+}
+}  // namespace
+}  // namespace detail
+
 #if PHASOR_WITH_CUDA
 
 namespace detail {
@@ -72,7 +84,7 @@ cudaStream_t current_stream_handle(int device) {
 }
 
 void check_device(Device d, const char* op) {
-  if (d.is_cpu()) return;
+  if (d.is_cpu()) return check_cpu_device(d, op);
   const DeviceInfo& info = device_info();
   if (d.index >= 0 && d.index < info.count) return;
   std::string why;
@@ -135,7 +147,8 @@ void set_current_stream(const Stream& stream) {
 
 namespace detail {
 void check_device(Device d, const char* op) {
-  if (!d.is_cpu()) throw Error(op, "device " + d.str() + " does not exist (CPU-only build)");
+  if (d.is_cpu()) return check_cpu_device(d, op);
+  throw Error(op, "device " + d.str() + " does not exist (CPU-only build)");
 }
 void no_cuda_backend(const char* op, Device d) {
   check_device(d, op);

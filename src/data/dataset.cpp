@@ -75,7 +75,7 @@ std::vector<Tensor> TensorDataset::get_batch(const std::vector<std::int64_t>& in
     }
     Shape shape = t.shape();
     shape[0] = b;
-    Tensor o = empty(shape, t.dtype());
+    Tensor o = empty(shape, t.dtype(), t.device());  // any CPU device (set_cpu_device_count)
     const std::size_t row = size_ ? t.nbytes() / static_cast<std::size_t>(size_) : 0;
     if (row > 0) {
       const char* src = static_cast<const char*>(t.data_ptr());

@@ -336,8 +336,7 @@ Tensor freq(const char* op, std::int64_t n, double d, Dtype dtype, Device device
     const std::int64_t f = (!onesided && k > (n - 1) / 2) ? k - n : k;  // [0..(n-1)/2, -(n/2)..-1]
     v[u(k)] = static_cast<double>(f) * scale;
   }
-  Tensor t = from_vector(v, Shape{static_cast<std::int64_t>(v.size())}).to(dtype);
-  return device.is_cpu() ? t : t.to(device);
+  return from_vector(v, Shape{static_cast<std::int64_t>(v.size())}).to(dtype).to(device);
 }
 
 Tensor shift(const char* op, const Tensor& x, const Sizes& dims, bool inverse) {

@@ -97,19 +97,6 @@ std::int64_t prod(const DimList& v) {
 
 Tensor as_complex(const Tensor& g) { return g.is_complex() ? g : g.to(to_complex(g.dtype())); }
 
-/// Weights along the halved dim `dim` of an `ndim`-dim tensor whose full length is `n`:
-/// `interior` on the bins 1..ceil(n/2)-1, 1 on the DC and (n even) Nyquist bins, on `device`.
-Tensor half_weights(std::int64_t n, std::int64_t dim, std::int64_t ndim, Dtype real_dtype, double interior,
-                    Device device) {
-  const std::int64_t m = n / 2 + 1;
-  std::vector<double> w(u(m), interior);
-  w[0] = 1.0;
-  if (n % 2 == 0) w[u(m - 1)] = 1.0;
-  Shape shape(u(ndim), 1);
-  shape[u(dim)] = m;
-  const Tensor t = from_vector(w, shape).to(real_dtype);
-  return device.is_cpu() ? t : t.to(device);
-}
 
 // ---- pass decomposition (Note [blocked passes], src/fft/passes.cpp) -----------------------------------
 std::int64_t outer_of(const Shape& s, std::int64_t d) {
@@ -276,6 +263,17 @@ Tensor primitive(const char* name, const Tensor& x, Kernel&& kernel, Backward&& 
 
 }  // namespace
 
+Tensor half_weights(std::int64_t n, std::int64_t dim, std::int64_t ndim, Dtype real_dtype, double interior,
+                    Device device) {
+  const std::int64_t m = n / 2 + 1;
+  std::vector<double> w(u(m), interior);
+  w[0] = 1.0;
+  if (n % 2 == 0) w[u(m - 1)] = 1.0;
+  Shape shape(u(ndim), 1);
+  shape[u(dim)] = m;
+  return from_vector(w, shape).to(real_dtype).to(device);
+}
+
 // ---- the primitives (Note [fft gradients]) ---------------------------------------------------------------
 Tensor c2c(const Tensor& x, const DimList& dims, bool forward, Norm norm) {
   return primitive(
@@ -406,7 +404,7 @@ Tensor fast_1d(Kind kind, const Tensor& x, const Length& n, std::int64_t dim, No
     sizes[nd - 1] = kind == Kind::r2c ? m / 2 + 1 : len;
   }
   const Dtype out_dt = kind == Kind::r2c ? to_complex(dt) : kind == Kind::c2r ? to_real(dt) : dt;
-  Tensor out = ::phasor::detail::make_tensor(kind == Kind::c2c ? shape : sizes, nd, out_dt);
+  Tensor out = ::phasor::detail::make_tensor(kind == Kind::c2c ? shape : sizes, nd, out_dt, xi->storage->device);
   const std::int64_t in_item = (single ? 4 : 8) * (kind == Kind::r2c ? 1 : 2);
   void* in_p = static_cast<char*>(xi->storage->data) + xi->offset * in_item;
   void* out_p = out.impl()->storage->data;  // fresh: offset 0

@@ -57,6 +57,12 @@ Tensor c2r(const Tensor& x, const DimList& dims, Norm norm, std::int64_t last_n,
 /// caller takes the general path (which also reports any bad argument).
 Tensor fast_1d(Kind kind, const Tensor& x, const Length& n, std::int64_t dim, Norm norm, bool forward);
 
+/// Weights along the halved dim `dim` of an `ndim`-dim tensor whose full length is `n`:
+/// `interior` on the bins 1..ceil(n/2)-1, 1 on the DC and (n even) Nyquist bins, on `device`: the
+/// factors a real transform's backward applies to a half spectrum.
+Tensor half_weights(std::int64_t n, std::int64_t dim, std::int64_t ndim, Dtype real_dtype, double interior,
+                    Device device);
+
 /// Crops (a view) or zero-pads (a copy) `x` to `sizes` along `dims`; differentiable. `padded`
 /// (optional) tells whether the result is a fresh copy.
 Tensor resize(const Tensor& x, const DimList& dims, const DimList& sizes, bool* padded = nullptr);

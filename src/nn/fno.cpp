@@ -199,8 +199,7 @@ Tensor FNO::forward(const Tensor& x_in) {
       Shape es{B, 1};
       es.insert(es.end(), grid.begin(), grid.end());
       Tensor c = arange(0, n, 1, x.dtype()) * (1.0 / static_cast<double>(n));  // n values: made on the host
-      if (!x.device().is_cpu()) c = c.to(x.device());
-      c = c.reshape(vs).expand(es);
+      c = c.to(x.device()).reshape(vs).expand(es);
       parts.push_back(c);
     }
     x = cat(parts, 1);

@@ -107,17 +107,12 @@ Tensor scatter_modes(Tensor y, const std::vector<std::int64_t>& modes, const Sha
   return y;
 }
 
-/// Weights of the kept last-dim bins of an n-point real transform: 1 at DC and Nyquist,
+/// Weights of the m kept last-dim bins of an n-point real transform (m <= n/2 + 1): 1 at DC and Nyquist,
 /// `interior` elsewhere (the factors the FFT primitives' backward applies to whole spectra).
 Tensor kept_half_weights(std::int64_t m, std::int64_t n, std::size_t d, Dtype real_dtype, double interior,
                          Device device) {
-  std::vector<double> w(static_cast<std::size_t>(m), interior);
-  w[0] = 1.0;
-  if (n % 2 == 0 && m - 1 == n / 2) w.back() = 1.0;
-  Shape shape(d + 2, 1);
-  shape.back() = m;
-  const Tensor t = from_vector(w, shape).to(real_dtype);
-  return device.is_cpu() ? t : t.to(device);
+  const auto last = static_cast<std::int64_t>(d + 1);
+  return ::phasor::fft::detail::half_weights(n, last, last + 1, real_dtype, interior, device).narrow(last, 0, m);
 }
 
 fft::Norm swapped(fft::Norm n) {

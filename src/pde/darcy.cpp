@@ -73,6 +73,7 @@ void check_inputs(const char* op, const Tensor& a, const Tensor* f) {
   if (!(f->is_floating_point() || f->dtype() == int64))
     throw Error(op, std::string("source f must be real, got ") + dtype_name(f->dtype()));
   ::phasor::detail::check_cpu(*f, op);
+  ::phasor::detail::check_same_device(a, *f, op);  // virtual CPU devices (set_cpu_device_count) do not mix either
 }
 
 /// The forward kernel: u for coefficient a and source f (both checked), in a's dtype.
@@ -94,7 +95,7 @@ Tensor solve_kernel(const char* op, const Tensor& a, const Tensor& f, FaceAverag
   const double* fv = fd.data<const double>();
   const bool f_batched = a.dim() == 3 && fd.dim() == 3;
 
-  Tensor u = zeros(a.shape(), float64);
+  Tensor u = zeros(a.shape(), float64, a.device());
   double* uv = u.data<double>();
   const std::int64_t m = s - 2;
   std::atomic<std::int64_t> failed{-1};
@@ -185,7 +186,7 @@ Tensor darcy_solve(const Tensor& a, double f, FaceAverage faces) {
     throw Error(op, os.str());
   }
   const std::int64_t s = a.size(-1);
-  return solve(op, a, full({s, s}, f, float64), faces);
+  return solve(op, a, full({s, s}, f, float64, a.device()), faces);
 }
 
 Tensor darcy_solve(const Tensor& a, const Tensor& f, FaceAverage faces) {

@@ -116,7 +116,7 @@ std::vector<Tensor> detail::DeviceCopies::get(int key, Device device,
 
 const detail::SpectralCache::Set& detail::SpectralCache::get(Dtype real_dtype, Device device) const {
   const Set& host = real_dtype == float32 ? f32 : f64;
-  if (device.is_cpu()) return host;
+  if (device == Device::cpu()) return host;
   std::lock_guard<std::mutex> lock(mu_);
   const auto k = std::make_tuple(precision_key(real_dtype), static_cast<int>(device.type), device.index);
   auto it = on_device_.find(k);

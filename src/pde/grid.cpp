@@ -47,13 +47,13 @@ Tensor place(const Tensor& t, Dtype dtype, Device device, const char* op) {
   return t.to(dtype).to(device);
 }
 
-/// An operator's symbol for `device`: on the CPU make() every time; on a CUDA device made once per
+/// An operator's symbol for `device`: on the host CPU make() every time; on another device made once per
 /// (grid, kind, dtype, device) and kept in a small process-wide cache (at most 64 symbols; it starts over
 /// when full), so an operator applied to a GPU field costs no host-to-device copy after the first call.
 /// The cached tensors never leave this file (no caller can modify them).
 Tensor device_symbol(const Grid& g, const std::string& kind, Dtype dtype, Device device,
                      const std::function<Tensor()>& make) {
-  if (device.is_cpu()) return make();
+  if (device == Device::cpu()) return make();
   std::ostringstream key;
   key << kind << '|' << dtype_name(dtype) << '|' << device.str() << std::hexfloat;
   for (std::int64_t a = 0; a < g.ndim(); ++a) key << '|' << g.sizes()[a] << ':' << g.lengths()[a];
