@@ -4,7 +4,7 @@
 // from initial conditions u0 ~ N(0, 625 (-Laplacian + 25 I)^-2). The data are made here with phasor's
 // own pseudo-spectral solver (ETDRK4, 2/3 dealiasing) on a fine grid and subsampled.
 //
-//   usage: fno_burgers1d [--full] [--epochs N] [--png PATH] [--device cpu|cuda[:i]]
+//   usage: fno_burgers1d [--full] [--epochs N] [--png PATH] [--device cpu[:i]|cuda[:i]]
 //
 // --device trains and evaluates on that device (the data are made on the CPU and copied once).
 //
@@ -87,12 +87,12 @@ int main(int argc, char** argv) {
     } else if (!std::strcmp(argv[i], "--device") && i + 1 < argc) {
       if (!cli::parse_device(argv[++i], cfg.device)) return 2;
     } else {
-      std::fprintf(stderr, "usage: %s [--full] [--epochs N >= 1] [--png PATH] [--device cpu|cuda[:i]]\n", argv[0]);
+      std::fprintf(stderr, "usage: %s [--full] [--epochs N >= 1] [--png PATH] [--device cpu[:i]|cuda[:i]]\n", argv[0]);
       return 2;
     }
   }
   if (cfg.epochs < 1) {
-    std::fprintf(stderr, "usage: %s [--full] [--epochs N >= 1] [--png PATH] [--device cpu|cuda[:i]]\n", argv[0]);
+    std::fprintf(stderr, "usage: %s [--full] [--epochs N >= 1] [--png PATH] [--device cpu[:i]|cuda[:i]]\n", argv[0]);
     return 2;
   }
   ph::manual_seed(0);

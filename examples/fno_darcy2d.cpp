@@ -7,7 +7,7 @@
 // subsampled.
 //
 //   usage: fno_darcy2d [--full] [--train N] [--test N] [--epochs N] [--max-error E]
-//                      [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH] [--device cpu|cuda[:i]]
+//                      [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH] [--device cpu[:i]|cuda[:i]]
 //
 // --device trains and evaluates on that device (the data are made on the CPU and copied once).
 // --data PATH keeps the generated data in PATH (safetensors) and reuses it when it exists (for the
@@ -162,7 +162,7 @@ std::vector<double> values(const Tensor& t) { return ph::to_vector<double>(t.con
 int usage(const char* prog) {
   std::fprintf(stderr,
                "usage: %s [--full] [--train N] [--test N] [--epochs N] [--no-padding] [--max-error E]\n"
-               "          [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH] [--device cpu|cuda[:i]]\n",
+               "          [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH] [--device cpu[:i]|cuda[:i]]\n",
                prog);
   return 2;
 }

@@ -13,7 +13,7 @@
 // trajectories on a twice finer grid and prints the relative difference at t = T (the data's own error).
 //
 //   usage: ns2d_rollout [--full] [--train N] [--test N] [--T T] [--epochs N] [--max-error E]
-//                       [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH] [--device cpu|cuda[:i]]
+//                       [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH] [--device cpu[:i]|cuda[:i]]
 //
 // --device trains and evaluates on that device (the data are made on the CPU and copied once).
 // --data PATH keeps the generated trajectories in PATH and reuses them when it exists (for the same
@@ -182,7 +182,7 @@ std::vector<double> values(const Tensor& t) { return ph::to_vector<double>(t.con
 int usage(const char* prog) {
   std::fprintf(stderr,
                "usage: %s [--full] [--train N] [--test N] [--T T > 10] [--epochs N] [--max-error E]\n"
-               "          [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH] [--device cpu|cuda[:i]]\n",
+               "          [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH] [--device cpu[:i]|cuda[:i]]\n",
                prog);
   return 2;
 }

@@ -78,13 +78,13 @@ timeout 240 "$BIN/phasor_tests" > "$OUTDIR/tests.log" 2>&1
 rc=$?
 tail -4 "$OUTDIR/tests.log"
 row "tests (all)" "$(grep -E '^\[doctest\] test cases' "$OUTDIR/tests.log" | sed 's/\[doctest\] //') rc=$rc"
-timeout 120 "$BIN/phasor_tests" -tc='*cuda*,*CUDA*' -s=false > "$OUTDIR/tests_cuda.log" 2>&1
+timeout 120 "$BIN/phasor_tests" -tc='*cuda*,*CUDA*' -tce='*[cpu:1]' -s=false > "$OUTDIR/tests_cuda.log" 2>&1
 row "tests (cuda cases)" "$(grep -E '^\[doctest\] test cases' "$OUTDIR/tests_cuda.log" | sed 's/\[doctest\] //')"
 
 echo "== 2. compute-sanitizer memcheck on the CUDA cases"
 if command -v compute-sanitizer > /dev/null; then
   timeout 180 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
-    "$BIN/phasor_tests" -tc='*cuda*,*CUDA*' > "$OUTDIR/memcheck.log" 2>&1
+    "$BIN/phasor_tests" -tc='*cuda*,*CUDA*' -tce='*[cpu:1]' > "$OUTDIR/memcheck.log" 2>&1
   mrc=$?
   tail -3 "$OUTDIR/memcheck.log"
   row "memcheck (cuda cases)" "$(grep -E 'ERROR SUMMARY' "$OUTDIR/memcheck.log" | tail -1) rc=$mrc"

@@ -1,5 +1,6 @@
 // tests/cuda_test_util.hpp - what the CPU-vs-GPU agreement tests (tests/test_cuda_*.cpp) share: whether a
-// GPU is present (the GPU cases are skipped without one), the device, random samples and the comparison.
+// GPU is present (the GPU cases are skipped without one), the device, random samples, the comparison, and
+// DEVICE_CASE, which runs one agreement case on the GPU and on a virtual CPU device.
 #pragma once
 #include <doctest/doctest.h>
 
@@ -10,8 +11,35 @@ namespace cuda_test {
 
 /// True when a CUDA device is usable (the GPU cases are skipped otherwise).
 inline const bool kGpu = phasor::cuda::is_available();
-/// The device the GPU cases run on.
+/// The device the GPU-only cases run on.
 inline const phasor::Device kDev = phasor::Device::cuda(0);
+
+/// Makes the virtual CPU device cpu:1 exist for its lifetime (phasor::set_cpu_device_count).
+struct VirtualCpu {
+  VirtualCpu() { phasor::set_cpu_device_count(2); }
+  ~VirtualCpu() { phasor::set_cpu_device_count(1); }
+  VirtualCpu(const VirtualCpu&) = delete;
+  VirtualCpu& operator=(const VirtualCpu&) = delete;
+};
+
+}  // namespace cuda_test
+
+/// An agreement case whose body compares results on `dev` with the CPU's. It is registered twice:
+/// "<name> [cuda:0]", skipped without a GPU, and "<name> [cpu:1]", which always runs on the virtual CPU
+/// device cpu:1. The CPU kernels compute both sides there, so the values agree trivially; what the cpu:1
+/// run checks is the device plumbing: an op mixing the input's device with a tensor made on the default
+/// device (cpu:0) throws, exactly as it would on a GPU, and every result must land on `dev`.
+#define DEVICE_CASE(name) DEVICE_CASE_IMPL(DOCTEST_ANONYMOUS(device_case_), name)
+#define DEVICE_CASE_IMPL(body, name)                                                          \
+  static void body(const phasor::Device& dev);                                                \
+  TEST_CASE(name " [cuda:0]" * doctest::skip(!cuda_test::kGpu)) { body(phasor::Device::cuda(0)); } \
+  TEST_CASE(name " [cpu:1]") {                                                                \
+    cuda_test::VirtualCpu virtual_cpu;                                                        \
+    body(phasor::Device::cpu(1));                                                             \
+  }                                                                                           \
+  static void body(const phasor::Device& dev)
+
+namespace cuda_test {
 
 /// max |a - b| / max(floor, max |b|), both moved to the CPU, in float64 (complex: the modulus); NaN
 /// matching NaN and equal infinities count as equal; bool and int64 compare exactly (absolute).

@@ -13,12 +13,12 @@
 #include <string>
 
 #include "../src/cuda/libraries.hpp"
+#include "cuda_test_util.hpp"
 
 using namespace phasor;
+using cuda_test::kGpu;
 
 namespace {
-
-const bool kGpu = cuda::is_available();
 
 /// Why Device::cuda(i) does not exist on this machine, as the error messages put it.
 std::string no_device_suffix() {
@@ -271,6 +271,45 @@ TEST_CASE("cuda: TF32 for float32 products is off by default and a process-wide 
   CHECK_FALSE(cuda::allow_tf32());
 }
 
+TEST_CASE("virtual CPU devices: cpu:i exists only after set_cpu_device_count, and counts as a device of its own") {
+  CHECK(cpu_device_count() == 1);
+  CHECK(Device::cpu(1).str() == "cpu:1");
+  CHECK(Device::parse("cpu:1") == Device::cpu(1));
+  CHECK(Device::parse("cpu") == Device::cpu());
+  // a device that does not exist: named, and nothing is made
+  const std::string one = "does not exist (1 CPU device; phasor::set_cpu_device_count(n) makes virtual ones)";
+  CHECK_THROWS_WITH_AS(zeros({2}, Dtype::Float32, Device::cpu(1)), ("[empty] device cpu:1 " + one).c_str(), Error);
+  const Tensor x = arange(6, Dtype::Float64).reshape({2, 3});
+  CHECK_THROWS_WITH_AS(x.to(Device::cpu(1)), ("[to] device cpu:1 " + one).c_str(), Error);
+  CHECK_THROWS_WITH_AS(memory_stats(Device::cpu(-1)), ("[memory_stats] device cpu:-1 " + one).c_str(), Error);
+  CHECK_THROWS_WITH_AS(set_cpu_device_count(0), "[set_cpu_device_count] expected n >= 1, got 0", Error);
+  CHECK(cpu_device_count() == 1);
+  {
+    cuda_test::VirtualCpu guard;
+    CHECK(cpu_device_count() == 2);
+    CHECK_THROWS_WITH_AS(x.to(Device::cpu(2)), "[to] device cpu:2 does not exist (2 CPU devices)", Error);
+    // to() copies between CPU devices, and its gradient goes back to the source device
+    Tensor leaf = x.clone().requires_grad_();
+    const Tensor y = leaf.to(Device::cpu(1));
+    CHECK(y.device() == Device::cpu(1));
+    CHECK(y.data_ptr() != leaf.data_ptr());
+    CHECK(same_bytes(y, x));
+    CHECK(y.to(Device::cpu(1)).data_ptr() == y.data_ptr());
+    CHECK((y * 2.0).exp().device() == Device::cpu(1));
+    // mixing cpu and cpu:1 throws as mixing cpu and cuda:0 does, and changes nothing
+    CHECK_THROWS_WITH_AS(x + y, doctest::Contains("cpu:1"), Error);
+    CHECK_THROWS_WITH_AS(matmul(x, y.transpose(0, 1)), doctest::Contains("cpu:1"), Error);
+    CHECK(same_bytes(y, x));
+    (y * arange(3, Dtype::Float64, Device::cpu(1))).sum().backward();
+    REQUIRE(leaf.grad().defined());
+    CHECK(leaf.grad().device() == Device::cpu());
+    CHECK(same_bytes(leaf.grad(), arange(3, Dtype::Float64).expand({2, 3}).contiguous()));
+    // the virtual devices share the host allocator
+    CHECK(memory_stats(Device::cpu(1)).current_bytes == memory_stats().current_bytes);
+  }
+  CHECK(cpu_device_count() == 1);
+}
+
 TEST_CASE("cuda: moving to the CPU is the identity for CPU tensors") {
   const Tensor x = arange(6, Dtype::Float64).reshape({2, 3});
   const Tensor y = x.to(Device::cpu());
@@ -279,14 +318,14 @@ TEST_CASE("cuda: moving to the CPU is the identity for CPU tensors") {
 
 // ---- with a GPU ----------------------------------------------------------------------------------------
 
-TEST_CASE("cuda: round trips CPU -> CUDA -> CPU for every dtype and size" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda: round trips CPU -> CUDA -> CPU for every dtype and size") {
   for (Dtype dt : kAllDtypes) {
     for (std::int64_t n : {0, 1, 7, 1000, 131072, 300000}) {  // 300000 elements >= 1 MiB: pinned staging
       CAPTURE(dtype_name(dt));
       CAPTURE(n);
       const Tensor x = sample(n, dt);
-      const Tensor d = x.to(Device::cuda(0));
-      CHECK(d.device() == Device::cuda(0));
+      const Tensor d = x.to(dev);
+      CHECK(d.device() == dev);
       CHECK(d.dtype() == dt);
       CHECK(d.shape() == x.shape());
       const Tensor back = d.to(Device::cpu());
@@ -297,22 +336,22 @@ TEST_CASE("cuda: round trips CPU -> CUDA -> CPU for every dtype and size" * doct
   // a 2-D shape and a non-contiguous CPU source (made contiguous on the CPU first)
   const Tensor m = sample(12, Dtype::Float64).reshape({3, 4});
   const Tensor mt = m.transpose(0, 1);
-  CHECK(same_bytes(mt.to(Device::cuda(0)).to(Device::cpu()), mt.contiguous()));
-  cuda::synchronize();
+  CHECK(same_bytes(mt.to(dev).to(Device::cpu()), mt.contiguous()));
+  if (dev.is_cuda()) cuda::synchronize();
 }
 
-TEST_CASE("cuda: zeros and from_vector create CUDA tensors" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda: zeros and from_vector create CUDA tensors") {
   for (Dtype dt : kAllDtypes) {
     CAPTURE(dtype_name(dt));
     for (std::int64_t n : {0, 5, 400000}) {
-      const Tensor z = zeros({n}, dt, Device::cuda(0));
-      CHECK(z.device() == Device::cuda(0));
+      const Tensor z = zeros({n}, dt, dev);
+      CHECK(z.device() == dev);
       CHECK(same_bytes(z, zeros({n}, dt)));
     }
   }
   const std::vector<double> v{1.5, -2.0, 3.25, 1e300};
-  const Tensor d = from_vector(v, Shape{2, 2}, Device::cuda(0));
-  CHECK(d.device() == Device::cuda(0));
+  const Tensor d = from_vector(v, Shape{2, 2}, dev);
+  CHECK(d.device() == dev);
   CHECK(same_bytes(d, from_vector(v, Shape{2, 2})));
 }
 
@@ -335,17 +374,17 @@ TEST_CASE("cuda: device to device copies" * doctest::skip(!kGpu)) {
   CHECK(same_bytes(m.transpose(0, 1).to(Device::cpu()), h.transpose(0, 1).contiguous()));
 }
 
-TEST_CASE("cuda: item, printing and gradients go through the host" * doctest::skip(!kGpu)) {
-  const Tensor d = sample(3, Dtype::Float64).to(Device::cuda(0));
+DEVICE_CASE("cuda: item, printing and gradients go through the host") {
+  const Tensor d = sample(3, Dtype::Float64).to(dev);
   CHECK(d.select(0, 1).item<double>() == doctest::Approx(0.37 - 5.0));
   std::ostringstream os;
   os << d;
-  CHECK(os.str().find("cuda:0") != std::string::npos);
+  CHECK(os.str().find(dev.str()) != std::string::npos);
   CHECK(os.str().find("-4.63") != std::string::npos);
   // d/dx sum(w * to_cpu(to_cuda(x))) = w: the gradient of to(device) is grad.to(source device)
   Tensor x = sample(10, Dtype::Float64).requires_grad_();
   const Tensor w = arange(10, Dtype::Float64);
-  Tensor y = (x.to(Device::cuda(0)).to(Device::cpu()) * w).sum();
+  Tensor y = (x.to(dev).to(Device::cpu()) * w).sum();
   y.backward();
   REQUIRE(x.grad().defined());
   CHECK(x.grad().device() == Device::cpu());

@@ -54,7 +54,7 @@ TEST_CASE("index ops and random creation on a CUDA device without one throw and 
 }
 
 // ---- GPU agreement --------------------------------------------------------------------------------------------
-TEST_CASE("cuda index: index_select and index_add agree with the CPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda index: index_select and index_add agree with the CPU") {
   manual_seed(11);
   const Tensor idx = from_vector<std::int64_t>({3, 0, -1, 3, 2, 3});
   for (Dtype dt : kAll) {
@@ -62,24 +62,24 @@ TEST_CASE("cuda index: index_select and index_add agree with the CPU" * doctest:
     const Tensor x = sample({5, 7, 9}, dt);
     for (std::int64_t d : {0, 1, 2}) {
       CAPTURE(d);
-      CHECK(rel_diff(index_select(x.to(kDev), d, idx.to(kDev)), index_select(x, d, idx)) == 0);
-      CHECK(rel_diff(index_select(x.to(kDev), d, idx), index_select(x, d, idx)) == 0);  // a host index
+      CHECK(rel_diff(index_select(x.to(dev), d, idx.to(dev)), index_select(x, d, idx)) == 0);
+      CHECK(rel_diff(index_select(x.to(dev), d, idx), index_select(x, d, idx)) == 0);  // a host index
       const Tensor xt = x.transpose(0, 2);  // strided
-      CHECK(rel_diff(index_select(xt.to(kDev).transpose(0, 2).transpose(0, 2), d, idx), index_select(xt, d, idx)) == 0);
+      CHECK(rel_diff(index_select(xt.to(dev).transpose(0, 2).transpose(0, 2), d, idx), index_select(xt, d, idx)) == 0);
       Shape ss = x.shape();
       ss[static_cast<std::size_t>(d)] = idx.numel();
       const Tensor src = sample(ss, dt);
       if (dt == Dtype::Bool) continue;
       // repeated indices accumulate in order on both devices
-      CHECK(rel_diff(index_add(x.to(kDev), d, idx.to(kDev), src.to(kDev)), index_add(x, d, idx, src)) <= 1e-6);
+      CHECK(rel_diff(index_add(x.to(dev), d, idx.to(dev), src.to(dev)), index_add(x, d, idx, src)) <= 1e-6);
     }
   }
   // errors before any work
-  const Tensor x = sample({4, 3}, float32).to(kDev);
-  CHECK_THROWS_WITH_AS(index_select(x, 0, from_vector<std::int64_t>({4}).to(kDev)), doctest::Contains("out of range"), Error);
+  const Tensor x = sample({4, 3}, float32).to(dev);
+  CHECK_THROWS_WITH_AS(index_select(x, 0, from_vector<std::int64_t>({4}).to(dev)), doctest::Contains("out of range"), Error);
 }
 
-TEST_CASE("cuda index: gather and scatter_add agree with the CPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda index: gather and scatter_add agree with the CPU") {
   manual_seed(12);
   for (Dtype dt : kAll) {
     CAPTURE(dt);
@@ -89,19 +89,19 @@ TEST_CASE("cuda index: gather and scatter_add agree with the CPU" * doctest::ski
       Shape is = {4, 3, 3};
       is[static_cast<std::size_t>(d)] = 8;  // longer than the dim: repeats
       const Tensor index = randint(0, x.size(d), is);
-      CHECK(rel_diff(gather(x.to(kDev), d, index.to(kDev)), gather(x, d, index)) == 0);
+      CHECK(rel_diff(gather(x.to(dev), d, index.to(dev)), gather(x, d, index)) == 0);
       if (dt == Dtype::Bool) continue;
       const Tensor src = sample(is, dt);
-      CHECK(rel_diff(scatter_add(x.to(kDev), d, index.to(kDev), src.to(kDev)), scatter_add(x, d, index, src)) <= 1e-6);
+      CHECK(rel_diff(scatter_add(x.to(dev), d, index.to(dev), src.to(dev)), scatter_add(x, d, index, src)) <= 1e-6);
     }
   }
-  const Tensor x = sample({4, 3}, float32).to(kDev);
-  const Tensor bad = from_vector<std::int64_t>({0, 5, 1}, Shape{1, 3}).to(kDev);
+  const Tensor x = sample({4, 3}, float32).to(dev);
+  const Tensor bad = from_vector<std::int64_t>({0, 5, 1}, Shape{1, 3}).to(dev);
   CHECK_THROWS_WITH_AS(gather(x, 0, bad), doctest::Contains("index 5 out of range"), Error);
   CHECK_THROWS_WITH_AS(gather(x, 0, bad.to(Device::cpu())), doctest::Contains("index on cpu"), Error);
 }
 
-TEST_CASE("cuda index: gradients of the index ops are computed on the GPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda index: gradients of the index ops are computed on the GPU") {
   manual_seed(13);
   const Tensor x = sample({6, 5}, float64), w = sample({4, 5}, float64);
   const Tensor idx = from_vector<std::int64_t>({1, 1, 5, 0});
@@ -120,20 +120,20 @@ TEST_CASE("cuda index: gradients of the index ops are computed on the GPU" * doc
     CAPTURE(name);
     Tensor xc = x.clone().requires_grad_();
     f(xc, idx, gi).backward(w);
-    Tensor xg = x.to(kDev).requires_grad_();
-    f(xg, idx.to(kDev), gi.to(kDev)).backward(w.to(kDev));
+    Tensor xg = x.to(dev).requires_grad_();
+    f(xg, idx.to(dev), gi.to(dev)).backward(w.to(dev));
     REQUIRE(xg.grad().defined());
-    CHECK(xg.grad().device() == kDev);
+    CHECK(xg.grad().device() == dev);
     CHECK(rel_diff(xg.grad(), xc.grad()) <= 1e-12);
   }
 }
 
-TEST_CASE("cuda index: cat, flip, roll, pad, tril/triu, masks and einsum agree with the CPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda index: cat, flip, roll, pad, tril/triu, masks and einsum agree with the CPU") {
   manual_seed(14);
   for (Dtype dt : kAll) {
     CAPTURE(dt);
     const Tensor a = sample({3, 4, 5}, dt), b = sample({3, 2, 5}, dt);
-    const Tensor ag = a.to(kDev), bg = b.to(kDev);
+    const Tensor ag = a.to(dev), bg = b.to(dev);
     CHECK(rel_diff(cat({ag, bg, ag}, 1), cat({a, b, a}, 1)) == 0);
     CHECK(rel_diff(stack({ag, ag}, 2), stack({a, a}, 2)) == 0);
     CHECK(rel_diff(flip(ag, {0, 2}), flip(a, {0, 2})) == 0);
@@ -147,61 +147,61 @@ TEST_CASE("cuda index: cat, flip, roll, pad, tril/triu, masks and einsum agree w
       CHECK(rel_diff(pad(ag, {-1, 2}, m), pad(a, {-1, 2}, m)) == 0);
     }
     const Tensor mask = from_vector<bool>({true, false, true, true});
-    CHECK(rel_diff(ag.index({Slice(), mask.to(kDev)}), a.index({Slice(), mask})) == 0);
-    CHECK(rel_diff(ag.index({Slice(), Slice(), from_vector<std::int64_t>({4, 0}).to(kDev)}),
+    CHECK(rel_diff(ag.index({Slice(), mask.to(dev)}), a.index({Slice(), mask})) == 0);
+    CHECK(rel_diff(ag.index({Slice(), Slice(), from_vector<std::int64_t>({4, 0}).to(dev)}),
                    a.index({Slice(), Slice(), from_vector<std::int64_t>({4, 0})})) == 0);
   }
   const Tensor x = sample({4, 3, 6}, complex64), w = sample({3, 5, 6}, complex64);
-  CHECK(rel_diff(einsum("bix,iox->box", {x.to(kDev), w.to(kDev)}), einsum("bix,iox->box", {x, w})) <= 2e-5);
-  CHECK(rel_diff(arange(2, 17, 3, float32, kDev), arange(2, 17, 3, float32)) == 0);
-  CHECK(rel_diff(linspace(-1, 2, 9, float64, kDev), linspace(-1, 2, 9, float64)) == 0);
-  CHECK(rel_diff(eye(3, 4, complex64, kDev), eye(3, 4, complex64)) == 0);
-  CHECK(to_vector<float>(arange(4, float32, kDev)) == std::vector<float>{0, 1, 2, 3});
+  CHECK(rel_diff(einsum("bix,iox->box", {x.to(dev), w.to(dev)}), einsum("bix,iox->box", {x, w})) <= 2e-5);
+  CHECK(rel_diff(arange(2, 17, 3, float32, dev), arange(2, 17, 3, float32)) == 0);
+  CHECK(rel_diff(linspace(-1, 2, 9, float64, dev), linspace(-1, 2, 9, float64)) == 0);
+  CHECK(rel_diff(eye(3, 4, complex64, dev), eye(3, 4, complex64)) == 0);
+  CHECK(to_vector<float>(arange(4, float32, dev)) == std::vector<float>{0, 1, 2, 3});
 }
 
-TEST_CASE("cuda random: a seed draws the same numbers on the GPU as on the CPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda random: a seed draws the same numbers on the GPU as on the CPU") {
   for (Dtype dt : {float32, float64, complex64, complex128}) {
     CAPTURE(dt);
     for (std::int64_t n : {1, 2, 7, 100003}) {  // odd counts leave the last counter half used
       CAPTURE(n);
       Generator gc(42), gg(42);
-      CHECK(rel_diff(rand({n}, dt, kDev, &gg), rand({n}, dt, Device::cpu(), &gc)) == 0);
+      CHECK(rel_diff(rand({n}, dt, dev, &gg), rand({n}, dt, Device::cpu(), &gc)) == 0);
       CHECK(gc.offset() == gg.offset());
       // normals: the same counters, log/sqrt/cos of the device's libm (last-bit differences)
-      CHECK(rel_diff(randn({n}, dt, kDev, &gg), randn({n}, dt, Device::cpu(), &gc)) <= 1e-13);
+      CHECK(rel_diff(randn({n}, dt, dev, &gg), randn({n}, dt, Device::cpu(), &gc)) <= 1e-13);
     }
   }
   Generator gc(7), gg(7);
-  CHECK(rel_diff(randint(-50, 1000, {999}, int64, kDev, &gg), randint(-50, 1000, {999}, int64, Device::cpu(), &gc)) == 0);
-  CHECK(rel_diff(randint(0, 2, {31}, bool_, kDev, &gg), randint(0, 2, {31}, bool_, Device::cpu(), &gc)) == 0);
-  CHECK(rel_diff(randperm(40, int64, kDev, &gg), randperm(40, int64, Device::cpu(), &gc)) == 0);
+  CHECK(rel_diff(randint(-50, 1000, {999}, int64, dev, &gg), randint(-50, 1000, {999}, int64, Device::cpu(), &gc)) == 0);
+  CHECK(rel_diff(randint(0, 2, {31}, bool_, dev, &gg), randint(0, 2, {31}, bool_, Device::cpu(), &gc)) == 0);
+  CHECK(rel_diff(randperm(40, int64, dev, &gg), randperm(40, int64, Device::cpu(), &gc)) == 0);
   // statistics of a large draw on the device
-  const Tensor z = randn({1 << 20}, float64, kDev);
+  const Tensor z = randn({1 << 20}, float64, dev);
   CHECK(std::abs(z.mean().item<double>()) < 5e-3);
   CHECK(std::abs((z * z).mean().item<double>() - 1.0) < 5e-3);
 }
 
-TEST_CASE("cuda ops: pow with a scalar exponent and masked_fill agree with the CPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda ops: pow with a scalar exponent and masked_fill agree with the CPU") {
   manual_seed(15);
   for (Dtype dt : {float32, float64, complex64, complex128}) {
     CAPTURE(dt);
     const Tensor x = sample({9, 8}, dt).abs().to(dt) + 0.25;
-    const Tensor xg = x.to(kDev);
+    const Tensor xg = x.to(dev);
     for (double e : {2.0, 0.5, -1.5, 3.0}) {
       CAPTURE(e);
       CHECK(rel_diff(pow(xg, e), pow(x, e)) <= (dt == float32 || dt == complex64 ? 2e-6 : 1e-14));
     }
     const Tensor m = randn({8}) > 0.0;  // broadcast over rows
-    CHECK(rel_diff(xg.masked_fill(m.to(kDev), 7.0), x.masked_fill(m, 7.0)) == 0);
+    CHECK(rel_diff(xg.masked_fill(m.to(dev), 7.0), x.masked_fill(m, 7.0)) == 0);
     Tensor y = xg.clone();
-    y.masked_fill_(m.to(kDev), -1.0);
+    y.masked_fill_(m.to(dev), -1.0);
     CHECK(rel_diff(y, x.masked_fill(m, -1.0)) == 0);
   }
   // gradient of pow through the GPU
   const Tensor x = sample({5, 4}, float64).abs() + 0.5, w = sample({5, 4}, float64);
-  Tensor xc = x.clone().requires_grad_(), xg = x.to(kDev).requires_grad_();
+  Tensor xc = x.clone().requires_grad_(), xg = x.to(dev).requires_grad_();
   pow(xc, 2.5).backward(w);
-  pow(xg, 2.5).backward(w.to(kDev));
+  pow(xg, 2.5).backward(w.to(dev));
   CHECK(rel_diff(xg.grad(), xc.grad()) <= 1e-13);
 }
 
@@ -240,12 +240,12 @@ TEST_CASE("cuda::record_stream keeps a block from reuse until the other stream's
   CHECK_THROWS_WITH_AS(cuda::record_stream(z, cuda::Stream::from_native(nullptr, 1)), doctest::Contains("stream on cuda:1"), Error);
 }
 
-TEST_CASE("cuda ops: complex and polar build complex tensors on the GPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda ops: complex and polar build complex tensors on the GPU") {
   manual_seed(16);
   for (Dtype dt : {float32, float64}) {
     const Tensor a = sample({6, 7}, dt), b = sample({7}, dt);
-    CHECK(rel_diff(complex(a.to(kDev), b.to(kDev)), complex(a, b)) == 0);
-    CHECK(rel_diff(polar(a.abs().to(kDev), b.to(kDev)), polar(a.abs(), b)) <= (dt == float32 ? 1e-6 : 1e-15));
+    CHECK(rel_diff(complex(a.to(dev), b.to(dev)), complex(a, b)) == 0);
+    CHECK(rel_diff(polar(a.abs().to(dev), b.to(dev)), polar(a.abs(), b)) <= (dt == float32 ? 1e-6 : 1e-15));
   }
 }
 
@@ -258,35 +258,35 @@ TEST_CASE("Device::parse reads the names str() writes") {
     CHECK_THROWS_WITH_AS(Device::parse(bad), doctest::Contains("[Device] unknown device"), Error);
 }
 
-TEST_CASE("cuda index: few long scatter lines (atomic adds) agree with the CPU to rounding" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda index: few long scatter lines (atomic adds) agree with the CPU to rounding") {
   manual_seed(17);
   for (Dtype dt : {int64, float32, float64, complex64, complex128}) {
     CAPTURE(dt);
     const Tensor x = sample({1000}, dt), src = sample({100000}, dt);
     const Tensor idx = randint(0, 1000, {100000});
     const double t = dt == int64 ? 0 : (dt == float32 || dt == complex64 ? 1e-5 : 1e-12);
-    CHECK(rel_diff(index_add(x.to(kDev), 0, idx.to(kDev), src.to(kDev)), index_add(x, 0, idx, src)) <= t);
-    CHECK(rel_diff(scatter_add(x.to(kDev), 0, idx.to(kDev), src.to(kDev)), scatter_add(x, 0, idx, src)) <= t);
+    CHECK(rel_diff(index_add(x.to(dev), 0, idx.to(dev), src.to(dev)), index_add(x, 0, idx, src)) <= t);
+    CHECK(rel_diff(scatter_add(x.to(dev), 0, idx.to(dev), src.to(dev)), scatter_add(x, 0, idx, src)) <= t);
     // the gradient of x[idx] is such an index_add
     if (dt == float64) {
-      Tensor xc = x.clone().requires_grad_(), xg = x.to(kDev).requires_grad_();
+      Tensor xc = x.clone().requires_grad_(), xg = x.to(dev).requires_grad_();
       index_select(xc, 0, idx).sum().backward();
-      index_select(xg, 0, idx.to(kDev)).sum().backward();
+      index_select(xg, 0, idx.to(dev)).sum().backward();
       CHECK(rel_diff(xg.grad(), xc.grad()) <= 1e-12);
     }
   }
 }
 
-TEST_CASE("cuda ops: contiguous ops whose output type is narrower (comparisons, |z|) agree with the CPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda ops: contiguous ops whose output type is narrower (comparisons, |z|) agree with the CPU") {
   manual_seed(18);
   for (Dtype dt : {float32, float64, int64}) {
     const Tensor a = sample({1000}, dt), b = sample({1000}, dt);
-    const Tensor ag = a.to(kDev), bg = b.to(kDev);
+    const Tensor ag = a.to(dev), bg = b.to(dev);
     CHECK(rel_diff(ag < bg, a < b) == 0);
     CHECK(rel_diff(ag == bg, a == b) == 0);
     CHECK(rel_diff(ag.isfinite(), a.isfinite()) == 0);
   }
   const Tensor z = sample({1000}, complex128);
-  CHECK(rel_diff(z.to(kDev).abs(), z.abs()) <= 1e-15);
-  CHECK(rel_diff(z.to(complex64).to(kDev).abs(), z.to(complex64).abs()) <= 1e-6);
+  CHECK(rel_diff(z.to(dev).abs(), z.abs()) <= 1e-15);
+  CHECK(rel_diff(z.to(complex64).to(dev).abs(), z.to(complex64).abs()) <= 1e-6);
 }

@@ -19,7 +19,7 @@ double tol(Dtype dt) { return dt == Dtype::Float32 || dt == Dtype::Complex64 ? 2
 
 }  // namespace
 
-TEST_CASE("cuda ops: unary ops agree with the CPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda ops: unary ops agree with the CPU") {
   manual_seed(1);
   using U = std::function<Tensor(const Tensor&)>;
   const std::vector<std::pair<std::string, U>> ops = {
@@ -44,22 +44,22 @@ TEST_CASE("cuda ops: unary ops agree with the CPU" * doctest::skip(!kGpu)) {
     for (const auto& [name, f] : ops) {
       CAPTURE(name);
       CAPTURE(dt);
-      CHECK(rel_diff(f(x.to(kDev)), f(x)) <= tol(dt));
-      CHECK(rel_diff(f(xt.to(kDev).transpose(0, 1).transpose(0, 1)), f(xt)) <= tol(dt));
+      CHECK(rel_diff(f(x.to(dev)), f(x)) <= tol(dt));
+      CHECK(rel_diff(f(xt.to(dev).transpose(0, 1).transpose(0, 1)), f(xt)) <= tol(dt));
     }
     if (is_complex(dt)) continue;
     for (const auto& [name, f] : real_ops) {
       CAPTURE(name);
       CAPTURE(dt);
-      CHECK(rel_diff(f(x.to(kDev)), f(x)) <= tol(dt));
+      CHECK(rel_diff(f(x.to(dev)), f(x)) <= tol(dt));
     }
   }
   // integer input promotes to the default float dtype on both devices
   const Tensor i = sample({100}, int64);
-  CHECK(rel_diff(i.to(kDev).exp(), i.exp()) <= 2e-5);
+  CHECK(rel_diff(i.to(dev).exp(), i.exp()) <= 2e-5);
 }
 
-TEST_CASE("cuda ops: unary ops keep NaN and stay accurate where the naive formula loses it" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda ops: unary ops keep NaN and stay accurate where the naive formula loses it") {
   // per element: NaN where the CPU has NaN, else a relative error within tol (tiny results included)
   auto check_close = [](const Tensor& gpu, const Tensor& cpu, double t) {
     const Tensor g = gpu.to(Device::cpu());
@@ -73,7 +73,7 @@ TEST_CASE("cuda ops: unary ops keep NaN and stay accurate where the naive formul
     const double t = dt == float32 ? 1e-5 : 1e-13;
     const double nan = std::numeric_limits<double>::quiet_NaN();
     const Tensor x = from_vector(std::vector<double>{nan, -30.0, -12.0, -3.0, -0.5, 0.0, 0.25, 4.0}, Shape{8}).to(dt);
-    const Tensor xd = x.to(kDev);
+    const Tensor xd = x.to(dev);
     check_close(xd.sign(), x.sign(), 0);      // sign(NaN) = NaN
     check_close(xd.relu(), x.relu(), 0);      // relu(NaN) = NaN
     check_close(xd.sigmoid(), x.sigmoid(), t);  // e^-30 / (1 + e^-30), not 1 / (1 + e^30) rounded
@@ -88,24 +88,24 @@ TEST_CASE("cuda ops: unary ops keep NaN and stay accurate where the naive formul
     const Tensor im = from_vector(std::vector<double>{-2e-9, 1e-8, 0.0, -0.25}, Shape{4});
     const Tensor z = complex(re, im).to(dt);
     // |expm1(z)| ~ |z| and |log1p(z)| ~ |z|: exp(z) - 1 and log(1 + z) would lose every digit
-    check_close(z.to(kDev).expm1(), z.expm1(), t);
-    check_close(z.to(kDev).log1p(), z.log1p(), t);
+    check_close(z.to(dev).expm1(), z.expm1(), t);
+    check_close(z.to(dev).log1p(), z.log1p(), t);
     // pow as the CPU's cpow: integer exponents by squaring, 0^w = 0 for Re w > 0
     const Tensor zz = complex(from_vector(std::vector<double>{0.0, 0.0, 1.5, -0.75}, Shape{4}),
                               from_vector(std::vector<double>{0.0, 0.0, -0.5, 2.0}, Shape{4})).to(dt);
     const Tensor w = complex(from_vector(std::vector<double>{3.0, 0.5, -2.0, 0.3}, Shape{4}),
                              from_vector(std::vector<double>{0.0, 1.0, 0.0, -0.2}, Shape{4})).to(dt);
-    check_close(pow(zz.to(kDev), w.to(kDev)), pow(zz, w), t * 10);
-    check_close(zz.to(kDev).pow(Scalar(3.0)), zz.pow(Scalar(3.0)), t * 10);
+    check_close(pow(zz.to(dev), w.to(dev)), pow(zz, w), t * 10);
+    check_close(zz.to(dev).pow(Scalar(3.0)), zz.pow(Scalar(3.0)), t * 10);
   }
   // int64 powers run on the GPU (the CPU's ipow: a negative exponent gives 1, +-1 or 0)
   const Tensor a = from_vector(std::vector<std::int64_t>{-3, -1, 0, 1, 2, 7}, Shape{6});
   const Tensor e = from_vector(std::vector<std::int64_t>{3, -3, 0, -2, 10, 2}, Shape{6});
-  CHECK((pow(a.to(kDev), e.to(kDev)).to(Device::cpu()) == pow(a, e)).all().item<bool>());
-  CHECK((a.to(kDev).pow(Scalar(std::int64_t{3})).to(Device::cpu()) == a.pow(Scalar(std::int64_t{3}))).all().item<bool>());
+  CHECK((pow(a.to(dev), e.to(dev)).to(Device::cpu()) == pow(a, e)).all().item<bool>());
+  CHECK((a.to(dev).pow(Scalar(std::int64_t{3})).to(Device::cpu()) == a.pow(Scalar(std::int64_t{3}))).all().item<bool>());
 }
 
-TEST_CASE("cuda ops: binary ops, broadcasting and type promotion agree with the CPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda ops: binary ops, broadcasting and type promotion agree with the CPU") {
   manual_seed(2);
   using B = std::function<Tensor(const Tensor&, const Tensor&)>;
   const std::vector<std::pair<std::string, B>> ops = {
@@ -132,108 +132,109 @@ TEST_CASE("cuda ops: binary ops, broadcasting and type promotion agree with the 
       CAPTURE(name);
       CAPTURE(da);
       CAPTURE(db);
-      CHECK(rel_diff(f(a.to(kDev), b.to(kDev)), f(a, b)) <= 2e-5);
+      CHECK(rel_diff(f(a.to(dev), b.to(dev)), f(a, b)) <= 2e-5);
     }
     if (is_complex(da) || is_complex(db)) continue;
     for (const auto& [name, f] : real_ops) {
+      if (name == "pow" && da == Dtype::Bool) continue;  // abs() takes no bool, on either device
       CAPTURE(name);
-      CHECK(rel_diff(f(a.to(kDev), b.to(kDev)), f(a, b)) <= 2e-5);
+      CHECK(rel_diff(f(a.to(dev), b.to(dev)), f(a, b)) <= 2e-5);
     }
   }
   // scalars, in-place ops, where, fill, casts and strided copies
   const Tensor x = sample({64, 48}, float32), y = sample({64, 48}, float32);
-  Tensor g = x.to(kDev);
-  g.mul_(2.0).add_(y.to(kDev), -1.0);
+  Tensor g = x.to(dev);
+  g.mul_(2.0).add_(y.to(dev), -1.0);
   CHECK(rel_diff(g, x * 2.0 - y) <= 2e-5);
-  CHECK(rel_diff(where(x.to(kDev) > 0.0, x.to(kDev), y.to(kDev)), where(x > 0.0, x, y)) == 0);
-  CHECK(rel_diff(full({7, 9}, 3.5, float64, kDev), full({7, 9}, 3.5, float64)) == 0);
-  CHECK(rel_diff(x.to(kDev).to(float64), x.to(float64)) == 0);
-  CHECK(rel_diff(x.to(kDev).transpose(0, 1).contiguous(), x.transpose(0, 1).contiguous()) == 0);
-  Tensor z = zeros({64, 48}, complex64, kDev);
-  z.copy_(x.to(kDev));
+  CHECK(rel_diff(where(x.to(dev) > 0.0, x.to(dev), y.to(dev)), where(x > 0.0, x, y)) == 0);
+  CHECK(rel_diff(full({7, 9}, 3.5, float64, dev), full({7, 9}, 3.5, float64)) == 0);
+  CHECK(rel_diff(x.to(dev).to(float64), x.to(float64)) == 0);
+  CHECK(rel_diff(x.to(dev).transpose(0, 1).contiguous(), x.transpose(0, 1).contiguous()) == 0);
+  Tensor z = zeros({64, 48}, complex64, dev);
+  z.copy_(x.to(dev));
   CHECK(rel_diff(z, x.to(complex64)) == 0);
 }
 
-TEST_CASE("cuda ops: gradients computed on the GPU match the CPU's" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda ops: gradients computed on the GPU match the CPU's") {
   manual_seed(3);
   const Tensor x = sample({16, 24}, float64), w = sample({16, 24}, float64);
   // elementwise only (reductions have no CUDA kernel yet): backward from an explicit output gradient
   auto f = [](const Tensor& t) { return (t.sin() * t.exp() + t.square()).tanh(); };
   Tensor xc = x.clone().requires_grad_();
   f(xc).backward(w);
-  Tensor xg = x.to(kDev).requires_grad_();
-  f(xg).backward(w.to(kDev));
+  Tensor xg = x.to(dev).requires_grad_();
+  f(xg).backward(w.to(dev));
   REQUIRE(xg.grad().defined());
-  CHECK(xg.grad().device() == kDev);
+  CHECK(xg.grad().device() == dev);
   CHECK(rel_diff(xg.grad(), xc.grad()) <= 1e-12);
   // gelu's fused backward (the exact form, FNO's default activation)
   for (Dtype dt : {float32, float64}) {
     CAPTURE(dt);
-    Tensor gc = x.to(dt).clone().requires_grad_(), gg = x.to(dt).to(kDev).requires_grad_();
+    Tensor gc = x.to(dt).clone().requires_grad_(), gg = x.to(dt).to(dev).requires_grad_();
     gc.gelu().backward(w.to(dt));
-    gg.gelu().backward(w.to(dt).to(kDev));
+    gg.gelu().backward(w.to(dt).to(dev));
     CHECK(rel_diff(gg.grad(), gc.grad()) <= tol(dt));
   }
 }
 
-TEST_CASE("cuda ops: the FFT family agrees with FFTW" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda ops: the FFT family agrees with FFTW") {
   manual_seed(4);
   for (Dtype dt : {complex64, complex128}) {
     const Tensor x = sample({6, 10, 12}, dt);
     const double t = dt == complex64 ? 1e-5 : 1e-12;
-    CHECK(rel_diff(fft::fft(x.to(kDev)), fft::fft(x)) <= t);
-    CHECK(rel_diff(fft::ifft(x.to(kDev), std::nullopt, 1, fft::Norm::ortho), fft::ifft(x, std::nullopt, 1, fft::Norm::ortho)) <= t);
-    CHECK(rel_diff(fft::fftn(x.to(kDev)), fft::fftn(x)) <= t);
-    CHECK(rel_diff(fft::fft2(x.to(kDev), std::nullopt, std::vector<std::int64_t>{0, 2}),
+    CHECK(rel_diff(fft::fft(x.to(dev)), fft::fft(x)) <= t);
+    CHECK(rel_diff(fft::ifft(x.to(dev), std::nullopt, 1, fft::Norm::ortho), fft::ifft(x, std::nullopt, 1, fft::Norm::ortho)) <= t);
+    CHECK(rel_diff(fft::fftn(x.to(dev)), fft::fftn(x)) <= t);
+    CHECK(rel_diff(fft::fft2(x.to(dev), std::nullopt, std::vector<std::int64_t>{0, 2}),
                    fft::fft2(x, std::nullopt, std::vector<std::int64_t>{0, 2})) <= t);
   }
   for (Dtype dt : {float32, float64}) {
     const Tensor x = sample({4, 9, 16}, dt);
     const double t = dt == float32 ? 1e-5 : 1e-12;
-    CHECK(rel_diff(fft::rfft(x.to(kDev)), fft::rfft(x)) <= t);
-    CHECK(rel_diff(fft::rfft2(x.to(kDev)), fft::rfft2(x)) <= t);
-    CHECK(rel_diff(fft::rfftn(x.to(kDev)), fft::rfftn(x)) <= t);
+    CHECK(rel_diff(fft::rfft(x.to(dev)), fft::rfft(x)) <= t);
+    CHECK(rel_diff(fft::rfft2(x.to(dev)), fft::rfft2(x)) <= t);
+    CHECK(rel_diff(fft::rfftn(x.to(dev)), fft::rfftn(x)) <= t);
     const Tensor s = fft::rfftn(x);
-    CHECK(rel_diff(fft::irfftn(s.to(kDev), std::vector<std::int64_t>{4, 9, 16}), fft::irfftn(s, std::vector<std::int64_t>{4, 9, 16})) <= t);
-    CHECK(rel_diff(fft::irfft(s.to(kDev), 15), fft::irfft(s, 15)) <= t);  // odd output length
+    CHECK(rel_diff(fft::irfftn(s.to(dev), std::vector<std::int64_t>{4, 9, 16}), fft::irfftn(s, std::vector<std::int64_t>{4, 9, 16})) <= t);
+    CHECK(rel_diff(fft::irfft(s.to(dev), 15), fft::irfft(s, 15)) <= t);  // odd output length
     const Tensor xo = sample({145}, dt);  // a view from element 1: cuFFT wants complex-aligned real input
-    CHECK(rel_diff(fft::rfft(xo.to(kDev).narrow(0, 1, 144)), fft::rfft(xo.narrow(0, 1, 144))) <= t);
+    CHECK(rel_diff(fft::rfft(xo.to(dev).narrow(0, 1, 144)), fft::rfft(xo.narrow(0, 1, 144))) <= t);
     // gradients through r2c and c2r (their backward weights the half spectrum, made on the gradient's device)
     const Tensor ws = sample(s.select(0, 0).shape(), to_complex(dt));
-    Tensor xc = x.clone().requires_grad_(), xg = x.to(kDev).requires_grad_();
+    Tensor xc = x.clone().requires_grad_(), xg = x.to(dev).requires_grad_();
     fft::irfft(fft::rfft(xc) * ws, 16).square().sum().backward();
-    fft::irfft(fft::rfft(xg) * ws.to(kDev), 16).square().sum().backward();
+    fft::irfft(fft::rfft(xg) * ws.to(dev), 16).square().sum().backward();
     REQUIRE(xg.grad().defined());
     CHECK(rel_diff(xg.grad(), xc.grad()) <= 10 * t);
   }
-  CHECK(fft::plan_cache_size(kDev) > 0);
+  CHECK(fft::plan_cache_size(dev) > 0);
   fft::clear_plan_cache();
-  CHECK(fft::plan_cache_size(kDev) == 0);
+  CHECK(fft::plan_cache_size(dev) == 0);
 }
 
-TEST_CASE("cuda ops: matmul through cuBLAS agrees with OpenBLAS" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda ops: matmul through cuBLAS agrees with OpenBLAS") {
   manual_seed(5);
   for (Dtype dt : {float32, float64, complex64, complex128}) {
     const double t = dt == float32 || dt == complex64 ? 1e-5 : 1e-12;
     const Tensor a = sample({3, 17, 9}, dt), b = sample({9, 11}, dt), c = sample({3, 11, 9}, dt);
     CAPTURE(dt);
-    CHECK(rel_diff(matmul(a.to(kDev), b.to(kDev)), matmul(a, b)) <= t);  // batch folded into rows
-    CHECK(rel_diff(matmul(a.to(kDev), c.to(kDev).transpose(-1, -2)), matmul(a, c.transpose(-1, -2))) <= t);  // transposed
-    CHECK(rel_diff(matmul(a.to(kDev).select(0, 0).t(), a.to(kDev).select(0, 1)), matmul(a.select(0, 0).t(), a.select(0, 1))) <= t);
-    CHECK(rel_diff(matmul(a.to(kDev), b.to(kDev).narrow(1, 0, 0)), matmul(a, b.narrow(1, 0, 0))) == 0);  // empty
+    CHECK(rel_diff(matmul(a.to(dev), b.to(dev)), matmul(a, b)) <= t);  // batch folded into rows
+    CHECK(rel_diff(matmul(a.to(dev), c.to(dev).transpose(-1, -2)), matmul(a, c.transpose(-1, -2))) <= t);  // transposed
+    CHECK(rel_diff(matmul(a.to(dev).select(0, 0).t(), a.to(dev).select(0, 1)), matmul(a.select(0, 0).t(), a.select(0, 1))) <= t);
+    CHECK(rel_diff(matmul(a.to(dev), b.to(dev).narrow(1, 0, 0)), matmul(a, b.narrow(1, 0, 0))) == 0);  // empty
     // batched: one strided-batched call; broadcast batch dims (offsets 0,0,0,s,s,s: copied) and a stride-0 operand
     const Tensor p = sample({2, 1, 4, 5}, dt), q = sample({1, 3, 5, 6}, dt), r = sample({3, 5, 6}, dt);
-    CHECK(rel_diff(matmul(p.to(kDev), q.to(kDev)), matmul(p, q)) <= t);
-    CHECK(rel_diff(matmul(p.select(0, 0).to(kDev).expand({3, 4, 5}), r.to(kDev)), matmul(p.select(0, 0).expand({3, 4, 5}), r)) <= t);
-    CHECK(rel_diff(matmul(c.to(kDev).transpose(-1, -2), b.to(kDev).t()), matmul(c.transpose(-1, -2), b.t())) <= t);
+    CHECK(rel_diff(matmul(p.to(dev), q.to(dev)), matmul(p, q)) <= t);
+    CHECK(rel_diff(matmul(p.select(0, 0).to(dev).expand({3, 4, 5}), r.to(dev)), matmul(p.select(0, 0).expand({3, 4, 5}), r)) <= t);
+    CHECK(rel_diff(matmul(c.to(dev).transpose(-1, -2), b.to(dev).t()), matmul(c.transpose(-1, -2), b.t())) <= t);
   }
   // gradients of a product, computed on the GPU
   const Tensor a = sample({5, 7}, float64), b = sample({7, 4}, float64);
   const Tensor w = sample({5, 4}, float64);
   Tensor ac = a.clone().requires_grad_(), bc = b.clone().requires_grad_();
   matmul(ac, bc).tanh().backward(w);
-  Tensor ag = a.to(kDev).requires_grad_(), bg = b.to(kDev).requires_grad_();
-  matmul(ag, bg).tanh().backward(w.to(kDev));
+  Tensor ag = a.to(dev).requires_grad_(), bg = b.to(dev).requires_grad_();
+  matmul(ag, bg).tanh().backward(w.to(dev));
   CHECK(rel_diff(ag.grad(), ac.grad()) <= 1e-12);
   CHECK(rel_diff(bg.grad(), bc.grad()) <= 1e-12);
 }
@@ -255,11 +256,11 @@ TEST_CASE("cuda ops: float32 products use TF32 only after set_allow_tf32(true)" 
   CHECK(again == full);  // the handle's math mode follows the switch back
 }
 
-TEST_CASE("cuda ops: reductions agree with the CPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda ops: reductions agree with the CPU") {
   manual_seed(6);
   for (Dtype dt : {bool_, int64, float32, float64, complex64, complex128}) {
     const Tensor x = sample({6, 7, 300}, dt);
-    const Tensor g = x.to(kDev);
+    const Tensor g = x.to(dev);
     const double t = dt == float32 || dt == complex64 ? 1e-5 : 1e-12;
     CAPTURE(dt);
     CHECK(rel_diff(g.sum(), x.sum()) <= t);
@@ -274,15 +275,15 @@ TEST_CASE("cuda ops: reductions agree with the CPU" * doctest::skip(!kGpu)) {
       CHECK(rel_diff(g.max(), x.max()) == 0);
     }
     const Tensor small = sample({5, 4}, dt);
-    CHECK(rel_diff(small.to(kDev).prod({1}), small.prod({1})) <= t);
+    CHECK(rel_diff(small.to(dev).prod({1}), small.prod({1})) <= t);
   }
-  CHECK(rel_diff(zeros({0, 3}, float32, kDev).sum({0}), zeros({3}, float32)) == 0);  // empty: the identity
-  CHECK_THROWS_WITH_AS(zeros({0, 3}, float32, kDev).amax({0}), doctest::Contains("cannot reduce over an empty dim"), Error);
+  CHECK(rel_diff(zeros({0, 3}, float32, dev).sum({0}), zeros({3}, float32)) == 0);  // empty: the identity
+  CHECK_THROWS_WITH_AS(zeros({0, 3}, float32, dev).amax({0}), doctest::Contains("cannot reduce over an empty dim"), Error);
   // a loss's gradient through sum and broadcasting, on the GPU
   const Tensor a = sample({4, 5}, float64), b = sample({5}, float64);
   Tensor ac = a.clone().requires_grad_(), bc = b.clone().requires_grad_();
   ((ac * bc).tanh().sum()).backward();
-  Tensor ag = a.to(kDev).requires_grad_(), bg = b.to(kDev).requires_grad_();
+  Tensor ag = a.to(dev).requires_grad_(), bg = b.to(dev).requires_grad_();
   ((ag * bg).tanh().sum()).backward();
   CHECK(rel_diff(ag.grad(), ac.grad()) <= 1e-12);
   CHECK(rel_diff(bg.grad(), bc.grad()) <= 1e-12);

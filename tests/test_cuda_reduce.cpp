@@ -26,28 +26,28 @@ double tol(Dtype dt) { return dt == Dtype::Float32 || dt == Dtype::Complex64 ? 2
 
 using F = std::function<Tensor(const Tensor&)>;
 
-/// f on x's copy on the GPU equals f on x (CPU), also for a transposed (non-contiguous) x.
-void check_op(const F& f, const Tensor& x, double t) {
-  CHECK(rel_diff(f(x.to(kDev)), f(x)) <= t);
-  CHECK(rel_diff(f(x.to(kDev).transpose(0, -1)), f(x.transpose(0, -1))) <= t);  // strided input
+/// f on x's copy on `dev` equals f on x (CPU), also for a transposed (non-contiguous) x.
+void check_op(const Device& dev, const F& f, const Tensor& x, double t) {
+  CHECK(rel_diff(f(x.to(dev)), f(x)) <= t);
+  CHECK(rel_diff(f(x.to(dev).transpose(0, -1)), f(x.transpose(0, -1))) <= t);  // strided input
 }
 
-/// The gradient of sum(f(x) * w) w.r.t. x, computed on the GPU, equals the CPU's (float64).
-void check_grad(const F& f, const Tensor& x, double t = 1e-12) {
+/// The gradient of sum(f(x) * w) w.r.t. x, computed on `dev`, equals the CPU's (float64).
+void check_grad(const Device& dev, const F& f, const Tensor& x, double t = 1e-12) {
   Tensor xc = x.clone().requires_grad_();
   const Tensor yc = f(xc);
   const Tensor w = sample(yc.shape(), yc.dtype());
   yc.backward(w);
-  Tensor xg = x.to(kDev).clone().requires_grad_();  // a leaf of its own (also where to() is a no-op)
-  f(xg).backward(w.to(kDev));
+  Tensor xg = x.to(dev).clone().requires_grad_();  // a leaf of its own (also where to() is a no-op)
+  f(xg).backward(w.to(dev));
   REQUIRE(xg.grad().defined());
-  CHECK(xg.grad().device() == kDev);
+  CHECK(xg.grad().device() == dev);
   CHECK(rel_diff(xg.grad(), xc.grad()) <= t);
 }
 
 }  // namespace
 
-TEST_CASE("cuda reduce: norm agrees with the CPU for every p" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda reduce: norm agrees with the CPU for every p") {
   manual_seed(11);
   const std::vector<double> ps = {0, 1, 2, kInf, -kInf, 3, 0.5};
   for (Dtype dt : {float32, float64, complex64, complex128}) {
@@ -56,110 +56,110 @@ TEST_CASE("cuda reduce: norm agrees with the CPU for every p" * doctest::skip(!k
     for (double p : ps) {
       CAPTURE(p);
       const double t = p == 0.5 || p == 3 ? 10 * tol(dt) : tol(dt);
-      check_op([p](const Tensor& a) { return norm(a, p); }, x, t);
-      check_op([p](const Tensor& a) { return norm(a, p, {1}); }, x, t);
-      check_op([p](const Tensor& a) { return a.norm(p, {0, 2}, true); }, x, t);
-      check_op([p](const Tensor& a) { return norm(a, p, {-1}); }, x, t);
+      check_op(dev, [p](const Tensor& a) { return norm(a, p); }, x, t);
+      check_op(dev, [p](const Tensor& a) { return norm(a, p, {1}); }, x, t);
+      check_op(dev, [p](const Tensor& a) { return a.norm(p, {0, 2}, true); }, x, t);
+      check_op(dev, [p](const Tensor& a) { return norm(a, p, {-1}); }, x, t);
     }
-    check_op([](const Tensor& a) { return norm(a, "fro", {0, 1}); }, x, tol(dt));
-    CHECK(norm(x.to(kDev)).dtype() == to_real(dt));
+    check_op(dev, [](const Tensor& a) { return norm(a, "fro", {0, 1}); }, x, tol(dt));
+    CHECK(norm(x.to(dev)).dtype() == to_real(dt));
   }
   // exact zeros, NaN and inf entries
   Tensor s = from_vector(std::vector<double>{0, 3, -4, 0, std::nan(""), 1, kInf, -2}).reshape({4, 2});
   for (double p : ps) {
     CAPTURE(p);
-    CHECK(rel_diff(norm(s.to(kDev), p, {1}), norm(s, p, {1})) <= 1e-12);
+    CHECK(rel_diff(norm(s.to(dev), p, {1}), norm(s, p, {1})) <= 1e-12);
   }
   // empty reductions: sums give 0, inf norms have no identity
-  const Tensor e = zeros({0, 3}, float32, kDev);
+  const Tensor e = zeros({0, 3}, float32, dev);
   CHECK(rel_diff(norm(e, 2, {0}), zeros({3}, float32)) == 0);
   CHECK(rel_diff(norm(e, 1), zeros({}, float32)) == 0);
   CHECK_THROWS_WITH_AS(norm(e, kInf, {0}), doctest::Contains("cannot reduce over an empty dim"), Error);
   CHECK_THROWS_WITH_AS(norm(e, -kInf), doctest::Contains("[norm] cannot reduce over an empty dim"), Error);
-  CHECK_THROWS_WITH_AS(norm(ones({3}, int64, kDev)), doctest::Contains("[norm] expected a floating or complex"), Error);
-  CHECK_THROWS_WITH_AS(norm(ones({3}, float32, kDev), -1.0), doctest::Contains("p must be >= 0"), Error);
+  CHECK_THROWS_WITH_AS(norm(ones({3}, int64, dev)), doctest::Contains("[norm] expected a floating or complex"), Error);
+  CHECK_THROWS_WITH_AS(norm(ones({3}, float32, dev), -1.0), doctest::Contains("p must be >= 0"), Error);
 }
 
-TEST_CASE("cuda reduce: var and std agree with the CPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda reduce: var and std agree with the CPU") {
   manual_seed(12);
   for (Dtype dt : {float32, float64, complex64, complex128}) {
     const Tensor x = sample({6, 9, 290}, dt) + 3.0;  // an offset: two passes keep it accurate
     CAPTURE(dt);
     for (double c : {0.0, 1.0, 2.5}) {
       CAPTURE(c);
-      check_op([c](const Tensor& a) { return var(a, {}, c); }, x, tol(dt));
-      check_op([c](const Tensor& a) { return var(a, {2}, c); }, x, tol(dt));
-      check_op([c](const Tensor& a) { return a.std({0, 1}, c, true); }, x, tol(dt));
-      check_op([c](const Tensor& a) { return phasor::std(a, {1}, c); }, x, tol(dt));
+      check_op(dev, [c](const Tensor& a) { return var(a, {}, c); }, x, tol(dt));
+      check_op(dev, [c](const Tensor& a) { return var(a, {2}, c); }, x, tol(dt));
+      check_op(dev, [c](const Tensor& a) { return a.std({0, 1}, c, true); }, x, tol(dt));
+      check_op(dev, [c](const Tensor& a) { return phasor::std(a, {1}, c); }, x, tol(dt));
     }
-    CHECK(var(x.to(kDev)).dtype() == to_real(dt));
+    CHECK(var(x.to(dev)).dtype() == to_real(dt));
   }
   // one element with correction 1: 0/0 = NaN on both; an empty dim: NaN too
   const Tensor one = sample({4, 1}, float64);
-  CHECK(rel_diff(var(one.to(kDev), {1}), var(one, {1})) == 0);
-  CHECK(var(one.to(kDev), {1}).isnan().all().item<bool>());
-  CHECK(rel_diff(var(zeros({0, 2}, float64, kDev), {0}), var(zeros({0, 2}, float64), {0})) == 0);
-  CHECK_THROWS_WITH_AS(var(ones({3}, int64, kDev)), doctest::Contains("[var] expected a floating or complex"), Error);
-  CHECK_THROWS_WITH_AS(var(ones({3}, float32, kDev), {4}), doctest::Contains("[var]"), Error);
+  CHECK(rel_diff(var(one.to(dev), {1}), var(one, {1})) == 0);
+  CHECK(var(one.to(dev), {1}).isnan().all().item<bool>());
+  CHECK(rel_diff(var(zeros({0, 2}, float64, dev), {0}), var(zeros({0, 2}, float64), {0})) == 0);
+  CHECK_THROWS_WITH_AS(var(ones({3}, int64, dev)), doctest::Contains("[var] expected a floating or complex"), Error);
+  CHECK_THROWS_WITH_AS(var(ones({3}, float32, dev), {4}), doctest::Contains("[var]"), Error);
 }
 
-TEST_CASE("cuda reduce: logsumexp agrees with the CPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda reduce: logsumexp agrees with the CPU") {
   manual_seed(13);
   for (Dtype dt : {float32, float64, complex64, complex128}) {
     const Tensor x = sample({5, 8, 270}, dt) * 20.0;  // large values: the shift matters
     CAPTURE(dt);
-    check_op([](const Tensor& a) { return logsumexp(a); }, x, tol(dt));
-    check_op([](const Tensor& a) { return logsumexp(a, {2}); }, x, tol(dt));
-    check_op([](const Tensor& a) { return a.logsumexp({0, 1}, true); }, x, tol(dt));
-    CHECK(logsumexp(x.to(kDev)).dtype() == dt);
+    check_op(dev, [](const Tensor& a) { return logsumexp(a); }, x, tol(dt));
+    check_op(dev, [](const Tensor& a) { return logsumexp(a, {2}); }, x, tol(dt));
+    check_op(dev, [](const Tensor& a) { return a.logsumexp({0, 1}, true); }, x, tol(dt));
+    CHECK(logsumexp(x.to(dev)).dtype() == dt);
   }
   // rows of -inf, with a +inf, with a NaN; an empty reduction gives -inf
   const Tensor s = from_vector(std::vector<double>{-kInf, -kInf, kInf, 1, std::nan(""), 2, 0, 1000}).reshape({4, 2});
-  CHECK(rel_diff(logsumexp(s.to(kDev), {1}), logsumexp(s, {1})) <= 1e-12);
-  const Tensor e = logsumexp(zeros({0, 3}, float64, kDev), {0});
+  CHECK(rel_diff(logsumexp(s.to(dev), {1}), logsumexp(s, {1})) <= 1e-12);
+  const Tensor e = logsumexp(zeros({0, 3}, float64, dev), {0});
   CHECK(rel_diff(e, logsumexp(zeros({0, 3}, float64), {0})) == 0);
   CHECK((e == -kInf).all().to(Device::cpu()).item<bool>());
-  CHECK_THROWS_WITH_AS(logsumexp(ones({3}, int64, kDev)), doctest::Contains("[logsumexp] expected a floating"), Error);
+  CHECK_THROWS_WITH_AS(logsumexp(ones({3}, int64, dev)), doctest::Contains("[logsumexp] expected a floating"), Error);
 }
 
-TEST_CASE("cuda reduce: argmax, argmin and max/min along a dim agree with the CPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda reduce: argmax, argmin and max/min along a dim agree with the CPU") {
   manual_seed(14);
   for (Dtype dt : {bool_, int64, float32, float64}) {
     // ints and bools tie a lot: the first index of the extreme must win; 1000 > the block's threads
     const Tensor x = sample({4, 6, 1000}, dt);
     CAPTURE(dt);
-    check_op([](const Tensor& a) { return argmax(a); }, x, 0);
-    check_op([](const Tensor& a) { return argmin(a); }, x, 0);
-    check_op([](const Tensor& a) { return argmax(a, 2); }, x, 0);
-    check_op([](const Tensor& a) { return argmin(a, 0, true); }, x, 0);
-    check_op([](const Tensor& a) { return a.argmax(-2, true); }, x, 0);
-    check_op([](const Tensor& a) { return a.argmin(std::nullopt, true); }, x, 0);
-    check_op([](const Tensor& a) { return std::get<0>(max(a, 2)); }, x, 0);
-    check_op([](const Tensor& a) { return std::get<1>(max(a, 2)); }, x, 0);
-    check_op([](const Tensor& a) { return std::get<0>(min(a, 1, true)); }, x, 0);
-    check_op([](const Tensor& a) { return std::get<1>(min(a, 1, true)); }, x, 0);
-    CHECK(argmax(x.to(kDev), 1).dtype() == int64);
+    check_op(dev, [](const Tensor& a) { return argmax(a); }, x, 0);
+    check_op(dev, [](const Tensor& a) { return argmin(a); }, x, 0);
+    check_op(dev, [](const Tensor& a) { return argmax(a, 2); }, x, 0);
+    check_op(dev, [](const Tensor& a) { return argmin(a, 0, true); }, x, 0);
+    check_op(dev, [](const Tensor& a) { return a.argmax(-2, true); }, x, 0);
+    check_op(dev, [](const Tensor& a) { return a.argmin(std::nullopt, true); }, x, 0);
+    check_op(dev, [](const Tensor& a) { return std::get<0>(max(a, 2)); }, x, 0);
+    check_op(dev, [](const Tensor& a) { return std::get<1>(max(a, 2)); }, x, 0);
+    check_op(dev, [](const Tensor& a) { return std::get<0>(min(a, 1, true)); }, x, 0);
+    check_op(dev, [](const Tensor& a) { return std::get<1>(min(a, 1, true)); }, x, 0);
+    CHECK(argmax(x.to(dev), 1).dtype() == int64);
   }
   // NaN wins (the first one); all-equal rows give index 0
   const double nan = std::nan("");
   const Tensor s = from_vector(std::vector<double>{1, nan, 3, nan, 2, 2, 2, 2, -kInf, 5, kInf, 0}).reshape({3, 4});
   for (bool mx : {true, false}) {
-    const Tensor c = mx ? argmax(s, 1) : argmin(s, 1), g = mx ? argmax(s.to(kDev), 1) : argmin(s.to(kDev), 1);
+    const Tensor c = mx ? argmax(s, 1) : argmin(s, 1), g = mx ? argmax(s.to(dev), 1) : argmin(s.to(dev), 1);
     CHECK(rel_diff(g, c) == 0);
   }
-  CHECK(to_vector<std::int64_t>(argmax(s.to(kDev), 1).to(Device::cpu())) == std::vector<std::int64_t>{1, 0, 2});
-  CHECK(argmax(s.to(kDev)).to(Device::cpu()).item<std::int64_t>() == 1);
+  CHECK(to_vector<std::int64_t>(argmax(s.to(dev), 1).to(Device::cpu())) == std::vector<std::int64_t>{1, 0, 2});
+  CHECK(argmax(s.to(dev)).to(Device::cpu()).item<std::int64_t>() == 1);
   // a 0-dim tensor
-  CHECK(argmax(full({}, 2.0, float64, kDev)).to(Device::cpu()).item<std::int64_t>() == 0);
+  CHECK(argmax(full({}, 2.0, float64, dev)).to(Device::cpu()).item<std::int64_t>() == 0);
   // errors: empty dims, complex input
-  CHECK_THROWS_WITH_AS(argmax(zeros({3, 0}, float32, kDev), 1), doctest::Contains("[argmax] cannot reduce over an empty dim"),
+  CHECK_THROWS_WITH_AS(argmax(zeros({3, 0}, float32, dev), 1), doctest::Contains("[argmax] cannot reduce over an empty dim"),
                        Error);
-  CHECK_THROWS_WITH_AS(argmin(zeros({0}, float32, kDev)), doctest::Contains("(flattened)"), Error);
-  CHECK_THROWS_WITH_AS(max(zeros({2, 0}, float32, kDev), 1), doctest::Contains("[max] cannot reduce"), Error);
-  CHECK_THROWS_WITH_AS(argmax(ones({3}, complex64, kDev)), doctest::Contains("not defined for complex"), Error);
+  CHECK_THROWS_WITH_AS(argmin(zeros({0}, float32, dev)), doctest::Contains("(flattened)"), Error);
+  CHECK_THROWS_WITH_AS(max(zeros({2, 0}, float32, dev), 1), doctest::Contains("[max] cannot reduce"), Error);
+  CHECK_THROWS_WITH_AS(argmax(ones({3}, complex64, dev)), doctest::Contains("not defined for complex"), Error);
 }
 
-TEST_CASE("cuda reduce: cumsum agrees with the CPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda reduce: cumsum agrees with the CPU") {
   manual_seed(15);
   for (Dtype dt : {bool_, int64, float32, float64, complex64, complex128}) {
     CAPTURE(dt);
@@ -167,50 +167,50 @@ TEST_CASE("cuda reduce: cumsum agrees with the CPU" * doctest::skip(!kGpu)) {
     const Tensor x = sample({3, 300, 5}, dt);  // short columns: one thread per column
     for (std::int64_t d : {0, 1, 2, -1}) {
       CAPTURE(d);
-      check_op([d](const Tensor& a) { return cumsum(a, d); }, x, t);
+      check_op(dev, [d](const Tensor& a) { return cumsum(a, d); }, x, t);
     }
     const Tensor y = sample({2, 5000}, dt);  // few long rows: a block per row, chunked scans
-    check_op([](const Tensor& a) { return a.cumsum(1); }, y, t);
-    check_op([](const Tensor& a) { return a.cumsum(0); }, y, t);
+    check_op(dev, [](const Tensor& a) { return a.cumsum(1); }, y, t);
+    check_op(dev, [](const Tensor& a) { return a.cumsum(0); }, y, t);
     const Tensor z = sample({3, 700, 2}, dt);  // long strided columns, few of them
-    check_op([](const Tensor& a) { return cumsum(a, 1); }, z, t);
-    CHECK(cumsum(x.to(kDev), 0).dtype() == (dt == bool_ ? int64 : dt));
+    check_op(dev, [](const Tensor& a) { return cumsum(a, 1); }, z, t);
+    CHECK(cumsum(x.to(dev), 0).dtype() == (dt == bool_ ? int64 : dt));
   }
-  CHECK(cumsum(zeros({0, 4}, float32, kDev), 0).shape() == Shape{0, 4});
-  CHECK(cumsum(zeros({4, 0}, float32, kDev), 0).shape() == Shape{4, 0});
-  CHECK(rel_diff(cumsum(full({}, 3.0, float64, kDev), 0), full({}, 3.0, float64)) == 0);
-  CHECK_THROWS_WITH_AS(cumsum(ones({3}, float32, kDev), 1), doctest::Contains("[cumsum]"), Error);
+  CHECK(cumsum(zeros({0, 4}, float32, dev), 0).shape() == Shape{0, 4});
+  CHECK(cumsum(zeros({4, 0}, float32, dev), 0).shape() == Shape{4, 0});
+  CHECK(rel_diff(cumsum(full({}, 3.0, float64, dev), 0), full({}, 3.0, float64)) == 0);
+  CHECK_THROWS_WITH_AS(cumsum(ones({3}, float32, dev), 1), doctest::Contains("[cumsum]"), Error);
 }
 
-TEST_CASE("cuda reduce: gradients computed on the GPU match the CPU's" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda reduce: gradients computed on the GPU match the CPU's") {
   manual_seed(16);
   const Tensor x = sample({6, 40}, float64);
-  check_grad([](const Tensor& a) { return var(a, {1}); }, x);
-  check_grad([](const Tensor& a) { return phasor::std(a, {}, 0.0); }, x);
-  check_grad([](const Tensor& a) { return logsumexp(a, {0}, true); }, x);
-  check_grad([](const Tensor& a) { return cumsum(a, 1); }, x);
-  check_grad([](const Tensor& a) { return cumsum(a, 0).square(); }, x);
+  check_grad(dev, [](const Tensor& a) { return var(a, {1}); }, x);
+  check_grad(dev, [](const Tensor& a) { return phasor::std(a, {}, 0.0); }, x);
+  check_grad(dev, [](const Tensor& a) { return logsumexp(a, {0}, true); }, x);
+  check_grad(dev, [](const Tensor& a) { return cumsum(a, 1); }, x);
+  check_grad(dev, [](const Tensor& a) { return cumsum(a, 0).square(); }, x);
   for (double p : {1.0, 2.0, 3.0, 0.5, kInf, -kInf}) {
     CAPTURE(p);
-    check_grad([p](const Tensor& a) { return norm(a, p, {1}); }, x);
+    check_grad(dev, [p](const Tensor& a) { return norm(a, p, {1}); }, x);
   }
-  check_grad([](const Tensor& a) { return std::get<0>(max(a, 1)); }, x);
-  check_grad([](const Tensor& a) { return std::get<0>(min(a, 0, true)); }, x);
-  check_grad([](const Tensor& a) { return amax(a, {1}); }, x);
+  check_grad(dev, [](const Tensor& a) { return std::get<0>(max(a, 1)); }, x);
+  check_grad(dev, [](const Tensor& a) { return std::get<0>(min(a, 0, true)); }, x);
+  check_grad(dev, [](const Tensor& a) { return amax(a, {1}); }, x);
   // prod with one zero in a row, two in another, none in the rest
   Tensor xz = sample({5, 8}, float64);
   xz.select(0, 1).select(0, 3).fill_(0.0);
   xz.select(0, 2).select(0, 0).fill_(0.0);
   xz.select(0, 2).select(0, 5).fill_(0.0);
-  check_grad([](const Tensor& a) { return prod(a, {1}); }, xz);
-  check_grad([](const Tensor& a) { return prod(a, {0}); }, xz);
+  check_grad(dev, [](const Tensor& a) { return prod(a, {1}); }, xz);
+  check_grad(dev, [](const Tensor& a) { return prod(a, {0}); }, xz);
   // complex inputs
   const Tensor z = sample({4, 30}, complex128);
-  check_grad([](const Tensor& a) { return var(a, {1}); }, z);
-  check_grad([](const Tensor& a) { return norm(a, 2, {0}); }, z);
-  check_grad([](const Tensor& a) { return norm(a, 3.0); }, z);
-  check_grad([](const Tensor& a) { return logsumexp(a, {1}); }, z);
-  check_grad([](const Tensor& a) { return cumsum(a, 1); }, z);
+  check_grad(dev, [](const Tensor& a) { return var(a, {1}); }, z);
+  check_grad(dev, [](const Tensor& a) { return norm(a, 2, {0}); }, z);
+  check_grad(dev, [](const Tensor& a) { return norm(a, 3.0); }, z);
+  check_grad(dev, [](const Tensor& a) { return logsumexp(a, {1}); }, z);
+  check_grad(dev, [](const Tensor& a) { return cumsum(a, 1); }, z);
 }
 
 TEST_CASE("cuda reduce: a CPU-only build's reduction glue throws a named error" * doctest::skip(cuda::is_built())) {
@@ -230,7 +230,7 @@ TEST_CASE("cuda reduce: a CPU-only build's reduction glue throws a named error" 
   CHECK(x.sum().item<double>() == 12.0);  // input unchanged
 }
 
-TEST_CASE("cuda reduce: few long rows are split across blocks and still agree with the CPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda reduce: few long rows are split across blocks and still agree with the CPU") {
   manual_seed(31);
   // full reductions and a few rows, with lengths that do not divide into the chunks
   for (const Shape& s : {Shape{1 << 22}, Shape{3, 100003}, Shape{20, 65536}, Shape{2, 8193}}) {
@@ -238,7 +238,7 @@ TEST_CASE("cuda reduce: few long rows are split across blocks and still agree wi
     for (Dtype dt : {float32, float64, complex64}) {
       CAPTURE(dt);
       const Tensor x = sample(s, dt);
-      const Tensor xg = x.to(kDev);
+      const Tensor xg = x.to(dev);
       const double t = (dt == float64 ? 1e-12 : 1e-5);
       CHECK(rel_diff(xg.sum({-1}), x.sum({-1})) <= t);
       CHECK(rel_diff(xg.norm(2.0, {-1}), x.norm(2.0, {-1})) <= t);
@@ -254,5 +254,5 @@ TEST_CASE("cuda reduce: few long rows are split across blocks and still agree wi
   // a NaN in one chunk wins the row's max
   Tensor x = sample({1 << 20}, float32);
   x.index({Slice(700000, 700001)}).fill_(std::numeric_limits<double>::quiet_NaN());
-  CHECK(std::isnan(x.to(kDev).amax().item<double>()));
+  CHECK(std::isnan(x.to(dev).amax().item<double>()));
 }

@@ -22,27 +22,27 @@ namespace {
 
 double tol(Dtype dt) { return dt == Dtype::Float32 || dt == Dtype::Complex64 ? 5e-5 : 1e-11; }
 
-Tensor gpu(const Tensor& t) { return t.defined() ? t.to(kDev) : t; }
+Tensor gpu(const Device& dev, const Tensor& t) { return t.defined() ? t.to(dev) : t; }
 
-/// f on the CPU and on the GPU (inputs copied there) agree; the GPU result lives on the GPU.
-void agree(const std::string& name, const std::function<Tensor(const std::vector<Tensor>&)>& f,
+/// f on the CPU and on `dev` (inputs copied there) agree; the result on `dev` lives there.
+void agree(const Device& dev, const std::string& name, const std::function<Tensor(const std::vector<Tensor>&)>& f,
            const std::vector<Tensor>& in, double eps) {
   CAPTURE(name);
   std::vector<Tensor> g;
-  for (const auto& t : in) g.push_back(gpu(t));
+  for (const auto& t : in) g.push_back(gpu(dev, t));
   const Tensor c = f(in), d = f(g);
-  CHECK(d.device() == kDev);
+  CHECK(d.device() == dev);
   CHECK(rel_diff(d, c) <= eps);
 }
 
-/// Gradients of sum |f(in)|^2 w.r.t. every input, on the CPU and on the GPU, agree.
-void grads_agree(const std::string& name, const std::function<Tensor(const std::vector<Tensor>&)>& f,
+/// Gradients of sum |f(in)|^2 w.r.t. every input, on the CPU and on `dev`, agree.
+void grads_agree(const Device& dev, const std::string& name, const std::function<Tensor(const std::vector<Tensor>&)>& f,
                  const std::vector<Tensor>& in, double eps) {
   CAPTURE(name);
   std::vector<Tensor> c, g;
   for (const auto& t : in) {
     c.push_back(t.detach().clone().requires_grad_());
-    g.push_back(t.detach().to(kDev).requires_grad_());
+    g.push_back(t.detach().to(dev).requires_grad_());
   }
   const auto loss = [&](const std::vector<Tensor>& x) {
     const Tensor y = f(x);
@@ -53,7 +53,7 @@ void grads_agree(const std::string& name, const std::function<Tensor(const std::
   for (std::size_t i = 0; i < in.size(); ++i) {
     CAPTURE(i);
     REQUIRE(g[i].grad().defined());
-    CHECK(g[i].grad().device() == kDev);
+    CHECK(g[i].grad().device() == dev);
     CHECK(rel_diff(g[i].grad(), c[i].grad()) <= eps);
   }
 }
@@ -178,7 +178,7 @@ TEST_CASE("cuda signal: LBFGS's tensor path continues from a loaded state_dict l
 
 // ---- GPU agreement (skipped without a GPU) ----------------------------------------------------------------
 
-TEST_CASE("cuda signal: windows are made on the GPU and match the CPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda signal: windows are made on the GPU and match the CPU") {
   for (Dtype dt : {float32, float64})
     for (bool periodic : {true, false}) {
       CAPTURE(dt);
@@ -197,21 +197,21 @@ TEST_CASE("cuda signal: windows are made on the GPU and match the CPU" * doctest
       };
       for (const auto& [name, f] : ws) {
         CAPTURE(name);
-        const Tensor g = f(kDev);
-        CHECK(g.device() == kDev);
+        const Tensor g = f(dev);
+        CHECK(g.device() == dev);
         CHECK(g.dtype() == dt);
         CHECK(rel_diff(g, f(Device::cpu())) == 0);
       }
     }
-  const Tensor v = randn({6}, float64).to(kDev);
-  CHECK(rel_diff(sg::get_window(sg::WindowSpec(v), 6, true, float32, kDev), v.to(float32)) == 0);
-  CHECK(sg::melscale_fbanks(33, 0, 4000, 10, 8000, sg::MelNorm::slaney, sg::MelScale::slaney, float64, kDev).device() ==
-        kDev);
-  CHECK(rel_diff(sg::firwin(31, {0.2, 0.5}, std::nullopt, "hamming", "bandpass", true, 2.0, float64, kDev),
+  const Tensor v = randn({6}, float64).to(dev);
+  CHECK(rel_diff(sg::get_window(sg::WindowSpec(v), 6, true, float32, dev), v.to(float32)) == 0);
+  CHECK(sg::melscale_fbanks(33, 0, 4000, 10, 8000, sg::MelNorm::slaney, sg::MelScale::slaney, float64, dev).device() ==
+        dev);
+  CHECK(rel_diff(sg::firwin(31, {0.2, 0.5}, std::nullopt, "hamming", "bandpass", true, 2.0, float64, dev),
                  sg::firwin(31, {0.2, 0.5}, std::nullopt, "hamming", "bandpass", true, 2.0, float64)) == 0);
 }
 
-TEST_CASE("cuda signal: frame, overlap_add, stft, istft and spectrograms agree with the CPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda signal: frame, overlap_add, stft, istft and spectrograms agree with the CPU") {
   manual_seed(5);
   using V = std::vector<Tensor>;
   for (Dtype dt : {float32, float64, complex128}) {
@@ -219,57 +219,57 @@ TEST_CASE("cuda signal: frame, overlap_add, stft, istft and spectrograms agree w
     const Tensor x = sample({3, 200}, dt), x1 = sample({150}, dt);
     const Dtype rdt = is_complex(dt) ? float64 : dt;
     const Tensor w = sg::hann_window(32, true, rdt), w24 = sg::hamming_window(24, rdt);
-    agree("frame", [](const V& a) { return sg::frame(a[0], 16, 5, -1); }, {x}, tol(dt));
-    agree("overlap_add", [](const V& a) { return sg::overlap_add(a[0], 7); }, {sample({2, 9, 16}, dt)}, tol(dt));
+    agree(dev, "frame", [](const V& a) { return sg::frame(a[0], 16, 5, -1); }, {x}, tol(dt));
+    agree(dev, "overlap_add", [](const V& a) { return sg::overlap_add(a[0], 7); }, {sample({2, 9, 16}, dt)}, tol(dt));
     for (PadMode pm : {PadMode::reflect, PadMode::constant, PadMode::replicate, PadMode::circular}) {
-      agree("stft", [pm](const V& a) { return sg::stft(a[0], sg::STFTOptions(32).hop(8).with_window(a[1]).pad(pm)); },
+      agree(dev, "stft", [pm](const V& a) { return sg::stft(a[0], sg::STFTOptions(32).hop(8).with_window(a[1]).pad(pm)); },
             {x, w}, tol(dt));
-      agree("stft 1-D", [pm](const V& a) { return sg::stft(a[0], sg::STFTOptions(32).hop(8).pad(pm)); }, {x1}, tol(dt));
+      agree(dev, "stft 1-D", [pm](const V& a) { return sg::stft(a[0], sg::STFTOptions(32).hop(8).pad(pm)); }, {x1}, tol(dt));
     }
-    agree("stft win_length", [](const V& a) { return sg::stft(a[0], sg::STFTOptions(32).hop(6).with_window(a[1])); },
+    agree(dev, "stft win_length", [](const V& a) { return sg::stft(a[0], sg::STFTOptions(32).hop(6).with_window(a[1])); },
           {x, w24}, tol(dt));
-    agree("stft real view", [](const V& a) {
+    agree(dev, "stft real view", [](const V& a) {
       return sg::stft(a[0], sg::STFTOptions(32).hop(8).centered(false).normalize(true).complex_output(false));
     }, {x}, tol(dt));
     const bool cplx = is_complex(dt);
     const Tensor X = sg::stft(x, sg::STFTOptions(32).hop(8).with_window(w).one_sided(!cplx));
-    agree("istft", [cplx](const V& a) {
+    agree(dev, "istft", [cplx](const V& a) {
       return sg::istft(a[0], sg::STFTOptions(32).hop(8).with_window(a[1]).one_sided(!cplx).complex_output(cplx)
                                  .output_length(200));
     }, {X, w}, tol(dt));
-    agree("istft default window, longer", [cplx](const V& a) {
+    agree(dev, "istft default window, longer", [cplx](const V& a) {
       return sg::istft(a[0], sg::STFTOptions(32).hop(8).one_sided(!cplx).complex_output(cplx).output_length(230));
     }, {X}, tol(dt));
     if (!cplx) {
-      agree("spectrogram", [](const V& a) { return sg::spectrogram(a[0], sg::STFTOptions(32).hop(8).with_window(a[1])); },
+      agree(dev, "spectrogram", [](const V& a) { return sg::spectrogram(a[0], sg::STFTOptions(32).hop(8).with_window(a[1])); },
             {x, w}, tol(dt));
-      agree("spectrogram power 1 normalized", [](const V& a) {
+      agree(dev, "spectrogram power 1 normalized", [](const V& a) {
         return sg::spectrogram(a[0], sg::STFTOptions(32).hop(8).normalize(true), 1.0);
       }, {x}, tol(dt));
-      agree("spectrogram power 0.5", [](const V& a) { return sg::spectrogram(a[0], sg::STFTOptions(32), 0.5); }, {x},
+      agree(dev, "spectrogram power 0.5", [](const V& a) { return sg::spectrogram(a[0], sg::STFTOptions(32), 0.5); }, {x},
             tol(dt));
-      agree("spectrogram complex", [](const V& a) { return sg::spectrogram(a[0], sg::STFTOptions(32), std::nullopt); },
+      agree(dev, "spectrogram complex", [](const V& a) { return sg::spectrogram(a[0], sg::STFTOptions(32), std::nullopt); },
             {x}, tol(dt));
-      agree("mel_spectrogram", [](const V& a) {
+      agree(dev, "mel_spectrogram", [](const V& a) {
         return sg::mel_spectrogram(a[0], sg::MelSpectrogramOptions().rate(8000).fft_size(64).mels(12));
       }, {x}, tol(dt));
-      agree("mel_spectrogram slaney", [](const V& a) {
+      agree(dev, "mel_spectrogram slaney", [](const V& a) {
         return sg::mel_spectrogram(a[0], sg::MelSpectrogramOptions().rate(8000).fft_size(64).win(48).mels(10).scale(
                                              sg::MelNorm::slaney, sg::MelScale::slaney));
       }, {x}, tol(dt));
     }
   }
   // NOLA violated on the GPU: same message as on the CPU, and the input is untouched
-  const Tensor X = sg::stft(randn({100}, float64), sg::STFTOptions(16).hop(16).centered(false)).to(kDev);
-  const Tensor wz = sg::hann_window(16, false, float64, kDev);
+  const Tensor X = sg::stft(randn({100}, float64), sg::STFTOptions(16).hop(16).centered(false)).to(dev);
+  const Tensor wz = sg::hann_window(16, false, float64, dev);
   CHECK_THROWS_WITH_AS(sg::istft(X, sg::STFTOptions(16).hop(16).centered(false).with_window(wz)),
                        doctest::Contains("[istft] the squared window's overlap-add is 0 at output sample 0 (NOLA"), Error);
   // a window on the other device is named
-  CHECK_THROWS_WITH_AS(sg::stft(randn({64}).to(kDev), sg::STFTOptions(16).with_window(sg::hann_window(16))),
-                       doctest::Contains("[stft] window is on cpu but the input is on cuda:0"), Error);
+  CHECK_THROWS_WITH_AS(sg::stft(randn({64}).to(dev), sg::STFTOptions(16).with_window(sg::hann_window(16))),
+                       doctest::Contains(("[stft] window is on cpu but the input is on " + dev.str()).c_str()), Error);
 }
 
-TEST_CASE("cuda signal: convolutions, correlate, hilbert and resample agree with the CPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda signal: convolutions, correlate, hilbert and resample agree with the CPU") {
   manual_seed(6);
   using V = std::vector<Tensor>;
   for (Dtype dt : {float32, float64, complex64, complex128}) {
@@ -278,29 +278,29 @@ TEST_CASE("cuda signal: convolutions, correlate, hilbert and resample agree with
     for (const char* mode : {"full", "same", "valid"}) {
       CAPTURE(mode);
       const std::string m = mode;
-      agree("fftconvolve", [m](const V& t) { return sg::fftconvolve(t[0], t[1], m); }, {a, b}, tol(dt));
-      agree("fftconvolve swapped", [m](const V& t) { return sg::fftconvolve(t[1], t[0], m); }, {c, b}, tol(dt));
-      agree("oaconvolve", [m](const V& t) { return sg::oaconvolve(t[0], t[1], m); }, {a, b}, tol(dt));
-      agree("correlate", [m](const V& t) { return sg::correlate(t[0], t[1], m); }, {a, c}, tol(dt));
+      agree(dev, "fftconvolve", [m](const V& t) { return sg::fftconvolve(t[0], t[1], m); }, {a, b}, tol(dt));
+      agree(dev, "fftconvolve swapped", [m](const V& t) { return sg::fftconvolve(t[1], t[0], m); }, {c, b}, tol(dt));
+      agree(dev, "oaconvolve", [m](const V& t) { return sg::oaconvolve(t[0], t[1], m); }, {a, b}, tol(dt));
+      agree(dev, "correlate", [m](const V& t) { return sg::correlate(t[0], t[1], m); }, {a, c}, tol(dt));
     }
-    agree("fftconvolve dim 0", [](const V& t) { return sg::fftconvolve(t[0], t[1], "same", 0); },
+    agree(dev, "fftconvolve dim 0", [](const V& t) { return sg::fftconvolve(t[0], t[1], "same", 0); },
           {sample({50, 3}, dt), sample({7, 3}, dt)}, tol(dt));
     for (std::int64_t num : {120, 300, 301, 457}) {
       CAPTURE(num);
-      agree("resample", [num](const V& t) { return sg::resample(t[0], num); }, {a}, tol(dt));
+      agree(dev, "resample", [num](const V& t) { return sg::resample(t[0], num); }, {a}, tol(dt));
     }
-    agree("resample window", [](const V& t) { return sg::resample(t[0], 150, -1, t[1]); },
+    agree(dev, "resample window", [](const V& t) { return sg::resample(t[0], 150, -1, t[1]); },
           {a, sg::hann_window(300, float64).to(is_complex(dt) ? float64 : dt)}, tol(dt));
     if (!is_complex(dt)) {
-      agree("hilbert", [](const V& t) { return sg::hilbert(t[0]); }, {a}, tol(dt));
-      agree("hilbert n, dim 0", [](const V& t) { return sg::hilbert(t[0], 51, 0); }, {sample({40, 2}, dt)}, tol(dt));
+      agree(dev, "hilbert", [](const V& t) { return sg::hilbert(t[0]); }, {a}, tol(dt));
+      agree(dev, "hilbert n, dim 0", [](const V& t) { return sg::hilbert(t[0], 51, 0); }, {sample({40, 2}, dt)}, tol(dt));
     }
   }
-  CHECK_THROWS_WITH_AS(sg::fftconvolve(randn({8}).to(kDev), randn({3})),
-                       doctest::Contains("[fftconvolve] in2 is on cpu but in1 is on cuda:0"), Error);
+  CHECK_THROWS_WITH_AS(sg::fftconvolve(randn({8}).to(dev), randn({3})),
+                       doctest::Contains(("[fftconvolve] in2 is on cpu but in1 is on " + dev.str()).c_str()), Error);
 }
 
-TEST_CASE("cuda signal: welch, periodogram, firwin and freqz agree with the CPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda signal: welch, periodogram, firwin and freqz agree with the CPU") {
   manual_seed(7);
   for (Dtype dt : {float32, float64, complex128}) {
     CAPTURE(dt);
@@ -311,56 +311,56 @@ TEST_CASE("cuda signal: welch, periodogram, firwin and freqz agree with the CPU"
         CAPTURE(scaling);
         const sg::WelchOptions o = sg::WelchOptions().sampling_rate(100).segment(128).detrend_type(detrend).scale(scaling);
         const auto [fc, pc] = sg::welch(x, o);
-        const auto [fg, pg] = sg::welch(x.to(kDev), o);
-        CHECK(fg.device() == kDev);
-        CHECK(pg.device() == kDev);
+        const auto [fg, pg] = sg::welch(x.to(dev), o);
+        CHECK(fg.device() == dev);
+        CHECK(pg.device() == dev);
         CHECK(rel_diff(fg, fc) <= tol(dt));
         CHECK(rel_diff(pg, pc) <= tol(dt));
       }
     const auto [fc, pc] = sg::periodogram(x, sg::periodogram_options().fft_length(900));
-    const auto [fg, pg] = sg::periodogram(x.to(kDev), sg::periodogram_options().fft_length(900));
+    const auto [fg, pg] = sg::periodogram(x.to(dev), sg::periodogram_options().fft_length(900));
     CHECK(rel_diff(fg, fc) <= tol(dt));
     CHECK(rel_diff(pg, pc) <= tol(dt));
     const Tensor win = sg::kaiser_window(100, true, 6.0, float64);
     const auto [fw, pw] = sg::welch(x, sg::WelchOptions().with_window(win));
-    const auto [fwg, pwg] = sg::welch(x.to(kDev), sg::WelchOptions().with_window(win.to(kDev)));
+    const auto [fwg, pwg] = sg::welch(x.to(dev), sg::WelchOptions().with_window(win.to(dev)));
     CHECK(rel_diff(fwg, fw) <= tol(dt));
     CHECK(rel_diff(pwg, pw) <= tol(dt));
   }
   const Tensor b = sg::firwin(41, {0.3}, std::nullopt, "hamming", "true", true, 2.0, float64);
   const Tensor a = from_vector(std::vector<double>{1.0, -0.5, 0.1});
   const auto [wc, hc] = sg::freqz(b, a, 300, true, 1000.0);
-  const auto [wg, hg] = sg::freqz(b.to(kDev), a.to(kDev), 300, true, 1000.0);
-  CHECK(wg.device() == kDev);
+  const auto [wg, hg] = sg::freqz(b.to(dev), a.to(dev), 300, true, 1000.0);
+  CHECK(wg.device() == dev);
   CHECK(rel_diff(wg, wc) <= 1e-12);
   CHECK(rel_diff(hg, hc) <= 1e-11);
   const Tensor w = linspace(0.0, 3.0, 50, float64);
-  CHECK(rel_diff(sg::freqz_at(b.to(kDev), Tensor(), w.to(kDev)), sg::freqz_at(b, Tensor(), w)) <= 1e-11);
-  CHECK_THROWS_WITH_AS(sg::freqz_at(b.to(kDev), Tensor(), w), doctest::Contains("[freqz] w is on cpu but b is on cuda:0"),
+  CHECK(rel_diff(sg::freqz_at(b.to(dev), Tensor(), w.to(dev)), sg::freqz_at(b, Tensor(), w)) <= 1e-11);
+  CHECK_THROWS_WITH_AS(sg::freqz_at(b.to(dev), Tensor(), w), doctest::Contains(("[freqz] w is on cpu but b is on " + dev.str()).c_str()),
                        Error);
 }
 
-TEST_CASE("cuda signal: gradients through stft, istft and fftconvolve agree with the CPU" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda signal: gradients through stft, istft and fftconvolve agree with the CPU") {
   manual_seed(8);
   using V = std::vector<Tensor>;
   for (Dtype dt : {float64, complex128}) {
     CAPTURE(dt);
     const bool cplx = is_complex(dt);
     const Tensor x = sample({2, 90}, dt), w = sg::hann_window(16, true, float64) + 0.1;
-    grads_agree("stft", [cplx](const V& t) { return sg::stft(t[0], sg::STFTOptions(16).hop(4).with_window(t[1]).one_sided(!cplx)); },
+    grads_agree(dev, "stft", [cplx](const V& t) { return sg::stft(t[0], sg::STFTOptions(16).hop(4).with_window(t[1]).one_sided(!cplx)); },
                 {x, w}, 1e-11);
     const Tensor X = sg::stft(x, sg::STFTOptions(16).hop(4).with_window(w).one_sided(!cplx));
-    grads_agree("istft", [cplx](const V& t) {
+    grads_agree(dev, "istft", [cplx](const V& t) {
       return sg::istft(t[0], sg::STFTOptions(16).hop(4).with_window(t[1]).one_sided(!cplx).complex_output(cplx));
     }, {X, w}, 1e-11);
-    grads_agree("fftconvolve", [](const V& t) { return sg::fftconvolve(t[0], t[1], "same"); }, {x, sample({9}, dt)},
+    grads_agree(dev, "fftconvolve", [](const V& t) { return sg::fftconvolve(t[0], t[1], "same"); }, {x, sample({9}, dt)},
                 1e-11);
-    grads_agree("oaconvolve", [](const V& t) { return sg::oaconvolve(t[0], t[1], "valid"); }, {sample({2, 400}, dt), sample({9}, dt)},
+    grads_agree(dev, "oaconvolve", [](const V& t) { return sg::oaconvolve(t[0], t[1], "valid"); }, {sample({2, 400}, dt), sample({9}, dt)},
                 1e-11);
   }
 }
 
-TEST_CASE("cuda signal: LBFGS with parameters on the GPU follows the CPU run" * doctest::skip(!kGpu)) {
+DEVICE_CASE("cuda signal: LBFGS with parameters on the GPU follows the CPU run") {
   manual_seed(9);
   const Tensor A = randn({8, 5}, float64), b = randn({8}, float64);
   const Tensor c = complex(randn({3}, float64), randn({3}, float64));
@@ -369,7 +369,8 @@ TEST_CASE("cuda signal: LBFGS with parameters on the GPU follows the CPU run" * 
     CAPTURE(strong);
     const auto run = [&](Device dev, StateDict* sd) {
       const Tensor Ad = A.to(dev), bd = b.to(dev), cd = c.to(dev);
-      std::vector<Tensor> p{x0.to(dev).requires_grad_(), z0.to(dev).requires_grad_()};
+      // fresh leaves: to() returns x0 itself on x0's device, and the steps update p in place
+      std::vector<Tensor> p{x0.clone().to(dev).requires_grad_(), z0.clone().to(dev).requires_grad_()};
       optim::LBFGSOptions o(0.7);
       o.max_iter(5).history_size(3);
       if (strong) o.line_search_fn("strong_wolfe");
@@ -387,9 +388,9 @@ TEST_CASE("cuda signal: LBFGS with parameters on the GPU follows the CPU run" * 
       return p;
     };
     StateDict sc, sg_;
-    const auto pc = run(Device::cpu(), &sc), pg = run(kDev, &sg_);
+    const auto pc = run(Device::cpu(), &sc), pg = run(dev, &sg_);
     for (std::size_t i = 0; i < pc.size(); ++i) {
-      CHECK(pg[i].device() == kDev);
+      CHECK(pg[i].device() == dev);
       CHECK(rel_diff(pg[i], pc[i]) <= 1e-10);
     }
     REQUIRE(sc.size() == sg_.size());
@@ -398,7 +399,7 @@ TEST_CASE("cuda signal: LBFGS with parameters on the GPU follows the CPU run" * 
       CHECK(rel_diff(sg_.at(k), v) <= 1e-9);
     }
   }
-  std::vector<Tensor> mixed{randn({3}).requires_grad_(), randn({3}).to(kDev).requires_grad_()};
+  std::vector<Tensor> mixed{randn({3}).requires_grad_(), randn({3}).to(dev).requires_grad_()};
   CHECK_THROWS_WITH_AS(optim::LBFGS(mixed, optim::LBFGSOptions()),
-                       doctest::Contains("[optim.LBFGS] all parameters must live on one device, got cpu and cuda:0"), Error);
+                       doctest::Contains(("[optim.LBFGS] all parameters must live on one device, got cpu and " + dev.str()).c_str()), Error);
 }
