@@ -434,6 +434,25 @@ TEST_CASE("where: broadcasting, promotion, errors") {
   CHECK_THROWS_WITH_AS(where(bool_t({true, false}), zeros({3}), zeros({3})), doctest::Contains("(2,)"), Error);
 }
 
+TEST_CASE("where with a number for either branch: values, torch's promotion, gradients, errors") {
+  const Tensor c = bool_t({true, false, true});
+  const Tensor i = int_t({1, 2, 3}), f = real_t({0.5, -1.0, 2.0}, float32);
+  // an int tensor and a float number: the default float dtype; a float32 tensor keeps float32
+  CHECK(where(c, i, 0.5).dtype() == default_dtype());
+  CHECK(to_vector<double>(where(c, i, 0.5).to(float64)) == std::vector<double>{1.0, 0.5, 3.0});
+  CHECK(where(c, f, 7).dtype() == float32);
+  CHECK(to_vector<float>(where(c, 7, f)) == std::vector<float>{7.0f, -1.0f, 7.0f});
+  CHECK(where(c, i, 4).dtype() == int64);
+  CHECK(where(c, f, std::complex<double>(0, 1)).dtype() == complex64);
+  // the gradient reaches the tensor branch where it was picked
+  Tensor x = real_t({0.5, -1.0, 2.0}).requires_grad_();
+  where(c, x, -3.0).sum().backward();
+  CHECK(to_vector<double>(x.grad()) == std::vector<double>{1, 0, 1});
+  CHECK(gc([c](const G& in) { return where(c, 2.0, in[0].sin()); }, {x}));
+  CHECK_THROWS_WITH_AS(where(int_t({1, 0, 1}), f, 1.0), doctest::Contains("[where] expected a bool condition"), Error);
+  CHECK_THROWS_WITH_AS(where(bool_t({true, false}), 1.0, f), doctest::Contains("[where]"), Error);
+}
+
 TEST_CASE("where: gradients masked to each branch (broadcast), gradgradcheck") {
   Tensor c = bool_t({true, false, true}).reshape({3, 1});
   Tensor a = real_t({0.5, -1.0, 2.0, 0.1}).reshape({1, 4}).requires_grad_();

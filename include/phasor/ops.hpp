@@ -76,6 +76,10 @@ bool allclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol 
 bool equal(const Tensor& a, const Tensor& b);
 /// Picks `a` where `cond` is true, else `b` (all broadcast).
 Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b);
+/// where with a number for the false branch; it promotes as a Python number does in torch.where.
+Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b);
+/// where with a number for the true branch; it promotes as a Python number does in torch.where.
+Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b);
 /// Clips to [min, max] (either bound optional).
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
 /// `value` where `mask` (broadcast to x) is true.

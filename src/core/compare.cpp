@@ -171,6 +171,11 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
       });
 }
 
+// the number becomes a 0-d tensor of result_type(tensor, number) on the tensor's device: a 0-d operand
+// of a higher category promotes like the number itself (result_type's combine_categories)
+Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b) { return where(cond, a, detail::wrap_for(a, b)); }
+Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b) { return where(cond, detail::wrap_for(b, a), b); }
+
 // ---- clamp -----------------------------------------------------------------------------------------------------
 namespace {
 
