@@ -5,6 +5,9 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <functional>
+#include <string>
+#include <vector>
 #include <phasor/phasor.hpp>
 
 namespace cuda_test {
@@ -68,6 +71,43 @@ inline phasor::Tensor sample(const phasor::Shape& s, phasor::Dtype dt) {
     case Dtype::Complex64:
     case Dtype::Complex128: return complex(r, randn(s, float64)).to(dt);
     default: return r.to(dt);
+  }
+}
+
+/// `t` copied to `dev` (undefined stays undefined).
+inline phasor::Tensor on(const phasor::Device& dev, const phasor::Tensor& t) { return t.defined() ? t.to(dev) : t; }
+
+/// f on the CPU and on `dev` (inputs copied there) agree within eps (rel_diff); the result lives on `dev`.
+inline void agree(const phasor::Device& dev, const std::string& name, const std::function<phasor::Tensor(const std::vector<phasor::Tensor>&)>& f,
+           const std::vector<phasor::Tensor>& in, double eps) {
+  CAPTURE(name);
+  std::vector<phasor::Tensor> g;
+  for (const auto& t : in) g.push_back(on(dev, t));
+  const phasor::Tensor c = f(in), d = f(g);
+  CHECK(d.device() == dev);
+  CHECK(rel_diff(d, c) <= eps);
+}
+
+/// Gradients of sum |f(in)|^2 w.r.t. every input, on the CPU and on `dev`, agree.
+inline void grads_agree(const phasor::Device& dev, const std::string& name, const std::function<phasor::Tensor(const std::vector<phasor::Tensor>&)>& f,
+                 const std::vector<phasor::Tensor>& in, double eps) {
+  CAPTURE(name);
+  std::vector<phasor::Tensor> c, g;
+  for (const auto& t : in) {
+    c.push_back(t.detach().clone().requires_grad_());
+    g.push_back(t.detach().to(dev).requires_grad_());
+  }
+  const auto loss = [&](const std::vector<phasor::Tensor>& x) {
+    const phasor::Tensor y = f(x);
+    return y.is_complex() ? (phasor::real(y) * phasor::real(y) + phasor::imag(y) * phasor::imag(y)).sum() : (y * y).sum();
+  };
+  loss(c).backward();
+  loss(g).backward();
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(g[i].grad().defined());
+    CHECK(g[i].grad().device() == dev);
+    CHECK(rel_diff(g[i].grad(), c[i].grad()) <= eps);
   }
 }
 

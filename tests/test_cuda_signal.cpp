@@ -22,42 +22,6 @@ namespace {
 
 double tol(Dtype dt) { return dt == Dtype::Float32 || dt == Dtype::Complex64 ? 5e-5 : 1e-11; }
 
-Tensor gpu(const Device& dev, const Tensor& t) { return t.defined() ? t.to(dev) : t; }
-
-/// f on the CPU and on `dev` (inputs copied there) agree; the result on `dev` lives there.
-void agree(const Device& dev, const std::string& name, const std::function<Tensor(const std::vector<Tensor>&)>& f,
-           const std::vector<Tensor>& in, double eps) {
-  CAPTURE(name);
-  std::vector<Tensor> g;
-  for (const auto& t : in) g.push_back(gpu(dev, t));
-  const Tensor c = f(in), d = f(g);
-  CHECK(d.device() == dev);
-  CHECK(rel_diff(d, c) <= eps);
-}
-
-/// Gradients of sum |f(in)|^2 w.r.t. every input, on the CPU and on `dev`, agree.
-void grads_agree(const Device& dev, const std::string& name, const std::function<Tensor(const std::vector<Tensor>&)>& f,
-                 const std::vector<Tensor>& in, double eps) {
-  CAPTURE(name);
-  std::vector<Tensor> c, g;
-  for (const auto& t : in) {
-    c.push_back(t.detach().clone().requires_grad_());
-    g.push_back(t.detach().to(dev).requires_grad_());
-  }
-  const auto loss = [&](const std::vector<Tensor>& x) {
-    const Tensor y = f(x);
-    return y.is_complex() ? (real(y) * real(y) + imag(y) * imag(y)).sum() : (y * y).sum();
-  };
-  loss(c).backward();
-  loss(g).backward();
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    CAPTURE(i);
-    REQUIRE(g[i].grad().defined());
-    CHECK(g[i].grad().device() == dev);
-    CHECK(rel_diff(g[i].grad(), c[i].grad()) <= eps);
-  }
-}
-
 }  // namespace
 
 // ---- CPU cases (run everywhere) ----------------------------------------------------------------------------

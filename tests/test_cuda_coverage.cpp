@@ -1,0 +1,242 @@
+// CPU-vs-device agreement of the public ops the other tests/test_cuda_*.cpp files leave out: the rarer
+// unary and binary ops, the *_like and device-taking creation functions, the hfft family and shifts,
+// nn.functional's layers and losses, initialisers, modules (to, state_dict, load_state_dict),
+// safetensors and the data loader. Every case is a DEVICE_CASE: on cuda:0 with a GPU, and on the
+// virtual CPU device cpu:1 everywhere (tests/cuda_test_util.hpp).
+#include <doctest/doctest.h>
+
+#include "cuda_test_util.hpp"
+
+#include <cstdio>
+#include <phasor/phasor.hpp>
+#include <string>
+#include <vector>
+
+using namespace phasor;
+using namespace cuda_test;
+namespace F = phasor::nn::functional;
+
+namespace {
+
+using V = std::vector<Tensor>;
+
+double tol(Dtype dt) { return dt == Dtype::Float32 || dt == Dtype::Complex64 ? 5e-5 : 1e-11; }
+
+}  // namespace
+
+DEVICE_CASE("cuda coverage: the rarer unary ops and their gradients agree with the CPU") {
+  manual_seed(31);
+  for (Dtype dt : {float32, float64}) {
+    CAPTURE(dt);
+    const Tensor x = sample({7, 9}, dt) * 0.4;  // inside (-1, 1) for asin/acos
+    const Tensor pos = x.abs() + 0.2;
+    const std::vector<std::pair<std::string, std::function<Tensor(const V&)>>> ops = {
+        {"sinh", [](const V& a) { return a[0].sinh(); }},   {"cosh", [](const V& a) { return a[0].cosh(); }},
+        {"tan", [](const V& a) { return a[0].tan(); }},     {"asin", [](const V& a) { return a[0].clamp(-0.9, 0.9).asin(); }},
+        {"acos", [](const V& a) { return a[0].clamp(-0.9, 0.9).acos(); }},
+        {"rsqrt", [](const V& a) { return (a[0].abs() + 0.2).rsqrt(); }},
+        {"log1p", [](const V& a) { return a[0].abs().log1p(); }},
+        {"softplus", [](const V& a) { return softplus(a[0], 1.5, 10.0); }},
+        {"permute+movedim", [](const V& a) { return a[0].unsqueeze(0).permute({2, 0, 1}).movedim(0, 1) * 2.0; }},
+        {"sum_to", [](const V& a) { return sum_to(a[0], Shape{1, 9}); }},
+    };
+    for (const auto& [name, f] : ops) {
+      agree(dev, name, f, {x}, tol(dt));
+      grads_agree(dev, name, f, {x}, tol(dt));
+    }
+    // not differentiable (or piecewise constant)
+    agree(dev, "ceil", [](const V& a) { return a[0].ceil(); }, {x * 5.0}, 0);
+    agree(dev, "isnan", [](const V& a) { return (a[0].log()).isnan(); }, {x}, 0);
+    agree(dev, "logical_not", [](const V& a) { return logical_not(a[0] > 0.0); }, {x}, 0);
+    agree(dev, "angle", [](const V& a) { return angle(a[0]); }, {x}, tol(dt));
+    agree(dev, "pos", [](const V& a) { return a[0].sqrt(); }, {pos}, tol(dt));
+  }
+  // complex: angle, real/imag views and their gradients
+  const Tensor z = sample({5, 6}, complex128);
+  agree(dev, "angle complex", [](const V& a) { return angle(a[0]); }, {z}, 1e-12);
+  grads_agree(dev, "real+imag", [](const V& a) { return real(a[0]) * imag(a[0]); }, {z}, 1e-12);
+}
+
+DEVICE_CASE("cuda coverage: logical ops, isclose, where with scalars and vector products agree") {
+  manual_seed(32);
+  const Tensor a = sample({6, 5}, float64), b = sample({6, 5}, float64);
+  agree(dev, "logical_and", [](const V& t) { return logical_and(t[0] > 0.0, t[1] > 0.0); }, {a, b}, 0);
+  agree(dev, "logical_or", [](const V& t) { return logical_or(t[0] > 0.0, t[1] > 0.0); }, {a, b}, 0);
+  agree(dev, "logical_xor", [](const V& t) { return logical_xor(t[0] > 0.0, t[1] > 0.0); }, {a, b}, 0);
+  agree(dev, "ne/le/gt", [](const V& t) { return (t[0] != t[1]) & (t[0] <= 0.5) & (t[1] > -1.0); }, {a, b}, 0);
+  agree(dev, "isclose", [](const V& t) { return isclose(t[0], t[0] + t[1] * 1e-7, 1e-6, 1e-6); }, {a, b}, 0);
+  CHECK(allclose(a.to(dev), a.to(dev) * (1.0 + 1e-12)));
+  agree(dev, "where scalar", [](const V& t) { return where(t[0] > 0.0, t[1], 0.5); }, {a, b}, 0);
+  grads_agree(dev, "where scalar", [](const V& t) { return where(t[0] > 0.0, 0.5, t[0] * t[1]); }, {a, b}, 1e-12);
+  for (Dtype dt : {float32, float64, complex64, complex128}) {
+    CAPTURE(dt);
+    const Tensor u = sample({17}, dt), v = sample({17}, dt);
+    const double t = tol(dt);
+    agree(dev, "dot", [](const V& x) { return dot(x[0], x[1]); }, {u, v}, t);
+    agree(dev, "vdot", [](const V& x) { return vdot(x[0], x[1]); }, {u, v}, t);
+    agree(dev, "outer", [](const V& x) { return outer(x[0], x[1]); }, {u, v}, t);
+    grads_agree(dev, "dot", [](const V& x) { return dot(x[0], x[1]); }, {u, v}, t);
+    grads_agree(dev, "outer", [](const V& x) { return outer(x[0], x[1]); }, {u, v}, t);
+  }
+}
+
+DEVICE_CASE("cuda coverage: creation on a device and the *_like functions follow the device") {
+  const Tensor t = sample({3, 4}, float64).to(dev);
+  for (const Tensor& x : {zeros_like(t), ones_like(t), empty_like(t), full_like(t, 2.5), zeros_like(t, float32)}) {
+    CHECK(x.device() == dev);
+    CHECK(x.shape() == Shape{3, 4});
+  }
+  CHECK(rel_diff(full_like(t, 2.5), full({3, 4}, 2.5, float64)) == 0);
+  CHECK(rel_diff(ones_like(t, int64), ones({3, 4}, int64)) == 0);
+  CHECK(rel_diff(scalar_tensor(1.25, float32, dev), scalar_tensor(1.25, float32)) == 0);
+  CHECK(scalar_tensor(1.25, float32, dev).device() == dev);
+  const std::vector<double> v{1.0, -2.0, 3.5, 0.25};
+  const Tensor d = from_data(v.data(), 4, float64, Shape{2, 2}, dev);
+  CHECK(d.device() == dev);
+  CHECK(rel_diff(d, from_vector(v, Shape{2, 2})) == 0);
+  // seeded draws: *_like on a device draws the CPU's numbers (the shared counter-based generator)
+  Generator g1(77), g2(77);
+  CHECK(rel_diff(rand_like(t, &g1), rand_like(t.to(Device::cpu()), &g2)) == 0);
+  CHECK(rel_diff(randn_like(t, &g1), randn_like(t.to(Device::cpu()), &g2)) == 0);
+  CHECK(randn_like(t, &g1).device() == dev);
+  // frequencies
+  CHECK(rel_diff(fft::fftfreq(9, 0.1, float64, dev), fft::fftfreq(9, 0.1, float64)) <= 1e-15);
+  CHECK(rel_diff(fft::rfftfreq(10, 0.5, float32, dev), fft::rfftfreq(10, 0.5, float32)) <= 1e-7);
+  CHECK(fft::rfftfreq(10, 0.5, float32, dev).device() == dev);
+}
+
+DEVICE_CASE("cuda coverage: hfft, ihfft, their n-d forms and the shifts agree with the CPU, with gradients") {
+  manual_seed(33);
+  for (Dtype dt : {float32, float64}) {
+    CAPTURE(dt);
+    const Dtype ct = to_complex(dt);
+    const Tensor h = sample({3, 9}, ct), r = sample({3, 10}, dt), h2 = sample({4, 6, 5}, ct), r2 = sample({4, 6, 8}, dt);
+    const double t = dt == float32 ? 2e-5 : 1e-12;
+    const std::vector<std::pair<std::string, std::function<Tensor(const V&)>>> ops = {
+        {"hfft", [](const V& a) { return fft::hfft(a[0], 16); }},
+        {"ihfft", [](const V& a) { return fft::ihfft(a[0]); }},
+        {"hfft ortho", [](const V& a) { return fft::hfft(a[0], std::nullopt, -1, fft::Norm::ortho); }},
+    };
+    for (const auto& [name, f] : ops) {
+      const Tensor& in = name == "ihfft" ? r : h;
+      agree(dev, name, f, {in}, t);
+      grads_agree(dev, name, f, {in}, t);
+    }
+    const auto hn = [](const V& a) { return fft::hfftn(a[0], std::vector<std::int64_t>{6, 8}, std::vector<std::int64_t>{1, 2}); };
+    const auto ihn = [](const V& a) { return fft::ihfftn(a[0], std::nullopt, std::vector<std::int64_t>{1, 2}); };
+    agree(dev, "hfftn", hn, {h2}, t);
+    grads_agree(dev, "hfftn", hn, {h2}, t);
+    agree(dev, "ihfftn", ihn, {r2}, t);
+    grads_agree(dev, "ihfftn", ihn, {r2}, t);
+    const auto shifts = [](const V& a) { return fft::ifftshift(fft::fftshift(a[0], std::vector<std::int64_t>{1}) * 2.0); };
+    agree(dev, "fftshift", [](const V& a) { return fft::fftshift(a[0]); }, {r2}, 0);
+    grads_agree(dev, "shifts", shifts, {r2}, t);
+  }
+}
+
+DEVICE_CASE("cuda coverage: linear, softmax, dropout and the regression losses agree, with gradients") {
+  manual_seed(34);
+  for (Dtype dt : {float32, float64}) {
+    CAPTURE(dt);
+    const double t = tol(dt);
+    const Tensor x = sample({4, 6}, dt), w = sample({3, 6}, dt), b = sample({3}, dt), y = sample({4, 3}, dt);
+    const auto lin = [](const V& a) { return F::linear(a[0], a[1], a[2]); };
+    agree(dev, "linear", lin, {x, w, b}, t);
+    grads_agree(dev, "linear", lin, {x, w, b}, t);
+    const auto sm = [](const V& a) { return F::softmax(a[0], 1) + F::log_softmax(a[0], 0); };
+    agree(dev, "softmax", sm, {x}, t);
+    grads_agree(dev, "softmax", sm, {x}, t);
+    const std::vector<std::pair<std::string, std::function<Tensor(const V&)>>> losses = {
+        {"mse", [](const V& a) { return F::mse_loss(a[0], a[1]); }},
+        {"l1 sum", [](const V& a) { return F::l1_loss(a[0], a[1], nn::Reduction::sum); }},
+        {"smooth_l1", [](const V& a) { return F::smooth_l1_loss(a[0], a[1], nn::Reduction::mean, 0.5); }},
+        {"huber none", [](const V& a) { return F::huber_loss(a[0], a[1], nn::Reduction::none, 0.7); }},
+        {"lp", [](const V& a) { return F::lp_loss(a[0], a[1], 3.0); }},
+        {"relative_lp", [](const V& a) { return F::relative_lp_loss(a[0], a[1]); }},
+    };
+    for (const auto& [name, f] : losses) {
+      agree(dev, name, f, {x.narrow(1, 0, 3), y}, t);
+      grads_agree(dev, name, f, {x.narrow(1, 0, 3), y}, t);
+    }
+    // dropout with equal generators draws the same mask on both devices
+    Generator g1(5), g2(5);
+    const Tensor dc = F::dropout(x, 0.3, true, &g1), dd = F::dropout(x.to(dev), 0.3, true, &g2);
+    CHECK(dd.device() == dev);
+    CHECK(rel_diff(dd, dc) <= t);
+    CHECK(rel_diff(F::dropout(x.to(dev), 0.3, false), x) == 0);  // eval: the identity
+  }
+}
+
+DEVICE_CASE("cuda coverage: initialisers and modules on a device: to(), forward, state_dict round trips") {
+  // initialisers fill a device tensor in place with the CPU's draws for a seed
+  Tensor wd = zeros({5, 4}, float32, dev), wc = zeros({5, 4}, float32);
+  Generator g1(9), g2(9);
+  nn::init::kaiming_normal_(wd, 0.0, nn::init::FanMode::fan_in, "relu", &g1);
+  nn::init::kaiming_normal_(wc, 0.0, nn::init::FanMode::fan_in, "relu", &g2);
+  CHECK(wd.device() == dev);
+  CHECK(rel_diff(wd, wc) == 0);
+  nn::init::xavier_uniform_(wd, 1.0, &g1);
+  nn::init::xavier_uniform_(wc, 1.0, &g2);
+  CHECK(rel_diff(wd, wc) == 0);
+  nn::init::constant_(wd, 0.5);
+  CHECK(rel_diff(wd, full({5, 4}, 0.5, float32)) == 0);
+
+  manual_seed(35);
+  auto make = [] {
+    return std::make_shared<nn::Sequential>(std::initializer_list<std::shared_ptr<nn::Module>>{
+        std::make_shared<nn::Linear>(6, 8, true, float64), std::make_shared<nn::GELU>(),
+        std::make_shared<nn::Dropout>(0.0), std::make_shared<nn::Linear>(8, 2, true, float64)});
+  };
+  const auto mc = make(), md = make();
+  md->load_state_dict(mc->state_dict());
+  md->to(dev);
+  for (const auto& p : md->parameters()) CHECK(p.device() == dev);
+  const Tensor x = sample({3, 6}, float64);
+  const Tensor yc = mc->forward(x), yd = md->forward(x.to(dev));
+  CHECK(yd.device() == dev);
+  CHECK(rel_diff(yd, yc) <= 1e-12);
+  yc.square().sum().backward();
+  yd.square().sum().backward();
+  const auto pc = mc->parameters(), pd = md->parameters();
+  REQUIRE(pc.size() == pd.size());
+  for (std::size_t i = 0; i < pc.size(); ++i) {
+    CAPTURE(i);
+    CHECK(pd[i].grad().device() == dev);
+    CHECK(rel_diff(pd[i].grad(), pc[i].grad()) <= 1e-12);
+  }
+  // a CPU state dict loads into the device module and stays on its device
+  for (auto& p : mc->parameters()) {
+    NoGradGuard ng;
+    Tensor q = p;
+    q.mul_(0.5);
+  }
+  md->load_state_dict(mc->state_dict());
+  for (const auto& p : md->parameters()) CHECK(p.device() == dev);
+  CHECK(rel_diff(md->forward(x.to(dev)), mc->forward(x)) <= 1e-12);
+  // the device module's state dict saves to safetensors and loads back (on the host)
+  const std::string path = "cuda_coverage_state.safetensors";
+  io::save_safetensors(path, md->state_dict());
+  const StateDict back = io::load_safetensors(path);
+  std::remove(path.c_str());
+  for (const auto& [k, v] : mc->state_dict()) {
+    CAPTURE(k);
+    REQUIRE(back.count(k));
+    CHECK(rel_diff(back.at(k), v) == 0);
+  }
+}
+
+DEVICE_CASE("cuda coverage: a data loader over device tensors yields batches on the device") {
+  const Tensor x = arange(40, float32).reshape({10, 4}).to(dev), y = arange(10, int64).to(dev);
+  data::TensorDataset ds({x, y});
+  data::DataLoader loader(ds, 4, true, false, 3);
+  std::int64_t rows = 0;
+  for (const auto& b : loader) {
+    REQUIRE(b.size() == 2);
+    CHECK(b[0].device() == dev);
+    CHECK(b[1].device() == dev);
+    // row i of x is 4 i .. 4 i + 3 and y = i: the batch keeps the pairs together
+    CHECK(rel_diff(b[0].select(1, 0), (b[1] * 4).to(float32)) == 0);
+    rows += b[0].size(0);
+  }
+  CHECK(rows == 10);
+}
