@@ -2,8 +2,8 @@
 #include <omp.h>
 
 #include <atomic>
-#include <utility>
 #include <ostream>
+#include <utility>
 
 #include "core/tensor_impl.hpp"
 #include "phasor/version.hpp"

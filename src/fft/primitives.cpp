@@ -97,7 +97,6 @@ std::int64_t prod(const DimList& v) {
 
 Tensor as_complex(const Tensor& g) { return g.is_complex() ? g : g.to(to_complex(g.dtype())); }
 
-
 // ---- pass decomposition (Note [blocked passes], src/fft/passes.cpp) -----------------------------------
 std::int64_t outer_of(const Shape& s, std::int64_t d) {
   std::int64_t p = 1;
