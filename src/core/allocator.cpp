@@ -362,7 +362,9 @@ struct ImplRecycler {
   /// Parks `p` with its storage when it was the storage's only owner and the block is small.
   static bool park(ThreadCache* c, TensorImpl* p) noexcept {
     Storage* s = p->storage.get();
-    if (!s || !c->slot || s->deleter || !s->data || !s->device.is_cpu() || p->storage.use_count() != 1) return false;
+    // host storage only (cpu:0): a parked impl is revived for cpu:0 without touching its device
+    if (!s || !c->slot || s->deleter || !s->data || s->device != Device::cpu() || p->storage.use_count() != 1)
+      return false;
     const SizeClass sc = size_class(s->nbytes);
     if (sc.bin >= kTlsBins || c->parked[sc.bin].n >= kParkKeep) return false;
     const auto cls = static_cast<std::int64_t>(sc.bytes);
@@ -428,9 +430,7 @@ Tensor new_impl() {
 }
 
 Tensor new_impl_with_storage(std::size_t nbytes, Device device) {
-  if (device.is_cpu()) {
-    if (device.index != 0) [[unlikely]]
-      cuda::detail::check_device(device, "empty");  // a virtual CPU device (set_cpu_device_count)
+  if (device == Device::cpu()) {
     const SizeClass sc = size_class(nbytes);
     ThreadCache* c = sc.bin < kTlsBins ? thread_cache() : nullptr;
     if (c && c->parked[sc.bin].n > 0) {
@@ -439,7 +439,6 @@ Tensor new_impl_with_storage(std::size_t nbytes, Device device) {
       Storage* s = p->storage.get();
       ASAN_UNPOISON_MEMORY_REGION(s->data, sc.bytes);
       s->nbytes = nbytes;
-      s->device = device;  // a parked impl may have served another CPU device (set_cpu_device_count)
       const auto cls = static_cast<std::int64_t>(sc.bytes);
       bump(c->slot->cached, -cls);
       bump(c->slot->current, cls);
@@ -531,6 +530,7 @@ namespace {
 
 std::shared_ptr<Storage> Storage::allocate(std::size_t nbytes, Device device) {
   if (!device.is_cpu()) return allocate_cuda(nbytes, device);
+  if (device.index != 0) cuda::detail::check_device(device, "empty");  // a virtual CPU device (set_cpu_device_count)
   auto s = std::allocate_shared<Storage>(detail::SmallBlockAllocator<Storage>());
   s->data = cpu_alloc(nbytes);
   s->nbytes = nbytes;
