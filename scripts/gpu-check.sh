@@ -9,7 +9,7 @@
 #   scripts/gpu-check.sh             on the GPU machine: unpacks the bundle (or, without one, builds
 #                                    in place when CMake and the dependencies are there), then runs
 #                                    1. the whole test suite (CPU and CUDA cases; without a GPU the
-#                                       CUDA cases report as skipped),
+#                                       CUDA cases report as skipped), then each GPU test file alone,
 #                                    2. the CUDA cases under compute-sanitizer memcheck,
 #                                    3. the GPU benchmarks (bench_cuda) and PyTorch eager's side of
 #                                       them (bench/fno_torch_cuda.py, when torch is installed),
@@ -78,8 +78,14 @@ timeout 240 "$BIN/phasor_tests" > "$OUTDIR/tests.log" 2>&1
 rc=$?
 tail -4 "$OUTDIR/tests.log"
 row "tests (all)" "$(grep -E '^\[doctest\] test cases' "$OUTDIR/tests.log" | sed 's/\[doctest\] //') rc=$rc"
-timeout 120 "$BIN/phasor_tests" -tc='*cuda*,*CUDA*' -tce='*[cpu:1]' -s=false > "$OUTDIR/tests_cuda.log" 2>&1
-row "tests (cuda cases)" "$(grep -E '^\[doctest\] test cases' "$OUTDIR/tests_cuda.log" | sed 's/\[doctest\] //')"
+# each GPU test file once more in a process of its own: a crash or a sticky CUDA error in one file
+# cannot hide the results of the others (the [cpu:1] halves ran in the whole suite above)
+for src in "$ROOT"/tests/test_cuda*.cpp; do
+  f=$(basename "$src" .cpp)
+  timeout 120 "$BIN/phasor_tests" --source-file="*$f.cpp" -tce='*[cpu:1]' > "$OUTDIR/$f.log" 2>&1
+  frc=$?
+  row "  $f" "$(grep -E '^\[doctest\] test cases' "$OUTDIR/$f.log" | sed 's/\[doctest\] //') rc=$frc"
+done
 
 echo "== 2. compute-sanitizer memcheck on the CUDA cases"
 if command -v compute-sanitizer > /dev/null; then
