@@ -227,6 +227,14 @@ DEVICE_CASE("cuda ops: matmul through cuBLAS agrees with OpenBLAS") {
     CHECK(rel_diff(matmul(p.to(dev), q.to(dev)), matmul(p, q)) <= t);
     CHECK(rel_diff(matmul(p.select(0, 0).to(dev).expand({3, 4, 5}), r.to(dev)), matmul(p.select(0, 0).expand({3, 4, 5}), r)) <= t);
     CHECK(rel_diff(matmul(c.to(dev).transpose(-1, -2), b.to(dev).t()), matmul(c.transpose(-1, -2), b.t())) <= t);
+    // an operand with fewer batch dims than the broadcast batch, copied: (2,3,4,5) @ (3,5,6) (attention-like),
+    // a one-column product, and a transposed first operand with fewer batch dims
+    const Tensor a4 = sample({2, 3, 4, 5}, dt), b1 = sample({3, 5, 1}, dt), c4 = sample({2, 3, 5, 4}, dt);
+    CHECK(rel_diff(matmul(a4.to(dev), r.to(dev)), matmul(a4, r)) <= t);
+    CHECK(rel_diff(matmul(a4.to(dev), b1.to(dev)), matmul(a4, b1)) <= t);
+    CHECK(rel_diff(matmul(r.to(dev).transpose(-1, -2), c4.to(dev)), matmul(r.transpose(-1, -2), c4)) <= t);
+    grads_agree(dev, "matmul, broadcast batch", [](const std::vector<Tensor>& x) { return matmul(x[0], x[1]); },
+                {a4, r}, t);
   }
   // gradients of a product, computed on the GPU
   const Tensor a = sample({5, 7}, float64), b = sample({7, 4}, float64);

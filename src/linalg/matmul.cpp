@@ -202,22 +202,29 @@ void matmul_into(const Tensor& out, Tensor a, Tensor b, const Shape& batch) {
         mm(la.trans, lb.trans, n, m, A, la.ld, B, lb.ld, C);
         return;
       }
-      if (gpu) {  // one strided-batched cuBLAS call; an operand whose batch offsets are not one stride is copied
+      // one strided-batched cuBLAS call; an operand whose batch offsets are not one stride is copied. A
+      // virtual CPU device (set_cpu_device_count) takes this path too, with one CPU gemm per matrix in
+      // place of cuBLAS, so that its host logic is tested without a GPU.
+      if (gpu || out.device() != Device::cpu()) {
         std::int64_t sa = 0, sb = 0;
         if (!uniform_stride(batch_offsets(a, batch), sa)) {
-          a = expand_batch(a, batch);
-          la = blas_layout(n, k, a.strides()[ad - 2], a.strides()[ad - 1]);
+          a = expand_batch(a, batch);  // more dims than before: the matrix dims are the last two
+          la = blas_layout(n, k, a.stride(-2), a.stride(-1));
           A = static_cast<const T*>(a.data_ptr());
           sa = n * k;
         }
         if (!uniform_stride(batch_offsets(b, batch), sb)) {
           b = expand_batch(b, batch);
-          lb = blas_layout(k, m, b.strides()[bd - 2], b.strides()[bd - 1]);
+          lb = blas_layout(k, m, b.stride(-2), b.stride(-1));
           B = static_cast<const T*>(b.data_ptr());
           sb = k * m;
         }
-        cuda_gemm_batched("matmul", out.dtype(), out.device().index, la.trans, lb.trans, n, m, k, A, la.ld, sa, B, lb.ld,
-                          sb, C, ldc, n * m, nb);
+        if (gpu)
+          cuda_gemm_batched("matmul", out.dtype(), out.device().index, la.trans, lb.trans, n, m, k, A, la.ld, sa, B,
+                            lb.ld, sb, C, ldc, n * m, nb);
+        else
+          for (std::int64_t i = 0; i < nb; ++i)
+            gemm<T>(la.trans, lb.trans, n, m, k, T(1), A + i * sa, la.ld, B + i * sb, lb.ld, T(0), C + i * n * m, ldc);
         return;
       }
       const auto oa = batch_offsets(a, batch), ob = batch_offsets(b, batch);
