@@ -7,6 +7,7 @@
 #include <complex>
 #include <vector>
 
+#include "../src/nn/spectral_dft.hpp"
 #include "test_util.hpp"
 
 using namespace phasor;
@@ -381,4 +382,16 @@ TEST_CASE("SpectralConv errors") {
                        doctest::Contains("float32 or float64"), Error);
   CHECK_THROWS_WITH_AS(nn::functional::spectral_conv(randn({1, 1, 8}), randn({1, 1, 3}, complex64), Tensor(), {4}),
                        doctest::Contains("expected a complex weight of shape (1, 1, 4)"), Error);
+}
+
+TEST_CASE("spectral DFT heads: an empty sum gives zeros, not uninitialised memory") {
+  // rdft_head over n = 0 samples and irdft_head over m = 0 modes: every output element is an empty sum
+  const Tensor x = zeros({3, 0}, float64);
+  const Tensor y = phasor::nn::detail::rdft_head(x, 2, 1.0);
+  CHECK(y.shape() == Shape{3, 2});
+  CHECK(y.dtype() == complex128);
+  CHECK(equal(y, zeros({3, 2}, complex128)));
+  const Tensor z = phasor::nn::detail::irdft_head(zeros({3, 0}, complex64), 4, 1.0);
+  CHECK(z.shape() == Shape{3, 4});
+  CHECK(equal(z, zeros({3, 4}, float32)));
 }

@@ -119,13 +119,13 @@ Tensor rdft_head(const Tensor& x, std::int64_t m, double scale) {
   const std::int64_t n = x.size(-1), rows = n == 0 ? 0 : x.numel() / n;
   Shape os = x.shape();
   os.back() = m;
+  if (rows == 0 || m == 0) return zeros(os, to_complex(dt), x.device());  // an empty sum (n = 0) is 0
   Tensor y = ::phasor::detail::make_tensor(os, to_complex(dt), x.device());
-  if (rows > 0 && m > 0)
-    real_dtype_call(dt, [&](auto zero) {
-      using T = decltype(zero);
-      const Tensor W = dft_matrix_on(n, m, false, dt, x.device());
-      scaled_gemm<T>("rdft_head", dt, x.device(), rows, 2 * m, n, scale, xc.data_ptr(), W.data_ptr(), y, y.data_ptr());
-    });
+  real_dtype_call(dt, [&](auto zero) {
+    using T = decltype(zero);
+    const Tensor W = dft_matrix_on(n, m, false, dt, x.device());
+    scaled_gemm<T>("rdft_head", dt, x.device(), rows, 2 * m, n, scale, xc.data_ptr(), W.data_ptr(), y, y.data_ptr());
+  });
   return y;
 }
 
@@ -137,13 +137,13 @@ Tensor irdft_head(const Tensor& y, std::int64_t n, double scale) {
   const std::int64_t m = y.size(-1), rows = m == 0 ? 0 : y.numel() / m;
   Shape os = y.shape();
   os.back() = n;
+  if (rows == 0 || n == 0) return zeros(os, dt, y.device());  // an empty sum (m = 0) is 0
   Tensor x = ::phasor::detail::make_tensor(os, dt, y.device());
-  if (rows > 0)
-    real_dtype_call(dt, [&](auto zero) {
-      using T = decltype(zero);
-      const Tensor V = dft_matrix_on(n, m, true, dt, y.device());
-      scaled_gemm<T>("irdft_head", dt, y.device(), rows, n, 2 * m, scale, yc.data_ptr(), V.data_ptr(), x, x.data_ptr());
-    });
+  real_dtype_call(dt, [&](auto zero) {
+    using T = decltype(zero);
+    const Tensor V = dft_matrix_on(n, m, true, dt, y.device());
+    scaled_gemm<T>("irdft_head", dt, y.device(), rows, n, 2 * m, scale, yc.data_ptr(), V.data_ptr(), x, x.data_ptr());
+  });
   return x;
 }
 
