@@ -448,7 +448,14 @@ TEST_CASE("cuda: streams" * doctest::skip(!kGpu)) {
   const Tensor d = x.to(Device::cuda(0));
   s.synchronize();
   CHECK(same_bytes(d, x));
+  // a product on the side stream (its own cuBLAS handle and workspace), then one on the default stream
+  const Tensor m = sample(64 * 48, Dtype::Float64).reshape({64, 48}), w = sample(48 * 32, Dtype::Float64).reshape({48, 32});
+  const Tensor side = matmul(m.to(Device::cuda(0)), w.to(Device::cuda(0)));
+  s.synchronize();
   cuda::set_current_stream(cuda::Stream::from_native(nullptr, 0));
+  const Tensor on_default = matmul(m.to(Device::cuda(0)), w.to(Device::cuda(0)));
+  CHECK(allclose(side.to(Device::cpu()), matmul(m, w), 1e-12, 1e-12));
+  CHECK(equal(side, on_default));
   CHECK(cuda::current_stream(0).is_default());
   cuda::synchronize();
 }

@@ -1,5 +1,5 @@
-// src/linalg/cublas_gemm.cpp - cuBLAS behind cuda_gemm: one handle per (thread, device), bound to the
-// device's current stream on every call; default math mode unless cuda::set_allow_tf32(true) (then
+// src/linalg/cublas_gemm.cpp - cuBLAS behind cuda_gemm: one handle per (thread, device, stream), bound
+// to its stream when made; default math mode unless cuda::set_allow_tf32(true) (then
 // TF32 tensor-op math). Row-major products map onto cuBLAS's column-major ones by swapping the
 // operands: C^T = op(B)^T op(A)^T.
 #include "linalg/cublas_gemm.hpp"
@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 #include <map>
+#include <utility>
 #include <string>
 
 #include "phasor/cuda.hpp"
@@ -29,8 +30,10 @@ void check(const CublasApi& api, cublasStatus_t s, const char* op, const char* c
     throw Error(op, std::string(call) + " failed: " + api.cublasGetStatusName(s) + ": " + api.cublasGetStatusString(s));
 }
 
-/// This thread's cuBLAS handle for `device` (made on first use, destroyed at thread exit), bound to the
-/// device's current stream, its math mode following cuda::allow_tf32().
+/// This thread's cuBLAS handle for `device` and the device's current stream (made on first use and bound
+/// to that stream for good, destroyed at thread exit), its math mode following cuda::allow_tf32(). One
+/// handle per stream, not one re-bound per call: cublasSetStream resets a handle to its default workspace,
+/// so one handle serving two streams would let their concurrent gemms share one workspace.
 cublasHandle_t handle_for(const CublasApi& api, int device, const char* op) {
   struct Handle {
     cublasHandle_t h = nullptr;
@@ -38,18 +41,22 @@ cublasHandle_t handle_for(const CublasApi& api, int device, const char* op) {
   };
   struct Handles {
     const CublasApi* api = nullptr;
-    std::map<int, Handle> h;
+    std::map<std::pair<int, cudaStream_t>, Handle> h;
     ~Handles() {
-      for (auto& [d, x] : h) api->cublasDestroy(x.h);
+      for (auto& [key, x] : h) api->cublasDestroy(x.h);
     }
   };
   thread_local Handles handles;
-  auto it = handles.h.find(device);
+  const cudaStream_t stream = ::phasor::cuda::detail::current_stream_handle(device);
+  auto it = handles.h.find({device, stream});
   if (it == handles.h.end()) {
     cublasHandle_t h = nullptr;
     check(api, api.cublasCreate(&h), op, "cublasCreate");
     handles.api = &api;
-    it = handles.h.emplace(device, Handle{h, -1}).first;
+    const cublasStatus_t s = api.cublasSetStream(h, stream);
+    if (s != CUBLAS_STATUS_SUCCESS) api.cublasDestroy(h);
+    check(api, s, op, "cublasSetStream");
+    it = handles.h.emplace(std::make_pair(device, stream), Handle{h, -1}).first;
   }
   Handle& e = it->second;
   const cublasMath_t mode = ::phasor::cuda::allow_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
@@ -57,7 +64,6 @@ cublasHandle_t handle_for(const CublasApi& api, int device, const char* op) {
     check(api, api.cublasSetMathMode(e.h, mode), op, "cublasSetMathMode");
     e.mode = static_cast<int>(mode);
   }
-  check(api, api.cublasSetStream(e.h, ::phasor::cuda::detail::current_stream_handle(device)), op, "cublasSetStream");
   return e.h;
 }
 
