@@ -34,6 +34,10 @@ void device_empty_cache(int device);
 /// copy to the CPU has finished when this returns.
 void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device, std::size_t bytes);
 
+/// Waits for the work queued so far on `device`'s current stream (nothing for a CPU device). A tensor made
+/// for a process-wide cache is then ready for every stream, not only for the one that made it.
+void finish_current_stream(Device device);
+
 /// Sets `bytes` bytes at `dst` on `device` to zero (CUDA: cudaMemsetAsync on the current stream).
 void fill_zero(void* dst, Device device, std::size_t bytes);
 

@@ -138,6 +138,15 @@ Stream current_stream(int device) {
   return Stream::from_native(detail::current_stream_handle(device), device);
 }
 
+namespace detail {
+void finish_current_stream(Device device) {
+  if (!device.is_cuda()) return;
+  check_device(device, "finish_current_stream");
+  DeviceGuard g(device.index);
+  PHASOR_CUDA_CHECK(cudaStreamSynchronize(current_stream_handle(device.index)));
+}
+}  // namespace detail
+
 void set_current_stream(const Stream& stream) {
   detail::check_device(Device::cuda(stream.device()), "set_current_stream");
   detail::thread_streams()[static_cast<std::size_t>(stream.device())] = static_cast<cudaStream_t>(stream.native_handle());
@@ -150,6 +159,7 @@ void check_device(Device d, const char* op) {
   if (d.is_cpu()) return check_cpu_device(d, op);
   throw Error(op, "device " + d.str() + " does not exist (CPU-only build)");
 }
+void finish_current_stream(Device device) { check_device(device, "finish_current_stream"); }
 void no_cuda_backend(const char* op, Device d) {
   check_device(d, op);
   throw Error(op, "no CUDA kernels in this build (CPU-only build)");

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "core/tensor_impl.hpp"
+#include "cuda/backend.hpp"
 #include "linalg/blas.hpp"
 #include "linalg/cublas_gemm.hpp"
 #include "phasor/creation.hpp"
@@ -74,6 +75,7 @@ Tensor dft_matrix_on(std::int64_t n, std::int64_t m, bool inverse, Dtype dtype, 
   auto it = cache->find(key);
   if (it != cache->end()) return it->second;
   Tensor t = host.to(device);
+  ::phasor::cuda::detail::finish_current_stream(device);  // cached: any stream may read it next
   if (cache->size() >= 64) cache->clear();
   cache->emplace(key, t);
   return t;

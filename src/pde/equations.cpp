@@ -4,6 +4,7 @@
 #include <complex>
 #include <numbers>
 
+#include "cuda/backend.hpp"
 #include "pde/solve_impl.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
@@ -110,7 +111,11 @@ std::vector<Tensor> detail::DeviceCopies::get(int key, Device device,
   std::lock_guard<std::mutex> lock(mu_);
   const auto k = std::make_tuple(key, static_cast<int>(device.type), device.index);
   auto it = copies_.find(k);
-  if (it == copies_.end()) it = copies_.emplace(k, make()).first;
+  if (it == copies_.end()) {
+    std::vector<Tensor> made = make();
+    cuda::detail::finish_current_stream(device);  // cached: any stream may read them next
+    it = copies_.emplace(k, std::move(made)).first;
+  }
   return it->second;
 }
 
@@ -128,6 +133,7 @@ const detail::SpectralCache::Set& detail::SpectralCache::get(Dtype real_dtype, D
     for (const auto& t : host.ik) s.ik.push_back(mv(t));
     s.half_dx_masked = mv(host.half_dx_masked);
     s.inv_k2 = mv(host.inv_k2);
+    cuda::detail::finish_current_stream(device);  // cached: any stream may read them next
     it = on_device_.emplace(k, std::move(s)).first;
   }
   return it->second;

@@ -65,6 +65,7 @@ Tensor device_symbol(const Grid& g, const std::string& kind, Dtype dtype, Device
   if (it != cache->end()) return it->second;
   if (cache->size() >= 64) cache->clear();
   Tensor t = make();
+  cuda::detail::finish_current_stream(device);  // cached: any stream may read it next
   cache->emplace(key.str(), t);
   return t;
 }
