@@ -29,8 +29,9 @@ struct VirtualCpu {
 
 /// An agreement case whose body compares results on `dev` with the CPU's. It is registered twice:
 /// "<name> [cuda:0]", skipped without a GPU, and "<name> [cpu:1]", which always runs on the virtual CPU
-/// device cpu:1. The CPU kernels compute both sides there, so the values agree trivially; what the cpu:1
-/// run checks is the device plumbing: an op mixing the input's device with a tensor made on the default
+/// device cpu:1. The CPU kernels compute both sides there, so the values mostly agree trivially (batched
+/// matmul is the exception: cpu:1 runs its GPU path's host logic with CPU gemms); what the cpu:1 run
+/// checks is the device plumbing: an op mixing the input's device with a tensor made on the default
 /// device (cpu:0) throws, exactly as it would on a GPU, and every result must land on `dev`.
 #define DEVICE_CASE(name) DEVICE_CASE_IMPL(DOCTEST_ANONYMOUS(device_case_), name)
 #define DEVICE_CASE_IMPL(body, name)                                                          \
