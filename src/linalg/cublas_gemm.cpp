@@ -7,8 +7,8 @@
 #include <algorithm>
 #include <climits>
 #include <map>
-#include <utility>
 #include <string>
+#include <utility>
 
 #include "phasor/cuda.hpp"
 #include "phasor/error.hpp"

@@ -205,7 +205,7 @@ void matmul_into(const Tensor& out, Tensor a, Tensor b, const Shape& batch) {
       // one strided-batched cuBLAS call; an operand whose batch offsets are not one stride is copied. A
       // virtual CPU device (set_cpu_device_count) takes this path too, with one CPU gemm per matrix in
       // place of cuBLAS, so that its host logic is tested without a GPU.
-      if (gpu || out.device() != Device::cpu()) {
+      if (out.device() != Device::cpu()) {  // a GPU, or a virtual CPU device
         std::int64_t sa = 0, sb = 0;
         if (!uniform_stride(batch_offsets(a, batch), sa)) {
           a = expand_batch(a, batch);  // more dims than before: the matrix dims are the last two

@@ -68,10 +68,10 @@ Tensor dft_matrix(std::int64_t n, std::int64_t m, bool inverse, Dtype dtype) {
 Tensor dft_matrix_on(std::int64_t n, std::int64_t m, bool inverse, Dtype dtype, Device device) {
   if (device == Device::cpu()) return dft_matrix(n, m, inverse, dtype);
   static std::mutex mu;
-  static auto* cache = new std::map<std::tuple<std::int64_t, std::int64_t, bool, Dtype, bool, int>, Tensor>();
+  static auto* cache = new std::map<std::tuple<std::int64_t, std::int64_t, bool, Dtype, int, int>, Tensor>();
   const Tensor host = dft_matrix(n, m, inverse, dtype);
   std::lock_guard<std::mutex> lk(mu);
-  auto key = std::make_tuple(n, m, inverse, dtype, device.is_cpu(), device.index);
+  auto key = std::make_tuple(n, m, inverse, dtype, static_cast<int>(device.type), device.index);
   auto it = cache->find(key);
   if (it != cache->end()) return it->second;
   Tensor t = host.to(device);
