@@ -9,11 +9,13 @@
 #   scripts/gpu-check.sh             on the GPU machine: unpacks the bundle (or, without one, builds
 #                                    in place when CMake and the dependencies are there), then runs
 #                                    1. the whole test suite (CPU and CUDA cases; without a GPU the
-#                                       CUDA cases report as skipped), then each GPU test file alone,
-#                                    2. the CUDA cases under compute-sanitizer memcheck,
-#                                    3. the GPU benchmarks (bench_cuda) and PyTorch eager's side of
+#                                       CUDA cases report as skipped),
+#                                    2. the GPU benchmarks (bench_cuda) and PyTorch eager's side of
 #                                       them (bench/fno_torch_cuda.py, when torch is installed),
-#                                    and prints a short table last. Logs go to $OUT (or build-gpu/out).
+#                                    3. when the suite failed, each GPU test file alone,
+#                                    4. the CUDA cases under compute-sanitizer memcheck,
+#                                    all within PHASOR_GPU_BUDGET seconds (540), and prints a short table
+#                                    last. Logs go to $OUT (or build-gpu/out).
 #
 # With the device tool:  run(command="scripts/gpu-check.sh", carry=["build-gpu/gpu-bundle.tar.xz"])
 set -uo pipefail
@@ -46,80 +48,129 @@ OUTDIR=${OUT:-$ROOT/build-gpu/out}
 mkdir -p "$OUTDIR"
 summary=()
 row() { summary+=("$(printf '%-44s %s' "$1" "$2")"); }
+# The whole run keeps to PHASOR_GPU_BUDGET seconds (default 540: under the device tool's 600 s limit per
+# command), so the table below is always printed; each stage gets its own cap or what is left, if less.
+BUDGET=${PHASOR_GPU_BUDGET:-540}
+T0=$SECONDS
+cap() {  # cap SECONDS -> the stage's timeout, or 0 when under 10 s are left
+  local left=$((BUDGET - (SECONDS - T0)))
+  local t=$(($1 < left ? $1 : left))
+  echo $((t < 10 ? 0 : t))
+}
+print_summary() {
+  echo
+  echo "== summary ($(date -u +%FT%TZ), $((SECONDS - T0)) s of $BUDGET)"
+  printf '%s\n' "${summary[@]}"
+  if [[ -f "$OUTDIR/torch_cuda.txt" ]]; then
+    echo
+    echo "== phasor vs PyTorch eager on this GPU"
+    grep '^|' "$OUTDIR/torch_cuda.txt"
+  fi
+}
 
 echo "== machine"
 nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv 2>&1 | tee "$OUTDIR/nvidia-smi.txt"
 command -v nvcc > /dev/null && nvcc --version | tail -1
 
+# cuBLAS/cuFFT are dlopen()ed: the toolkit's folders first, then those of the CUDA wheels beside PyTorch
+CUDA_LIBS=/usr/local/cuda/lib64:/usr/local/cuda/lib
+if command -v python3 > /dev/null; then
+  wheel_libs=$(timeout 20 python3 -c 'import glob, os, site
+dirs = [d for p in site.getsitepackages() for d in glob.glob(os.path.join(p, "nvidia", "**", "lib"), recursive=True)
+        if glob.glob(os.path.join(d, "libcublas.so*")) or glob.glob(os.path.join(d, "libcufft.so*"))]
+print(":".join(sorted(set(dirs))))' 2> /dev/null)
+  [[ -n "$wheel_libs" ]] && CUDA_LIBS="$CUDA_LIBS:$wheel_libs"
+fi
+
 if [[ -f "$BUNDLE" ]]; then
   RUN=/tmp/phasor-gpu && rm -rf "$RUN" && mkdir -p "$RUN" && tar -C "$RUN" -xJf "$BUNDLE"
-  export LD_LIBRARY_PATH="$RUN/lib:/usr/local/cuda/lib64:/usr/local/cuda/lib:${LD_LIBRARY_PATH:-}"  # cuBLAS/cuFFT are dlopen()ed
+  export LD_LIBRARY_PATH="$RUN/lib:$CUDA_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   BIN=$RUN/bin
   row "setup" "bundle unpacked"
 else
   echo "== no bundle: building here"
+  export LD_LIBRARY_PATH="$CUDA_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   if cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPHASOR_CUDA=ON -DPHASOR_BUILD_BENCH=ON \
        -DPHASOR_BUILD_EXAMPLES=OFF > "$OUTDIR/configure.log" 2>&1 &&
-     timeout 300 ninja -C build-gpu -j"$(nproc)" > "$OUTDIR/build.log" 2>&1; then
+     timeout "$(cap 300)" ninja -C build-gpu -j"$(nproc)" > "$OUTDIR/build.log" 2>&1; then
     BIN=$ROOT/build-gpu/bin && mkdir -p "$BIN"
     cp build-gpu/tests/phasor_tests build-gpu/bench/bench_* "$BIN/" 2>/dev/null
     row "setup" "built here"
   else
     tail -20 "$OUTDIR"/configure.log "$OUTDIR"/build.log 2>/dev/null
     row "setup" "FAILED (no bundle, and the build here failed: see configure.log/build.log)"
-    printf '%s\n' "${summary[@]}"
+    print_summary
     exit 1
   fi
 fi
+echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH" > "$OUTDIR/env.txt"
 export PHASOR_TEST_DATA_DIR="$ROOT/tests/data"
 
-echo "== 1. test suite (CPU + CUDA)"
-timeout 240 "$BIN/phasor_tests" > "$OUTDIR/tests.log" 2>&1
-rc=$?
-tail -4 "$OUTDIR/tests.log"
-row "tests (all)" "$(grep -E '^\[doctest\] test cases' "$OUTDIR/tests.log" | sed 's/\[doctest\] //') rc=$rc"
-# each GPU test file once more in a process of its own: a crash or a sticky CUDA error in one file
-# cannot hide the results of the others (the [cpu:1] halves ran in the whole suite above)
-for src in "$ROOT"/tests/test_cuda*.cpp; do
-  f=$(basename "$src" .cpp)
-  timeout 120 "$BIN/phasor_tests" --source-file="*$f.cpp" -tce='*[cpu:1]' > "$OUTDIR/$f.log" 2>&1
-  frc=$?
-  row "  $f" "$(grep -E '^\[doctest\] test cases' "$OUTDIR/$f.log" | sed 's/\[doctest\] //') rc=$frc"
-done
+# runs a stage under its capped timeout: stage NAME CAP LOG COMMAND...; sets rc (124: cut by the budget)
+stage() {
+  local name=$1 t
+  t=$(cap "$2")
+  local log=$3
+  shift 3
+  if ((t == 0)); then
+    rc=skipped
+    row "$name" "skipped: the budget is spent"
+    return 1
+  fi
+  timeout "$t" "$@" > "$log" 2>&1
+  rc=$?
+  return 0
+}
 
-echo "== 2. compute-sanitizer memcheck on the CUDA cases"
-if command -v compute-sanitizer > /dev/null; then
-  timeout 180 compute-sanitizer --tool memcheck --leak-check full --error-exitcode 9 \
-    "$BIN/phasor_tests" -tc='*cuda*,*CUDA*' -tce='*[cpu:1]' > "$OUTDIR/memcheck.log" 2>&1
-  mrc=$?
-  tail -3 "$OUTDIR/memcheck.log"
-  row "memcheck (cuda cases)" "$(grep -E 'ERROR SUMMARY' "$OUTDIR/memcheck.log" | tail -1) rc=$mrc"
-else
-  row "memcheck" "compute-sanitizer not found"
+echo "== 1. test suite (CPU + CUDA)"
+if stage "tests (all)" 240 "$OUTDIR/tests.log" "$BIN/phasor_tests"; then
+  tail -4 "$OUTDIR/tests.log"
+  row "tests (all)" "$(grep -E '^\[doctest\] test cases' "$OUTDIR/tests.log" | sed 's/\[doctest\] //') rc=$rc"
+  suite_rc=$rc
 fi
 
-echo "== 3. GPU benchmarks (bench_cuda, then PyTorch eager on the same work; table in torch_cuda.txt)"
+echo "== 2. GPU benchmarks (bench_cuda, then PyTorch eager on the same work; table in torch_cuda.txt)"
 shopt -s nullglob
 for b in "$BIN"/bench_*cuda*; do
   name=$(basename "$b")
-  timeout 200 "$b" --benchmark_min_time=0.05 --benchmark_repetitions=3 --benchmark_report_aggregates_only=true \
-    --benchmark_format=console --benchmark_out="$OUTDIR/$name.json" --benchmark_out_format=json > "$OUTDIR/$name.txt" 2>&1
-  row "$name" "rc=$? ($(grep -c median "$OUTDIR/$name.txt") medians, $name.txt)"
-  grep median "$OUTDIR/$name.txt" | head -40
+  if stage "$name" 200 "$OUTDIR/$name.txt" "$b" --benchmark_min_time=0.05 --benchmark_repetitions=3 \
+       --benchmark_report_aggregates_only=true --benchmark_format=console --benchmark_out="$OUTDIR/$name.json" \
+       --benchmark_out_format=json; then
+    row "$name" "rc=$rc ($(grep -c median "$OUTDIR/$name.txt") medians, $name.txt)"
+    grep median "$OUTDIR/$name.txt" | head -40
+  fi
 done
 if [[ -f "$OUTDIR/bench_cuda.json" ]] && python3 -c "import torch" 2> /dev/null; then
-  timeout 150 python3 "$ROOT/bench/fno_torch_cuda.py" --phasor "$OUTDIR/bench_cuda.json" > "$OUTDIR/torch_cuda.txt" 2>&1
-  row "fno_torch_cuda.py (torch side + table)" "rc=$?"
-  cat "$OUTDIR/torch_cuda.txt"
+  if stage "fno_torch_cuda.py (torch side + table)" 150 "$OUTDIR/torch_cuda.txt" \
+       python3 "$ROOT/bench/fno_torch_cuda.py" --phasor "$OUTDIR/bench_cuda.json"; then
+    row "fno_torch_cuda.py (torch side + table)" "rc=$rc"
+    cat "$OUTDIR/torch_cuda.txt"
+  fi
 else
   row "fno_torch_cuda.py" "skipped (no bench_cuda.json or no torch)"
 fi
 
-echo
-echo "== summary ($(date -u +%FT%TZ))"
-printf '%s\n' "${summary[@]}"
-if [[ -f "$OUTDIR/torch_cuda.txt" ]]; then
-  echo
-  echo "== phasor vs PyTorch eager on this GPU"
-  grep '^|' "$OUTDIR/torch_cuda.txt"
+# each GPU test file once more in a process of its own when the whole suite failed: a crash or a sticky
+# CUDA error in one file cannot hide the results of the others (the [cpu:1] halves ran in the suite above)
+if [[ "${suite_rc:-1}" != 0 ]]; then
+  echo "== 3. the GPU test files one by one (the whole suite failed)"
+  for src in "$ROOT"/tests/test_cuda*.cpp; do
+    f=$(basename "$src" .cpp)
+    if stage "  $f" 120 "$OUTDIR/$f.log" "$BIN/phasor_tests" --source-file="*$f.cpp" -tce='*[cpu:1]'; then
+      row "  $f" "$(grep -E '^\[doctest\] test cases' "$OUTDIR/$f.log" | sed 's/\[doctest\] //') rc=$rc"
+    fi
+  done
 fi
+
+echo "== 4. compute-sanitizer memcheck on the CUDA cases (last: it is the slowest stage)"
+if command -v compute-sanitizer > /dev/null; then
+  if stage "memcheck (cuda cases)" 240 "$OUTDIR/memcheck.log" compute-sanitizer --tool memcheck --leak-check full \
+       --error-exitcode 9 "$BIN/phasor_tests" -tc='*cuda*,*CUDA*' -tce='*[cpu:1]'; then
+    tail -3 "$OUTDIR/memcheck.log"
+    row "memcheck (cuda cases)" "$(grep -E 'ERROR SUMMARY' "$OUTDIR/memcheck.log" | tail -1) rc=$rc"
+  fi
+else
+  row "memcheck" "compute-sanitizer not found"
+fi
+
+print_summary
