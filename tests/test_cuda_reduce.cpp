@@ -251,6 +251,55 @@ DEVICE_CASE("cuda reduce: few long rows are split across blocks and still agree 
       CHECK(rel_diff((xg > 3.0).any({-1}), (x > 3.0).any({-1})) == 0);
     }
   }
+  // var/std (merged per chunk), logsumexp (shifted per chunk) and argmax/argmin (candidates per chunk)
+  for (const Shape& s : {Shape{1 << 21}, Shape{3, 100003}, Shape{2, 8193}}) {
+    CAPTURE(s.size());
+    for (Dtype dt : {float32, float64, complex64, complex128}) {
+      CAPTURE(dt);
+      const Tensor x = sample(s, dt) * 20.0 + 3.0;  // an offset for var, large values for logsumexp
+      const Tensor xg = x.to(dev);
+      const double t = tol(dt);
+      CHECK(rel_diff(var(xg, {-1}), var(x, {-1})) <= t);
+      CHECK(rel_diff(var(xg), var(x)) <= t);
+      CHECK(rel_diff(xg.std({-1}, 0.0, true), x.std({-1}, 0.0, true)) <= t);
+      CHECK(rel_diff(logsumexp(xg, {-1}), logsumexp(x, {-1})) <= t);
+      CHECK(rel_diff(logsumexp(xg), logsumexp(x)) <= t);
+    }
+    for (Dtype dt : {bool_, int64, float32, float64}) {
+      CAPTURE(dt);
+      const Tensor x = sample(s, dt);  // bools and small ints tie across chunks: the first index wins
+      const Tensor xg = x.to(dev);
+      CHECK(rel_diff(argmax(xg, -1), argmax(x, -1)) == 0);
+      CHECK(rel_diff(argmin(xg, -1), argmin(x, -1)) == 0);
+      CHECK(rel_diff(argmax(xg), argmax(x)) == 0);
+      CHECK(rel_diff(std::get<0>(max(xg, -1)), std::get<0>(max(x, -1))) == 0);
+      CHECK(rel_diff(std::get<1>(min(xg, -1)), std::get<1>(min(x, -1))) == 0);
+    }
+  }
+  {  // special values in single chunks of long rows (chunks are at least 4096 elements)
+    const double nan = std::numeric_limits<double>::quiet_NaN();
+    Tensor x = sample({6, 50000}, float64);
+    x.index({0, Slice(0, 20000)}).fill_(-kInf);  // whole chunks of -inf beside finite ones
+    x.index({1}).fill_(-kInf);                    // all -inf: logsumexp -inf, argmax 0
+    x.index({2, 30000}).fill_(kInf);              // one +inf
+    x.index({3, 40000}).fill_(nan);               // one NaN: it wins argmax and argmin, logsumexp is NaN
+    x.index({4}).fill_(-1000.0);                  // far below 0: exp underflows without the shift
+    x.index({4, Slice(0, 10000)}).fill_(-kInf);
+    x.index({5, Slice(45000, 50000)}).fill_(7.0);  // ties of the max in the last chunk
+    x.index({5, 49999}).fill_(7.0);
+    const Tensor xg = x.to(dev);
+    CHECK(rel_diff(logsumexp(xg, {1}), logsumexp(x, {1})) <= 1e-12);  // NaN and -inf must match too
+    CHECK(logsumexp(xg, {1}).to(Device::cpu()).index({1}).item<double>() == -kInf);
+    CHECK(std::isnan(logsumexp(xg, {1}).to(Device::cpu()).index({3}).item<double>()));
+    CHECK(rel_diff(argmax(xg, 1), argmax(x, 1)) == 0);
+    CHECK(rel_diff(argmin(xg, 1), argmin(x, 1)) == 0);
+    CHECK(to_vector<std::int64_t>(argmax(xg, 1).to(Device::cpu())) ==
+          std::vector<std::int64_t>{to_vector<std::int64_t>(argmax(x, 1))});
+    CHECK(to_vector<std::int64_t>(argmax(xg, 1).to(Device::cpu()))[3] == 40000);
+    CHECK(to_vector<std::int64_t>(argmax(xg, 1).to(Device::cpu()))[5] == 45000);
+    CHECK(rel_diff(var(xg, {1}), var(x, {1})) <= 1e-12);  // NaN rows (inf - inf, the NaN) on both
+    CHECK(std::isnan(var(xg, {1}).to(Device::cpu()).index({3}).item<double>()));
+  }
   // a NaN in one chunk wins the row's max
   Tensor x = sample({1 << 20}, float32);
   x.index({Slice(700000, 700001)}).fill_(std::numeric_limits<double>::quiet_NaN());

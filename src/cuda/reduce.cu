@@ -140,13 +140,18 @@ int multiprocessors() {
   return n;
 }
 
-/// Chunks per row for n_out rows of n_red elements (Note [split rows]); 1 = no split.
-std::int64_t split_count(std::int64_t n_out, std::int64_t n_red) {
+/// How a reduction of n_out rows of n_red elements splits its rows (Note [split rows]): `splits` chunks of
+/// `chunk` elements per row (the last may be shorter, none is empty); splits = 1 and chunk = n_red for no split.
+struct Split {
+  std::int64_t splits = 1, chunk = 0;
+};
+Split split_for(std::int64_t n_out, std::int64_t n_red) {
   constexpr std::int64_t kMinChunk = 4096;
   static const std::int64_t target = 4 * static_cast<std::int64_t>(multiprocessors());
-  if (n_out >= target || n_red < 2 * kMinChunk) return 1;
+  if (n_out >= target || n_red < 2 * kMinChunk) return Split{1, n_red};
   const std::int64_t want = (target + n_out - 1) / n_out, most = n_red / kMinChunk;
-  return want < most ? want : most;
+  const std::int64_t chunk = (n_red + (want < most ? want : most) - 1) / (want < most ? want : most);
+  return Split{(n_red + chunk - 1) / chunk, chunk};
 }
 
 /// Device scratch for the partials of a split reduction, from the caching allocator on the current
@@ -170,22 +175,20 @@ void launch(const void* rows, std::int64_t n_out, std::int64_t n_red, void* out,
   using A = typename R::A;
   using O = typename R::O;
   const auto s = static_cast<cudaStream_t>(stream);
-  std::int64_t splits = split_count(n_out, n_red);
-  if (splits <= 1) {
+  const Split sp = split_for(n_out, n_red);
+  if (sp.splits == 1) {
     rows_kernel<T, R, O><<<grid_for(n_out, 1), kThreads, 0, s>>>(static_cast<const T*>(rows), n_out, n_red, 1, n_red,
                                                           static_cast<O*>(out), r);
     check_launch("reduction");
     return;
   }
-  const std::int64_t chunk = (n_red + splits - 1) / splits;
-  splits = (n_red + chunk - 1) / chunk;  // no empty chunk
-  PartialBuffer partial(static_cast<std::size_t>(n_out * splits) * sizeof(A));
+  PartialBuffer partial(static_cast<std::size_t>(n_out * sp.splits) * sizeof(A));
   A* p = static_cast<A*>(partial.ptr);
-  rows_kernel<T, R, A><<<grid_for(n_out * splits, 1), kThreads, 0, s>>>(static_cast<const T*>(rows), n_out * splits, n_red,
-                                                                 splits, chunk, p, r);
+  rows_kernel<T, R, A><<<grid_for(n_out * sp.splits, 1), kThreads, 0, s>>>(static_cast<const T*>(rows), n_out * sp.splits,
+                                                                     n_red, sp.splits, sp.chunk, p, r);
   check_launch("reduction (partials)");
-  rows_kernel<A, Partials<R>, O><<<grid_for(n_out, 1), kThreads, 0, s>>>(p, n_out, splits, 1, splits, static_cast<O*>(out),
-                                                                  Partials<R>{r});
+  rows_kernel<A, Partials<R>, O><<<grid_for(n_out, 1), kThreads, 0, s>>>(p, n_out, sp.splits, 1, sp.splits,
+                                                                  static_cast<O*>(out), Partials<R>{r});
   check_launch("reduction");
 }
 
@@ -241,16 +244,16 @@ __device__ __forceinline__ A add_wrap(const A& a, const A& b) {
   else return a + b;
 }
 
-/// Shared scratch of one block: kThreads values of up to 16 bytes.
+/// Shared scratch of one block: kThreads values of up to 32 bytes (a complex128 variance partial).
 struct alignas(16) Scratch {
-  unsigned char bytes[kThreads * 16];
+  unsigned char bytes[kThreads * 32];
 };
 
 /// v combined over the block's kThreads threads (a shared-memory tree); every thread gets the result.
 /// Must be reached by all threads of the block.
 template <class A, class C>
 __device__ A block_reduce(A v, Scratch& scratch, C combine) {
-  static_assert(sizeof(A) <= 16, "block_reduce: accumulator too large");
+  static_assert(sizeof(A) <= 32, "block_reduce: accumulator too large");
   A* sh = reinterpret_cast<A*>(scratch.bytes);
   sh[threadIdx.x] = v;
   __syncthreads();
@@ -325,45 +328,129 @@ __global__ void norm_partials_kernel(const double* partial, std::int64_t n_out, 
   }
 }
 
+/// The variance accumulation of n elements: their mean and the sum of |x - mean|^2 (m2).
+template <class W>
+struct VarPartial {
+  W mean;
+  double m2, n;
+};
+/// Two variance partials merged (Chan et al.'s pairwise update): exact for any split of a row.
+template <class W>
+__device__ __forceinline__ VarPartial<W> var_merge(const VarPartial<W>& a, const VarPartial<W>& b) {
+  if (a.n == 0) return b;
+  if (b.n == 0) return a;
+  const double n = a.n + b.n;
+  const W d = b.mean - a.mean;
+  return VarPartial<W>{a.mean + d * (b.n / n), a.m2 + b.m2 + abs2_d(d) * (a.n * b.n / n), n};
+}
+/// m2 / divisor, or its square root.
+__device__ __forceinline__ double var_finish(double m2, double divisor, bool take_sqrt) {
+  const double v = m2 / divisor;
+  return take_sqrt ? ::sqrt(v) : v;
+}
+
 /// Variance (or its square root) of each row in two passes: the mean, then the sum of |x - mean|^2,
-/// divided by `divisor`; accumulated in double (complex128 for the complex mean).
+/// divided by `divisor`; accumulated in double (complex128 for the complex mean). Units as rows_kernel's
+/// (Note [split rows]): with splits > 1 each unit's (mean, m2, count) goes to `partial`, merged by
+/// var_partials_kernel; otherwise the row's result goes to `out`.
 template <class T>
-__global__ void var_kernel(const T* rows, std::int64_t n_out, std::int64_t n_red, real_t<T>* out, double divisor,
+__global__ void var_kernel(const T* rows, std::int64_t n_units, std::int64_t n_red, std::int64_t splits,
+                           std::int64_t chunk, real_t<T>* out, VarPartial<wide_t<T>>* partial, double divisor,
                            bool take_sqrt) {
   using W = wide_t<T>;
   __shared__ Scratch scratch;
   auto add_w = [](const W& a, const W& b) { return a + b; };
   auto add_d = [](double a, double b) { return a + b; };
-  for (std::int64_t row = blockIdx.x; row < n_out; row += gridDim.x) {
-    const T* r = rows + row * n_red;
+  for (std::int64_t unit = blockIdx.x; unit < n_units; unit += gridDim.x) {
+    const std::int64_t row = unit / splits, c = unit - row * splits;
+    const T* r = rows + row * n_red + c * chunk;
+    const std::int64_t len = chunk < n_red - c * chunk ? chunk : n_red - c * chunk;
     W s = W(0);
-    for (std::int64_t i = threadIdx.x; i < n_red; i += blockDim.x) s += convert<W>(r[i]);
-    const W mean = block_reduce(s, scratch, add_w) / static_cast<double>(n_red);  // 0/0: NaN, as on the CPU
+    for (std::int64_t i = threadIdx.x; i < len; i += blockDim.x) s += convert<W>(r[i]);
+    const W mean = block_reduce(s, scratch, add_w) / static_cast<double>(len);  // 0/0: NaN, as on the CPU
     double q = 0;
-    for (std::int64_t i = threadIdx.x; i < n_red; i += blockDim.x) q += abs2_d(convert<W>(r[i]) - mean);
-    const double total = block_reduce(q, scratch, add_d) / divisor;
-    if (threadIdx.x == 0) out[row] = static_cast<real_t<T>>(take_sqrt ? ::sqrt(total) : total);
+    for (std::int64_t i = threadIdx.x; i < len; i += blockDim.x) q += abs2_d(convert<W>(r[i]) - mean);
+    const double m2 = block_reduce(q, scratch, add_d);
+    if (threadIdx.x == 0) {
+      if (partial) partial[unit] = VarPartial<W>{mean, m2, static_cast<double>(len)};
+      else out[row] = static_cast<real_t<T>>(var_finish(m2, divisor, take_sqrt));
+    }
   }
 }
 
+/// Pass 2 of a split variance: merges each row's `splits` partials and finishes the variance.
+template <class W, class R>
+__global__ void var_partials_kernel(const VarPartial<W>* partial, std::int64_t n_out, std::int64_t splits, R* out,
+                                    double divisor, bool take_sqrt) {
+  __shared__ Scratch scratch;
+  auto merge = [](const VarPartial<W>& a, const VarPartial<W>& b) { return var_merge(a, b); };
+  for (std::int64_t row = blockIdx.x; row < n_out; row += gridDim.x) {
+    VarPartial<W> acc{W(0), 0.0, 0.0};
+    for (std::int64_t i = threadIdx.x; i < splits; i += blockDim.x) acc = var_merge(acc, partial[row * splits + i]);
+    const VarPartial<W> total = block_reduce(acc, scratch, merge);
+    if (threadIdx.x == 0) out[row] = static_cast<R>(var_finish(total.m2, divisor, take_sqrt));
+  }
+}
+
+/// The logsumexp accumulation of a chunk: its largest real part m (NaN wins) and s = sum(exp(x - shift(m))).
+template <class W>
+struct LsePartial {
+  W s;
+  double m;
+};
+/// The shift of a chunk or row whose largest real part is m: m, or 0 when m is infinite (as on the CPU:
+/// shifting by an infinity would give NaN).
+__device__ __forceinline__ double lse_shift(double m) { return ::isinf(m) ? 0.0 : m; }
+
 /// log(sum(exp(x))) of each row, shifted by the row's largest real part m (NaN wins; an infinite m is
-/// taken as 0, as on the CPU): log(sum(exp(x - m))) + m, summed in double / complex128.
+/// taken as 0, as on the CPU): log(sum(exp(x - m))) + m, summed in double / complex128. Units as
+/// rows_kernel's (Note [split rows]): with splits > 1 each unit's (s, m) goes to `partial`, combined by
+/// lse_partials_kernel; otherwise the row's result goes to `out`.
 template <class T>
-__global__ void lse_kernel(const T* rows, std::int64_t n_out, std::int64_t n_red, T* out) {
+__global__ void lse_kernel(const T* rows, std::int64_t n_units, std::int64_t n_red, std::int64_t splits,
+                           std::int64_t chunk, T* out, LsePartial<wide_t<T>>* partial) {
+  using W = wide_t<T>;
+  __shared__ Scratch scratch;
+  auto max_d = [](double a, double b) { return nan_max_d(a, b); };
+  auto add_w = [](const W& a, const W& b) { return a + b; };
+  for (std::int64_t unit = blockIdx.x; unit < n_units; unit += gridDim.x) {
+    const std::int64_t row = unit / splits, c = unit - row * splits;
+    const T* r = rows + row * n_red + c * chunk;
+    const std::int64_t len = chunk < n_red - c * chunk ? chunk : n_red - c * chunk;
+    double m = -::cuda::std::numeric_limits<double>::infinity();
+    for (std::int64_t i = threadIdx.x; i < len; i += blockDim.x) m = nan_max_d(m, real_d(r[i]));
+    m = block_reduce(m, scratch, max_d);
+    const double shift = lse_shift(m);
+    W s = W(0);
+    for (std::int64_t i = threadIdx.x; i < len; i += blockDim.x) s += exp_w(convert<W>(r[i]) - W(shift));
+    const W total = block_reduce(s, scratch, add_w);
+    if (threadIdx.x == 0) {
+      if (partial) partial[unit] = LsePartial<W>{total, m};
+      else out[row] = convert<T>(log_w(total) + W(shift));
+    }
+  }
+}
+
+/// Pass 2 of a split logsumexp: the row's shift M from the chunks' maxima, then
+/// log(sum_c s_c exp(shift_c - M)) + M. A chunk with s_c = 0 (all -inf) adds nothing: skipping it avoids
+/// 0 * inf when M is far below the chunk's shift of 0.
+template <class T>
+__global__ void lse_partials_kernel(const LsePartial<wide_t<T>>* partial, std::int64_t n_out, std::int64_t splits,
+                                    T* out) {
   using W = wide_t<T>;
   __shared__ Scratch scratch;
   auto max_d = [](double a, double b) { return nan_max_d(a, b); };
   auto add_w = [](const W& a, const W& b) { return a + b; };
   for (std::int64_t row = blockIdx.x; row < n_out; row += gridDim.x) {
-    const T* r = rows + row * n_red;
+    const LsePartial<W>* p = partial + row * splits;
     double m = -::cuda::std::numeric_limits<double>::infinity();
-    for (std::int64_t i = threadIdx.x; i < n_red; i += blockDim.x) m = nan_max_d(m, real_d(r[i]));
-    m = block_reduce(m, scratch, max_d);
-    if (::isinf(m)) m = 0;  // all -inf (or a +inf): shifting would give NaN
+    for (std::int64_t i = threadIdx.x; i < splits; i += blockDim.x) m = nan_max_d(m, p[i].m);
+    const double shift = lse_shift(block_reduce(m, scratch, max_d));
     W s = W(0);
-    for (std::int64_t i = threadIdx.x; i < n_red; i += blockDim.x) s += exp_w(convert<W>(r[i]) - W(m));
+    for (std::int64_t i = threadIdx.x; i < splits; i += blockDim.x)
+      if (!(p[i].s == W(0))) s += p[i].s * ::exp(lse_shift(p[i].m) - shift);
     const W total = block_reduce(s, scratch, add_w);
-    if (threadIdx.x == 0) out[row] = convert<T>(log_w(total) + W(m));
+    if (threadIdx.x == 0) out[row] = convert<T>(log_w(total) + W(shift));
   }
 }
 
@@ -380,30 +467,69 @@ __device__ __forceinline__ bool takes_over(const T& vb, std::int64_t ib, const T
   return ib < ia;
 }
 
-/// Index (and value) of the first maximum / minimum of each row (NaN wins); rows have n_red >= 1.
+/// The best (value, index) candidate of the block from each thread's (best, bi): a shared-memory tree;
+/// the result is in shv[0], shi[0]. Must be reached by all threads of the block.
 template <class T, bool Max>
-__global__ void arg_kernel(const T* rows, std::int64_t n_out, std::int64_t n_red, std::int64_t* idx, T* val) {
+__device__ void arg_block(const T& best, std::int64_t bi, T* shv, std::int64_t* shi) {
+  shv[threadIdx.x] = best;
+  shi[threadIdx.x] = bi;
+  __syncthreads();
+  for (int s = kThreads / 2; s > 0; s >>= 1) {
+    if (static_cast<int>(threadIdx.x) < s &&
+        takes_over<T, Max>(shv[threadIdx.x + s], shi[threadIdx.x + s], shv[threadIdx.x], shi[threadIdx.x])) {
+      shv[threadIdx.x] = shv[threadIdx.x + s];
+      shi[threadIdx.x] = shi[threadIdx.x + s];
+    }
+    __syncthreads();
+  }
+}
+
+/// Index (and value) of the first maximum / minimum of each row (NaN wins); rows have n_red >= 1. Units as
+/// rows_kernel's (Note [split rows]): with splits > 1 each chunk's best (value, index within the row) goes
+/// to pval / pidx, combined by arg_partials_kernel; otherwise the row's to idx / val.
+template <class T, bool Max>
+__global__ void arg_kernel(const T* rows, std::int64_t n_units, std::int64_t n_red, std::int64_t splits,
+                           std::int64_t chunk, std::int64_t* idx, T* val, T* pval, std::int64_t* pidx) {
   __shared__ alignas(16) T shv[kThreads];
   __shared__ std::int64_t shi[kThreads];
-  for (std::int64_t row = blockIdx.x; row < n_out; row += gridDim.x) {
+  for (std::int64_t unit = blockIdx.x; unit < n_units; unit += gridDim.x) {
+    const std::int64_t row = unit / splits, c = unit - row * splits, first = c * chunk;
     const T* r = rows + row * n_red;
+    const std::int64_t end = first + chunk < n_red ? first + chunk : n_red;
     T best = T();
     std::int64_t bi = -1;
-    for (std::int64_t i = threadIdx.x; i < n_red; i += blockDim.x) {
+    for (std::int64_t i = first + threadIdx.x; i < end; i += blockDim.x) {
       const T v = r[i];
       if (takes_over<T, Max>(v, i, best, bi)) best = v, bi = i;
     }
-    shv[threadIdx.x] = best;
-    shi[threadIdx.x] = bi;
-    __syncthreads();
-    for (int s = kThreads / 2; s > 0; s >>= 1) {
-      if (static_cast<int>(threadIdx.x) < s &&
-          takes_over<T, Max>(shv[threadIdx.x + s], shi[threadIdx.x + s], shv[threadIdx.x], shi[threadIdx.x])) {
-        shv[threadIdx.x] = shv[threadIdx.x + s];
-        shi[threadIdx.x] = shi[threadIdx.x + s];
+    arg_block<T, Max>(best, bi, shv, shi);
+    if (threadIdx.x == 0) {
+      if (pidx) {
+        pidx[unit] = shi[0];
+        pval[unit] = shv[0];
+      } else {
+        idx[row] = shi[0];
+        if (val) val[row] = shv[0];
       }
-      __syncthreads();
     }
+    __syncthreads();
+  }
+}
+
+/// Pass 2 of a split arg-extremum: the best of each row's `splits` (value, index) candidates.
+template <class T, bool Max>
+__global__ void arg_partials_kernel(const T* pval, const std::int64_t* pidx, std::int64_t n_out, std::int64_t splits,
+                                    std::int64_t* idx, T* val) {
+  __shared__ alignas(16) T shv[kThreads];
+  __shared__ std::int64_t shi[kThreads];
+  for (std::int64_t row = blockIdx.x; row < n_out; row += gridDim.x) {
+    T best = T();
+    std::int64_t bi = -1;
+    for (std::int64_t i = threadIdx.x; i < splits; i += blockDim.x) {
+      const std::int64_t k = row * splits + i;
+      if (takes_over<T, Max>(pval[k], pidx[k], best, bi)) best = pval[k], bi = pidx[k];
+    }
+    arg_block<T, Max>(best, bi, shv, shi);
     if (threadIdx.x == 0) {
       idx[row] = shi[0];
       if (val) val[row] = shv[0];
@@ -516,32 +642,50 @@ bool stat_rows(const char* op, Dtype in, const void* rows, std::int64_t n_out, s
   if (n_out == 0) return true;
   const unsigned blocks = grid_for(n_out, 1);
   const auto s = static_cast<cudaStream_t>(stream);
+  const Split sp = split_for(n_out, n_red);  // Note [split rows]
+  const std::int64_t units = n_out * sp.splits;
+  const unsigned unit_blocks = grid_for(units, 1);
   with_type(in, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<real_t<T>, float> || std::is_same_v<real_t<T>, double>) {
+      using W = wide_t<T>;
       const T* r = static_cast<const T*>(rows);
+      auto* ro = static_cast<real_t<T>*>(out);
       if (name == "norm") {
         const double inf = std::numeric_limits<double>::infinity();
         const int kind = param == 0 ? kNorm0 : param == 1 ? kNorm1 : param == 2 ? kNorm2 : param == inf ? kNormInf
                          : param == -inf ? kNormNegInf : kNormP;
-        auto* o = static_cast<real_t<T>*>(out);
-        std::int64_t splits = split_count(n_out, n_red);
-        if (splits <= 1) {
-          norm_kernel<T><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, 1, n_red, o, nullptr, kind, param);
-        } else {  // Note [split rows]
-          const std::int64_t chunk = (n_red + splits - 1) / splits;
-          splits = (n_red + chunk - 1) / chunk;
-          PartialBuffer partial(static_cast<std::size_t>(n_out * splits) * sizeof(double));
+        if (sp.splits == 1) {
+          norm_kernel<T><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, 1, n_red, ro, nullptr, kind, param);
+        } else {
+          PartialBuffer partial(static_cast<std::size_t>(units) * sizeof(double));
           auto* pp = static_cast<double*>(partial.ptr);
-          norm_kernel<T><<<grid_for(n_out * splits, 1), kThreads, 0, s>>>(r, n_out * splits, n_red, splits, chunk, o, pp,
-                                                                          kind, param);
+          norm_kernel<T><<<unit_blocks, kThreads, 0, s>>>(r, units, n_red, sp.splits, sp.chunk, ro, pp, kind, param);
           check_launch("norm (partials)");
-          norm_partials_kernel<real_t<T>><<<blocks, kThreads, 0, s>>>(pp, n_out, splits, o, kind, param);
+          norm_partials_kernel<real_t<T>><<<blocks, kThreads, 0, s>>>(pp, n_out, sp.splits, ro, kind, param);
         }
       } else if (name == "logsumexp") {
-        lse_kernel<T><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, static_cast<T*>(out));
+        auto* o = static_cast<T*>(out);
+        if (sp.splits == 1) {
+          lse_kernel<T><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, 1, n_red, o, nullptr);
+        } else {
+          PartialBuffer partial(static_cast<std::size_t>(units) * sizeof(LsePartial<W>));
+          auto* pp = static_cast<LsePartial<W>*>(partial.ptr);
+          lse_kernel<T><<<unit_blocks, kThreads, 0, s>>>(r, units, n_red, sp.splits, sp.chunk, o, pp);
+          check_launch("logsumexp (partials)");
+          lse_partials_kernel<T><<<blocks, kThreads, 0, s>>>(pp, n_out, sp.splits, o);
+        }
       } else {
-        var_kernel<T><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, static_cast<real_t<T>*>(out), param, name == "std");
+        const bool take_sqrt = name == "std";
+        if (sp.splits == 1) {
+          var_kernel<T><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, 1, n_red, ro, nullptr, param, take_sqrt);
+        } else {
+          PartialBuffer partial(static_cast<std::size_t>(units) * sizeof(VarPartial<W>));
+          auto* pp = static_cast<VarPartial<W>*>(partial.ptr);
+          var_kernel<T><<<unit_blocks, kThreads, 0, s>>>(r, units, n_red, sp.splits, sp.chunk, ro, pp, param, take_sqrt);
+          check_launch("var (partials)");
+          var_partials_kernel<W, real_t<T>><<<blocks, kThreads, 0, s>>>(pp, n_out, sp.splits, ro, param, take_sqrt);
+        }
       }
     }
   });
@@ -555,12 +699,30 @@ bool arg_rows(Dtype in, bool is_max, const void* rows, std::int64_t n_out, std::
   if (n_out == 0) return true;
   const unsigned blocks = grid_for(n_out, 1);
   const auto s = static_cast<cudaStream_t>(stream);
+  const Split sp = split_for(n_out, n_red);  // Note [split rows]
+  const std::int64_t units = n_out * sp.splits;
   with_type(in, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!is_complex_v<T>) {
       const T* r = static_cast<const T*>(rows);
-      if (is_max) arg_kernel<T, true><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, idx, static_cast<T*>(values));
-      else arg_kernel<T, false><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, idx, static_cast<T*>(values));
+      T* v = static_cast<T*>(values);
+      auto run = [&](auto max_tag) {
+        constexpr bool Max = decltype(max_tag)::value;
+        if (sp.splits == 1) {
+          arg_kernel<T, Max><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, 1, n_red, idx, v, nullptr, nullptr);
+          return;
+        }
+        // one buffer: the candidates' indices, then their values (8-byte aligned: sizeof(T) <= 8)
+        PartialBuffer partial(static_cast<std::size_t>(units) * (sizeof(std::int64_t) + sizeof(T)));
+        auto* pidx = static_cast<std::int64_t*>(partial.ptr);
+        auto* pval = reinterpret_cast<T*>(pidx + units);
+        arg_kernel<T, Max><<<grid_for(units, 1), kThreads, 0, s>>>(r, units, n_red, sp.splits, sp.chunk, idx, v, pval,
+                                                                    pidx);
+        check_launch(Max ? "argmax (partials)" : "argmin (partials)");
+        arg_partials_kernel<T, Max><<<blocks, kThreads, 0, s>>>(pval, pidx, n_out, sp.splits, idx, v);
+      };
+      if (is_max) run(std::true_type{});
+      else run(std::false_type{});
     }
   });
   check_launch(is_max ? "argmax" : "argmin");
