@@ -7,10 +7,15 @@
 
 #include "cuda_test_util.hpp"
 
+#include <cstdint>
 #include <cstdio>
+#include <functional>
+#include <memory>
 #include <phasor/phasor.hpp>
 #include <string>
 #include <vector>
+
+#include "../src/core/device_constants.hpp"
 
 using namespace phasor;
 using namespace cuda_test;
@@ -239,4 +244,116 @@ DEVICE_CASE("cuda coverage: a data loader over device tensors yields batches on 
     rows += b[0].size(0);
   }
   CHECK(rows == 10);
+}
+
+namespace {
+
+/// Counts op calls that copy a tensor from the host CPU to another device (`to` from cpu:0).
+struct HostCopies : OpObserver {
+  int count = 0;
+  std::string last;
+  void on_end(const OpEvent& e) override {
+    if (std::string(e.name) != "to" || e.inputs->empty() || e.outputs->empty()) return;
+    if ((*e.inputs)[0].device() == Device::cpu() && (*e.outputs)[0].device() != Device::cpu()) {
+      ++count;
+      last.clear();
+      for (auto n : (*e.inputs)[0].shape()) last += std::to_string(n) + " ";
+    }
+  }
+};
+
+/// Host-to-device copies made by f().
+int host_copies(const std::function<void()>& f, std::string* last = nullptr) {
+  auto obs = std::make_shared<HostCopies>();
+  add_op_observer(obs);
+  try {
+    f();
+  } catch (...) {
+    remove_op_observer(obs);
+    throw;
+  }
+  remove_op_observer(obs);
+  if (last) *last = obs->last;
+  return obs->count;
+}
+
+}  // namespace
+
+// A host-to-device copy in a training step or a solver step stalls the host on a GPU (Note [device
+// constants]): once warm, neither copies anything from the host.
+DEVICE_CASE("cuda coverage: a warm FNO train step and warm solver steps copy nothing from the host") {
+  manual_seed(41);
+  for (int d : {1, 2}) {
+    CAPTURE(d);
+    nn::FNO model(nn::FNOOptions().in_channels(2).out_channels(1).hidden_channels(8).modes(d == 1 ? Shape{6} : Shape{4, 4})
+                      .n_layers(2).projection_channels(16));
+    model.to(dev);
+    optim::Adam adam(model.parameters(), optim::AdamOptions(1e-3));
+    const Shape xs = d == 1 ? Shape{3, 2, 32} : Shape{3, 2, 16, 16}, ys = d == 1 ? Shape{3, 1, 32} : Shape{3, 1, 16, 16};
+    const Tensor x = randn(xs, float32, dev), y = randn(ys, float32, dev);
+    auto step = [&] {
+      adam.zero_grad();
+      Tensor loss = F::relative_lp_loss(model.forward(x), y);
+      loss.backward();
+      adam.step();
+    };
+    step();
+    std::string last;
+    CHECK_MESSAGE(host_copies(step, &last) == 0, "a host tensor of shape " << last << " was copied");
+  }
+  const pde::NavierStokes2D ns(pde::Grid({16, 16}, 1.0), 1e-3);
+  const pde::Burgers bu(pde::Grid({32}, 1.0), 0.05);
+  for (const pde::Equation* eq : {static_cast<const pde::Equation*>(&ns), static_cast<const pde::Equation*>(&bu)}) {
+    const Shape s = eq == &ns ? Shape{16, 16} : Shape{32};
+    const Tensor uh = pde::to_spectral(eq->grid(), randn(s, float64)).to(dev);
+    for (pde::Stepper st : {pde::Stepper::etdrk4, pde::Stepper::rk4}) {
+      const pde::Integrator integ(*eq, 1e-3, st);
+      (void)integ.steps(uh, 0.0, 2);
+      std::string last;
+      CHECK_MESSAGE(host_copies([&] { (void)integ.steps(uh, 0.0, 3); }, &last) == 0,
+                    "a host tensor of shape " << last << " was copied");
+    }
+  }
+}
+
+TEST_CASE("device constants: made once per (key, device), every call on the host, never shared across devices") {
+  cuda_test::VirtualCpu virtual_cpu;
+  set_cpu_device_count(3);
+  int made = 0;
+  const auto make = [&made] {
+    ++made;
+    return arange(0, 5, 1, float64);
+  };
+  const std::string key = "test constant|" + std::to_string(reinterpret_cast<std::uintptr_t>(&made));
+  // the host: built each call, nothing kept
+  const Tensor h1 = detail::device_constant(key, Device::cpu(), make), h2 = detail::device_constant(key, Device::cpu(), make);
+  CHECK(made == 2);
+  CHECK(h1.data_ptr() != h2.data_ptr());
+  // a device: built and moved once, then shared
+  const Tensor a = detail::device_constant(key, Device::cpu(1), make), b = detail::device_constant(key, Device::cpu(1), make);
+  CHECK(made == 3);
+  CHECK(a.device() == Device::cpu(1));
+  CHECK(a.data_ptr() == b.data_ptr());
+  CHECK(to_vector<double>(a.to(Device::cpu())) == std::vector<double>{0, 1, 2, 3, 4});
+  // another device or another key: its own
+  const Tensor c = detail::device_constant(key, Device::cpu(2), make);
+  CHECK(made == 4);
+  CHECK(c.device() == Device::cpu(2));
+  (void)detail::device_constant(key + "|other", Device::cpu(1), make);
+  CHECK(made == 5);
+  // make() may itself ask for a device constant (no deadlock), and runs without recording gradients
+  const Tensor nested = detail::device_constant(key + "|outer", Device::cpu(1), [&] {
+    const Tensor inner = detail::device_constant(key + "|inner", Device::cpu(1), make);
+    return (inner.to(Device::cpu()) * 2.0).requires_grad_() * 1.0;
+  });
+  CHECK(made == 6);
+  CHECK_FALSE(nested.requires_grad());
+  CHECK(to_vector<double>(nested.to(Device::cpu())) == std::vector<double>{0, 2, 4, 6, 8});
+  // a full cache starts over: the entry is made again, and the old tensor stays valid for its holders
+  for (std::size_t i = 0; i < detail::kMaxDeviceConstants; ++i)
+    (void)detail::device_constant(key + "|fill" + std::to_string(i), Device::cpu(1), [] { return zeros({1}); });
+  const Tensor again = detail::device_constant(key, Device::cpu(1), make);
+  CHECK(made == 7);
+  CHECK(to_vector<double>(a.to(Device::cpu())) == std::vector<double>{0, 1, 2, 3, 4});
+  CHECK(to_vector<double>(again.to(Device::cpu())) == std::vector<double>{0, 1, 2, 3, 4});
 }

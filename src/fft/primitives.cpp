@@ -23,8 +23,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include "autodiff/node.hpp"
+#include "core/device_constants.hpp"
 #include "core/elementwise.hpp"
 #include "core/tensor_impl.hpp"
 #include "fft/fftw_backend.hpp"
@@ -36,6 +38,7 @@
 namespace phasor::fft::detail {
 
 using ::phasor::detail::Ctx;
+using ::phasor::detail::device_constant;
 using ::phasor::detail::kSaveNone;
 using G = std::vector<Tensor>;
 
@@ -264,13 +267,18 @@ Tensor primitive(const char* name, const Tensor& x, Kernel&& kernel, Backward&& 
 
 Tensor half_weights(std::int64_t n, std::int64_t dim, std::int64_t ndim, Dtype real_dtype, double interior,
                     Device device) {
-  const std::int64_t m = n / 2 + 1;
-  std::vector<double> w(u(m), interior);
-  w[0] = 1.0;
-  if (n % 2 == 0) w[u(m - 1)] = 1.0;
-  Shape shape(u(ndim), 1);
-  shape[u(dim)] = m;
-  return from_vector(w, shape).to(real_dtype).to(device);
+  char key[160];
+  std::snprintf(key, sizeof key, "fft half_weights|%lld|%lld|%lld|%s|%a", static_cast<long long>(n),
+                static_cast<long long>(dim), static_cast<long long>(ndim), dtype_name(real_dtype), interior);
+  return device_constant(key, device, [&] {  // Note [device constants]
+    const std::int64_t m = n / 2 + 1;
+    std::vector<double> w(u(m), interior);
+    w[0] = 1.0;
+    if (n % 2 == 0) w[u(m - 1)] = 1.0;
+    Shape shape(u(ndim), 1);
+    shape[u(dim)] = m;
+    return from_vector(w, shape).to(real_dtype);
+  });
 }
 
 // ---- the primitives (Note [fft gradients]) ---------------------------------------------------------------

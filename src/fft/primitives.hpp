@@ -59,7 +59,8 @@ Tensor fast_1d(Kind kind, const Tensor& x, const Length& n, std::int64_t dim, No
 
 /// Weights along the halved dim `dim` of an `ndim`-dim tensor whose full length is `n`:
 /// `interior` on the bins 1..ceil(n/2)-1, 1 on the DC and (n even) Nyquist bins, on `device`: the
-/// factors a real transform's backward applies to a half spectrum.
+/// factors a real transform's backward applies to a half spectrum. Made once per device off the host CPU
+/// (Note [device constants]): never modify the result.
 Tensor half_weights(std::int64_t n, std::int64_t dim, std::int64_t ndim, Dtype real_dtype, double interior,
                     Device device);
 

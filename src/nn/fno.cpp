@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/device_constants.hpp"
 #include "core/tensor_impl.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
@@ -198,8 +199,11 @@ Tensor FNO::forward(const Tensor& x_in) {
       vs[2 + i] = n;
       Shape es{B, 1};
       es.insert(es.end(), grid.begin(), grid.end());
-      Tensor c = arange(0, n, 1, x.dtype()) * (1.0 / static_cast<double>(n));  // n values: made on the host
-      c = c.to(x.device()).reshape(vs).expand(es);
+      const Dtype dt = x.dtype();
+      Tensor c = ::phasor::detail::device_constant(  // Note [device constants]: no copy per call on a GPU
+          std::string("fno grid|") + std::to_string(n) + "|" + dtype_name(dt), x.device(),
+          [n, dt] { return arange(0, n, 1, dt) * (1.0 / static_cast<double>(n)); });
+      c = c.reshape(vs).expand(es);
       parts.push_back(c);
     }
     x = cat(parts, 1);

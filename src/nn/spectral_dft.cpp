@@ -20,11 +20,12 @@
 #include <map>
 #include <mutex>
 #include <numbers>
+#include <string>
 #include <tuple>
 #include <vector>
 
+#include "core/device_constants.hpp"
 #include "core/tensor_impl.hpp"
-#include "cuda/backend.hpp"
 #include "linalg/blas.hpp"
 #include "linalg/cublas_gemm.hpp"
 #include "phasor/creation.hpp"
@@ -63,22 +64,12 @@ Tensor dft_matrix(std::int64_t n, std::int64_t m, bool inverse, Dtype dtype) {
   return t;
 }
 
-/// The matrix on `device`, cached for a CUDA or virtual CPU device in a map that is never destroyed (its
-/// blocks must not be returned after the CUDA runtime has shut down at exit).
+/// The matrix on `device`: the host's cached one, or made once per device (Note [device constants]).
 Tensor dft_matrix_on(std::int64_t n, std::int64_t m, bool inverse, Dtype dtype, Device device) {
   if (device == Device::cpu()) return dft_matrix(n, m, inverse, dtype);
-  static std::mutex mu;
-  static auto* cache = new std::map<std::tuple<std::int64_t, std::int64_t, bool, Dtype, int, int>, Tensor>();
-  const Tensor host = dft_matrix(n, m, inverse, dtype);
-  std::lock_guard<std::mutex> lk(mu);
-  auto key = std::make_tuple(n, m, inverse, dtype, static_cast<int>(device.type), device.index);
-  auto it = cache->find(key);
-  if (it != cache->end()) return it->second;
-  Tensor t = host.to(device);
-  ::phasor::cuda::detail::finish_current_stream(device);  // cached: any stream may read it next
-  if (cache->size() >= 64) cache->clear();
-  cache->emplace(key, t);
-  return t;
+  const std::string key = "dft matrix|" + std::to_string(n) + "|" + std::to_string(m) + "|" + (inverse ? "inv" : "fwd") +
+                          "|" + dtype_name(dtype);
+  return ::phasor::detail::device_constant(key, device, [&] { return dft_matrix(n, m, inverse, dtype); });
 }
 
 /// Row-major C (rows x cols) = scale * A (rows x inner) B (inner x cols) on A's device (BLAS or cuBLAS).

@@ -4,13 +4,12 @@
 #include <cmath>
 #include <complex>
 #include <functional>
-#include <map>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
 
 #include "autodiff/node.hpp"
+#include "core/device_constants.hpp"
 #include "core/tensor_impl.hpp"
 #include "cuda/backend.hpp"
 #include "pde/grid_detail.hpp"
@@ -48,26 +47,16 @@ Tensor place(const Tensor& t, Dtype dtype, Device device, const char* op) {
 }
 
 /// An operator's symbol for `device`: on the host CPU make() every time; on another device made once per
-/// (grid, kind, dtype, device) and kept in a small process-wide cache (at most 64 symbols; it starts over
-/// when full), so an operator applied to a GPU field costs no host-to-device copy after the first call.
-/// The cached tensors never leave this file (no caller can modify them).
+/// (grid, kind, dtype, device) and shared (Note [device constants]), so an operator applied to a GPU field
+/// costs no host-to-device copy after the first call. The cached tensors never leave this file (no caller
+/// can modify them).
 Tensor device_symbol(const Grid& g, const std::string& kind, Dtype dtype, Device device,
                      const std::function<Tensor()>& make) {
   if (device == Device::cpu()) return make();
   std::ostringstream key;
-  key << kind << '|' << dtype_name(dtype) << '|' << device.str() << std::hexfloat;
+  key << "pde symbol|" << kind << '|' << dtype_name(dtype) << std::hexfloat;
   for (std::int64_t a = 0; a < g.ndim(); ++a) key << '|' << g.sizes()[a] << ':' << g.lengths()[a];
-  static std::mutex mu;
-  // never destroyed: device memory must not be freed during static destruction (after the CUDA runtime)
-  static auto* cache = new std::map<std::string, Tensor>();
-  std::lock_guard<std::mutex> lock(mu);
-  auto it = cache->find(key.str());
-  if (it != cache->end()) return it->second;
-  if (cache->size() >= 64) cache->clear();
-  Tensor t = make();
-  cuda::detail::finish_current_stream(device);  // cached: any stream may read it next
-  cache->emplace(key.str(), t);
-  return t;
+  return ::phasor::detail::device_constant(key.str(), device, make);
 }
 
 /// The rfftn/irfftn dims of a d-dimensional grid: (-d, ..., -1).
