@@ -155,6 +155,45 @@ DEVICE_CASE("cuda ops: binary ops, broadcasting and type promotion agree with th
   CHECK(rel_diff(z, x.to(complex64)) == 0);
 }
 
+// The flat kernel (contiguous operands, each thread loading 4 elements a grid step apart, with a tail
+// loop) and its 0-d operands: sizes on both sides of every boundary, scalars on either side, in place,
+// a bool output, three inputs (where), and contiguous and strided fills.
+DEVICE_CASE("cuda ops: the flat elementwise kernel covers every size, 0-d operands and in-place use") {
+  manual_seed(22);
+  for (std::int64_t n : {1, 2, 3, 255, 256, 257, 1023, 1024, 1025, 4097, 65537, 262147, (1 << 20) + 7}) {
+    CAPTURE(n);
+    for (Dtype dt : {float32, float64, complex64, complex128, int64, bool_}) {
+      CAPTURE(dt);
+      const Tensor a = sample({n}, dt), b = sample({n}, dt), s = sample({}, dt);
+      const Tensor ga = a.to(dev), gb = b.to(dev), gs = s.to(dev);
+      CHECK(rel_diff(ga + gb, a + b) == 0);
+      CHECK(rel_diff(ga * gs, a * s) == 0);   // a 0-d operand second
+      CHECK(rel_diff(gs * gb, s * b) == 0);   // and first
+      CHECK(rel_diff(ga == gb, a == b) == 0);  // a bool output from any compute type
+      CHECK(rel_diff(where(gb == gs, ga, gb), where(b == s, a, b)) == 0);
+      if (dt == bool_) continue;
+      CHECK(rel_diff(ga * 3, a * 3) == 0);  // a wrapped scalar
+      CHECK(rel_diff(-ga, -a) == 0);
+      Tensor gi = ga.clone();
+      gi.add_(gb);  // in place: out == a
+      CHECK(rel_diff(gi, a + b) == 0);
+      gi.mul_(gs);
+      CHECK(rel_diff(gi, (a + b) * s) == 0);
+      if (is_complex(dt) || dt == int64) continue;
+      CHECK(rel_diff(ga.exp(), a.exp()) <= tol(dt));
+      CHECK(rel_diff(ga / (gb.abs() + 1.0), a / (b.abs() + 1.0)) <= tol(dt));
+    }
+    // fills: contiguous and strided
+    Tensor f = zeros({n, 2}, float32, dev);
+    f.fill_(1.5);
+    CHECK(rel_diff(f, full({n, 2}, 1.5, float32)) == 0);
+    f.select(1, 0).fill_(-2.0);
+    Tensor fc = full({n, 2}, 1.5, float32);
+    fc.select(1, 0).fill_(-2.0);
+    CHECK(rel_diff(f, fc) == 0);
+  }
+}
+
 DEVICE_CASE("cuda ops: gradients computed on the GPU match the CPU's") {
   manual_seed(3);
   const Tensor x = sample({16, 24}, float64), w = sample({16, 24}, float64);

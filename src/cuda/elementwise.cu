@@ -51,13 +51,43 @@ __device__ __forceinline__ void store(char* p, Dtype t, const V& v) {
 }
 
 // ---- kernels ----------------------------------------------------------------------------------------------
-/// Same-dtype contiguous operands: out[i] = f(in_0[i], ...), T everywhere.
+/// Elements each thread of the flat kernel loads before it computes (its grid has a quarter of the threads).
+constexpr int kFlatUnroll = 4;
+
+/// f applied to the first N of (x, y, z).
+template <int N, class F, class T>
+__device__ __forceinline__ auto apply(const F& f, const T& x, const T& y, const T& z) {
+  if constexpr (N == 1) return f(x);
+  else if constexpr (N == 2) return f(x, y);
+  else return f(x, y, z);
+}
+
+/// Same-dtype contiguous operands: out[i] = f(a[i * sa], b[i * sb], c[i * sc]), T everywhere; an input's
+/// step is 1, or 0 for a single element broadcast to all (a 0-d operand such as a wrapped scalar). Each
+/// thread loads kFlatUnroll elements (a grid step apart, so every load stays coalesced across the warp)
+/// before it computes and stores any: independent loads in flight are what memory-bound kernels need.
+/// In-place use (out == a) is fine: a thread reads each of its elements before writing it.
 template <int N, class T, class Out, class F>
-__global__ void flat_kernel(Out* out, const T* a, const T* b, const T* c, std::int64_t n, F f) {
-  for (std::int64_t i = grid_start(); i < n; i += grid_step()) {
-    if constexpr (N == 1) out[i] = f(a[i]);
-    else if constexpr (N == 2) out[i] = f(a[i], b[i]);
-    else out[i] = f(a[i], b[i], c[i]);
+__global__ void flat_kernel(Out* out, const T* a, const T* b, const T* c, std::int64_t sa, std::int64_t sb,
+                            std::int64_t sc, std::int64_t n, F f) {
+  constexpr int kUnroll = kFlatUnroll;
+  const std::int64_t step = grid_step();
+  std::int64_t i = grid_start();
+  for (; i + (kUnroll - 1) * step < n; i += kUnroll * step) {
+    T x[kUnroll], y[kUnroll], z[kUnroll];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) {
+      const std::int64_t j = i + u * step;
+      x[u] = a[j * sa];
+      if constexpr (N >= 2) y[u] = b[j * sb];
+      if constexpr (N >= 3) z[u] = c[j * sc];
+    }
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u) out[i + u * step] = apply<N>(f, x[u], y[u], z[u]);
+  }
+  for (; i < n; i += step) {
+    const T x = a[i * sa], y = N >= 2 ? b[i * sb] : T(), z = N >= 3 ? c[i * sc] : T();
+    out[i] = apply<N>(f, x, y, z);
   }
 }
 
@@ -80,14 +110,12 @@ __global__ void strided_kernel(Operands o, F f) {
   }
 }
 
-/// True when every operand is contiguous (one coalesced dim of unit element stride) with dtype t.
-bool flat(const Operands& o, Dtype t) {
-  if (o.ndim > 1) return false;
-  for (int k = 0; k < o.count; ++k) {
-    if (o.dtype[k] != t) return false;
-    if (o.ndim == 1 && o.strides[k][0] != static_cast<std::int64_t>(itemsize(t))) return false;
-  }
-  return true;
+/// The element step of operand k for the flat kernel when it has dtype t: 1 when contiguous (one coalesced
+/// dim of unit element stride, or no dims), 0 when one element is broadcast to all (stride 0), else -1.
+std::int64_t flat_step(const Operands& o, int k, Dtype t) {
+  if (o.dtype[k] != t || o.ndim > 1) return -1;
+  if (o.ndim == 0 || o.strides[k][0] == static_cast<std::int64_t>(itemsize(t))) return 1;
+  return o.strides[k][0] == 0 ? 0 : -1;
 }
 
 /// Runs f over the operands (N inputs) computing in C; the output's element type Out is what f returns
@@ -107,18 +135,18 @@ void launch(const Operands& o, F f, const char* what, void* stream_v) {
                          : std::is_same_v<Out, float> ? Dtype::Float32
                          : std::is_same_v<Out, double> ? Dtype::Float64
                          : std::is_same_v<Out, c64> ? Dtype::Complex64 : Dtype::Complex128;
-  bool same = o.dtype[0] == kOut;
-  Operands in = o;
-  // the flat test checks the inputs against C; the output, whose type Out may be narrower (bool for
-  // comparisons), is checked on its own below
-  in.dtype[0] = kC;
-  if (in.ndim == 1) in.strides[0][0] = static_cast<std::int64_t>(itemsize(kC));
-  if (same && flat(in, kC) && (o.ndim == 0 || o.strides[0][0] == static_cast<std::int64_t>(sizeof(Out)))) {
+  // the flat kernel: a contiguous output of dtype Out, inputs of dtype C each contiguous or one broadcast
+  // element (the output, whose type may be narrower than C - bool for comparisons - is checked on its own)
+  bool flat = flat_step(o, 0, kOut) == 1;
+  std::int64_t st[3] = {1, 1, 1};
+  for (int k = 1; k <= N && flat; ++k) flat = (st[k - 1] = flat_step(o, k, kC)) >= 0;
+  if (flat) {
     const C* a = reinterpret_cast<const C*>(o.data[1]);
     const C* b = N >= 2 ? reinterpret_cast<const C*>(o.data[2]) : nullptr;
     const C* c = N >= 3 ? reinterpret_cast<const C*>(o.data[3]) : nullptr;
-    flat_kernel<N, C, Out><<<blocks_for(o.numel), kThreads, 0, stream>>>(reinterpret_cast<Out*>(o.data[0]), a, b, c,
-                                                                        o.numel, f);
+    const unsigned blocks = blocks_for((o.numel + kFlatUnroll - 1) / kFlatUnroll);
+    flat_kernel<N, C, Out><<<blocks, kThreads, 0, stream>>>(reinterpret_cast<Out*>(o.data[0]), a, b, c, st[0], st[1],
+                                                           st[2], o.numel, f);
   } else {
     strided_kernel<N, C><<<blocks_for(o.numel), kThreads, 0, stream>>>(o, f);
   }
@@ -359,6 +387,12 @@ bool where(Dtype compute, const Operands& o, void* stream) {
 }
 
 namespace {
+/// A contiguous fill: p[i] = v.
+template <class T>
+__global__ void fill_flat_kernel(T* p, std::int64_t n, T v) {
+  for (std::int64_t i = grid_start(); i < n; i += grid_step()) p[i] = v;
+}
+/// Any layout: offsets from the linear index.
 template <class T>
 __global__ void fill_kernel(Operands o, T v) {
   for (std::int64_t i = grid_start(); i < o.numel; i += grid_step()) {
@@ -378,7 +412,10 @@ void fill(const Operands& o, double re, double im, void* stream_v) {
     if constexpr (is_cplx_v<T>) v = T(static_cast<real_t<T>>(re), static_cast<real_t<T>>(im));
     else if constexpr (std::is_same_v<T, bool>) v = re != 0 || im != 0;
     else v = static_cast<T>(re);
-    fill_kernel<T><<<blocks_for(o.numel), kThreads, 0, stream>>>(o, v);
+    if (o.ndim == 1 && o.strides[0][0] == static_cast<std::int64_t>(sizeof(T)))
+      fill_flat_kernel<T><<<blocks_for(o.numel), kThreads, 0, stream>>>(reinterpret_cast<T*>(o.data[0]), o.numel, v);
+    else
+      fill_kernel<T><<<blocks_for(o.numel), kThreads, 0, stream>>>(o, v);
   });
   check_launch("fill");
 }

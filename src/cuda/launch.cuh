@@ -43,11 +43,16 @@ template <int N>
 __device__ __forceinline__ void operand_offsets(const Operands& o, std::int64_t i, std::int64_t (&off)[N + 1]) {
 #pragma unroll
   for (int k = 0; k <= N; ++k) off[k] = 0;
-  for (int d = o.ndim - 1; d >= 0; --d) {
+  for (int d = o.ndim - 1; d >= 1; --d) {
     const std::int64_t sz = o.sizes[d], q = i / sz, id = i - q * sz;
     i = q;
 #pragma unroll
     for (int k = 0; k <= N; ++k) off[k] += id * o.strides[k][d];
+  }
+  // the outermost dim needs no division: i < numel leaves i < sizes[0] here (a 64-bit division is costly)
+  if (o.ndim > 0) {
+#pragma unroll
+    for (int k = 0; k <= N; ++k) off[k] += i * o.strides[k][0];
   }
 }
 
