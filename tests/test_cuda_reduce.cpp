@@ -298,6 +298,13 @@ DEVICE_CASE("cuda reduce: few long rows are split across blocks and still agree 
     CHECK(to_vector<std::int64_t>(argmax(xg, 1).to(Device::cpu()))[3] == 40000);
     CHECK(to_vector<std::int64_t>(argmax(xg, 1).to(Device::cpu()))[5] == 45000);
     CHECK(rel_diff(var(xg, {1}), var(x, {1})) <= 1e-12);  // NaN rows (inf - inf, the NaN) on both
+    // complex: a +inf real part in one chunk and a real part above exp's range (709) in another keep the
+    // zero imaginary part (a complex product would make it 0 * inf = NaN)
+    Tensor zc = complex(x.index({Slice(2, 3)}), zeros({1, 50000}, float64));
+    zc.index({0, 100}).fill_(800.0);
+    const Tensor lc = logsumexp(zc, {1}), lg = logsumexp(zc.to(dev), {1});
+    CHECK(rel_diff(lg, lc) == 0);
+    CHECK(imag(lg).to(Device::cpu()).item<double>() == 0);
     CHECK(std::isnan(var(xg, {1}).to(Device::cpu()).index({3}).item<double>()));
   }
   // a NaN in one chunk wins the row's max

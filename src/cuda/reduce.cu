@@ -431,6 +431,14 @@ __global__ void lse_kernel(const T* rows, std::int64_t n_units, std::int64_t n_r
   }
 }
 
+/// v * f with the exact zeros of v kept when f is infinite (complex: per part, as exp(x + 0i) keeps its
+/// zero imaginary part where a complex product would give 0 * inf = NaN).
+template <class W>
+__device__ __forceinline__ W scale_keeping_zeros(const W& v, double f) {
+  if constexpr (is_complex_v<W>) return W(v.real() == 0 ? v.real() : v.real() * f, v.imag() == 0 ? v.imag() : v.imag() * f);
+  else return v == 0 ? v : v * f;
+}
+
 /// Pass 2 of a split logsumexp: the row's shift M from the chunks' maxima, then
 /// log(sum_c s_c exp(shift_c - M)) + M. A chunk with s_c = 0 (all -inf) adds nothing: skipping it avoids
 /// 0 * inf when M is far below the chunk's shift of 0.
@@ -448,7 +456,7 @@ __global__ void lse_partials_kernel(const LsePartial<wide_t<T>>* partial, std::i
     const double shift = lse_shift(block_reduce(m, scratch, max_d));
     W s = W(0);
     for (std::int64_t i = threadIdx.x; i < splits; i += blockDim.x)
-      if (!(p[i].s == W(0))) s += p[i].s * ::exp(lse_shift(p[i].m) - shift);
+      if (!(p[i].s == W(0))) s += scale_keeping_zeros(p[i].s, ::exp(lse_shift(p[i].m) - shift));
     const W total = block_reduce(s, scratch, add_w);
     if (threadIdx.x == 0) out[row] = convert<T>(log_w(total) + W(shift));
   }
