@@ -246,6 +246,86 @@ DEVICE_CASE("cuda coverage: a data loader over device tensors yields batches on 
   CHECK(rows == 10);
 }
 
+// The ops no other device case reached (found by logging every op the suite runs on the host and on
+// cpu:1): mm, einsum's repeated labels (diagonals and traces) and their gradients, in-place sub_,
+// unfold_nd/fold_nd, gather on a 0-d input, the Conv1d/2d/3d modules (reflect and circular padding too),
+// the 2-D FFT wrappers and 0-d softmax.
+DEVICE_CASE("cuda coverage: mm, einsum diagonals, sub_, conv modules, 2-D FFT wrappers and 0-d softmax agree") {
+  manual_seed(43);
+  const double t = tol(float64);
+  const Tensor a = randn({5, 7}, float64), b = randn({7, 3}, float64);
+  agree(dev, "mm", [](const V& v) { return mm(v[0], v[1]); }, {a, b}, t);
+  grads_agree(dev, "mm", [](const V& v) { return mm(v[0], v[1]); }, {a, b}, t);
+  const Tensor sq = randn({4, 4, 3}, float64), c = randn({4, 4}, complex128);
+  for (const char* eq : {"iij->j", "iij->ij", "iij->", "ijk->ik"}) {
+    const std::string e(eq);
+    agree(dev, e, [e](const V& v) { return einsum(e, {v[0]}); }, {sq}, t);
+    grads_agree(dev, e, [e](const V& v) { return einsum(e, {v[0]}); }, {sq}, t);
+  }
+  agree(dev, "einsum ii->i complex", [](const V& v) { return einsum("ii->i", {v[0]}); }, {c}, t);
+  grads_agree(dev, "einsum ii,ij->j", [](const V& v) { return einsum("ii,ij->j", {v[0], v[1]}); }, {c, c}, t);
+  // in-place sub_ with alpha, on a leaf's clone (its gradient flows through)
+  grads_agree(dev, "sub_", [](const V& v) {
+    Tensor y = v[0].clone();
+    y.sub_(v[1], 0.5);
+    return y;
+  }, {a, flip(a, {0})}, t);
+  agree(dev, "sub_ (no grad)", [](const V& v) {
+    Tensor y = v[0].clone();
+    y.sub_(v[1], 0.5);
+    return y;
+  }, {a, flip(a, {0})}, t);
+  // unfold_nd / fold_nd over 3 spatial dims, and gather on a 0-d input
+  const Tensor u = randn({2, 3, 5, 5, 5}, float64);
+  const auto unf = [](const V& v) { return F::unfold_nd(v[0], {2, 2, 2}, 1, 1, 2); };
+  agree(dev, "unfold_nd", unf, {u}, t);
+  agree(dev, "fold_nd", [&](const V& v) { return F::fold_nd(unf(v), {5, 5, 5}, {2, 2, 2}, 1, 1, 2); }, {u}, t);
+  const Tensor s1 = full({}, 2.5, float64);
+  agree(dev, "gather 0-d", [](const V& v) { return gather(v[0], 0, zeros({}, int64, v[0].device())); }, {s1}, 0);
+  // conv modules: the same parameters on both devices
+  for (int d : {1, 2, 3}) {
+    CAPTURE(d);
+    for (nn::PaddingMode pm : {nn::PaddingMode::zeros, nn::PaddingMode::reflect, nn::PaddingMode::circular}) {
+      const auto opt = nn::ConvOptions(4, 6, 3).padding(1).padding_mode(pm).groups(2).dtype(float64);
+      std::shared_ptr<nn::Module> mc, mg;
+      if (d == 1) mc = std::make_shared<nn::Conv1d>(opt), mg = std::make_shared<nn::Conv1d>(opt);
+      else if (d == 2) mc = std::make_shared<nn::Conv2d>(opt), mg = std::make_shared<nn::Conv2d>(opt);
+      else mc = std::make_shared<nn::Conv3d>(opt), mg = std::make_shared<nn::Conv3d>(opt);
+      mg->load_state_dict(mc->state_dict());
+      mg->to(dev);
+      Shape xs{2, 4};
+      for (int k = 0; k < d; ++k) xs.push_back(6);
+      const Tensor x = randn(xs, float64);
+      Tensor xc = x.clone().requires_grad_(), xg = x.to(dev).requires_grad_();
+      const Tensor yc = mc->forward(xc), yg = mg->forward(xg);
+      CHECK(yg.device() == dev);
+      CHECK(rel_diff(yg, yc) <= t);
+      (yc * yc).sum().backward();
+      (yg * yg).sum().backward();
+      CHECK(rel_diff(xg.grad(), xc.grad()) <= t);
+      const auto pc = mc->named_parameters(), pg = mg->named_parameters();
+      REQUIRE(pc.size() == pg.size());
+      for (std::size_t i = 0; i < pc.size(); ++i) {
+        CAPTURE(pc[i].first);
+        CHECK(pg[i].first == pc[i].first);
+        CHECK(pg[i].second.grad().device() == dev);
+        CHECK(rel_diff(pg[i].second.grad(), pc[i].second.grad()) <= t);
+      }
+    }
+  }
+  // the 2-D FFT wrappers, with gradients
+  const Tensor z = randn({3, 6, 8}, complex128), r = randn({3, 6, 8}, float64);
+  agree(dev, "ifft2", [](const V& v) { return fft::ifft2(v[0]); }, {z}, t);
+  agree(dev, "irfft2", [](const V& v) { return fft::irfft2(v[0], Shape{6, 14}); }, {z}, t);
+  agree(dev, "hfft2", [](const V& v) { return fft::hfft2(v[0]); }, {z}, t);
+  agree(dev, "ihfft2", [](const V& v) { return fft::ihfft2(v[0]); }, {r}, t);
+  grads_agree(dev, "irfft2", [](const V& v) { return fft::irfft2(v[0], Shape{6, 14}); }, {z}, t);
+  grads_agree(dev, "ihfft2", [](const V& v) { return fft::ihfft2(v[0]); }, {r}, t);
+  // 0-d softmax and log_softmax (1 and 0)
+  const Tensor s0 = full({}, 0.7, float64);
+  agree(dev, "softmax 0-d", [](const V& v) { return F::softmax(v[0], 0) + F::log_softmax(v[0], -1); }, {s0}, 0);
+}
+
 namespace {
 
 /// Counts op calls that copy a tensor from the host CPU to another device (`to` from cpu:0).
