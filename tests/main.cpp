@@ -1,3 +1,70 @@
-// tests/main.cpp - doctest's main for the phasor test binary.
-#define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
+// tests/main.cpp - doctest's main for the phasor test binary, and the device op coverage check.
+//
+// With PHASOR_TEST_DEVICE_COVERAGE=1 (the ctest case device_op_coverage runs the whole suite so) every op
+// call is logged as run on the host CPU or on another device (a GPU, or the virtual CPU device the
+// DEVICE_CASEs run on everywhere). An op the suite runs on the host but never on a device has no
+// CPU-vs-device agreement test: the run then fails and names it. Every new op needs a DEVICE_CASE.
+#define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <phasor/dispatch.hpp>
+#include <phasor/phasor.hpp>
+#include <set>
+#include <string>
+
+namespace {
+
+/// Ops defined by the tests themselves (custom autograd functions in test_autodiff.cpp): not library ops.
+const std::set<std::string> kTestOnlyOps = {"bad_sin", "my_exp", "two"};
+
+/// Counts each op's calls with every input on the host CPU and with some input on another device.
+class DeviceCoverage : public phasor::OpObserver {
+ public:
+  void on_begin(const phasor::OpEvent& e) override {
+    bool on_device = false;
+    for (const auto& t : *e.inputs) on_device = on_device || (t.defined() && t.device() != phasor::Device::cpu());
+    std::lock_guard<std::mutex> lock(mu_);
+    auto& c = calls_[e.name];
+    ++(on_device ? c.second : c.first);
+  }
+  /// Prints the ops run only on the host; their count.
+  int report() {
+    std::lock_guard<std::mutex> lock(mu_);
+    int missing = 0, on_device = 0;
+    for (const auto& [name, c] : calls_) {
+      if (c.second > 0) ++on_device;
+      if (c.second > 0 || kTestOnlyOps.count(name)) continue;
+      std::printf("device op coverage: '%s' ran %d times on the host CPU and never on a device\n", name.c_str(),
+                  c.first);
+      ++missing;
+    }
+    std::printf("device op coverage: %d ops ran on a device, %d only on the host CPU\n", on_device, missing);
+    return missing;
+  }
+
+ private:
+  std::mutex mu_;
+  std::map<std::string, std::pair<int, int>> calls_;
+};
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  const char* env = std::getenv("PHASOR_TEST_DEVICE_COVERAGE");
+  std::shared_ptr<DeviceCoverage> coverage;
+  if (env && std::string(env) == "1") {
+    coverage = std::make_shared<DeviceCoverage>();
+    phasor::add_op_observer(coverage);
+  }
+  doctest::Context context(argc, argv);
+  const int rc = context.run();
+  if (!coverage) return rc;
+  phasor::remove_op_observer(coverage);
+  const int missing = coverage->report();
+  return rc != 0 ? rc : missing > 0 ? 1 : 0;
+}
