@@ -149,6 +149,40 @@ TEST_CASE("broadcast and in-place errors name the op and the shapes, and leave i
   CHECK_THROWS_WITH_AS(bool_t({true}) - bool_t({true}), doctest::Contains("[sub]"), Error);
 }
 
+TEST_CASE("in-place ops refuse inputs sharing memory with self other than element for element") {
+  const std::vector<double> v0{1, 2, 3, 4, 5, 6};
+  Tensor x = real_t(v0);
+  // a broadcast element of self, shifted windows of self, interleaved halves: the result would depend on
+  // the write order (on a GPU: a race)
+  CHECK_THROWS_WITH_AS(x.div_(x.select(0, 0)), doctest::Contains("[div_] an input (shape (), strides (), offset 0)"),
+                       Error);
+  CHECK_THROWS_WITH_AS(x.narrow(0, 1, 5).add_(x.narrow(0, 0, 5)), doctest::Contains("shares memory with the written-to"),
+                       Error);
+  CHECK_THROWS_WITH_AS(x.narrow(0, 1, 5).copy_(x.narrow(0, 0, 5)), doctest::Contains("[copy_]"), Error);
+  CHECK_THROWS_WITH_AS(x.slice(0, 0, 6, 2).mul_(x.slice(0, 1, 6, 2)), doctest::Contains("clone() the input first"), Error);
+  CHECK_THROWS_WITH_AS(x.view({2, 3}).add_(x.view({3, 2}).t()), doctest::Contains("strides (1, 2)"), Error);
+  // a written-to tensor with several elements in one location
+  Tensor one = real_t({7});
+  CHECK_THROWS_WITH_AS(one.expand({4}).add_(1.0), doctest::Contains("several elements in one memory location"), Error);
+  CHECK_THROWS_WITH_AS(one.expand({2, 3}).fill_(0.0), doctest::Contains("[fill_]"), Error);
+  CHECK(to_vector<double>(x) == v0);  // nothing written
+  CHECK(to_vector<double>(one) == std::vector<double>{7});
+  // fine: self itself, a same-layout view, disjoint parts of one storage, a copy, a single element
+  x.mul_(x);
+  x.add_(x.view({6}));
+  CHECK(to_vector<double>(x) == std::vector<double>{2, 8, 18, 32, 50, 72});
+  x.narrow(0, 0, 3).sub_(x.narrow(0, 3, 3));
+  CHECK(to_vector<double>(x) == std::vector<double>{-30, -42, -54, 32, 50, 72});
+  x.div_(x.select(0, 3).clone());
+  CHECK(to_vector<double>(x)[3] == 1.0);
+  x.select(0, 0).add_(x.select(0, 0));
+  CHECK(to_vector<double>(x)[0] == -60.0 / 32);
+  // also while recording gradients
+  Tensor w = real_t({1, 2, 3}).requires_grad_();
+  Tensor y = w * 2.0;
+  CHECK_THROWS_WITH_AS(y.narrow(0, 1, 2).add_(y.narrow(0, 0, 2)), doctest::Contains("[add_]"), Error);
+}
+
 // ---- pow -------------------------------------------------------------------------------------------------
 TEST_CASE("pow: values for every dtype and the three spellings") {
   for (Dtype dt : {float32, float64}) {

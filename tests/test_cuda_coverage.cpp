@@ -437,3 +437,21 @@ TEST_CASE("device constants: made once per (key, device), every call on the host
   CHECK(to_vector<double>(a.to(Device::cpu())) == std::vector<double>{0, 1, 2, 3, 4});
   CHECK(to_vector<double>(again.to(Device::cpu())) == std::vector<double>{0, 1, 2, 3, 4});
 }
+
+// The overlap check runs before any kernel, so a device gets the host's error (on a GPU the write would
+// race) and its tensors keep their values.
+DEVICE_CASE("cuda coverage: in-place ops refuse inputs sharing memory with self, as on the CPU") {
+  const Tensor h = arange(1, 7, 1, float64);
+  Tensor x = h.to(dev);
+  CHECK_THROWS_WITH_AS(x.div_(x.select(0, 0)), doctest::Contains("[div_] an input (shape (), strides (), offset 0)"),
+                       Error);
+  CHECK_THROWS_WITH_AS(x.narrow(0, 1, 5).add_(x.narrow(0, 0, 5)), doctest::Contains("shares memory"), Error);
+  CHECK_THROWS_WITH_AS(x.select(0, 0).expand({3}).fill_(1.0), doctest::Contains("several elements"), Error);
+  CHECK(rel_diff(x, h) == 0);
+  x.mul_(x);
+  x.narrow(0, 0, 3).sub_(x.narrow(0, 3, 3));
+  Tensor c = h.clone();
+  c.mul_(c);
+  c.narrow(0, 0, 3).sub_(c.narrow(0, 3, 3));
+  CHECK(rel_diff(x, c) == 0);
+}

@@ -355,6 +355,9 @@ class Tensor {
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;  ///< clip to [min, max]
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;  ///< value where mask
 
+  // In-place ops (the *_ forms, copy_, fill_) throw when an input shares memory with this other than
+  // element for element (x.div_(x[0]), x[1:].add_(x[:-1])) or when this is an expanded tensor: the result
+  // would depend on the write order. x.mul_(x) is fine; clone() such an input first.
   Tensor& add_(const Tensor& o, const Scalar& alpha = 1);  ///< in place this += alpha * o
   Tensor& sub_(const Tensor& o, const Scalar& alpha = 1);  ///< in place this -= alpha * o
   Tensor& mul_(const Tensor& o);   ///< in place this *= o

@@ -143,6 +143,43 @@ void check_inplace_autograd(const char* name, const Tensor& self, const std::vec
                       "out-of-place op");
 }
 
+namespace {
+/// [first, last] element offsets of t's elements in its storage (t has elements).
+std::pair<std::int64_t, std::int64_t> element_span(const Tensor& t) {
+  std::int64_t lo = t.storage_offset(), hi = lo;
+  for (std::size_t d = 0; d < t.shape().size(); ++d) {
+    const std::int64_t extent = t.strides()[d] * (t.shape()[d] - 1);
+    (extent < 0 ? lo : hi) += extent;
+  }
+  return {lo, hi};
+}
+std::string layout_str(const Tensor& t) {
+  return "shape " + shape_str(t.shape()) + ", strides " + shape_str(t.strides()) + ", offset " +
+         std::to_string(t.storage_offset());
+}
+}  // namespace
+
+void check_inplace_overlap(const char* name, const Tensor& self, const std::vector<Tensor>& others) {
+  if (self.numel() <= 1) return;
+  for (std::size_t d = 0; d < self.shape().size(); ++d)
+    if (self.strides()[d] == 0 && self.shape()[d] > 1)
+      throw Error(name, "the written-to tensor (" + layout_str(self) +
+                            ") has several elements in one memory location (an expanded tensor); clone() it first");
+  const Storage* st = self.impl()->storage.get();
+  for (const Tensor& o : others) {
+    if (!o.defined() || o.numel() == 0 || o.impl()->storage.get() != st) continue;
+    if (o.dtype() == self.dtype() && o.storage_offset() == self.storage_offset() && o.shape() == self.shape() &&
+        o.strides() == self.strides())
+      continue;  // self itself, element for element
+    const auto a = element_span(self), b = element_span(o);
+    const std::int64_t ia = static_cast<std::int64_t>(self.itemsize()), ib = static_cast<std::int64_t>(o.itemsize());
+    if (a.first * ia > b.second * ib + ib - 1 || b.first * ib > a.second * ia + ia - 1) continue;  // disjoint bytes
+    throw Error(name, "an input (" + layout_str(o) + ") shares memory with the written-to tensor (" + layout_str(self) +
+                          ") other than element for element, so the result would depend on the write order; clone() "
+                          "the input first");
+  }
+}
+
 Tensor shallow_alias(const Tensor& self) {
   Tensor a = make_view(self, self.shape(), self.strides(), self.storage_offset());
   if (self.impl()->autograd) {

@@ -236,12 +236,18 @@ Tensor& apply_inplace(const char* name, Tensor& self, const std::vector<Tensor>&
 
 /// Implementation detail of apply_inplace (non-template part).
 void check_inplace_autograd(const char* name, const Tensor& self, const std::vector<Tensor>& others);
+/// Throws phasor::Error(name, ...) when self has elements sharing memory (a stride of 0 over a dim of size
+/// > 1: the write order would decide the values) or an input shares memory with self other than element
+/// for element (x.div_(x[0]), x[1:].add_(x[:-1])): on a GPU that is a race, on the CPU an accident of the
+/// loop order. Inputs that are self itself (x.mul_(x)) or a same-layout view of it are fine.
+void check_inplace_overlap(const char* name, const Tensor& self, const std::vector<Tensor>& others);
 void rebase_history(Tensor& self, const Tensor& result);
 Tensor shallow_alias(const Tensor& self);
 
 template <class Kernel, class OutOfPlace>
 Tensor& apply_inplace(const char* name, Tensor& self, const std::vector<Tensor>& others, Kernel&& kernel,
                       OutOfPlace&& out_of_place) {
+  check_inplace_overlap(name, self, others);
   bool needs_graph = GradMode::is_enabled() && (self.requires_grad() || any_requires_grad(others));
   if (!needs_graph) {
     const bool observed = g_num_observers.load(std::memory_order_relaxed) > 0;
