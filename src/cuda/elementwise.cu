@@ -1,6 +1,7 @@
 // src/cuda/elementwise.cu - elementwise kernels for CUDA tensors (Note [cuda elementwise] in
 // elementwise.hpp): per-op device arithmetic, dtype conversion on load and store, a flat kernel for
-// same-dtype contiguous operands and a general strided one, and the op-name registry.
+// same-dtype contiguous (or single broadcast element) operands and a general strided one, and the op-name
+// registry.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -66,7 +67,8 @@ __device__ __forceinline__ auto apply(const F& f, const T& x, const T& y, const 
 /// step is 1, or 0 for a single element broadcast to all (a 0-d operand such as a wrapped scalar). Each
 /// thread loads kFlatUnroll elements (a grid step apart, so every load stays coalesced across the warp)
 /// before it computes and stores any: independent loads in flight are what memory-bound kernels need.
-/// In-place use (out == a) is fine: a thread reads each of its elements before writing it.
+/// In-place use with an input that is the output itself (x.add_(y), x.mul_(x)) is fine: a thread reads
+/// each of its elements before writing it; partial overlaps are refused before any launch.
 template <int N, class T, class Out, class F>
 __global__ void flat_kernel(Out* out, const T* a, const T* b, const T* c, std::int64_t sa, std::int64_t sb,
                             std::int64_t sc, std::int64_t n, F f) {

@@ -13,9 +13,11 @@ namespace phasor::cuda {
 // output and inputs as byte pointers with coalesced sizes and byte strides (0 = broadcast), exactly
 // the layout the CPU engine's StridedLoop iterates. The GPU only supplies the arithmetic, looked up by
 // the CPU op's own name ("exp", "add", ...), computed in one compute dtype: each input element is
-// loaded and converted to it, the result converted to the output dtype on store. Same-dtype
-// contiguous operands take a flat kernel; anything else (strides, broadcasts, mixed dtypes) the
-// general one, which derives each operand's offset from the linear index.
+// loaded and converted to it, the result converted to the output dtype on store. A contiguous output
+// whose inputs are each contiguous or a single broadcast element (a 0-d operand such as a wrapped
+// scalar), all of the compute dtype, takes a flat kernel; anything else (strides, broadcasts, mixed
+// dtypes) the general one, which derives each operand's offset from the linear index. In-place ops
+// never see an input overlapping the output in part (check_inplace_overlap refuses them first).
 
 /// Most operands of one kernel (output first).
 inline constexpr int kMaxOperands = 4;
