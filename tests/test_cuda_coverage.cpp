@@ -361,7 +361,7 @@ int host_copies(const std::function<void()>& f, std::string* last = nullptr) {
 
 // A host-to-device copy in a training step or a solver step stalls the host on a GPU (Note [device
 // constants]): once warm, neither copies anything from the host.
-DEVICE_CASE("cuda coverage: a warm FNO train step and warm solver steps copy nothing from the host") {
+DEVICE_CASE("cuda coverage: warm FNO train steps, solver steps and signal and field functions copy nothing from the host") {
   manual_seed(41);
   for (int d : {1, 2}) {
     CAPTURE(d);
@@ -380,6 +380,28 @@ DEVICE_CASE("cuda coverage: a warm FNO train step and warm solver steps copy not
     step();
     std::string last;
     CHECK_MESSAGE(host_copies(step, &last) == 0, "a host tensor of shape " << last << " was copied");
+  }
+  // signal and field functions whose constants depend only on sizes and parameters
+  const Tensor sig = randn({3, 64}, float64, dev);
+  const pde::Grid grid({16, 16}, 1.0);
+  const std::vector<std::pair<std::string, std::function<void()>>> calls = {
+      {"hilbert", [&] { (void)signal::hilbert(sig); }},
+      {"resample", [&] { (void)signal::resample(sig, 48); }},
+      {"gaussian_random_field", [&] { (void)pde::gaussian_random_field(grid, 2, 1.0, 3.0, 2.0, float64, nullptr, true, dev); }},
+  };
+  for (const auto& [name, f] : calls) {
+    CAPTURE(name);
+    f();
+    std::string last;
+    CHECK_MESSAGE(host_copies(f, &last) == 0, "a host tensor of shape " << last << " was copied");
+  }
+  {  // welch: its named window is cached; only the frequencies, a fresh tensor for the caller, come from the host
+    signal::WelchOptions wo;
+    wo.nperseg = 16;
+    const auto f = [&] { (void)signal::welch(sig, wo); };
+    f();
+    std::string last;
+    CHECK_MESSAGE(host_copies(f, &last) <= 1, "last copied: " << last);
   }
   const pde::NavierStokes2D ns(pde::Grid({16, 16}, 1.0), 1e-3);
   const pde::Burgers bu(pde::Grid({32}, 1.0), 0.05);

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "core/device_constants.hpp"
 #include "cuda/backend.hpp"
 #include "pde/grid_detail.hpp"
 #include "phasor/autodiff.hpp"
@@ -77,16 +78,23 @@ Tensor gaussian_random_field(const Grid& g, std::int64_t batch, double sigma, do
   ::phasor::cuda::detail::check_device(device, op);
   NoGradGuard no_grad;
   const std::int64_t d = g.ndim();
-  // amplitude N sqrt(mu_k / |V|), so that ifftn's 1/N leaves sqrt(mu_k / |V|) per mode
-  std::vector<double> amp = mode_variances(g, sigma, tau, gamma, zero_mean);
-  const double N = static_cast<double>(g.numel());
-  for (double& v : amp) v = N * std::sqrt(v);
+  // amplitude N sqrt(mu_k / |V|), so that ifftn's 1/N leaves sqrt(mu_k / |V|) per mode; complex standard
+  // normals have parts of variance 1/2: scaled by sqrt(2) for unit-variance parts. Made once per device off
+  // the host CPU (Note [device constants]).
+  std::ostringstream key;
+  key << "grf amplitudes|" << std::hexfloat << sigma << '|' << tau << '|' << gamma << '|' << zero_mean;
+  for (std::int64_t a = 0; a < d; ++a) key << '|' << g.sizes()[a] << ':' << g.lengths()[a];
+  const Tensor amp = ::phasor::detail::device_constant(key.str(), device, [&] {
+    std::vector<double> v = mode_variances(g, sigma, tau, gamma, zero_mean);
+    const double N = static_cast<double>(g.numel());
+    for (double& e : v) e = N * std::sqrt(e) * std::sqrt(2.0);
+    return from_vector(v, g.sizes());
+  });
   Shape shape{batch};
   shape.insert(shape.end(), g.sizes().begin(), g.sizes().end());
-  // complex standard normal has parts of variance 1/2: scale by sqrt(2) for unit-variance parts
-  // the generator draws the same numbers on every device; the amplitudes are copied to the device once
+  // the generator draws the same numbers on every device
   Tensor w = randn(shape, complex128, device, gen);
-  Tensor coeff = w * from_vector(amp, g.sizes()).mul_(std::sqrt(2.0)).to(device);
+  Tensor coeff = w * amp;
   std::vector<std::int64_t> dims;
   for (std::int64_t i = -d; i < 0; ++i) dims.push_back(i);
   Tensor u = real(fft::ifftn(coeff, std::nullopt, dims)).contiguous();

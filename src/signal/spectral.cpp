@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "fft/primitives.hpp"
 #include "phasor/fft.hpp"
 #include "signal/common.hpp"
 
@@ -68,12 +69,9 @@ std::tuple<Tensor, Tensor> welch_impl(const char* op, const Tensor& x_in, const 
     seg = detrend_segments(seg, o.detrend, op) * p.win;
     Tensor S = onesided ? fft::rfft(seg, p.nfft) : fft::fft(seg, p.nfft);
     Tensor Pxx = (real(S) * real(S) + imag(S) * imag(S)) * scale;
-    if (onesided) {
-      std::vector<double> f(static_cast<std::size_t>(p.nfft / 2 + 1), 2.0);
-      f[0] = 1.0;
-      if (p.nfft % 2 == 0) f.back() = 1.0;
-      Pxx = Pxx * from_vector(f).to(rdt).to(Pxx.device());
-    }
+    // one-sided: the bins standing for a conjugate pair count twice (DC and Nyquist once), with weights
+    // made once per device (Note [device constants])
+    if (onesided) Pxx = Pxx * fft::detail::half_weights(p.nfft, 0, 1, rdt, 2.0, Pxx.device());
     Pxx = Pxx.mean({-2});  // average over segments
     return Pxx.movedim(-1, d);
   });
@@ -104,7 +102,7 @@ std::tuple<Tensor, Tensor> welch(const Tensor& x, const WelchOptions& o) {
     p.nperseg = o.nperseg.value_or(256);
     if (p.nperseg < 1) throw Error(op, "nperseg must be >= 1, got " + str(p.nperseg));
     p.nperseg = std::min(p.nperseg, L);  // scipy shortens (with a warning) to the signal length
-    p.win = get_window(o.window, p.nperseg, true, detail::real_dtype_of(x), x.device());
+    p.win = detail::window_values(o.window, p.nperseg, true, detail::real_dtype_of(x), x.device(), op);
   }
   p.noverlap = o.noverlap.value_or(p.nperseg / 2);
   if (p.noverlap < 0 || p.noverlap >= p.nperseg)

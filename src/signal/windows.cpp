@@ -12,6 +12,7 @@
 #include <functional>
 #include <numbers>
 
+#include "core/device_constants.hpp"
 #include "cuda/backend.hpp"
 #include "signal/common.hpp"
 
@@ -188,7 +189,11 @@ Tensor window_values(const WindowSpec& w, std::int64_t n, bool periodic, Dtype d
       throw Error(op, "window of shape " + shape_of(w.values) + " must be 1-D with " + str(n) + " samples");
     return w.values;
   }
-  return get_window(w, n, periodic, dtype, device);
+  // a named window depends only on these: made once per device off the host CPU (Note [device constants])
+  char key[96];
+  std::snprintf(key, sizeof key, "window|%lld|%d|%s|%d|%a|", static_cast<long long>(n), periodic ? 1 : 0,
+                dtype_name(dtype), w.param ? 1 : 0, w.param.value_or(0.0));
+  return ::phasor::detail::device_constant(key + w.name, device, [&] { return get_window(w, n, periodic, dtype, device); });
 }
 
 }  // namespace detail
