@@ -384,10 +384,15 @@ DEVICE_CASE("cuda coverage: warm FNO train steps, solver steps and signal and fi
   // signal and field functions whose constants depend only on sizes and parameters
   const Tensor sig = randn({3, 64}, float64, dev);
   const pde::Grid grid({16, 16}, 1.0);
+  const Tensor win = signal::get_window("hann", 16, true, float64, dev);  // a fresh tensor: made on the host
   const std::vector<std::pair<std::string, std::function<void()>>> calls = {
       {"hilbert", [&] { (void)signal::hilbert(sig); }},
       {"resample", [&] { (void)signal::resample(sig, 48); }},
       {"gaussian_random_field", [&] { (void)pde::gaussian_random_field(grid, 2, 1.0, 3.0, 2.0, float64, nullptr, true, dev); }},
+      {"h1_loss", [&] { (void)F::h1_loss(sig.unsqueeze(1), sig.unsqueeze(1) * 1.1, 1, {1.0}); }},
+      {"stft and istft", [&] {
+         (void)signal::istft(signal::stft(sig, 16, 4, std::nullopt, win), 16, 4, std::nullopt, win);
+       }},
   };
   for (const auto& [name, f] : calls) {
     CAPTURE(name);

@@ -8,9 +8,11 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
+#include <sstream>
 #include <string>
 
 #include "autodiff/node.hpp"
+#include "core/device_constants.hpp"
 #include "core/tensor_impl.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/error.hpp"
@@ -368,25 +370,31 @@ Tensor h1_loss(const Tensor& pred, const Tensor& target, std::int64_t spatial_di
   for (double l : L) vol *= l;
   std::int64_t total = 1;
   for (auto s : ss) total *= s;
-  std::vector<double> w(static_cast<std::size_t>(total));
-  const double two_pi = 2 * std::numbers::pi;
-  for (std::int64_t flat = 0; flat < total; ++flat) {
-    std::int64_t rem = flat;
-    double k2 = 0, mult = 1;
-    for (std::size_t i = d; i-- > 0;) {
-      const std::int64_t idx = rem % ss[i];
-      rem /= ss[i];
-      const std::int64_t n = pred.size(static_cast<std::int64_t>(nd - spatial_dims + i));
-      std::int64_t m = idx;
-      if (cplx || i + 1 < d) m = idx <= (n - 1) / 2 ? idx : idx - n;  // fftfreq ordering
-      else if (idx != 0 && !(n % 2 == 0 && idx == n / 2)) mult = 2;    // interior rfft bin
-      const double k = two_pi * static_cast<double>(m) / L[i];
-      k2 += k * k;
-    }
-    w[static_cast<std::size_t>(flat)] = std::sqrt(vol * mult * (1 + k2));
-  }
   const Dtype rdt = to_real(promote_types(pred.dtype(), target.dtype()));
-  Tensor wt = from_vector(w, ss).to(rdt).to(pred.device());
+  // the weights depend only on these: made once per device off the host CPU (Note [device constants])
+  std::ostringstream key;
+  key << "h1 weights|" << cplx << '|' << dtype_name(rdt) << std::hexfloat;
+  for (std::size_t i = 0; i < d; ++i) key << '|' << pred.size(static_cast<std::int64_t>(nd - spatial_dims + i)) << ':' << L[i];
+  const Tensor wt = detail::device_constant(key.str(), pred.device(), [&] {
+    std::vector<double> w(static_cast<std::size_t>(total));
+    const double two_pi = 2 * std::numbers::pi;
+    for (std::int64_t flat = 0; flat < total; ++flat) {
+      std::int64_t rem = flat;
+      double k2 = 0, mult = 1;
+      for (std::size_t i = d; i-- > 0;) {
+        const std::int64_t idx = rem % ss[i];
+        rem /= ss[i];
+        const std::int64_t n = pred.size(static_cast<std::int64_t>(nd - spatial_dims + i));
+        std::int64_t m = idx;
+        if (cplx || i + 1 < d) m = idx <= (n - 1) / 2 ? idx : idx - n;  // fftfreq ordering
+        else if (idx != 0 && !(n % 2 == 0 && idx == n / 2)) mult = 2;    // interior rfft bin
+        const double k = two_pi * static_cast<double>(m) / L[i];
+        k2 += k * k;
+      }
+      w[static_cast<std::size_t>(flat)] = std::sqrt(vol * mult * (1 + k2));
+    }
+    return from_vector(w, ss).to(rdt);
+  });
 
   std::vector<std::int64_t> fdims(d);
   for (std::size_t i = 0; i < d; ++i) fdims[i] = static_cast<std::int64_t>(i) - spatial_dims;
