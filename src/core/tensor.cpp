@@ -177,7 +177,9 @@ bool Tensor::is_contiguous() const {
 Scalar Tensor::item() const {
   if (numel() != 1)
     throw Error("item", "expected a tensor with one element, got shape " + detail::shape_str(shape()));
-  if (!device().is_cpu()) return detach().to(Device::cpu()).item();  // copies the one element (as torch does)
+  // off the host CPU: copies the one element (as torch does); a virtual CPU device takes the same path, so
+  // that it shows (to an op observer) the device-to-host copy a GPU makes
+  if (device() != Device::cpu()) return detach().to(Device::cpu()).item();
   const char* p = impl_->data();
   switch (dtype()) {
     case Dtype::Bool: return Scalar(*reinterpret_cast<const bool*>(p));
