@@ -1,8 +1,8 @@
 // src/cuda/reduce.cu - row reductions for CUDA tensors: sum, prod, amax, amin, all, any, norms, var/std,
 // logsumexp and argmax/argmin over the contiguous (n_out, n_red) rows the host glue (src/cuda/ops.cpp)
-// lays out, one block per row with a shared-memory tree, accumulating as the CPU reducers do (bool sums
-// in int64; NaN wins max/min) or wider (norms and variances in double); and running sums (cumsum) along
-// the middle dim of a contiguous (outer, n, inner) tensor.
+// lays out, one block per row (or per chunk of a long row: Note [split rows]) with a shared-memory tree,
+// accumulating as the CPU reducers do (bool sums in int64; NaN wins max/min) or wider (norms and variances
+// in double); and running sums (cumsum) along the middle dim of a contiguous (outer, n, inner) tensor.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -350,7 +350,9 @@ __device__ __forceinline__ double var_finish(double m2, double divisor, bool tak
 }
 
 /// Variance (or its square root) of each row in two passes: the mean, then the sum of |x - mean|^2,
-/// divided by `divisor`; accumulated in double (complex128 for the complex mean). Units as rows_kernel's
+/// divided by `divisor`; accumulated in double (complex128 for the complex mean). Two passes (the second
+/// read often from L2) rather than Welford's one: its error grows with the elements one thread folds in
+/// times |mean| / std, where the two-pass error in the mean enters only squared (as on the CPU). Units as rows_kernel's
 /// (Note [split rows]): with splits > 1 each unit's (mean, m2, count) goes to `partial`, merged by
 /// var_partials_kernel; otherwise the row's result goes to `out`.
 template <class T>
