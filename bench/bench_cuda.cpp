@@ -101,6 +101,13 @@ void BM_sum_rows(benchmark::State& s) {
   memory_bound(s, 1, [](const ph::Tensor& a, const ph::Tensor&) { return a.reshape({4096, -1}).sum({1}); });
 }
 void BM_amax_all(benchmark::State& s) { memory_bound(s, 1, [](const ph::Tensor& a, const ph::Tensor&) { return a.amax(); }); }
+// full reductions that split the one row across blocks (Note [split rows] in src/cuda/reduce.cu); GBps counts
+// the input once (var reads it twice, its second pass partly from L2)
+void BM_var_all(benchmark::State& s) { memory_bound(s, 1, [](const ph::Tensor& a, const ph::Tensor&) { return ph::var(a); }); }
+void BM_logsumexp_all(benchmark::State& s) {
+  memory_bound(s, 1, [](const ph::Tensor& a, const ph::Tensor&) { return ph::logsumexp(a); });
+}
+void BM_argmax_all(benchmark::State& s) { memory_bound(s, 1, [](const ph::Tensor& a, const ph::Tensor&) { return ph::argmax(a); }); }
 BENCHMARK(BM_copy_phasor)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_add)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_mul_scalar_inplace)->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -109,6 +116,9 @@ BENCHMARK(BM_gelu)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sum_all)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_sum_rows)->UseManualTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_amax_all)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_var_all)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_logsumexp_all)->UseManualTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_argmax_all)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 // ---- FFT: phasor against cuFFT with the same plan ------------------------------------------------------
 struct FftCase {

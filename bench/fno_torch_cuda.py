@@ -63,6 +63,9 @@ def main():
             ("gelu", lambda: torch.nn.functional.gelu(a), 2),
             ("sum_all", lambda: a.sum(), 1),
             ("sum_rows", lambda: a.reshape(4096, -1).sum(1), 1),
+            ("var_all", lambda: a.var(), 1),
+            ("logsumexp_all", lambda: a.logsumexp(0), 1),
+            ("argmax_all", lambda: a.argmax(), 1),
         ]:
             ms = timed(torch, f, 20)
             res[name] = dict(ms=ms, gbps=streams * nbytes / ms / 1e6)
@@ -104,7 +107,8 @@ def table(torch_res, path):
     print("|---|---|---|---|---|")
     copy = med.get("BM_copy_cudaMemcpy")
     for name, key in [("copy", "BM_copy_phasor"), ("add", "BM_add"), ("exp", "BM_exp"), ("gelu", "BM_gelu"),
-                      ("sum_all", "BM_sum_all"), ("sum_rows", "BM_sum_rows")]:
+                      ("sum_all", "BM_sum_all"), ("sum_rows", "BM_sum_rows"), ("var_all", "BM_var_all"),
+                      ("logsumexp_all", "BM_logsumexp_all"), ("argmax_all", "BM_argmax_all")]:
         if key in med:
             p = med[key]["GBps"]
             frac = " (%.0f%% of cudaMemcpy)" % (100 * p / copy["GBps"]) if copy else ""
