@@ -170,6 +170,53 @@ TEST_CASE("optim: Adam and AdamW match a long double scalar reference") {
   }
 }
 
+// Module::to(dtype) converts a parameter in place (set_data keeps its identity, so its optimizer state is
+// still found): the state follows the parameter's dtype (it used to be read as the new dtype's flat array,
+// twice its size, past its end) and its layout.
+TEST_CASE("optim: a parameter converted to another dtype between steps keeps stepping with its state converted") {
+  for (bool adam : {true, false}) {
+    CAPTURE(adam);
+    Tensor p = from_vector(kInit).to(float32).requires_grad_();
+    std::unique_ptr<optim::Optimizer> opt;
+    if (adam)
+      opt = std::make_unique<optim::Adam>(std::vector<Tensor>{p}, optim::AdamOptions(0.05).betas({0.8, 0.95}).eps(1e-6).amsgrad(true));
+    else
+      opt = std::make_unique<optim::SGD>(std::vector<Tensor>{p}, optim::SGDOptions(0.05).momentum(0.9));
+    AdamRef aref{0.05L, 0.8L, 0.95L, 1e-6L, 0.0L, true, false, false, {}, {}, {}};
+    SGDRef sref{0.05L, 0.9L, 0.0L, 0.0L, false, false, {}};
+    std::vector<LD> want(kInit.begin(), kInit.end());
+    for (int k = 0; k < 8; ++k) {
+      if (k == 4) {
+        NoGradGuard ng;
+        p.set_data(p.to(float64));  // as Module::to(float64)
+      }
+      set_test_grad(p);
+      opt->step();
+      if (adam) aref.step(want);
+      else sref.step(want);
+    }
+    CHECK(p.dtype() == float64);
+    check_close(vals(p), want, 2e-5, 2e-6);  // float32 for the first half
+    for (const auto& [key, t] : opt->state(p))
+      if (key != "step") {
+        CAPTURE(key);
+        CHECK(t.dtype() == float64);
+      }
+  }
+  // a parameter whose shape changed under its state is named
+  Tensor q = from_vector(kInit).requires_grad_();
+  optim::Adam a({q}, optim::AdamOptions(0.1));
+  set_test_grad(q);
+  a.step();
+  {
+    NoGradGuard ng;
+    q.set_data(zeros({2}, float64));
+  }
+  q.set_grad(ones({2}, float64));
+  CHECK_THROWS_WITH_AS(a.step(), doctest::Contains("state 'exp_avg' of shape (5,) does not match its parameter of shape (2,)"),
+                       Error);
+}
+
 TEST_CASE("optim: AdamW defaults are torch's") {
   optim::AdamWOptions o;
   CHECK(o.lr() == 1e-3);

@@ -81,6 +81,18 @@ struct Writable {
   }
 };
 
+/// A state tensor (momentum buffer, moment) made to match its parameter, which may have moved or changed
+/// dtype since the state was made (Module::to keeps the parameter's identity): its device and dtype, and a
+/// contiguous layout, as the fused updates read it as a flat array. A different shape is an error.
+inline void match_param(Tensor& state, const Tensor& p, const std::string& op, const char* key) {
+  if (state.shape() != p.shape())
+    throw Error(op, std::string("state '") + key + "' of shape " + phasor::detail::shape_str(state.shape()) +
+                        " does not match its parameter of shape " + phasor::detail::shape_str(p.shape()));
+  if (state.device() != p.device()) state = state.to(p.device());
+  if (state.dtype() != p.dtype()) state = state.to(p.dtype());
+  if (!state.is_contiguous()) state = state.contiguous();
+}
+
 /// The parameter's gradient as a contiguous tensor of the parameter's dtype (checked shape).
 inline Tensor grad_of(const Tensor& p, const std::string& op) {
   Tensor g = p.grad();

@@ -145,7 +145,7 @@ Tensor SGD::step(std::function<Tensor()> closure) {
         auto it = st.find("momentum_buffer");
         first = it == st.end();
         if (first) it = st.emplace("momentum_buffer", zeros(p.shape(), p.dtype(), p.device())).first;
-        else if (it->second.device() != p.device()) it->second = it->second.to(p.device());
+        else detail::match_param(it->second, p, name_, "momentum_buffer");
         buf = it->second;
       }
       const std::int64_t n = detail::real_numel(p);
@@ -250,9 +250,9 @@ Tensor Adam::step(std::function<Tensor()> closure) {
         st["exp_avg_sq"] = zeros(p.shape(), p.dtype(), p.device());
       }
       if (o.amsgrad() && !st.count("max_exp_avg_sq")) st["max_exp_avg_sq"] = zeros(p.shape(), p.dtype(), p.device());
-      for (const char* key : {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"}) {  // state loaded on another device
+      for (const char* key : {"exp_avg", "exp_avg_sq", "max_exp_avg_sq"}) {  // loaded, or the parameter moved
         auto it = st.find(key);
-        if (it != st.end() && it->second.device() != p.device()) it->second = it->second.to(p.device());
+        if (it != st.end()) detail::match_param(it->second, p, name_, key);
       }
       double& step = *st["step"].data<double>();
       step += 1;
