@@ -102,7 +102,7 @@ DEVICE_CASE("cuda coverage: creation on a device and the *_like functions follow
   // seeded draws: *_like on a device draws the CPU's numbers (the shared counter-based generator)
   Generator g1(77), g2(77);
   CHECK(rel_diff(rand_like(t, &g1), rand_like(t.to(Device::cpu()), &g2)) == 0);
-  CHECK(rel_diff(randn_like(t, &g1), randn_like(t.to(Device::cpu()), &g2)) == 0);
+  CHECK(rel_diff(randn_like(t, &g1), randn_like(t.to(Device::cpu()), &g2)) <= 1e-13);  // device log/sin/cos: last bits
   CHECK(randn_like(t, &g1).device() == dev);
   // frequencies
   CHECK(rel_diff(fft::fftfreq(9, 0.1, float64, dev), fft::fftfreq(9, 0.1, float64)) <= 1e-15);
