@@ -405,6 +405,23 @@ DEVICE_CASE("cuda nn: layer, group and batch norm agree with the CPU") {
     CHECK(rel_diff(rvg, rvc) <= 10 * tol(dt));
     CHECK(rel_diff(F::batch_norm(x.gpu, rmg, rvg), F::batch_norm(x.cpu, rmc, rvc)) <= 10 * tol(dt));
   }
+  // a float64 weight and bias with a float32 input: the output keeps the input's dtype on both devices
+  const Tensor x32 = sample({4, 6, 5}, float32), w64 = sample({6}, float64), b64 = sample({6}, float64);
+  const Tensor yc = F::group_norm(x32, 2, w64, b64), yg = F::group_norm(x32.to(dev), 2, w64.to(dev), b64.to(dev));
+  CHECK(yc.dtype() == float32);
+  CHECK(yg.dtype() == float32);
+  CHECK(rel_diff(yg, yc) <= 10 * tol(float32));
+  CHECK(F::layer_norm(x32.to(dev), {5}, sample({5}, float64).to(dev)).dtype() == float32);
+  // weight, bias and running statistics on another device than the input are named, both ways
+  const Tensor xd = x32.to(dev), wc = w64.to(float32);
+  CHECK_THROWS_WITH_AS(F::group_norm(xd, 2, wc), doctest::Contains("[group_norm] weight is on cpu but the input is on"),
+                       Error);
+  CHECK_THROWS_WITH_AS(F::group_norm(x32, 2, Tensor(), wc.to(dev)), doctest::Contains("bias is on"), Error);
+  CHECK_THROWS_WITH_AS(F::layer_norm(xd, {5}, ones({5})), doctest::Contains("[layer_norm] weight is on cpu"), Error);
+  Tensor rm = zeros({6}), rv = ones({6});
+  CHECK_THROWS_WITH_AS(F::batch_norm(xd, rm, rv, Tensor(), Tensor(), true), doctest::Contains("running_mean is on cpu"),
+                       Error);
+  CHECK(rm.abs().sum().item<double>() == 0);  // unchanged
 }
 
 DEVICE_CASE("cuda nn: an FNO training step on CUDA matches the CPU") {

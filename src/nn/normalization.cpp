@@ -292,7 +292,7 @@ G normalize_backward_graph(const Tensor& x3, const Tensor& w, const Tensor& go3,
   Tensor r = (xc.square().mean(red, true) + eps).rsqrt();
   Tensor xh = xc * r;
   Tensor go = go3.reshape(s5);
-  Tensor gh = w.defined() ? go * w.reshape({1, 1, L.Gb, L.Cg, 1}) : go;
+  Tensor gh = w.defined() ? go * w.to(x3.dtype()).reshape({1, 1, L.Gb, L.Cg, 1}) : go;  // as the forward
   Tensor gx = r * (gh - gh.mean(red, true) - xh * (gh * xh).mean(red, true));
   return {gx.reshape(x3.shape()), (go * xh).sum(chan).reshape({WL}), go.sum(chan).reshape({WL})};
 }
@@ -310,8 +310,9 @@ Tensor normalize_device(const Tensor& x3, const Tensor& w, const Tensor& b, Layo
   const Tensor var = xc.square().mean(red, true);
   const Tensor r = (var + eps).rsqrt();
   Tensor out = xc * r;
-  if (w.defined()) out = out * w.reshape({1, 1, L.Gb, L.Cg, 1});
-  if (b.defined()) out = out + b.reshape({1, 1, L.Gb, L.Cg, 1});
+  // weight and bias in x's dtype, as normalize_kernel casts them (no promotion of the output)
+  if (w.defined()) out = out * w.to(x3.dtype()).reshape({1, 1, L.Gb, L.Cg, 1});
+  if (b.defined()) out = out + b.to(x3.dtype()).reshape({1, 1, L.Gb, L.Cg, 1});
   st.mean = mean.reshape({B});
   st.var = var.reshape({B});
   rstd = r.reshape({B});
@@ -382,18 +383,21 @@ void check_eps(double eps, const std::string& op) {
   if (!(eps >= 0) || std::isinf(eps)) throw Error(op, "eps must be finite and >= 0, got " + std::to_string(eps));
 }
 
-/// An affine or statistics tensor must be undefined or real floating.
-void check_float_param(const Tensor& t, const char* what, const std::string& op) {
-  if (t.defined() && !is_floating(t.dtype()))
-    throw Error(op, std::string(what) + " must be real floating, got " + dtype_name(t.dtype()));
+/// An affine or statistics tensor must be undefined or real floating, on the input x's device.
+void check_float_param(const Tensor& t, const char* what, const Tensor& x, const std::string& op) {
+  if (!t.defined()) return;
+  if (!is_floating(t.dtype())) throw Error(op, std::string(what) + " must be real floating, got " + dtype_name(t.dtype()));
+  if (t.device() != x.device())
+    throw Error(op, std::string(what) + " is on " + t.device().str() + " but the input is on " + x.device().str());
 }
 
-/// A per-channel tensor (weight, bias, running stat) must be undefined or real floating of shape (C).
-void check_channel_tensor(const Tensor& t, const char* what, std::int64_t C, const std::string& op) {
+/// A per-channel tensor (weight, bias, running stat) must be undefined or real floating of shape (C), on
+/// the input x's device.
+void check_channel_tensor(const Tensor& t, const char* what, std::int64_t C, const Tensor& x, const std::string& op) {
   if (t.defined() && (t.dim() != 1 || t.size(0) != C))
     throw Error(op, std::string(what) + " must have shape (" + std::to_string(C) + ",) for " + std::to_string(C) +
                         " channels, got " + shape_str(t.shape()));
-  check_float_param(t, what, op);
+  check_float_param(t, what, x, op);
 }
 
 /// Product of the sizes from dim `from` on.
@@ -444,8 +448,8 @@ Tensor layer_norm_impl(const std::string& op, const Tensor& x, const Shape& ns, 
     throw Error(op, "weight shape " + shape_str(weight.shape()) + " differs from normalized_shape " + shape_str(ns));
   if (bias.defined() && bias.shape() != ns)
     throw Error(op, "bias shape " + shape_str(bias.shape()) + " differs from normalized_shape " + shape_str(ns));
-  check_float_param(weight, "weight", op);
-  check_float_param(bias, "bias", op);
+  check_float_param(weight, "weight", x, op);
+  check_float_param(bias, "bias", x, op);
   return detail::composite("layer_norm", defined_of({x, weight, bias}), [&] {
     const std::int64_t M = tail_numel(x, x.dim() - k);
     const std::int64_t R = M == 0 ? 0 : x.numel() / M;
@@ -463,8 +467,8 @@ Tensor group_norm_impl(const std::string& op, const Tensor& x, std::int64_t grou
   if (groups <= 0 || C % groups != 0)
     throw Error(op, "num_groups " + std::to_string(groups) + " must divide the " + std::to_string(C) +
                         " channels of input " + shape_str(x.shape()));
-  check_channel_tensor(weight, "weight", C, op);
-  check_channel_tensor(bias, "bias", C, op);
+  check_channel_tensor(weight, "weight", C, x, op);
+  check_channel_tensor(bias, "bias", C, x, op);
   return detail::composite("group_norm", defined_of({x, weight, bias}), [&] {
     const std::int64_t S = tail_numel(x, 2);
     return normalize(x.reshape({1, N * groups, (C / groups) * S}), weight, bias, Layout{groups, C / groups, S}, eps)
@@ -479,10 +483,10 @@ void check_stats_args(const std::string& op, const Tensor& x, const Tensor& rm, 
   check_input(x, op, 2);
   check_eps(eps, op);
   const std::int64_t C = x.size(1);
-  check_channel_tensor(rm, "running_mean", C, op);
-  check_channel_tensor(rv, "running_var", C, op);
-  check_channel_tensor(weight, "weight", C, op);
-  check_channel_tensor(bias, "bias", C, op);
+  check_channel_tensor(rm, "running_mean", C, x, op);
+  check_channel_tensor(rv, "running_var", C, x, op);
+  check_channel_tensor(weight, "weight", C, x, op);
+  check_channel_tensor(bias, "bias", C, x, op);
   if (rm.defined() != rv.defined()) throw Error(op, "running_mean and running_var must both be given or both be absent");
 }
 
