@@ -39,6 +39,7 @@ class FakeBackend : public RawBackend {
     return p;
   }
   void raw_free(void* p) override {
+    CHECK_FALSE(busy);  // a segment goes back only after the device's queued work
     ++free_calls;
     auto it = live_.find(p);
     REQUIRE(it != live_.end());  // only segments it handed out come back
@@ -57,7 +58,14 @@ class FakeBackend : public RawBackend {
   }
   bool event_done(void* e) override { return events.at(reinterpret_cast<std::uintptr_t>(e)); }
   void destroy_event(void* e) override { CHECK(events.erase(reinterpret_cast<std::uintptr_t>(e)) == 1); }
+  void synchronize() override {  // all queued work done: every event, and whatever kept the device busy
+    ++sync_calls;
+    for (auto& kv : events) kv.second = true;
+    busy = false;
+  }
   std::map<std::uintptr_t, bool> events;  ///< live events and whether their work is done
+  bool busy = false;  ///< the test's stand-in for kernels still queued: raw_free then would free memory in use
+  int sync_calls = 0;
 
   std::size_t used() const { return used_; }
   int alloc_calls = 0, failed_calls = 0, free_calls = 0;
@@ -213,14 +221,20 @@ TEST_CASE("cuda allocator: a block used on another stream is reused only after t
   CHECK(pool.stats().cached_bytes == static_cast<std::int64_t>(2 * MiB));
   char* b = static_cast<char*>(pool.allocate(4096, kStreamA));  // stream B may still read a's block
   CHECK(b == a + 4096);
-  pool.empty_cache();  // keeps the segment: it holds b and the pending block
-  CHECK(pool.num_segments() == 1);
-  CHECK(pool.num_pending() == 1);
   be.events.begin()->second = true;  // stream B's work is done
   char* c = static_cast<char*>(pool.allocate(4096, kStreamA));
   CHECK(c == a);  // reused now
   CHECK(pool.num_pending() == 0);
   CHECK(be.events.empty());
+  // empty_cache waits for every stream: a pending block becomes free (its segment stays: c and b live)
+  pool.record_use(c, kStreamB);
+  pool.free(c);
+  CHECK(pool.num_pending() == 1);
+  pool.empty_cache();
+  CHECK(pool.num_pending() == 0);
+  CHECK(pool.num_segments() == 1);
+  c = static_cast<char*>(pool.allocate(4096, kStreamA));
+  CHECK(c == a);
   // a block without other streams is free at once
   pool.free(b);
   pool.free(c);
@@ -283,6 +297,34 @@ TEST_CASE("cuda allocator: out of memory frees the cache, retries, then throws")
   CHECK(s.current_bytes == 4 * MiB);
   CHECK(s.num_allocs == 2);
   pool.free(b);
+  pool.empty_cache();
+  CHECK(be.used() == 0);
+}
+
+TEST_CASE("cuda allocator: segments go back only after the device's queued work, which out of memory waits for") {
+  FakeBackend be(8 * MiB);
+  BlockPool pool(be, "cuda:0");
+  void* a = pool.allocate(6 * MiB, kStreamA);
+  pool.free(a);  // cached, while (say) a kernel queued on stream A still writes it
+  be.busy = true;
+  pool.empty_cache();  // the fake checks that raw_free comes after synchronize
+  CHECK(be.sync_calls == 1);
+  CHECK(be.free_calls == 1);
+  CHECK(pool.stats().cached_bytes == 0);
+  pool.empty_cache();  // nothing cached: it still waits (cheap), frees nothing
+  CHECK(be.free_calls == 1);
+  // out of memory: a block freed after record_use on a stream with queued work is reclaimed by waiting
+  void* b = pool.allocate(6 * MiB, kStreamA);
+  pool.record_use(b, kStreamB);
+  pool.free(b);
+  CHECK(pool.num_pending() == 1);
+  be.busy = true;
+  void* c = pool.allocate(4 * MiB, kStreamB);  // fails, synchronizes, reclaims b's segment, retries
+  REQUIRE(c != nullptr);
+  CHECK(pool.num_pending() == 0);
+  CHECK(be.failed_calls == 1);
+  CHECK(be.free_calls == 2);
+  pool.free(c);
   pool.empty_cache();
   CHECK(be.used() == 0);
 }

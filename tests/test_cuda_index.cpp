@@ -238,6 +238,7 @@ TEST_CASE("cuda::record_stream keeps a block from reuse until the other stream's
   CHECK(rel_diff(y, arange(1 << 22, float32) * 2.0) == 0);
   CHECK(memory_stats(kDev).cached_bytes >= cached0);
   CHECK_THROWS_WITH_AS(cuda::record_stream(z, cuda::Stream::from_native(nullptr, 1)), doctest::Contains("stream on cuda:1"), Error);
+  cuda::record_stream(empty({0}, float32, kDev), side);  // no elements, no block: nothing to record
 }
 
 DEVICE_CASE("cuda ops: complex and polar build complex tensors on the GPU") {

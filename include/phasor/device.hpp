@@ -46,7 +46,7 @@ struct MemoryStats {
 MemoryStats memory_stats(Device device = Device::cpu());
 /// Resets the peak of `device`'s allocator to the current value.
 void reset_peak_memory_stats(Device device = Device::cpu());
-/// Returns cached, unused blocks to the system: CPU: those of the shared lists and of the calling thread (other threads keep up to 16 small blocks per size class until they exit); CUDA: every fully free segment (cudaFree).
+/// Returns cached, unused blocks to the system: CPU: those of the shared lists and of the calling thread (other threads keep up to 16 small blocks per size class until they exit); CUDA: waits for the device's queued work, then every fully free segment (cudaFree).
 void empty_cache(Device device = Device::cpu());
 
 /// Number of CPU devices: 1 (the host, cpu:0) unless set_cpu_device_count made virtual ones.

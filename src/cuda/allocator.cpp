@@ -46,9 +46,10 @@ BlockPool::Block* BlockPool::take_free(std::size_t size, bool small, void* strea
 BlockPool::Block* BlockPool::new_segment(std::size_t size, bool small, void* stream) {
   const std::size_t seg = small ? kSmallSegment : (size + kLargeRound - 1) / kLargeRound * kLargeRound;
   void* p = backend_.raw_alloc(seg);
-  if (!p) {  // out of memory: give the cache back and try once more
+  if (!p) {  // out of memory: wait for all streams (pending blocks become free), give the cache back, retry
+    backend_.synchronize();
     process_pending();
-    release_free_segments();
+    release_free_segments(/*synced=*/true);
     p = backend_.raw_alloc(seg);
   }
   if (!p) return nullptr;
@@ -187,13 +188,15 @@ void* BlockPool::stream_of(void* p) {
   return it->second->stream;
 }
 
-void BlockPool::release_free_segments() {
+void BlockPool::release_free_segments(bool synced) {
   std::vector<Block*> whole;
   for (Block* b : free_)
     if (!b->prev && !b->next) whole.push_back(b);
+  if (whole.empty()) return;
+  if (!synced) backend_.synchronize();  // queued kernels may still use "free" blocks (Note [caching device allocator])
   for (Block* b : whole) {
+    backend_.raw_free(b->ptr);  // first: a throw leaves the block cached and counted
     free_.erase(b);
-    backend_.raw_free(b->ptr);
     reserved_ -= static_cast<std::int64_t>(b->size);
     delete b;
   }
@@ -213,8 +216,9 @@ void BlockPool::reset_peak() {
 
 void BlockPool::empty_cache() {
   std::lock_guard<std::mutex> lk(mu_);
+  backend_.synchronize();  // every stream's work done: pending blocks free, segments safe to return
   process_pending();
-  release_free_segments();
+  release_free_segments(/*synced=*/true);
 }
 
 std::size_t BlockPool::num_segments() {
@@ -265,6 +269,10 @@ class CudaBackend final : public RawBackend {
   void raw_free(void* p) override {
     DeviceGuard g(device_);
     PHASOR_CUDA_CHECK(cudaFree(p));
+  }
+  void synchronize() override {
+    DeviceGuard g(device_);
+    PHASOR_CUDA_CHECK(cudaDeviceSynchronize());
   }
   void mem_info(std::size_t& free_bytes, std::size_t& total_bytes) override {
     DeviceGuard g(device_);
@@ -336,6 +344,7 @@ void device_empty_cache(int device) { pool_of(device).empty_cache(); }
 
 void record_stream(const Tensor& t, const Stream& stream) {
   const ::phasor::Storage* st = detail::checked_cuda_storage(t, stream);
+  if (!st->data) return;  // no elements, no block
   detail::pool_of(stream.device()).record_use(st->data, stream.native_handle());
 }
 

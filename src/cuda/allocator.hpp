@@ -13,13 +13,16 @@
 //  - every segment belongs to the stream it was allocated for, and its blocks are reused only for
 //    that stream: work queued on a stream runs in order, so a block freed while a kernel of its
 //    stream still reads it can be handed to the next kernel of that stream at once. (Using a block
-//    on another stream needs an event; Tensor::to records one where it crosses streams.)
+//    on another stream needs record_use below; Tensor::to records an event where it crosses devices.)
 //  - record_use(p, s) marks a live block as also used by work queued on another stream s (the public
 //    cuda::record_stream). Freeing such a block records an event on each of those streams, and the
 //    block joins the free lists only when every event has completed (checked on each allocate and
 //    empty_cache); until then it is neither current nor reusable, only cached.
-//  - when the backend fails, the fully free segments are released (empty_cache) and the backend is
-//    asked once more; a second failure throws "[allocate] out of memory on ...".
+//  - when the backend fails, the device is synchronized (so every pending block's events are done),
+//    the fully free segments are released (empty_cache) and the backend is asked once more; a second
+//    failure throws "[allocate] out of memory on ...".
+//  - segments go back to the backend only after a device synchronization: a "free" block may still be
+//    read or written by queued kernels of its stream, and cudaFree is not promised to wait for them.
 // One mutex per pool (one pool per device); the backend is called with it held, which serializes
 // cudaMalloc calls of one device (they serialize inside the driver anyway).
 //
@@ -57,6 +60,8 @@ class RawBackend {
   virtual bool event_done(void* event) { (void)event; return true; }
   /// Destroys an event from record_event.
   virtual void destroy_event(void* event) { (void)event; }
+  /// Waits for all work queued on the device, on every stream (then every recorded event is done).
+  virtual void synchronize() {}
 };
 
 /// Block and segment bookkeeping of one device's caching allocator (Note [caching device allocator]).
@@ -124,7 +129,8 @@ class BlockPool {
   void insert_free(Block* b);
   void process_pending();
   Block* new_segment(std::size_t size, bool small, void* stream);
-  void release_free_segments();
+  /// Returns the fully free segments to the backend, synchronizing the device first unless `synced`.
+  void release_free_segments(bool synced);
 
   RawBackend& backend_;
   std::string name_;

@@ -15,6 +15,7 @@
 #include "fft/cufft_backend.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <list>
 #include <map>
@@ -55,6 +56,10 @@ const char* cufft_error_name(cufftResult r) {
     case CUFFT_NO_WORKSPACE: return "CUFFT_NO_WORKSPACE";
     case CUFFT_NOT_IMPLEMENTED: return "CUFFT_NOT_IMPLEMENTED";
     case CUFFT_NOT_SUPPORTED: return "CUFFT_NOT_SUPPORTED";
+    case CUFFT_MISSING_DEPENDENCY: return "CUFFT_MISSING_DEPENDENCY";
+    case CUFFT_NVRTC_FAILURE: return "CUFFT_NVRTC_FAILURE";
+    case CUFFT_NVJITLINK_FAILURE: return "CUFFT_NVJITLINK_FAILURE";
+    case CUFFT_NVSHMEM_FAILURE: return "CUFFT_NVSHMEM_FAILURE";
     default: return "unknown cufftResult";
   }
 }
@@ -95,7 +100,7 @@ struct DeviceCache {
 std::mutex g_caches_mu;
 // never destroyed (as the device pools): cufftDestroy must not run after the CUDA runtime's teardown at exit
 std::map<int, std::unique_ptr<DeviceCache>>& g_caches = *new std::map<int, std::unique_ptr<DeviceCache>>();
-std::size_t g_capacity = 256;  // as the CPU cache (set_plan_cache_capacity sets both)
+std::atomic<std::size_t> g_capacity{256};  // as the CPU cache (set_plan_cache_capacity sets both); read unlocked
 
 DeviceCache& cache_of(int device) {
   std::lock_guard<std::mutex> lk(g_caches_mu);
