@@ -12,9 +12,13 @@
 // stream, and copies out. Copies go in chunks of kStagingChunk through two buffers, so the host's
 // memcpy of one chunk overlaps the DMA of the other and a copy of any size pins only 16 MiB. Buffers
 // are powers of two (at least kStagingMin) and kept for reuse, as cudaHostAlloc costs milliseconds
-// (it pins every page).
+// (it pins every page). A device's buffers total at most kMaxPinnedPerDevice: past it a request waits
+// for the oldest cached buffer's transfer instead of pinning more (copies queued faster than the
+// stream runs would otherwise pin a buffer each); only when every buffer is held by a running copy
+// does it pin one more.
 #include <algorithm>
 #include <cstring>
+#include <map>
 #include <mutex>
 #include <vector>
 
@@ -33,6 +37,8 @@ namespace {
 constexpr std::size_t kStagingMin = std::size_t{1} << 20;
 /// Larger copies are staged in chunks of this size through two buffers.
 constexpr std::size_t kStagingChunk = std::size_t{8} << 20;
+/// Pinned staging memory a device keeps before requests wait for a cached buffer (Note [pinned staging]).
+constexpr std::size_t kMaxPinnedPerDevice = std::size_t{64} << 20;
 
 /// Pinned host buffers with an event each (Note [pinned staging]).
 class PinnedPool {
@@ -46,32 +52,43 @@ class PinnedPool {
   /// A buffer of at least `bytes` whose last transfer has completed, with an event of `device` (the
   /// current device).
   Buffer acquire(std::size_t bytes, int device) {
+    std::size_t size = kStagingMin;
+    while (size < bytes) size *= 2;
+    Buffer busy;  // at the cap: the oldest cached buffer that fits, whose transfer is still running
     {
       std::lock_guard<std::mutex> lk(mu_);
-      std::size_t best = free_.size();
+      std::size_t best = free_.size(), oldest = free_.size();
       for (std::size_t i = 0; i < free_.size(); ++i) {
-        if (free_[i].device != device || free_[i].size < bytes ||
-            (best < free_.size() && free_[best].size <= free_[i].size))
-          continue;
+        if (free_[i].device != device || free_[i].size < bytes) continue;
+        if (oldest == free_.size()) oldest = i;  // released first (release appends)
+        if (best < free_.size() && free_[best].size <= free_[i].size) continue;
         const cudaError_t q = cudaEventQuery(free_[i].done);
         if (q == cudaSuccess) best = i;
         else if (q != cudaErrorNotReady) check(q, "cudaEventQuery");
       }
-      if (best < free_.size()) {
-        Buffer b = free_[best];
-        free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(best));
-        return b;
-      }
+      if (best < free_.size()) return take(best);
+      std::size_t& pinned = pinned_[device];
+      if (pinned + size > kMaxPinnedPerDevice && oldest < free_.size()) busy = take(oldest);
+      else pinned += size;  // reserved for the buffer made below
+    }
+    if (busy.ptr) {  // waited for outside the lock
+      PHASOR_CUDA_CHECK(cudaEventSynchronize(busy.done));
+      return busy;
     }
     Buffer b;
     b.device = device;
-    b.size = kStagingMin;
-    while (b.size < bytes) b.size *= 2;
-    PHASOR_CUDA_CHECK(cudaHostAlloc(&b.ptr, b.size, cudaHostAllocPortable));
-    const cudaError_t e = cudaEventCreateWithFlags(&b.done, cudaEventDisableTiming);
+    b.size = size;
+    cudaError_t e = cudaHostAlloc(&b.ptr, b.size, cudaHostAllocPortable);
+    if (e == cudaSuccess) {
+      e = cudaEventCreateWithFlags(&b.done, cudaEventDisableTiming);
+      if (e != cudaSuccess) (void)cudaFreeHost(b.ptr);
+    }
     if (e != cudaSuccess) {
-      (void)cudaFreeHost(b.ptr);
-      check(e, "cudaEventCreateWithFlags");
+      {
+        std::lock_guard<std::mutex> lk(mu_);
+        pinned_[device] -= size;
+      }
+      check(e, "cudaHostAlloc / cudaEventCreateWithFlags");
     }
     return b;
   }
@@ -83,8 +100,15 @@ class PinnedPool {
   }
 
  private:
+  /// Removes and returns free_[i] (mu_ held).
+  Buffer take(std::size_t i) {
+    Buffer b = free_[i];
+    free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
+    return b;
+  }
   std::mutex mu_;
   std::vector<Buffer> free_;
+  std::map<int, std::size_t> pinned_;  // bytes pinned per device, cached or in use
 };
 
 PinnedPool& pinned_pool() {
