@@ -278,6 +278,27 @@ DEVICE_CASE("cuda index: few long scatter lines (atomic adds) agree with the CPU
   }
 }
 
+// The layouts the other index cases leave out: several positions per atomic line (rows of 8 added into
+// along dim 0), a scatter_add index smaller than src in the other dims, flipped and transposed inputs,
+// and an index_select whose pairs outnumber one grid (65536 blocks of 256 threads).
+DEVICE_CASE("cuda index: atomic rows, small scatter indices, flipped inputs and grid-sized selects agree") {
+  manual_seed(23);
+  for (Dtype dt : {int64, float32, float64, complex64, complex128}) {
+    CAPTURE(dt);
+    const double t = dt == int64 ? 0 : (dt == float32 || dt == complex64 ? 1e-5 : 1e-12);
+    const Tensor x = sample({1000, 8}, dt), src = sample({5000, 8}, dt), idx = randint(0, 1000, {5000});
+    CHECK(rel_diff(index_add(x.to(dev), 0, idx.to(dev), src.to(dev)), index_add(x, 0, idx, src)) <= t);
+    const Tensor y = sample({3, 4, 50}, dt), s2 = sample({5, 6, 120}, dt), i2 = randint(0, 50, {3, 4, 100});
+    CHECK(rel_diff(scatter_add(y.to(dev), 2, i2.to(dev), s2.to(dev)), scatter_add(y, 2, i2, s2)) <= t);
+    const Tensor f = flip(sample({7, 9}, dt), {0, 1}), fi = randint(0, 7, {11});
+    CHECK(rel_diff(index_select(flip(f.to(dev), {0}), 0, fi.to(dev)), index_select(flip(f, {0}), 0, fi)) == 0);
+    const Tensor gi = randint(0, 7, {9, 5});  // a transposed (non-contiguous) input
+    CHECK(rel_diff(gather(f.to(dev).t(), 1, gi.to(dev)), gather(f.t(), 1, gi)) == 0);
+  }
+  const Tensor big = sample({5000, 4000}, float32), bi = randint(0, 5000, {5000});  // 2e7 pairs
+  CHECK(rel_diff(index_select(big.to(dev), 0, bi.to(dev)), index_select(big, 0, bi)) == 0);
+}
+
 DEVICE_CASE("cuda ops: contiguous ops whose output type is narrower (comparisons, |z|) agree with the CPU") {
   manual_seed(18);
   for (Dtype dt : {float32, float64, int64}) {
