@@ -84,9 +84,18 @@ struct CufftPlan {
   const ::phasor::cuda::detail::CufftApi* api = nullptr;  // set with the handle
   cufftHandle handle = 0;
   std::size_t work = 0;
+  int device = 0;
   std::mutex mu;
+  /// Destroyed when evicted, cleared, or right after its exec with the cache off: an exec queued on any
+  /// stream may still read the plan's device data, and cufftDestroy is not documented to wait for it, so
+  /// the device is synchronized first (errors ignored: a destructor must not throw).
   ~CufftPlan() {
-    if (api) api->cufftDestroy(handle);
+    if (!api) return;
+    int prev = -1;
+    if (cudaGetDevice(&prev) == cudaSuccess && prev != device) (void)cudaSetDevice(device);
+    (void)cudaDeviceSynchronize();
+    api->cufftDestroy(handle);
+    if (prev >= 0 && prev != device) (void)cudaSetDevice(prev);
   }
 };
 
@@ -119,14 +128,25 @@ std::shared_ptr<CufftPlan> plan_for(int device, const Key& key) {
     }
   }
   const auto& api = ::phasor::cuda::detail::cufft("fft");
-  auto p = std::make_shared<CufftPlan>();
-  check(api.cufftCreate(&p->handle), "cufftCreate");
-  p->api = &api;
-  check(api.cufftSetAutoAllocation(p->handle, 0), "cufftSetAutoAllocation");
-  std::vector<long long> n = key.n;
-  check(api.cufftMakePlanMany64(p->handle, static_cast<int>(n.size()), n.data(), nullptr, 1, 0, nullptr, 1, 0,
-                            static_cast<cufftType>(key.type), key.batch, &p->work),
-        "cufftMakePlanMany64");
+  // a plan's own device data comes from cudaMalloc, outside the caching allocator: when that fails, the
+  // cache's free segments are returned and the plan is made once more
+  std::shared_ptr<CufftPlan> p;
+  for (int attempt = 0;; ++attempt) {
+    p = std::make_shared<CufftPlan>();
+    p->device = device;
+    check(api.cufftCreate(&p->handle), "cufftCreate");
+    p->api = &api;
+    check(api.cufftSetAutoAllocation(p->handle, 0), "cufftSetAutoAllocation");
+    std::vector<long long> n = key.n;
+    const cufftResult r = api.cufftMakePlanMany64(p->handle, static_cast<int>(n.size()), n.data(), nullptr, 1, 0,
+                                                  nullptr, 1, 0, static_cast<cufftType>(key.type), key.batch, &p->work);
+    if (r == CUFFT_ALLOC_FAILED && attempt == 0) {
+      ::phasor::cuda::detail::device_empty_cache(device);
+      continue;
+    }
+    check(r, "cufftMakePlanMany64");
+    break;
+  }
   std::lock_guard<std::mutex> lk(c.mu);
   if (auto it = c.index.find(key); it != c.index.end()) return it->second->second;  // made meanwhile
   if (g_capacity == 0) return p;
