@@ -209,7 +209,8 @@ void check_gather_index(const Tensor& x, std::int64_t d, const Tensor& index, co
   }
   const std::int64_t n = x.size(d);
   if (index.numel() == 0) return;
-  if (index.device().is_cuda()) {  // range on the device (one wait for both ends); the host sees the values only to name a bad one
+  // range on the device (one wait for both ends); the host sees the values only to name a bad one
+  if (index.device().is_cuda()) {
     NoGradGuard ng;
     const Tensor ends = stack({index.min(), index.max()}).to(Device::cpu());
     if (ends.data<std::int64_t>()[0] >= 0 && ends.data<std::int64_t>()[1] < n) return;

@@ -184,8 +184,8 @@ void launch(const void* rows, std::int64_t n_out, std::int64_t n_red, void* out,
   }
   PartialBuffer partial(static_cast<std::size_t>(n_out * sp.splits) * sizeof(A));
   A* p = static_cast<A*>(partial.ptr);
-  rows_kernel<T, R, A><<<grid_for(n_out * sp.splits, 1), kThreads, 0, s>>>(static_cast<const T*>(rows), n_out * sp.splits,
-                                                                     n_red, sp.splits, sp.chunk, p, r);
+  rows_kernel<T, R, A><<<grid_for(n_out * sp.splits, 1), kThreads, 0, s>>>(
+      static_cast<const T*>(rows), n_out * sp.splits, n_red, sp.splits, sp.chunk, p, r);
   check_launch("reduction (partials)");
   rows_kernel<A, Partials<R>, O><<<grid_for(n_out, 1), kThreads, 0, s>>>(p, n_out, sp.splits, 1, sp.splits,
                                                                   static_cast<O*>(out), Partials<R>{r});
@@ -437,7 +437,8 @@ __global__ void lse_kernel(const T* rows, std::int64_t n_units, std::int64_t n_r
 /// zero imaginary part where a complex product would give 0 * inf = NaN).
 template <class W>
 __device__ __forceinline__ W scale_keeping_zeros(const W& v, double f) {
-  if constexpr (is_complex_v<W>) return W(v.real() == 0 ? v.real() : v.real() * f, v.imag() == 0 ? v.imag() : v.imag() * f);
+  if constexpr (is_complex_v<W>)
+    return W(v.real() == 0 ? v.real() : v.real() * f, v.imag() == 0 ? v.imag() : v.imag() * f);
   else return v == 0 ? v : v * f;
 }
 
@@ -692,7 +693,8 @@ bool stat_rows(const char* op, Dtype in, const void* rows, std::int64_t n_out, s
         } else {
           PartialBuffer partial(static_cast<std::size_t>(units) * sizeof(VarPartial<W>));
           auto* pp = static_cast<VarPartial<W>*>(partial.ptr);
-          var_kernel<T><<<unit_blocks, kThreads, 0, s>>>(r, units, n_red, sp.splits, sp.chunk, ro, pp, param, take_sqrt);
+          var_kernel<T><<<unit_blocks, kThreads, 0, s>>>(r, units, n_red, sp.splits, sp.chunk, ro, pp, param,
+                                                          take_sqrt);
           check_launch("var (partials)");
           var_partials_kernel<W, real_t<T>><<<blocks, kThreads, 0, s>>>(pp, n_out, sp.splits, ro, param, take_sqrt);
         }

@@ -374,7 +374,8 @@ Tensor h1_loss(const Tensor& pred, const Tensor& target, std::int64_t spatial_di
   // the weights depend only on these: made once per device off the host CPU (Note [device constants])
   std::ostringstream key;
   key << "h1 weights|" << cplx << '|' << dtype_name(rdt) << std::hexfloat;
-  for (std::size_t i = 0; i < d; ++i) key << '|' << pred.size(static_cast<std::int64_t>(nd - spatial_dims + i)) << ':' << L[i];
+  for (std::size_t i = 0; i < d; ++i)
+    key << '|' << pred.size(static_cast<std::int64_t>(nd - spatial_dims + i)) << ':' << L[i];
   const Tensor wt = detail::device_constant(key.str(), pred.device(), [&] {
     std::vector<double> w(static_cast<std::size_t>(total));
     const double two_pi = 2 * std::numbers::pi;

@@ -386,7 +386,8 @@ void check_eps(double eps, const std::string& op) {
 /// An affine or statistics tensor must be undefined or real floating, on the input x's device.
 void check_float_param(const Tensor& t, const char* what, const Tensor& x, const std::string& op) {
   if (!t.defined()) return;
-  if (!is_floating(t.dtype())) throw Error(op, std::string(what) + " must be real floating, got " + dtype_name(t.dtype()));
+  if (!is_floating(t.dtype()))
+    throw Error(op, std::string(what) + " must be real floating, got " + dtype_name(t.dtype()));
   if (t.device() != x.device())
     throw Error(op, std::string(what) + " is on " + t.device().str() + " but the input is on " + x.device().str());
 }

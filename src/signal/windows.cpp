@@ -193,7 +193,8 @@ Tensor window_values(const WindowSpec& w, std::int64_t n, bool periodic, Dtype d
   char key[96];
   std::snprintf(key, sizeof key, "window|%lld|%d|%s|%d|%a|", static_cast<long long>(n), periodic ? 1 : 0,
                 dtype_name(dtype), w.param ? 1 : 0, w.param.value_or(0.0));
-  return ::phasor::detail::device_constant(key + w.name, device, [&] { return get_window(w, n, periodic, dtype, device); });
+  return ::phasor::detail::device_constant(key + w.name, device,
+                                          [&] { return get_window(w, n, periodic, dtype, device); });
 }
 
 }  // namespace detail
