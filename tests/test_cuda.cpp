@@ -126,6 +126,13 @@ TEST_CASE("cuda: a wrapped device pointer is a CUDA tensor whose CPU kernels ref
   Tensor t = Tensor::from_blob(fake_device_memory, {2, 3}, Dtype::Float32, nullptr, Device::cuda(0));
   CHECK(t.device() == Device::cuda(0));
   CHECK(t.data_ptr() == static_cast<void*>(fake_device_memory));  // the device pointer, as given
+  // a device pointer not aligned to the element size is refused (a GPU load of it would fault)
+  alignas(16) static char raw[64];
+  CHECK_THROWS_WITH_AS(Tensor::from_blob(raw + 8, {2}, Dtype::Complex128, nullptr, Device::cuda(0)),
+                       has("is not aligned to 16 bytes, as complex128 elements on cuda:0 need"), Error);
+  CHECK_THROWS_WITH_AS(Tensor::from_blob(raw + 2, {2}, Dtype::Float32, nullptr, Device::cuda(0)), has("to 4 bytes"), Error);
+  CHECK(Tensor::from_blob(raw + 8, {2}, Dtype::Complex64, nullptr, Device::cuda(0)).numel() == 2);
+  CHECK(Tensor::from_blob(raw + 8, {2}, Dtype::Complex128).numel() == 2);  // the host: no such need
   CHECK(t.shape() == Shape{2, 3});
   const std::string missing = "device cuda:0 does not exist";
   CHECK_THROWS_WITH_AS(t + 1.0, has(missing), Error);

@@ -205,7 +205,8 @@ class Tensor {
   /// True if both handles refer to the same tensor.
   bool is_same(const Tensor& o) const { return impl_ == o.impl_; }
 
-  /// Wraps external memory without copying; `deleter` (may be empty) runs when the storage dies.
+  /// Wraps external memory without copying; `deleter` (may be empty) runs when the storage dies. A CUDA
+  /// pointer must be aligned to the element size (16 bytes for complex128), else phasor::Error.
   static Tensor from_blob(void* data, const Shape& shape, Dtype dtype, BlobDeleter deleter = nullptr,
                           Device device = Device::cpu());
   /// Wraps external strided memory (strides in elements) without copying.

@@ -1,4 +1,6 @@
 // src/core/tensor.cpp - Tensor metadata accessors, from_blob, and layout helpers.
+#include <cstdint>
+#include <cstdio>
 #include <sstream>
 
 #include "core/tensor_impl.hpp"
@@ -205,6 +207,16 @@ Tensor Tensor::from_blob(void* data, const Shape& shape, const Shape& strides, D
     throw Error("from_blob", "shape " + detail::shape_str(shape) + " and strides " + detail::shape_str(strides) +
                                  " differ in length");
   if (!data && detail::shape_numel(shape) != 0) throw Error("from_blob", "null data pointer");
+  // GPU kernels load an element as one access of its full size (16 bytes for complex128): a misaligned
+  // pointer would fault, and the fault is sticky (every later CUDA call fails)
+  const auto item = static_cast<std::uintptr_t>(phasor::itemsize(dtype));
+  if (device.is_cuda() && reinterpret_cast<std::uintptr_t>(data) % item != 0)
+  {
+    char addr[32];
+    std::snprintf(addr, sizeof addr, "%p", data);
+    throw Error("from_blob", std::string("data pointer ") + addr + " is not aligned to " + std::to_string(item) +
+                                 " bytes, as " + dtype_name(dtype) + " elements on " + device.str() + " need");
+  }
   std::int64_t span = 1;
   for (std::size_t i = 0; i < shape.size(); ++i) {
     if (shape[i] < 0) throw Error("from_blob", "negative size in shape " + detail::shape_str(shape));
