@@ -34,7 +34,21 @@ void check(cufftResult r, const char* what) {
 
 cudaStream_t stream() { return static_cast<cudaStream_t>(ph::cuda::current_stream(0).native_handle()); }
 
-/// Times f() with CUDA events around it on the current stream, after two warm-up calls.
+/// Registers fn under its own name behind a guard: an exception (out of memory, a CUDA or cuFFT error)
+/// skips that benchmark with its message instead of ending the program (Google Benchmark does not catch),
+/// so the other rows and the JSON file still come out.
+#define GUARDED_BENCHMARK(fn)                                  \
+  void fn##_guarded(benchmark::State& s) {                     \
+    try {                                                      \
+      fn(s);                                                   \
+    } catch (const std::exception& e) {                        \
+      s.SkipWithError(e.what());                               \
+    }                                                          \
+  }                                                            \
+  BENCHMARK(fn##_guarded)->Name(#fn)
+
+/// Times f() with CUDA events around it on the current stream, after two warm-up calls and a wait for
+/// them (so the first sample starts on an idle GPU, as fno_torch_cuda.py's do).
 template <class F>
 void gpu_time(benchmark::State& state, F&& f) {
   if (!ph::cuda::is_available()) {
@@ -43,6 +57,7 @@ void gpu_time(benchmark::State& state, F&& f) {
   }
   f();
   f();
+  check(cudaStreamSynchronize(stream()), "cudaStreamSynchronize");
   cudaEvent_t a, b;
   check(cudaEventCreate(&a), "cudaEventCreate");
   check(cudaEventCreate(&b), "cudaEventCreate");
@@ -74,7 +89,7 @@ void BM_copy_cudaMemcpy(benchmark::State& state) {
   });
   set_bytes(state, 2.0 * static_cast<double>(a.nbytes()));
 }
-BENCHMARK(BM_copy_cudaMemcpy)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_copy_cudaMemcpy)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 /// A phasor op on 256 MiB float32 inputs; `streams` = tensors of that size read or written per call.
 template <class F>
@@ -108,17 +123,17 @@ void BM_logsumexp_all(benchmark::State& s) {
   memory_bound(s, 1, [](const ph::Tensor& a, const ph::Tensor&) { return ph::logsumexp(a); });
 }
 void BM_argmax_all(benchmark::State& s) { memory_bound(s, 1, [](const ph::Tensor& a, const ph::Tensor&) { return ph::argmax(a); }); }
-BENCHMARK(BM_copy_phasor)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_add)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_mul_scalar_inplace)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_exp)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_gelu)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_sum_all)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_sum_rows)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_amax_all)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_var_all)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_logsumexp_all)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_argmax_all)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_copy_phasor)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_add)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_mul_scalar_inplace)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_exp)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_gelu)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_sum_all)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_sum_rows)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_amax_all)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_var_all)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_logsumexp_all)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_argmax_all)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 // ---- FFT: phasor against cuFFT with the same plan ------------------------------------------------------
 struct FftCase {
@@ -152,7 +167,7 @@ void BM_fft_phasor(benchmark::State& state) {
     else benchmark::DoNotOptimize(c.rank == 1 ? ph::fft::fft(x) : ph::fft::fft2(x));
   });
 }
-BENCHMARK(BM_fft_phasor)->DenseRange(0, 3)->UseManualTime()->Unit(benchmark::kMicrosecond);
+GUARDED_BENCHMARK(BM_fft_phasor)->DenseRange(0, 3)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 void BM_fft_cufft(benchmark::State& state) {
   const FftCase& c = kFft[state.range(0)];
@@ -179,7 +194,7 @@ void BM_fft_cufft(benchmark::State& state) {
   });
   cufftDestroy(plan);
 }
-BENCHMARK(BM_fft_cufft)->DenseRange(0, 3)->UseManualTime()->Unit(benchmark::kMicrosecond);
+GUARDED_BENCHMARK(BM_fft_cufft)->DenseRange(0, 3)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
 // ---- host overhead -----------------------------------------------------------------------------------------
 /// 1-element a + b, 256 per batch and one sync per batch: CPU time per op is the host overhead.
@@ -197,7 +212,7 @@ void BM_host_overhead_add(benchmark::State& state) {
   state.counters["us_per_op"] = benchmark::Counter(static_cast<double>(state.iterations()) * 256 * 1e-6,
                                                    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_host_overhead_add)->Unit(benchmark::kMicrosecond);
+GUARDED_BENCHMARK(BM_host_overhead_add)->Unit(benchmark::kMicrosecond);
 
 /// The same with autograd recording (requires_grad inputs), forward only.
 void BM_host_overhead_add_grad(benchmark::State& state) {
@@ -210,7 +225,7 @@ void BM_host_overhead_add_grad(benchmark::State& state) {
   state.counters["us_per_op"] = benchmark::Counter(static_cast<double>(state.iterations()) * 256 * 1e-6,
                                                    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
 }
-BENCHMARK(BM_host_overhead_add_grad)->Unit(benchmark::kMicrosecond);
+GUARDED_BENCHMARK(BM_host_overhead_add_grad)->Unit(benchmark::kMicrosecond);
 
 // ---- FNO training steps --------------------------------------------------------------------------------------
 void run_fno(benchmark::State& state, const ph::nn::FNOOptions& opt, const ph::Shape& xs, const ph::Shape& ys) {
@@ -247,8 +262,8 @@ void BM_FNO2d_large_step_cuda(benchmark::State& state) {
               .projection_channels(128),
           {32, 3, 256, 256}, {32, 1, 256, 256});
 }
-BENCHMARK(BM_FNO1d_step_cuda)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_FNO2d_step_cuda)->UseManualTime()->Unit(benchmark::kMillisecond);
-BENCHMARK(BM_FNO2d_large_step_cuda)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_FNO1d_step_cuda)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_FNO2d_step_cuda)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_FNO2d_large_step_cuda)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace

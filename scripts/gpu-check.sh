@@ -73,6 +73,7 @@ nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --f
 command -v nvcc > /dev/null && nvcc --version | tail -1
 
 # cuBLAS/cuFFT are dlopen()ed: the toolkit's folders first, then those of the CUDA wheels beside PyTorch
+ORIG_LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}  # PyTorch runs with the machine's own libraries, not the bundle's
 CUDA_LIBS=/usr/local/cuda/lib64:/usr/local/cuda/lib
 if command -v python3 > /dev/null; then
   wheel_libs=$(timeout 20 python3 -c 'import glob, os, site
@@ -90,15 +91,16 @@ if [[ -f "$BUNDLE" ]]; then
 else
   echo "== no bundle: building here"
   export LD_LIBRARY_PATH="$CUDA_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+  # one log for both steps: the device tool returns at most 8 files from $OUT
   if cmake -S . -B build-gpu -G Ninja -DCMAKE_BUILD_TYPE=Release -DPHASOR_CUDA=ON -DPHASOR_BUILD_BENCH=ON \
-       -DPHASOR_BUILD_EXAMPLES=OFF > "$OUTDIR/configure.log" 2>&1 &&
-     timeout "$(cap 300)" ninja -C build-gpu -j"$(nproc)" > "$OUTDIR/build.log" 2>&1; then
+       -DPHASOR_BUILD_EXAMPLES=OFF > "$OUTDIR/build.log" 2>&1 &&
+     timeout "$(cap 300)" ninja -C build-gpu -j"$(nproc)" >> "$OUTDIR/build.log" 2>&1; then
     BIN=$ROOT/build-gpu/bin && mkdir -p "$BIN"
     cp build-gpu/tests/phasor_tests build-gpu/bench/bench_* "$BIN/" 2>/dev/null
     row "setup" "built here"
   else
-    tail -20 "$OUTDIR"/configure.log "$OUTDIR"/build.log 2>/dev/null
-    row "setup" "FAILED (no bundle, and the build here failed: see configure.log/build.log)"
+    tail -20 "$OUTDIR"/build.log 2>/dev/null
+    row "setup" "FAILED (no bundle, and the build here failed: see build.log)"
     print_summary
     exit 1
   fi
@@ -140,26 +142,32 @@ for b in "$BIN"/bench_*cuda*; do
     grep median "$OUTDIR/$name.txt" | head -40
   fi
 done
-if [[ -f "$OUTDIR/bench_cuda.json" ]] && python3 -c "import torch" 2> /dev/null; then
+torch_err=$(LD_LIBRARY_PATH=$ORIG_LD_LIBRARY_PATH python3 -c "import torch" 2>&1 | tail -1)
+if [[ -f "$OUTDIR/bench_cuda.json" && -z "$torch_err" ]]; then
+  # unbuffered: a run cut by its cap still leaves what it printed
   if stage "fno_torch_cuda.py (torch side + table)" 150 "$OUTDIR/torch_cuda.txt" \
-       python3 "$ROOT/bench/fno_torch_cuda.py" --phasor "$OUTDIR/bench_cuda.json"; then
+       env LD_LIBRARY_PATH="$ORIG_LD_LIBRARY_PATH" python3 -u "$ROOT/bench/fno_torch_cuda.py" --phasor "$OUTDIR/bench_cuda.json"; then
     row "fno_torch_cuda.py (torch side + table)" "rc=$rc"
     cat "$OUTDIR/torch_cuda.txt"
   fi
 else
-  row "fno_torch_cuda.py" "skipped (no bench_cuda.json or no torch)"
+  row "fno_torch_cuda.py" "skipped (bench_cuda.json: $([[ -f "$OUTDIR/bench_cuda.json" ]] && echo yes || echo no); import torch: ${torch_err:-ok})"
 fi
 
 # each GPU test file once more in a process of its own when the whole suite failed: a crash or a sticky
 # CUDA error in one file cannot hide the results of the others (the [cpu:1] halves ran in the suite above)
+# (their logs go into one archive: the device tool returns few files, and bench_cuda.json must be one)
 if [[ "${suite_rc:-1}" != 0 ]]; then
   echo "== 3. the GPU test files one by one (the whole suite failed)"
+  FILES=$(mktemp -d)
   for src in "$ROOT"/tests/test_cuda*.cpp; do
     f=$(basename "$src" .cpp)
-    if stage "  $f" 120 "$OUTDIR/$f.log" "$BIN/phasor_tests" --source-file="*$f.cpp" -tce='*[cpu:1]'; then
-      row "  $f" "$(grep -E '^\[doctest\] test cases' "$OUTDIR/$f.log" | sed 's/\[doctest\] //') rc=$rc"
+    if stage "  $f" 120 "$FILES/$f.log" "$BIN/phasor_tests" --source-file="*$f.cpp" -tce='*[cpu:1]'; then
+      row "  $f" "$(grep -E '^\[doctest\] test cases' "$FILES/$f.log" | sed 's/\[doctest\] //') rc=$rc"
+      grep -E 'ERROR|error' "$FILES/$f.log" | head -5
     fi
   done
+  tar -C "$FILES" -czf "$OUTDIR/test_cuda_files.tar.gz" . && rm -rf "$FILES"
 fi
 
 echo "== 4. compute-sanitizer memcheck on the CUDA cases (last: it is the slowest stage)"
