@@ -48,9 +48,11 @@ cudaStream_t stream() { return static_cast<cudaStream_t>(ph::cuda::current_strea
   BENCHMARK(fn##_guarded)->Name(#fn)
 
 /// Times f() with CUDA events around it on the current stream, after two warm-up calls and a wait for
-/// them (so the first sample starts on an idle GPU, as fno_torch_cuda.py's do).
+/// them (so the first sample starts on an idle GPU, as fno_torch_cuda.py's do). With reps > 1 each sample
+/// is reps back-to-back calls, divided by reps: for work of a few microseconds, whose single call would
+/// measure the launch path more than the GPU.
 template <class F>
-void gpu_time(benchmark::State& state, F&& f) {
+void gpu_time(benchmark::State& state, F&& f, int reps = 1) {
   if (!ph::cuda::is_available()) {
     state.SkipWithError("no CUDA device");
     return;
@@ -63,12 +65,12 @@ void gpu_time(benchmark::State& state, F&& f) {
   check(cudaEventCreate(&b), "cudaEventCreate");
   for (auto _ : state) {
     check(cudaEventRecord(a, stream()), "cudaEventRecord");
-    f();
+    for (int r = 0; r < reps; ++r) f();
     check(cudaEventRecord(b, stream()), "cudaEventRecord");
     check(cudaEventSynchronize(b), "cudaEventSynchronize");
     float ms = 0;
     check(cudaEventElapsedTime(&ms, a, b), "cudaEventElapsedTime");
-    state.SetIterationTime(ms / 1e3);
+    state.SetIterationTime(ms / 1e3 / reps);
   }
   cudaEventDestroy(a);
   cudaEventDestroy(b);
@@ -156,16 +158,22 @@ ph::Shape fft_shape(const FftCase& c) {
   return s;
 }
 
+/// Transforms per timed sample (the smallest case is ~10 us of GPU work): fno_torch_cuda.py uses the same.
+constexpr int kFftReps = 10;
+
 void BM_fft_phasor(benchmark::State& state) {
   const FftCase& c = kFft[state.range(0)];
   state.SetLabel(c.name);
   if (!ph::cuda::is_available()) return state.SkipWithError("no CUDA device");
   ph::manual_seed(0);
   ph::Tensor x = ph::randn(fft_shape(c), c.real ? ph::float32 : ph::complex64, kDev);
-  gpu_time(state, [&] {
-    if (c.real) benchmark::DoNotOptimize(c.rank == 1 ? ph::fft::rfft(x) : ph::fft::rfft2(x));
-    else benchmark::DoNotOptimize(c.rank == 1 ? ph::fft::fft(x) : ph::fft::fft2(x));
-  });
+  gpu_time(
+      state,
+      [&] {
+        if (c.real) benchmark::DoNotOptimize(c.rank == 1 ? ph::fft::rfft(x) : ph::fft::rfft2(x));
+        else benchmark::DoNotOptimize(c.rank == 1 ? ph::fft::fft(x) : ph::fft::fft2(x));
+      },
+      kFftReps);
 }
 GUARDED_BENCHMARK(BM_fft_phasor)->DenseRange(0, 3)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
@@ -184,14 +192,18 @@ void BM_fft_cufft(benchmark::State& state) {
                       static_cast<int>(c.batch)),
         "cufftPlanMany");
   check(cufftSetStream(plan, stream()), "cufftSetStream");
-  gpu_time(state, [&] {
-    if (c.real)
-      check(cufftExecR2C(plan, static_cast<cufftReal*>(x.data_ptr()), static_cast<cufftComplex*>(y.data_ptr())), "cufftExecR2C");
-    else
-      check(cufftExecC2C(plan, static_cast<cufftComplex*>(x.data_ptr()), static_cast<cufftComplex*>(y.data_ptr()),
-                         CUFFT_FORWARD),
-            "cufftExecC2C");
-  });
+  gpu_time(
+      state,
+      [&] {
+        if (c.real)
+          check(cufftExecR2C(plan, static_cast<cufftReal*>(x.data_ptr()), static_cast<cufftComplex*>(y.data_ptr())),
+                "cufftExecR2C");
+        else
+          check(cufftExecC2C(plan, static_cast<cufftComplex*>(x.data_ptr()), static_cast<cufftComplex*>(y.data_ptr()),
+                             CUFFT_FORWARD),
+                "cufftExecC2C");
+      },
+      kFftReps);
   cufftDestroy(plan);
 }
 GUARDED_BENCHMARK(BM_fft_cufft)->DenseRange(0, 3)->UseManualTime()->Unit(benchmark::kMicrosecond);

@@ -20,8 +20,9 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fno_torch import make_fno  # noqa: E402
 
 
-def timed(torch, f, reps):
-    """Median milliseconds of f() over reps calls (after two warm-up calls), each between CUDA events."""
+def timed(torch, f, reps, inner=1):
+    """Median milliseconds of f() over reps samples (after two warm-up calls), each between CUDA events;
+    a sample is `inner` back-to-back calls divided by inner (bench_cuda's kFftReps for the FFTs)."""
     f()
     f()
     torch.cuda.synchronize()
@@ -29,10 +30,11 @@ def timed(torch, f, reps):
     ms = []
     for _ in range(reps):
         a.record()
-        f()
+        for _ in range(inner):
+            f()
         b.record()
         b.synchronize()
-        ms.append(a.elapsed_time(b))
+        ms.append(a.elapsed_time(b) / inner)
     return statistics.median(ms)
 
 
@@ -79,7 +81,7 @@ def main():
         x = torch.randn(*shape, device=dev, dtype=torch.float32 if real else torch.complex64)
         f = (lambda: torch.fft.rfft(x) if rank == 1 else torch.fft.rfft2(x)) if real else \
             (lambda: torch.fft.fft(x) if rank == 1 else torch.fft.fft2(x))
-        res["fft " + label] = dict(ms=timed(torch, f, 20))
+        res["fft " + label] = dict(ms=timed(torch, f, 20, inner=10))
         print("torch_fft %-20s %10.3f ms" % (label.replace(" ", "_"), res["fft " + label]["ms"]))
         del x
     for name in ("1d", "2d", "2d_large"):
