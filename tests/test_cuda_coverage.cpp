@@ -429,6 +429,10 @@ DEVICE_CASE("cuda coverage: warm FNO train steps, solver steps and signal and fi
 TEST_CASE("device constants: made once per (key, device), every call on the host, never shared across devices") {
   cuda_test::VirtualCpu virtual_cpu;
   set_cpu_device_count(3);
+  // device_constant with a fixed key
+  const auto dc = [](const std::string& k, Device d, const std::function<Tensor()>& m) {
+    return detail::device_constant(d, [k] { return k; }, m);
+  };
   int made = 0;
   const auto make = [&made] {
     ++made;
@@ -436,24 +440,24 @@ TEST_CASE("device constants: made once per (key, device), every call on the host
   };
   const std::string key = "test constant|" + std::to_string(reinterpret_cast<std::uintptr_t>(&made));
   // the host: built each call, nothing kept
-  const Tensor h1 = detail::device_constant(key, Device::cpu(), make), h2 = detail::device_constant(key, Device::cpu(), make);
+  const Tensor h1 = dc(key, Device::cpu(), make), h2 = dc(key, Device::cpu(), make);
   CHECK(made == 2);
   CHECK(h1.data_ptr() != h2.data_ptr());
   // a device: built and moved once, then shared
-  const Tensor a = detail::device_constant(key, Device::cpu(1), make), b = detail::device_constant(key, Device::cpu(1), make);
+  const Tensor a = dc(key, Device::cpu(1), make), b = dc(key, Device::cpu(1), make);
   CHECK(made == 3);
   CHECK(a.device() == Device::cpu(1));
   CHECK(a.data_ptr() == b.data_ptr());
   CHECK(to_vector<double>(a.to(Device::cpu())) == std::vector<double>{0, 1, 2, 3, 4});
   // another device or another key: its own
-  const Tensor c = detail::device_constant(key, Device::cpu(2), make);
+  const Tensor c = dc(key, Device::cpu(2), make);
   CHECK(made == 4);
   CHECK(c.device() == Device::cpu(2));
-  (void)detail::device_constant(key + "|other", Device::cpu(1), make);
+  (void)dc(key + "|other", Device::cpu(1), make);
   CHECK(made == 5);
   // make() may itself ask for a device constant (no deadlock), and runs without recording gradients
-  const Tensor nested = detail::device_constant(key + "|outer", Device::cpu(1), [&] {
-    const Tensor inner = detail::device_constant(key + "|inner", Device::cpu(1), make);
+  const Tensor nested = dc(key + "|outer", Device::cpu(1), [&] {
+    const Tensor inner = dc(key + "|inner", Device::cpu(1), make);
     return (inner.to(Device::cpu()) * 2.0).requires_grad_() * 1.0;
   });
   CHECK(made == 6);
@@ -461,8 +465,8 @@ TEST_CASE("device constants: made once per (key, device), every call on the host
   CHECK(to_vector<double>(nested.to(Device::cpu())) == std::vector<double>{0, 2, 4, 6, 8});
   // a full cache starts over: the entry is made again, and the old tensor stays valid for its holders
   for (std::size_t i = 0; i < detail::kMaxDeviceConstants; ++i)
-    (void)detail::device_constant(key + "|fill" + std::to_string(i), Device::cpu(1), [] { return zeros({1}); });
-  const Tensor again = detail::device_constant(key, Device::cpu(1), make);
+    (void)dc(key + "|fill" + std::to_string(i), Device::cpu(1), [] { return zeros({1}); });
+  const Tensor again = dc(key, Device::cpu(1), make);
   CHECK(made == 7);
   CHECK(to_vector<double>(a.to(Device::cpu())) == std::vector<double>{0, 1, 2, 3, 4});
   CHECK(to_vector<double>(again.to(Device::cpu())) == std::vector<double>{0, 1, 2, 3, 4});

@@ -11,12 +11,12 @@
 
 namespace phasor::detail {
 
-Tensor device_constant(const std::string& key, Device device, const std::function<Tensor()>& make) {
+Tensor device_constant(Device device, const std::function<std::string()>& key, const std::function<Tensor()>& make) {
   if (device == Device::cpu()) return make();
   using Key = std::tuple<std::string, int, int>;
   static std::mutex mu;
   static auto* cache = new std::map<Key, Tensor>();  // never destroyed (Note [device constants])
-  Key k{key, static_cast<int>(device.type), device.index};
+  Key k{key(), static_cast<int>(device.type), device.index};
   {
     std::lock_guard<std::mutex> lock(mu);
     auto it = cache->find(k);

@@ -7,7 +7,7 @@
 // host CPU each call builds its own (cheap, and nothing is kept alive). On any other device - a GPU, where
 // the host-to-device copy would stall the host on every call, or a virtual CPU device - the first call
 // builds and moves it, waits for the copy (so that every stream may read it), and later calls share that
-// tensor. The cache is process-wide, keyed by the caller's key string and the device, never destroyed
+// tensor. The cache is process-wide, keyed by the caller's key string (asked for only off the host) and the device, never destroyed
 // (device memory must not be freed after the CUDA runtime shut down at exit), and starts over when it holds
 // kMaxDeviceConstants entries. Callers must never modify what they get.
 #pragma once
@@ -22,7 +22,8 @@ namespace phasor::detail {
 inline constexpr std::size_t kMaxDeviceConstants = 256;
 
 /// make() (a tensor on any device) on `device`: built every call on the host CPU, else built and moved once
-/// per (key, device) and shared (Note [device constants]). `key` must name everything make() depends on.
-Tensor device_constant(const std::string& key, Device device, const std::function<Tensor()>& make);
+/// per (key(), device) and shared (Note [device constants]). key() must name everything make() depends on;
+/// it is called only off the host CPU, so the host path builds no key.
+Tensor device_constant(Device device, const std::function<std::string()>& key, const std::function<Tensor()>& make);
 
 }  // namespace phasor::detail

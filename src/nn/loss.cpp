@@ -372,11 +372,14 @@ Tensor h1_loss(const Tensor& pred, const Tensor& target, std::int64_t spatial_di
   for (auto s : ss) total *= s;
   const Dtype rdt = to_real(promote_types(pred.dtype(), target.dtype()));
   // the weights depend only on these: made once per device off the host CPU (Note [device constants])
-  std::ostringstream key;
-  key << "h1 weights|" << cplx << '|' << dtype_name(rdt) << std::hexfloat;
-  for (std::size_t i = 0; i < d; ++i)
-    key << '|' << pred.size(static_cast<std::int64_t>(nd - spatial_dims + i)) << ':' << L[i];
-  const Tensor wt = detail::device_constant(key.str(), pred.device(), [&] {
+  const auto key = [&] {
+    std::ostringstream k;
+    k << "h1 weights|" << cplx << '|' << dtype_name(rdt) << std::hexfloat;
+    for (std::size_t i = 0; i < d; ++i)
+      k << '|' << pred.size(static_cast<std::int64_t>(nd - spatial_dims + i)) << ':' << L[i];
+    return k.str();
+  };
+  const Tensor wt = detail::device_constant(pred.device(), key, [&] {
     std::vector<double> w(static_cast<std::size_t>(total));
     const double two_pi = 2 * std::numbers::pi;
     for (std::int64_t flat = 0; flat < total; ++flat) {

@@ -67,9 +67,11 @@ Tensor dft_matrix(std::int64_t n, std::int64_t m, bool inverse, Dtype dtype) {
 /// The matrix on `device`: the host's cached one, or made once per device (Note [device constants]).
 Tensor dft_matrix_on(std::int64_t n, std::int64_t m, bool inverse, Dtype dtype, Device device) {
   if (device == Device::cpu()) return dft_matrix(n, m, inverse, dtype);
-  const std::string key = "dft matrix|" + std::to_string(n) + "|" + std::to_string(m) + "|" +
-                          (inverse ? "inv" : "fwd") + "|" + dtype_name(dtype);
-  return ::phasor::detail::device_constant(key, device, [&] { return dft_matrix(n, m, inverse, dtype); });
+  const auto key = [&] {
+    return "dft matrix|" + std::to_string(n) + "|" + std::to_string(m) + "|" + (inverse ? "inv" : "fwd") + "|" +
+           dtype_name(dtype);
+  };
+  return ::phasor::detail::device_constant(device, key, [&] { return dft_matrix(n, m, inverse, dtype); });
 }
 
 /// Row-major C (rows x cols) = scale * A (rows x inner) B (inner x cols) on A's device (BLAS or cuBLAS).

@@ -52,11 +52,13 @@ Tensor place(const Tensor& t, Dtype dtype, Device device, const char* op) {
 /// can modify them).
 Tensor device_symbol(const Grid& g, const std::string& kind, Dtype dtype, Device device,
                      const std::function<Tensor()>& make) {
-  if (device == Device::cpu()) return make();
-  std::ostringstream key;
-  key << "pde symbol|" << kind << '|' << dtype_name(dtype) << std::hexfloat;
-  for (std::int64_t a = 0; a < g.ndim(); ++a) key << '|' << g.sizes()[a] << ':' << g.lengths()[a];
-  return ::phasor::detail::device_constant(key.str(), device, make);
+  const auto key = [&] {
+    std::ostringstream k;
+    k << "pde symbol|" << kind << '|' << dtype_name(dtype) << std::hexfloat;
+    for (std::int64_t a = 0; a < g.ndim(); ++a) k << '|' << g.sizes()[a] << ':' << g.lengths()[a];
+    return k.str();
+  };
+  return ::phasor::detail::device_constant(device, key, make);
 }
 
 /// The rfftn/irfftn dims of a d-dimensional grid: (-d, ..., -1).

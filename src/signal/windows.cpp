@@ -190,11 +190,13 @@ Tensor window_values(const WindowSpec& w, std::int64_t n, bool periodic, Dtype d
     return w.values;
   }
   // a named window depends only on these: made once per device off the host CPU (Note [device constants])
-  char key[96];
-  std::snprintf(key, sizeof key, "window|%lld|%d|%s|%d|%a|", static_cast<long long>(n), periodic ? 1 : 0,
-                dtype_name(dtype), w.param ? 1 : 0, w.param.value_or(0.0));
-  return ::phasor::detail::device_constant(key + w.name, device,
-                                          [&] { return get_window(w, n, periodic, dtype, device); });
+  const auto key = [&] {
+    char k[96];
+    std::snprintf(k, sizeof k, "window|%lld|%d|%s|%d|%a|", static_cast<long long>(n), periodic ? 1 : 0,
+                  dtype_name(dtype), w.param ? 1 : 0, w.param.value_or(0.0));
+    return k + w.name;
+  };
+  return ::phasor::detail::device_constant(device, key, [&] { return get_window(w, n, periodic, dtype, device); });
 }
 
 }  // namespace detail
