@@ -7,9 +7,9 @@
 // host CPU each call builds its own (cheap, and nothing is kept alive). On any other device - a GPU, where
 // the host-to-device copy would stall the host on every call, or a virtual CPU device - the first call
 // builds and moves it, waits for the copy (so that every stream may read it), and later calls share that
-// tensor. The cache is process-wide, keyed by the caller's key string (asked for only off the host) and the device, never destroyed
-// (device memory must not be freed after the CUDA runtime shut down at exit), and starts over when it holds
-// kMaxDeviceConstants entries. Callers must never modify what they get.
+// tensor. The cache is process-wide, keyed by the caller's key string (asked for only off the host) and
+// the device, never destroyed (device memory must not be freed after the CUDA runtime shut down at exit),
+// and starts over when it holds kMaxDeviceConstants entries. Callers must never modify what they get.
 #pragma once
 #include <functional>
 #include <string>
