@@ -9,7 +9,13 @@ if(NOT _phasor_cuda MATCHES "^(AUTO|ON|OFF|TRUE|FALSE|YES|NO|1|0)$")
   message(FATAL_ERROR "PHASOR_CUDA must be AUTO, ON or OFF (got '${PHASOR_CUDA}')")
 endif()
 set(PHASOR_WITH_CUDA OFF)
-if(NOT _phasor_cuda MATCHES "^(OFF|FALSE|NO|0)$")
+if(PHASOR_CUDA_EMULATION)
+  # The CUDA backend's sources, compiled by the host compiler against the host emulator of tests/cuda_emu
+  # (Note [CUDA emulation] in tests/cuda_emu/emu.hpp): needs the toolkit's headers, no nvcc, no GPU.
+  find_package(CUDAToolkit REQUIRED)
+  set(PHASOR_WITH_CUDA ON)
+  message(STATUS "phasor: CUDA backend ON, emulated on the host (toolkit ${CUDAToolkit_VERSION} headers)")
+elseif(NOT _phasor_cuda MATCHES "^(OFF|FALSE|NO|0)$")
   include(CheckLanguage)
   check_language(CUDA)
   if(CMAKE_CUDA_COMPILER)
@@ -43,18 +49,16 @@ endif()
 # toolkit's include directories: every other file compiles exactly as in a CPU-only build, so the two
 # builds share their ccache entries and CUDA headers cannot leak into the core.
 function(phasor_enable_cuda target)
+  if(PHASOR_CUDA_EMULATION)
+    phasor_enable_cuda_emulation(${target})
+    return()
+  endif()
   set_target_properties(${target} PROPERTIES CUDA_STANDARD 17 CUDA_STANDARD_REQUIRED ON CUDA_EXTENSIONS OFF
                                              CUDA_RUNTIME_LIBRARY Shared)
   # Full paths rather than the CUDA:: targets: those would add the toolkit include directory to every
   # source ($<LINK_ONLY> strips usage requirements from LINK_LIBRARIES only since CMake 3.26).
   target_link_libraries(${target} PRIVATE ${CUDA_cudart_LIBRARY})
-  get_target_property(_srcs ${target} SOURCES)
-  set(_cuda_srcs)
-  foreach(_s IN LISTS _srcs)
-    if(_s MATCHES "\\.cu$" OR _s MATCHES "/src/cuda/[^/]*\\.cpp$" OR _s MATCHES "/src/[^/]+/cu(fft|blas)_[^/]*\\.cpp$")
-      list(APPEND _cuda_srcs ${_s})
-    endif()
-  endforeach()
+  phasor_cuda_sources(${target} _cuda_srcs)
   set(_isystem)
   foreach(_d IN LISTS CUDAToolkit_INCLUDE_DIRS)
     list(APPEND _isystem -isystem ${_d})  # system headers: our warnings stay ours
@@ -78,4 +82,51 @@ function(phasor_enable_cuda target)
   endforeach()
   set_property(SOURCE ${PROJECT_SOURCE_DIR}/src/cuda/libraries.cpp TARGET_DIRECTORY ${target} APPEND PROPERTY
     COMPILE_DEFINITIONS ${_lib_defs})
+endfunction()
+
+# Sets `out` to the sources of `target` that talk to the CUDA runtime: the .cu files, src/cuda/*.cpp and
+# the library backends named src/<area>/cufft_*.cpp or cublas_*.cpp.
+function(phasor_cuda_sources target out)
+  get_target_property(_srcs ${target} SOURCES)
+  set(_cuda_srcs)
+  foreach(_s IN LISTS _srcs)
+    if(_s MATCHES "\\.cu$" OR _s MATCHES "/src/cuda/[^/]*\\.cpp$" OR _s MATCHES "/src/[^/]+/cu(fft|blas)_[^/]*\\.cpp$")
+      list(APPEND _cuda_srcs ${_s})
+    endif()
+  endforeach()
+  set(${out} ${_cuda_srcs} PARENT_SCOPE)
+endfunction()
+
+# The emulation build (PHASOR_CUDA_EMULATION): the same CUDA sources, the .cu files compiled as C++
+# with tests/cuda_emu/device_prelude.hpp force-included, linked with libphasor_cuda_emu instead of
+# libcudart, which also stands in for cuFFT and cuBLAS when src/cuda/libraries.cpp dlopen()s them.
+function(phasor_enable_cuda_emulation target)
+  set(_emu ${PROJECT_SOURCE_DIR}/tests/cuda_emu)
+  if(NOT TARGET phasor_cuda_emu)
+    add_library(phasor_cuda_emu SHARED ${_emu}/runtime.cpp ${_emu}/cufft.cpp ${_emu}/cublas.cpp)
+    target_include_directories(phasor_cuda_emu SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
+    target_link_libraries(phasor_cuda_emu PRIVATE phasor_deps)
+    set_target_properties(phasor_cuda_emu PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
+    target_compile_options(phasor_cuda_emu PRIVATE -Wall -Wextra)
+  endif()
+  target_link_libraries(${target} PRIVATE phasor_cuda_emu)
+  phasor_cuda_sources(${target} _cuda_srcs)
+  set(_isystem)
+  foreach(_d IN LISTS CUDAToolkit_INCLUDE_DIRS)
+    list(APPEND _isystem -isystem ${_d})
+    if(EXISTS ${_d}/cccl)
+      list(APPEND _isystem -isystem ${_d}/cccl)  # libcu++ (cuda/std/...), which nvcc finds by itself
+    endif()
+  endforeach()
+  set_source_files_properties(${_cuda_srcs} TARGET_DIRECTORY ${target} PROPERTIES
+    COMPILE_DEFINITIONS PHASOR_WITH_CUDA=1 COMPILE_OPTIONS "${_isystem}")
+  set(_cu ${_cuda_srcs})
+  list(FILTER _cu INCLUDE REGEX "\\.cu$")
+  set_source_files_properties(${_cu} TARGET_DIRECTORY ${target} PROPERTIES LANGUAGE CXX)
+  set_property(SOURCE ${_cu} TARGET_DIRECTORY ${target} APPEND PROPERTY COMPILE_DEFINITIONS PHASOR_CUDA_EMULATION=1)
+  set_property(SOURCE ${_cu} TARGET_DIRECTORY ${target} APPEND PROPERTY COMPILE_OPTIONS
+    -x c++ -include ${_emu}/device_prelude.hpp -I${_emu} -Wno-unknown-pragmas -Wno-sign-compare)
+  set_property(SOURCE ${PROJECT_SOURCE_DIR}/src/cuda/libraries.cpp TARGET_DIRECTORY ${target} APPEND PROPERTY
+    COMPILE_DEFINITIONS "PHASOR_CUBLAS_SONAME=\"$<TARGET_FILE:phasor_cuda_emu>\""
+                        "PHASOR_CUFFT_SONAME=\"$<TARGET_FILE:phasor_cuda_emu>\"")
 endfunction()

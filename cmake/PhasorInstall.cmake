@@ -1,6 +1,10 @@
 # install(EXPORT), phasorConfig.cmake, phasorConfigVersion.cmake, phasor.pc, headers.
 include(CMakePackageConfigHelpers)
-install(TARGETS phasor EXPORT phasorTargets
+set(_phasor_install_targets phasor)
+if(TARGET phasor_cuda_emu)
+  list(APPEND _phasor_install_targets phasor_cuda_emu)  # an emulation build's libphasor needs it
+endif()
+install(TARGETS ${_phasor_install_targets} EXPORT phasorTargets
   LIBRARY DESTINATION ${CMAKE_INSTALL_LIBDIR}
   ARCHIVE DESTINATION ${CMAKE_INSTALL_LIBDIR}
   RUNTIME DESTINATION ${CMAKE_INSTALL_BINDIR})

@@ -131,16 +131,17 @@ void im2col(const void* x, void* cols, std::int64_t NC, const ConvGeo& g, int el
   const auto s = static_cast<cudaStream_t>(stream);
   switch (elem_bytes) {
     case 4:
-      im2col_kernel<unsigned int><<<blocks_for(total), kThreads, 0, s>>>(
-          static_cast<const unsigned int*>(x), static_cast<unsigned int*>(cols), g, K, L, P, total);
+      launch_kernel(im2col_kernel<unsigned int>, blocks_for(total), kThreads, s, static_cast<const unsigned int*>(x),
+                    static_cast<unsigned int*>(cols), g, K, L, P, total);
       break;
     case 8:
-      im2col_kernel<unsigned long long><<<blocks_for(total), kThreads, 0, s>>>(
-          static_cast<const unsigned long long*>(x), static_cast<unsigned long long*>(cols), g, K, L, P, total);
+      launch_kernel(im2col_kernel<unsigned long long>, blocks_for(total), kThreads, s,
+                    static_cast<const unsigned long long*>(x), static_cast<unsigned long long*>(cols), g, K, L, P,
+                    total);
       break;
     case 16:
-      im2col_kernel<Bytes16><<<blocks_for(total), kThreads, 0, s>>>(static_cast<const Bytes16*>(x),
-                                                                   static_cast<Bytes16*>(cols), g, K, L, P, total);
+      launch_kernel(im2col_kernel<Bytes16>, blocks_for(total), kThreads, s, static_cast<const Bytes16*>(x),
+                    static_cast<Bytes16*>(cols), g, K, L, P, total);
       break;
     default:
       throw Error("unfold", "no CUDA im2col for " + std::to_string(elem_bytes) + "-byte elements");
@@ -159,11 +160,11 @@ void col2im(const void* cols, void* y, std::int64_t NC, const ConvGeo& g, bool i
   if (total == 0) return;
   const auto s = static_cast<cudaStream_t>(stream);
   if (is_double)
-    col2im_kernel<double><<<blocks_for(total), kThreads, 0, s>>>(static_cast<const double*>(cols),
-                                                                static_cast<double*>(y), g, K, L, P, comps, total);
+    launch_kernel(col2im_kernel<double>, blocks_for(total), kThreads, s, static_cast<const double*>(cols),
+                  static_cast<double*>(y), g, K, L, P, comps, total);
   else
-    col2im_kernel<float><<<blocks_for(total), kThreads, 0, s>>>(static_cast<const float*>(cols),
-                                                               static_cast<float*>(y), g, K, L, P, comps, total);
+    launch_kernel(col2im_kernel<float>, blocks_for(total), kThreads, s, static_cast<const float*>(cols),
+                  static_cast<float*>(y), g, K, L, P, comps, total);
   check_launch("col2im");
 }
 
@@ -173,13 +174,11 @@ void spectral_mix(const void* x, const void* w, void* out, std::int64_t B, std::
   if (total == 0) return;
   const auto s = static_cast<cudaStream_t>(stream);
   if (is_double)
-    mix_kernel<double><<<blocks_for(total), kThreads, 0, s>>>(static_cast<const Cplx<double>*>(x),
-                                                             static_cast<const Cplx<double>*>(w),
-                                                             static_cast<Cplx<double>*>(out), B, I, O, K);
+    launch_kernel(mix_kernel<double>, blocks_for(total), kThreads, s, static_cast<const Cplx<double>*>(x),
+                  static_cast<const Cplx<double>*>(w), static_cast<Cplx<double>*>(out), B, I, O, K);
   else
-    mix_kernel<float><<<blocks_for(total), kThreads, 0, s>>>(static_cast<const Cplx<float>*>(x),
-                                                            static_cast<const Cplx<float>*>(w),
-                                                            static_cast<Cplx<float>*>(out), B, I, O, K);
+    launch_kernel(mix_kernel<float>, blocks_for(total), kThreads, s, static_cast<const Cplx<float>*>(x),
+                  static_cast<const Cplx<float>*>(w), static_cast<Cplx<float>*>(out), B, I, O, K);
   check_launch("spectral_mix");
 }
 

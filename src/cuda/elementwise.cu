@@ -147,10 +147,10 @@ void launch(const Operands& o, F f, const char* what, void* stream_v) {
     const C* b = N >= 2 ? reinterpret_cast<const C*>(o.data[2]) : nullptr;
     const C* c = N >= 3 ? reinterpret_cast<const C*>(o.data[3]) : nullptr;
     const unsigned blocks = blocks_for((o.numel + kFlatUnroll - 1) / kFlatUnroll);
-    flat_kernel<N, C, Out><<<blocks, kThreads, 0, stream>>>(reinterpret_cast<Out*>(o.data[0]), a, b, c, st[0], st[1],
-                                                           st[2], o.numel, f);
+    launch_kernel(flat_kernel<N, C, Out, F>, blocks, kThreads, stream, reinterpret_cast<Out*>(o.data[0]), a, b, c,
+                  st[0], st[1], st[2], o.numel, f);
   } else {
-    strided_kernel<N, C><<<blocks_for(o.numel), kThreads, 0, stream>>>(o, f);
+    launch_kernel(strided_kernel<N, C, F>, blocks_for(o.numel), kThreads, stream, o, f);
   }
   check_launch(what);
 }
@@ -415,9 +415,10 @@ void fill(const Operands& o, double re, double im, void* stream_v) {
     else if constexpr (std::is_same_v<T, bool>) v = re != 0 || im != 0;
     else v = static_cast<T>(re);
     if (o.ndim == 1 && o.strides[0][0] == static_cast<std::int64_t>(sizeof(T)))
-      fill_flat_kernel<T><<<blocks_for(o.numel), kThreads, 0, stream>>>(reinterpret_cast<T*>(o.data[0]), o.numel, v);
+      launch_kernel(fill_flat_kernel<T>, blocks_for(o.numel), kThreads, stream, reinterpret_cast<T*>(o.data[0]),
+                    o.numel, v);
     else
-      fill_kernel<T><<<blocks_for(o.numel), kThreads, 0, stream>>>(o, v);
+      launch_kernel(fill_kernel<T>, blocks_for(o.numel), kThreads, stream, o, v);
   });
   check_launch("fill");
 }

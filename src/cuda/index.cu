@@ -89,7 +89,7 @@ constexpr std::int64_t kSerialMinPositions = 16384;
 
 template <class T, bool PerPosition>
 void pick(const AlongDim& a, cudaStream_t s) {
-  pick_kernel<T, PerPosition><<<blocks_for(a.pos.numel * a.steps), kThreads, 0, s>>>(a);
+  launch_kernel(pick_kernel<T, PerPosition>, blocks_for(a.pos.numel * a.steps), kThreads, s, a);
 }
 template <class T, bool PerPosition>
 void add(const AlongDim& a, cudaStream_t s) {
@@ -97,11 +97,11 @@ void add(const AlongDim& a, cudaStream_t s) {
   // or lines short; a few long lines (a 1-D index_add, the gradient of x[idx]) go atomic
   if constexpr (!std::is_same_v<T, bool>) {
     if (a.pos.numel < kSerialMinPositions && a.steps > 64) {
-      add_atomic_kernel<T, PerPosition><<<blocks_for(a.pos.numel * a.steps), kThreads, 0, s>>>(a);
+      launch_kernel(add_atomic_kernel<T, PerPosition>, blocks_for(a.pos.numel * a.steps), kThreads, s, a);
       return;
     }
   }
-  add_kernel<T, PerPosition><<<blocks_for(a.pos.numel), kThreads, 0, s>>>(a);
+  launch_kernel(add_kernel<T, PerPosition>, blocks_for(a.pos.numel), kThreads, s, a);
 }
 
 }  // namespace

@@ -1,5 +1,5 @@
 // src/cuda/launch.cuh - device-side launch helpers shared by the .cu files: the block size, the grid
-// for a grid-stride loop, the launch check, and operand offsets from a linear index.
+// for a grid-stride loop, the one kernel launch, the launch check, and operand offsets from a linear index.
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -18,6 +18,18 @@ inline constexpr int kThreads = 256;
 inline unsigned blocks_for(std::int64_t n) {
   const std::int64_t b = (n + kThreads - 1) / kThreads;
   return static_cast<unsigned>(b < 65536 ? (b > 0 ? b : 1) : 65536);
+}
+
+/// Launches `kernel` on `grid` blocks of `block` threads on `stream` with arguments `args`: the one
+/// place that launches kernels. The host emulator build (tests/cuda_emu, Note [CUDA emulation]) runs the
+/// kernel's threads on the host CPU instead.
+template <class... P, class... A>
+inline void launch_kernel(void (*kernel)(P...), dim3 grid, dim3 block, cudaStream_t stream, A... args) {
+#if PHASOR_CUDA_EMULATION
+  ::phasor_emu::launch(grid, block, 0, stream, [=] { kernel(static_cast<P>(args)...); });
+#else
+  kernel<<<grid, block, 0, stream>>>(args...);
+#endif
 }
 
 /// Throws "[cuda] launch of the <what> kernel failed: ..." when the last launch failed.

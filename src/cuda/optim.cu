@@ -39,8 +39,8 @@ template <class R>
 void sgd_launch(void* p, const void* g, void* buf, std::int64_t n, const SgdCoeffs<double>& c, bool wd, bool mom,
                 bool nest, bool first, void* stream) {
   const SgdCoeffs<R> cr = optim::detail::cast_coeffs<R>(c);
-  sgd_kernel<R><<<blocks_for(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      static_cast<R*>(p), static_cast<const R*>(g), static_cast<R*>(buf), n, cr, wd, mom, nest, first);
+  launch_kernel(sgd_kernel<R>, blocks_for(n), kThreads, static_cast<cudaStream_t>(stream), static_cast<R*>(p),
+                static_cast<const R*>(g), static_cast<R*>(buf), n, cr, wd, mom, nest, first);
   check_launch("sgd");
 }
 
@@ -48,9 +48,9 @@ template <class R>
 void adam_launch(void* p, const void* g, void* m, void* v, void* vmax, std::int64_t n, const AdamCoeffs<double>& c,
                  bool ams, bool l2, bool low, void* stream) {
   const AdamCoeffs<R> cr = optim::detail::cast_coeffs<R>(c);
-  adam_kernel<R><<<blocks_for(n), kThreads, 0, static_cast<cudaStream_t>(stream)>>>(
-      static_cast<R*>(p), static_cast<const R*>(g), static_cast<R*>(m), static_cast<R*>(v), static_cast<R*>(vmax), n,
-      cr, ams, l2, low);
+  launch_kernel(adam_kernel<R>, blocks_for(n), kThreads, static_cast<cudaStream_t>(stream), static_cast<R*>(p),
+                static_cast<const R*>(g), static_cast<R*>(m), static_cast<R*>(v), static_cast<R*>(vmax), n, cr, ams, l2,
+                low);
   check_launch("adam");
 }
 

@@ -45,7 +45,8 @@ __global__ void random_kernel(T* out, std::int64_t n, std::uint64_t seed, std::u
 template <RandomKind K, class T>
 void launch(void* out, std::int64_t n, std::uint64_t seed, std::uint64_t start, double scale, std::int64_t low,
             std::uint64_t range, cudaStream_t s) {
-  random_kernel<K, T><<<blocks_for((n + 1) / 2), kThreads, 0, s>>>(static_cast<T*>(out), n, seed, start, scale, low, range);
+  launch_kernel(random_kernel<K, T>, blocks_for((n + 1) / 2), kThreads, s, static_cast<T*>(out), n, seed, start, scale,
+                low, range);
 }
 
 }  // namespace

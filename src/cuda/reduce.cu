@@ -99,7 +99,7 @@ template <class T, class R, class Out>
 __global__ void rows_kernel(const T* rows, std::int64_t n_units, std::int64_t n_red, std::int64_t splits,
                             std::int64_t chunk, Out* out, R r) {
   using A = typename R::A;
-  __shared__ alignas(16) unsigned char buf[kThreads * sizeof(A)];
+  __shared__ __align__(16) unsigned char buf[kThreads * sizeof(A)];
   A* sh = reinterpret_cast<A*>(buf);
   for (std::int64_t unit = blockIdx.x; unit < n_units; unit += gridDim.x) {
     const std::int64_t row = unit / splits, c = unit - row * splits;
@@ -177,18 +177,18 @@ void launch(const void* rows, std::int64_t n_out, std::int64_t n_red, void* out,
   const auto s = static_cast<cudaStream_t>(stream);
   const Split sp = split_for(n_out, n_red);
   if (sp.splits == 1) {
-    rows_kernel<T, R, O><<<grid_for(n_out, 1), kThreads, 0, s>>>(static_cast<const T*>(rows), n_out, n_red, 1, n_red,
-                                                          static_cast<O*>(out), r);
+    launch_kernel(rows_kernel<T, R, O>, grid_for(n_out, 1), kThreads, s, static_cast<const T*>(rows), n_out, n_red, 1,
+                  n_red, static_cast<O*>(out), r);
     check_launch("reduction");
     return;
   }
   PartialBuffer partial(static_cast<std::size_t>(n_out * sp.splits) * sizeof(A));
   A* p = static_cast<A*>(partial.ptr);
-  rows_kernel<T, R, A><<<grid_for(n_out * sp.splits, 1), kThreads, 0, s>>>(
-      static_cast<const T*>(rows), n_out * sp.splits, n_red, sp.splits, sp.chunk, p, r);
+  launch_kernel(rows_kernel<T, R, A>, grid_for(n_out * sp.splits, 1), kThreads, s, static_cast<const T*>(rows),
+                n_out * sp.splits, n_red, sp.splits, sp.chunk, p, r);
   check_launch("reduction (partials)");
-  rows_kernel<A, Partials<R>, O><<<grid_for(n_out, 1), kThreads, 0, s>>>(p, n_out, sp.splits, 1, sp.splits,
-                                                                  static_cast<O*>(out), Partials<R>{r});
+  launch_kernel(rows_kernel<A, Partials<R>, O>, grid_for(n_out, 1), kThreads, s, p, n_out, sp.splits, 1, sp.splits,
+                static_cast<O*>(out), Partials<R>{r});
   check_launch("reduction");
 }
 
@@ -501,7 +501,7 @@ __device__ void arg_block(const T& best, std::int64_t bi, T* shv, std::int64_t* 
 template <class T, bool Max>
 __global__ void arg_kernel(const T* rows, std::int64_t n_units, std::int64_t n_red, std::int64_t splits,
                            std::int64_t chunk, std::int64_t* idx, T* val, T* pval, std::int64_t* pidx) {
-  __shared__ alignas(16) T shv[kThreads];
+  __shared__ __align__(16) T shv[kThreads];
   __shared__ std::int64_t shi[kThreads];
   for (std::int64_t unit = blockIdx.x; unit < n_units; unit += gridDim.x) {
     const std::int64_t row = unit / splits, c = unit - row * splits, first = c * chunk;
@@ -531,7 +531,7 @@ __global__ void arg_kernel(const T* rows, std::int64_t n_units, std::int64_t n_r
 template <class T, bool Max>
 __global__ void arg_partials_kernel(const T* pval, const std::int64_t* pidx, std::int64_t n_out, std::int64_t splits,
                                     std::int64_t* idx, T* val) {
-  __shared__ alignas(16) T shv[kThreads];
+  __shared__ __align__(16) T shv[kThreads];
   __shared__ std::int64_t shi[kThreads];
   for (std::int64_t row = blockIdx.x; row < n_out; row += gridDim.x) {
     T best = T();
@@ -667,36 +667,38 @@ bool stat_rows(const char* op, Dtype in, const void* rows, std::int64_t n_out, s
         const int kind = param == 0 ? kNorm0 : param == 1 ? kNorm1 : param == 2 ? kNorm2 : param == inf ? kNormInf
                          : param == -inf ? kNormNegInf : kNormP;
         if (sp.splits == 1) {
-          norm_kernel<T><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, 1, n_red, ro, nullptr, kind, param);
+          launch_kernel(norm_kernel<T>, blocks, kThreads, s, r, n_out, n_red, 1, n_red, ro, nullptr, kind, param);
         } else {
           PartialBuffer partial(static_cast<std::size_t>(units) * sizeof(double));
           auto* pp = static_cast<double*>(partial.ptr);
-          norm_kernel<T><<<unit_blocks, kThreads, 0, s>>>(r, units, n_red, sp.splits, sp.chunk, ro, pp, kind, param);
+          launch_kernel(norm_kernel<T>, unit_blocks, kThreads, s, r, units, n_red, sp.splits, sp.chunk, ro, pp, kind,
+                        param);
           check_launch("norm (partials)");
-          norm_partials_kernel<real_t<T>><<<blocks, kThreads, 0, s>>>(pp, n_out, sp.splits, ro, kind, param);
+          launch_kernel(norm_partials_kernel<real_t<T>>, blocks, kThreads, s, pp, n_out, sp.splits, ro, kind, param);
         }
       } else if (name == "logsumexp") {
         auto* o = static_cast<T*>(out);
         if (sp.splits == 1) {
-          lse_kernel<T><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, 1, n_red, o, nullptr);
+          launch_kernel(lse_kernel<T>, blocks, kThreads, s, r, n_out, n_red, 1, n_red, o, nullptr);
         } else {
           PartialBuffer partial(static_cast<std::size_t>(units) * sizeof(LsePartial<W>));
           auto* pp = static_cast<LsePartial<W>*>(partial.ptr);
-          lse_kernel<T><<<unit_blocks, kThreads, 0, s>>>(r, units, n_red, sp.splits, sp.chunk, o, pp);
+          launch_kernel(lse_kernel<T>, unit_blocks, kThreads, s, r, units, n_red, sp.splits, sp.chunk, o, pp);
           check_launch("logsumexp (partials)");
-          lse_partials_kernel<T><<<blocks, kThreads, 0, s>>>(pp, n_out, sp.splits, o);
+          launch_kernel(lse_partials_kernel<T>, blocks, kThreads, s, pp, n_out, sp.splits, o);
         }
       } else {
         const bool take_sqrt = name == "std";
         if (sp.splits == 1) {
-          var_kernel<T><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, 1, n_red, ro, nullptr, param, take_sqrt);
+          launch_kernel(var_kernel<T>, blocks, kThreads, s, r, n_out, n_red, 1, n_red, ro, nullptr, param, take_sqrt);
         } else {
           PartialBuffer partial(static_cast<std::size_t>(units) * sizeof(VarPartial<W>));
           auto* pp = static_cast<VarPartial<W>*>(partial.ptr);
-          var_kernel<T><<<unit_blocks, kThreads, 0, s>>>(r, units, n_red, sp.splits, sp.chunk, ro, pp, param,
-                                                          take_sqrt);
+          launch_kernel(var_kernel<T>, unit_blocks, kThreads, s, r, units, n_red, sp.splits, sp.chunk, ro, pp, param,
+                        take_sqrt);
           check_launch("var (partials)");
-          var_partials_kernel<W, real_t<T>><<<blocks, kThreads, 0, s>>>(pp, n_out, sp.splits, ro, param, take_sqrt);
+          launch_kernel(var_partials_kernel<W, real_t<T>>, blocks, kThreads, s, pp, n_out, sp.splits, ro, param,
+                        take_sqrt);
         }
       }
     }
@@ -721,17 +723,17 @@ bool arg_rows(Dtype in, bool is_max, const void* rows, std::int64_t n_out, std::
       auto run = [&](auto max_tag) {
         constexpr bool Max = decltype(max_tag)::value;
         if (sp.splits == 1) {
-          arg_kernel<T, Max><<<blocks, kThreads, 0, s>>>(r, n_out, n_red, 1, n_red, idx, v, nullptr, nullptr);
+          launch_kernel(arg_kernel<T, Max>, blocks, kThreads, s, r, n_out, n_red, 1, n_red, idx, v, nullptr, nullptr);
           return;
         }
         // one buffer: the candidates' indices, then their values (8-byte aligned: sizeof(T) <= 8)
         PartialBuffer partial(static_cast<std::size_t>(units) * (sizeof(std::int64_t) + sizeof(T)));
         auto* pidx = static_cast<std::int64_t*>(partial.ptr);
         auto* pval = reinterpret_cast<T*>(pidx + units);
-        arg_kernel<T, Max><<<grid_for(units, 1), kThreads, 0, s>>>(r, units, n_red, sp.splits, sp.chunk, idx, v, pval,
-                                                                    pidx);
+        launch_kernel(arg_kernel<T, Max>, grid_for(units, 1), kThreads, s, r, units, n_red, sp.splits, sp.chunk, idx, v,
+                      pval, pidx);
         check_launch(Max ? "argmax (partials)" : "argmin (partials)");
-        arg_partials_kernel<T, Max><<<blocks, kThreads, 0, s>>>(pval, pidx, n_out, sp.splits, idx, v);
+        launch_kernel(arg_partials_kernel<T, Max>, blocks, kThreads, s, pval, pidx, n_out, sp.splits, idx, v);
       };
       if (is_max) run(std::true_type{});
       else run(std::false_type{});
@@ -755,8 +757,10 @@ bool scan(Dtype dt, const void* x, void* y, std::int64_t outer, std::int64_t n, 
     if constexpr (!std::is_same_v<T, bool>) {
       const T* xp = static_cast<const T*>(x);
       T* yp = static_cast<T*>(y);
-      if (serial) scan_columns_kernel<T><<<grid_for(cols, kThreads), kThreads, 0, s>>>(xp, yp, outer, n, inner, reverse);
-      else scan_blocks_kernel<T><<<grid_for(cols, 1), kThreads, 0, s>>>(xp, yp, outer, n, inner, reverse);
+      if (serial)
+        launch_kernel(scan_columns_kernel<T>, grid_for(cols, kThreads), kThreads, s, xp, yp, outer, n, inner, reverse);
+      else
+        launch_kernel(scan_blocks_kernel<T>, grid_for(cols, 1), kThreads, s, xp, yp, outer, n, inner, reverse);
     }
   });
   check_launch("cumsum");

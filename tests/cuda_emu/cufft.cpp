@@ -1,0 +1,325 @@
+// tests/cuda_emu/cufft.cpp - the cuFFT calls phasor makes, through FFTW on emulated device memory (Note
+// [CUDA emulation] in emu.hpp). Layouts follow cuFFT's documentation of cufftMakePlanMany64: a null
+// inembed/onembed selects the basic layout (contiguous transforms; for r2c/c2r the real side of an
+// in-place transform is padded to 2 * (n/2 + 1) in its last dimension), otherwise the advanced layout
+// (element b*dist + ((i0*embed1 + i1)*embed2 + i2)*stride), which is FFTW's convention too.
+#include <cufft.h>
+#include <fftw3.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <map>
+#include <mutex>
+#include <vector>
+
+#include "emu.hpp"
+
+using namespace phasor_emu;
+using Lock = std::lock_guard<std::recursive_mutex>;
+
+namespace {
+
+struct Plan {
+  int device = 0;
+  bool made = false;
+  bool auto_alloc = true;
+  cufftType type = CUFFT_C2C;
+  std::vector<int> n;
+  std::vector<int> inembed, onembed;  // resolved (never empty once made)
+  long long istride = 1, idist = 0, ostride = 1, odist = 0;
+  long long batch = 1;
+  bool basic = true;  // null embeds: the in-place real side is padded
+  std::size_t work_size = 0;
+  void* work = nullptr;
+  cudaStream_t stream = nullptr;
+};
+
+std::map<cufftHandle, Plan>& plans() {
+  static auto* m = new std::map<cufftHandle, Plan>;
+  return *m;
+}
+cufftHandle g_next = 1;
+
+Plan* plan_of(cufftHandle h) {
+  auto it = plans().find(h);
+  return it == plans().end() ? nullptr : &it->second;
+}
+
+bool is_double(cufftType t) { return t == CUFFT_Z2Z || t == CUFFT_D2Z || t == CUFFT_Z2D; }
+bool real_input(cufftType t) { return t == CUFFT_R2C || t == CUFFT_D2Z; }
+bool real_output(cufftType t) { return t == CUFFT_C2R || t == CUFFT_Z2D; }
+
+/// Element count a side spans: (batch-1)*dist + (last index of the embedded box)*stride + 1.
+std::size_t span(const std::vector<int>& embed, const std::vector<int>& n, long long stride, long long dist,
+                 long long batch) {
+  long long last = 0, box = 1;
+  for (std::size_t d = embed.size(); d-- > 0;) {
+    last += (n[d] - 1) * box;
+    box *= embed[d];
+  }
+  return static_cast<std::size_t>((batch - 1) * dist + last * stride + 1);
+}
+
+/// The real/complex element sizes of each side of plan p.
+std::size_t in_elem(const Plan& p) {
+  const std::size_t r = is_double(p.type) ? sizeof(double) : sizeof(float);
+  return real_input(p.type) ? r : 2 * r;
+}
+std::size_t out_elem(const Plan& p) {
+  const std::size_t r = is_double(p.type) ? sizeof(double) : sizeof(float);
+  return real_output(p.type) ? r : 2 * r;
+}
+
+/// The plan's layout for this execution (in-place basic r2c/c2r pad the real side).
+void resolve_layout(const Plan& p, bool in_place, std::vector<int>& ie, std::vector<int>& oe, long long& idist,
+                    long long& odist) {
+  ie = p.inembed;
+  oe = p.onembed;
+  idist = p.idist;
+  odist = p.odist;
+  if (!p.basic) return;
+  std::vector<int> full = p.n, half = p.n;
+  half.back() = p.n.back() / 2 + 1;
+  std::vector<int> real = full;
+  if (in_place) real.back() = 2 * half.back();
+  auto prod = [](const std::vector<int>& v) {
+    long long s = 1;
+    for (int x : v) s *= x;
+    return s;
+  };
+  if (real_input(p.type)) {
+    ie = real, oe = half;
+  } else if (real_output(p.type)) {
+    ie = half, oe = real;
+  } else {
+    ie = full, oe = full;
+  }
+  idist = prod(ie);
+  odist = prod(oe);
+}
+
+template <class F>
+cufftResult exec(cufftHandle h, void* in, void* out, int direction, cufftType expect, F run) {
+  Lock lk(api_mutex());
+  Plan* p = plan_of(h);
+  if (!p || !p->made) return CUFFT_INVALID_PLAN;
+  if (p->type != expect) {
+    report("cufftExec: the plan is of type %d, not %d", int(p->type), int(expect));
+    return CUFFT_INVALID_VALUE;
+  }
+  if (current_device() != p->device) {
+    report("cufftExec: plan made on cuda:%d executed while cuda:%d is current", p->device, current_device());
+    return CUFFT_INVALID_DEVICE;
+  }
+  if (stream_device(p->stream, "cufftExec") != p->device) return CUFFT_INVALID_VALUE;
+  const bool in_place = in == out;
+  std::vector<int> ie, oe;
+  long long idist, odist;
+  resolve_layout(*p, in_place, ie, oe, idist, odist);
+  const std::size_t in_bytes = span(ie, real_input(p->type) ? p->n : [&] {
+    std::vector<int> m = p->n;
+    if (real_output(p->type)) m.back() = m.back() / 2 + 1;
+    return m;
+  }(), p->istride, idist, p->batch) * in_elem(*p);
+  std::vector<int> on = p->n;
+  if (real_input(p->type)) on.back() = on.back() / 2 + 1;
+  const std::size_t out_bytes = span(oe, on, p->ostride, odist, p->batch) * out_elem(*p);
+  if (!check_device_range(in, in_bytes, p->device, "cufftExec input") ||
+      !check_device_range(out, out_bytes, p->device, "cufftExec output"))
+    return CUFFT_INVALID_VALUE;
+  if (!p->auto_alloc && p->work_size > 0) {
+    if (!p->work) {
+      report("cufftExec: the plan has no work area (cufftSetAutoAllocation 0 and no cufftSetWorkArea)");
+      return CUFFT_EXEC_FAILED;
+    }
+    if (!check_device_range(p->work, p->work_size, p->device, "cufftExec work area")) return CUFFT_INVALID_VALUE;
+  }
+  const Plan snapshot = *p;
+  const bool scribble_input = real_output(p->type) && !in_place;
+  const cudaError_t e = enqueue(p->stream, [=] {
+    run(snapshot, ie, oe, idist, odist, in, out, direction);
+    if (scribble_input) std::memset(in, 0xFF, in_bytes);  // cuFFT's c2r may overwrite its input
+    if (!snapshot.auto_alloc && snapshot.work) std::memset(snapshot.work, 0xA5, snapshot.work_size);
+  });
+  return e == cudaSuccess ? CUFFT_SUCCESS : CUFFT_EXEC_FAILED;
+}
+
+/// FFTW's planner is not thread-safe; the API lock serializes planning with the other emulated calls.
+unsigned kFlags = FFTW_ESTIMATE;
+
+}  // namespace
+
+extern "C" {
+
+cufftResult cufftCreate(cufftHandle* h) {
+  Lock lk(api_mutex());
+  const cufftHandle id = g_next++;
+  plans()[id].device = current_device();
+  *h = id;
+  return CUFFT_SUCCESS;
+}
+
+cufftResult cufftDestroy(cufftHandle h) {
+  Lock lk(api_mutex());
+  if (!plans().erase(h)) return CUFFT_INVALID_PLAN;
+  return CUFFT_SUCCESS;
+}
+
+cufftResult cufftSetAutoAllocation(cufftHandle h, int autoAllocate) {
+  Lock lk(api_mutex());
+  Plan* p = plan_of(h);
+  if (!p) return CUFFT_INVALID_PLAN;
+  p->auto_alloc = autoAllocate != 0;
+  return CUFFT_SUCCESS;
+}
+
+cufftResult cufftMakePlanMany64(cufftHandle h, int rank, long long int* n, long long int* inembed,
+                                long long int istride, long long int idist, long long int* onembed,
+                                long long int ostride, long long int odist, cufftType type, long long int batch,
+                                size_t* workSize) {
+  Lock lk(api_mutex());
+  Plan* p = plan_of(h);
+  if (!p) return CUFFT_INVALID_PLAN;
+  if (p->made) {
+    report("cufftMakePlanMany64: the plan was made already");
+    return CUFFT_INVALID_PLAN;
+  }
+  if (rank < 1 || rank > 3 || batch < 1) return CUFFT_INVALID_SIZE;
+  if (type != CUFFT_C2C && type != CUFFT_Z2Z && type != CUFFT_R2C && type != CUFFT_D2Z && type != CUFFT_C2R &&
+      type != CUFFT_Z2D)
+    return CUFFT_INVALID_TYPE;
+  if ((inembed == nullptr) != (onembed == nullptr)) {
+    report("cufftMakePlanMany64: inembed and onembed must both be null or both be given");
+    return CUFFT_INVALID_VALUE;
+  }
+  Plan q;
+  q.device = p->device;
+  q.auto_alloc = p->auto_alloc;
+  q.stream = p->stream;
+  q.type = type;
+  long long total = 1;
+  for (int d = 0; d < rank; ++d) {
+    if (n[d] < 1 || n[d] > std::numeric_limits<int>::max()) return CUFFT_INVALID_SIZE;
+    q.n.push_back(static_cast<int>(n[d]));
+    total *= n[d];
+  }
+  q.basic = inembed == nullptr;
+  if (!q.basic) {
+    for (int d = 0; d < rank; ++d) {
+      q.inembed.push_back(static_cast<int>(inembed[d]));
+      q.onembed.push_back(static_cast<int>(onembed[d]));
+    }
+    q.istride = istride, q.idist = idist, q.ostride = ostride, q.odist = odist;
+  }
+  if (total * batch > std::numeric_limits<int>::max()) {
+    report("cufftMakePlanMany64: %lld elements: too large for the emulator (FFTW's int interface)", total * batch);
+    return CUFFT_INVALID_SIZE;
+  }
+  q.batch = batch;
+  // a work area the size of the complex data, so that execution without one shows
+  q.work_size = static_cast<std::size_t>(total * batch) * (is_double(type) ? 16 : 8);
+  q.made = true;
+  *p = q;
+  if (workSize) *workSize = q.work_size;
+  return CUFFT_SUCCESS;
+}
+
+cufftResult cufftSetStream(cufftHandle h, cudaStream_t s) {
+  Lock lk(api_mutex());
+  Plan* p = plan_of(h);
+  if (!p) return CUFFT_INVALID_PLAN;
+  p->stream = s;
+  return CUFFT_SUCCESS;
+}
+
+cufftResult cufftSetWorkArea(cufftHandle h, void* work) {
+  Lock lk(api_mutex());
+  Plan* p = plan_of(h);
+  if (!p) return CUFFT_INVALID_PLAN;
+  p->work = work;
+  return CUFFT_SUCCESS;
+}
+
+cufftResult cufftExecC2C(cufftHandle h, cufftComplex* in, cufftComplex* out, int direction) {
+  if (direction != CUFFT_FORWARD && direction != CUFFT_INVERSE) return CUFFT_INVALID_VALUE;
+  return exec(h, in, out, direction, CUFFT_C2C,
+              [](const Plan& p, const std::vector<int>& ie, const std::vector<int>& oe, long long idist,
+                 long long odist, void* i, void* o, int dir) {
+                fftwf_plan f = fftwf_plan_many_dft(int(p.n.size()), p.n.data(), int(p.batch),
+                                                   static_cast<fftwf_complex*>(i), ie.data(), int(p.istride), int(idist),
+                                                   static_cast<fftwf_complex*>(o), oe.data(), int(p.ostride), int(odist),
+                                                   dir, kFlags);
+                fftwf_execute(f);
+                fftwf_destroy_plan(f);
+              });
+}
+
+cufftResult cufftExecZ2Z(cufftHandle h, cufftDoubleComplex* in, cufftDoubleComplex* out, int direction) {
+  if (direction != CUFFT_FORWARD && direction != CUFFT_INVERSE) return CUFFT_INVALID_VALUE;
+  return exec(h, in, out, direction, CUFFT_Z2Z,
+              [](const Plan& p, const std::vector<int>& ie, const std::vector<int>& oe, long long idist,
+                 long long odist, void* i, void* o, int dir) {
+                fftw_plan f = fftw_plan_many_dft(int(p.n.size()), p.n.data(), int(p.batch),
+                                                 static_cast<fftw_complex*>(i), ie.data(), int(p.istride), int(idist),
+                                                 static_cast<fftw_complex*>(o), oe.data(), int(p.ostride), int(odist),
+                                                 dir, kFlags);
+                fftw_execute(f);
+                fftw_destroy_plan(f);
+              });
+}
+
+cufftResult cufftExecR2C(cufftHandle h, cufftReal* in, cufftComplex* out) {
+  return exec(h, in, out, 0, CUFFT_R2C,
+              [](const Plan& p, const std::vector<int>& ie, const std::vector<int>& oe, long long idist,
+                 long long odist, void* i, void* o, int) {
+                fftwf_plan f = fftwf_plan_many_dft_r2c(int(p.n.size()), p.n.data(), int(p.batch), static_cast<float*>(i),
+                                                       ie.data(), int(p.istride), int(idist),
+                                                       static_cast<fftwf_complex*>(o), oe.data(), int(p.ostride),
+                                                       int(odist), kFlags);
+                fftwf_execute(f);
+                fftwf_destroy_plan(f);
+              });
+}
+
+cufftResult cufftExecD2Z(cufftHandle h, cufftDoubleReal* in, cufftDoubleComplex* out) {
+  return exec(h, in, out, 0, CUFFT_D2Z,
+              [](const Plan& p, const std::vector<int>& ie, const std::vector<int>& oe, long long idist,
+                 long long odist, void* i, void* o, int) {
+                fftw_plan f = fftw_plan_many_dft_r2c(int(p.n.size()), p.n.data(), int(p.batch), static_cast<double*>(i),
+                                                     ie.data(), int(p.istride), int(idist),
+                                                     static_cast<fftw_complex*>(o), oe.data(), int(p.ostride),
+                                                     int(odist), kFlags);
+                fftw_execute(f);
+                fftw_destroy_plan(f);
+              });
+}
+
+cufftResult cufftExecC2R(cufftHandle h, cufftComplex* in, cufftReal* out) {
+  return exec(h, in, out, 0, CUFFT_C2R,
+              [](const Plan& p, const std::vector<int>& ie, const std::vector<int>& oe, long long idist,
+                 long long odist, void* i, void* o, int) {
+                fftwf_plan f = fftwf_plan_many_dft_c2r(int(p.n.size()), p.n.data(), int(p.batch),
+                                                       static_cast<fftwf_complex*>(i), ie.data(), int(p.istride),
+                                                       int(idist), static_cast<float*>(o), oe.data(), int(p.ostride),
+                                                       int(odist), kFlags);
+                fftwf_execute(f);
+                fftwf_destroy_plan(f);
+              });
+}
+
+cufftResult cufftExecZ2D(cufftHandle h, cufftDoubleComplex* in, cufftDoubleReal* out) {
+  return exec(h, in, out, 0, CUFFT_Z2D,
+              [](const Plan& p, const std::vector<int>& ie, const std::vector<int>& oe, long long idist,
+                 long long odist, void* i, void* o, int) {
+                fftw_plan f = fftw_plan_many_dft_c2r(int(p.n.size()), p.n.data(), int(p.batch),
+                                                     static_cast<fftw_complex*>(i), ie.data(), int(p.istride),
+                                                     int(idist), static_cast<double*>(o), oe.data(), int(p.ostride),
+                                                     int(odist), kFlags);
+                fftw_execute(f);
+                fftw_destroy_plan(f);
+              });
+}
+
+}  // extern "C"

@@ -1,0 +1,68 @@
+// tests/cuda_emu/emu.hpp - the host CUDA emulator's internals shared by its runtime, cuFFT and cuBLAS parts.
+//
+// Note [CUDA emulation]
+// No GPU is lent to most sessions, so the CUDA backend would otherwise only ever be compiled. An
+// emulation build (cmake -DPHASOR_CUDA_EMULATION=ON) compiles the very same src/cuda sources with the
+// host compiler and links them against libphasor_cuda_emu, a host implementation of the parts of the
+// CUDA runtime, cuFFT and cuBLAS that phasor calls, written from their documented semantics. The whole
+// test suite then runs its [cuda:0] cases on emulated devices. What it checks, and how:
+// - Kernels: every launch runs each thread of the grid on the host, blocks one after another. A
+//   block's thread 0 runs first; kernels with __syncthreads run their threads as fibers that meet at
+//   each barrier (between barriers the threads run in alternating forward and reverse order, so a
+//   read of a neighbour's shared value without a barrier sees a stale value in one of the orders).
+//   Launch configurations are checked as the driver does (block <= 1024 threads, grid limits, the
+//   stream's device is the current device).
+// - Memory: each device's memory is a reserved region, inaccessible (PROT_NONE) except while the
+//   emulator itself runs work: host code that dereferences a device pointer faults, and the fault
+//   handler names the address. cudaMalloc returns memory filled with 0xFF bytes (NaN floats), so
+//   code that reads before writing shows. Copies, memsets, FFTs and GEMMs check that every byte they
+//   touch lies inside one live allocation of the right device (use-after-free, overruns, wrong
+//   direction or device are reported on stderr and fail with cudaErrorInvalidValue).
+// - Streams are queues: work runs only when something waits for it (stream/event/device
+//   synchronize, a synchronous copy, cudaFree), so a missing synchronization reads stale data, as it
+//   may on a GPU; blocking streams and the legacy default stream order each other as in CUDA.
+//   cudaEventQuery on pending work reports cudaErrorNotReady once, then completes it.
+// - cuFFT through FFTW (plans as documented for cufftMakePlanMany64 with default layouts; c2r leaves
+//   its input overwritten, as cuFFT may), cuBLAS GEMMs through CBLAS (column-major, op(A) op(B)).
+// What it cannot check: real concurrency (threads never overlap, so races between threads of
+// different blocks, atomics and the memory model go untested), a kernel's own out-of-bounds access
+// inside device memory, performance, and numerics of the real libraries (accuracy, TF32).
+//
+// Knobs (environment): PHASOR_EMU_DEVICES (default 2), PHASOR_EMU_MEMORY_MB per device (default
+// 4096), PHASOR_EMU_SMS multiprocessors per device (default 4), PHASOR_EMU_PROTECT=0 leaves device
+// memory accessible, PHASOR_EMU_SYNC=1 runs all work at once (no queues).
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstddef>
+#include <functional>
+#include <mutex>
+
+namespace phasor_emu {
+
+/// The lock every emulated API call holds (recursive: work may wait for other work).
+std::recursive_mutex& api_mutex();
+
+/// Number of emulated devices and the calling thread's current device.
+int device_count();
+int current_device();
+
+/// Prints "phasor_emu: <message>" on stderr (misuse a GPU would punish, found by a check).
+void report(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/// True when [p, p + bytes) lies inside one live allocation of `device` (-1: any device); otherwise
+/// reports `what` and why, and returns false.
+bool check_device_range(const void* p, std::size_t bytes, int device, const char* what);
+
+/// The device of stream `s` (nullptr and the special handles: the current device), or -1 (reported)
+/// for a handle the emulator never made.
+int stream_device(cudaStream_t s, const char* what);
+
+/// Queues `work` on stream `s` (it runs when something waits for it); device memory is accessible
+/// while it runs. Returns cudaErrorInvalidResourceHandle for an unknown stream.
+cudaError_t enqueue(cudaStream_t s, std::function<void()> work);
+
+/// Sets the calling thread's last error (what cudaGetLastError returns) and returns `e`.
+cudaError_t fail(cudaError_t e);
+
+}  // namespace phasor_emu

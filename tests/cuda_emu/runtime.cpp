@@ -1,0 +1,876 @@
+// tests/cuda_emu/runtime.cpp - the CUDA runtime calls phasor makes, on the host (Note [CUDA emulation]
+// in emu.hpp): devices, memory, streams, events, copies and kernel launches with their threads.
+#include "device_prelude.hpp"  // first: it defines __shared__ before the toolkit's headers do
+
+#include <execinfo.h>
+#include <signal.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdarg>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <deque>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "emu.hpp"
+
+namespace phasor_emu {
+
+Coords g_coords;
+
+namespace {
+
+std::size_t env_size(const char* name, std::size_t fallback) {
+  const char* v = std::getenv(name);
+  return v && *v ? static_cast<std::size_t>(std::strtoull(v, nullptr, 10)) : fallback;
+}
+
+constexpr std::size_t kAlign = 512;  // cudaMalloc guarantees 256
+constexpr std::size_t kPage = 4096;
+// Device memory is unprotected in 2 MiB steps: with transparent huge pages, mprotect then changes one
+// page-table entry per 2 MiB instead of 512 (it runs twice per batch of device work).
+constexpr std::size_t kHuge = 2 << 20;
+
+/// One emulated device: its memory region and allocations (offset -> bytes).
+struct Device {
+  char* base = nullptr;
+  std::size_t capacity = 0;
+  std::size_t used = 0;
+  std::size_t high = 0;  // end of the highest allocation ever made (page-rounded): what is unprotected
+  std::map<std::size_t, std::size_t> free_ranges;
+  std::map<std::size_t, std::size_t> live;
+};
+
+struct Stream {
+  int device = 0;
+  bool legacy = false;
+  std::deque<std::function<void()>> work;
+  std::uint64_t queued = 0, done = 0;
+};
+
+struct Event {
+  int device = 0;
+  Stream* stream = nullptr;  // where it was last recorded (nullptr: never)
+  std::uint64_t at = 0;      // stream->done must reach this
+  bool reported_not_ready = false;
+  double time_ms = 0;
+};
+
+struct State {
+  std::recursive_mutex mu;
+  std::vector<Device> devices;
+  std::vector<std::unique_ptr<Stream>> legacy;  // per device
+  std::set<Stream*> streams;                    // every stream, legacy ones included
+  std::set<Event*> events;
+  std::map<const char*, std::size_t, std::less<>> pinned;  // cudaHostAlloc'ed: start -> bytes
+  bool protect = true;
+  bool sync = false;
+  int sms = 4;
+  int access_depth = 0;
+  std::uint64_t launches = 0;
+  std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
+};
+
+State& state();
+thread_local int t_device = 0;
+thread_local cudaError_t t_last_error = cudaSuccess;
+
+void on_segv(int sig, siginfo_t* info, void* ctx);
+
+State& state() {
+  static State* s = [] {
+    auto* st = new State;  // never destroyed: kernels may run from static destructors
+    const int n = static_cast<int>(env_size("PHASOR_EMU_DEVICES", 2));
+    const std::size_t cap = env_size("PHASOR_EMU_MEMORY_MB", 4096) << 20;
+    st->protect = env_size("PHASOR_EMU_PROTECT", 1) != 0;
+    st->sync = env_size("PHASOR_EMU_SYNC", 0) != 0;
+    st->sms = static_cast<int>(env_size("PHASOR_EMU_SMS", 4));
+    st->devices.resize(static_cast<std::size_t>(n));
+    for (int d = 0; d < n; ++d) {
+      Device& dev = st->devices[static_cast<std::size_t>(d)];
+      // reserve one huge page more, to start on a 2 MiB boundary
+      void* p = mmap(nullptr, cap + kHuge, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+      if (p == MAP_FAILED) {
+        std::fprintf(stderr, "phasor_emu: cannot reserve %zu bytes for device %d\n", cap, d);
+        std::abort();
+      }
+      dev.base = reinterpret_cast<char*>((reinterpret_cast<std::uintptr_t>(p) + kHuge - 1) / kHuge * kHuge);
+      madvise(dev.base, cap, MADV_HUGEPAGE);
+      dev.capacity = cap;
+      dev.free_ranges[0] = cap;
+      auto s = std::make_unique<Stream>();
+      s->device = d;
+      s->legacy = true;
+      st->streams.insert(s.get());
+      st->legacy.push_back(std::move(s));
+    }
+    struct sigaction sa {};
+    sa.sa_sigaction = on_segv;
+    sa.sa_flags = SA_SIGINFO | SA_RESETHAND;
+    sigemptyset(&sa.sa_mask);
+    sigaction(SIGSEGV, &sa, nullptr);
+    return st;
+  }();
+  return *s;
+}
+
+/// Host code touched device memory: name the address and where it came from, then crash as before.
+void on_segv(int, siginfo_t* info, void*) {
+  const char* a = static_cast<const char*>(info->si_addr);
+  State& st = state();
+  for (std::size_t d = 0; d < st.devices.size(); ++d) {
+    const Device& dev = st.devices[d];
+    if (a >= dev.base && a < dev.base + dev.capacity) {
+      char msg[200];
+      const int n = std::snprintf(msg, sizeof msg,
+                                  "phasor_emu: host code touched device memory (cuda:%zu, offset %zu) outside "
+                                  "emulated device work; backtrace:\n",
+                                  d, static_cast<std::size_t>(a - dev.base));
+      if (n > 0) (void)!write(2, msg, static_cast<std::size_t>(n));
+      void* frames[64];
+      backtrace_symbols_fd(frames, backtrace(frames, 64), 2);
+      break;
+    }
+  }
+  // SA_RESETHAND: returning re-runs the access under the default action (a core dump / crash)
+}
+
+/// Makes device memory accessible for its lifetime (nested uses keep it open).
+struct Access {
+  Access() {
+    State& st = state();
+    if (st.access_depth++ == 0 && st.protect)
+      for (auto& d : st.devices)
+        if (d.high) mprotect(d.base, d.high, PROT_READ | PROT_WRITE);
+  }
+  ~Access() {
+    State& st = state();
+    if (--st.access_depth == 0 && st.protect)
+      for (auto& d : st.devices)
+        if (d.high) mprotect(d.base, d.high, PROT_NONE);
+  }
+  Access(const Access&) = delete;
+  Access& operator=(const Access&) = delete;
+};
+
+/// Runs `s`'s queued work until `upto` items have run.
+void flush(Stream* s, std::uint64_t upto) {
+  if (s->done >= upto || s->work.empty()) return;
+  Access a;
+  while (s->done < upto && !s->work.empty()) {
+    std::function<void()> w = std::move(s->work.front());
+    s->work.pop_front();
+    ++s->done;
+    w();
+  }
+}
+void flush_all(Stream* s) { flush(s, s->queued); }
+void flush_device(int d) {
+  for (Stream* s : state().streams)
+    if (s->device == d) flush_all(s);
+}
+void flush_everything() {
+  for (Stream* s : state().streams) flush_all(s);
+}
+
+/// The Stream of handle `h` (nullptr, cudaStreamLegacy, cudaStreamPerThread: the current device's
+/// legacy stream), or nullptr for an unknown handle.
+Stream* resolve(cudaStream_t h) {
+  State& st = state();
+  if (h == nullptr || h == cudaStreamLegacy || h == cudaStreamPerThread)
+    return st.legacy[static_cast<std::size_t>(t_device)].get();
+  auto* s = reinterpret_cast<Stream*>(h);
+  return st.streams.count(s) ? s : nullptr;
+}
+
+/// Where a pointer range lies.
+enum class Where { Device, Pinned, Pageable, Bad };
+struct Place {
+  Where where = Where::Pageable;
+  int device = -1;
+};
+
+Place place_of(const void* ptr, std::size_t bytes, std::string& why) {
+  State& st = state();
+  const char* p = static_cast<const char*>(ptr);
+  for (std::size_t d = 0; d < st.devices.size(); ++d) {
+    const Device& dev = st.devices[d];
+    if (p < dev.base || p >= dev.base + dev.capacity) continue;
+    const std::size_t off = static_cast<std::size_t>(p - dev.base);
+    auto it = dev.live.upper_bound(off);
+    if (it == dev.live.begin()) {
+      why = "not inside any live allocation (freed, or never allocated)";
+      return {Where::Bad, static_cast<int>(d)};
+    }
+    --it;
+    if (off >= it->first + it->second) {
+      why = "not inside any live allocation (freed, or never allocated)";
+      return {Where::Bad, static_cast<int>(d)};
+    }
+    if (off + bytes > it->first + it->second) {
+      why = "runs " + std::to_string(off + bytes - it->first - it->second) + " bytes past the end of its " +
+            std::to_string(it->second) + "-byte allocation";
+      return {Where::Bad, static_cast<int>(d)};
+    }
+    return {Where::Device, static_cast<int>(d)};
+  }
+  auto it = st.pinned.upper_bound(p);
+  if (it != st.pinned.begin()) {
+    --it;
+    if (p < it->first + it->second) {
+      if (p + bytes > it->first + it->second) {
+        why = "runs past the end of its pinned host allocation";
+        return {Where::Bad, -1};
+      }
+      return {Where::Pinned, -1};
+    }
+  }
+  return {Where::Pageable, -1};
+}
+
+// ---- kernel threads ------------------------------------------------------------------------------
+// A thread that may wait at a barrier runs on its own stack (a fiber). Switching saves the callee-saved
+// registers and the floating-point control words on the old stack and continues on the new one:
+// ucontext's swapcontext also switches signal masks (a system call per switch), far too slow for
+// hundreds of threads meeting at a dozen barriers per block.
+
+extern "C" void phasor_emu_switch(void** save_sp, void* load_sp);
+asm(R"(
+  .text
+  .globl phasor_emu_switch
+  .hidden phasor_emu_switch
+  .type phasor_emu_switch, @function
+phasor_emu_switch:
+  pushq %rbp
+  pushq %rbx
+  pushq %r12
+  pushq %r13
+  pushq %r14
+  pushq %r15
+  subq $8, %rsp
+  stmxcsr (%rsp)
+  fnstcw 4(%rsp)
+  movq %rsp, (%rdi)
+  movq %rsi, %rsp
+  ldmxcsr (%rsp)
+  fldcw 4(%rsp)
+  addq $8, %rsp
+  popq %r15
+  popq %r14
+  popq %r13
+  popq %r12
+  popq %rbx
+  popq %rbp
+  ret
+  .size phasor_emu_switch, .-phasor_emu_switch
+)");
+
+constexpr std::size_t kStackBytes = 128 << 10;
+enum class FiberState { Fresh, Running, Barrier, Done };
+
+struct Fiber {
+  void* sp = nullptr;  // saved stack pointer while switched out
+  char* stack = nullptr;
+  FiberState state = FiberState::Done;
+};
+
+struct Grid {
+  std::vector<Fiber> fibers;
+  void* scheduler_sp = nullptr;
+  int current = -1;     // fiber running now, -1: none
+  bool direct = false;  // a thread runs on the scheduler's stack (no barrier may come)
+  bool in_kernel = false;
+  const std::function<void()>* body = nullptr;
+  unsigned threads = 0;
+  std::vector<unsigned> order;  // the fibers the current phase runs, in turn
+  std::size_t pos = 0;          // the one running now
+};
+Grid g_grid;
+
+void set_thread(unsigned t) {
+  const dim3 b = g_coords.block_dim;
+  g_coords.thread = uint3{t % b.x, (t / b.x) % b.y, t / (b.x * b.y)};
+}
+
+[[noreturn]] void fiber_entry();
+
+/// Makes fiber t ready to start at fiber_entry on its own stack.
+void prepare_fiber(unsigned t) {
+  Fiber& f = g_grid.fibers[t];
+  if (!f.stack) {
+    void* p = mmap(nullptr, kStackBytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) std::abort();
+    mprotect(p, kPage, PROT_NONE);  // guard page
+    f.stack = static_cast<char*>(p);
+  }
+  // the frame phasor_emu_switch pops: control words, six registers, then "returns" into fiber_entry
+  auto* top = reinterpret_cast<std::uint64_t*>(f.stack + kStackBytes);
+  *--top = 0;  // fake return address of fiber_entry: entry sees rsp = 8 (mod 16), as after a call
+  *--top = reinterpret_cast<std::uint64_t>(&fiber_entry);
+  for (int r = 0; r < 6; ++r) *--top = 0;
+  --top;
+  std::uint32_t mxcsr;
+  std::uint16_t fcw;
+  asm volatile("stmxcsr %0" : "=m"(mxcsr));
+  asm volatile("fnstcw %0" : "=m"(fcw));
+  std::memcpy(reinterpret_cast<char*>(top), &mxcsr, 4);
+  std::memcpy(reinterpret_cast<char*>(top) + 4, &fcw, 2);
+  f.sp = top;
+  f.state = FiberState::Fresh;
+}
+
+/// Leaves the running fiber (its stack pointer saved to *save) for the phase's next fiber, or for the
+/// scheduler after the last one: fibers hand over to each other directly, one switch per thread.
+void switch_next(void** save) {
+  if (++g_grid.pos < g_grid.order.size()) {
+    const unsigned t = g_grid.order[g_grid.pos];
+    Fiber& f = g_grid.fibers[t];
+    f.state = FiberState::Running;
+    set_thread(t);
+    g_grid.current = static_cast<int>(t);
+    phasor_emu_switch(save, f.sp);
+  } else {
+    g_grid.current = -1;
+    phasor_emu_switch(save, g_grid.scheduler_sp);
+  }
+}
+
+/// A fiber's first code: runs the thread, then hands over for good.
+[[noreturn]] void fiber_entry() {
+  (*g_grid.body)();
+  g_grid.fibers[static_cast<std::size_t>(g_grid.current)].state = FiberState::Done;
+  void* dead = nullptr;
+  switch_next(&dead);
+  std::abort();  // never resumed
+}
+
+/// Runs the fibers of g_grid.order in turn, each until its next barrier or its end.
+void run_phase() {
+  if (g_grid.order.empty()) return;
+  g_grid.pos = 0;
+  const unsigned t = g_grid.order[0];
+  Fiber& f = g_grid.fibers[t];
+  f.state = FiberState::Running;
+  set_thread(t);
+  g_grid.current = static_cast<int>(t);
+  phasor_emu_switch(&g_grid.scheduler_sp, f.sp);
+}
+
+/// Runs one block: thread 0 first on a fiber; without a barrier there, the rest run directly.
+void run_block(std::uint64_t launch_no) {
+  const unsigned n = g_grid.threads;
+  prepare_fiber(0);
+  g_grid.order.assign(1, 0);
+  run_phase();
+  if (g_grid.fibers[0].state == FiberState::Done) {
+    g_grid.direct = true;
+    const bool reverse = launch_no & 1;
+    for (unsigned k = 1; k < n; ++k) {
+      const unsigned t = reverse ? n - k : k;
+      set_thread(t);
+      (*g_grid.body)();
+    }
+    g_grid.direct = false;
+    return;
+  }
+  // thread 0 waits at a barrier: start the others, then release the barriers one by one
+  g_grid.order.clear();
+  for (unsigned t = 1; t < n; ++t) {
+    prepare_fiber(t);
+    g_grid.order.push_back(t);
+  }
+  run_phase();
+  for (std::uint64_t phase = launch_no;; ++phase) {
+    g_grid.order.clear();
+    const bool reverse = phase & 1;
+    for (unsigned k = 0; k < n; ++k) {
+      const unsigned t = reverse ? n - 1 - k : k;
+      if (g_grid.fibers[t].state == FiberState::Barrier) g_grid.order.push_back(t);
+    }
+    if (g_grid.order.empty()) break;
+    run_phase();
+  }
+}
+
+void run_grid(dim3 grid, dim3 block, const std::function<void()>& body, std::uint64_t launch_no) {
+  g_grid.threads = block.x * block.y * block.z;
+  if (g_grid.fibers.size() < g_grid.threads) g_grid.fibers.resize(g_grid.threads);
+  g_grid.body = &body;
+  g_grid.in_kernel = true;
+  g_coords.block_dim = block;
+  g_coords.grid_dim = grid;
+  for (unsigned z = 0; z < grid.z; ++z)
+    for (unsigned y = 0; y < grid.y; ++y)
+      for (unsigned x = 0; x < grid.x; ++x) {
+        g_coords.block = uint3{x, y, z};
+        run_block(launch_no);
+      }
+  g_grid.in_kernel = false;
+  g_grid.body = nullptr;
+}
+
+const char* error_name(cudaError_t e) {
+  switch (e) {
+    case cudaSuccess: return "cudaSuccess";
+    case cudaErrorInvalidValue: return "cudaErrorInvalidValue";
+    case cudaErrorMemoryAllocation: return "cudaErrorMemoryAllocation";
+    case cudaErrorInvalidConfiguration: return "cudaErrorInvalidConfiguration";
+    case cudaErrorInvalidDevice: return "cudaErrorInvalidDevice";
+    case cudaErrorInvalidResourceHandle: return "cudaErrorInvalidResourceHandle";
+    case cudaErrorNotReady: return "cudaErrorNotReady";
+    case cudaErrorNoDevice: return "cudaErrorNoDevice";
+    case cudaErrorInvalidDevicePointer: return "cudaErrorInvalidDevicePointer";
+    default: return "cudaErrorUnknown";
+  }
+}
+
+}  // namespace
+
+// ---- shared with cufft.cpp / cublas.cpp ------------------------------------------------------------
+
+std::recursive_mutex& api_mutex() { return state().mu; }
+int device_count() { return static_cast<int>(state().devices.size()); }
+int current_device() { return t_device; }
+
+void report(const char* fmt, ...) {
+  char buf[1024];
+  va_list ap;
+  va_start(ap, fmt);
+  std::vsnprintf(buf, sizeof buf, fmt, ap);
+  va_end(ap);
+  std::fprintf(stderr, "phasor_emu: %s\n", buf);
+}
+
+cudaError_t fail(cudaError_t e) {
+  t_last_error = e;
+  return e;
+}
+
+bool check_device_range(const void* p, std::size_t bytes, int device, const char* what) {
+  std::string why;
+  const Place pl = place_of(p, bytes, why);
+  if (pl.where == Where::Bad) {
+    report("%s: %zu bytes at %p on cuda:%d: %s", what, bytes, p, pl.device, why.c_str());
+    return false;
+  }
+  if (pl.where != Where::Device) {
+    report("%s: %p is host memory, not device memory", what, p);
+    return false;
+  }
+  if (device >= 0 && pl.device != device) {
+    report("%s: %p is memory of cuda:%d, not of cuda:%d", what, p, pl.device, device);
+    return false;
+  }
+  return true;
+}
+
+int stream_device(cudaStream_t s, const char* what) {
+  Stream* st = resolve(s);
+  if (!st) {
+    report("%s: unknown stream handle %p", what, static_cast<void*>(s));
+    return -1;
+  }
+  return st->device;
+}
+
+cudaError_t enqueue(cudaStream_t h, std::function<void()> work) {
+  State& st = state();
+  Stream* s = resolve(h);
+  if (!s) return fail(cudaErrorInvalidResourceHandle);
+  // blocking streams and the legacy default stream order each other: run what the new work must follow
+  if (s->legacy) {
+    for (Stream* o : st.streams)
+      if (o != s && o->device == s->device) flush_all(o);
+  } else {
+    flush_all(st.legacy[static_cast<std::size_t>(s->device)].get());
+  }
+  s->work.push_back(std::move(work));
+  ++s->queued;
+  if (st.sync) flush_all(s);
+  return cudaSuccess;
+}
+
+void launch(dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream, std::function<void()> thread) {
+  std::lock_guard<std::recursive_mutex> lk(api_mutex());
+  State& st = state();
+  const std::uint64_t threads = std::uint64_t(block.x) * block.y * block.z;
+  if (threads == 0 || threads > 1024 || block.z > 64 || grid.x == 0 || grid.y == 0 || grid.z == 0 ||
+      grid.x > 2147483647u || grid.y > 65535 || grid.z > 65535 || shared_bytes > 48 * 1024) {
+    report("kernel launch with grid (%u, %u, %u), block (%u, %u, %u), %zu shared bytes: invalid configuration", grid.x,
+           grid.y, grid.z, block.x, block.y, block.z, shared_bytes);
+    fail(cudaErrorInvalidConfiguration);
+    return;
+  }
+  const int d = stream_device(stream, "kernel launch");
+  if (d < 0) {
+    fail(cudaErrorInvalidResourceHandle);
+    return;
+  }
+  if (d != t_device) {
+    report("kernel launch on a stream of cuda:%d while cuda:%d is current", d, t_device);
+    fail(cudaErrorInvalidResourceHandle);
+    return;
+  }
+  const std::uint64_t no = st.launches++;
+  enqueue(stream, [grid, block, no, body = std::move(thread)] { run_grid(grid, block, body, no); });
+}
+
+void syncthreads() {
+  if (!g_grid.in_kernel) {
+    report("__syncthreads outside a kernel");
+    std::abort();
+  }
+  if (g_grid.direct) {
+    report("__syncthreads reached by a thread although thread 0 of its block finished without one (a barrier "
+           "in divergent code: undefined on a GPU)");
+    std::abort();
+  }
+  Fiber& f = g_grid.fibers[static_cast<std::size_t>(g_grid.current)];
+  f.state = FiberState::Barrier;
+  switch_next(&f.sp);
+}
+
+}  // namespace phasor_emu
+
+// ---- the runtime API ------------------------------------------------------------------------------
+
+using namespace phasor_emu;
+using Lock = std::lock_guard<std::recursive_mutex>;
+
+namespace {
+Stream* stream_of(cudaStream_t h) { return resolve(h); }
+Event* event_of(cudaEvent_t e) {
+  auto* ev = reinterpret_cast<Event*>(e);
+  return state().events.count(ev) ? ev : nullptr;
+}
+double now_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - state().t0).count();
+}
+}  // namespace
+
+extern "C" {
+
+cudaError_t cudaGetDeviceCount(int* count) {
+  Lock lk(api_mutex());
+  *count = device_count();
+  return *count > 0 ? cudaSuccess : fail(cudaErrorNoDevice);
+}
+
+cudaError_t cudaGetDevice(int* device) {
+  *device = t_device;
+  return cudaSuccess;
+}
+
+cudaError_t cudaSetDevice(int device) {
+  Lock lk(api_mutex());
+  if (device < 0 || device >= device_count()) return fail(cudaErrorInvalidDevice);
+  t_device = device;
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceGetAttribute(int* value, cudaDeviceAttr attr, int device) {
+  Lock lk(api_mutex());
+  if (device < 0 || device >= device_count()) return fail(cudaErrorInvalidDevice);
+  switch (attr) {
+    case cudaDevAttrMultiProcessorCount: *value = state().sms; return cudaSuccess;
+    case cudaDevAttrMaxThreadsPerBlock: *value = 1024; return cudaSuccess;
+    case cudaDevAttrWarpSize: *value = 32; return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMajor: *value = 9; return cudaSuccess;
+    case cudaDevAttrComputeCapabilityMinor: *value = 0; return cudaSuccess;
+    default: report("cudaDeviceGetAttribute: attribute %d is not emulated", int(attr)); return fail(cudaErrorInvalidValue);
+  }
+}
+
+cudaError_t cudaGetLastError(void) {
+  const cudaError_t e = t_last_error;
+  t_last_error = cudaSuccess;
+  return e;
+}
+
+cudaError_t cudaPeekAtLastError(void) { return t_last_error; }
+
+const char* cudaGetErrorName(cudaError_t e) { return error_name(e); }
+const char* cudaGetErrorString(cudaError_t e) {
+  switch (e) {
+    case cudaSuccess: return "no error";
+    case cudaErrorMemoryAllocation: return "out of memory";
+    case cudaErrorInvalidValue: return "invalid argument";
+    case cudaErrorInvalidDevice: return "invalid device ordinal";
+    case cudaErrorNoDevice: return "no CUDA-capable device is detected";
+    case cudaErrorNotReady: return "device not ready";
+    default: return "emulated CUDA error";
+  }
+}
+
+cudaError_t cudaMalloc(void** ptr, std::size_t bytes) {
+  Lock lk(api_mutex());
+  Device& dev = state().devices[static_cast<std::size_t>(t_device)];
+  const std::size_t size = std::max<std::size_t>(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
+  for (auto it = dev.free_ranges.begin(); it != dev.free_ranges.end(); ++it) {
+    if (it->second < size) continue;
+    const std::size_t off = it->first, rest = it->second - size;
+    dev.free_ranges.erase(it);
+    if (rest) dev.free_ranges[off + size] = rest;
+    dev.live[off] = size;
+    dev.used += size;
+    const std::size_t end = std::min(dev.capacity, (off + size + kHuge - 1) / kHuge * kHuge);
+    if (end > dev.high) {
+      dev.high = end;
+      if (state().protect && state().access_depth > 0) mprotect(dev.base, dev.high, PROT_READ | PROT_WRITE);
+    }
+    {
+      Access a;
+      std::memset(dev.base + off, 0xFF, size);  // uninitialized memory reads as NaN
+    }
+    *ptr = dev.base + off;
+    return cudaSuccess;
+  }
+  *ptr = nullptr;
+  return fail(cudaErrorMemoryAllocation);
+}
+
+cudaError_t cudaFree(void* ptr) {
+  Lock lk(api_mutex());
+  if (!ptr) return cudaSuccess;
+  flush_everything();  // cudaFree waits for the device
+  for (Device& dev : state().devices) {
+    char* p = static_cast<char*>(ptr);
+    if (p < dev.base || p >= dev.base + dev.capacity) continue;
+    const std::size_t off = static_cast<std::size_t>(p - dev.base);
+    auto it = dev.live.find(off);
+    if (it == dev.live.end()) {
+      report("cudaFree(%p): not the start of a live allocation", ptr);
+      return fail(cudaErrorInvalidValue);
+    }
+    std::size_t start = off, size = it->second;
+    dev.live.erase(it);
+    dev.used -= size;
+    // merge with free neighbours, then release the whole huge pages of the free range
+    auto next = dev.free_ranges.lower_bound(start);
+    if (next != dev.free_ranges.end() && next->first == start + size) {
+      size += next->second;
+      next = dev.free_ranges.erase(next);
+    }
+    if (next != dev.free_ranges.begin()) {
+      auto prev = std::prev(next);
+      if (prev->first + prev->second == start) {
+        start = prev->first;
+        size += prev->second;
+        dev.free_ranges.erase(prev);
+      }
+    }
+    dev.free_ranges[start] = size;
+    const std::size_t pa = (start + kHuge - 1) / kHuge * kHuge, pb = (start + size) / kHuge * kHuge;
+    if (pb > pa) madvise(dev.base + pa, pb - pa, MADV_DONTNEED);
+    return cudaSuccess;
+  }
+  report("cudaFree(%p): not device memory", ptr);
+  return fail(cudaErrorInvalidValue);
+}
+
+cudaError_t cudaMemGetInfo(std::size_t* free_bytes, std::size_t* total) {
+  Lock lk(api_mutex());
+  const Device& dev = state().devices[static_cast<std::size_t>(t_device)];
+  *free_bytes = dev.capacity - dev.used;
+  *total = dev.capacity;
+  return cudaSuccess;
+}
+
+cudaError_t cudaHostAlloc(void** ptr, std::size_t bytes, unsigned int) {
+  Lock lk(api_mutex());
+  void* p = std::aligned_alloc(kPage, std::max<std::size_t>(kPage, (bytes + kPage - 1) / kPage * kPage));
+  if (!p) return fail(cudaErrorMemoryAllocation);
+  state().pinned[static_cast<const char*>(p)] = bytes;
+  *ptr = p;
+  return cudaSuccess;
+}
+
+cudaError_t cudaFreeHost(void* ptr) {
+  Lock lk(api_mutex());
+  auto it = state().pinned.find(static_cast<const char*>(ptr));
+  if (it == state().pinned.end()) {
+    report("cudaFreeHost(%p): not memory from cudaHostAlloc", ptr);
+    return fail(cudaErrorInvalidValue);
+  }
+  flush_everything();  // cudaFreeHost waits for the device
+  state().pinned.erase(it);
+  std::free(ptr);
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamCreate(cudaStream_t* s) {
+  Lock lk(api_mutex());
+  auto* st = new Stream;  // streams live as long as the process (phasor never destroys one)
+  st->device = t_device;
+  state().streams.insert(st);
+  *s = reinterpret_cast<cudaStream_t>(st);
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamSynchronize(cudaStream_t h) {
+  Lock lk(api_mutex());
+  Stream* s = stream_of(h);
+  if (!s) return fail(cudaErrorInvalidResourceHandle);
+  flush_all(s);
+  return cudaSuccess;
+}
+
+cudaError_t cudaDeviceSynchronize(void) {
+  Lock lk(api_mutex());
+  flush_device(t_device);
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int) {
+  Lock lk(api_mutex());
+  auto* ev = new Event;
+  ev->device = t_device;
+  state().events.insert(ev);
+  *e = reinterpret_cast<cudaEvent_t>(ev);
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventCreate(cudaEvent_t* e) { return cudaEventCreateWithFlags(e, 0); }
+
+cudaError_t cudaEventDestroy(cudaEvent_t e) {
+  Lock lk(api_mutex());
+  Event* ev = event_of(e);
+  if (!ev) return fail(cudaErrorInvalidResourceHandle);
+  state().events.erase(ev);
+  // work queued to set its time may still run: keep the object (a few bytes per event)
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t h) {
+  Lock lk(api_mutex());
+  Event* ev = event_of(e);
+  Stream* s = stream_of(h);
+  if (!ev || !s) return fail(cudaErrorInvalidResourceHandle);
+  if (ev->device != s->device) {
+    report("cudaEventRecord: event of cuda:%d recorded on a stream of cuda:%d", ev->device, s->device);
+    return fail(cudaErrorInvalidResourceHandle);
+  }
+  const cudaError_t r = enqueue(h, [ev] { ev->time_ms = now_ms(); });
+  if (r != cudaSuccess) return r;
+  ev->stream = s;
+  ev->at = s->queued;
+  ev->reported_not_ready = false;
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventQuery(cudaEvent_t e) {
+  Lock lk(api_mutex());
+  Event* ev = event_of(e);
+  if (!ev) return fail(cudaErrorInvalidResourceHandle);
+  if (!ev->stream || ev->stream->done >= ev->at) return cudaSuccess;
+  if (!ev->reported_not_ready) {
+    ev->reported_not_ready = true;
+    return cudaErrorNotReady;  // not an error: cudaGetLastError stays clean
+  }
+  flush(ev->stream, ev->at);
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventSynchronize(cudaEvent_t e) {
+  Lock lk(api_mutex());
+  Event* ev = event_of(e);
+  if (!ev) return fail(cudaErrorInvalidResourceHandle);
+  if (ev->stream) flush(ev->stream, ev->at);
+  return cudaSuccess;
+}
+
+cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
+  Lock lk(api_mutex());
+  Event *ea = event_of(a), *eb = event_of(b);
+  if (!ea || !eb) return fail(cudaErrorInvalidResourceHandle);
+  if (!ea->stream || !eb->stream || ea->stream->done < ea->at || eb->stream->done < eb->at)
+    return fail(cudaErrorNotReady);
+  *ms = static_cast<float>(eb->time_ms - ea->time_ms);
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamWaitEvent(cudaStream_t h, cudaEvent_t e, unsigned int) {
+  Lock lk(api_mutex());
+  Event* ev = event_of(e);
+  if (!ev || !stream_of(h)) return fail(cudaErrorInvalidResourceHandle);
+  if (!ev->stream) return cudaSuccess;  // never recorded: nothing to wait for
+  Stream* producer = ev->stream;
+  const std::uint64_t at = ev->at;  // the event as recorded now, whatever is recorded into it later
+  return enqueue(h, [producer, at] { flush(producer, at); });
+}
+
+cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t h) {
+  Lock lk(api_mutex());
+  Stream* s = stream_of(h);
+  if (!s) return fail(cudaErrorInvalidResourceHandle);
+  if (bytes == 0) return cudaSuccess;
+  std::string wd, ws;
+  const Place pd = place_of(dst, bytes, wd), ps = place_of(src, bytes, ws);
+  const bool dst_dev = pd.where == Where::Device, src_dev = ps.where == Where::Device;
+  const char* names[] = {"HostToHost", "HostToDevice", "DeviceToHost", "DeviceToDevice", "Default"};
+  const char* kname = kind >= 0 && kind <= 4 ? names[kind] : "?";
+  if (pd.where == Where::Bad || ps.where == Where::Bad) {
+    report("cudaMemcpyAsync(%s, %zu bytes): %s %s", kname, bytes, pd.where == Where::Bad ? "destination" : "source",
+           (pd.where == Where::Bad ? wd : ws).c_str());
+    return fail(cudaErrorInvalidValue);
+  }
+  const bool want_dst_dev = kind == cudaMemcpyHostToDevice || kind == cudaMemcpyDeviceToDevice;
+  const bool want_src_dev = kind == cudaMemcpyDeviceToHost || kind == cudaMemcpyDeviceToDevice;
+  if (kind != cudaMemcpyDefault && (dst_dev != want_dst_dev || src_dev != want_src_dev)) {
+    report("cudaMemcpyAsync(%s): destination is %s memory, source is %s memory", kname, dst_dev ? "device" : "host",
+           src_dev ? "device" : "host");
+    return fail(cudaErrorInvalidValue);
+  }
+  if ((dst_dev && pd.device != s->device && src_dev && ps.device != s->device)) {
+    report("cudaMemcpyAsync: device-to-device copy between other devices than the stream's (cuda:%d)", s->device);
+    return fail(cudaErrorInvalidValue);
+  }
+  if (!src_dev && ps.where == Where::Pageable && dst_dev) {
+    // pageable to device: the source is staged before the call returns
+    auto copy = std::make_shared<std::vector<char>>(static_cast<const char*>(src), static_cast<const char*>(src) + bytes);
+    return enqueue(h, [dst, copy] { std::memcpy(dst, copy->data(), copy->size()); });
+  }
+  const cudaError_t r = enqueue(h, [dst, src, bytes] { std::memcpy(dst, src, bytes); });
+  if (r == cudaSuccess && !dst_dev && pd.where == Where::Pageable) flush_all(s);  // to pageable: synchronous
+  return r;
+}
+
+cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
+  Lock lk(api_mutex());
+  const cudaError_t r = cudaMemcpyAsync(dst, src, bytes, kind, nullptr);
+  if (r == cudaSuccess) flush_all(stream_of(nullptr));
+  return r;
+}
+
+cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes,
+                                cudaStream_t h) {
+  Lock lk(api_mutex());
+  if (!stream_of(h)) return fail(cudaErrorInvalidResourceHandle);
+  if (dst_device < 0 || dst_device >= device_count() || src_device < 0 || src_device >= device_count())
+    return fail(cudaErrorInvalidDevice);
+  if (bytes == 0) return cudaSuccess;
+  if (!check_device_range(dst, bytes, dst_device, "cudaMemcpyPeerAsync destination") ||
+      !check_device_range(src, bytes, src_device, "cudaMemcpyPeerAsync source"))
+    return fail(cudaErrorInvalidValue);
+  return enqueue(h, [dst, src, bytes] { std::memcpy(dst, src, bytes); });
+}
+
+cudaError_t cudaMemsetAsync(void* dst, int value, std::size_t bytes, cudaStream_t h) {
+  Lock lk(api_mutex());
+  const int d = stream_device(h, "cudaMemsetAsync");
+  if (d < 0) return fail(cudaErrorInvalidResourceHandle);
+  if (bytes == 0) return cudaSuccess;
+  if (!check_device_range(dst, bytes, d, "cudaMemsetAsync")) return fail(cudaErrorInvalidValue);
+  return enqueue(h, [dst, value, bytes] { std::memset(dst, value, bytes); });
+}
+
+}  // extern "C"
