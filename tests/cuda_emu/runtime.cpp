@@ -40,14 +40,15 @@ constexpr std::size_t kPage = 4096;
 // page-table entry per 2 MiB instead of 512 (it runs twice per batch of device work).
 constexpr std::size_t kHuge = 2 << 20;
 
-/// One emulated device: its memory region and allocations (offset -> bytes).
+/// One emulated device: its memory region, free ranges and allocations. Checks use an allocation's
+/// requested size, not the rounded-up size it reserves.
 struct Device {
   char* base = nullptr;
   std::size_t capacity = 0;
   std::size_t used = 0;
   std::size_t high = 0;  // end of the highest allocation ever made (page-rounded): what is unprotected
-  std::map<std::size_t, std::size_t> free_ranges;
-  std::map<std::size_t, std::size_t> live;
+  std::map<std::size_t, std::size_t> free_ranges;                     // offset -> bytes
+  std::map<std::size_t, std::pair<std::size_t, std::size_t>> live;    // offset -> (requested, reserved) bytes
 };
 
 struct Stream {
@@ -212,13 +213,14 @@ Place place_of(const void* ptr, std::size_t bytes, std::string& why) {
       return {Where::Bad, static_cast<int>(d)};
     }
     --it;
-    if (off >= it->first + it->second) {
+    const std::size_t size = it->second.first;
+    if (off >= it->first + std::max<std::size_t>(size, 1)) {
       why = "not inside any live allocation (freed, or never allocated)";
       return {Where::Bad, static_cast<int>(d)};
     }
-    if (off + bytes > it->first + it->second) {
-      why = "runs " + std::to_string(off + bytes - it->first - it->second) + " bytes past the end of its " +
-            std::to_string(it->second) + "-byte allocation";
+    if (off + bytes > it->first + size) {
+      why = "runs " + std::to_string(off + bytes - it->first - size) + " bytes past the end of its " +
+            std::to_string(size) + "-byte allocation";
       return {Where::Bad, static_cast<int>(d)};
     }
     return {Where::Device, static_cast<int>(d)};
@@ -620,7 +622,7 @@ cudaError_t cudaMalloc(void** ptr, std::size_t bytes) {
     const std::size_t off = it->first, rest = it->second - size;
     dev.free_ranges.erase(it);
     if (rest) dev.free_ranges[off + size] = rest;
-    dev.live[off] = size;
+    dev.live[off] = {bytes, size};
     dev.used += size;
     const std::size_t end = std::min(dev.capacity, (off + size + kHuge - 1) / kHuge * kHuge);
     if (end > dev.high) {
@@ -651,7 +653,7 @@ cudaError_t cudaFree(void* ptr) {
       report("cudaFree(%p): not the start of a live allocation", ptr);
       return fail(cudaErrorInvalidValue);
     }
-    std::size_t start = off, size = it->second;
+    std::size_t start = off, size = it->second.second;
     dev.live.erase(it);
     dev.used -= size;
     // merge with free neighbours, then release the whole huge pages of the free range
