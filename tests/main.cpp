@@ -4,6 +4,10 @@
 // call is logged as run on the host CPU or on another device (a GPU, or the virtual CPU device the
 // DEVICE_CASEs run on everywhere). An op the suite runs on the host but never on a device has no
 // CPU-vs-device agreement test: the run then fails and names it. Every new op needs a DEVICE_CASE.
+//
+// With PHASOR_TEST_CUDA_STREAM=1 the main thread's current stream on every CUDA device is a stream of its
+// own (cuda::Stream::create) instead of the legacy default stream, so the suite also checks that no
+// code path assumes the default stream (with the CUDA emulator's queued streams, a missing wait shows).
 #define DOCTEST_CONFIG_IMPLEMENT
 #include <doctest/doctest.h>
 
@@ -61,6 +65,9 @@ int main(int argc, char** argv) {
     coverage = std::make_shared<DeviceCoverage>();
     phasor::add_op_observer(coverage);
   }
+  const char* stream_env = std::getenv("PHASOR_TEST_CUDA_STREAM");
+  if (stream_env && std::string(stream_env) == "1")
+    for (int d = 0; d < phasor::cuda::device_count(); ++d) phasor::cuda::set_current_stream(phasor::cuda::Stream::create(d));
   doctest::Context context(argc, argv);
   const int rc = context.run();
   if (!coverage) return rc;

@@ -453,6 +453,8 @@ TEST_CASE("cuda: devices out of range and mixed devices" * doctest::skip(!kGpu))
 }
 
 TEST_CASE("cuda: streams" * doctest::skip(!kGpu)) {
+  const cuda::Stream prev = cuda::current_stream(0);  // the default one, unless PHASOR_TEST_CUDA_STREAM=1
+  if (!prev.is_default()) cuda::set_current_stream(cuda::Stream::from_native(nullptr, 0));
   CHECK(cuda::current_stream(0).is_default());
   const cuda::Stream s = cuda::Stream::create(0);
   CHECK_FALSE(s.is_default());
@@ -472,4 +474,5 @@ TEST_CASE("cuda: streams" * doctest::skip(!kGpu)) {
   CHECK(equal(side, on_default));
   CHECK(cuda::current_stream(0).is_default());
   cuda::synchronize();
+  cuda::set_current_stream(prev);
 }
