@@ -121,26 +121,29 @@ def table(torch_res, path):
                               ("amax_all", "BM_amax_all", copy_target),
                               ("var_all", "BM_var_all", no_target), ("logsumexp_all", "BM_logsumexp_all", no_target),
                               ("argmax_all", "BM_argmax_all", no_target)]:
-        if key in med and name in torch_res:
+        if key in med:  # a row torch could not run keeps phasor's figure
             p = med[key]["GBps"]
             frac = " (%.0f%% of cudaMemcpy)" % (100 * p / copy["GBps"]) if copy else ""
-            print("| %s 256 MiB | %.0f GB/s%s | %.0f GB/s | %.2f | %s |" % (
-                name, p, frac, torch_res[name]["gbps"], torch_res[name]["gbps"] / p, target))
+            tg = torch_res.get(name, {}).get("gbps")
+            print("| %s 256 MiB | %.0f GB/s%s | %s | %s | %s |" % (
+                name, p, frac, "%.0f GB/s" % tg if tg else "n/a", "%.2f" % (tg / p) if tg else "n/a", target))
     for i, label in enumerate(["c2c 2^20 x 16", "c2c 1024 x 4096", "r2c 256x256 x 2048", "r2c 64x64 x 640"]):
         p, c = med.get("BM_fft_phasor/%d" % i), med.get("BM_fft_cufft/%d" % i)
-        if p and c:
-            print("| fft %s | %.1f us (cuFFT %.1f us: %.3f) | %.1f us | %.2f | <= 1.05 x cuFFT |" % (
-                label, ms(p) * 1e3, ms(c) * 1e3, ms(p) / ms(c), torch_res["fft " + label]["ms"] * 1e3,
-                ms(p) / torch_res["fft " + label]["ms"]))
+        if p:
+            tm = torch_res.get("fft " + label, {}).get("ms")
+            print("| fft %s | %.1f us (%s) | %s | %s | <= 1.05 x cuFFT |" % (
+                label, ms(p) * 1e3, "cuFFT %.1f us: %.3f" % (ms(c) * 1e3, ms(p) / ms(c)) if c else "cuFFT n/a",
+                "%.1f us" % (tm * 1e3) if tm else "n/a", "%.2f" % (ms(p) / tm) if tm else "n/a"))
     for b in ("BM_host_overhead_add", "BM_host_overhead_add_grad"):
         if b in med:
             print("| %s | %.2f us/op | | | < 5 us |" % (b[3:], med[b]["us_per_op"]))
     for name, key, target in [("1d", "BM_FNO1d_step_cuda", "< torch"), ("2d", "BM_FNO2d_step_cuda", "< torch"),
                               ("2d_large", "BM_FNO2d_large_step_cuda", "<= 0.8 x torch, peak <= torch")]:
         if key in med:
-            t = torch_res["FNO " + name]
-            print("| FNO %s step | %.2f ms, peak %.2f GiB | %.2f ms, peak %.2f GiB | %.2f | %s |" % (
-                name, ms(med[key]), med[key]["peak_gib"], t["ms"], t["peak"], ms(med[key]) / t["ms"], target))
+            t = torch_res.get("FNO " + name)
+            print("| FNO %s step | %.2f ms, peak %.2f GiB | %s | %s | %s |" % (
+                name, ms(med[key]), med[key]["peak_gib"], "%.2f ms, peak %.2f GiB" % (t["ms"], t["peak"]) if t else "n/a",
+                "%.2f" % (ms(med[key]) / t["ms"]) if t else "n/a", target))
 
 
 if __name__ == "__main__":

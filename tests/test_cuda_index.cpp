@@ -77,6 +77,14 @@ DEVICE_CASE("cuda index: index_select and index_add agree with the CPU") {
   // errors before any work
   const Tensor x = sample({4, 3}, float32).to(dev);
   CHECK_THROWS_WITH_AS(index_select(x, 0, from_vector<std::int64_t>({4}).to(dev)), doctest::Contains("out of range"), Error);
+  // an index on the device is range-checked there (negative values count from the end); a bad one is named
+  CHECK_THROWS_WITH_AS(index_select(x, 0, from_vector<std::int64_t>({1, -5}).to(dev)),
+                       "[index_select] index -5 out of range for a dim of size 4", Error);
+  const Tensor before = x.clone();
+  CHECK_THROWS_WITH_AS(index_add(x, 1, from_vector<std::int64_t>({0, 3}).to(dev), sample({4, 2}, float32).to(dev)),
+                       "[index_add] index 3 out of range for a dim of size 3", Error);
+  CHECK(rel_diff(x, before) == 0);
+  CHECK(rel_diff(index_select(x, 1, from_vector<std::int64_t>({-3, -1}).to(dev)), index_select(before, 1, from_vector<std::int64_t>({0, 2}))) == 0);
 }
 
 DEVICE_CASE("cuda index: gather and scatter_add agree with the CPU") {

@@ -12,6 +12,8 @@
 #include <algorithm>
 #include <cstdlib>
 
+#include "core/index_ops.hpp"
+
 #include "autodiff/node.hpp"
 #include "core/elementwise.hpp"
 #include "core/promotion.hpp"
@@ -32,7 +34,9 @@ std::vector<std::int64_t> wrapped_index(const Tensor& index, std::int64_t size, 
   if (index.dtype() != Dtype::Int64) throw Error(op, std::string("index must be int64, got ") + dtype_name(index.dtype()));
   if (index.dim() > 1) throw Error(op, "index must be 0-D or 1-D, got shape " + shape_str(index.shape()));
   std::vector<std::int64_t> v(static_cast<std::size_t>(index.numel()));
-  const Tensor ic = index.reshape({-1}).to(Device::cpu()).contiguous();  // read on the host (any device)
+  // read on the host: directly on a CPU device (virtual ones too), through a copy from any other
+  const Tensor flat = index.reshape({-1});
+  const Tensor ic = (flat.device().is_cpu() ? flat : flat.to(Device::cpu())).contiguous();
   const auto* p = ic.data<std::int64_t>();
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::int64_t j = p[i];
@@ -41,6 +45,38 @@ std::vector<std::int64_t> wrapped_index(const Tensor& index, std::int64_t size, 
     v[i] = j < 0 ? j + size : j;
   }
   return v;
+}
+
+/// The index of index_select / index_add, checked against a dim of `size`: wrapped host values for a
+/// CPU target; for a CUDA target an int64 1-D tensor on that device, which the kernel reads (wrapping
+/// negative values itself).
+struct AlongIndex {
+  std::vector<std::int64_t> host;
+  Tensor device;
+  std::int64_t count = 0;
+};
+
+/// `index` for an op whose output lives on `target`. An index already on the CUDA target stays there: its
+/// range is checked by one wait for its min and max (none when `trusted`); any other index is read on the
+/// host, checked and wrapped there, and uploaded for a CUDA target.
+AlongIndex along_index(const Tensor& index, std::int64_t size, Device target, bool trusted, const char* op) {
+  AlongIndex r;
+  if (target.is_cuda() && index.defined() && index.device() == target) {
+    if (index.dtype() != Dtype::Int64) throw Error(op, std::string("index must be int64, got ") + dtype_name(index.dtype()));
+    if (index.dim() > 1) throw Error(op, "index must be 0-D or 1-D, got shape " + shape_str(index.shape()));
+    r.count = index.numel();
+    NoGradGuard ng;
+    r.device = index.detach().reshape({-1}).contiguous();
+    if (trusted || r.count == 0) return r;
+    const Tensor ends = stack({r.device.min(), r.device.max()}).to(Device::cpu());
+    if (ends.data<std::int64_t>()[0] >= -size && ends.data<std::int64_t>()[1] < size) return r;
+    (void)wrapped_index(index, size, op);  // names the first offending value
+    throw Error(op, "index out of range for a dim of size " + std::to_string(size));
+  }
+  r.host = wrapped_index(index, size, op);
+  r.count = static_cast<std::int64_t>(r.host.size());
+  if (target.is_cuda()) r.device = from_vector(r.host, std::nullopt, target);
+  return r;
 }
 
 /// `t` viewed with the sizes of `shape` (dim `d` set to 1) and its own strides.
@@ -98,9 +134,10 @@ constexpr std::int64_t elems(std::int64_t bytes) {
   return bytes / static_cast<std::int64_t>(sizeof(T));
 }
 
-/// out[..., k, ...] = x[..., idx[k], ...] (out has size idx.size() along d).
-void index_select_kernel(const Tensor& out, const Tensor& x, std::int64_t d, const std::vector<std::int64_t>& idx) {
-  if (out.device().is_cuda()) return cuda::detail::index_select(out, x, d, idx);
+/// out[..., k, ...] = x[..., index[k], ...] (out has index.count elements along d).
+void index_select_kernel(const Tensor& out, const Tensor& x, std::int64_t d, const AlongIndex& index) {
+  if (out.device().is_cuda()) return cuda::detail::index_select(out, x, d, index.device, x.size(d));
+  const std::vector<std::int64_t>& idx = index.host;
   const auto K = static_cast<std::int64_t>(idx.size());
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -119,9 +156,10 @@ void index_select_kernel(const Tensor& out, const Tensor& x, std::int64_t d, con
   });
 }
 
-/// out[..., idx[k], ...] += src[..., k, ...] (out and src of one dtype).
-void index_add_kernel(const Tensor& out, const Tensor& src, std::int64_t d, const std::vector<std::int64_t>& idx) {
-  if (out.device().is_cuda()) return cuda::detail::index_add(out, src, d, idx);
+/// out[..., index[k], ...] += src[..., k, ...] (out and src of one dtype).
+void index_add_kernel(const Tensor& out, const Tensor& src, std::int64_t d, const AlongIndex& index) {
+  if (out.device().is_cuda()) return cuda::detail::index_add(out, src, d, index.device, out.size(d));
+  const std::vector<std::int64_t>& idx = index.host;
   const auto K = static_cast<std::int64_t>(idx.size());
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -238,44 +276,70 @@ void check_gather_index(const Tensor& x, std::int64_t d, const Tensor& index, co
 }  // namespace detail
 
 // ---- index_select / index_add ---------------------------------------------------------------------------
-Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
-  detail::check_same_device(x, src, "index_add");
+namespace detail {
+namespace {
+
+Tensor index_add_impl(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src, bool trusted) {
+  check_same_device(x, src, "index_add");
   if (x.dim() == 0) throw Error("index_add", "cannot index a 0-d tensor");
-  const auto d = detail::wrap_dim(dim, x.dim(), "index_add");
-  auto idx = detail::wrapped_index(index, x.size(d), "index_add");
+  const auto d = wrap_dim(dim, x.dim(), "index_add");
+  const AlongIndex idx = along_index(index, x.size(d), x.device(), trusted, "index_add");
   Shape want = x.shape();
-  want[static_cast<std::size_t>(d)] = static_cast<std::int64_t>(idx.size());
+  want[static_cast<std::size_t>(d)] = idx.count;
   if (src.shape() != want)
-    throw Error("index_add", "src of shape " + detail::shape_str(src.shape()) + " does not match " +
-                                 detail::shape_str(want) + " (the input of shape " + detail::shape_str(x.shape()) +
-                                 " with " + std::to_string(idx.size()) + " indices along dim " + std::to_string(d) + ")");
-  detail::src_as(src, x.dtype(), "index_add");  // validates the dtypes before any work
-  return detail::apply_op(
-      "index_add", {x, src}, detail::kSaveNone,
+    throw Error("index_add", "src of shape " + shape_str(src.shape()) + " does not match " + shape_str(want) +
+                                 " (the input of shape " + shape_str(x.shape()) + " with " + std::to_string(idx.count) +
+                                 " indices along dim " + std::to_string(d) + ")");
+  src_as(src, x.dtype(), "index_add");  // validates the dtypes before any work
+  return apply_op(
+      "index_add", {x, src}, kSaveNone,
       [&](const G& in) {
         Tensor out = in[0].clone();
-        detail::index_add_kernel(out, detail::src_as(in[1], out.dtype(), "index_add"), d, idx);
+        index_add_kernel(out, src_as(in[1], out.dtype(), "index_add"), d, idx);
         return out;
       },
-      [d, index](const detail::Ctx&, const G& g) { return G{g[0], index_select(g[0], d, index)}; });
+      [d, index, trusted](const Ctx&, const G& g) {
+        return G{g[0], trusted ? index_select_trusted(g[0], d, index) : index_select(g[0], d, index)};
+      });
+}
+
+Tensor index_select_impl(const Tensor& x, std::int64_t dim, const Tensor& index, bool trusted) {
+  if (x.dim() == 0) throw Error("index_select", "cannot index a 0-d tensor");
+  const auto d = wrap_dim(dim, x.dim(), "index_select");
+  const AlongIndex idx = along_index(index, x.size(d), x.device(), trusted, "index_select");
+  return apply_op(
+      "index_select", {x}, kSaveNone,
+      [&](const G& in) {
+        Shape s = in[0].shape();
+        s[static_cast<std::size_t>(d)] = idx.count;
+        Tensor out = make_tensor(s, in[0].dtype(), in[0].device());
+        index_select_kernel(out, in[0], d, idx);
+        return out;
+      },
+      [d, index, trusted](const Ctx& c, const G& g) {
+        const Tensor z = zeros(c.input_shape(0), g[0].dtype(), g[0].device());
+        return G{trusted ? index_add_trusted(z, d, index, g[0]) : index_add(z, d, index, g[0])};
+      });
+}
+
+}  // namespace
+
+Tensor index_select_trusted(const Tensor& x, std::int64_t dim, const Tensor& index) {
+  return index_select_impl(x, dim, index, true);
+}
+
+Tensor index_add_trusted(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
+  return index_add_impl(x, dim, index, src, true);
+}
+
+}  // namespace detail
+
+Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
+  return detail::index_add_impl(x, dim, index, src, false);
 }
 
 Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
-  if (x.dim() == 0) throw Error("index_select", "cannot index a 0-d tensor");
-  const auto d = detail::wrap_dim(dim, x.dim(), "index_select");
-  auto idx = detail::wrapped_index(index, x.size(d), "index_select");
-  return detail::apply_op(
-      "index_select", {x}, detail::kSaveNone,
-      [&](const G& in) {
-        Shape s = in[0].shape();
-        s[static_cast<std::size_t>(d)] = static_cast<std::int64_t>(idx.size());
-        Tensor out = detail::make_tensor(s, in[0].dtype(), in[0].device());
-        detail::index_select_kernel(out, in[0], d, idx);
-        return out;
-      },
-      [d, index](const detail::Ctx& c, const G& g) {
-        return G{index_add(zeros(c.input_shape(0), g[0].dtype(), g[0].device()), d, index, g[0])};
-      });
+  return detail::index_select_impl(x, dim, index, false);
 }
 
 // ---- gather / scatter_add -----------------------------------------------------------------------------------

@@ -5,7 +5,8 @@
 //  - constant: negative pads crop first (narrow views), then one primitive writes the input into
 //    a tensor filled with `value`; its gradient narrows the output gradient back.
 //  - reflect / replicate / circular: each padded dim becomes one index_select with a computed
-//    source position per output position, so the gradient (index_add) comes for free and
+//    source position per output position (a device constant: Note [device constants]), so the
+//    gradient (index_add) comes for free and
 //    corners are handled by applying the dims one after the other, as PyTorch does.
 //    Output position o of a dim of size n with pads (l, r) reads source p = o - l mapped into
 //    [0, n): reflect p -> -p or 2(n-1) - p (requires l, r < n); replicate clamps (requires n > 0);
@@ -17,7 +18,9 @@
 #include <algorithm>
 
 #include "autodiff/node.hpp"
+#include "core/device_constants.hpp"
 #include "core/elementwise.hpp"
+#include "core/index_ops.hpp"
 #include "core/promotion.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
@@ -150,7 +153,16 @@ Tensor pad(const Tensor& x, const Shape& p, PadMode mode, const Scalar& value) {
     bool moved = false;
     for (const auto& e : dp) {
       if (e.l == 0 && e.r == 0) continue;
-      r = index_select(r, e.dim, from_vector(detail::pad_source(mode, x.size(e.dim), e.l, e.r)));
+      // the source positions: a device constant, in range by construction (no upload, no check on a GPU)
+      const std::int64_t n = x.size(e.dim);
+      const Tensor src = detail::device_constant(
+          x.device(),
+          [&] {
+            return "pad_source/" + std::to_string(static_cast<int>(mode)) + "/" + std::to_string(n) + "/" +
+                   std::to_string(e.l) + "/" + std::to_string(e.r);
+          },
+          [&] { return from_vector(detail::pad_source(mode, n, e.l, e.r)); });
+      r = detail::index_select_trusted(r, e.dim, src);
       moved = true;
     }
     return moved ? r : x.clone();

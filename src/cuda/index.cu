@@ -14,10 +14,12 @@ namespace {
 /// The index of step k at position offsets off.
 template <bool PerPosition>
 __device__ __forceinline__ std::int64_t index_at(const AlongDim& a, const std::int64_t (&off)[3], std::int64_t k) {
-  if constexpr (PerPosition)
+  if constexpr (PerPosition) {
     return *reinterpret_cast<const std::int64_t*>(a.pos.data[2] + off[2] + k * a.step[2]);
-  else
-    return a.index[k];
+  } else {
+    const std::int64_t j = a.index[k];
+    return j < 0 ? j + a.wrap : j;
+  }
 }
 
 /// f(out_at_k, data_at_k, out_at_j, data_at_j) for every (position p, step k) with j its index, one

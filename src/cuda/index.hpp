@@ -22,7 +22,8 @@ struct AlongDim {
   Operands pos;                           ///< out, data, [index]: positions with the indexed dim dropped
   std::int64_t steps = 0;                 ///< k runs over [0, steps)
   std::int64_t step[3] = {};              ///< byte stride along the indexed dim: out, data, index
-  const std::int64_t* index = nullptr;    ///< select/add: `steps` indices in range (device memory)
+  const std::int64_t* index = nullptr;    ///< select/add: `steps` indices in [-wrap, wrap) (device memory)
+  std::int64_t wrap = 0;                  ///< select/add: a negative index counts from this size
 };
 
 /// Runs `op` for elements of `dtype` (out and data share it) on `stream` (a cudaStream_t). Indices are

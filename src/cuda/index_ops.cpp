@@ -25,7 +25,7 @@ Tensor line_view(const Tensor& t, Shape shape, std::int64_t d) {
 
 /// Runs `op` over the positions of `shape` (all dims but d) for out, data and (gather/scatter) index.
 void run(AlongOp op, const char* name, const Tensor& out, const Tensor& data, const Tensor* index, std::int64_t d,
-         const Shape& shape, std::int64_t steps, const Tensor* index_values) {
+         const Shape& shape, std::int64_t steps, const Tensor* index_values, std::int64_t wrap = 0) {
   const Tensor ov = line_view(out, shape, d), dv = line_view(data, shape, d);
   AlongDim a;
   if (index) {
@@ -39,24 +39,27 @@ void run(AlongOp op, const char* name, const Tensor& out, const Tensor& data, co
   a.step[0] = out.strides()[ds] * static_cast<std::int64_t>(itemsize(out.dtype()));
   a.step[1] = data.strides()[ds] * static_cast<std::int64_t>(itemsize(data.dtype()));
   if (index) a.step[2] = index->strides()[ds] * static_cast<std::int64_t>(sizeof(std::int64_t));
-  if (index_values) a.index = static_cast<const std::int64_t*>(index_values->data_ptr());
+  if (index_values) {
+    ::phasor::detail::check_same_device(out, *index_values, name);
+    a.index = static_cast<const std::int64_t*>(index_values->data_ptr());
+    a.wrap = wrap;
+  }
   Launch l(out);
   if (!along_dim(op, out.dtype(), a, l.stream)) no_kernel(name, out.dtype());
 }
 
 }  // namespace
 
-void index_select(const Tensor& out, const Tensor& x, std::int64_t d, const std::vector<std::int64_t>& index) {
+// The index tensor may be a temporary of the caller: freed after the launch, its memory goes back to the
+// stream's pool and is reused only by later work on that stream.
+void index_select(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index, std::int64_t wrap) {
   if (out.numel() == 0) return;
-  // the checked indices, uploaded; the device tensor is freed to the stream's pool after the launch
-  const Tensor idx = from_vector(index, std::nullopt, out.device());
-  run(AlongOp::select, "index_select", out, x, nullptr, d, out.shape(), static_cast<std::int64_t>(index.size()), &idx);
+  run(AlongOp::select, "index_select", out, x, nullptr, d, out.shape(), index.numel(), &index, wrap);
 }
 
-void index_add(const Tensor& out, const Tensor& src, std::int64_t d, const std::vector<std::int64_t>& index) {
+void index_add(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index, std::int64_t wrap) {
   if (src.numel() == 0) return;
-  const Tensor idx = from_vector(index, std::nullopt, out.device());
-  run(AlongOp::add, "index_add", out, src, nullptr, d, src.shape(), static_cast<std::int64_t>(index.size()), &idx);
+  run(AlongOp::add, "index_add", out, src, nullptr, d, src.shape(), index.numel(), &index, wrap);
 }
 
 void gather(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index) {
@@ -78,8 +81,8 @@ void random_fill(RandomKind kind, const Tensor& t, std::int64_t n, std::uint64_t
 
 #else  // CPU-only build
 
-void index_select(const Tensor& out, const Tensor&, std::int64_t, const std::vector<std::int64_t>&) { no_cuda_backend("index_select", out.device()); }
-void index_add(const Tensor& out, const Tensor&, std::int64_t, const std::vector<std::int64_t>&) { no_cuda_backend("index_add", out.device()); }
+void index_select(const Tensor& out, const Tensor&, std::int64_t, const Tensor&, std::int64_t) { no_cuda_backend("index_select", out.device()); }
+void index_add(const Tensor& out, const Tensor&, std::int64_t, const Tensor&, std::int64_t) { no_cuda_backend("index_add", out.device()); }
 void gather(const Tensor& out, const Tensor&, std::int64_t, const Tensor&) { no_cuda_backend("gather", out.device()); }
 void scatter_add(const Tensor& out, const Tensor&, std::int64_t, const Tensor&) { no_cuda_backend("scatter_add", out.device()); }
 void random_fill(RandomKind, const Tensor& t, std::int64_t, std::uint64_t, std::uint64_t, double, std::int64_t, std::uint64_t) {

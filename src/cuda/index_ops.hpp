@@ -2,17 +2,18 @@
 // random creation (core/random.cpp): every build has these; a CPU-only build's throw.
 #pragma once
 #include <cstdint>
-#include <vector>
 
 #include "cuda/random.hpp"
 #include "phasor/tensor.hpp"
 
 namespace phasor::cuda::detail {
 
-/// out[..., k, ...] = x[..., index[k], ...] along dim d (index: wrapped, in range).
-void index_select(const Tensor& out, const Tensor& x, std::int64_t d, const std::vector<std::int64_t>& index);
-/// out[..., index[k], ...] += src[..., k, ...] along dim d (out and src of one dtype).
-void index_add(const Tensor& out, const Tensor& src, std::int64_t d, const std::vector<std::int64_t>& index);
+/// out[..., k, ...] = x[..., index[k], ...] along dim d; index: a contiguous 1-D int64 tensor on out's device,
+/// values in [-wrap, wrap) (negative ones count from the end of x's dim of size wrap).
+void index_select(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index, std::int64_t wrap);
+/// out[..., index[k], ...] += src[..., k, ...] along dim d (out and src of one dtype; index as index_select's,
+/// wrap = out's size along d).
+void index_add(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index, std::int64_t wrap);
 /// out[p] = x[p with p[d] = index[p]] over index's shape (index in range, on x's device).
 void gather(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index);
 /// out[p with p[d] = index[p]] += src[p] over index's shape (out and src of one dtype).

@@ -35,8 +35,9 @@ void check_device_exists(Device device, const char* op);
 /// Convolution mode parsed from "full" / "same" / "valid".
 enum class ConvMode { full, same, valid };
 ConvMode parse_mode(const std::string& mode, const char* op);
-/// Index tensor t * hop + k for n_frames frames of frame_length samples, on the CPU (index ops read their
-/// indices on the host whatever the data's device, so a CPU index saves a device-to-host copy).
-Tensor frame_index(std::int64_t n_frames, std::int64_t frame_length, std::int64_t hop);
+/// Index tensor t * hop + k for n_frames frames of frame_length samples, on `device`: a device constant
+/// (Note [device constants]), in range by construction, for index_select_trusted / index_add_trusted, so
+/// framing on a GPU neither uploads nor checks an index.
+Tensor frame_index(std::int64_t n_frames, std::int64_t frame_length, std::int64_t hop, Device device);
 
 }  // namespace phasor::signal::detail

@@ -8,6 +8,7 @@
 //   directions are differentiable to any order.
 #include <cmath>
 
+#include "core/index_ops.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/fft.hpp"
 #include "phasor/linalg.hpp"
@@ -35,7 +36,8 @@ Tensor frame(const Tensor& x, std::int64_t frame_length, std::int64_t hop_length
     Shape s = xl.shape();
     s.back() = n_frames;
     s.push_back(frame_length);
-    Tensor y = index_select(xl, -1, detail::frame_index(n_frames, frame_length, hop_length)).reshape(s);
+    const Tensor idx = detail::frame_index(n_frames, frame_length, hop_length, x.device());
+    Tensor y = ::phasor::detail::index_select_trusted(xl, -1, idx).reshape(s);
     return y.movedim(-2, d);
   });
 }
@@ -53,8 +55,9 @@ Tensor overlap_add(const Tensor& frames, std::int64_t hop_length) {
     flat.back() = n_frames * F;
     Shape out = flat;
     out.back() = L;
-    return index_add(zeros(out, frames.dtype(), frames.device()), -1,
-                     detail::frame_index(n_frames, F, hop_length), frames.reshape(flat));
+    return ::phasor::detail::index_add_trusted(zeros(out, frames.dtype(), frames.device()), -1,
+                                               detail::frame_index(n_frames, F, hop_length, frames.device()),
+                                               frames.reshape(flat));
   });
 }
 

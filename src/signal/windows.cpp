@@ -67,12 +67,16 @@ ConvMode parse_mode(const std::string& mode, const char* op) {
   throw Error(op, "mode must be \"full\", \"same\" or \"valid\", got \"" + mode + "\"");
 }
 
-Tensor frame_index(std::int64_t n_frames, std::int64_t frame_length, std::int64_t hop) {
-  std::vector<std::int64_t> idx(static_cast<std::size_t>(n_frames * frame_length));
-  std::size_t j = 0;
-  for (std::int64_t t = 0; t < n_frames; ++t)
-    for (std::int64_t k = 0; k < frame_length; ++k) idx[j++] = t * hop + k;
-  return from_vector(idx);
+Tensor frame_index(std::int64_t n_frames, std::int64_t frame_length, std::int64_t hop, Device device) {
+  return ::phasor::detail::device_constant(
+      device, [&] { return "frame_index/" + str(n_frames) + "/" + str(frame_length) + "/" + str(hop); },
+      [&] {
+        std::vector<std::int64_t> idx(static_cast<std::size_t>(n_frames * frame_length));
+        std::size_t j = 0;
+        for (std::int64_t t = 0; t < n_frames; ++t)
+          for (std::int64_t k = 0; k < frame_length; ++k) idx[j++] = t * hop + k;
+        return from_vector(idx);
+      });
 }
 
 }  // namespace detail

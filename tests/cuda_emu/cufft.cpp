@@ -226,6 +226,25 @@ cufftResult cufftMakePlanMany64(cufftHandle h, int rank, long long int* n, long 
   return CUFFT_SUCCESS;
 }
 
+cufftResult cufftPlanMany(cufftHandle* h, int rank, int* n, int* inembed, int istride, int idist, int* onembed,
+                          int ostride, int odist, cufftType type, int batch) {
+  Lock lk(api_mutex());
+  if (rank < 1 || rank > 3) return CUFFT_INVALID_SIZE;
+  long long n64[3], ie[3], oe[3];
+  for (int d = 0; d < rank; ++d) {
+    n64[d] = n[d];
+    ie[d] = inembed ? inembed[d] : 0;
+    oe[d] = onembed ? onembed[d] : 0;
+  }
+  cufftResult r = cufftCreate(h);
+  if (r != CUFFT_SUCCESS) return r;
+  std::size_t work = 0;
+  r = cufftMakePlanMany64(*h, rank, n64, inembed ? ie : nullptr, istride, idist, onembed ? oe : nullptr, ostride, odist,
+                          type, batch, &work);
+  if (r != CUFFT_SUCCESS) cufftDestroy(*h);
+  return r;
+}
+
 cufftResult cufftSetStream(cufftHandle h, cudaStream_t s) {
   Lock lk(api_mutex());
   Plan* p = plan_of(h);

@@ -30,11 +30,13 @@
 //
 // Knobs (environment): PHASOR_EMU_DEVICES (default 2), PHASOR_EMU_MEMORY_MB per device (default
 // 4096), PHASOR_EMU_SMS multiprocessors per device (default 4), PHASOR_EMU_PROTECT=0 leaves device
-// memory accessible, PHASOR_EMU_SYNC=1 runs all work at once (no queues).
+// memory accessible, PHASOR_EMU_SYNC=1 runs all work at once (no queues), PHASOR_EMU_TRACE_WAITS=1 prints
+// a backtrace for every call that makes the host wait for device work.
 #pragma once
 #include <cuda_runtime_api.h>
 
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <mutex>
 
@@ -66,3 +68,8 @@ cudaError_t enqueue(cudaStream_t s, std::function<void()> work);
 cudaError_t fail(cudaError_t e);
 
 }  // namespace phasor_emu
+
+/// The number of emulated calls so far that blocked the host until device work was done (stream, event
+/// and device synchronizations, synchronous copies, cudaFree, cudaFreeHost): a warm training step should
+/// make none.
+extern "C" std::uint64_t phasor_emu_host_waits(void);

@@ -78,6 +78,7 @@ struct State {
   int sms = 4;
   int access_depth = 0;
   std::uint64_t launches = 0;
+  std::uint64_t host_waits = 0;  // calls that block the host until device work is done
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
 };
 
@@ -457,6 +458,31 @@ cudaError_t fail(cudaError_t e) {
   return e;
 }
 
+namespace {
+bool device_pending(int d) {
+  for (Stream* s : state().streams)
+    if (s->device == d && s->done < s->queued) return true;
+  return false;
+}
+bool any_pending() {
+  for (Stream* s : state().streams)
+    if (s->done < s->queued) return true;
+  return false;
+}
+
+/// Counts a call that blocks the host until queued device work is done (none queued: no wait, as a GPU
+/// with nothing to do answers at once); PHASOR_EMU_TRACE_WAITS=1 prints where.
+void note_wait(const char* call, bool pending) {
+  if (!pending) return;
+  ++state().host_waits;
+  static const bool trace = env_size("PHASOR_EMU_TRACE_WAITS", 0) != 0;
+  if (!trace) return;
+  std::fprintf(stderr, "phasor_emu: host wait in %s from:\n", call);
+  void* frames[24];
+  backtrace_symbols_fd(frames, backtrace(frames, 24), 2);
+}
+}  // namespace
+
 bool check_device_range(const void* p, std::size_t bytes, int device, const char* what) {
   std::string why;
   const Place pl = place_of(p, bytes, why);
@@ -643,6 +669,7 @@ cudaError_t cudaMalloc(void** ptr, std::size_t bytes) {
 cudaError_t cudaFree(void* ptr) {
   Lock lk(api_mutex());
   if (!ptr) return cudaSuccess;
+  note_wait("cudaFree", any_pending());
   flush_everything();  // cudaFree waits for the device
   for (Device& dev : state().devices) {
     char* p = static_cast<char*>(ptr);
@@ -703,6 +730,7 @@ cudaError_t cudaFreeHost(void* ptr) {
     report("cudaFreeHost(%p): not memory from cudaHostAlloc", ptr);
     return fail(cudaErrorInvalidValue);
   }
+  note_wait("cudaFreeHost", any_pending());
   flush_everything();  // cudaFreeHost waits for the device
   state().pinned.erase(it);
   std::free(ptr);
@@ -722,12 +750,14 @@ cudaError_t cudaStreamSynchronize(cudaStream_t h) {
   Lock lk(api_mutex());
   Stream* s = stream_of(h);
   if (!s) return fail(cudaErrorInvalidResourceHandle);
+  note_wait("cudaStreamSynchronize", s->done < s->queued);
   flush_all(s);
   return cudaSuccess;
 }
 
 cudaError_t cudaDeviceSynchronize(void) {
   Lock lk(api_mutex());
+  note_wait("cudaDeviceSynchronize", device_pending(t_device));
   flush_device(t_device);
   return cudaSuccess;
 }
@@ -786,6 +816,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   Lock lk(api_mutex());
   Event* ev = event_of(e);
   if (!ev) return fail(cudaErrorInvalidResourceHandle);
+  note_wait("cudaEventSynchronize", ev->stream && ev->stream->done < ev->at);
   if (ev->stream) flush(ev->stream, ev->at);
   return cudaSuccess;
 }
@@ -837,20 +868,33 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
     return fail(cudaErrorInvalidValue);
   }
   if (!src_dev && ps.where == Where::Pageable && dst_dev) {
-    // pageable to device: the source is staged before the call returns
+    // pageable to device: the stream's earlier work is waited for, the source staged before the call returns
+    note_wait("cudaMemcpyAsync from pageable memory", s->done < s->queued);
     auto copy = std::make_shared<std::vector<char>>(static_cast<const char*>(src), static_cast<const char*>(src) + bytes);
     return enqueue(h, [dst, copy] { std::memcpy(dst, copy->data(), copy->size()); });
   }
   const cudaError_t r = enqueue(h, [dst, src, bytes] { std::memcpy(dst, src, bytes); });
-  if (r == cudaSuccess && !dst_dev && pd.where == Where::Pageable) flush_all(s);  // to pageable: synchronous
+  if (r == cudaSuccess && !dst_dev && pd.where == Where::Pageable) {  // to pageable memory: synchronous
+    note_wait("cudaMemcpyAsync to pageable memory", true);  // the copy itself is waited for
+    flush_all(s);
+  }
   return r;
 }
 
 cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
   Lock lk(api_mutex());
+  const std::uint64_t waits = state().host_waits;
   const cudaError_t r = cudaMemcpyAsync(dst, src, bytes, kind, nullptr);
   if (r == cudaSuccess) flush_all(stream_of(nullptr));
+  state().host_waits = waits + 1;  // a synchronous copy: one wait, whatever the copy counted
   return r;
+}
+
+/// Calls so far that blocked the host until device work was done (synchronizations, synchronous copies,
+/// frees): a warm training step should make none.
+std::uint64_t phasor_emu_host_waits(void) {
+  Lock lk(api_mutex());
+  return state().host_waits;
 }
 
 cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes,
