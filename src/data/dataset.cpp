@@ -2,6 +2,7 @@
 #include <cmath>
 #include <cstring>
 
+#include "core/index_ops.hpp"
 #include "core/tensor_impl.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/data/dataset.hpp"
@@ -68,9 +69,11 @@ std::vector<Tensor> TensorDataset::get_batch(const std::vector<std::int64_t>& in
   for (auto i : indices) check_index(i, size_, op);
   const auto b = static_cast<std::int64_t>(indices.size());
   std::vector<Tensor> out;
+  Tensor on_device;  // the indices, uploaded once per device; checked above, so the GPU's select does not wait
   for (const auto& t : tensors_) {
     if (!t.device().is_cpu()) {
-      out.push_back(index_select(t, 0, from_vector(indices).to(t.device())));
+      if (!on_device.defined() || on_device.device() != t.device()) on_device = from_vector(indices).to(t.device());
+      out.push_back(::phasor::detail::index_select_trusted(t, 0, on_device));
       continue;
     }
     Shape shape = t.shape();
