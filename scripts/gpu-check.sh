@@ -16,6 +16,10 @@
 #                                    4. the CUDA cases under compute-sanitizer memcheck,
 #                                    all within PHASOR_GPU_BUDGET seconds (540), and prints a short table
 #                                    last. Logs go to $OUT (or build-gpu/out).
+#   PHASOR_GPU_CHECK_BIN=DIR scripts/gpu-check.sh
+#                                    a dry run of the same stages with the programs in DIR, e.g. those of
+#                                    the CUDA emulation build (tests/cuda_emu): checks this script
+#                                    without a GPU (the figures mean nothing there).
 #
 # With the device tool:  run(command="scripts/gpu-check.sh", carry=["build-gpu/gpu-bundle.tar.xz"])
 set -uo pipefail
@@ -83,7 +87,10 @@ print(":".join(sorted(set(dirs))))' 2> /dev/null)
   [[ -n "$wheel_libs" ]] && CUDA_LIBS="$CUDA_LIBS:$wheel_libs"
 fi
 
-if [[ -f "$BUNDLE" ]]; then
+if [[ -n "${PHASOR_GPU_CHECK_BIN:-}" ]]; then
+  BIN=$PHASOR_GPU_CHECK_BIN
+  row "setup" "programs from $BIN (dry run)"
+elif [[ -f "$BUNDLE" ]]; then
   RUN=/tmp/phasor-gpu && rm -rf "$RUN" && mkdir -p "$RUN" && tar -C "$RUN" -xJf "$BUNDLE"
   export LD_LIBRARY_PATH="$RUN/lib:$CUDA_LIBS${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
   BIN=$RUN/bin
@@ -105,7 +112,7 @@ else
     exit 1
   fi
 fi
-echo "LD_LIBRARY_PATH=$LD_LIBRARY_PATH" > "$OUTDIR/env.txt"
+echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}" > "$OUTDIR/env.txt"
 export PHASOR_TEST_DATA_DIR="$ROOT/tests/data"
 
 # runs a stage under its capped timeout: stage NAME CAP LOG COMMAND...; sets rc (124: cut by the budget)
