@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <mutex>
 #include <set>
+#include <type_traits>
 
 #include "emu.hpp"
 
@@ -69,6 +70,28 @@ cublasStatus_t gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb
   return e == cudaSuccess ? CUBLAS_STATUS_SUCCESS : CUBLAS_STATUS_EXECUTION_FAILED;
 }
 
+/// gemm for element type T (float, double, cuComplex, cuDoubleComplex) through the matching CBLAS routine;
+/// the scalars are read now (host pointer mode), batch b at A + b * sa, B + b * sb, C + b * sc.
+template <class T>
+cublasStatus_t typed_gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                          const T* alpha, const T* A, int lda, long long sa, const T* B, int ldb, long long sb,
+                          const T* beta, T* C, int ldc, long long sc, int batch, const char* name) {
+  const T al = *alpha, be = *beta;
+  return gemm(h, ta, tb, m, n, k, A, lda, sa, B, ldb, sb, C, ldc, sc, batch, sizeof(T), name, [=](int b) {
+    const auto oa = to_cblas(ta), ob = to_cblas(tb);
+    const T *a = A + b * sa, *bb = B + b * sb;
+    T* c = C + b * sc;
+    if constexpr (std::is_same_v<T, float>)
+      cblas_sgemm(CblasColMajor, oa, ob, m, n, k, al, a, lda, bb, ldb, be, c, ldc);
+    else if constexpr (std::is_same_v<T, double>)
+      cblas_dgemm(CblasColMajor, oa, ob, m, n, k, al, a, lda, bb, ldb, be, c, ldc);
+    else if constexpr (std::is_same_v<T, cuComplex>)
+      cblas_cgemm(CblasColMajor, oa, ob, m, n, k, &al, a, lda, bb, ldb, &be, c, ldc);
+    else
+      cblas_zgemm(CblasColMajor, oa, ob, m, n, k, &al, a, lda, bb, ldb, &be, c, ldc);
+  });
+}
+
 }  // namespace
 
 extern "C" {
@@ -122,74 +145,49 @@ const char* cublasGetStatusString(cublasStatus_t s) { return cublasGetStatusName
 cublasStatus_t cublasSgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                               const float* alpha, const float* A, int lda, const float* B, int ldb, const float* beta,
                               float* C, int ldc) {
-  const float al = *alpha, be = *beta;
-  return gemm(h, ta, tb, m, n, k, A, lda, 0, B, ldb, 0, C, ldc, 0, 1, sizeof(float), "cublasSgemm", [=](int) {
-    cblas_sgemm(CblasColMajor, to_cblas(ta), to_cblas(tb), m, n, k, al, A, lda, B, ldb, be, C, ldc);
-  });
+  return typed_gemm(h, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, "cublasSgemm");
 }
 
 cublasStatus_t cublasDgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                               const double* alpha, const double* A, int lda, const double* B, int ldb,
                               const double* beta, double* C, int ldc) {
-  const double al = *alpha, be = *beta;
-  return gemm(h, ta, tb, m, n, k, A, lda, 0, B, ldb, 0, C, ldc, 0, 1, sizeof(double), "cublasDgemm", [=](int) {
-    cblas_dgemm(CblasColMajor, to_cblas(ta), to_cblas(tb), m, n, k, al, A, lda, B, ldb, be, C, ldc);
-  });
+  return typed_gemm(h, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, "cublasDgemm");
 }
 
 cublasStatus_t cublasCgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                               const cuComplex* alpha, const cuComplex* A, int lda, const cuComplex* B, int ldb,
                               const cuComplex* beta, cuComplex* C, int ldc) {
-  const cuComplex al = *alpha, be = *beta;
-  return gemm(h, ta, tb, m, n, k, A, lda, 0, B, ldb, 0, C, ldc, 0, 1, sizeof(cuComplex), "cublasCgemm", [=](int) {
-    cblas_cgemm(CblasColMajor, to_cblas(ta), to_cblas(tb), m, n, k, &al, A, lda, B, ldb, &be, C, ldc);
-  });
+  return typed_gemm(h, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, "cublasCgemm");
 }
 
 cublasStatus_t cublasZgemm_v2(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                               const cuDoubleComplex* alpha, const cuDoubleComplex* A, int lda, const cuDoubleComplex* B,
                               int ldb, const cuDoubleComplex* beta, cuDoubleComplex* C, int ldc) {
-  const cuDoubleComplex al = *alpha, be = *beta;
-  return gemm(h, ta, tb, m, n, k, A, lda, 0, B, ldb, 0, C, ldc, 0, 1, sizeof(cuDoubleComplex), "cublasZgemm",
-              [=](int) {
-                cblas_zgemm(CblasColMajor, to_cblas(ta), to_cblas(tb), m, n, k, &al, A, lda, B, ldb, &be, C, ldc);
-              });
+  return typed_gemm(h, ta, tb, m, n, k, alpha, A, lda, 0, B, ldb, 0, beta, C, ldc, 0, 1, "cublasZgemm");
 }
 
 cublasStatus_t cublasSgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                                          int k, const float* alpha, const float* A, int lda, long long sa,
                                          const float* B, int ldb, long long sb, const float* beta, float* C, int ldc,
                                          long long sc, int batch) {
-  const float al = *alpha, be = *beta;
-  return gemm(h, ta, tb, m, n, k, A, lda, sa, B, ldb, sb, C, ldc, sc, batch, sizeof(float),
-              "cublasSgemmStridedBatched", [=](int b) {
-                cblas_sgemm(CblasColMajor, to_cblas(ta), to_cblas(tb), m, n, k, al, A + b * sa, lda, B + b * sb, ldb,
-                            be, C + b * sc, ldc);
-              });
+  return typed_gemm(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch,
+                    "cublasSgemmStridedBatched");
 }
 
 cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                                          int k, const double* alpha, const double* A, int lda, long long sa,
                                          const double* B, int ldb, long long sb, const double* beta, double* C, int ldc,
                                          long long sc, int batch) {
-  const double al = *alpha, be = *beta;
-  return gemm(h, ta, tb, m, n, k, A, lda, sa, B, ldb, sb, C, ldc, sc, batch, sizeof(double),
-              "cublasDgemmStridedBatched", [=](int b) {
-                cblas_dgemm(CblasColMajor, to_cblas(ta), to_cblas(tb), m, n, k, al, A + b * sa, lda, B + b * sb, ldb,
-                            be, C + b * sc, ldc);
-              });
+  return typed_gemm(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch,
+                    "cublasDgemmStridedBatched");
 }
 
 cublasStatus_t cublasCgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
                                          int k, const cuComplex* alpha, const cuComplex* A, int lda, long long sa,
                                          const cuComplex* B, int ldb, long long sb, const cuComplex* beta, cuComplex* C,
                                          int ldc, long long sc, int batch) {
-  const cuComplex al = *alpha, be = *beta;
-  return gemm(h, ta, tb, m, n, k, A, lda, sa, B, ldb, sb, C, ldc, sc, batch, sizeof(cuComplex),
-              "cublasCgemmStridedBatched", [=](int b) {
-                cblas_cgemm(CblasColMajor, to_cblas(ta), to_cblas(tb), m, n, k, &al, A + b * sa, lda, B + b * sb, ldb,
-                            &be, C + b * sc, ldc);
-              });
+  return typed_gemm(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch,
+                    "cublasCgemmStridedBatched");
 }
 
 cublasStatus_t cublasZgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n,
@@ -197,12 +195,8 @@ cublasStatus_t cublasZgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
                                          long long sa, const cuDoubleComplex* B, int ldb, long long sb,
                                          const cuDoubleComplex* beta, cuDoubleComplex* C, int ldc, long long sc,
                                          int batch) {
-  const cuDoubleComplex al = *alpha, be = *beta;
-  return gemm(h, ta, tb, m, n, k, A, lda, sa, B, ldb, sb, C, ldc, sc, batch, sizeof(cuDoubleComplex),
-              "cublasZgemmStridedBatched", [=](int b) {
-                cblas_zgemm(CblasColMajor, to_cblas(ta), to_cblas(tb), m, n, k, &al, A + b * sa, lda, B + b * sb, ldb,
-                            &be, C + b * sc, ldc);
-              });
+  return typed_gemm(h, ta, tb, m, n, k, alpha, A, lda, sa, B, ldb, sb, beta, C, ldc, sc, batch,
+                    "cublasZgemmStridedBatched");
 }
 
 }  // extern "C"

@@ -12,6 +12,7 @@
 #include <limits>
 #include <map>
 #include <mutex>
+#include <type_traits>
 #include <vector>
 
 #include "emu.hpp"
@@ -146,8 +147,41 @@ cufftResult exec(cufftHandle h, void* in, void* out, int direction, cufftType ex
   return e == cudaSuccess ? CUFFT_SUCCESS : CUFFT_EXEC_FAILED;
 }
 
-/// FFTW's planner is not thread-safe; the API lock serializes planning with the other emulated calls.
-unsigned kFlags = FFTW_ESTIMATE;
+/// Runs plan p's transform with FFTW in precision R (float: fftwf_, double: fftw_), planned for these very
+/// arrays with FFTW_ESTIMATE (which leaves them untouched). FFTW's planner is not thread-safe; the API lock
+/// serializes planning with the other emulated calls.
+template <class R>
+void run_fftw(const Plan& p, const std::vector<int>& ie, const std::vector<int>& oe, long long idist, long long odist,
+              void* i, void* o, int dir) {
+  const int rank = static_cast<int>(p.n.size()), howmany = static_cast<int>(p.batch);
+  const int is = static_cast<int>(p.istride), os = static_cast<int>(p.ostride);
+  const int id = static_cast<int>(idist), od = static_cast<int>(odist);
+  if constexpr (std::is_same_v<R, float>) {
+    using C = fftwf_complex;
+    fftwf_plan f = real_input(p.type)
+                       ? fftwf_plan_many_dft_r2c(rank, p.n.data(), howmany, static_cast<R*>(i), ie.data(), is, id,
+                                                 static_cast<C*>(o), oe.data(), os, od, FFTW_ESTIMATE)
+                   : real_output(p.type)
+                       ? fftwf_plan_many_dft_c2r(rank, p.n.data(), howmany, static_cast<C*>(i), ie.data(), is, id,
+                                                 static_cast<R*>(o), oe.data(), os, od, FFTW_ESTIMATE)
+                       : fftwf_plan_many_dft(rank, p.n.data(), howmany, static_cast<C*>(i), ie.data(), is, id,
+                                             static_cast<C*>(o), oe.data(), os, od, dir, FFTW_ESTIMATE);
+    fftwf_execute(f);
+    fftwf_destroy_plan(f);
+  } else {
+    using C = fftw_complex;
+    fftw_plan f = real_input(p.type)
+                      ? fftw_plan_many_dft_r2c(rank, p.n.data(), howmany, static_cast<R*>(i), ie.data(), is, id,
+                                               static_cast<C*>(o), oe.data(), os, od, FFTW_ESTIMATE)
+                  : real_output(p.type)
+                      ? fftw_plan_many_dft_c2r(rank, p.n.data(), howmany, static_cast<C*>(i), ie.data(), is, id,
+                                               static_cast<R*>(o), oe.data(), os, od, FFTW_ESTIMATE)
+                      : fftw_plan_many_dft(rank, p.n.data(), howmany, static_cast<C*>(i), ie.data(), is, id,
+                                           static_cast<C*>(o), oe.data(), os, od, dir, FFTW_ESTIMATE);
+    fftw_execute(f);
+    fftw_destroy_plan(f);
+  }
+}
 
 }  // namespace
 
@@ -263,82 +297,28 @@ cufftResult cufftSetWorkArea(cufftHandle h, void* work) {
 
 cufftResult cufftExecC2C(cufftHandle h, cufftComplex* in, cufftComplex* out, int direction) {
   if (direction != CUFFT_FORWARD && direction != CUFFT_INVERSE) return CUFFT_INVALID_VALUE;
-  return exec(h, in, out, direction, CUFFT_C2C,
-              [](const Plan& p, const std::vector<int>& ie, const std::vector<int>& oe, long long idist,
-                 long long odist, void* i, void* o, int dir) {
-                fftwf_plan f = fftwf_plan_many_dft(int(p.n.size()), p.n.data(), int(p.batch),
-                                                   static_cast<fftwf_complex*>(i), ie.data(), int(p.istride), int(idist),
-                                                   static_cast<fftwf_complex*>(o), oe.data(), int(p.ostride), int(odist),
-                                                   dir, kFlags);
-                fftwf_execute(f);
-                fftwf_destroy_plan(f);
-              });
+  return exec(h, in, out, direction, CUFFT_C2C, run_fftw<float>);
 }
 
 cufftResult cufftExecZ2Z(cufftHandle h, cufftDoubleComplex* in, cufftDoubleComplex* out, int direction) {
   if (direction != CUFFT_FORWARD && direction != CUFFT_INVERSE) return CUFFT_INVALID_VALUE;
-  return exec(h, in, out, direction, CUFFT_Z2Z,
-              [](const Plan& p, const std::vector<int>& ie, const std::vector<int>& oe, long long idist,
-                 long long odist, void* i, void* o, int dir) {
-                fftw_plan f = fftw_plan_many_dft(int(p.n.size()), p.n.data(), int(p.batch),
-                                                 static_cast<fftw_complex*>(i), ie.data(), int(p.istride), int(idist),
-                                                 static_cast<fftw_complex*>(o), oe.data(), int(p.ostride), int(odist),
-                                                 dir, kFlags);
-                fftw_execute(f);
-                fftw_destroy_plan(f);
-              });
+  return exec(h, in, out, direction, CUFFT_Z2Z, run_fftw<double>);
 }
 
 cufftResult cufftExecR2C(cufftHandle h, cufftReal* in, cufftComplex* out) {
-  return exec(h, in, out, 0, CUFFT_R2C,
-              [](const Plan& p, const std::vector<int>& ie, const std::vector<int>& oe, long long idist,
-                 long long odist, void* i, void* o, int) {
-                fftwf_plan f = fftwf_plan_many_dft_r2c(int(p.n.size()), p.n.data(), int(p.batch), static_cast<float*>(i),
-                                                       ie.data(), int(p.istride), int(idist),
-                                                       static_cast<fftwf_complex*>(o), oe.data(), int(p.ostride),
-                                                       int(odist), kFlags);
-                fftwf_execute(f);
-                fftwf_destroy_plan(f);
-              });
+  return exec(h, in, out, 0, CUFFT_R2C, run_fftw<float>);
 }
 
 cufftResult cufftExecD2Z(cufftHandle h, cufftDoubleReal* in, cufftDoubleComplex* out) {
-  return exec(h, in, out, 0, CUFFT_D2Z,
-              [](const Plan& p, const std::vector<int>& ie, const std::vector<int>& oe, long long idist,
-                 long long odist, void* i, void* o, int) {
-                fftw_plan f = fftw_plan_many_dft_r2c(int(p.n.size()), p.n.data(), int(p.batch), static_cast<double*>(i),
-                                                     ie.data(), int(p.istride), int(idist),
-                                                     static_cast<fftw_complex*>(o), oe.data(), int(p.ostride),
-                                                     int(odist), kFlags);
-                fftw_execute(f);
-                fftw_destroy_plan(f);
-              });
+  return exec(h, in, out, 0, CUFFT_D2Z, run_fftw<double>);
 }
 
 cufftResult cufftExecC2R(cufftHandle h, cufftComplex* in, cufftReal* out) {
-  return exec(h, in, out, 0, CUFFT_C2R,
-              [](const Plan& p, const std::vector<int>& ie, const std::vector<int>& oe, long long idist,
-                 long long odist, void* i, void* o, int) {
-                fftwf_plan f = fftwf_plan_many_dft_c2r(int(p.n.size()), p.n.data(), int(p.batch),
-                                                       static_cast<fftwf_complex*>(i), ie.data(), int(p.istride),
-                                                       int(idist), static_cast<float*>(o), oe.data(), int(p.ostride),
-                                                       int(odist), kFlags);
-                fftwf_execute(f);
-                fftwf_destroy_plan(f);
-              });
+  return exec(h, in, out, 0, CUFFT_C2R, run_fftw<float>);
 }
 
 cufftResult cufftExecZ2D(cufftHandle h, cufftDoubleComplex* in, cufftDoubleReal* out) {
-  return exec(h, in, out, 0, CUFFT_Z2D,
-              [](const Plan& p, const std::vector<int>& ie, const std::vector<int>& oe, long long idist,
-                 long long odist, void* i, void* o, int) {
-                fftw_plan f = fftw_plan_many_dft_c2r(int(p.n.size()), p.n.data(), int(p.batch),
-                                                     static_cast<fftw_complex*>(i), ie.data(), int(p.istride),
-                                                     int(idist), static_cast<double*>(o), oe.data(), int(p.ostride),
-                                                     int(odist), kFlags);
-                fftw_execute(f);
-                fftw_destroy_plan(f);
-              });
+  return exec(h, in, out, 0, CUFFT_Z2D, run_fftw<double>);
 }
 
 }  // extern "C"
