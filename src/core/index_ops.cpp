@@ -28,11 +28,16 @@ using G = std::vector<Tensor>;
 namespace detail {
 namespace {
 
-/// Index values of a 0-d/1-D int64 tensor, wrapped into [0, size) (negative counts from the end).
-std::vector<std::int64_t> wrapped_index(const Tensor& index, std::int64_t size, const char* op) {
+/// Throws unless `index` is a 0-d or 1-D int64 tensor.
+void check_index_kind(const Tensor& index, const char* op) {
   if (!index.defined()) throw Error(op, "index is undefined");
   if (index.dtype() != Dtype::Int64) throw Error(op, std::string("index must be int64, got ") + dtype_name(index.dtype()));
   if (index.dim() > 1) throw Error(op, "index must be 0-D or 1-D, got shape " + shape_str(index.shape()));
+}
+
+/// Index values of a 0-d/1-D int64 tensor, wrapped into [0, size) (negative counts from the end).
+std::vector<std::int64_t> wrapped_index(const Tensor& index, std::int64_t size, const char* op) {
+  check_index_kind(index, op);
   std::vector<std::int64_t> v(static_cast<std::size_t>(index.numel()));
   // read on the host: directly on a CPU device (virtual ones too), through a copy from any other
   const Tensor flat = index.reshape({-1});
@@ -62,8 +67,7 @@ struct AlongIndex {
 AlongIndex along_index(const Tensor& index, std::int64_t size, Device target, bool trusted, const char* op) {
   AlongIndex r;
   if (target.is_cuda() && index.defined() && index.device() == target) {
-    if (index.dtype() != Dtype::Int64) throw Error(op, std::string("index must be int64, got ") + dtype_name(index.dtype()));
-    if (index.dim() > 1) throw Error(op, "index must be 0-D or 1-D, got shape " + shape_str(index.shape()));
+    check_index_kind(index, op);
     r.count = index.numel();
     NoGradGuard ng;
     r.device = index.detach().reshape({-1}).contiguous();
