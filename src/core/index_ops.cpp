@@ -283,6 +283,10 @@ void check_gather_index(const Tensor& x, std::int64_t d, const Tensor& index, co
 namespace detail {
 namespace {
 
+Tensor index_select_impl(const Tensor& x, std::int64_t dim, const Tensor& index, bool trusted);
+
+/// index_add; `trusted` (the caller built the index in range) skips a GPU index's range check, here and
+/// in the gradient.
 Tensor index_add_impl(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src, bool trusted) {
   check_same_device(x, src, "index_add");
   if (x.dim() == 0) throw Error("index_add", "cannot index a 0-d tensor");
@@ -302,11 +306,10 @@ Tensor index_add_impl(const Tensor& x, std::int64_t dim, const Tensor& index, co
         index_add_kernel(out, src_as(in[1], out.dtype(), "index_add"), d, idx);
         return out;
       },
-      [d, index, trusted](const Ctx&, const G& g) {
-        return G{g[0], trusted ? index_select_trusted(g[0], d, index) : index_select(g[0], d, index)};
-      });
+      [d, index, trusted](const Ctx&, const G& g) { return G{g[0], index_select_impl(g[0], d, index, trusted)}; });
 }
 
+/// index_select; `trusted` as index_add_impl's.
 Tensor index_select_impl(const Tensor& x, std::int64_t dim, const Tensor& index, bool trusted) {
   if (x.dim() == 0) throw Error("index_select", "cannot index a 0-d tensor");
   const auto d = wrap_dim(dim, x.dim(), "index_select");
@@ -321,8 +324,7 @@ Tensor index_select_impl(const Tensor& x, std::int64_t dim, const Tensor& index,
         return out;
       },
       [d, index, trusted](const Ctx& c, const G& g) {
-        const Tensor z = zeros(c.input_shape(0), g[0].dtype(), g[0].device());
-        return G{trusted ? index_add_trusted(z, d, index, g[0]) : index_add(z, d, index, g[0])};
+        return G{index_add_impl(zeros(c.input_shape(0), g[0].dtype(), g[0].device()), d, index, g[0], trusted)};
       });
 }
 

@@ -73,6 +73,14 @@ std::size_t out_elem(const Plan& p) {
   return real_output(p.type) ? r : 2 * r;
 }
 
+/// The logical extents of plan p's input (in) or output side: n, with the last halved to n/2 + 1 on the
+/// complex side of an r2c or c2r transform.
+std::vector<int> extents(const Plan& p, bool in) {
+  std::vector<int> e = p.n;
+  if (in ? real_output(p.type) : real_input(p.type)) e.back() = e.back() / 2 + 1;
+  return e;
+}
+
 /// The plan's layout for this execution (in-place basic r2c/c2r pad the real side).
 void resolve_layout(const Plan& p, bool in_place, std::vector<int>& ie, std::vector<int>& oe, long long& idist,
                     long long& odist) {
@@ -81,28 +89,66 @@ void resolve_layout(const Plan& p, bool in_place, std::vector<int>& ie, std::vec
   idist = p.idist;
   odist = p.odist;
   if (!p.basic) return;
-  std::vector<int> full = p.n, half = p.n;
-  half.back() = p.n.back() / 2 + 1;
-  std::vector<int> real = full;
-  if (in_place) real.back() = 2 * half.back();
+  ie = extents(p, true);
+  oe = extents(p, false);
+  if (in_place) {  // the real side holds as many reals as the complex side's complex numbers, times 2
+    if (real_input(p.type)) ie.back() = 2 * oe.back();
+    if (real_output(p.type)) oe.back() = 2 * ie.back();
+  }
   auto prod = [](const std::vector<int>& v) {
     long long s = 1;
     for (int x : v) s *= x;
     return s;
   };
-  if (real_input(p.type)) {
-    ie = real, oe = half;
-  } else if (real_output(p.type)) {
-    ie = half, oe = real;
-  } else {
-    ie = full, oe = full;
-  }
   idist = prod(ie);
   odist = prod(oe);
 }
 
-template <class F>
-cufftResult exec(cufftHandle h, void* in, void* out, int direction, cufftType expect, F run) {
+/// FFTW's advanced interface in precision R: fftwf_* for float, fftw_* for double.
+template <class R> struct Fftw;
+template <> struct Fftw<float> {
+  using C = fftwf_complex;
+  static constexpr auto c2c = fftwf_plan_many_dft;
+  static constexpr auto r2c = fftwf_plan_many_dft_r2c;
+  static constexpr auto c2r = fftwf_plan_many_dft_c2r;
+  static constexpr auto execute = fftwf_execute;
+  static constexpr auto destroy = fftwf_destroy_plan;
+};
+template <> struct Fftw<double> {
+  using C = fftw_complex;
+  static constexpr auto c2c = fftw_plan_many_dft;
+  static constexpr auto r2c = fftw_plan_many_dft_r2c;
+  static constexpr auto c2r = fftw_plan_many_dft_c2r;
+  static constexpr auto execute = fftw_execute;
+  static constexpr auto destroy = fftw_destroy_plan;
+};
+
+/// Runs plan p's transform with FFTW in precision R, planned for these very arrays with FFTW_ESTIMATE
+/// (which leaves them untouched). FFTW's planner is not thread-safe; the API lock serializes planning
+/// with the other emulated calls.
+template <class R>
+void run_fftw(const Plan& p, const std::vector<int>& ie, const std::vector<int>& oe, long long idist, long long odist,
+              void* i, void* o, int dir) {
+  using F = Fftw<R>;
+  using C = typename F::C;
+  const int rank = static_cast<int>(p.n.size()), howmany = static_cast<int>(p.batch);
+  const int is = static_cast<int>(p.istride), os = static_cast<int>(p.ostride);
+  const int id = static_cast<int>(idist), od = static_cast<int>(odist);
+  const auto f = real_input(p.type)
+                     ? F::r2c(rank, p.n.data(), howmany, static_cast<R*>(i), ie.data(), is, id, static_cast<C*>(o),
+                              oe.data(), os, od, FFTW_ESTIMATE)
+                 : real_output(p.type)
+                     ? F::c2r(rank, p.n.data(), howmany, static_cast<C*>(i), ie.data(), is, id, static_cast<R*>(o),
+                              oe.data(), os, od, FFTW_ESTIMATE)
+                     : F::c2c(rank, p.n.data(), howmany, static_cast<C*>(i), ie.data(), is, id, static_cast<C*>(o),
+                              oe.data(), os, od, dir, FFTW_ESTIMATE);
+  F::execute(f);
+  F::destroy(f);
+}
+
+/// Checks and queues an execution of plan h (of type `expect`, precision R) on its stream.
+template <class R>
+cufftResult exec(cufftHandle h, void* in, void* out, int direction, cufftType expect) {
   Lock lk(api_mutex());
   Plan* p = plan_of(h);
   if (!p || !p->made) return CUFFT_INVALID_PLAN;
@@ -119,14 +165,8 @@ cufftResult exec(cufftHandle h, void* in, void* out, int direction, cufftType ex
   std::vector<int> ie, oe;
   long long idist, odist;
   resolve_layout(*p, in_place, ie, oe, idist, odist);
-  const std::size_t in_bytes = span(ie, real_input(p->type) ? p->n : [&] {
-    std::vector<int> m = p->n;
-    if (real_output(p->type)) m.back() = m.back() / 2 + 1;
-    return m;
-  }(), p->istride, idist, p->batch) * in_elem(*p);
-  std::vector<int> on = p->n;
-  if (real_input(p->type)) on.back() = on.back() / 2 + 1;
-  const std::size_t out_bytes = span(oe, on, p->ostride, odist, p->batch) * out_elem(*p);
+  const std::size_t in_bytes = span(ie, extents(*p, true), p->istride, idist, p->batch) * in_elem(*p);
+  const std::size_t out_bytes = span(oe, extents(*p, false), p->ostride, odist, p->batch) * out_elem(*p);
   if (!check_device_range(in, in_bytes, p->device, "cufftExec input") ||
       !check_device_range(out, out_bytes, p->device, "cufftExec output"))
     return CUFFT_INVALID_VALUE;
@@ -140,47 +180,11 @@ cufftResult exec(cufftHandle h, void* in, void* out, int direction, cufftType ex
   const Plan snapshot = *p;
   const bool scribble_input = real_output(p->type) && !in_place;
   const cudaError_t e = enqueue(p->stream, [=] {
-    run(snapshot, ie, oe, idist, odist, in, out, direction);
+    run_fftw<R>(snapshot, ie, oe, idist, odist, in, out, direction);
     if (scribble_input) std::memset(in, 0xFF, in_bytes);  // cuFFT's c2r may overwrite its input
     if (!snapshot.auto_alloc && snapshot.work) std::memset(snapshot.work, 0xA5, snapshot.work_size);
   });
   return e == cudaSuccess ? CUFFT_SUCCESS : CUFFT_EXEC_FAILED;
-}
-
-/// Runs plan p's transform with FFTW in precision R (float: fftwf_, double: fftw_), planned for these very
-/// arrays with FFTW_ESTIMATE (which leaves them untouched). FFTW's planner is not thread-safe; the API lock
-/// serializes planning with the other emulated calls.
-template <class R>
-void run_fftw(const Plan& p, const std::vector<int>& ie, const std::vector<int>& oe, long long idist, long long odist,
-              void* i, void* o, int dir) {
-  const int rank = static_cast<int>(p.n.size()), howmany = static_cast<int>(p.batch);
-  const int is = static_cast<int>(p.istride), os = static_cast<int>(p.ostride);
-  const int id = static_cast<int>(idist), od = static_cast<int>(odist);
-  if constexpr (std::is_same_v<R, float>) {
-    using C = fftwf_complex;
-    fftwf_plan f = real_input(p.type)
-                       ? fftwf_plan_many_dft_r2c(rank, p.n.data(), howmany, static_cast<R*>(i), ie.data(), is, id,
-                                                 static_cast<C*>(o), oe.data(), os, od, FFTW_ESTIMATE)
-                   : real_output(p.type)
-                       ? fftwf_plan_many_dft_c2r(rank, p.n.data(), howmany, static_cast<C*>(i), ie.data(), is, id,
-                                                 static_cast<R*>(o), oe.data(), os, od, FFTW_ESTIMATE)
-                       : fftwf_plan_many_dft(rank, p.n.data(), howmany, static_cast<C*>(i), ie.data(), is, id,
-                                             static_cast<C*>(o), oe.data(), os, od, dir, FFTW_ESTIMATE);
-    fftwf_execute(f);
-    fftwf_destroy_plan(f);
-  } else {
-    using C = fftw_complex;
-    fftw_plan f = real_input(p.type)
-                      ? fftw_plan_many_dft_r2c(rank, p.n.data(), howmany, static_cast<R*>(i), ie.data(), is, id,
-                                               static_cast<C*>(o), oe.data(), os, od, FFTW_ESTIMATE)
-                  : real_output(p.type)
-                      ? fftw_plan_many_dft_c2r(rank, p.n.data(), howmany, static_cast<C*>(i), ie.data(), is, id,
-                                               static_cast<R*>(o), oe.data(), os, od, FFTW_ESTIMATE)
-                      : fftw_plan_many_dft(rank, p.n.data(), howmany, static_cast<C*>(i), ie.data(), is, id,
-                                           static_cast<C*>(o), oe.data(), os, od, dir, FFTW_ESTIMATE);
-    fftw_execute(f);
-    fftw_destroy_plan(f);
-  }
 }
 
 }  // namespace
@@ -297,28 +301,28 @@ cufftResult cufftSetWorkArea(cufftHandle h, void* work) {
 
 cufftResult cufftExecC2C(cufftHandle h, cufftComplex* in, cufftComplex* out, int direction) {
   if (direction != CUFFT_FORWARD && direction != CUFFT_INVERSE) return CUFFT_INVALID_VALUE;
-  return exec(h, in, out, direction, CUFFT_C2C, run_fftw<float>);
+  return exec<float>(h, in, out, direction, CUFFT_C2C);
 }
 
 cufftResult cufftExecZ2Z(cufftHandle h, cufftDoubleComplex* in, cufftDoubleComplex* out, int direction) {
   if (direction != CUFFT_FORWARD && direction != CUFFT_INVERSE) return CUFFT_INVALID_VALUE;
-  return exec(h, in, out, direction, CUFFT_Z2Z, run_fftw<double>);
+  return exec<double>(h, in, out, direction, CUFFT_Z2Z);
 }
 
 cufftResult cufftExecR2C(cufftHandle h, cufftReal* in, cufftComplex* out) {
-  return exec(h, in, out, 0, CUFFT_R2C, run_fftw<float>);
+  return exec<float>(h, in, out, 0, CUFFT_R2C);
 }
 
 cufftResult cufftExecD2Z(cufftHandle h, cufftDoubleReal* in, cufftDoubleComplex* out) {
-  return exec(h, in, out, 0, CUFFT_D2Z, run_fftw<double>);
+  return exec<double>(h, in, out, 0, CUFFT_D2Z);
 }
 
 cufftResult cufftExecC2R(cufftHandle h, cufftComplex* in, cufftReal* out) {
-  return exec(h, in, out, 0, CUFFT_C2R, run_fftw<float>);
+  return exec<float>(h, in, out, 0, CUFFT_C2R);
 }
 
 cufftResult cufftExecZ2D(cufftHandle h, cufftDoubleComplex* in, cufftDoubleReal* out) {
-  return exec(h, in, out, 0, CUFFT_Z2D, run_fftw<double>);
+  return exec<double>(h, in, out, 0, CUFFT_Z2D);
 }
 
 }  // extern "C"

@@ -176,12 +176,16 @@ void flush(Stream* s, std::uint64_t upto) {
   }
 }
 void flush_all(Stream* s) { flush(s, s->queued); }
+/// Runs all queued work of device d (-1: of every device).
 void flush_device(int d) {
   for (Stream* s : state().streams)
-    if (s->device == d) flush_all(s);
+    if (d < 0 || s->device == d) flush_all(s);
 }
-void flush_everything() {
-  for (Stream* s : state().streams) flush_all(s);
+/// Whether device d (-1: any device) has queued work that has not run.
+bool pending(int d) {
+  for (Stream* s : state().streams)
+    if ((d < 0 || s->device == d) && s->done < s->queued) return true;
+  return false;
 }
 
 /// The Stream of handle `h` (nullptr, cudaStreamLegacy, cudaStreamPerThread: the current device's
@@ -459,21 +463,10 @@ cudaError_t fail(cudaError_t e) {
 }
 
 namespace {
-bool device_pending(int d) {
-  for (Stream* s : state().streams)
-    if (s->device == d && s->done < s->queued) return true;
-  return false;
-}
-bool any_pending() {
-  for (Stream* s : state().streams)
-    if (s->done < s->queued) return true;
-  return false;
-}
-
 /// Counts a call that blocks the host until queued device work is done (none queued: no wait, as a GPU
 /// with nothing to do answers at once); PHASOR_EMU_TRACE_WAITS=1 prints where.
-void note_wait(const char* call, bool pending) {
-  if (!pending) return;
+void note_wait(const char* call, bool queued) {
+  if (!queued) return;
   ++state().host_waits;
   static const bool trace = env_size("PHASOR_EMU_TRACE_WAITS", 0) != 0;
   if (!trace) return;
@@ -575,7 +568,6 @@ using namespace phasor_emu;
 using Lock = std::lock_guard<std::recursive_mutex>;
 
 namespace {
-Stream* stream_of(cudaStream_t h) { return resolve(h); }
 Event* event_of(cudaEvent_t e) {
   auto* ev = reinterpret_cast<Event*>(e);
   return state().events.count(ev) ? ev : nullptr;
@@ -669,8 +661,8 @@ cudaError_t cudaMalloc(void** ptr, std::size_t bytes) {
 cudaError_t cudaFree(void* ptr) {
   Lock lk(api_mutex());
   if (!ptr) return cudaSuccess;
-  note_wait("cudaFree", any_pending());
-  flush_everything();  // cudaFree waits for the device
+  note_wait("cudaFree", pending(-1));
+  flush_device(-1);  // cudaFree waits for the device
   for (Device& dev : state().devices) {
     char* p = static_cast<char*>(ptr);
     if (p < dev.base || p >= dev.base + dev.capacity) continue;
@@ -730,8 +722,8 @@ cudaError_t cudaFreeHost(void* ptr) {
     report("cudaFreeHost(%p): not memory from cudaHostAlloc", ptr);
     return fail(cudaErrorInvalidValue);
   }
-  note_wait("cudaFreeHost", any_pending());
-  flush_everything();  // cudaFreeHost waits for the device
+  note_wait("cudaFreeHost", pending(-1));
+  flush_device(-1);  // cudaFreeHost waits for the device
   state().pinned.erase(it);
   std::free(ptr);
   return cudaSuccess;
@@ -748,7 +740,7 @@ cudaError_t cudaStreamCreate(cudaStream_t* s) {
 
 cudaError_t cudaStreamSynchronize(cudaStream_t h) {
   Lock lk(api_mutex());
-  Stream* s = stream_of(h);
+  Stream* s = resolve(h);
   if (!s) return fail(cudaErrorInvalidResourceHandle);
   note_wait("cudaStreamSynchronize", s->done < s->queued);
   flush_all(s);
@@ -757,7 +749,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t h) {
 
 cudaError_t cudaDeviceSynchronize(void) {
   Lock lk(api_mutex());
-  note_wait("cudaDeviceSynchronize", device_pending(t_device));
+  note_wait("cudaDeviceSynchronize", pending(t_device));
   flush_device(t_device);
   return cudaSuccess;
 }
@@ -785,7 +777,7 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
 cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t h) {
   Lock lk(api_mutex());
   Event* ev = event_of(e);
-  Stream* s = stream_of(h);
+  Stream* s = resolve(h);
   if (!ev || !s) return fail(cudaErrorInvalidResourceHandle);
   if (ev->device != s->device) {
     report("cudaEventRecord: event of cuda:%d recorded on a stream of cuda:%d", ev->device, s->device);
@@ -834,7 +826,7 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
 cudaError_t cudaStreamWaitEvent(cudaStream_t h, cudaEvent_t e, unsigned int) {
   Lock lk(api_mutex());
   Event* ev = event_of(e);
-  if (!ev || !stream_of(h)) return fail(cudaErrorInvalidResourceHandle);
+  if (!ev || !resolve(h)) return fail(cudaErrorInvalidResourceHandle);
   if (!ev->stream) return cudaSuccess;  // never recorded: nothing to wait for
   Stream* producer = ev->stream;
   const std::uint64_t at = ev->at;  // the event as recorded now, whatever is recorded into it later
@@ -843,7 +835,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t h, cudaEvent_t e, unsigned int) {
 
 cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t h) {
   Lock lk(api_mutex());
-  Stream* s = stream_of(h);
+  Stream* s = resolve(h);
   if (!s) return fail(cudaErrorInvalidResourceHandle);
   if (bytes == 0) return cudaSuccess;
   std::string wd, ws;
@@ -885,7 +877,7 @@ cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpy
   Lock lk(api_mutex());
   const std::uint64_t waits = state().host_waits;
   const cudaError_t r = cudaMemcpyAsync(dst, src, bytes, kind, nullptr);
-  if (r == cudaSuccess) flush_all(stream_of(nullptr));
+  if (r == cudaSuccess) flush_all(resolve(nullptr));
   state().host_waits = waits + 1;  // a synchronous copy: one wait, whatever the copy counted
   return r;
 }
@@ -900,7 +892,7 @@ std::uint64_t phasor_emu_host_waits(void) {
 cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes,
                                 cudaStream_t h) {
   Lock lk(api_mutex());
-  if (!stream_of(h)) return fail(cudaErrorInvalidResourceHandle);
+  if (!resolve(h)) return fail(cudaErrorInvalidResourceHandle);
   if (dst_device < 0 || dst_device >= device_count() || src_device < 0 || src_device >= device_count())
     return fail(cudaErrorInvalidDevice);
   if (bytes == 0) return cudaSuccess;
