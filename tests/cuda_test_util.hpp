@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
@@ -24,6 +25,34 @@ struct VirtualCpu {
   VirtualCpu(const VirtualCpu&) = delete;
   VirtualCpu& operator=(const VirtualCpu&) = delete;
 };
+
+#if PHASOR_TEST_CUDA_EMULATION
+extern "C" std::uint64_t phasor_emu_host_waits(void);  // tests/cuda_emu/emu.hpp
+extern "C" std::uint64_t phasor_emu_launches(void);
+#endif
+
+/// What the CUDA emulator (Note [CUDA emulation]) counts.
+enum class EmuCounter {
+  HostWaits,  ///< calls that made the host wait for device work (synchronizations, synchronous copies, frees)
+  Launches,   ///< kernel launches
+};
+
+/// Runs f() and returns what the emulator counted meanwhile on `dev`; -1 where nothing counts (a real GPU, a
+/// CPU device).
+inline long emu_count(const phasor::Device& dev, EmuCounter what, const std::function<void()>& f) {
+#if PHASOR_TEST_CUDA_EMULATION
+  if (dev.is_cuda()) {
+    auto read = [what] { return what == EmuCounter::HostWaits ? phasor_emu_host_waits() : phasor_emu_launches(); };
+    const std::uint64_t before = read();
+    f();
+    return static_cast<long>(read() - before);
+  }
+#endif
+  (void)dev;
+  (void)what;
+  f();
+  return -1;
+}
 
 }  // namespace cuda_test
 

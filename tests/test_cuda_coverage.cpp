@@ -329,25 +329,6 @@ DEVICE_CASE("cuda coverage: mm, einsum diagonals, sub_, conv modules, 2-D FFT wr
 
 namespace {
 
-#if PHASOR_TEST_CUDA_EMULATION
-extern "C" std::uint64_t phasor_emu_host_waits(void);  // tests/cuda_emu/emu.hpp
-#endif
-
-/// Calls that made the host wait for a GPU's work during f() (synchronizations, synchronous copies,
-/// frees), counted by the CUDA emulator; -1 where nothing counts them (a real GPU, a CPU device).
-long host_waits(const Device& dev, const std::function<void()>& f) {
-#if PHASOR_TEST_CUDA_EMULATION
-  if (dev.is_cuda()) {
-    const std::uint64_t before = phasor_emu_host_waits();
-    f();
-    return static_cast<long>(phasor_emu_host_waits() - before);
-  }
-#endif
-  (void)dev;
-  (void)f;
-  return -1;
-}
-
 /// Counts op calls that copy a tensor between the host CPU and another device (`to` from or to cpu:0;
 /// item() on a device goes through one too).
 struct HostCopies : OpObserver {
@@ -403,7 +384,7 @@ DEVICE_CASE("cuda coverage: warm FNO train steps, solver steps and signal and fi
     step();
     std::string last;
     CHECK_MESSAGE(host_copies(step, &last) == 0, "copied: " << last);
-    const long waits = host_waits(dev, step);  // nor does it wait for the GPU (counted when emulated)
+    const long waits = emu_count(dev, EmuCounter::HostWaits, step);  // nor does it wait for the GPU (counted when emulated)
     CHECK((waits == 0 || waits == -1));
   }
   // signal and field functions whose constants depend only on sizes and parameters
@@ -427,7 +408,7 @@ DEVICE_CASE("cuda coverage: warm FNO train steps, solver steps and signal and fi
     f();
     std::string last;
     CHECK_MESSAGE(host_copies(f, &last) == copies, "copied: " << last);
-    const long waits = host_waits(dev, f);  // each readback waits; nothing else does
+    const long waits = emu_count(dev, EmuCounter::HostWaits, f);  // each readback waits; nothing else does
     CHECK_MESSAGE((waits == copies || waits == -1), "waits: " << waits);
   }
   {  // welch: its named window and one-sided weights are cached; it copies the frequencies (a fresh tensor
@@ -438,7 +419,7 @@ DEVICE_CASE("cuda coverage: warm FNO train steps, solver steps and signal and fi
     f();
     std::string last;
     CHECK_MESSAGE(host_copies(f, &last) == 2, "last copied: " << last);
-    const long waits = host_waits(dev, f);  // the frequencies go up before any work is queued: no wait
+    const long waits = emu_count(dev, EmuCounter::HostWaits, f);  // the frequencies go up before any work is queued: no wait
     CHECK_MESSAGE((waits == 1 || waits == -1), "waits: " << waits);
   }
   const pde::NavierStokes2D ns(pde::Grid({16, 16}, 1.0), 1e-3);
@@ -452,7 +433,7 @@ DEVICE_CASE("cuda coverage: warm FNO train steps, solver steps and signal and fi
       std::string last;
       CHECK_MESSAGE(host_copies([&] { (void)integ.steps(uh, 0.0, 3); }, &last) == 0,
                     "copied: " << last);
-      const long waits = host_waits(dev, [&] { (void)integ.steps(uh, 0.0, 3); });
+      const long waits = emu_count(dev, EmuCounter::HostWaits, [&] { (void)integ.steps(uh, 0.0, 3); });
       CHECK((waits == 0 || waits == -1));
     }
   }

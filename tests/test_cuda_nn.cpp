@@ -269,6 +269,65 @@ DEVICE_CASE("cuda nn: SGD, Adam and AdamW steps agree with the CPU over several 
   }
 }
 
+// A step updates a group's CUDA parameters together: one launch per device, real type and 24 parameters
+// (Note [multi-tensor launch] in src/cuda/optim.cu).
+DEVICE_CASE("cuda nn: one step updates many parameters of mixed dtypes together and agrees with the CPU") {
+  manual_seed(18);
+  // 40 parameters: 10 float64 and 30 float32 or complex64 (one real type: more than one launch's 24), an
+  // empty one (7), a non-contiguous one (11), and one with a gradient every other step only (5: its own
+  // step count)
+  std::vector<Tensor> init;
+  for (int i = 0; i < 40; ++i) {
+    const Dtype dt = i % 4 == 0 ? float64 : (i % 2 == 1 ? float32 : complex64);
+    init.push_back(sample({i == 7 ? 0 : 1 + (i * 37) % 300, 1 + i % 4}, dt));
+  }
+  using Make = std::function<std::unique_ptr<optim::Optimizer>(std::vector<Tensor>)>;
+  const std::vector<std::pair<std::string, Make>> makers = {
+      {"sgd momentum nesterov",
+       [](std::vector<Tensor> p) {
+         return std::make_unique<optim::SGD>(p, optim::SGDOptions(0.05).momentum(0.9).nesterov(true).weight_decay(0.01));
+       }},
+      {"adam l2 amsgrad",
+       [](std::vector<Tensor> p) {
+         return std::make_unique<optim::Adam>(p, optim::AdamOptions(1e-2).weight_decay(0.1).amsgrad(true));
+       }},
+      {"adamw", [](std::vector<Tensor> p) { return std::make_unique<optim::AdamW>(p, optim::AdamWOptions(1e-2)); }},
+  };
+  for (const auto& [name, make] : makers) {
+    CAPTURE(name);
+    std::vector<Tensor> pc, pg;
+    for (std::size_t i = 0; i < init.size(); ++i) {
+      if (i == 11) {  // a transposed (non-contiguous) leaf on both sides
+        pc.push_back(init[i].t().contiguous().t().requires_grad_());
+        pg.push_back(init[i].t().contiguous().to(dev).t().requires_grad_());
+        REQUIRE_FALSE(pg.back().is_contiguous());
+      } else {
+        pc.push_back(init[i].clone().requires_grad_());
+        pg.push_back(init[i].to(dev).requires_grad_());
+      }
+    }
+    auto oc = make(pc), og = make(pg);
+    for (int step = 0; step < 4; ++step) {
+      CAPTURE(step);
+      for (std::size_t i = 0; i < pc.size(); ++i) {
+        const Tensor g = (i == 5 && step % 2 == 1) ? Tensor() : sample(pc[i].shape(), pc[i].dtype());
+        pc[i].set_grad(g);
+        pg[i].set_grad(g.defined() ? g.to(dev) : g);
+      }
+      oc->step();
+      const long launches = cuda_test::emu_count(dev, cuda_test::EmuCounter::Launches, [&] { og->step(); });
+      // once the state exists: 2 launches for the 29 non-empty float32/complex64 parameters, 1 for the 10
+      // float64 ones, and the gather and scatter of the non-contiguous parameter
+      if (step > 0 && launches != -1) CHECK(launches == 2 + 1 + 2);
+      for (std::size_t i = 0; i < pc.size(); ++i) {
+        CAPTURE(i);
+        CHECK(pg[i].device() == dev);
+        CHECK(rel_diff(pg[i].detach(), pc[i].detach()) <= tol(pc[i].dtype()));
+      }
+    }
+  }
+}
+
 DEVICE_CASE("cuda nn: Adam state loaded from a state dict moved to the GPU keeps stepping") {
   // a checkpoint moved to the device whole: the step counter comes back as a CUDA tensor, which Adam
   // reads and bumps on the host, so loading keeps it on the CPU

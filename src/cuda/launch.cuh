@@ -3,6 +3,7 @@
 #pragma once
 #include <cuda_runtime_api.h>
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 
@@ -25,8 +26,10 @@ inline unsigned blocks_for(std::int64_t n) {
 /// kernel's threads on the host CPU instead.
 template <class... P, class... A>
 inline void launch_kernel(void (*kernel)(P...), dim3 grid, dim3 block, cudaStream_t stream, A... args) {
+  static_assert((std::size_t{0} + ... + sizeof(P)) <= 4096, "kernel arguments must fit the 4 KiB parameter space");
 #if PHASOR_CUDA_EMULATION
-  ::phasor_emu::launch(grid, block, 0, stream, [=] { kernel(static_cast<P>(args)...); });
+  ::phasor_emu::launch(reinterpret_cast<const void*>(kernel), grid, block, 0, stream,
+                       [=] { kernel(static_cast<P>(args)...); });
 #else
   kernel<<<grid, block, 0, stream>>>(args...);
 #endif

@@ -1,5 +1,5 @@
 // src/cuda/nn_kernels.hpp - raw launches of the nn layer's CUDA kernels (im2col/col2im and the
-// spectral mode mix in conv.cu, the fused optimizer updates in optim.cu). Plain C++, no CUDA types:
+// spectral mode mix in conv.cu, the multi-tensor optimizer updates in optim.cu). Plain C++, no CUDA types:
 // pointers are device memory, `stream` is a cudaStream_t; the Tensor-level glue is src/cuda/nn_ops.cpp.
 #pragma once
 #include <cstdint>
@@ -32,13 +32,37 @@ void col2im(const void* cols, void* y, std::int64_t NC, const ConvGeo& g, bool i
 void spectral_mix(const void* x, const void* w, void* out, std::int64_t B, std::int64_t I, std::int64_t O,
                   std::int64_t K, bool is_double, void* stream);
 
-/// sgd_update (update_rules.hpp) over n real components of contiguous p, g, buf (buf may be null
-/// without momentum); R = double when `is_double`, else float (coefficients cast as the CPU casts them).
-void sgd_step(bool is_double, void* p, const void* g, void* buf, std::int64_t n,
-              const optim::detail::SgdCoeffs<double>& c, bool wd, bool momentum, bool nesterov, bool first,
-              void* stream);
-/// adam_update over n real components of contiguous p, g, m, v, vmax (vmax null without amsgrad).
-void adam_step(bool is_double, void* p, const void* g, void* m, void* v, void* vmax, std::int64_t n,
-               const optim::detail::AdamCoeffs<double>& c, bool amsgrad, bool l2, bool lerp_low, void* stream);
+/// Most parameters one multi-tensor optimizer launch updates (Note [multi-tensor launch] in optim.cu).
+inline constexpr int kMaxSlices = 24;
+
+/// One parameter of a multi-tensor SGD update: n real components of the contiguous device arrays p
+/// (updated in place), g and buf (null without momentum; `first` when it is fresh).
+struct SgdSlice {
+  void* p;
+  const void* g;
+  void* buf;
+  std::int64_t n;
+  optim::detail::SgdCoeffs<double> c;
+  bool first;
+};
+
+/// One parameter of a multi-tensor Adam/AdamW update: n real components of the contiguous device arrays
+/// p (updated in place), g, m, v and vmax (null without amsgrad), with the parameter's own step's coefficients.
+struct AdamSlice {
+  void* p;
+  const void* g;
+  void* m;
+  void* v;
+  void* vmax;
+  std::int64_t n;
+  optim::detail::AdamCoeffs<double> c;
+};
+
+/// sgd_update (update_rules.hpp) over every slice, all of real type double when `is_double`, else float
+/// (coefficients cast as the CPU casts them), on one device: one launch per kMaxSlices slices.
+void sgd_step(bool is_double, const SgdSlice* slices, int count, bool wd, bool momentum, bool nesterov, void* stream);
+/// adam_update over every slice, as sgd_step.
+void adam_step(bool is_double, const AdamSlice* slices, int count, bool amsgrad, bool l2, bool lerp_low,
+               void* stream);
 
 }  // namespace phasor::cuda

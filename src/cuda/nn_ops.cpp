@@ -3,6 +3,7 @@
 #include "cuda/nn_ops.hpp"
 
 #include <string>
+#include <vector>
 
 #include "core/tensor_impl.hpp"
 #include "cuda/backend.hpp"
@@ -105,26 +106,57 @@ Tensor spectral_mix(const Tensor& x, const Tensor& w) {
   return out;
 }
 
-void sgd_step(const Tensor& p, const Tensor& g, const Tensor& buf, const optim::detail::SgdCoeffs<double>& c, bool wd,
-              bool momentum, bool nesterov, bool first) {
-  check_device(p.device(), "optim.SGD");
-  check_on(g, p, "optim.SGD");
-  check_on(buf, p, "optim.SGD");
-  const std::int64_t n = p.numel() * (p.is_complex() ? 2 : 1);
-  Launch l(p);
-  ::phasor::cuda::sgd_step(to_real(p.dtype()) == Dtype::Float64, p.data_ptr(), g.data_ptr(),
-                           buf.defined() ? buf.data_ptr() : nullptr, n, c, wd, momentum, nesterov, first, l.stream);
+namespace {
+/// Checks every parameter's operands (on one CUDA device each) before anything runs, then calls
+/// run(is_double, slices, stream) once per device and real type with the slices make(param) builds,
+/// in the parameters' order (Note [multi-tensor launch] in optim.cu).
+template <class Slice, class P, class Make, class Run>
+void by_device_and_type(const std::vector<P>& ps, const char* op, Make make, Run run) {
+  for (const P& q : ps) {
+    check_device(q.p.device(), op);
+    for (const Tensor* t : q.operands()) check_on(*t, q.p, op);
+  }
+  std::vector<bool> done(ps.size());
+  for (std::size_t i = 0; i < ps.size(); ++i) {
+    if (done[i]) continue;
+    const Device dev = ps[i].p.device();
+    const bool dbl = to_real(ps[i].p.dtype()) == Dtype::Float64;
+    std::vector<Slice> slices;
+    for (std::size_t j = i; j < ps.size(); ++j)
+      if (!done[j] && ps[j].p.device() == dev && (to_real(ps[j].p.dtype()) == Dtype::Float64) == dbl) {
+        done[j] = true;
+        slices.push_back(make(ps[j], ps[j].p.numel() * (ps[j].p.is_complex() ? 2 : 1)));
+      }
+    Launch l(ps[i].p);
+    run(dbl, slices, l.stream);
+  }
 }
 
-void adam_step(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& v, const Tensor& vmax,
-               const optim::detail::AdamCoeffs<double>& c, bool amsgrad, bool l2, bool lerp_low) {
-  check_device(p.device(), "optim.Adam");
-  for (const Tensor* t : {&g, &m, &v, &vmax}) check_on(*t, p, "optim.Adam");
-  const std::int64_t n = p.numel() * (p.is_complex() ? 2 : 1);
-  Launch l(p);
-  ::phasor::cuda::adam_step(to_real(p.dtype()) == Dtype::Float64, p.data_ptr(), g.data_ptr(), m.data_ptr(),
-                            v.data_ptr(), vmax.defined() ? vmax.data_ptr() : nullptr, n, c, amsgrad, l2, lerp_low,
-                            l.stream);
+void* ptr_or_null(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
+}  // namespace
+
+void sgd_step(const std::vector<SgdParam>& ps, bool wd, bool momentum, bool nesterov) {
+  by_device_and_type<SgdSlice>(
+      ps, "optim.SGD",
+      [](const SgdParam& q, std::int64_t n) {
+        return SgdSlice{q.p.data_ptr(), q.g.data_ptr(), ptr_or_null(q.buf), n, q.c, q.first};
+      },
+      [&](bool dbl, const std::vector<SgdSlice>& s, void* stream) {
+        ::phasor::cuda::sgd_step(dbl, s.data(), static_cast<int>(s.size()), wd, momentum, nesterov, stream);
+      });
+}
+
+void adam_step(const std::vector<AdamParam>& ps, bool amsgrad, bool l2) {
+  by_device_and_type<AdamSlice>(
+      ps, "optim.Adam",
+      [](const AdamParam& q, std::int64_t n) {
+        return AdamSlice{q.p.data_ptr(), q.g.data_ptr(), q.m.data_ptr(), q.v.data_ptr(), ptr_or_null(q.vmax), n, q.c};
+      },
+      [&](bool dbl, const std::vector<AdamSlice>& s, void* stream) {
+        // torch.lerp's formula choice, made in the parameter's real type as the CPU makes it
+        const bool low = dbl ? s[0].c.w1 < 0.5 : static_cast<float>(s[0].c.w1) < 0.5f;
+        ::phasor::cuda::adam_step(dbl, s.data(), static_cast<int>(s.size()), amsgrad, l2, low, stream);
+      });
 }
 
 #else  // CPU-only build
@@ -132,13 +164,11 @@ void adam_step(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& 
 Tensor unfold(const Tensor& x, const ::phasor::detail::ConvGeometry&, const char* op) { no_cuda_backend(op, x.device()); }
 Tensor fold(const Tensor& cols, const ::phasor::detail::ConvGeometry&, const char* op) { no_cuda_backend(op, cols.device()); }
 Tensor spectral_mix(const Tensor& x, const Tensor&) { no_cuda_backend("spectral_mix", x.device()); }
-void sgd_step(const Tensor& p, const Tensor&, const Tensor&, const optim::detail::SgdCoeffs<double>&, bool, bool, bool,
-              bool) {
-  no_cuda_backend("optim.SGD", p.device());
+void sgd_step(const std::vector<SgdParam>& ps, bool, bool, bool) {
+  if (!ps.empty()) no_cuda_backend("optim.SGD", ps[0].p.device());
 }
-void adam_step(const Tensor& p, const Tensor&, const Tensor&, const Tensor&, const Tensor&,
-               const optim::detail::AdamCoeffs<double>&, bool, bool, bool) {
-  no_cuda_backend("optim.Adam", p.device());
+void adam_step(const std::vector<AdamParam>& ps, bool, bool) {
+  if (!ps.empty()) no_cuda_backend("optim.Adam", ps[0].p.device());
 }
 
 #endif

@@ -1,7 +1,10 @@
 // src/cuda/nn_ops.hpp - the nn layer's CUDA work on tensors (convolution unfold/fold, the spectral
-// mode mix, fused optimizer updates), called by the CPU launchers in src/nn once they have decided
+// mode mix, multi-tensor optimizer updates), called by the CPU launchers in src/nn once they have decided
 // shapes, dtypes and errors. CUDA-free: every build has these; a CPU-only build's throw.
 #pragma once
+#include <array>
+#include <vector>
+
 #include "nn/conv_kernels.hpp"
 #include "nn/optim/update_rules.hpp"
 #include "phasor/tensor.hpp"
@@ -15,12 +18,30 @@ Tensor fold(const Tensor& cols, const ::phasor::detail::ConvGeometry& g, const c
 /// out (B, O, *M) = sum_i x[b,i,*k] w[i,o,*k] for complex CUDA tensors x (B, I, *M), w (I, O, *M) of
 /// one dtype (any strides).
 Tensor spectral_mix(const Tensor& x, const Tensor& w);
-/// One fused SGD update of the contiguous CUDA parameter storage p (in place) and its momentum
-/// buffer (undefined without momentum) from the contiguous gradient g.
-void sgd_step(const Tensor& p, const Tensor& g, const Tensor& buf, const optim::detail::SgdCoeffs<double>& c, bool wd,
-              bool momentum, bool nesterov, bool first);
-/// One fused Adam/AdamW update of the contiguous CUDA tensors p, m, v, vmax (undefined without amsgrad).
-void adam_step(const Tensor& p, const Tensor& g, const Tensor& m, const Tensor& v, const Tensor& vmax,
-               const optim::detail::AdamCoeffs<double>& c, bool amsgrad, bool l2, bool lerp_low);
+/// One CUDA parameter of a multi-tensor SGD step: its contiguous storage p (updated in place), the
+/// contiguous gradient g, the momentum buffer (undefined without momentum; `first` when fresh) and the
+/// step's coefficients.
+struct SgdParam {
+  Tensor p, g, buf;
+  optim::detail::SgdCoeffs<double> c;
+  bool first;
+  /// The tensors that must share p's device.
+  std::array<const Tensor*, 2> operands() const { return {&g, &buf}; }
+};
+
+/// One CUDA parameter of a multi-tensor Adam/AdamW step: contiguous p (updated in place), g, m, v and
+/// vmax (undefined without amsgrad), with the coefficients of this parameter's step count.
+struct AdamParam {
+  Tensor p, g, m, v, vmax;
+  optim::detail::AdamCoeffs<double> c;
+  /// The tensors that must share p's device.
+  std::array<const Tensor*, 4> operands() const { return {&g, &m, &v, &vmax}; }
+};
+
+/// Fused SGD updates of every parameter of `ps` (any CUDA devices, real or complex dtypes): one launch
+/// per device, real type and kMaxSlices parameters; checks every device before anything runs.
+void sgd_step(const std::vector<SgdParam>& ps, bool wd, bool momentum, bool nesterov);
+/// Fused Adam/AdamW updates of every parameter of `ps`, as sgd_step.
+void adam_step(const std::vector<AdamParam>& ps, bool amsgrad, bool l2);
 
 }  // namespace phasor::cuda::detail

@@ -1,6 +1,15 @@
-// src/cuda/optim.cu - fused optimizer updates for CUDA parameters: one grid-stride kernel per
-// parameter running the same per-component formulas as the CPU loops (src/nn/optim/update_rules.hpp,
-// Note [shared update rules]), in place on the parameter and its state.
+// src/cuda/optim.cu - multi-tensor optimizer updates for CUDA parameters: one launch updates up to
+// kMaxSlices parameters, each a slice of contiguous components, running the same per-component formulas
+// as the CPU loops (src/nn/optim/update_rules.hpp, Note [shared update rules]) in place on the
+// parameters and their state.
+//
+// Note [multi-tensor launch]
+// An optimizer step is one launch per kMaxSlices parameters of a real type instead of one per parameter
+// (the small FNO steps are launch-bound). The slice table (pointers, sizes, coefficients, and each
+// slice's first block) is a kernel argument, so a launch needs no host-to-device copy and can be
+// captured into a CUDA graph; __grid_constant__ lets a block read its slice from the parameter space
+// at a run-time index without a per-thread copy of the table. Slice k owns blocks [start[k],
+// start[k+1]) and walks its components with a grid-stride loop over those blocks.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -17,57 +26,119 @@ namespace {
 using optim::detail::AdamCoeffs;
 using optim::detail::SgdCoeffs;
 
+/// A launch's slice table: `count` slices and the first block of each (start[count] = the grid).
+template <class S>
+struct Batch {
+  S s[kMaxSlices];
+  unsigned start[kMaxSlices + 1];
+  int count;
+};
 
+/// The slice the calling block works on.
+template <class S>
+__device__ inline int slice_of(const Batch<S>& b) {
+  int k = 0;
+  while (k + 1 < b.count && blockIdx.x >= b.start[k + 1]) ++k;
+  return k;
+}
 
-template <class R>
-__global__ void sgd_kernel(R* p, const R* g, R* buf, std::int64_t n, SgdCoeffs<R> c, bool wd, bool momentum,
-                           bool nesterov, bool first) {
-  const std::int64_t step = static_cast<std::int64_t>(blockDim.x) * gridDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step)
-    optim::detail::sgd_update(p[i], g[i], momentum ? buf + i : nullptr, c, wd, momentum, nesterov, first);
+/// Calls f(i) for the components of slice k this thread owns.
+template <class S, class F>
+__device__ inline void for_slice(const Batch<S>& b, int k, std::int64_t n, F&& f) {
+  const std::int64_t step = static_cast<std::int64_t>(b.start[k + 1] - b.start[k]) * blockDim.x;
+  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x - b.start[k]) * blockDim.x + threadIdx.x; i < n;
+       i += step)
+    f(i);
 }
 
 template <class R>
-__global__ void adam_kernel(R* p, const R* g, R* m, R* v, R* vmax, std::int64_t n, AdamCoeffs<R> c, bool amsgrad,
-                            bool l2, bool lerp_low) {
-  const std::int64_t step = static_cast<std::int64_t>(blockDim.x) * gridDim.x;
-  for (std::int64_t i = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += step)
-    optim::detail::adam_update(p[i], g[i], m[i], v[i], amsgrad ? vmax + i : nullptr, c, amsgrad, l2, lerp_low);
+struct SgdDev {
+  R* p;
+  const R* g;
+  R* buf;
+  std::int64_t n;
+  SgdCoeffs<R> c;
+  bool first;
+};
+
+template <class R>
+struct AdamDev {
+  R *p;
+  const R* g;
+  R *m, *v, *vmax;
+  std::int64_t n;
+  AdamCoeffs<R> c;
+};
+
+static_assert(sizeof(Batch<AdamDev<double>>) <= 4000 && sizeof(Batch<SgdDev<double>>) <= 4000,
+              "a slice table must fit the 4 KiB kernel parameter space");
+
+template <class R>
+__global__ void sgd_kernel(const __grid_constant__ Batch<SgdDev<R>> b, bool wd, bool momentum, bool nesterov) {
+  const int k = slice_of(b);
+  const SgdDev<R>& s = b.s[k];
+  for_slice(b, k, s.n, [&](std::int64_t i) {
+    optim::detail::sgd_update(s.p[i], s.g[i], momentum ? s.buf + i : nullptr, s.c, wd, momentum, nesterov, s.first);
+  });
 }
 
 template <class R>
-void sgd_launch(void* p, const void* g, void* buf, std::int64_t n, const SgdCoeffs<double>& c, bool wd, bool mom,
-                bool nest, bool first, void* stream) {
-  const SgdCoeffs<R> cr = optim::detail::cast_coeffs<R>(c);
-  launch_kernel(sgd_kernel<R>, blocks_for(n), kThreads, static_cast<cudaStream_t>(stream), static_cast<R*>(p),
-                static_cast<const R*>(g), static_cast<R*>(buf), n, cr, wd, mom, nest, first);
-  check_launch("sgd");
+__global__ void adam_kernel(const __grid_constant__ Batch<AdamDev<R>> b, bool amsgrad, bool l2, bool lerp_low) {
+  const int k = slice_of(b);
+  const AdamDev<R>& s = b.s[k];
+  for_slice(b, k, s.n, [&](std::int64_t i) {
+    optim::detail::adam_update(s.p[i], s.g[i], s.m[i], s.v[i], amsgrad ? s.vmax + i : nullptr, s.c, amsgrad, l2,
+                               lerp_low);
+  });
 }
 
 template <class R>
-void adam_launch(void* p, const void* g, void* m, void* v, void* vmax, std::int64_t n, const AdamCoeffs<double>& c,
-                 bool ams, bool l2, bool low, void* stream) {
-  const AdamCoeffs<R> cr = optim::detail::cast_coeffs<R>(c);
-  launch_kernel(adam_kernel<R>, blocks_for(n), kThreads, static_cast<cudaStream_t>(stream), static_cast<R*>(p),
-                static_cast<const R*>(g), static_cast<R*>(m), static_cast<R*>(v), static_cast<R*>(vmax), n, cr, ams, l2,
-                low);
-  check_launch("adam");
+SgdDev<R> to_dev(const SgdSlice& s) {
+  return {static_cast<R*>(s.p), static_cast<const R*>(s.g), static_cast<R*>(s.buf), s.n,
+          optim::detail::cast_coeffs<R>(s.c), s.first};
+}
+
+template <class R>
+AdamDev<R> to_dev(const AdamSlice& s) {
+  return {static_cast<R*>(s.p),    static_cast<const R*>(s.g), static_cast<R*>(s.m), static_cast<R*>(s.v),
+          static_cast<R*>(s.vmax), s.n,                        optim::detail::cast_coeffs<R>(s.c)};
+}
+
+/// Launches `kernel` once per kMaxSlices non-empty slices of `slices`, each slice getting the blocks a
+/// lone grid-stride launch over it would get.
+template <class R, class Slice, class... Flags>
+void launch_slices(void (*kernel)(const Batch<decltype(to_dev<R>(Slice{}))>, Flags...), const Slice* slices,
+                   int count, void* stream, const char* what, Flags... flags) {
+  using Dev = decltype(to_dev<R>(Slice{}));
+  Batch<Dev> b{};
+  auto flush = [&] {
+    if (b.count == 0) return;
+    launch_kernel(kernel, b.start[b.count], kThreads, static_cast<cudaStream_t>(stream), b, flags...);
+    check_launch(what);
+    b.count = 0;
+  };
+  for (int i = 0; i < count; ++i) {
+    if (slices[i].n <= 0) continue;
+    if (b.count == kMaxSlices) flush();
+    b.s[b.count] = to_dev<R>(slices[i]);
+    b.start[b.count + 1] = b.start[b.count] + blocks_for(slices[i].n);
+    ++b.count;
+  }
+  flush();
 }
 
 }  // namespace
 
-void sgd_step(bool is_double, void* p, const void* g, void* buf, std::int64_t n, const SgdCoeffs<double>& c, bool wd,
-              bool momentum, bool nesterov, bool first, void* stream) {
-  if (n <= 0) return;
-  if (is_double) sgd_launch<double>(p, g, buf, n, c, wd, momentum, nesterov, first, stream);
-  else sgd_launch<float>(p, g, buf, n, c, wd, momentum, nesterov, first, stream);
+void sgd_step(bool is_double, const SgdSlice* slices, int count, bool wd, bool momentum, bool nesterov,
+              void* stream) {
+  if (is_double) launch_slices<double>(sgd_kernel<double>, slices, count, stream, "sgd", wd, momentum, nesterov);
+  else launch_slices<float>(sgd_kernel<float>, slices, count, stream, "sgd", wd, momentum, nesterov);
 }
 
-void adam_step(bool is_double, void* p, const void* g, void* m, void* v, void* vmax, std::int64_t n,
-               const AdamCoeffs<double>& c, bool amsgrad, bool l2, bool lerp_low, void* stream) {
-  if (n <= 0) return;
-  if (is_double) adam_launch<double>(p, g, m, v, vmax, n, c, amsgrad, l2, lerp_low, stream);
-  else adam_launch<float>(p, g, m, v, vmax, n, c, amsgrad, l2, lerp_low, stream);
+void adam_step(bool is_double, const AdamSlice* slices, int count, bool amsgrad, bool l2, bool lerp_low,
+               void* stream) {
+  if (is_double) launch_slices<double>(adam_kernel<double>, slices, count, stream, "adam", amsgrad, l2, lerp_low);
+  else launch_slices<float>(adam_kernel<float>, slices, count, stream, "adam", amsgrad, l2, lerp_low);
 }
 
 }  // namespace phasor::cuda

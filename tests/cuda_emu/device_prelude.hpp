@@ -25,9 +25,10 @@ extern Coords g_coords;
 /// Waits until every thread of the block reaches the barrier.
 void syncthreads();
 
-/// Queues `thread` (the kernel call with its arguments) on `stream` to run once per thread of the
+/// Queues `thread` (the call of `kernel` with its arguments) on `stream` to run once per thread of the
 /// grid; a bad configuration sets the error cudaGetLastError returns and queues nothing.
-void launch(dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream, std::function<void()> thread);
+void launch(const void* kernel, dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream,
+            std::function<void()> thread);
 
 }  // namespace phasor_emu
 

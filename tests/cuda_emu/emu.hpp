@@ -31,7 +31,8 @@
 // Knobs (environment): PHASOR_EMU_DEVICES (default 2), PHASOR_EMU_MEMORY_MB per device (default
 // 4096), PHASOR_EMU_SMS multiprocessors per device (default 4), PHASOR_EMU_PROTECT=0 leaves device
 // memory accessible, PHASOR_EMU_SYNC=1 runs all work at once (no queues), PHASOR_EMU_TRACE_WAITS=1 prints
-// a backtrace for every call that makes the host wait for device work.
+// a backtrace for every call that makes the host wait for device work, PHASOR_EMU_TRACE_LAUNCHES=1 prints
+// every kernel launch (kernel and configuration; phasor_emu_launches() counts them).
 #pragma once
 #include <cuda_runtime_api.h>
 
@@ -73,3 +74,5 @@ cudaError_t fail(cudaError_t e);
 /// and device synchronizations, synchronous copies, cudaFree, cudaFreeHost): a warm training step should
 /// make none.
 extern "C" std::uint64_t phasor_emu_host_waits(void);
+/// The number of kernel launches so far (not counting those a bad configuration refused).
+extern "C" std::uint64_t phasor_emu_launches(void);

@@ -2,6 +2,8 @@
 // in emu.hpp): devices, memory, streams, events, copies and kernel launches with their threads.
 #include "device_prelude.hpp"  // first: it defines __shared__ before the toolkit's headers do
 
+#include <cxxabi.h>
+#include <dlfcn.h>
 #include <execinfo.h>
 #include <signal.h>
 #include <sys/mman.h>
@@ -474,6 +476,30 @@ void note_wait(const char* call, bool queued) {
   void* frames[24];
   backtrace_symbols_fd(frames, backtrace(frames, 24), 2);
 }
+
+/// PHASOR_EMU_TRACE_LAUNCHES=1 prints each kernel launch: the kernel's name where its library exports it,
+/// else its library and offset (`addr2line -f -C -e <library> <offset>` names it), and the configuration.
+void trace_launch(const void* kernel, dim3 grid, dim3 block) {
+  static const bool trace = env_size("PHASOR_EMU_TRACE_LAUNCHES", 0) != 0;
+  if (!trace) return;
+  Dl_info info{};
+  std::string name = "?";
+  if (kernel && dladdr(kernel, &info) && info.dli_fname) {
+    if (info.dli_sname && info.dli_saddr == kernel) {
+      int status = 0;
+      char* d = abi::__cxa_demangle(info.dli_sname, nullptr, nullptr, &status);
+      name = status == 0 && d ? d : info.dli_sname;
+      std::free(d);
+    } else {
+      char off[32];
+      std::snprintf(off, sizeof off, "0x%zx",
+                    static_cast<std::size_t>(static_cast<const char*>(kernel) - static_cast<const char*>(info.dli_fbase)));
+      name = std::string(info.dli_fname) + " " + off;
+    }
+  }
+  std::fprintf(stderr, "phasor_emu: launch %s grid (%u, %u, %u) block (%u, %u, %u)\n", name.c_str(), grid.x, grid.y,
+               grid.z, block.x, block.y, block.z);
+}
 }  // namespace
 
 bool check_device_range(const void* p, std::size_t bytes, int device, const char* what) {
@@ -520,7 +546,8 @@ cudaError_t enqueue(cudaStream_t h, std::function<void()> work) {
   return cudaSuccess;
 }
 
-void launch(dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream, std::function<void()> thread) {
+void launch(const void* kernel, dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream,
+            std::function<void()> thread) {
   std::lock_guard<std::recursive_mutex> lk(api_mutex());
   State& st = state();
   const std::uint64_t threads = std::uint64_t(block.x) * block.y * block.z;
@@ -542,6 +569,7 @@ void launch(dim3 grid, dim3 block, std::size_t shared_bytes, cudaStream_t stream
     return;
   }
   const std::uint64_t no = st.launches++;
+  trace_launch(kernel, grid, block);
   enqueue(stream, [grid, block, no, body = std::move(thread)] { run_grid(grid, block, body, no); });
 }
 
@@ -887,6 +915,12 @@ cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpy
 std::uint64_t phasor_emu_host_waits(void) {
   Lock lk(api_mutex());
   return state().host_waits;
+}
+
+/// Kernel launches so far (not counting those a bad configuration refused).
+std::uint64_t phasor_emu_launches(void) {
+  Lock lk(api_mutex());
+  return state().launches;
 }
 
 cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int src_device, std::size_t bytes,

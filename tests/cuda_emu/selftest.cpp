@@ -149,7 +149,7 @@ bool neighbours_read(bool barrier) {
   DeviceFloats d(512);
   float* out = d.p;
   const int s = salt;
-  phasor_emu::launch(dim3(2), dim3(256), 0, nullptr, [=] { neighbour_kernel(out, barrier, s); });
+  phasor_emu::launch(nullptr, dim3(2), dim3(256), 0, nullptr, [=] { neighbour_kernel(out, barrier, s); });
   REQUIRE(cudaGetLastError() == cudaSuccess);
   const std::vector<float> h = download(d.p, 512);
   for (unsigned i = 0; i < 512; ++i)
@@ -168,9 +168,9 @@ TEST_CASE("emu: threads meet at barriers; a missing barrier reads stale shared m
 }
 
 TEST_CASE("emu: bad launch configurations fail as on a GPU") {
-  phasor_emu::launch(dim3(1), dim3(2048), 0, nullptr, [] {});
+  phasor_emu::launch(nullptr, dim3(1), dim3(2048), 0, nullptr, [] {});
   CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
-  phasor_emu::launch(dim3(0), dim3(32), 0, nullptr, [] {});
+  phasor_emu::launch(nullptr, dim3(0), dim3(32), 0, nullptr, [] {});
   CHECK(cudaGetLastError() == cudaErrorInvalidConfiguration);
   int n = 0;
   cudaGetDeviceCount(&n);
@@ -178,7 +178,7 @@ TEST_CASE("emu: bad launch configurations fail as on a GPU") {
     cudaStream_t s = nullptr;
     REQUIRE(cudaStreamCreate(&s) == cudaSuccess);
     REQUIRE(cudaSetDevice(1) == cudaSuccess);
-    phasor_emu::launch(dim3(1), dim3(32), 0, s, [] {});
+    phasor_emu::launch(nullptr, dim3(1), dim3(32), 0, s, [] {});
     CHECK(cudaGetLastError() == cudaErrorInvalidResourceHandle);
     REQUIRE(cudaSetDevice(0) == cudaSuccess);
   }

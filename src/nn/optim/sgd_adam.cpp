@@ -3,8 +3,11 @@
 // Each step runs one fused loop per parameter over its contiguous real components (a complex
 // parameter is its interleaved real and imaginary parts, PyTorch's view_as_real rule), updating the
 // parameter and its state in place: no temporaries, no autograd, parallel over large parameters.
+// A group's CUDA parameters are updated together, one multi-tensor launch per device and real type
+// (src/cuda/optim.cu). Every gradient is checked before anything changes.
 #include <cmath>
 #include <type_traits>
+#include <vector>
 
 #include "cuda/nn_ops.hpp"
 #include "nn/optim/optim_util.hpp"
@@ -27,6 +30,30 @@ Tensor run_closure(const std::function<Tensor()>& closure) {
   EnableGradGuard eg;
   return closure();
 }
+
+/// Every group's gradients (undefined for a parameter without one), checked before any parameter
+/// changes so that a bad gradient leaves the whole step undone.
+std::vector<std::vector<Tensor>> checked_grads(const std::vector<ParamGroup>& groups, const std::string& op) {
+  std::vector<std::vector<Tensor>> out;
+  for (const auto& group : groups) {
+    auto& gs = out.emplace_back();
+    for (const auto& p : group.params()) gs.push_back(p.grad().defined() ? detail::grad_of(p, op) : Tensor());
+  }
+  return out;
+}
+
+/// Writable parameters whose CUDA updates are queued for one multi-tensor launch per group (Note
+/// [multi-tensor launch] in src/cuda/optim.cu): committed, with their state's versions bumped, after it.
+struct Pending {
+  std::vector<detail::Writable> params;
+  std::vector<Tensor> state;
+  void commit() {
+    for (auto& w : params) w.commit();
+    for (const Tensor& t : state) phasor::detail::bump_version(t);
+    params.clear();
+    state.clear();
+  }
+};
 
 /// Throws unless lr and weight_decay are valid (shared by all first-order optimizers).
 void check_lr_wd(const std::string& op, double lr, double weight_decay) {
@@ -114,7 +141,7 @@ void with_bool(bool b, F&& f) {
 // The kernels take their flags as template arguments so that each inner loop is branch-free (the
 // shared formulas of update_rules.hpp inline with constant flags); `sign` is -1 for maximize (exact).
 // SGD's loops vectorize; Adam's would too, but for sqrt's errno branch (the build does not pass
-// -fno-math-errno). CUDA parameters take the fused kernels of src/cuda/optim.cu (same formulas).
+// -fno-math-errno). CUDA parameters take the multi-tensor kernels of src/cuda/optim.cu (same formulas).
 template <class R, bool kWd, bool kMomentum, bool kNesterov>
 void sgd_kernel(R* p, const R* g, R* buf, std::int64_t n, bool first, const SgdCoeffs<double>& cd) {
   const SgdCoeffs<R> c = cast_coeffs<R>(cd);
@@ -132,11 +159,16 @@ void sgd_kernel(R* p, const R* g, R* buf, std::int64_t n, bool first, const SgdC
 Tensor SGD::step(std::function<Tensor()> closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard ng;
-  for (auto& group : groups_) {
+  const auto grads = checked_grads(groups_, name_);
+  for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
+    auto& group = groups_[gi];
     const auto& o = static_cast<const SGDOptions&>(group.options());
-    for (auto& p : group.params()) {
-      if (!p.grad().defined()) continue;
-      Tensor g = detail::grad_of(p, name_);
+    std::vector<cuda::detail::SgdParam> on_gpu;
+    Pending pending;
+    for (std::size_t pi = 0; pi < group.params().size(); ++pi) {
+      const Tensor& p = group.params()[pi];
+      const Tensor& g = grads[gi][pi];
+      if (!g.defined()) continue;
       detail::Writable w(p);
       Tensor buf;
       bool first = false;
@@ -151,24 +183,28 @@ Tensor SGD::step(std::function<Tensor()> closure) {
       const std::int64_t n = detail::real_numel(p);
       const SgdCoeffs<double> c{o.lr(), o.weight_decay(), o.momentum(), o.dampening(), o.maximize() ? -1.0 : 1.0};
       if (p.device().is_cuda()) {
-        cuda::detail::sgd_step(w.work, g, buf, c, o.weight_decay() != 0, buf.defined(), o.nesterov(), first);
-      } else {
-        detail::visit_real(p.dtype(), [&](auto tag) {
-          using R = decltype(tag);
-          R* bp = buf.defined() ? detail::real_ptr<R>(buf) : nullptr;
-          with_bool(o.weight_decay() != 0, [&](auto wd) {
-            with_bool(bp != nullptr, [&](auto mom) {
-              with_bool(o.nesterov(), [&](auto nest) {
-                sgd_kernel<R, decltype(wd)::value, decltype(mom)::value, decltype(nest)::value>(
-                    detail::real_ptr<R>(w.work), detail::real_ptr<R>(g), bp, n, first, c);
-              });
+        on_gpu.push_back({w.work, g, buf, c, first});
+        pending.params.push_back(std::move(w));
+        if (buf.defined()) pending.state.push_back(buf);
+        continue;
+      }
+      detail::visit_real(p.dtype(), [&](auto tag) {
+        using R = decltype(tag);
+        R* bp = buf.defined() ? detail::real_ptr<R>(buf) : nullptr;
+        with_bool(o.weight_decay() != 0, [&](auto wd) {
+          with_bool(bp != nullptr, [&](auto mom) {
+            with_bool(o.nesterov(), [&](auto nest) {
+              sgd_kernel<R, decltype(wd)::value, decltype(mom)::value, decltype(nest)::value>(
+                  detail::real_ptr<R>(w.work), detail::real_ptr<R>(g), bp, n, first, c);
             });
           });
         });
-      }
+      });
       w.commit();
       if (buf.defined()) phasor::detail::bump_version(buf);
     }
+    if (!on_gpu.empty()) cuda::detail::sgd_step(on_gpu, o.weight_decay() != 0, o.momentum() != 0, o.nesterov());
+    pending.commit();
   }
   return loss;
 }
@@ -237,12 +273,18 @@ void adam_kernel(R* p, const R* g, R* m, R* v, R* vmax, std::int64_t n, const Ad
 Tensor Adam::step(std::function<Tensor()> closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard ng;
-  for (auto& group : groups_) {
+  const auto grads = checked_grads(groups_, name_);
+  for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
+    auto& group = groups_[gi];
     const auto& o = static_cast<const AdamOptions&>(group.options());
     const auto [beta1, beta2] = o.betas();
-    for (auto& p : group.params()) {
-      if (!p.grad().defined()) continue;
-      Tensor g = detail::grad_of(p, name_);
+    const bool l2 = !decoupled_ && o.weight_decay() != 0;
+    std::vector<cuda::detail::AdamParam> on_gpu;
+    Pending pending;
+    for (std::size_t pi = 0; pi < group.params().size(); ++pi) {
+      const Tensor& p = group.params()[pi];
+      const Tensor& g = grads[gi][pi];
+      if (!g.defined()) continue;
       StateDict& st = mutable_state(p);
       if (st.empty()) {
         st["step"] = zeros({}, float64);
@@ -266,17 +308,19 @@ Tensor Adam::step(std::function<Tensor()> closure) {
       c.step_size = o.lr() / (1 - std::pow(beta1, step));
       c.bc2_sqrt = std::sqrt(1 - std::pow(beta2, step));
       c.sign = o.maximize() ? -1.0 : 1.0;
-      const bool l2 = !decoupled_ && o.weight_decay() != 0;
       Tensor m = st["exp_avg"], v = st["exp_avg_sq"];
       Tensor vmax = o.amsgrad() ? st["max_exp_avg_sq"] : Tensor();
       detail::Writable w(p);
+      if (p.device().is_cuda()) {
+        on_gpu.push_back({w.work, g, m, v, vmax, c});
+        pending.params.push_back(std::move(w));
+        pending.state.insert(pending.state.end(), {st["step"], m, v});
+        if (vmax.defined()) pending.state.push_back(vmax);
+        continue;
+      }
       detail::visit_real(p.dtype(), [&](auto tag) {
         using R = decltype(tag);
         const bool low = static_cast<R>(1 - beta1) < R(0.5);
-        if (p.device().is_cuda()) {
-          cuda::detail::adam_step(w.work, g, m, v, vmax, c, vmax.defined(), l2, low);
-          return;
-        }
         R* vm = vmax.defined() ? detail::real_ptr<R>(vmax) : nullptr;
         with_bool(vm != nullptr, [&](auto ams) {
           with_bool(l2, [&](auto l2c) {
@@ -292,6 +336,8 @@ Tensor Adam::step(std::function<Tensor()> closure) {
       for (const Tensor& t : {st["step"], m, v}) phasor::detail::bump_version(t);
       if (vmax.defined()) phasor::detail::bump_version(vmax);
     }
+    if (!on_gpu.empty()) cuda::detail::adam_step(on_gpu, o.amsgrad(), l2);
+    pending.commit();
   }
   return loss;
 }
