@@ -54,6 +54,7 @@ DEVICE_CASE("cuda nn: conv1d/2d/3d forward and gradients agree with the CPU") {
       {1, 4, 6, 3, 1, 1, 1, 1, true},   {1, 4, 6, 3, 2, 2, 2, 2, false}, {1, 6, 6, 5, 3, 0, 1, 3, true},
       {2, 4, 6, 1, 1, 0, 1, 2, true},   {2, 3, 4, 3, 1, 1, 1, 1, true},  {2, 4, 4, 3, 2, 1, 2, 2, false},
       {2, 4, 8, 2, 2, 0, 1, 4, true},   {3, 2, 4, 3, 1, 1, 1, 1, true},  {3, 4, 4, 2, 2, 1, 2, 2, false},
+      {1, 4, 6, 11, 1, 0, 1, 1, false},  // one output position: the weight gradient without per-sample partials
   };
   for (Dtype dt : {float32, float64, complex64}) {
     for (const Case& c : cases) {
@@ -159,6 +160,20 @@ DEVICE_CASE("cuda nn: spectral_mix and its gradients agree with the CPU") {
     yg.backward(go.to(dev));
     CHECK(rel_diff(x.gpu.grad(), x.cpu.grad()) <= tol(dt));
     CHECK(rel_diff(w.gpu.grad(), w.cpu.grad()) <= tol(dt));
+  }
+  {
+    // grads of grads: the gradients are spectral_mix with conjugation flags on transposed operands, whose
+    // own gradients flip the flags again; every flag combination runs on the device
+    Pair x = leaf_pair(dev, {3, 4, 5}, complex128), w = leaf_pair(dev, {4, 2, 5}, complex128);
+    auto second = [](const Tensor& xx, const Tensor& ww) {
+      const Tensor y = F::spectral_mix(xx, ww);
+      const auto g = autodiff::grad({(y * y.conj()).real().sum()}, {xx, ww}, {}, std::nullopt, true);
+      (g[0] * g[0].conj() + (g[1].sum() * g[1].conj().sum()) * 0.5).real().sum().backward();
+    };
+    second(x.cpu, w.cpu);
+    second(x.gpu, w.gpu);
+    CHECK(rel_diff(x.gpu.grad(), x.cpu.grad()) <= 1e-11);
+    CHECK(rel_diff(w.gpu.grad(), w.cpu.grad()) <= 1e-11);
   }
   // against a naive long double loop on one mode
   const Tensor x = sample({2, 3, 4}, complex128), w = sample({3, 2, 4}, complex128);

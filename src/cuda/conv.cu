@@ -10,8 +10,9 @@
 // and sums those column entries - no atomics, deterministic, and the same summation order as the CPU
 // fold (rows in kernel-tap order).
 //
-// Spectral mix: out[b,o,k] = sum_i x[b,i,k] w[i,o,k] on contiguous (B, I, K), (I, O, K) operands,
-// one thread per (b, o, k) with k fastest. Considered: a strided-batched complex gemm over the K
+// Spectral mix: out[b,o,k] = sum_i op(x)[b,i,k] op(w)[i,o,k] (op conjugating or not) on (B, I, K),
+// (I, O, K) operands with contiguous modes and any strides over their first two dims, one thread per
+// (b, o, k) with k fastest. Considered: a strided-batched complex gemm over the K
 // modes (cublasCgemmStridedBatched), which needs x, w and the result in mode-major (K, B, I) /
 // (K, I, O) / (K, B, O) layouts, i.e. three extra permuting copies of tensors as large as the
 // operands, and then runs K tiny gemms (B x I x O = 20..32 x 32..64 x 32..64) well below the sizes
@@ -19,7 +20,8 @@
 // and the operands (a few MB) sit in L2, so the direct kernel, which reads the spectra in the
 // layout rfftn and narrow/cat produce (modes contiguous, coalesced over k), does the work in one
 // pass with no permutes; the forward and both gradients (grad_x = mix(g, conj(w)^T), grad_w =
-// mix(conj(x)^T, g), see src/nn/spectral_mix.cpp) are the same kernel on transposed operands.
+// mix(conj(x)^T, g), see src/nn/spectral_mix.cpp) are the same kernel on transposed operands, read
+// through strides and conjugated as they are read: no conj or transposing copies.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -99,19 +101,21 @@ struct alignas(2 * sizeof(R)) Cplx {
 
 template <class R>
 __global__ void mix_kernel(const Cplx<R>* __restrict__ x, const Cplx<R>* __restrict__ w, Cplx<R>* __restrict__ out,
-                           std::int64_t B, std::int64_t I, std::int64_t O, std::int64_t K) {
+                           std::int64_t B, std::int64_t I, std::int64_t O, std::int64_t K, MixStrides st, R x_im,
+                           R w_im) {
   const std::int64_t total = B * O * K;
   const std::int64_t step = static_cast<std::int64_t>(blockDim.x) * gridDim.x;
   for (std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += step) {
     const std::int64_t k = idx % K, t = idx / K;
     const std::int64_t o = t % O, b = t / O;
-    const Cplx<R>* xp = x + b * I * K + k;
-    const Cplx<R>* wp = w + o * K + k;
+    const Cplx<R>* xp = x + b * st.xb + k;
+    const Cplx<R>* wp = w + o * st.wo + k;
     R re = 0, im = 0;
     for (std::int64_t i = 0; i < I; ++i) {
-      const Cplx<R> a = xp[i * K], c = wp[i * O * K];
-      re += a.re * c.re - a.im * c.im;
-      im += a.re * c.im + a.im * c.re;
+      const Cplx<R> a = xp[i * st.xi], c = wp[i * st.wi];
+      const R ai = x_im * a.im, ci = w_im * c.im;  // -1 conjugates (exact)
+      re += a.re * c.re - ai * ci;
+      im += a.re * ci + ai * c.re;
     }
     out[idx] = Cplx<R>{re, im};
   }
@@ -169,16 +173,18 @@ void col2im(const void* cols, void* y, std::int64_t NC, const ConvGeo& g, bool i
 }
 
 void spectral_mix(const void* x, const void* w, void* out, std::int64_t B, std::int64_t I, std::int64_t O,
-                  std::int64_t K, bool is_double, void* stream) {
+                  std::int64_t K, const MixStrides& st, bool conj_x, bool conj_w, bool is_double, void* stream) {
   const std::int64_t total = B * O * K;
   if (total == 0) return;
   const auto s = static_cast<cudaStream_t>(stream);
   if (is_double)
     launch_kernel(mix_kernel<double>, blocks_for(total), kThreads, s, static_cast<const Cplx<double>*>(x),
-                  static_cast<const Cplx<double>*>(w), static_cast<Cplx<double>*>(out), B, I, O, K);
+                  static_cast<const Cplx<double>*>(w), static_cast<Cplx<double>*>(out), B, I, O, K, st,
+                  conj_x ? -1.0 : 1.0, conj_w ? -1.0 : 1.0);
   else
     launch_kernel(mix_kernel<float>, blocks_for(total), kThreads, s, static_cast<const Cplx<float>*>(x),
-                  static_cast<const Cplx<float>*>(w), static_cast<Cplx<float>*>(out), B, I, O, K);
+                  static_cast<const Cplx<float>*>(w), static_cast<Cplx<float>*>(out), B, I, O, K, st,
+                  conj_x ? -1.0f : 1.0f, conj_w ? -1.0f : 1.0f);
   check_launch("spectral_mix");
 }
 

@@ -27,10 +27,16 @@ void im2col(const void* x, void* cols, std::int64_t NC, const ConvGeo& g, int el
 /// y (NC, *in) = fold of cols (NC*K, L) (overlaps summed), contiguous; R = float (double when
 /// `is_double`), `comps` = 2 for complex elements (interleaved), else 1.
 void col2im(const void* cols, void* y, std::int64_t NC, const ConvGeo& g, bool is_double, int comps, void* stream);
-/// out[b,o,k] = sum_i x[b,i,k] w[i,o,k] for contiguous complex x (B, I, K), w (I, O, K), out (B, O, K);
-/// complex128 when `is_double`, else complex64.
+/// Element strides of spectral_mix's operands over their first two dims (x (B, I, K): xb, xi; w (I, O, K):
+/// wi, wo); the K modes are contiguous in both.
+struct MixStrides {
+  std::int64_t xb, xi, wi, wo;
+};
+/// out[b,o,k] = sum_i op(x)[b,i,k] op(w)[i,o,k] for complex x (B, I, K), w (I, O, K) with strides `st` and
+/// a contiguous out (B, O, K), op conjugating x when `conj_x` (w when `conj_w`); complex128 when
+/// `is_double`, else complex64.
 void spectral_mix(const void* x, const void* w, void* out, std::int64_t B, std::int64_t I, std::int64_t O,
-                  std::int64_t K, bool is_double, void* stream);
+                  std::int64_t K, const MixStrides& st, bool conj_x, bool conj_w, bool is_double, void* stream);
 
 /// Most parameters one multi-tensor optimizer launch updates (Note [multi-tensor launch] in optim.cu).
 inline constexpr int kMaxSlices = 24;

@@ -85,7 +85,19 @@ Tensor fold(const Tensor& cols, const ::phasor::detail::ConvGeometry& g, const c
   return y;
 }
 
-Tensor spectral_mix(const Tensor& x, const Tensor& w) {
+namespace {
+/// True when dims [2, ndim) of t are row-major with unit stride (the CUDA mix kernel's mode layout).
+bool modes_contiguous(const Tensor& t) {
+  std::int64_t expected = 1;
+  for (std::int64_t d = t.dim() - 1; d >= 2; --d) {
+    if (t.size(d) != 1 && t.stride(d) != expected) return false;
+    expected *= t.size(d);
+  }
+  return true;
+}
+}  // namespace
+
+Tensor spectral_mix(const Tensor& x, const Tensor& w, bool conj_x, bool conj_w) {
   const char* op = "spectral_mix";
   check_device(x.device(), op);
   check_on(w, x, op);
@@ -93,7 +105,7 @@ Tensor spectral_mix(const Tensor& x, const Tensor& w) {
     throw Error(op, std::string("the CUDA kernel takes two complex64 or two complex128 tensors, got ") +
                         dtype_name(x.dtype()) + " and " + dtype_name(w.dtype()));
   NoGradGuard ng;
-  const Tensor xc = x.contiguous(), wc = w.contiguous();
+  const Tensor xc = modes_contiguous(x) ? x : x.contiguous(), wc = modes_contiguous(w) ? w : w.contiguous();
   const std::int64_t B = x.size(0), I = x.size(1), O = w.size(1);
   Shape os{B, O};
   os.insert(os.end(), x.shape().begin() + 2, x.shape().end());
@@ -101,8 +113,10 @@ Tensor spectral_mix(const Tensor& x, const Tensor& w) {
   if (out.numel() == 0) return out;
   if (I == 0) return out.zero_();
   const std::int64_t K = ::phasor::detail::shape_numel(Shape(x.shape().begin() + 2, x.shape().end()));
+  const MixStrides st{xc.stride(0), xc.stride(1), wc.stride(0), wc.stride(1)};
   Launch l(out);
-  ::phasor::cuda::spectral_mix(xc.data_ptr(), wc.data_ptr(), out.data_ptr(), B, I, O, K, x.dtype() == Dtype::Complex128, l.stream);
+  ::phasor::cuda::spectral_mix(xc.data_ptr(), wc.data_ptr(), out.data_ptr(), B, I, O, K, st, conj_x, conj_w,
+                               x.dtype() == Dtype::Complex128, l.stream);
   return out;
 }
 
@@ -163,7 +177,7 @@ void adam_step(const std::vector<AdamParam>& ps, bool amsgrad, bool l2) {
 
 Tensor unfold(const Tensor& x, const ::phasor::detail::ConvGeometry&, const char* op) { no_cuda_backend(op, x.device()); }
 Tensor fold(const Tensor& cols, const ::phasor::detail::ConvGeometry&, const char* op) { no_cuda_backend(op, cols.device()); }
-Tensor spectral_mix(const Tensor& x, const Tensor&) { no_cuda_backend("spectral_mix", x.device()); }
+Tensor spectral_mix(const Tensor& x, const Tensor&, bool, bool) { no_cuda_backend("spectral_mix", x.device()); }
 void sgd_step(const std::vector<SgdParam>& ps, bool, bool, bool) {
   if (!ps.empty()) no_cuda_backend("optim.SGD", ps[0].p.device());
 }

@@ -15,9 +15,10 @@ namespace phasor::cuda::detail {
 Tensor unfold(const Tensor& x, const ::phasor::detail::ConvGeometry& g, const char* op);
 /// Adjoint of unfold: cols (N, C*K, L) -> (N, C, *g.in), overlaps summed.
 Tensor fold(const Tensor& cols, const ::phasor::detail::ConvGeometry& g, const char* op);
-/// out (B, O, *M) = sum_i x[b,i,*k] w[i,o,*k] for complex CUDA tensors x (B, I, *M), w (I, O, *M) of
-/// one dtype (any strides).
-Tensor spectral_mix(const Tensor& x, const Tensor& w);
+/// out (B, O, *M) = sum_i op(x)[b,i,*k] op(w)[i,o,*k] for complex CUDA tensors x (B, I, *M), w (I, O, *M)
+/// of one dtype (any strides; copied only where the modes are not contiguous), op conjugating x when
+/// `conj_x` and w when `conj_w`.
+Tensor spectral_mix(const Tensor& x, const Tensor& w, bool conj_x = false, bool conj_w = false);
 /// One CUDA parameter of a multi-tensor SGD step: its contiguous storage p (updated in place), the
 /// contiguous gradient g, the momentum buffer (undefined without momentum; `first` when fresh) and the
 /// step's coefficients.

@@ -21,6 +21,7 @@
 #include <cstring>
 
 #include "autodiff/node.hpp"
+#include "core/device_constants.hpp"
 #include "core/elementwise.hpp"
 #include "cuda/nn_ops.hpp"
 #include "linalg/blas.hpp"
@@ -461,22 +462,46 @@ Tensor conv_input_cuda(const Tensor& g_, const Tensor& w_, const ConvSpec& s, st
   return direct ? dx : ::phasor::cuda::detail::fold(cols, s.geo, "conv");
 }
 
+// Note [cuda conv weight gradient]
+// dw = sum_n g[n] cols[n]^T per group, with g (N, O, L) and cols (N, C*K, L): the sample index sits
+// between the rows and the columns of both operands, so no single gemm reads them as stored. Moving it
+// next to L (permute + contiguous) copies g and cols, each the size of an activation, on every step.
+// Instead one strided-batched gemm writes each sample's product into partials (N, O*Cg*K) and one more
+// gemm sums them with a row of ones (a device constant): two launches and N weight-sized partials.
+// Where the partials would outweigh the copies (few output positions, large weights), the copies win.
 Tensor conv_weight_cuda(const Tensor& x_, const Tensor& g_, const ConvSpec& s, const Shape& w_shape) {
-  const Tensor x = x_.contiguous();
-  const Dims d = dims_of(x.size(0), x.size(1), g_.size(1), s);
+  const Tensor x = x_.contiguous(), g = g_.contiguous();
+  const Dims d = dims_of(x.size(0), x.size(1), g.size(1), s);
   Tensor dw = make_tensor(w_shape, x.dtype(), x.device());
   if (dw.numel() == 0) return dw;
   if (d.N * d.L == 0) return dw.zero_();
   const Tensor cols = is_pointwise(s.geo) ? x.reshape({d.N, d.C, d.L}) : ::phasor::cuda::detail::unfold(x, s.geo, "conv");
-  const Tensor gp = g_.permute({1, 0, 2}).contiguous();   // (O, N, L)
-  const Tensor cp = cols.permute({1, 0, 2}).contiguous();  // (C*K, N, L)
-  const std::int64_t NL = d.N * d.L;
-  if (std::max({NL, d.Og, d.CgK()}) > INT_MAX)
+  const std::int64_t W = d.O * d.CgK();  // weight elements
+  if (d.N == 1 || W > d.L * (d.O + d.C * d.K)) {
+    const std::int64_t NL = d.N * d.L;
+    if (std::max({NL, d.Og, d.CgK()}) > INT_MAX)
+      throw Error("conv", "matrix dims " + std::to_string(d.Og) + ", " + std::to_string(d.CgK()) + ", " +
+                              std::to_string(NL) + " exceed the cuBLAS index range");
+    const Tensor gp = g.permute({1, 0, 2}).contiguous();     // (O, N, L): no copy when N == 1
+    const Tensor cp = cols.permute({1, 0, 2}).contiguous();  // (C*K, N, L)
+    for (std::int64_t gi = 0; gi < d.groups; ++gi)
+      cuda_gemm("conv", x.dtype(), x.device().index, false, true, d.Og, d.CgK(), NL, elem_at(gp, gi * d.Og * NL), NL,
+                elem_at(cp, gi * d.CgK() * NL), NL, elem_at_mut(dw, gi * d.Og * d.CgK()), d.CgK());
+    return dw;
+  }
+  if (std::max({d.L, d.Og, d.CgK(), W}) > INT_MAX)
     throw Error("conv", "matrix dims " + std::to_string(d.Og) + ", " + std::to_string(d.CgK()) + ", " +
-                            std::to_string(NL) + " exceed the cuBLAS index range");
+                            std::to_string(d.L) + " exceed the cuBLAS index range");
+  const Tensor part = make_tensor({d.N, W}, x.dtype(), x.device());
   for (std::int64_t gi = 0; gi < d.groups; ++gi)
-    cuda_gemm("conv", x.dtype(), x.device().index, false, true, d.Og, d.CgK(), NL, elem_at(gp, gi * d.Og * NL), NL,
-              elem_at(cp, gi * d.CgK() * NL), NL, elem_at_mut(dw, gi * d.Og * d.CgK()), d.CgK());
+    cuda_gemm_batched("conv", x.dtype(), x.device().index, false, true, d.Og, d.CgK(), d.L, elem_at(g, gi * d.Og * d.L),
+                      d.L, d.O * d.L, elem_at(cols, gi * d.CgK() * d.L), d.L, d.C * d.K * d.L,
+                      elem_at_mut(part, gi * d.Og * d.CgK()), d.CgK(), W, d.N);
+  const Tensor one = device_constant(
+      x.device(), [&] { return "conv_weight ones " + std::to_string(d.N) + " " + dtype_name(x.dtype()); },
+      [&] { return ones({d.N}, x.dtype()); });
+  cuda_gemm("conv", x.dtype(), x.device().index, false, false, 1, W, d.N, one.data_ptr(), d.N, part.data_ptr(), W,
+            dw.data_ptr(), W);
   return dw;
 }
 

@@ -20,8 +20,9 @@
 // call's overhead is small next to its work; in the FNO bench profiles (bench/README.md "FNO")
 // the contraction with its packing is ~2-3% of the training step.
 // Gradients (PyTorch's complex convention): grad_x[b,i,k] = sum_o g[b,o,k] conj(w[i,o,k]) and
-// grad_w[i,o,k] = sum_b conj(x[b,i,k]) g[b,o,k], both spectral_mix calls on conjugated and
-// transposed public-op arguments, so gradients of gradients work.
+// grad_w[i,o,k] = sum_b conj(x[b,i,k]) g[b,o,k]: the primitive carries a conjugation flag per operand,
+// so both are the primitive again on transposed operands (gradients of gradients work), and the CUDA
+// kernel reads the transposed, conjugated operands in place.
 // CUDA tensors take a dedicated kernel on contiguous operands (Note [cuda conv kernels] in
 // src/cuda/conv.cu explains why not a batched gemm); same formula, same gradients.
 
@@ -153,21 +154,33 @@ void check_args(const Tensor& x, const Tensor& w) {
 
 }  // namespace
 
-Tensor spectral_mix(const Tensor& x, const Tensor& w) {
-  check_args(x, w);
+namespace {
+/// spectral_mix with op(x) = conj(x) when cx and op(w) = conj(w) when cw (the primitive: its gradients are
+/// the same op on transposed operands with other flags, so none of them materializes a conjugate or a
+/// transpose on a GPU).
+Tensor mix_op(const Tensor& x, const Tensor& w, bool cx, bool cw) {
   return ::phasor::detail::apply_op(
       "spectral_mix", {x, w}, ::phasor::detail::kSaveInputs,
-      [](const G& in) {
+      [cx, cw](const G& in) {
         const Dtype ct = to_complex(::phasor::detail::result_type(in));
-        if (in[0].device().is_cuda()) return ::phasor::cuda::detail::spectral_mix(in[0].to(ct), in[1].to(ct));
-        return mix_kernel(in[0].to(ct), in[1].to(ct));
+        const Tensor a = in[0].to(ct), b = in[1].to(ct);
+        if (a.device().is_cuda()) return ::phasor::cuda::detail::spectral_mix(a, b, cx, cw);
+        return mix_kernel(cx ? a.conj() : a, cw ? b.conj() : b);
       },
-      [](const ::phasor::detail::Ctx& c, const G& g) {
+      [cx, cw](const ::phasor::detail::Ctx& c, const G& g) {
+        // out = sum_i X W with X = op(x), W = op(w): grad_X = sum_o g conj(W), grad_W = sum_b conj(X) g, and
+        // grad_x = conj(grad_X) when x enters conjugated (likewise w); each is mix_op on transposed operands
         Tensor gx, gw;
-        if (c.needs_grad(0)) gx = spectral_mix(g[0], c.input(1).conj().transpose(0, 1));
-        if (c.needs_grad(1)) gw = spectral_mix(c.input(0).conj().transpose(0, 1), g[0]);
+        if (c.needs_grad(0)) gx = mix_op(g[0], c.input(1).transpose(0, 1), cx, cx ? cw : !cw);
+        if (c.needs_grad(1)) gw = mix_op(c.input(0).transpose(0, 1), g[0], cw ? cx : !cx, cw);
         return G{gx, gw};
       });
+}
+}  // namespace
+
+Tensor spectral_mix(const Tensor& x, const Tensor& w) {
+  check_args(x, w);
+  return mix_op(x, w, false, false);
 }
 
 }  // namespace phasor::nn::functional
