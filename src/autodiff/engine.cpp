@@ -68,6 +68,21 @@ Tensor SavedVariable::unpack(const char* op) const {
 }
 
 // ---- leaf accumulation ----------------------------------------------------------------------
+/// True when nothing but g reaches its storage: g's impl and each base of its view chain hold one
+/// storage reference each, and every base is held only by the view above it (a gradient reshaped by a
+/// view op's backward keeps its base alive, which alone must not force a copy). A view is taken only when
+/// contiguous, so .grad() keeps a dense layout.
+bool owns_storage(const Tensor& g) {
+  long chain = 1;
+  for (const TensorImpl* i = g.impl(); i->view_base.defined(); i = i->view_base.impl()) {
+    if (i->view_base.impl()->storage != g.impl()->storage ||
+        detail::impl_counts(i->view_base.impl())->strong.load(std::memory_order_relaxed) != 1)
+      return false;
+    ++chain;
+  }
+  return g.impl()->storage.use_count() == chain && (chain == 1 || g.is_contiguous());
+}
+
 /// Adds incoming gradients into a leaf's .grad(), after its hooks.
 struct AccumulateGrad final : OpNode {
   WeakTensor leaf;
@@ -85,7 +100,7 @@ struct AccumulateGrad final : OpNode {
       // Own the buffer (clone unless nothing else shares its storage), so that a later
       // grad().zero_() or optimizer update never writes into a tensor the user holds.
       if (create_graph) m.grad = g;
-      else m.grad = g.impl()->storage.use_count() == 1 ? g.detach() : g.detach().clone();
+      else m.grad = owns_storage(g) ? g.detach() : g.detach().clone();
     } else {
       m.grad = create_graph ? m.grad + g : (m.grad + g).detach();
     }

@@ -121,6 +121,24 @@ __global__ void mix_kernel(const Cplx<R>* __restrict__ x, const Cplx<R>* __restr
   }
 }
 
+/// spectral_planes (Note [spectral planes] in src/nn/spectral_planes.hpp): one thread per element of
+/// the contiguous mode tensor, Hermitian planes from the shared formula, the rest copied.
+template <class R>
+__global__ void planes_kernel(const Cplx<R>* __restrict__ y, const R* __restrict__ bias, Cplx<R>* __restrict__ out,
+                              std::int64_t total, nn::detail::PlaneGeo g) {
+  const std::int64_t step = static_cast<std::int64_t>(blockDim.x) * gridDim.x;
+  for (std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += step) {
+    const std::int64_t j = idx % g.md;
+    if (j == 0 || j == g.nyquist) {
+      Cplx<R> v;
+      nn::detail::plane_element(reinterpret_cast<const R*>(y), bias, idx / g.md, j, g, v.re, v.im);
+      out[idx] = v;
+    } else {
+      out[idx] = y[idx];
+    }
+  }
+}
+
 }  // namespace
 
 void im2col(const void* x, void* cols, std::int64_t NC, const ConvGeo& g, int elem_bytes, void* stream) {
@@ -186,6 +204,19 @@ void spectral_mix(const void* x, const void* w, void* out, std::int64_t B, std::
                   static_cast<const Cplx<float>*>(w), static_cast<Cplx<float>*>(out), B, I, O, K, st,
                   conj_x ? -1.0f : 1.0f, conj_w ? -1.0f : 1.0f);
   check_launch("spectral_mix");
+}
+
+void spectral_planes(const void* y, const void* bias, void* out, std::int64_t total, const nn::detail::PlaneGeo& g,
+                     bool is_double, void* stream) {
+  if (total == 0) return;
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (is_double)
+    launch_kernel(planes_kernel<double>, blocks_for(total), kThreads, s, static_cast<const Cplx<double>*>(y),
+                  static_cast<const double*>(bias), static_cast<Cplx<double>*>(out), total, g);
+  else
+    launch_kernel(planes_kernel<float>, blocks_for(total), kThreads, s, static_cast<const Cplx<float>*>(y),
+                  static_cast<const float*>(bias), static_cast<Cplx<float>*>(out), total, g);
+  check_launch("spectral_planes");
 }
 
 }  // namespace phasor::cuda

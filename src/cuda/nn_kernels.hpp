@@ -1,10 +1,11 @@
 // src/cuda/nn_kernels.hpp - raw launches of the nn layer's CUDA kernels (im2col/col2im and the
-// spectral mode mix in conv.cu, the multi-tensor optimizer updates in optim.cu). Plain C++, no CUDA types:
+// spectral mode mix and planes in conv.cu, the multi-tensor optimizer updates in optim.cu). Plain C++, no CUDA types:
 // pointers are device memory, `stream` is a cudaStream_t; the Tensor-level glue is src/cuda/nn_ops.cpp.
 #pragma once
 #include <cstdint>
 
 #include "nn/optim/update_rules.hpp"
+#include "nn/spectral_planes.hpp"
 
 namespace phasor::cuda {
 
@@ -37,6 +38,12 @@ struct MixStrides {
 /// `is_double`, else complex64.
 void spectral_mix(const void* x, const void* w, void* out, std::int64_t B, std::int64_t I, std::int64_t O,
                   std::int64_t K, const MixStrides& st, bool conj_x, bool conj_w, bool is_double, void* stream);
+
+/// spectral_planes (Note [spectral planes] in src/nn/spectral_planes.hpp) over the `total` elements of the
+/// contiguous complex mode tensor y into out; bias (real, channels long) may be null; complex128 when
+/// `is_double`, else complex64.
+void spectral_planes(const void* y, const void* bias, void* out, std::int64_t total, const nn::detail::PlaneGeo& g,
+                     bool is_double, void* stream);
 
 /// Most parameters one multi-tensor optimizer launch updates (Note [multi-tensor launch] in optim.cu).
 inline constexpr int kMaxSlices = 24;

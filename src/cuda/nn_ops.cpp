@@ -120,6 +120,22 @@ Tensor spectral_mix(const Tensor& x, const Tensor& w, bool conj_x, bool conj_w) 
   return out;
 }
 
+Tensor spectral_planes(const Tensor& y, const Tensor& bias, const nn::detail::PlaneGeo& g) {
+  const char* op = "spectral_planes";
+  check_device(y.device(), op);
+  check_on(bias, y, op);
+  if (y.dtype() != Dtype::Complex64 && y.dtype() != Dtype::Complex128)
+    throw Error(op, std::string("the CUDA kernel takes a complex64 or complex128 tensor, got ") + dtype_name(y.dtype()));
+  NoGradGuard ng;
+  const Tensor yc = y.contiguous();
+  const Tensor bc = bias.defined() ? bias.to(to_real(y.dtype())).contiguous() : bias;
+  Tensor out = ::phasor::detail::make_tensor(y.shape(), y.dtype(), y.device());
+  Launch l(out);
+  ::phasor::cuda::spectral_planes(yc.data_ptr(), bc.defined() ? bc.data_ptr() : nullptr, out.data_ptr(), y.numel(), g,
+                                  y.dtype() == Dtype::Complex128, l.stream);
+  return out;
+}
+
 namespace {
 /// Checks every parameter's operands (on one CUDA device each) before anything runs, then calls
 /// run(is_double, slices, stream) once per device and real type with the slices make(param) builds,
@@ -178,6 +194,9 @@ void adam_step(const std::vector<AdamParam>& ps, bool amsgrad, bool l2) {
 Tensor unfold(const Tensor& x, const ::phasor::detail::ConvGeometry&, const char* op) { no_cuda_backend(op, x.device()); }
 Tensor fold(const Tensor& cols, const ::phasor::detail::ConvGeometry&, const char* op) { no_cuda_backend(op, cols.device()); }
 Tensor spectral_mix(const Tensor& x, const Tensor&, bool, bool) { no_cuda_backend("spectral_mix", x.device()); }
+Tensor spectral_planes(const Tensor& y, const Tensor&, const nn::detail::PlaneGeo&) {
+  no_cuda_backend("spectral_planes", y.device());
+}
 void sgd_step(const std::vector<SgdParam>& ps, bool, bool, bool) {
   if (!ps.empty()) no_cuda_backend("optim.SGD", ps[0].p.device());
 }

@@ -7,6 +7,7 @@
 
 #include "nn/conv_kernels.hpp"
 #include "nn/optim/update_rules.hpp"
+#include "nn/spectral_planes.hpp"
 #include "phasor/tensor.hpp"
 
 namespace phasor::cuda::detail {
@@ -19,6 +20,10 @@ Tensor fold(const Tensor& cols, const ::phasor::detail::ConvGeometry& g, const c
 /// of one dtype (any strides; copied only where the modes are not contiguous), op conjugating x when
 /// `conj_x` and w when `conj_w`.
 Tensor spectral_mix(const Tensor& x, const Tensor& w, bool conj_x = false, bool conj_w = false);
+/// spectral_planes (Note [spectral planes]) of the complex CUDA mode tensor y with the real bias (undefined
+/// for none): a new contiguous tensor.
+Tensor spectral_planes(const Tensor& y, const Tensor& bias, const nn::detail::PlaneGeo& g);
+
 /// One CUDA parameter of a multi-tensor SGD step: its contiguous storage p (updated in place), the
 /// contiguous gradient g, the momentum buffer (undefined without momentum; `first` when fresh) and the
 /// step's coefficients.

@@ -1,6 +1,6 @@
 // src/nn/spectral.cpp - spectral convolution: rfftn, keep the lowest modes, spectral_mix,
-// Hermitian projection of the DC/Nyquist planes, zero spectrum of the output grid, irfftn
-// (Note [SpectralConv convention] in phasor/nn/spectral.hpp).
+// Hermitian projection of the DC/Nyquist planes with the bias (spectral_planes, Note [spectral planes]),
+// zero spectrum of the output grid, irfftn (Note [SpectralConv convention] in phasor/nn/spectral.hpp).
 //
 // Copies around the transforms: for 1-D the kept modes are a narrow() view of the rfft output
 // that spectral_mix packs mode-major in the same pass it needs anyway; for 2-D/3-D one cat per
@@ -11,13 +11,17 @@
 // weight only the kept modes (Note [truncated transforms]).
 #include <algorithm>
 #include <cmath>
+#include <cstring>
 #include <sstream>
 #include <string>
 
 #include "autodiff/node.hpp"
 #include "core/tensor_impl.hpp"
 #include "fft/primitives.hpp"
+#include "nn/optim/optim_util.hpp"
 #include "nn/spectral_dft.hpp"
+#include "nn/spectral_planes.hpp"
+#include "cuda/nn_ops.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/nn/spectral.hpp"
@@ -49,35 +53,6 @@ void check_modes_fit(const std::vector<std::int64_t>& modes, const Shape& grid, 
                           (last ? " = n/2+1 for the last, halved dim)"
                                 : " = n/2 for a non-last dim, which keeps frequencies -m..m-1)"));
   }
-}
-
-/// (P + conj(P[-k])) / 2 over the non-last mode dims of the plane P (B, O, 2m_1, ..., 2m_{d-1}),
-/// with unpaired -m_i entries (2 m_i < n_i of the output grid) zeroed.
-Tensor hermitian_part(const Tensor& p, const std::vector<std::int64_t>& modes, const Shape& out_grid) {
-  const std::size_t d = modes.size();
-  Tensor r = p;
-  Shape dims, shifts;
-  for (std::size_t i = 0; i + 1 < d; ++i) {
-    dims.push_back(static_cast<std::int64_t>(2 + i));
-    shifts.push_back(1);
-  }
-  if (!dims.empty()) r = roll(flip(p, dims), shifts, dims);
-  Tensor h = (p + r.conj()) * scalar_tensor(0.5, to_real(p.dtype()), p.device());
-  // mask of the unpaired entries
-  bool any = false;
-  Shape mshape;
-  for (std::size_t i = 0; i + 1 < d; ++i) {
-    mshape.push_back(2 * modes[i]);
-    any = any || 2 * modes[i] < out_grid[i];
-  }
-  if (!any) return h;
-  Tensor mask = ones(mshape, to_real(p.dtype()), p.device());
-  {
-    NoGradGuard ng;
-    for (std::size_t i = 0; i + 1 < d; ++i)
-      if (2 * modes[i] < out_grid[i]) mask.select(static_cast<std::int64_t>(i), modes[i]).zero_();
-  }
-  return h * mask;
 }
 
 /// The kept modes (B, C, 2m_1, ..., m_d) of a half spectrum over the grid `grid`.
@@ -185,6 +160,54 @@ Tensor irfft_modes(const Tensor& y, const std::vector<std::int64_t>& modes, cons
       });
 }
 
+/// spectral_planes on the host: each row of md modes copied, its Hermitian planes recomputed.
+template <class R>
+void planes_host(const R* y, const R* bias, R* out, std::int64_t rows, const detail::PlaneGeo& g) {
+  const auto row_bytes = static_cast<std::size_t>(g.md) * 2 * sizeof(R);
+  ::phasor::optim::detail::parallel_for(rows, [&](std::int64_t b, std::int64_t e) {
+    for (std::int64_t r = b; r < e; ++r) {
+      std::memcpy(out + 2 * r * g.md, y + 2 * r * g.md, row_bytes);
+      for (std::int64_t j : {std::int64_t{0}, g.nyquist}) {
+        if (j < 0) continue;
+        const std::int64_t at = 2 * (r * g.md + j);
+        detail::plane_element(y, bias, r, j, g, out[at], out[at + 1]);
+      }
+    }
+  });
+}
+
+/// The mode tensor y (B, O, 2m_1, ..., m_d) with its DC (and kept Nyquist) planes made Hermitian and the
+/// bias's DC coefficient added (Note [spectral planes]); bias may be undefined.
+Tensor spectral_planes(const Tensor& y, const Tensor& bias, const detail::PlaneGeo& g) {
+  std::vector<Tensor> in{y};
+  if (bias.defined()) in.push_back(bias);
+  return ::phasor::detail::apply_op(
+      "spectral_planes", in, ::phasor::detail::kSaveNone,
+      [&g](const std::vector<Tensor>& t) {
+        const Tensor b = t.size() > 1 ? t[1] : Tensor();
+        if (t[0].device().is_cuda()) return ::phasor::cuda::detail::spectral_planes(t[0], b, g);
+        const Tensor yc = t[0].contiguous(), bc = b.defined() ? b.to(to_real(yc.dtype())).contiguous() : b;
+        Tensor out = ::phasor::detail::make_tensor(yc.shape(), yc.dtype(), yc.device());
+        const std::int64_t rows = yc.numel() / g.md;
+        ::phasor::optim::detail::visit_real(yc.dtype(), [&](auto tag) {
+          using R = decltype(tag);
+          planes_host(static_cast<const R*>(yc.data_ptr()), bc.defined() ? static_cast<const R*>(bc.data_ptr()) : nullptr,
+                      static_cast<R*>(out.data_ptr()), rows, g);
+        });
+        return out;
+      },
+      [g, has_bias = bias.defined()](const ::phasor::detail::Ctx& c, const std::vector<Tensor>& gr) {
+        // self-adjoint without the bias; the bias's gradient is scale * sum_b Re g at the origin
+        std::vector<Tensor> out{spectral_planes(gr[0], Tensor(), g)};
+        if (has_bias && c.needs_grad(1)) {
+          Tensor g0 = gr[0];
+          while (g0.dim() > 2) g0 = g0.select(2, 0);
+          out.push_back(real(g0).sum({0}) * g.bias_scale);
+        }
+        return out;
+      });
+}
+
 }  // namespace
 
 namespace functional {
@@ -220,38 +243,30 @@ Tensor spectral_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, 
   check_modes_fit(modes, grid, "the input's", op);
   if (out_shape) check_modes_fit(modes, ogrid, "the output's", op);
 
-  const std::int64_t last = static_cast<std::int64_t>(d) + 1;
   const std::int64_t md = modes.back();
 
   // kept modes of the input spectrum: (B, in, 2m_1, ..., m_d)
   Tensor xm = rfft_modes(x, modes, norm);
 
-  // mix, then make the DC (and kept Nyquist) planes Hermitian
-  Tensor y = spectral_mix(xm, weight);
+  // mix, then make the DC (and kept Nyquist) planes Hermitian and add the bias's DC coefficient (a
+  // constant per channel: an update of the small mode tensor instead of a pass over the output)
+  const Tensor y = spectral_mix(xm, weight);
   const std::int64_t nl = ogrid.back();
-  const bool nyq = nl % 2 == 0 && md - 1 == nl / 2 && md > 1;
-  std::vector<Tensor> pieces{hermitian_part(y.select(last, 0), modes, ogrid).unsqueeze(last)};
-  const std::int64_t mid = md - 1 - (nyq ? 1 : 0);
-  if (mid > 0) pieces.push_back(y.narrow(last, 1, mid));
-  if (nyq) pieces.push_back(hermitian_part(y.select(last, md - 1), modes, ogrid).unsqueeze(last));
-  y = pieces.size() == 1 ? pieces[0] : cat(pieces, last);
-
-  // the bias is a constant per channel: its DC coefficient, added here on the small mode tensor
-  // instead of a pass over the output (and a reduction over it in backward)
-  if (bias.defined()) {
-    const double n_out = static_cast<double>(::phasor::detail::shape_numel(ogrid));
-    const double scale = norm == fft::Norm::forward ? 1.0 : norm == fft::Norm::backward ? n_out : std::sqrt(n_out);
-    Shape bs{out}, pads;
-    for (std::size_t i = 0; i < d; ++i) {
-      bs.push_back(1);
-      pads.push_back(0);
-      pads.push_back(y.size(static_cast<std::int64_t>(d + 1 - i)) - 1);
-    }
-    y = y + pad((bias * scale).reshape(bs).to(y.dtype()), pads);
+  detail::PlaneGeo g;
+  g.nd = static_cast<int>(d) - 1;
+  for (std::size_t i = 0; i + 1 < d; ++i) {
+    g.size[i] = 2 * modes[i];
+    g.masked[i] = 2 * modes[i] < ogrid[i];
   }
+  g.md = md;
+  g.nyquist = nl % 2 == 0 && md - 1 == nl / 2 && md > 1 ? md - 1 : -1;
+  g.channels = out;
+  const double n_out = static_cast<double>(::phasor::detail::shape_numel(ogrid));
+  g.bias_scale = norm == fft::Norm::forward ? 1.0 : norm == fft::Norm::backward ? n_out : std::sqrt(n_out);
+  const Tensor z = spectral_planes(y, bias, g);
 
   // zero spectrum of the output grid around the modes, inverse transform
-  return irfft_modes(y, modes, ogrid, norm);
+  return irfft_modes(z, modes, ogrid, norm);
 }
 
 }  // namespace functional
