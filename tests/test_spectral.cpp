@@ -276,6 +276,15 @@ TEST_CASE("SpectralConv: both last-dim kernels (matrix product for few modes, FF
                                G{x, w});
   };
   CHECK(gc({1, 1, 100}, {50}));
+  // second order on the FFT path: the gradients are the other truncated transform with the interior
+  // bins' weight halved or doubled (Note [truncated transforms]), there applied as a product
+  {
+    Tensor x2 = randn({1, 1, 100}, float64).requires_grad_();
+    Tensor w2 = randn(wshape(1, 1, {50}), complex128).requires_grad_();
+    CHECK(autodiff::gradgradcheck(
+        [](const G& in) { return G{nn::functional::spectral_conv(in[0], in[1], Tensor(), {50}).square()}; },
+        G{x2, w2}));
+  }
   // float32 through the matrix path stays at float accuracy against the float64 result
   Tensor x = randn({4, 8, 1024}, float64);
   Tensor w = randn({8, 8, 16}, complex128) * 0.1;

@@ -104,26 +104,36 @@ Shape spatial_dims(std::size_t d) {
 // rfft_modes = gather o rfftn and irfft_modes = irfftn o scatter are primitives of their own so
 // that their gradients touch only the kept modes: the FFT primitives' generic backward scales
 // the whole half spectrum by the DC/Nyquist/interior weights (a pass over a spectrum that is zero
-// or discarded outside the kept modes), here the weights multiply the small mode tensor. Each
-// gradient is the other primitive, so gradients of gradients work and take the same kernels.
-// With the dL/dz* convention: grad of rfftn is irfftn(G * w_half(0.5)) with the swapped norm;
-// grad of irfftn is rfftn(g) * w_half(2) with the swapped norm. When few bins of the last dim
-// are kept, that dim is a matrix product instead of an FFT (Note [truncated DFT],
-// src/nn/spectral_dft.cpp); the other dims stay FFTs on the already-reduced tensor.
+// or discarded outside the kept modes), here the weights apply to the small mode tensor. With the
+// dL/dz* convention: grad of rfftn is irfftn(G * w_half(0.5)) with the swapped norm; grad of irfftn
+// is rfftn(g) * w_half(2) with the swapped norm. So each primitive carries a weight `interior` of the
+// last dim's bins other than DC and Nyquist (w_half(interior)), and each gradient is the other
+// primitive with the weight halved or doubled: gradients of gradients work and take the same kernels.
+// When few bins of the last dim are kept, that dim is a matrix product instead of an FFT (Note
+// [truncated DFT], src/nn/spectral_dft.cpp) with the weight and the norm's scale folded into the
+// matrix (no scaling launch on a GPU); the other dims stay FFTs on the already-reduced tensor.
 
-Tensor irfft_modes(const Tensor& y, const std::vector<std::int64_t>& modes, const Shape& ogrid, fft::Norm norm);
+Tensor irfft_modes(const Tensor& y, const std::vector<std::int64_t>& modes, const Shape& ogrid, fft::Norm norm,
+                   double interior);
 
-/// Kept modes of rfftn(x) over the last d dims (Note [truncated transforms]).
-Tensor rfft_modes(const Tensor& x, const std::vector<std::int64_t>& modes, fft::Norm norm) {
+/// Kept modes of rfftn(x) over the last d dims, the last dim's bins other than DC and Nyquist times
+/// `interior` (Note [truncated transforms]).
+Tensor rfft_modes(const Tensor& x, const std::vector<std::int64_t>& modes, fft::Norm norm, double interior) {
   const std::size_t d = modes.size();
   const Shape grid(x.shape().begin() + 2, x.shape().end());
   return ::phasor::detail::apply_op(
       "rfft_modes", {x}, ::phasor::detail::kSaveNone,
       [&](const std::vector<Tensor>& in) {
-        if (!detail::use_dft_matrix(grid.back(), modes.back()))
-          return gather_modes(fft::rfftn(in[0], std::nullopt, spatial_dims(d), norm), modes, grid);
+        if (!detail::use_dft_matrix(grid.back(), modes.back())) {
+          Tensor y = gather_modes(fft::rfftn(in[0], std::nullopt, spatial_dims(d), norm), modes, grid);
+          if (interior != 1.0)
+            y = y * kept_half_weights(modes.back(), grid.back(), d, to_real(y.dtype()), interior, y.device());
+          return y;
+        }
         // last dim as a matrix product (Note [truncated DFT]), the others unscaled FFTs
-        Tensor y = detail::rdft_head(in[0], modes.back(), ::phasor::fft::detail::norm_scale(norm, ::phasor::detail::shape_numel(grid), true));
+        Tensor y = detail::rdft_head(
+            in[0], modes.back(),
+            ::phasor::fft::detail::norm_scale(norm, ::phasor::detail::shape_numel(grid), true), interior);
         if (d > 1) {
           Shape dims = spatial_dims(d);
           dims.pop_back();
@@ -131,32 +141,38 @@ Tensor rfft_modes(const Tensor& x, const std::vector<std::int64_t>& modes, fft::
         }
         return y;
       },
-      [modes, grid, norm, d](const ::phasor::detail::Ctx&, const std::vector<Tensor>& g) {
-        Tensor w = kept_half_weights(modes.back(), grid.back(), d, to_real(g[0].dtype()), 0.5, g[0].device());
-        return std::vector<Tensor>{irfft_modes(g[0] * w, modes, grid, swapped(norm))};
+      [modes, grid, norm, interior](const ::phasor::detail::Ctx&, const std::vector<Tensor>& g) {
+        return std::vector<Tensor>{irfft_modes(g[0], modes, grid, swapped(norm), interior * 0.5)};
       });
 }
 
 /// irfftn over the last d dims, to the grid `ogrid`, of a spectrum whose only non-zero entries
-/// are the modes `y` (Note [truncated transforms]).
-Tensor irfft_modes(const Tensor& y, const std::vector<std::int64_t>& modes, const Shape& ogrid, fft::Norm norm) {
+/// are the modes `y`, the last dim's bins other than DC and Nyquist first weighted by `interior` (Note
+/// [truncated transforms]).
+Tensor irfft_modes(const Tensor& y, const std::vector<std::int64_t>& modes, const Shape& ogrid, fft::Norm norm,
+                   double interior) {
   const std::size_t d = modes.size();
   return ::phasor::detail::apply_op(
       "irfft_modes", {y}, ::phasor::detail::kSaveNone,
       [&](const std::vector<Tensor>& in) {
-        if (!detail::use_dft_matrix(ogrid.back(), modes.back()))
-          return fft::irfftn(scatter_modes(in[0], modes, ogrid), ogrid, spatial_dims(d), norm);
+        if (!detail::use_dft_matrix(ogrid.back(), modes.back())) {
+          Tensor z = in[0];
+          if (interior != 1.0)
+            z = z * kept_half_weights(modes.back(), ogrid.back(), d, to_real(z.dtype()), interior, z.device());
+          return fft::irfftn(scatter_modes(z, modes, ogrid), ogrid, spatial_dims(d), norm);
+        }
         Tensor z = in[0];
         if (d > 1) {
           Shape dims = spatial_dims(d);
           dims.pop_back();
           z = fft::ifftn(scatter_modes(z, modes, ogrid), std::nullopt, dims, fft::Norm::forward);
         }
-        return detail::irdft_head(z, ogrid.back(), ::phasor::fft::detail::norm_scale(norm, ::phasor::detail::shape_numel(ogrid), false));
+        return detail::irdft_head(
+            z, ogrid.back(), ::phasor::fft::detail::norm_scale(norm, ::phasor::detail::shape_numel(ogrid), false),
+            interior);
       },
-      [modes, ogrid, norm, d](const ::phasor::detail::Ctx&, const std::vector<Tensor>& g) {
-        Tensor w = kept_half_weights(modes.back(), ogrid.back(), d, g[0].dtype(), 2.0, g[0].device());
-        return std::vector<Tensor>{rfft_modes(g[0], modes, swapped(norm)) * w};
+      [modes, ogrid, norm, interior](const ::phasor::detail::Ctx&, const std::vector<Tensor>& g) {
+        return std::vector<Tensor>{rfft_modes(g[0], modes, swapped(norm), interior * 2.0)};
       });
 }
 
@@ -246,7 +262,7 @@ Tensor spectral_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, 
   const std::int64_t md = modes.back();
 
   // kept modes of the input spectrum: (B, in, 2m_1, ..., m_d)
-  Tensor xm = rfft_modes(x, modes, norm);
+  Tensor xm = rfft_modes(x, modes, norm, 1.0);
 
   // mix, then make the DC (and kept Nyquist) planes Hermitian and add the bias's DC coefficient (a
   // constant per channel: an update of the small mode tensor instead of a pass over the output)
@@ -266,7 +282,7 @@ Tensor spectral_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, 
   const Tensor z = spectral_planes(y, bias, g);
 
   // zero spectrum of the output grid around the modes, inverse transform
-  return irfft_modes(z, modes, ogrid, norm);
+  return irfft_modes(z, modes, ogrid, norm, 1.0);
 }
 
 }  // namespace functional

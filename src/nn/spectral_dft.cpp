@@ -11,12 +11,15 @@
 //            for the bins standing for a conjugate pair and 1 at DC and Nyquist (whose sine rows
 //            vanish, so their imaginary parts are ignored exactly as a c2r transform ignores them).
 // Both are exact linear maps of the FFT path (same values up to rounding); the gradients in
-// spectral.cpp are the other transform, so they take the same path. Angles are reduced as
-// (j k mod n) / n in double before the cosine, and the matrices are cached per (n, m, dtype) (and
-// per CUDA device: CUDA tensors take the same products through cuBLAS, then scale in place).
+// spectral.cpp are the other transform, so they take the same path. The transform's scale and a
+// weight of the interior bins (the gradients' half-spectrum weights, Note [truncated transforms]) are
+// folded into the matrix, so a product is the whole transform: one gemm, no scaling pass. Angles are
+// reduced as (j k mod n) / n in double before the cosine, and the matrices are cached per (n, m,
+// direction, scale, weight, dtype) and per device (CUDA tensors take the same products through cuBLAS).
 #include "nn/spectral_dft.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <map>
 #include <mutex>
 #include <numbers>
@@ -35,21 +38,40 @@ namespace phasor::nn::detail {
 
 namespace {
 
-/// The (n x 2m) forward or (2m x n) inverse matrix of Note [truncated DFT], cached.
-Tensor dft_matrix(std::int64_t n, std::int64_t m, bool inverse, Dtype dtype) {
+/// What a truncated DFT matrix depends on.
+struct MatrixKey {
+  std::int64_t n, m;
+  bool inverse;
+  double scale, interior;
+  Dtype dtype;
+  bool operator<(const MatrixKey& o) const {
+    return std::tie(n, m, inverse, scale, interior, dtype) < std::tie(o.n, o.m, o.inverse, o.scale, o.interior, o.dtype);
+  }
+  std::string str() const {
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "dft matrix|%lld|%lld|%s|%.17g|%.17g|%s", static_cast<long long>(n),
+                  static_cast<long long>(m), inverse ? "inv" : "fwd", scale, interior, dtype_name(dtype));
+    return buf;
+  }
+};
+
+/// The (n x 2m) forward or (2m x n) inverse matrix of Note [truncated DFT] with the scale and the interior
+/// bins' weight folded in, cached.
+Tensor dft_matrix(const MatrixKey& key) {
   static std::mutex mu;
-  static std::map<std::tuple<std::int64_t, std::int64_t, bool, Dtype>, Tensor> cache;
+  static std::map<MatrixKey, Tensor> cache;
   std::lock_guard<std::mutex> lk(mu);
-  auto key = std::make_tuple(n, m, inverse, dtype);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;  // a copy: a later clear() must not free it under us
+  const std::int64_t n = key.n, m = key.m;
   std::vector<double> a(static_cast<std::size_t>(n * 2 * m));
   for (std::int64_t k = 0; k < m; ++k) {
-    const double w = !inverse || k == 0 || 2 * k == n ? 1.0 : 2.0;
+    const bool edge = k == 0 || 2 * k == n;  // DC or Nyquist
+    const double w = key.scale * (edge ? 1.0 : key.interior * (key.inverse ? 2.0 : 1.0));
     for (std::int64_t j = 0; j < n; ++j) {
       const double th = 2 * std::numbers::pi * static_cast<double>((j * k) % n) / static_cast<double>(n);
       const double c = w * std::cos(th), s = -w * std::sin(th);
-      if (inverse) {
+      if (key.inverse) {
         a[static_cast<std::size_t>(2 * k * n + j)] = c;
         a[static_cast<std::size_t>((2 * k + 1) * n + j)] = s;
       } else {
@@ -58,36 +80,28 @@ Tensor dft_matrix(std::int64_t n, std::int64_t m, bool inverse, Dtype dtype) {
       }
     }
   }
-  Tensor t = from_vector(a, inverse ? Shape{2 * m, n} : Shape{n, 2 * m}).to(dtype);
+  Tensor t = from_vector(a, key.inverse ? Shape{2 * m, n} : Shape{n, 2 * m}).to(key.dtype);
   if (cache.size() >= 64) cache.clear();  // a model uses a handful; bound the cache anyway
   cache.emplace(key, t);
   return t;
 }
 
 /// The matrix on `device`: the host's cached one, or made once per device (Note [device constants]).
-Tensor dft_matrix_on(std::int64_t n, std::int64_t m, bool inverse, Dtype dtype, Device device) {
-  if (device == Device::cpu()) return dft_matrix(n, m, inverse, dtype);
-  const auto key = [&] {
-    return "dft matrix|" + std::to_string(n) + "|" + std::to_string(m) + "|" + (inverse ? "inv" : "fwd") + "|" +
-           dtype_name(dtype);
-  };
-  return ::phasor::detail::device_constant(device, key, [&] { return dft_matrix(n, m, inverse, dtype); });
+Tensor dft_matrix_on(const MatrixKey& key, Device device) {
+  if (device == Device::cpu()) return dft_matrix(key);
+  return ::phasor::detail::device_constant(device, [&] { return key.str(); }, [&] { return dft_matrix(key); });
 }
 
-/// Row-major C (rows x cols) = scale * A (rows x inner) B (inner x cols) on A's device (BLAS or cuBLAS).
+/// Row-major C (rows x cols) = A (rows x inner) B (inner x cols) on A's device (BLAS or cuBLAS).
 template <class T>
-void scaled_gemm(const char* op, Dtype dt, Device device, std::int64_t rows, std::int64_t cols, std::int64_t inner,
-                 double scale, const void* A, const void* B, const Tensor& out, void* C) {
+void gemm_on(const char* op, Dtype dt, Device device, std::int64_t rows, std::int64_t cols, std::int64_t inner,
+             const void* A, const void* B, void* C) {
   if (device.is_cpu()) {
-    ::phasor::detail::gemm<T>(false, false, rows, cols, inner, T(scale), static_cast<const T*>(A), inner,
+    ::phasor::detail::gemm<T>(false, false, rows, cols, inner, T(1), static_cast<const T*>(A), inner,
                               static_cast<const T*>(B), cols, T(0), static_cast<T*>(C), cols);
     return;
   }
   ::phasor::detail::cuda_gemm(op, dt, device.index, false, false, rows, cols, inner, A, inner, B, cols, C, cols);
-  if (scale != 1.0) {
-    Tensor o = out;
-    o.mul_(scale);
-  }
 }
 
 /// f(T(0)) with T the C++ type of the real float dtype dt (float32 or float64, checked by the caller).
@@ -107,7 +121,7 @@ bool use_dft_matrix(std::int64_t n, std::int64_t m) {
   return n <= 65536 && (m <= 48 || (m <= 64 && n >= 1024));
 }
 
-Tensor rdft_head(const Tensor& x, std::int64_t m, double scale) {
+Tensor rdft_head(const Tensor& x, std::int64_t m, double scale, double interior) {
   const Dtype dt = x.dtype();
   if (dt != float32 && dt != float64) throw Error("rdft_head", std::string("expected a real float tensor, got ") + dtype_name(dt));
   const Tensor xc = x.contiguous();
@@ -118,13 +132,13 @@ Tensor rdft_head(const Tensor& x, std::int64_t m, double scale) {
   Tensor y = ::phasor::detail::make_tensor(os, to_complex(dt), x.device());
   real_dtype_call(dt, [&](auto zero) {
     using T = decltype(zero);
-    const Tensor W = dft_matrix_on(n, m, false, dt, x.device());
-    scaled_gemm<T>("rdft_head", dt, x.device(), rows, 2 * m, n, scale, xc.data_ptr(), W.data_ptr(), y, y.data_ptr());
+    const Tensor W = dft_matrix_on(MatrixKey{n, m, false, scale, interior, dt}, x.device());
+    gemm_on<T>("rdft_head", dt, x.device(), rows, 2 * m, n, xc.data_ptr(), W.data_ptr(), y.data_ptr());
   });
   return y;
 }
 
-Tensor irdft_head(const Tensor& y, std::int64_t n, double scale) {
+Tensor irdft_head(const Tensor& y, std::int64_t n, double scale, double interior) {
   const Dtype dt = to_real(y.dtype());
   if (!y.is_complex() || (dt != float32 && dt != float64))
     throw Error("irdft_head", std::string("expected a complex float tensor, got ") + dtype_name(y.dtype()));
@@ -136,8 +150,8 @@ Tensor irdft_head(const Tensor& y, std::int64_t n, double scale) {
   Tensor x = ::phasor::detail::make_tensor(os, dt, y.device());
   real_dtype_call(dt, [&](auto zero) {
     using T = decltype(zero);
-    const Tensor V = dft_matrix_on(n, m, true, dt, y.device());
-    scaled_gemm<T>("irdft_head", dt, y.device(), rows, n, 2 * m, scale, yc.data_ptr(), V.data_ptr(), x, x.data_ptr());
+    const Tensor V = dft_matrix_on(MatrixKey{n, m, true, scale, interior, dt}, y.device());
+    gemm_on<T>("irdft_head", dt, y.device(), rows, n, 2 * m, yc.data_ptr(), V.data_ptr(), x.data_ptr());
   });
   return x;
 }

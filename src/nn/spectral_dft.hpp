@@ -9,10 +9,12 @@ namespace phasor::nn::detail {
 
 /// Whether keeping m of the n/2+1 half-spectrum bins is faster as a matrix product than an FFT.
 bool use_dft_matrix(std::int64_t n, std::int64_t m);
-/// Bins [0, m) of the real DFT along the last dim of the real tensor x (..., n), times scale.
-Tensor rdft_head(const Tensor& x, std::int64_t m, double scale);
+/// Bins [0, m) of the real DFT along the last dim of the real tensor x (..., n), times scale, and times
+/// `interior` at the bins other than DC and Nyquist.
+Tensor rdft_head(const Tensor& x, std::int64_t m, double scale, double interior = 1.0);
 /// The n-point inverse real DFT along the last dim of the half spectrum y (..., m), zero beyond
-/// bin m (imaginary parts of the DC and Nyquist bins ignored, as c2r does), times scale.
-Tensor irdft_head(const Tensor& y, std::int64_t n, double scale);
+/// bin m (imaginary parts of the DC and Nyquist bins ignored, as c2r does), times scale, its bins
+/// other than DC and Nyquist first weighted by `interior`.
+Tensor irdft_head(const Tensor& y, std::int64_t n, double scale, double interior = 1.0);
 
 }  // namespace phasor::nn::detail
