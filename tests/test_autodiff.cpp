@@ -28,6 +28,28 @@ TEST_CASE("backward accumulates into leaves and grad() returns without accumulat
   CHECK(y.grad_fn()->name() == "sumBackward");
 }
 
+TEST_CASE("a leaf's first gradient never aliases a tensor the caller holds") {
+  // the reshape's backward hands the leaf a view of the caller's gradient: copied
+  Tensor x = vec({1.0, 2.0, 3.0, 4.0}).requires_grad_();
+  const Tensor go = vec({1.0, 1.0, 1.0, 1.0}).reshape({2, 2});
+  x.reshape({2, 2}).backward(go);
+  x.grad().zero_();
+  CHECK(vals(go.reshape({4})) == std::vector<double>{1, 1, 1, 1});
+  // a view whose base only it holds is taken as it is (no copy), and is the leaf's own
+  Tensor z = vec({1.0, 2.0, 3.0, 4.0}).requires_grad_();
+  (z.reshape({2, 2}) * 3.0).sum().backward();
+  CHECK(vals(z.grad()) == std::vector<double>{3, 3, 3, 3});
+  z.grad().mul_(2.0);
+  (z * 1.0).sum().backward();
+  CHECK(vals(z.grad()) == std::vector<double>{7, 7, 7, 7});
+  // a narrow view of a larger gradient buffer is copied (it would keep the whole buffer alive)
+  Tensor a = vec({1.0, 2.0}).requires_grad_(), b = vec({3.0, 4.0});
+  Tensor c = cat({a, b});
+  (c * 5.0).sum().backward();
+  CHECK(vals(a.grad()) == std::vector<double>{5, 5});
+  CHECK(a.grad().is_contiguous());
+}
+
 TEST_CASE("backward twice without retain_graph is an error; with retain_graph it works") {
   Tensor x = vec({0.5, -1.0}).requires_grad_();
   Tensor y = x.exp().sum();

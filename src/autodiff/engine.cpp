@@ -71,7 +71,8 @@ Tensor SavedVariable::unpack(const char* op) const {
 /// True when nothing but g reaches its storage: g's impl and each base of its view chain hold one
 /// storage reference each, and every base is held only by the view above it (a gradient reshaped by a
 /// view op's backward keeps its base alive, which alone must not force a copy). A view is taken only when
-/// contiguous, so .grad() keeps a dense layout.
+/// it is contiguous and spans its whole storage, so .grad() keeps a dense layout and holds no more memory
+/// than it shows.
 bool owns_storage(const Tensor& g) {
   long chain = 1;
   for (const TensorImpl* i = g.impl(); i->view_base.defined(); i = i->view_base.impl()) {
@@ -80,7 +81,9 @@ bool owns_storage(const Tensor& g) {
       return false;
     ++chain;
   }
-  return g.impl()->storage.use_count() == chain && (chain == 1 || g.is_contiguous());
+  return g.impl()->storage.use_count() == chain &&
+         (chain == 1 || (g.is_contiguous() && static_cast<std::size_t>(g.numel()) * itemsize(g.dtype()) ==
+                                                  g.impl()->storage->nbytes));
 }
 
 /// Adds incoming gradients into a leaf's .grad(), after its hooks.
