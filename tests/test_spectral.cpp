@@ -266,6 +266,10 @@ TEST_CASE("SpectralConv: both last-dim kernels (matrix product for few modes, FF
   check_against_naive({128}, {65}, std::nullopt);            // Nyquist kept
   check_against_naive({120}, {55}, Shape{131}, fft::Norm::backward);
   check_against_naive({3, 100}, {1, 50}, std::nullopt, fft::Norm::ortho);
+  // a non-last dim keeping too many modes for a matrix product (2m = 50 > 48) takes the FFT path while
+  // the last dim stays a product; all dims products (the 2-D and 3-D cases above) is the other mix
+  check_against_naive({50, 6}, {25, 2}, std::nullopt);
+  check_against_naive({50, 6}, {25, 3}, Shape{52, 7}, fft::Norm::backward);
   // the matrix path at large n (FNO-1D's shape class) and the cap of 64 bins from n = 1024
   check_against_naive({1024}, {16}, std::nullopt);
   check_against_naive({1025}, {64}, Shape{1030}, fft::Norm::backward);
@@ -276,6 +280,7 @@ TEST_CASE("SpectralConv: both last-dim kernels (matrix product for few modes, FF
                                G{x, w});
   };
   CHECK(gc({1, 1, 100}, {50}));
+  CHECK(gc({1, 1, 50, 6}, {25, 2}));  // FFT along the non-last dim, product along the last
   // second order on the FFT path: the gradients are the other truncated transform with the interior
   // bins' weight halved or doubled (Note [truncated transforms]), there applied as a product
   {

@@ -100,6 +100,13 @@ Shape spatial_dims(std::size_t d) {
   return dims;
 }
 
+/// Whether every non-last dim's kept 2m of n frequencies are a matrix product too (Note [truncated DFT]).
+bool middle_as_matrices(const std::vector<std::int64_t>& modes, const Shape& grid) {
+  for (std::size_t i = 0; i + 1 < modes.size(); ++i)
+    if (!detail::use_dft_matrix(grid[i], 2 * modes[i])) return false;
+  return true;
+}
+
 // Note [truncated transforms]
 // rfft_modes = gather o rfftn and irfft_modes = irfftn o scatter are primitives of their own so
 // that their gradients touch only the kept modes: the FFT primitives' generic backward scales
@@ -111,7 +118,9 @@ Shape spatial_dims(std::size_t d) {
 // primitive with the weight halved or doubled: gradients of gradients work and take the same kernels.
 // When few bins of the last dim are kept, that dim is a matrix product instead of an FFT (Note
 // [truncated DFT], src/nn/spectral_dft.cpp) with the weight and the norm's scale folded into the
-// matrix (no scaling launch on a GPU); the other dims stay FFTs on the already-reduced tensor.
+// matrix (no scaling launch on a GPU); the other dims are then matrix products too when their kept
+// modes qualify (one batched gemm each, no permuting copies or gathers), else FFTs on the already
+// reduced tensor.
 
 Tensor irfft_modes(const Tensor& y, const std::vector<std::int64_t>& modes, const Shape& ogrid, fft::Norm norm,
                    double interior);
@@ -134,7 +143,10 @@ Tensor rfft_modes(const Tensor& x, const std::vector<std::int64_t>& modes, fft::
         Tensor y = detail::rdft_head(
             in[0], modes.back(),
             ::phasor::fft::detail::norm_scale(norm, ::phasor::detail::shape_numel(grid), true), interior);
-        if (d > 1) {
+        if (d > 1 && middle_as_matrices(modes, grid)) {
+          for (std::size_t i = 0; i + 1 < d; ++i)
+            y = detail::cdft_along(y, static_cast<std::int64_t>(2 + i), modes[i], grid[i], false);
+        } else if (d > 1) {
           Shape dims = spatial_dims(d);
           dims.pop_back();
           y = gather_modes(fft::fftn(y, std::nullopt, dims, fft::Norm::backward), modes, grid);
@@ -162,7 +174,10 @@ Tensor irfft_modes(const Tensor& y, const std::vector<std::int64_t>& modes, cons
           return fft::irfftn(scatter_modes(z, modes, ogrid), ogrid, spatial_dims(d), norm);
         }
         Tensor z = in[0];
-        if (d > 1) {
+        if (d > 1 && middle_as_matrices(modes, ogrid)) {
+          for (std::size_t i = 0; i + 1 < d; ++i)
+            z = detail::cdft_along(z, static_cast<std::int64_t>(2 + i), modes[i], ogrid[i], true);
+        } else if (d > 1) {
           Shape dims = spatial_dims(d);
           dims.pop_back();
           z = fft::ifftn(scatter_modes(z, modes, ogrid), std::nullopt, dims, fft::Norm::forward);

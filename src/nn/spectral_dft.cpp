@@ -10,6 +10,10 @@
 //   inverse: x = Yr V, V[2k][j] = w_k cos(2 pi jk/n), V[2k+1][j] = -w_k sin(2 pi jk/n), w_k = 2
 //            for the bins standing for a conjugate pair and 1 at DC and Nyquist (whose sine rows
 //            vanish, so their imaginary parts are ignored exactly as a c2r transform ignores them).
+// A non-last dim keeps 2m of its n frequencies (0..m-1 and -m..-1): its c2c transform and the gather
+// (or the scatter and the inverse) are one complex (2m x n) (or (n x 2m)) matrix applied along that
+// dim, a batched gemm reading the tensor as it lies - no moving the dim innermost, no cat - used when
+// 2m bins qualify by the same rule as the last dim's (use_dft_matrix(n, 2m)).
 // Both are exact linear maps of the FFT path (same values up to rounding); the gradients in
 // spectral.cpp are the other transform, so they take the same path. The transform's scale and a
 // weight of the interior bins (the gradients' half-spectrum weights, Note [truncated transforms]) are
@@ -19,6 +23,7 @@
 #include "nn/spectral_dft.hpp"
 
 #include <cmath>
+#include <complex>
 #include <cstdio>
 #include <map>
 #include <mutex>
@@ -44,16 +49,35 @@ struct MatrixKey {
   bool inverse;
   double scale, interior;
   Dtype dtype;
+  bool middle = false;  // the complex matrix of a non-last dim (scale and interior unused)
   bool operator<(const MatrixKey& o) const {
-    return std::tie(n, m, inverse, scale, interior, dtype) < std::tie(o.n, o.m, o.inverse, o.scale, o.interior, o.dtype);
+    return std::tie(n, m, inverse, scale, interior, dtype, middle) <
+           std::tie(o.n, o.m, o.inverse, o.scale, o.interior, o.dtype, o.middle);
   }
   std::string str() const {
     char buf[160];
-    std::snprintf(buf, sizeof buf, "dft matrix|%lld|%lld|%s|%.17g|%.17g|%s", static_cast<long long>(n),
-                  static_cast<long long>(m), inverse ? "inv" : "fwd", scale, interior, dtype_name(dtype));
+    std::snprintf(buf, sizeof buf, "dft matrix|%lld|%lld|%s|%.17g|%.17g|%s|%s", static_cast<long long>(n),
+                  static_cast<long long>(m), inverse ? "inv" : "fwd", scale, interior, dtype_name(dtype),
+                  middle ? "mid" : "last");
     return buf;
   }
 };
+
+/// The complex (2m x n) forward or (n x 2m) inverse matrix of a non-last dim (Note [truncated DFT]).
+Tensor middle_matrix(const MatrixKey& key) {
+  const std::int64_t n = key.n, m = key.m;
+  std::vector<std::complex<double>> a(static_cast<std::size_t>(n * 2 * m));
+  for (std::int64_t k = 0; k < 2 * m; ++k) {
+    const std::int64_t f = k < m ? k : n - 2 * m + k;  // kept frequencies 0..m-1, then -m..-1
+    for (std::int64_t h = 0; h < n; ++h) {
+      const double th = 2 * std::numbers::pi * static_cast<double>((f * h) % n) / static_cast<double>(n);
+      const std::complex<double> e(std::cos(th), key.inverse ? std::sin(th) : -std::sin(th));
+      a[static_cast<std::size_t>(key.inverse ? h * 2 * m + k : k * n + h)] = e;
+    }
+  }
+  const Shape shape = key.inverse ? Shape{n, 2 * m} : Shape{2 * m, n};
+  return from_data(a.data(), n * 2 * m, complex128, shape).to(key.dtype);
+}
 
 /// The (n x 2m) forward or (2m x n) inverse matrix of Note [truncated DFT] with the scale and the interior
 /// bins' weight folded in, cached.
@@ -63,6 +87,12 @@ Tensor dft_matrix(const MatrixKey& key) {
   std::lock_guard<std::mutex> lk(mu);
   auto it = cache.find(key);
   if (it != cache.end()) return it->second;  // a copy: a later clear() must not free it under us
+  if (key.middle) {
+    Tensor t = middle_matrix(key);
+    if (cache.size() >= 64) cache.clear();
+    cache.emplace(key, t);
+    return t;
+  }
   const std::int64_t n = key.n, m = key.m;
   std::vector<double> a(static_cast<std::size_t>(n * 2 * m));
   for (std::int64_t k = 0; k < m; ++k) {
@@ -154,6 +184,40 @@ Tensor irdft_head(const Tensor& y, std::int64_t n, double scale, double interior
     gemm_on<T>("irdft_head", dt, y.device(), rows, n, 2 * m, yc.data_ptr(), V.data_ptr(), x.data_ptr());
   });
   return x;
+}
+
+Tensor cdft_along(const Tensor& x, std::int64_t dim, std::int64_t m, std::int64_t n, bool inverse) {
+  const Dtype dt = x.dtype();
+  if (dt != complex64 && dt != complex128)
+    throw Error("cdft_along", std::string("expected a complex float tensor, got ") + dtype_name(dt));
+  const Tensor xc = x.contiguous();
+  const auto d = static_cast<std::size_t>(dim);
+  const std::int64_t len = x.size(dim), out_len = inverse ? n : 2 * m;
+  const std::int64_t outer = ::phasor::detail::shape_numel(Shape(x.shape().begin(), x.shape().begin() + dim));
+  const std::int64_t inner = ::phasor::detail::shape_numel(Shape(x.shape().begin() + dim + 1, x.shape().end()));
+  Shape os = x.shape();
+  os[d] = out_len;
+  if (len == 0 || outer * inner == 0) return zeros(os, dt, x.device());
+  Tensor out = ::phasor::detail::make_tensor(os, dt, x.device());
+  const Tensor M = dft_matrix_on(MatrixKey{n, m, inverse, 1.0, 1.0, dt, true}, x.device());
+  if (x.device().is_cuda()) {
+    ::phasor::detail::cuda_gemm_batched("cdft_along", dt, x.device().index, false, false, out_len, inner, len,
+                                        M.data_ptr(), len, 0, xc.data_ptr(), inner, len * inner, out.data_ptr(), inner,
+                                        out_len * inner, outer);
+    return out;
+  }
+  auto run = [&](auto zero) {
+    using T = decltype(zero);
+    const T* A = static_cast<const T*>(M.data_ptr());
+    const T* X = static_cast<const T*>(xc.data_ptr());
+    T* C = static_cast<T*>(out.data_ptr());
+    for (std::int64_t o = 0; o < outer; ++o)
+      ::phasor::detail::gemm<T>(false, false, out_len, inner, len, T(1), A, len, X + o * len * inner, inner, T(0),
+                                C + o * out_len * inner, inner);
+  };
+  if (dt == complex64) run(std::complex<float>{});
+  else run(std::complex<double>{});
+  return out;
 }
 
 }  // namespace phasor::nn::detail

@@ -17,4 +17,9 @@ Tensor rdft_head(const Tensor& x, std::int64_t m, double scale, double interior 
 /// other than DC and Nyquist first weighted by `interior`.
 Tensor irdft_head(const Tensor& y, std::int64_t n, double scale, double interior = 1.0);
 
+/// The kept frequencies (0..m-1, -m..-1; 2m <= n) of the unscaled c2c DFT of the complex x along `dim`
+/// (size n there; 2m in the result), or with `inverse` the unscaled inverse DFT of such modes (size 2m at
+/// `dim`) to n points: one complex matrix applied along the dim.
+Tensor cdft_along(const Tensor& x, std::int64_t dim, std::int64_t m, std::int64_t n, bool inverse);
+
 }  // namespace phasor::nn::detail
