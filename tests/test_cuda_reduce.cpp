@@ -230,6 +230,43 @@ TEST_CASE("cuda reduce: a CPU-only build's reduction glue throws a named error" 
   CHECK(x.sum().item<double>() == 12.0);  // input unchanged
 }
 
+// Note [gapped rows]: a contiguous tensor reduced over leading (and trailing) dims around a kept block is
+// read in place; these layouts, with size-1 dims, a kept block of several dims and split long rows.
+DEVICE_CASE("cuda reduce: reductions over leading dims read the tensor in place and agree with the CPU") {
+  manual_seed(32);
+  struct Case {
+    Shape shape, dims;
+  };
+  const std::vector<Case> cases = {
+      {{33, 9}, {0}},                   // leading block only: rows of stride 1
+      {{5, 7, 300}, {0, 2}},            // a bias gradient's layout
+      {{4, 1, 6, 5}, {0, 3}},           // a size-1 dim inside
+      {{3, 2, 4, 5, 6}, {0, 1, 4}},     // a kept block of two dims
+      {{64, 3, 4096}, {0, 2}},          // few long rows: split across blocks
+      {{2, 5, 1, 3}, {0, -1}},          // negative dim
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.shape.size());
+    CAPTURE(c.dims.size());
+    for (Dtype dt : {bool_, int64, float32, float64, complex64}) {
+      CAPTURE(dt);
+      const Tensor x = sample(c.shape, dt);
+      const Tensor xg = x.to(dev);
+      const double t = dt == float32 || dt == complex64 ? 2e-5 : 1e-12;
+      CHECK(rel_diff(xg.sum(c.dims), x.sum(c.dims)) <= t);
+      CHECK(rel_diff(xg.sum(c.dims, true), x.sum(c.dims, true)) <= t);
+      CHECK(rel_diff(xg.all(c.dims), x.all(c.dims)) == 0);
+      CHECK(rel_diff(xg.any(c.dims), x.any(c.dims)) == 0);
+      if (is_complex(dt) || dt == bool_) continue;
+      CHECK(rel_diff(xg.amax(c.dims), x.amax(c.dims)) == 0);
+      CHECK(rel_diff(xg.amin(c.dims), x.amin(c.dims)) == 0);
+    }
+  }
+  // the same reduction of a non-contiguous tensor takes the copy and agrees too
+  const Tensor y = sample({7, 5, 6}, float64).transpose(0, 2);
+  CHECK(rel_diff(y.to(dev).sum({0, 2}), y.sum({0, 2})) <= 1e-12);
+}
+
 DEVICE_CASE("cuda reduce: few long rows are split across blocks and still agree with the CPU") {
   manual_seed(31);
   // full reductions and a few rows, with lengths that do not divide into the chunks

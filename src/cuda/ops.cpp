@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -91,16 +92,39 @@ void fill(const Tensor& out, const Scalar& v) {
 
 namespace {
 
-/// A reduction of x over some dims laid out as contiguous (n_out, n_red) rows: the reduced dims moved
-/// last and copied contiguous on the GPU.
+/// A reduction of x over some dims laid out as (n_out, n_red) rows: contiguous (the reduced dims moved
+/// last and copied contiguous on the GPU), or, when `gapped` is allowed and x's layout fits, x itself read
+/// as gapped rows (Note [gapped rows] in reduce.cu: inner > 0).
 struct Rows {
   Tensor rows;
   Shape out_shape;
   std::vector<std::int64_t> dims;  // reduced dims (wrapped)
   std::int64_t n_out = 1, n_red = 1;
+  std::int64_t inner = 0, outer_stride = 0;  // gapped rows when inner > 0
 };
 
-Rows rows_of(const Tensor& x, const Shape& dims, bool keepdim, const char* op) {
+/// For a contiguous x whose kept dims (size-1 dims aside) form one block after a leading block of reduced
+/// dims and before an optional trailing one: the gapped layout's inner block size and outer stride; 0, 0
+/// where x needs the copy or is already contiguous rows.
+std::pair<std::int64_t, std::int64_t> gapped_layout(const Tensor& x, const std::vector<bool>& is_red) {
+  if (!x.is_contiguous()) return {0, 0};
+  int phase = 0;  // 0: leading reduced, 1: kept, 2: trailing reduced
+  bool lead = false;
+  std::int64_t kept = 1, inner = 1;
+  for (std::int64_t d = 0; d < x.dim(); ++d) {
+    const std::int64_t sz = x.size(d);
+    const bool r = is_red[static_cast<std::size_t>(d)];
+    if (sz == 1) continue;
+    if (phase == 0 && r) lead = true;
+    else if (phase <= 1 && !r) phase = 1, kept *= sz;
+    else if (phase >= 1 && r) phase = 2, inner *= sz;
+    else return {0, 0};  // a kept dim after a trailing reduced one
+  }
+  if (!lead || phase == 0) return {0, 0};  // contiguous rows already, or a full reduction
+  return {inner, kept * inner};
+}
+
+Rows rows_of(const Tensor& x, const Shape& dims, bool keepdim, const char* op, bool gapped = false) {
   check_device(x.device(), op);
   Rows r;
   r.dims = ::phasor::detail::wrap_dims(dims, x.dim(), op, true);
@@ -116,6 +140,13 @@ Rows rows_of(const Tensor& x, const Shape& dims, bool keepdim, const char* op) {
       perm.push_back(d);
       r.n_out *= sz;
       r.out_shape.push_back(sz);
+    }
+  }
+  if (gapped) {
+    std::tie(r.inner, r.outer_stride) = gapped_layout(x, is_red);
+    if (r.inner > 0) {
+      r.rows = x;
+      return r;
     }
   }
   for (auto d : r.dims) perm.push_back(d);
@@ -135,12 +166,13 @@ void check_nonempty(const Tensor& x, const Rows& r, const char* op) {
 }  // namespace
 
 Tensor reduce(const char* op, const Tensor& x, const Shape& dims, bool keepdim, Dtype out_dtype) {
-  const Rows r = rows_of(x, dims, keepdim, op);
+  const Rows r = rows_of(x, dims, keepdim, op, true);
   const std::string name(op);
   if (name == "amax" || name == "amin") check_nonempty(x, r, op);
   Tensor out = ::phasor::detail::make_tensor(r.out_shape, out_dtype, x.device());
   Launch l(out);
-  if (!cuda::reduce_rows(op, x.dtype(), r.rows.data_ptr(), r.n_out, r.n_red, out.data_ptr(), l.stream))
+  if (!cuda::reduce_rows(op, x.dtype(), r.rows.data_ptr(), r.n_out, r.n_red, out.data_ptr(), l.stream, r.inner,
+                         r.outer_stride))
     no_kernel(op, x.dtype());
   return out;
 }

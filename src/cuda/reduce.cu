@@ -88,6 +88,19 @@ struct Partials {
   __device__ A load(A v) const { return v; }
 };
 
+// Note [gapped rows]
+// A reduction's rows need not be contiguous: element j of row r lies at r * row_stride + (j / inner) *
+// outer_stride + j % inner. Contiguous rows are row_stride = inner = n_red. A contiguous tensor reduced
+// over a leading and a trailing block of dims, keeping the block between (a bias gradient: (N, C, L)
+// summed over N and L), is row_stride = inner = L, outer_stride = C * L: read in place, where moving the
+// reduced dims last would first copy the whole tensor. The sum-like reductions take this layout; the
+// statistics kernels read contiguous rows.
+
+/// Where the elements of a reduction's rows lie (Note [gapped rows]).
+struct RowLayout {
+  std::int64_t row_stride, inner, outer_stride;
+};
+
 // Note [split rows]
 // A block reduces one unit: a row, or with splits > 1 one of the row's `splits` consecutive chunks of
 // `chunk` elements (the last may be shorter, none is empty). Few long rows - a full reduction, a loss
@@ -97,18 +110,20 @@ struct Partials {
 // sum short, which also keeps float32 sums accurate.
 template <class T, class R, class Out>
 __global__ void rows_kernel(const T* rows, std::int64_t n_units, std::int64_t n_red, std::int64_t splits,
-                            std::int64_t chunk, Out* out, R r) {
+                            std::int64_t chunk, RowLayout lay, Out* out, R r) {
   using A = typename R::A;
   __shared__ __align__(16) unsigned char buf[kThreads * sizeof(A)];
   A* sh = reinterpret_cast<A*>(buf);
   for (std::int64_t unit = blockIdx.x; unit < n_units; unit += gridDim.x) {
     const std::int64_t row = unit / splits, c = unit - row * splits;
-    const T* base = rows + row * n_red + c * chunk;
-    const std::int64_t len = chunk < n_red - c * chunk ? chunk : n_red - c * chunk;
+    const T* base = rows + row * lay.row_stride;
+    const std::int64_t start = c * chunk, len = chunk < n_red - start ? chunk : n_red - start;
+    const bool flat = lay.inner >= n_red;  // a contiguous row
     A acc = r.identity();
     bool first = true;  // Extremum has no identity: start from the first element seen
     for (std::int64_t i = threadIdx.x; i < len; i += blockDim.x) {
-      const A v = r.load(base[i]);
+      const std::int64_t j = start + i;
+      const A v = r.load(flat ? base[j] : base[(j / lay.inner) * lay.outer_stride + j % lay.inner]);
       acc = first ? v : r.combine(acc, v);
       first = false;
     }
@@ -170,7 +185,8 @@ struct PartialBuffer {
 };
 
 template <class T, class R>
-void launch(const void* rows, std::int64_t n_out, std::int64_t n_red, void* out, R r, void* stream) {
+void launch(const void* rows, std::int64_t n_out, std::int64_t n_red, const RowLayout& lay, void* out, R r,
+            void* stream) {
   if (n_out == 0) return;
   using A = typename R::A;
   using O = typename R::O;
@@ -178,17 +194,17 @@ void launch(const void* rows, std::int64_t n_out, std::int64_t n_red, void* out,
   const Split sp = split_for(n_out, n_red);
   if (sp.splits == 1) {
     launch_kernel(rows_kernel<T, R, O>, grid_for(n_out, 1), kThreads, s, static_cast<const T*>(rows), n_out, n_red, 1,
-                  n_red, static_cast<O*>(out), r);
+                  n_red, lay, static_cast<O*>(out), r);
     check_launch("reduction");
     return;
   }
   PartialBuffer partial(static_cast<std::size_t>(n_out * sp.splits) * sizeof(A));
   A* p = static_cast<A*>(partial.ptr);
   launch_kernel(rows_kernel<T, R, A>, grid_for(n_out * sp.splits, 1), kThreads, s, static_cast<const T*>(rows),
-                n_out * sp.splits, n_red, sp.splits, sp.chunk, p, r);
+                n_out * sp.splits, n_red, sp.splits, sp.chunk, lay, p, r);
   check_launch("reduction (partials)");
   launch_kernel(rows_kernel<A, Partials<R>, O>, grid_for(n_out, 1), kThreads, s, p, n_out, sp.splits, 1, sp.splits,
-                static_cast<O*>(out), Partials<R>{r});
+                RowLayout{sp.splits, sp.splits, 0}, static_cast<O*>(out), Partials<R>{r});
   check_launch("reduction");
 }
 
@@ -621,21 +637,22 @@ void with_type(Dtype t, F&& f) {
 }  // namespace
 
 bool reduce_rows(const char* op, Dtype in, const void* rows, std::int64_t n_out, std::int64_t n_red, void* out,
-                 void* stream) {
+                 void* stream, std::int64_t inner, std::int64_t outer_stride) {
+  const RowLayout lay = inner > 0 && inner < n_red ? RowLayout{inner, inner, outer_stride} : RowLayout{n_red, n_red, 0};
   bool done = false;
   with_type(in, [&](auto tag) {
     using T = decltype(tag);
     if (!std::strcmp(op, "sum")) {
-      launch<T>(rows, n_out, n_red, out, Sum<T>{}, stream), done = true;
+      launch<T>(rows, n_out, n_red, lay, out, Sum<T>{}, stream), done = true;
     } else if (!std::strcmp(op, "prod")) {
-      launch<T>(rows, n_out, n_red, out, Prod<T>{}, stream), done = true;
+      launch<T>(rows, n_out, n_red, lay, out, Prod<T>{}, stream), done = true;
     } else if (!std::strcmp(op, "all")) {
-      launch<T>(rows, n_out, n_red, out, Logical<T, true>{}, stream), done = true;
+      launch<T>(rows, n_out, n_red, lay, out, Logical<T, true>{}, stream), done = true;
     } else if (!std::strcmp(op, "any")) {
-      launch<T>(rows, n_out, n_red, out, Logical<T, false>{}, stream), done = true;
+      launch<T>(rows, n_out, n_red, lay, out, Logical<T, false>{}, stream), done = true;
     } else if constexpr (!is_complex_v<T>) {
-      if (!std::strcmp(op, "amax")) launch<T>(rows, n_out, n_red, out, Extremum<T, true>{}, stream), done = true;
-      else if (!std::strcmp(op, "amin")) launch<T>(rows, n_out, n_red, out, Extremum<T, false>{}, stream), done = true;
+      if (!std::strcmp(op, "amax")) launch<T>(rows, n_out, n_red, lay, out, Extremum<T, true>{}, stream), done = true;
+      else if (!std::strcmp(op, "amin")) launch<T>(rows, n_out, n_red, lay, out, Extremum<T, false>{}, stream), done = true;
     }
   });
   return done;

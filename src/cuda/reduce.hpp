@@ -8,10 +8,11 @@ namespace phasor::cuda {
 
 /// out[r] = op over rows[r * n_red .. (r + 1) * n_red) for r < n_out, on `stream` (a cudaStream_t), for
 /// op "sum"/"prod" (bool accumulates in int64), "all"/"any" (bool result), "amax"/"amin" (real dtypes,
-/// NaN wins, n_red >= 1). The rows are contiguous device memory of dtype `in`; false when the op has no
-/// kernel for that dtype.
+/// NaN wins, n_red >= 1). The rows are device memory of dtype `in`, contiguous, or with 0 < inner < n_red
+/// gapped (Note [gapped rows] in reduce.cu): element j of row r at r * inner + (j / inner) * outer_stride +
+/// j % inner. False when the op has no kernel for that dtype.
 bool reduce_rows(const char* op, Dtype in, const void* rows, std::int64_t n_out, std::int64_t n_red, void* out,
-                 void* stream);
+                 void* stream, std::int64_t inner = 0, std::int64_t outer_stride = 0);
 
 /// Row reductions with a real result (dtype to_real(in)) for floating/complex `in`: "norm" with p = `param`
 /// (0: count of nonzeros, 1, 2, inf, -inf: max/min |x| with NaN winning, else (sum |x|^p)^(1/p)), "var" /
