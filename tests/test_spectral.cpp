@@ -331,6 +331,15 @@ TEST_CASE("SpectralConv gradcheck (input, weight, bias; 1-D/2-D/3-D, super-resol
   Tensor w = randn({2, 2, 3}, complex128).requires_grad_();
   CHECK(autodiff::gradgradcheck(
       [](const G& in) { return G{nn::functional::spectral_conv(in[0], in[1], Tensor(), {3}).square()}; }, G{x, w}));
+  // with a bias: its gradient (spectral_bias_grad) has a gradient too (spectral_planes of zeros)
+  Tensor b = randn({2}, float64).requires_grad_();
+  CHECK(autodiff::gradgradcheck(
+      [](const G& in) { return G{nn::functional::spectral_conv(in[0], in[1], in[2], {3}).square()}; }, G{x, w, b}));
+  Tensor x2 = randn({2, 2, 4, 6}, float64).requires_grad_();
+  Tensor w2 = randn(wshape(2, 2, {2, 4}), complex128).requires_grad_();
+  CHECK(autodiff::gradgradcheck(
+      [](const G& in) { return G{nn::functional::spectral_conv(in[0], in[1], in[2], {2, 4}).square()}; },
+      G{x2, w2, b}));
 }
 
 TEST_CASE("SpectralConv module: parameters, init, dtype, repr") {

@@ -139,6 +139,15 @@ __global__ void planes_kernel(const Cplx<R>* __restrict__ y, const R* __restrict
   }
 }
 
+/// spectral_bias_grad: one thread per channel.
+template <class R>
+__global__ void plane_bias_grad_kernel(const R* __restrict__ g, R* __restrict__ out, std::int64_t batch,
+                                       nn::detail::PlaneGeo geo) {
+  const std::int64_t step = static_cast<std::int64_t>(blockDim.x) * gridDim.x;
+  for (std::int64_t o = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; o < geo.channels; o += step)
+    out[o] = nn::detail::plane_bias_grad(g, o, batch, geo);
+}
+
 }  // namespace
 
 void im2col(const void* x, void* cols, std::int64_t NC, const ConvGeo& g, int elem_bytes, void* stream) {
@@ -217,6 +226,19 @@ void spectral_planes(const void* y, const void* bias, void* out, std::int64_t to
     launch_kernel(planes_kernel<float>, blocks_for(total), kThreads, s, static_cast<const Cplx<float>*>(y),
                   static_cast<const float*>(bias), static_cast<Cplx<float>*>(out), total, g);
   check_launch("spectral_planes");
+}
+
+void spectral_bias_grad(const void* g, void* out, std::int64_t batch, const nn::detail::PlaneGeo& geo, bool is_double,
+                        void* stream) {
+  if (geo.channels == 0) return;
+  const auto s = static_cast<cudaStream_t>(stream);
+  if (is_double)
+    launch_kernel(plane_bias_grad_kernel<double>, blocks_for(geo.channels), kThreads, s, static_cast<const double*>(g),
+                  static_cast<double*>(out), batch, geo);
+  else
+    launch_kernel(plane_bias_grad_kernel<float>, blocks_for(geo.channels), kThreads, s, static_cast<const float*>(g),
+                  static_cast<float*>(out), batch, geo);
+  check_launch("spectral_bias_grad");
 }
 
 }  // namespace phasor::cuda

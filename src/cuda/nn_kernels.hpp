@@ -45,6 +45,11 @@ void spectral_mix(const void* x, const void* w, void* out, std::int64_t B, std::
 void spectral_planes(const void* y, const void* bias, void* out, std::int64_t total, const nn::detail::PlaneGeo& g,
                      bool is_double, void* stream);
 
+/// out[o] = plane_bias_grad (spectral_planes.hpp) for every channel of the contiguous complex gradient g
+/// (batch, channels, ...); real out of double when `is_double`, else float.
+void spectral_bias_grad(const void* g, void* out, std::int64_t batch, const nn::detail::PlaneGeo& geo, bool is_double,
+                        void* stream);
+
 /// Most parameters one multi-tensor optimizer launch updates (Note [multi-tensor launch] in optim.cu).
 inline constexpr int kMaxSlices = 24;
 

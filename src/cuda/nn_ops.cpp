@@ -136,6 +136,20 @@ Tensor spectral_planes(const Tensor& y, const Tensor& bias, const nn::detail::Pl
   return out;
 }
 
+Tensor spectral_bias_grad(const Tensor& g, const nn::detail::PlaneGeo& geo) {
+  const char* op = "spectral_bias_grad";
+  check_device(g.device(), op);
+  if (g.dtype() != Dtype::Complex64 && g.dtype() != Dtype::Complex128)
+    throw Error(op, std::string("the CUDA kernel takes a complex64 or complex128 tensor, got ") + dtype_name(g.dtype()));
+  NoGradGuard ng;
+  const Tensor gc = g.contiguous();
+  Tensor out = ::phasor::detail::make_tensor({geo.channels}, to_real(g.dtype()), g.device());
+  Launch l(out);
+  ::phasor::cuda::spectral_bias_grad(gc.data_ptr(), out.data_ptr(), g.size(0), geo, g.dtype() == Dtype::Complex128,
+                                     l.stream);
+  return out;
+}
+
 namespace {
 /// Checks every parameter's operands (on one CUDA device each) before anything runs, then calls
 /// run(is_double, slices, stream) once per device and real type with the slices make(param) builds,
@@ -197,6 +211,7 @@ Tensor spectral_mix(const Tensor& x, const Tensor&, bool, bool) { no_cuda_backen
 Tensor spectral_planes(const Tensor& y, const Tensor&, const nn::detail::PlaneGeo&) {
   no_cuda_backend("spectral_planes", y.device());
 }
+Tensor spectral_bias_grad(const Tensor& g, const nn::detail::PlaneGeo&) { no_cuda_backend("spectral_bias_grad", g.device()); }
 void sgd_step(const std::vector<SgdParam>& ps, bool, bool, bool) {
   if (!ps.empty()) no_cuda_backend("optim.SGD", ps[0].p.device());
 }

@@ -23,6 +23,9 @@ Tensor spectral_mix(const Tensor& x, const Tensor& w, bool conj_x = false, bool 
 /// spectral_planes (Note [spectral planes]) of the complex CUDA mode tensor y with the real bias (undefined
 /// for none): a new contiguous tensor.
 Tensor spectral_planes(const Tensor& y, const Tensor& bias, const nn::detail::PlaneGeo& g);
+/// The bias's gradient (channels,) from the complex CUDA gradient g of spectral_planes' output (Note
+/// [spectral planes]).
+Tensor spectral_bias_grad(const Tensor& g, const nn::detail::PlaneGeo& geo);
 
 /// One CUDA parameter of a multi-tensor SGD step: its contiguous storage p (updated in place), the
 /// contiguous gradient g, the momentum buffer (undefined without momentum; `first` when fresh) and the

@@ -207,6 +207,8 @@ void planes_host(const R* y, const R* bias, R* out, std::int64_t rows, const det
   });
 }
 
+Tensor spectral_bias_grad(const Tensor& gy, const detail::PlaneGeo& geo);
+
 /// The mode tensor y (B, O, 2m_1, ..., m_d) with its DC (and kept Nyquist) planes made Hermitian and the
 /// bias's DC coefficient added (Note [spectral planes]); bias may be undefined.
 Tensor spectral_planes(const Tensor& y, const Tensor& bias, const detail::PlaneGeo& g) {
@@ -230,12 +232,31 @@ Tensor spectral_planes(const Tensor& y, const Tensor& bias, const detail::PlaneG
       [g, has_bias = bias.defined()](const ::phasor::detail::Ctx& c, const std::vector<Tensor>& gr) {
         // self-adjoint without the bias; the bias's gradient is scale * sum_b Re g at the origin
         std::vector<Tensor> out{spectral_planes(gr[0], Tensor(), g)};
-        if (has_bias && c.needs_grad(1)) {
-          Tensor g0 = gr[0];
-          while (g0.dim() > 2) g0 = g0.select(2, 0);
-          out.push_back(real(g0).sum({0}) * g.bias_scale);
-        }
+        if (has_bias && c.needs_grad(1)) out.push_back(spectral_bias_grad(gr[0], g));
         return out;
+      });
+}
+
+/// The bias's gradient scale * sum_b Re g[b, o, origin] from the gradient g of spectral_planes' output
+/// (Note [spectral planes]); its own gradient is spectral_planes of zeros with that bias.
+Tensor spectral_bias_grad(const Tensor& gy, const detail::PlaneGeo& geo) {
+  return ::phasor::detail::apply_op(
+      "spectral_bias_grad", {gy}, ::phasor::detail::kSaveNone,
+      [&geo](const std::vector<Tensor>& t) {
+        if (t[0].device().is_cuda()) return ::phasor::cuda::detail::spectral_bias_grad(t[0], geo);
+        const Tensor gc = t[0].contiguous();
+        Tensor out = ::phasor::detail::make_tensor({geo.channels}, to_real(gc.dtype()), gc.device());
+        ::phasor::optim::detail::visit_real(gc.dtype(), [&](auto tag) {
+          using R = decltype(tag);
+          const R* g = static_cast<const R*>(gc.data_ptr());
+          R* o = static_cast<R*>(out.data_ptr());
+          for (std::int64_t k = 0; k < geo.channels; ++k) o[k] = detail::plane_bias_grad(g, k, gc.size(0), geo);
+        });
+        return out;
+      },
+      [geo](const ::phasor::detail::Ctx& c, const std::vector<Tensor>& gr) {
+        const Tensor z = zeros(c.input_shape(0), to_complex(gr[0].dtype()), gr[0].device());
+        return std::vector<Tensor>{spectral_planes(z, gr[0], geo)};
       });
 }
 

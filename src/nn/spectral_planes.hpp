@@ -13,7 +13,8 @@
 // DC coefficient b[o] * scale is added at the origin (all indices 0; scale = the inverse transform's
 // 1/normalization), a mode tensor update instead of a pass over the output.
 // The map y -> z is real-linear and self-adjoint (R is an involution, M commutes with it), so its
-// gradient is the same map without the bias, and the bias's is scale * sum_b Re g[b, o, origin].
+// gradient is the same map without the bias, and the bias's is scale * sum_b Re g[b, o, origin] (one
+// small kernel, spectral_bias_grad, whose own gradient is spectral_planes of zeros with that bias).
 // One primitive replaces a select/flip/roll/conj/add/scale/mask/cat/pad chain: one kernel launch on
 // a GPU for the forward and one for the backward.
 #pragma once
@@ -55,6 +56,16 @@ PHASOR_HOST_DEVICE inline void plane_element(const R* y, const R* bias, std::int
   re = zero ? R(0) : (y[2 * self] + y[2 * other]) * R(0.5);
   im = zero ? R(0) : (y[2 * self + 1] - y[2 * other + 1]) * R(0.5);
   if (bias && j == 0 && origin) re += bias[rest % g.channels] * static_cast<R>(g.bias_scale);
+}
+
+/// The bias's gradient for channel o from the contiguous, interleaved gradient g of the planes' output
+/// (`batch` leading rows): scale * sum_b Re g[b, o, origin].
+template <class R>
+PHASOR_HOST_DEVICE inline R plane_bias_grad(const R* g, std::int64_t o, std::int64_t batch, const PlaneGeo& geo) {
+  const std::int64_t per = geo.plane_elems() * geo.md;  // complex elements per (b, o)
+  R acc = 0;
+  for (std::int64_t b = 0; b < batch; ++b) acc += g[2 * (b * geo.channels + o) * per];
+  return acc * static_cast<R>(geo.bias_scale);
 }
 
 }  // namespace phasor::nn::detail
