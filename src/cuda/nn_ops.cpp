@@ -10,6 +10,7 @@
 #include "phasor/autodiff.hpp"
 
 #if PHASOR_WITH_CUDA
+#include "cuda/launch.hpp"
 #include "cuda/nn_kernels.hpp"
 #include "cuda/runtime.hpp"
 #endif
@@ -20,12 +21,6 @@ namespace phasor::cuda::detail {
 namespace {
 
 using ::phasor::detail::shape_str;
-
-struct Launch {
-  DeviceGuard guard;
-  void* stream;
-  explicit Launch(const Tensor& t) : guard(t.device().index), stream(current_stream_handle(t.device().index)) {}
-};
 
 ConvGeo to_geo(const ::phasor::detail::ConvGeometry& g, const char* op) {
   const auto nd = static_cast<int>(g.in.size());
@@ -120,32 +115,33 @@ Tensor spectral_mix(const Tensor& x, const Tensor& w, bool conj_x, bool conj_w) 
   return out;
 }
 
+namespace {
+/// Throws "[op] the CUDA kernel takes a complex64 or complex128 tensor, got <dtype>" otherwise.
+void expect_complex(const Tensor& t, const char* op) {
+  if (t.dtype() != Dtype::Complex64 && t.dtype() != Dtype::Complex128)
+    throw Error(op, std::string("the CUDA kernel takes a complex64 or complex128 tensor, got ") + dtype_name(t.dtype()));
+}
+}  // namespace
+
 Tensor spectral_planes(const Tensor& y, const Tensor& bias, const nn::detail::PlaneGeo& g) {
   const char* op = "spectral_planes";
   check_device(y.device(), op);
   check_on(bias, y, op);
-  if (y.dtype() != Dtype::Complex64 && y.dtype() != Dtype::Complex128)
-    throw Error(op, std::string("the CUDA kernel takes a complex64 or complex128 tensor, got ") + dtype_name(y.dtype()));
-  NoGradGuard ng;
-  const Tensor yc = y.contiguous();
-  const Tensor bc = bias.defined() ? bias.to(to_real(y.dtype())).contiguous() : bias;
+  expect_complex(y, op);
   Tensor out = ::phasor::detail::make_tensor(y.shape(), y.dtype(), y.device());
   Launch l(out);
-  ::phasor::cuda::spectral_planes(yc.data_ptr(), bc.defined() ? bc.data_ptr() : nullptr, out.data_ptr(), y.numel(), g,
-                                  y.dtype() == Dtype::Complex128, l.stream);
+  ::phasor::cuda::spectral_planes(y.data_ptr(), bias.defined() ? bias.data_ptr() : nullptr, out.data_ptr(), y.numel(),
+                                  g, y.dtype() == Dtype::Complex128, l.stream);
   return out;
 }
 
 Tensor spectral_bias_grad(const Tensor& g, const nn::detail::PlaneGeo& geo) {
   const char* op = "spectral_bias_grad";
   check_device(g.device(), op);
-  if (g.dtype() != Dtype::Complex64 && g.dtype() != Dtype::Complex128)
-    throw Error(op, std::string("the CUDA kernel takes a complex64 or complex128 tensor, got ") + dtype_name(g.dtype()));
-  NoGradGuard ng;
-  const Tensor gc = g.contiguous();
+  expect_complex(g, op);
   Tensor out = ::phasor::detail::make_tensor({geo.channels}, to_real(g.dtype()), g.device());
   Launch l(out);
-  ::phasor::cuda::spectral_bias_grad(gc.data_ptr(), out.data_ptr(), g.size(0), geo, g.dtype() == Dtype::Complex128,
+  ::phasor::cuda::spectral_bias_grad(g.data_ptr(), out.data_ptr(), g.size(0), geo, g.dtype() == Dtype::Complex128,
                                      l.stream);
   return out;
 }

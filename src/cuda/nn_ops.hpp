@@ -20,11 +20,11 @@ Tensor fold(const Tensor& cols, const ::phasor::detail::ConvGeometry& g, const c
 /// of one dtype (any strides; copied only where the modes are not contiguous), op conjugating x when
 /// `conj_x` and w when `conj_w`.
 Tensor spectral_mix(const Tensor& x, const Tensor& w, bool conj_x = false, bool conj_w = false);
-/// spectral_planes (Note [spectral planes]) of the complex CUDA mode tensor y with the real bias (undefined
-/// for none): a new contiguous tensor.
+/// spectral_planes (Note [spectral planes]) of the contiguous complex CUDA mode tensor y with the contiguous
+/// bias of y's real dtype (undefined for none): a new contiguous tensor.
 Tensor spectral_planes(const Tensor& y, const Tensor& bias, const nn::detail::PlaneGeo& g);
-/// The bias's gradient (channels,) from the complex CUDA gradient g of spectral_planes' output (Note
-/// [spectral planes]).
+/// The bias's gradient (channels,) from the contiguous complex CUDA gradient g of spectral_planes' output
+/// (Note [spectral planes]).
 Tensor spectral_bias_grad(const Tensor& g, const nn::detail::PlaneGeo& geo);
 
 /// One CUDA parameter of a multi-tensor SGD step: its contiguous storage p (updated in place), the

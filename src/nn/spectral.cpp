@@ -217,9 +217,9 @@ Tensor spectral_planes(const Tensor& y, const Tensor& bias, const detail::PlaneG
   return ::phasor::detail::apply_op(
       "spectral_planes", in, ::phasor::detail::kSaveNone,
       [&g](const std::vector<Tensor>& t) {
-        const Tensor b = t.size() > 1 ? t[1] : Tensor();
-        if (t[0].device().is_cuda()) return ::phasor::cuda::detail::spectral_planes(t[0], b, g);
-        const Tensor yc = t[0].contiguous(), bc = b.defined() ? b.to(to_real(yc.dtype())).contiguous() : b;
+        const Tensor yc = t[0].contiguous();
+        const Tensor bc = t.size() > 1 ? t[1].to(to_real(yc.dtype())).contiguous() : Tensor();
+        if (yc.device().is_cuda()) return ::phasor::cuda::detail::spectral_planes(yc, bc, g);
         Tensor out = ::phasor::detail::make_tensor(yc.shape(), yc.dtype(), yc.device());
         const std::int64_t rows = yc.numel() / g.md;
         ::phasor::optim::detail::visit_real(yc.dtype(), [&](auto tag) {
@@ -243,8 +243,8 @@ Tensor spectral_bias_grad(const Tensor& gy, const detail::PlaneGeo& geo) {
   return ::phasor::detail::apply_op(
       "spectral_bias_grad", {gy}, ::phasor::detail::kSaveNone,
       [&geo](const std::vector<Tensor>& t) {
-        if (t[0].device().is_cuda()) return ::phasor::cuda::detail::spectral_bias_grad(t[0], geo);
         const Tensor gc = t[0].contiguous();
+        if (gc.device().is_cuda()) return ::phasor::cuda::detail::spectral_bias_grad(gc, geo);
         Tensor out = ::phasor::detail::make_tensor({geo.channels}, to_real(gc.dtype()), gc.device());
         ::phasor::optim::detail::visit_real(gc.dtype(), [&](auto tag) {
           using R = decltype(tag);

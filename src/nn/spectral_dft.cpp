@@ -33,6 +33,7 @@
 #include <vector>
 
 #include "core/device_constants.hpp"
+#include "core/elementwise.hpp"
 #include "core/tensor_impl.hpp"
 #include "linalg/blas.hpp"
 #include "linalg/cublas_gemm.hpp"
@@ -122,23 +123,28 @@ Tensor dft_matrix_on(const MatrixKey& key, Device device) {
   return ::phasor::detail::device_constant(device, [&] { return key.str(); }, [&] { return dft_matrix(key); });
 }
 
-/// Row-major C (rows x cols) = A (rows x inner) B (inner x cols) on A's device (BLAS or cuBLAS).
-template <class T>
+/// `batch` row-major products C_i (rows x cols) = A_i (rows x inner) B_i (inner x cols), X_i = X + i *
+/// stride_x elements (a stride of 0 reuses the operand), of dtype dt (real or complex float) on `device`
+/// (BLAS or cuBLAS).
 void gemm_on(const char* op, Dtype dt, Device device, std::int64_t rows, std::int64_t cols, std::int64_t inner,
-             const void* A, const void* B, void* C) {
-  if (device.is_cpu()) {
-    ::phasor::detail::gemm<T>(false, false, rows, cols, inner, T(1), static_cast<const T*>(A), inner,
-                              static_cast<const T*>(B), cols, T(0), static_cast<T*>(C), cols);
+             const void* A, std::int64_t sa, const void* B, std::int64_t sb, void* C, std::int64_t sc,
+             std::int64_t batch = 1) {
+  if (device.is_cuda()) {
+    if (batch == 1)
+      ::phasor::detail::cuda_gemm(op, dt, device.index, false, false, rows, cols, inner, A, inner, B, cols, C, cols);
+    else
+      ::phasor::detail::cuda_gemm_batched(op, dt, device.index, false, false, rows, cols, inner, A, inner, sa, B, cols,
+                                          sb, C, cols, sc, batch);
     return;
   }
-  ::phasor::detail::cuda_gemm(op, dt, device.index, false, false, rows, cols, inner, A, inner, B, cols, C, cols);
-}
-
-/// f(T(0)) with T the C++ type of the real float dtype dt (float32 or float64, checked by the caller).
-template <class F>
-void real_dtype_call(Dtype dt, F&& f) {
-  if (dt == float32) f(0.0f);
-  else f(0.0);
+  ::phasor::detail::visit_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T> || ::phasor::detail::is_complex_v<T>) {
+      for (std::int64_t i = 0; i < batch; ++i)
+        ::phasor::detail::gemm<T>(false, false, rows, cols, inner, T(1), static_cast<const T*>(A) + i * sa, inner,
+                                  static_cast<const T*>(B) + i * sb, cols, T(0), static_cast<T*>(C) + i * sc, cols);
+    }
+  });
 }
 
 }  // namespace
@@ -160,11 +166,8 @@ Tensor rdft_head(const Tensor& x, std::int64_t m, double scale, double interior)
   os.back() = m;
   if (rows == 0 || m == 0) return zeros(os, to_complex(dt), x.device());  // an empty sum (n = 0) is 0
   Tensor y = ::phasor::detail::make_tensor(os, to_complex(dt), x.device());
-  real_dtype_call(dt, [&](auto zero) {
-    using T = decltype(zero);
-    const Tensor W = dft_matrix_on(MatrixKey{n, m, false, scale, interior, dt}, x.device());
-    gemm_on<T>("rdft_head", dt, x.device(), rows, 2 * m, n, xc.data_ptr(), W.data_ptr(), y.data_ptr());
-  });
+  const Tensor W = dft_matrix_on(MatrixKey{n, m, false, scale, interior, dt}, x.device());
+  gemm_on("rdft_head", dt, x.device(), rows, 2 * m, n, xc.data_ptr(), 0, W.data_ptr(), 0, y.data_ptr(), 0);
   return y;
 }
 
@@ -178,11 +181,8 @@ Tensor irdft_head(const Tensor& y, std::int64_t n, double scale, double interior
   os.back() = n;
   if (rows == 0 || n == 0) return zeros(os, dt, y.device());  // an empty sum (m = 0) is 0
   Tensor x = ::phasor::detail::make_tensor(os, dt, y.device());
-  real_dtype_call(dt, [&](auto zero) {
-    using T = decltype(zero);
-    const Tensor V = dft_matrix_on(MatrixKey{n, m, true, scale, interior, dt}, y.device());
-    gemm_on<T>("irdft_head", dt, y.device(), rows, n, 2 * m, yc.data_ptr(), V.data_ptr(), x.data_ptr());
-  });
+  const Tensor V = dft_matrix_on(MatrixKey{n, m, true, scale, interior, dt}, y.device());
+  gemm_on("irdft_head", dt, y.device(), rows, n, 2 * m, yc.data_ptr(), 0, V.data_ptr(), 0, x.data_ptr(), 0);
   return x;
 }
 
@@ -200,23 +200,8 @@ Tensor cdft_along(const Tensor& x, std::int64_t dim, std::int64_t m, std::int64_
   if (len == 0 || outer * inner == 0) return zeros(os, dt, x.device());
   Tensor out = ::phasor::detail::make_tensor(os, dt, x.device());
   const Tensor M = dft_matrix_on(MatrixKey{n, m, inverse, 1.0, 1.0, dt, true}, x.device());
-  if (x.device().is_cuda()) {
-    ::phasor::detail::cuda_gemm_batched("cdft_along", dt, x.device().index, false, false, out_len, inner, len,
-                                        M.data_ptr(), len, 0, xc.data_ptr(), inner, len * inner, out.data_ptr(), inner,
-                                        out_len * inner, outer);
-    return out;
-  }
-  auto run = [&](auto zero) {
-    using T = decltype(zero);
-    const T* A = static_cast<const T*>(M.data_ptr());
-    const T* X = static_cast<const T*>(xc.data_ptr());
-    T* C = static_cast<T*>(out.data_ptr());
-    for (std::int64_t o = 0; o < outer; ++o)
-      ::phasor::detail::gemm<T>(false, false, out_len, inner, len, T(1), A, len, X + o * len * inner, inner, T(0),
-                                C + o * out_len * inner, inner);
-  };
-  if (dt == complex64) run(std::complex<float>{});
-  else run(std::complex<double>{});
+  gemm_on("cdft_along", dt, x.device(), out_len, inner, len, M.data_ptr(), 0, xc.data_ptr(), len * inner,
+          out.data_ptr(), out_len * inner, outer);
   return out;
 }
 
