@@ -5,7 +5,8 @@
 //  - FFTs through phasor against direct cuFFT calls with the same plan (cufftPlanMany, out of place);
 //  - host overhead per op: 1-element ops queued back to back (CPU time per op, one sync per batch);
 //  - FNO training steps (forward, relative L2 loss, backward, Adam) of the nn issue's models and the
-//    large one (batch 32, 256^2, width 64, modes 32), with the allocator's peak (counter peak_gib).
+//    large one (batch 32, 256^2, width 64, modes 32), with the allocator's peak (counter peak_gib); the
+//    small ones once more with forward and backward replayed from a cuda::Graph (*_graph).
 // bench/fno_torch_cuda.py times PyTorch eager on the same models in the same session. Built only with
 // the CUDA backend; without a GPU every benchmark reports an error and skips.
 #include <benchmark/benchmark.h>
@@ -240,20 +241,38 @@ void BM_host_overhead_add_grad(benchmark::State& state) {
 GUARDED_BENCHMARK(BM_host_overhead_add_grad)->Unit(benchmark::kMicrosecond);
 
 // ---- FNO training steps --------------------------------------------------------------------------------------
-void run_fno(benchmark::State& state, const ph::nn::FNOOptions& opt, const ph::Shape& xs, const ph::Shape& ys) {
+/// One FNO training step per sample. Graphed: forward and backward replayed from a cuda::Graph captured
+/// after two eager steps (Note [CUDA graphs]), then Adam's step eagerly (its step count lives on the host).
+void run_fno(benchmark::State& state, const ph::nn::FNOOptions& opt, const ph::Shape& xs, const ph::Shape& ys,
+             bool graphed = false) {
   if (!ph::cuda::is_available()) return state.SkipWithError("no CUDA device");
   ph::manual_seed(0);
   ph::nn::FNO model(opt);
   model.to(kDev);
   ph::optim::Adam adam(model.parameters(), ph::optim::AdamOptions(1e-3));
   const ph::Tensor x = ph::randn(xs, ph::float32, kDev), y = ph::randn(ys, ph::float32, kDev);
+  auto forward_backward = [&] { ph::nn::functional::relative_lp_loss(model.forward(x), y).backward(); };
   ph::reset_peak_memory_stats(kDev);
-  gpu_time(state, [&] {
+  if (!graphed) {
+    gpu_time(state, [&] {
+      adam.zero_grad();
+      forward_backward();
+      adam.step();
+    });
+  } else {
+    for (int i = 0; i < 2; ++i) {
+      adam.zero_grad();
+      forward_backward();
+      adam.step();
+    }
     adam.zero_grad();
-    ph::Tensor loss = ph::nn::functional::relative_lp_loss(model.forward(x), y);
-    loss.backward();
-    adam.step();
-  });
+    ph::cuda::Graph graph;
+    graph.capture(forward_backward);
+    gpu_time(state, [&] {
+      graph.replay();  // writes the gradients the capture made
+      adam.step();
+    });
+  }
   state.counters["peak_gib"] = static_cast<double>(ph::memory_stats(kDev).peak_bytes) / (1 << 30);
 }
 void BM_FNO1d_step_cuda(benchmark::State& state) {
@@ -274,8 +293,22 @@ void BM_FNO2d_large_step_cuda(benchmark::State& state) {
               .projection_channels(128),
           {32, 3, 256, 256}, {32, 1, 256, 256});
 }
+void BM_FNO1d_step_cuda_graph(benchmark::State& state) {
+  run_fno(state,
+          ph::nn::FNOOptions().in_channels(1).out_channels(1).hidden_channels(64).modes({16}).n_layers(4)
+              .projection_channels(128),
+          {20, 1, 1024}, {20, 1, 1024}, true);
+}
+void BM_FNO2d_step_cuda_graph(benchmark::State& state) {
+  run_fno(state,
+          ph::nn::FNOOptions().in_channels(3).out_channels(1).hidden_channels(32).modes({12, 12}).n_layers(4)
+              .projection_channels(128),
+          {20, 3, 64, 64}, {20, 1, 64, 64}, true);
+}
 GUARDED_BENCHMARK(BM_FNO1d_step_cuda)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_FNO2d_step_cuda)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_FNO2d_large_step_cuda)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_FNO1d_step_cuda_graph)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_FNO2d_step_cuda_graph)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 }  // namespace

@@ -29,12 +29,14 @@ struct VirtualCpu {
 #if PHASOR_TEST_CUDA_EMULATION
 extern "C" std::uint64_t phasor_emu_host_waits(void);  // tests/cuda_emu/emu.hpp
 extern "C" std::uint64_t phasor_emu_launches(void);
+extern "C" std::uint64_t phasor_emu_graph_launches(void);
 #endif
 
 /// What the CUDA emulator (Note [CUDA emulation]) counts.
 enum class EmuCounter {
   HostWaits,  ///< calls that made the host wait for device work (synchronizations, synchronous copies, frees)
   Launches,   ///< kernel launches
+  GraphLaunches,  ///< CUDA graph launches
 };
 
 /// Runs f() and returns what the emulator counted meanwhile on `dev`; -1 where nothing counts (a real GPU, a
@@ -42,7 +44,11 @@ enum class EmuCounter {
 inline long emu_count(const phasor::Device& dev, EmuCounter what, const std::function<void()>& f) {
 #if PHASOR_TEST_CUDA_EMULATION
   if (dev.is_cuda()) {
-    auto read = [what] { return what == EmuCounter::HostWaits ? phasor_emu_host_waits() : phasor_emu_launches(); };
+    auto read = [what] {
+      return what == EmuCounter::HostWaits ? phasor_emu_host_waits()
+             : what == EmuCounter::Launches ? phasor_emu_launches()
+                                            : phasor_emu_graph_launches();
+    };
     const std::uint64_t before = read();
     f();
     return static_cast<long>(read() - before);

@@ -376,3 +376,70 @@ TEST_CASE("cuda allocator: concurrent use from several threads") {
   CHECK(be.used() == 0);
   CHECK(pool.num_segments() == 0);
 }
+
+TEST_CASE("cuda allocator: a CUDA graph's capture stream is its private pool, and what it saw live is kept while it lives") {
+  FakeBackend be(64 * MiB);
+  BlockPool pool(be, "cuda:0");
+  void* const kCapture = reinterpret_cast<void*>(std::uintptr_t{0x2000});
+  void* param = pool.allocate(4 * KiB, kStreamA);    // live before the capture: the graph may read it
+  void* spare = pool.allocate(4 * KiB, kStreamA);
+  pool.free(spare);                                  // free before the capture: ordinary cache
+  pool.begin_capture(7, kCapture);
+  CHECK_THROWS_WITH_AS(pool.begin_capture(8, kStreamB), "[cuda.Graph] a CUDA graph capture is already in progress on cuda:0",
+                       Error);
+  CHECK_THROWS_WITH_AS(pool.empty_cache(), "[empty_cache] not possible on cuda:0 during a CUDA graph capture", Error);
+  // temporaries of the capture come from the capture stream and are reused within it (stream order)
+  void* t1 = pool.allocate(8 * KiB, kCapture);
+  pool.free(t1);
+  void* t2 = pool.allocate(8 * KiB, kCapture);
+  CHECK(t2 == t1);
+  void* out = pool.allocate(8 * KiB, kCapture);      // an output the graph keeps writing
+  // a block live during the capture and freed meanwhile is kept, not handed to the next request
+  pool.free(param);
+  CHECK(pool.num_kept() == 1);
+  void* other = pool.allocate(4 * KiB, kStreamA);   // on another stream during the capture: kept once freed too
+  CHECK(other != param);
+  CHECK(other == spare);                             // the pre-capture free block is still fair game
+  pool.end_capture();
+  pool.free(t2);
+  pool.free(out);
+  // out of the capture's way: other streams never get the capture stream's blocks, empty_cache keeps them
+  void* b = pool.allocate(8 * KiB, kStreamB);
+  CHECK(b != t1);
+  CHECK(b != out);
+  pool.free(b);
+  pool.free(other);
+  const std::size_t before = pool.num_segments();
+  pool.empty_cache();
+  CHECK(pool.num_segments() == 2);                   // stream A's (holding the kept blocks) and the capture's
+  CHECK(before > pool.num_segments());               // stream B's went back
+  CHECK(pool.num_kept() == 2);
+  // the graph is gone: its blocks are free and its segments go back
+  pool.release_graph(7);
+  CHECK(pool.num_kept() == 0);
+  pool.empty_cache();
+  CHECK(pool.num_segments() == 0);
+  CHECK(be.used() == 0);
+}
+
+TEST_CASE("cuda allocator: out of memory during a capture neither waits nor releases the cache") {
+  FakeBackend be(8 * MiB);
+  BlockPool pool(be, "cuda:0");
+  void* const kCapture = reinterpret_cast<void*>(std::uintptr_t{0x2000});
+  void* a = pool.allocate(6 * MiB, kStreamA);
+  pool.free(a);  // cached: releasing it would need a device synchronization, which a capture prohibits
+  pool.begin_capture(1, kCapture);
+  const int syncs = be.sync_calls;
+  CHECK_THROWS_WITH_AS(pool.allocate(4 * MiB, kCapture),
+                       doctest::Contains("cached 6291456 bytes (during a CUDA graph capture, which cannot release the cache)"),
+                       Error);
+  CHECK(be.sync_calls == syncs);
+  CHECK(be.free_calls == 0);
+  pool.end_capture();
+  pool.release_graph(1);
+  void* b = pool.allocate(4 * MiB, kCapture);  // outside the capture the usual retry frees the cache
+  REQUIRE(b != nullptr);
+  CHECK(be.free_calls == 1);
+  pool.free(b);
+  pool.empty_cache();
+}

@@ -1,6 +1,8 @@
 // phasor/cuda.hpp - CUDA devices and streams (issue #6). Every build has these declarations: without
 // the CUDA backend (or without a driver or GPU) is_available() is false and device_count() is 0.
 #pragma once
+#include <functional>
+#include <memory>
 
 namespace phasor {
 class Tensor;
@@ -50,6 +52,58 @@ void set_current_stream(const Stream& stream);
 /// Marks t's memory as used by work queued on `stream` (another stream than the one it was made on):
 /// when t's storage is freed, its block is reused only after that stream's work up to the free is done.
 void record_stream(const Tensor& t, const Stream& stream);
+
+/// CUDA work captured once and replayed with one launch (Note [CUDA graphs] in src/cuda/graph.cpp), as
+/// torch.cuda.CUDAGraph: for steps whose kernels are small, where launching them costs more than running
+/// them. Capture runs the code once without executing its kernels: tensors made during the capture keep
+/// their memory (a private pool), and each replay() runs the same kernels on the same memory. So:
+///  - run the work once or more before capturing (plans, caches, optimizer state are made then);
+///  - feed new data by copying into tensors that existed before the capture (x.copy_(batch)) and read
+///    results from tensors the capture made (they are overwritten by each replay);
+///  - everything the host decides is frozen: shapes, branches, scalars (an optimizer's lr). Work that
+///    makes the host wait (item(), to(cpu), printing), random numbers and Adam's step cannot be captured
+///    and throw phasor::Error; the capture is then discarded.
+/// Memory that was live during the capture is not reused while the graph lives (see reset()).
+class Graph {
+ public:
+  /// An empty graph (nothing captured).
+  Graph();
+  /// Discards the capture (waits for its replays to finish first).
+  ~Graph();
+  /// Moves the captured work.
+  Graph(Graph&& other) noexcept;
+  /// Discards this graph's capture and takes other's.
+  Graph& operator=(Graph&& other) noexcept;
+  Graph(const Graph&) = delete;
+  Graph& operator=(const Graph&) = delete;
+
+  /// Captures the CUDA work `fn` queues from the calling thread on `device` (-1: the current device):
+  /// capture_begin, fn(), capture_end. When fn throws, the capture is discarded and the error rethrown.
+  void capture(const std::function<void()>& fn, int device = -1);
+  /// Waits for the device, then makes a private stream the calling thread's current stream on `device`
+  /// and starts capturing it. Throws when this graph holds a capture or another capture is in progress.
+  void capture_begin(int device = -1);
+  /// Ends the capture begun by capture_begin and restores the current stream; throws (discarding the
+  /// capture) when the captured work made a call that cannot be captured.
+  void capture_end();
+  /// Queues the captured work on the device's current stream (one launch).
+  void replay() const;
+  /// Discards the capture after waiting for its replays; its memory is reusable again.
+  void reset();
+  /// True when a capture has ended successfully and not been reset.
+  bool is_captured() const;
+  /// The device captured on (-1 before capture_begin).
+  int device() const;
+
+  /// The capture's state (defined in src/cuda/graph.cpp).
+  struct Impl;
+
+ private:
+  std::unique_ptr<Impl> impl_;
+};
+
+/// True while the calling thread captures a Graph on `device` (-1: the current device).
+bool is_capturing(int device = -1);
 
 /// Lets float32 and complex64 matrix products on CUDA devices (matmul, bmm, einsum, linear, conv) use
 /// TF32 tensor cores: operands rounded to 10 mantissa bits, several times faster. Process-wide; off by

@@ -8,6 +8,7 @@
 
 #include "core/elementwise.hpp"
 #include "core/philox.hpp"
+#include "cuda/graph.hpp"
 #include "cuda/index_ops.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
@@ -58,8 +59,17 @@ void manual_seed(std::uint64_t seed) {
   default_generator().manual_seed(seed);
 }
 
+namespace {
+/// Random numbers on a capturing device would repeat on every replay: refused (Note [CUDA graphs]).
+void refuse_capture(Device device, const char* op) {
+  cuda::detail::refuse_in_capture(device, op, "random numbers",
+                                  "their counters advance on the host, so every replay would repeat the captured draw");
+}
+}  // namespace
+
 Tensor rand(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
   detail::check_shape(shape, "rand");
+  refuse_capture(device, "rand");
   if (!is_floating_or_complex(dtype))
     throw Error("rand", std::string("expected a floating or complex dtype, got ") + dtype_name(dtype));
   Tensor t = detail::make_tensor(shape, dtype, device);
@@ -89,6 +99,7 @@ Tensor rand(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
 
 Tensor randn(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
   detail::check_shape(shape, "randn");
+  refuse_capture(device, "randn");
   if (!is_floating_or_complex(dtype))
     throw Error("randn", std::string("expected a floating or complex dtype, got ") + dtype_name(dtype));
   Tensor t = detail::make_tensor(shape, dtype, device);
@@ -118,6 +129,7 @@ Tensor randn(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
 
 Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, Dtype dtype, Device device, Generator* gen) {
   detail::check_shape(shape, "randint");
+  refuse_capture(device, "randint");
   if (high <= low)
     throw Error("randint", "expected low < high, got low=" + std::to_string(low) + " high=" + std::to_string(high));
   if (dtype == Dtype::Bool && (low < 0 || high > 2))

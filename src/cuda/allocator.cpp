@@ -9,6 +9,7 @@
 
 #include "core/tensor_impl.hpp"
 #include "cuda/backend.hpp"
+#include "cuda/graph.hpp"
 #include "cuda/runtime.hpp"
 #include "phasor/cuda.hpp"
 #include "phasor/error.hpp"
@@ -46,7 +47,7 @@ BlockPool::Block* BlockPool::take_free(std::size_t size, bool small, void* strea
 BlockPool::Block* BlockPool::new_segment(std::size_t size, bool small, void* stream) {
   const std::size_t seg = small ? kSmallSegment : (size + kLargeRound - 1) / kLargeRound * kLargeRound;
   void* p = backend_.raw_alloc(seg);
-  if (!p) {  // out of memory: wait for all streams (pending blocks become free), give the cache back, retry
+  if (!p && !capture_graph_) {  // out of memory: wait for all streams (pending blocks become free), give the cache back, retry
     backend_.synchronize();
     process_pending();
     release_free_segments(/*synced=*/true);
@@ -78,7 +79,7 @@ void* BlockPool::allocate(std::size_t nbytes, void* stream) {
     throw Error("allocate", "out of memory on " + name_ + ": requested " + std::to_string(nbytes) + " bytes, free " +
                                 std::to_string(free_bytes) + " bytes of " + std::to_string(total_bytes) +
                                 " (cudaMemGetInfo), cached " + std::to_string(reserved_ - stats_.current_bytes) +
-                                " bytes");
+                                " bytes" + (capture_graph_ ? " (during a CUDA graph capture, which cannot release the cache)" : ""));
   }
   const std::size_t rest = b->size - size;
   if (rest >= (small ? kRound : kMinLargeSplit)) {  // split: the tail stays free
@@ -95,6 +96,7 @@ void* BlockPool::allocate(std::size_t nbytes, void* stream) {
     free_.insert(r);
   }
   b->allocated = true;
+  if (capture_graph_ && stream != capture_stream_) b->graphs.push_back(capture_graph_);
   live_.emplace(b->ptr, b);
   ++stats_.num_allocs;
   stats_.current_bytes += static_cast<std::int64_t>(b->size);
@@ -110,6 +112,11 @@ void BlockPool::free(void* p) {
   Block* b = it->second;
   live_.erase(it);
   stats_.current_bytes -= static_cast<std::int64_t>(b->size);
+  if (!b->graphs.empty()) {  // a live graph may still touch it: kept (and not merged) until release_graph
+    b->uses.clear();         // release_graph follows a device synchronization: no stream's work is left
+    kept_.push_back(b);
+    return;
+  }
   if (!b->uses.empty()) {  // other streams may still use it: reusable once their work so far is done
     Pending pe{b, {}};
     try {
@@ -191,7 +198,9 @@ void* BlockPool::stream_of(void* p) {
 void BlockPool::release_free_segments(bool synced) {
   std::vector<Block*> whole;
   for (Block* b : free_)
-    if (!b->prev && !b->next) whole.push_back(b);
+    if (!b->prev && !b->next &&
+        std::none_of(graph_pools_.begin(), graph_pools_.end(), [b](const auto& g) { return g.second == b->stream; }))
+      whole.push_back(b);
   if (whole.empty()) return;
   if (!synced) backend_.synchronize();  // queued kernels may still use "free" blocks (Note [caching device allocator])
   for (Block* b : whole) {
@@ -216,6 +225,7 @@ void BlockPool::reset_peak() {
 
 void BlockPool::empty_cache() {
   std::lock_guard<std::mutex> lk(mu_);
+  if (capture_graph_) throw Error("empty_cache", "not possible on " + name_ + " during a CUDA graph capture");
   backend_.synchronize();  // every stream's work done: pending blocks free, segments safe to return
   process_pending();
   release_free_segments(/*synced=*/true);
@@ -230,7 +240,47 @@ std::size_t BlockPool::num_segments() {
     if (!kv.second->prev) ++n;
   for (const auto& pe : pending_)
     if (!pe.block->prev) ++n;
+  for (const Block* b : kept_)
+    if (!b->prev) ++n;
   return n;
+}
+
+void BlockPool::begin_capture(std::uint64_t graph, void* stream) {
+  std::lock_guard<std::mutex> lk(mu_);
+  if (capture_graph_) throw Error("cuda.Graph", "a CUDA graph capture is already in progress on " + name_);
+  if (graph == 0) throw Error("cuda.Graph", "graph id 0 is reserved");
+  for (auto& kv : live_)
+    if (kv.second->stream != stream) kv.second->graphs.push_back(graph);
+  capture_graph_ = graph;
+  capture_stream_ = stream;
+  graph_pools_[graph] = stream;
+}
+
+void BlockPool::end_capture() {
+  std::lock_guard<std::mutex> lk(mu_);
+  capture_graph_ = 0;
+  capture_stream_ = nullptr;
+}
+
+void BlockPool::release_graph(std::uint64_t graph) {
+  std::lock_guard<std::mutex> lk(mu_);
+  auto forget = [graph](Block* b) {
+    b->graphs.erase(std::remove(b->graphs.begin(), b->graphs.end(), graph), b->graphs.end());
+    return b->graphs.empty();
+  };
+  for (auto& kv : live_) forget(kv.second);
+  std::vector<Block*> still;
+  for (Block* b : kept_) {
+    if (forget(b)) insert_free(b);
+    else still.push_back(b);
+  }
+  kept_.swap(still);
+  graph_pools_.erase(graph);
+}
+
+std::size_t BlockPool::num_kept() {
+  std::lock_guard<std::mutex> lk(mu_);
+  return kept_.size();
 }
 
 // ---- the per-device pools ------------------------------------------------------------------------
@@ -258,7 +308,12 @@ class CudaBackend final : public RawBackend {
   void* raw_alloc(std::size_t bytes) override {
     DeviceGuard g(device_);
     void* p = nullptr;
+    // a capture in progress (Note [CUDA graphs]) prohibits cudaMalloc, which it does not record; the
+    // segment outlives the graph's replays (the private pool), so this thread may allocate it: relaxed
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    PHASOR_CUDA_CHECK(cudaThreadExchangeStreamCaptureMode(&mode));
     const cudaError_t e = cudaMalloc(&p, bytes);
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
     if (e == cudaErrorMemoryAllocation) {
       (void)cudaGetLastError();  // clear it: out of memory is not sticky
       return nullptr;
@@ -335,6 +390,12 @@ void device_free(void* p, int device) noexcept {
     std::fprintf(stderr, "phasor: freeing a CUDA block failed: %s\n", e.what());
   }
 }
+
+void allocator_begin_capture(int device, std::uint64_t graph, void* stream) {
+  pool_of(device).begin_capture(graph, stream);
+}
+void allocator_end_capture(int device) { pool_of(device).end_capture(); }
+void allocator_release_graph(int device, std::uint64_t graph) { pool_of(device).release_graph(graph); }
 
 MemoryStats device_memory_stats(int device) { return pool_of(device).stats(); }
 void device_reset_peak(int device) { pool_of(device).reset_peak(); }

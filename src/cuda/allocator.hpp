@@ -23,6 +23,15 @@
 //    failure throws "[allocate] out of memory on ...".
 //  - segments go back to the backend only after a device synchronization: a "free" block may still be
 //    read or written by queued kernels of its stream, and cudaFree is not promised to wait for them.
+// CUDA graphs (Note [CUDA graphs] in src/cuda/graph.cpp) add two rules while a graph lives:
+//  - its capture stream's segments are its private pool: blocks allocated during the capture come from
+//    them and return to them (reusable within the capture, stream-ordered), nothing else allocates on
+//    that stream, and empty_cache keeps them;
+//  - a block that was live during the capture on another stream (parameters, inputs, caches: anything
+//    captured work may read or write) is not reused while the graph lives: freed, it is kept aside
+//    (cached, not free) until release_graph.
+//  During a capture nothing synchronizes: out of memory fails without releasing the cache, and
+//  empty_cache refuses.
 // One mutex per pool (one pool per device); the backend is called with it held, which serializes
 // cudaMalloc calls of one device (they serialize inside the driver anyway).
 //
@@ -99,6 +108,17 @@ class BlockPool {
   void empty_cache();
   /// Number of segments held (tests).
   std::size_t num_segments();
+  /// Starts capturing CUDA graph `graph` (a nonzero id) on `stream`: allocations on `stream` become its
+  /// private pool, and the blocks live now (or allocated on other streams before end_capture) are kept
+  /// from reuse until release_graph(graph). Throws when a capture is already in progress.
+  void begin_capture(std::uint64_t graph, void* stream);
+  /// Ends the capture (its graph keeps its pool and its blocks until release_graph).
+  void end_capture();
+  /// Forgets `graph` once no work of it can run (the caller synchronized the device): the blocks it kept
+  /// become free, and its stream's free segments may be released.
+  void release_graph(std::uint64_t graph);
+  /// Blocks freed but kept for live graphs (tests).
+  std::size_t num_kept();
   /// Rounded size of a request (tests and statistics).
   static std::size_t round_size(std::size_t nbytes) { return nbytes == 0 ? 0 : (nbytes + kRound - 1) / kRound * kRound; }
 
@@ -110,6 +130,7 @@ class BlockPool {
     bool small = false;
     bool allocated = false;
     std::vector<void*> uses;  // other streams that use the block (record_use), while allocated
+    std::vector<std::uint64_t> graphs;  // live graphs whose capture saw it live: not reused while they live
     Block* prev = nullptr;  // neighbours in the same segment
     Block* next = nullptr;
   };
@@ -138,6 +159,10 @@ class BlockPool {
   std::set<Block*, Order> free_;
   std::unordered_map<void*, Block*> live_;
   std::vector<Pending> pending_;
+  std::vector<Block*> kept_;                        // freed blocks kept for live graphs (still `allocated`)
+  std::unordered_map<std::uint64_t, void*> graph_pools_;  // live graph -> its capture stream (its pool)
+  std::uint64_t capture_graph_ = 0;                 // the graph being captured (0: none)
+  void* capture_stream_ = nullptr;
   std::int64_t reserved_ = 0;  // bytes in segments
   MemoryStats stats_;          // cached_bytes derived: reserved_ - current
 };

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "cuda/backend.hpp"
+#include "cuda/graph.hpp"
 #include "cuda/runtime.hpp"
 #include "phasor/error.hpp"
 
@@ -225,6 +226,10 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
   check_device(dst_device, "to");
   check_device(src_device, "to");
   if (bytes == 0) return;
+  if (dst_device.is_cpu() != src_device.is_cpu())
+    refuse_in_capture(dst_device.is_cpu() ? src_device : dst_device, "to", "a copy between the CPU and a GPU",
+                      "the host would wait for it or hand over memory the replays could not read again "
+                      "(item(), to(), printing; copy new data into a tensor made before the capture)");
   if (dst_device.is_cpu() && src_device.is_cpu()) {
     std::memcpy(dst, src, bytes);
   } else if (src_device.is_cpu()) {

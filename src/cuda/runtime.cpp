@@ -6,6 +6,7 @@
 #include <vector>
 
 #include "cuda/backend.hpp"
+#include "cuda/graph.hpp"
 #include "cuda/runtime.hpp"
 #include "phasor/cuda.hpp"
 #include "phasor/error.hpp"
@@ -32,7 +33,10 @@ namespace detail {
 void check(cudaError_t e, const char* call) {
   if (e == cudaSuccess) return;
   (void)cudaGetLastError();  // clear a non-sticky error so later calls start clean
-  throw Error("cuda", std::string(call) + " failed: " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e));
+  const bool capture = e == cudaErrorStreamCaptureUnsupported || e == cudaErrorStreamCaptureInvalidated ||
+                       e == cudaErrorStreamCaptureImplicit || e == cudaErrorStreamCaptureIsolation;
+  throw Error("cuda", std::string(call) + " failed: " + cudaGetErrorName(e) + ": " + cudaGetErrorString(e) +
+                          (capture ? " (the call cannot run while a CUDA graph is being captured)" : ""));
 }
 
 namespace {
@@ -142,6 +146,8 @@ namespace detail {
 void finish_current_stream(Device device) {
   if (!device.is_cuda()) return;
   check_device(device, "finish_current_stream");
+  refuse_in_capture(device, "cuda.Graph", "filling a process-wide cache (DFT matrices, constant tables)",
+                    "the host would wait for the GPU; run the work once before capturing so the cache is filled");
   DeviceGuard g(device.index);
   PHASOR_CUDA_CHECK(cudaStreamSynchronize(current_stream_handle(device.index)));
 }

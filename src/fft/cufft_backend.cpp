@@ -28,6 +28,7 @@
 
 #include "core/tensor_impl.hpp"
 #include "cuda/backend.hpp"
+#include "cuda/graph.hpp"
 #include "phasor/ops.hpp"
 
 #if PHASOR_WITH_CUDA
@@ -127,6 +128,9 @@ std::shared_ptr<CufftPlan> plan_for(int device, const Key& key) {
       return it->second->second;
     }
   }
+  // making a plan allocates and waits on the device outside any stream: not during a capture
+  ::phasor::cuda::detail::refuse_in_capture(Device::cuda(device), "fft", "making a cuFFT plan",
+                                            "run the transform once before capturing, so its plan is cached");
   const auto& api = ::phasor::cuda::detail::cufft("fft");
   // a plan's own device data comes from cudaMalloc, outside the caching allocator: when that fails, the
   // cache's free segments are returned and the plan is made once more
@@ -165,6 +169,7 @@ void execute(int device, cufftType type, const std::vector<long long>& n, long l
   if (batch == 0) return;
   ::phasor::cuda::detail::DeviceGuard guard(device);
   const std::shared_ptr<CufftPlan> plan = plan_for(device, Key{static_cast<int>(type), n, batch});
+  ::phasor::cuda::detail::keep_for_graph(Device::cuda(device), plan);  // a replay executes it again
   const auto& api = *plan->api;
   void* stream = nullptr;
   void* work = plan->work ? ::phasor::cuda::detail::device_alloc(plan->work, device, &stream) : nullptr;

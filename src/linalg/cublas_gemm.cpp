@@ -51,7 +51,14 @@ cublasHandle_t handle_for(const CublasApi& api, int device, const char* op) {
   auto it = handles.h.find({device, stream});
   if (it == handles.h.end()) {
     cublasHandle_t h = nullptr;
-    check(api, api.cublasCreate(&h), op, "cublasCreate");
+    // The first gemm on a CUDA graph's capture stream makes its handle during the capture: cublasCreate
+    // may allocate, which a global-mode capture prohibits unless this thread relaxes it (the handle is not
+    // part of the graph and outlives it; Note [CUDA graphs]).
+    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    const cublasStatus_t created = api.cublasCreate(&h);
+    (void)cudaThreadExchangeStreamCaptureMode(&mode);
+    check(api, created, op, "cublasCreate");
     handles.api = &api;
     const cublasStatus_t s = api.cublasSetStream(h, stream);
     if (s != CUBLAS_STATUS_SUCCESS) api.cublasDestroy(h);

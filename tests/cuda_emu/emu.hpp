@@ -22,6 +22,11 @@
 //   synchronize, a synchronous copy, cudaFree), so a missing synchronization reads stale data, as it
 //   may on a GPU; blocking streams and the legacy default stream order each other as in CUDA.
 //   cudaEventQuery on pending work reports cudaErrorNotReady once, then completes it.
+// - Stream capture records the work queued on a capturing stream instead of queueing it; a graph launch
+//   queues the recorded work as one item. The calls capture prohibits (synchronizations, cudaMalloc and
+//   cudaFree outside relaxed mode, copies to or from pageable memory, legacy-stream work that would wait
+//   for a capturing blocking stream, waits across the capture's boundary) fail and invalidate the
+//   capture, as on a GPU, so code that is not capturable fails in the emulator too.
 // - cuFFT through FFTW (plans as documented for cufftMakePlanMany64 with default layouts; c2r leaves
 //   its input overwritten, as cuFFT may), cuBLAS GEMMs through CBLAS (column-major, op(A) op(B)).
 // What it cannot check: real concurrency (threads never overlap, so races between threads of
@@ -76,3 +81,5 @@ cudaError_t fail(cudaError_t e);
 extern "C" std::uint64_t phasor_emu_host_waits(void);
 /// The number of kernel launches so far (not counting those a bad configuration refused).
 extern "C" std::uint64_t phasor_emu_launches(void);
+/// The number of graph launches so far (cudaGraphLaunch calls that queued their graph).
+extern "C" std::uint64_t phasor_emu_graph_launches(void);

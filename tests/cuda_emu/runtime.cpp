@@ -25,6 +25,15 @@
 
 #include "emu.hpp"
 
+/// A captured graph: its work items in capture order (the CUDA headers declare the struct, the emulator defines it).
+struct CUgraph_st {
+  std::vector<std::function<void()>> nodes;
+};
+/// An instantiated graph: the nodes, shared with launches still queued when it is destroyed.
+struct CUgraphExec_st {
+  std::shared_ptr<const std::vector<std::function<void()>>> nodes;
+};
+
 namespace phasor_emu {
 
 Coords g_coords;
@@ -53,16 +62,30 @@ struct Device {
   std::map<std::size_t, std::pair<std::size_t, std::size_t>> live;    // offset -> (requested, reserved) bytes
 };
 
+struct Capture;
+
 struct Stream {
   int device = 0;
   bool legacy = false;
+  bool blocking = true;        // orders with the legacy default stream (cudaStreamCreate's default)
+  Capture* capture = nullptr;  // the capture sequence it records into (cudaStreamBeginCapture), if any
   std::deque<std::function<void()>> work;
   std::uint64_t queued = 0, done = 0;
+};
+
+/// A capture sequence: the work queued on its stream since cudaStreamBeginCapture, in order. A call the
+/// capture mode prohibits invalidates it (`invalid` says why): cudaStreamEndCapture then returns no graph.
+struct Capture {
+  Stream* stream = nullptr;
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeGlobal;
+  std::vector<std::function<void()>> nodes;
+  std::string invalid;
 };
 
 struct Event {
   int device = 0;
   Stream* stream = nullptr;  // where it was last recorded (nullptr: never)
+  Capture* captured = nullptr;  // the capture it was last recorded into (then `stream`/`at` mean nothing)
   std::uint64_t at = 0;      // stream->done must reach this
   bool reported_not_ready = false;
   double time_ms = 0;
@@ -74,12 +97,15 @@ struct State {
   std::vector<std::unique_ptr<Stream>> legacy;  // per device
   std::set<Stream*> streams;                    // every stream, legacy ones included
   std::set<Event*> events;
+  std::set<Capture*> captures;                  // capture sequences in progress
+  std::set<const void*> graphs, execs;          // live cudaGraph_t / cudaGraphExec_t handles
   std::map<const char*, std::size_t, std::less<>> pinned;  // cudaHostAlloc'ed: start -> bytes
   bool protect = true;
   bool sync = false;
   int sms = 4;
   int access_depth = 0;
   std::uint64_t launches = 0;
+  std::uint64_t graph_launches = 0;
   std::uint64_t host_waits = 0;  // calls that block the host until device work is done
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
 };
@@ -87,6 +113,7 @@ struct State {
 State& state();
 thread_local int t_device = 0;
 thread_local cudaError_t t_last_error = cudaSuccess;
+thread_local cudaStreamCaptureMode t_capture_mode = cudaStreamCaptureModeGlobal;  // cudaThreadExchangeStreamCaptureMode
 
 void on_segv(int sig, siginfo_t* info, void* ctx);
 
@@ -438,6 +465,12 @@ const char* error_name(cudaError_t e) {
     case cudaErrorNotReady: return "cudaErrorNotReady";
     case cudaErrorNoDevice: return "cudaErrorNoDevice";
     case cudaErrorInvalidDevicePointer: return "cudaErrorInvalidDevicePointer";
+    case cudaErrorIllegalState: return "cudaErrorIllegalState";
+    case cudaErrorStreamCaptureUnsupported: return "cudaErrorStreamCaptureUnsupported";
+    case cudaErrorStreamCaptureInvalidated: return "cudaErrorStreamCaptureInvalidated";
+    case cudaErrorStreamCaptureUnmatched: return "cudaErrorStreamCaptureUnmatched";
+    case cudaErrorStreamCaptureIsolation: return "cudaErrorStreamCaptureIsolation";
+    case cudaErrorStreamCaptureImplicit: return "cudaErrorStreamCaptureImplicit";
     default: return "cudaErrorUnknown";
   }
 }
@@ -475,6 +508,23 @@ void note_wait(const char* call, bool queued) {
   std::fprintf(stderr, "phasor_emu: host wait in %s from:\n", call);
   void* frames[24];
   backtrace_symbols_fd(frames, backtrace(frames, 24), 2);
+}
+
+/// A call that stream capture prohibits (a synchronization, an allocation or free, a copy to or from
+/// pageable memory) while a capture not begun in relaxed mode is in progress, from a thread whose own
+/// mode is not relaxed: every such capture is invalidated and true returned (the call then fails with
+/// cudaErrorStreamCaptureUnsupported and does nothing). Single-threaded emulation: global and
+/// thread-local captures are treated alike.
+bool prohibited_in_capture(const char* call) {
+  if (t_capture_mode == cudaStreamCaptureModeRelaxed) return false;
+  bool hit = false;
+  for (Capture* c : state().captures)
+    if (c->mode != cudaStreamCaptureModeRelaxed) {
+      if (c->invalid.empty()) c->invalid = std::string(call) + " during stream capture";
+      hit = true;
+    }
+  if (hit) report("%s during stream capture: the capture is invalidated", call);
+  return hit;
 }
 
 /// PHASOR_EMU_TRACE_LAUNCHES=1 prints each kernel launch: the kernel's name where its library exports it,
@@ -533,11 +583,22 @@ cudaError_t enqueue(cudaStream_t h, std::function<void()> work) {
   State& st = state();
   Stream* s = resolve(h);
   if (!s) return fail(cudaErrorInvalidResourceHandle);
+  if (Capture* c = s->capture) {  // recorded, not run: a graph launch runs it
+    if (!c->invalid.empty()) return fail(cudaErrorStreamCaptureInvalidated);
+    c->nodes.push_back(std::move(work));
+    return cudaSuccess;
+  }
   // blocking streams and the legacy default stream order each other: run what the new work must follow
   if (s->legacy) {
     for (Stream* o : st.streams)
-      if (o != s && o->device == s->device) flush_all(o);
-  } else {
+      if (o != s && o->device == s->device && o->blocking) {
+        if (o->capture) {  // the legacy stream would have to wait for a capturing stream
+          if (o->capture->invalid.empty()) o->capture->invalid = "work on the legacy default stream (implicit synchronization)";
+          return fail(cudaErrorStreamCaptureImplicit);
+        }
+        flush_all(o);
+      }
+  } else if (s->blocking) {
     flush_all(st.legacy[static_cast<std::size_t>(s->device)].get());
   }
   s->work.push_back(std::move(work));
@@ -661,6 +722,7 @@ const char* cudaGetErrorString(cudaError_t e) {
 
 cudaError_t cudaMalloc(void** ptr, std::size_t bytes) {
   Lock lk(api_mutex());
+  if (prohibited_in_capture("cudaMalloc")) return fail(cudaErrorStreamCaptureUnsupported);
   Device& dev = state().devices[static_cast<std::size_t>(t_device)];
   const std::size_t size = std::max<std::size_t>(kAlign, (bytes + kAlign - 1) / kAlign * kAlign);
   for (auto it = dev.free_ranges.begin(); it != dev.free_ranges.end(); ++it) {
@@ -689,6 +751,7 @@ cudaError_t cudaMalloc(void** ptr, std::size_t bytes) {
 cudaError_t cudaFree(void* ptr) {
   Lock lk(api_mutex());
   if (!ptr) return cudaSuccess;
+  if (prohibited_in_capture("cudaFree")) return fail(cudaErrorStreamCaptureUnsupported);
   note_wait("cudaFree", pending(-1));
   flush_device(-1);  // cudaFree waits for the device
   for (Device& dev : state().devices) {
@@ -736,6 +799,7 @@ cudaError_t cudaMemGetInfo(std::size_t* free_bytes, std::size_t* total) {
 
 cudaError_t cudaHostAlloc(void** ptr, std::size_t bytes, unsigned int) {
   Lock lk(api_mutex());
+  if (prohibited_in_capture("cudaHostAlloc")) return fail(cudaErrorStreamCaptureUnsupported);
   void* p = std::aligned_alloc(kPage, std::max<std::size_t>(kPage, (bytes + kPage - 1) / kPage * kPage));
   if (!p) return fail(cudaErrorMemoryAllocation);
   state().pinned[static_cast<const char*>(p)] = bytes;
@@ -750,6 +814,7 @@ cudaError_t cudaFreeHost(void* ptr) {
     report("cudaFreeHost(%p): not memory from cudaHostAlloc", ptr);
     return fail(cudaErrorInvalidValue);
   }
+  if (prohibited_in_capture("cudaFreeHost")) return fail(cudaErrorStreamCaptureUnsupported);
   note_wait("cudaFreeHost", pending(-1));
   flush_device(-1);  // cudaFreeHost waits for the device
   state().pinned.erase(it);
@@ -757,19 +822,23 @@ cudaError_t cudaFreeHost(void* ptr) {
   return cudaSuccess;
 }
 
-cudaError_t cudaStreamCreate(cudaStream_t* s) {
+cudaError_t cudaStreamCreateWithFlags(cudaStream_t* s, unsigned int flags) {
   Lock lk(api_mutex());
   auto* st = new Stream;  // streams live as long as the process (phasor never destroys one)
   st->device = t_device;
+  st->blocking = (flags & cudaStreamNonBlocking) == 0;
   state().streams.insert(st);
   *s = reinterpret_cast<cudaStream_t>(st);
   return cudaSuccess;
 }
 
+cudaError_t cudaStreamCreate(cudaStream_t* s) { return cudaStreamCreateWithFlags(s, cudaStreamDefault); }
+
 cudaError_t cudaStreamSynchronize(cudaStream_t h) {
   Lock lk(api_mutex());
   Stream* s = resolve(h);
   if (!s) return fail(cudaErrorInvalidResourceHandle);
+  if (prohibited_in_capture("cudaStreamSynchronize")) return fail(cudaErrorStreamCaptureUnsupported);
   note_wait("cudaStreamSynchronize", s->done < s->queued);
   flush_all(s);
   return cudaSuccess;
@@ -777,6 +846,7 @@ cudaError_t cudaStreamSynchronize(cudaStream_t h) {
 
 cudaError_t cudaDeviceSynchronize(void) {
   Lock lk(api_mutex());
+  if (prohibited_in_capture("cudaDeviceSynchronize")) return fail(cudaErrorStreamCaptureUnsupported);
   note_wait("cudaDeviceSynchronize", pending(t_device));
   flush_device(t_device);
   return cudaSuccess;
@@ -813,6 +883,7 @@ cudaError_t cudaEventRecord(cudaEvent_t e, cudaStream_t h) {
   }
   const cudaError_t r = enqueue(h, [ev] { ev->time_ms = now_ms(); });
   if (r != cudaSuccess) return r;
+  ev->captured = s->capture;
   ev->stream = s;
   ev->at = s->queued;
   ev->reported_not_ready = false;
@@ -823,6 +894,10 @@ cudaError_t cudaEventQuery(cudaEvent_t e) {
   Lock lk(api_mutex());
   Event* ev = event_of(e);
   if (!ev) return fail(cudaErrorInvalidResourceHandle);
+  if (ev->captured) {  // recorded into a capture: there is nothing to query
+    if (ev->captured->invalid.empty()) ev->captured->invalid = "cudaEventQuery on an event recorded in the capture";
+    return fail(cudaErrorStreamCaptureUnsupported);
+  }
   if (!ev->stream || ev->stream->done >= ev->at) return cudaSuccess;
   if (!ev->reported_not_ready) {
     ev->reported_not_ready = true;
@@ -836,6 +911,8 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e) {
   Lock lk(api_mutex());
   Event* ev = event_of(e);
   if (!ev) return fail(cudaErrorInvalidResourceHandle);
+  if (prohibited_in_capture("cudaEventSynchronize")) return fail(cudaErrorStreamCaptureUnsupported);
+  if (ev->captured) return fail(cudaErrorStreamCaptureUnsupported);
   note_wait("cudaEventSynchronize", ev->stream && ev->stream->done < ev->at);
   if (ev->stream) flush(ev->stream, ev->at);
   return cudaSuccess;
@@ -854,7 +931,16 @@ cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
 cudaError_t cudaStreamWaitEvent(cudaStream_t h, cudaEvent_t e, unsigned int) {
   Lock lk(api_mutex());
   Event* ev = event_of(e);
-  if (!ev || !resolve(h)) return fail(cudaErrorInvalidResourceHandle);
+  Stream* waiter = resolve(h);
+  if (!ev || !waiter) return fail(cudaErrorInvalidResourceHandle);
+  if (ev->captured != waiter->capture && (ev->captured || waiter->capture)) {
+    // one capture's event waited for outside it, or a capturing stream waiting for outside work: the
+    // emulator captures one stream at a time (no fork/join of streams into a capture)
+    for (Capture* c : {ev->captured, waiter->capture})
+      if (c && c->invalid.empty()) c->invalid = "cudaStreamWaitEvent across a capture's boundary";
+    return fail(cudaErrorStreamCaptureIsolation);
+  }
+  if (ev->captured) return cudaSuccess;  // same capture, same stream: already in order
   if (!ev->stream) return cudaSuccess;  // never recorded: nothing to wait for
   Stream* producer = ev->stream;
   const std::uint64_t at = ev->at;  // the event as recorded now, whatever is recorded into it later
@@ -887,6 +973,11 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
     report("cudaMemcpyAsync: device-to-device copy between other devices than the stream's (cuda:%d)", s->device);
     return fail(cudaErrorInvalidValue);
   }
+  if (s->capture && ((!src_dev && ps.where == Where::Pageable) || (!dst_dev && pd.where == Where::Pageable))) {
+    // a copy from or to pageable memory is synchronous with the host: it cannot be captured
+    if (s->capture->invalid.empty()) s->capture->invalid = "cudaMemcpyAsync to or from pageable host memory";
+    return fail(cudaErrorStreamCaptureUnsupported);
+  }
   if (!src_dev && ps.where == Where::Pageable && dst_dev) {
     // pageable to device: the stream's earlier work is waited for, the source staged before the call returns
     note_wait("cudaMemcpyAsync from pageable memory", s->done < s->queued);
@@ -903,6 +994,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
 
 cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind) {
   Lock lk(api_mutex());
+  if (prohibited_in_capture("cudaMemcpy")) return fail(cudaErrorStreamCaptureUnsupported);
   const std::uint64_t waits = state().host_waits;
   const cudaError_t r = cudaMemcpyAsync(dst, src, bytes, kind, nullptr);
   if (r == cudaSuccess) flush_all(resolve(nullptr));
@@ -934,6 +1026,106 @@ cudaError_t cudaMemcpyPeerAsync(void* dst, int dst_device, const void* src, int 
       !check_device_range(src, bytes, src_device, "cudaMemcpyPeerAsync source"))
     return fail(cudaErrorInvalidValue);
   return enqueue(h, [dst, src, bytes] { std::memcpy(dst, src, bytes); });
+}
+
+// ---- stream capture and graphs: a graph is the captured work items, run in order by one queued item ----
+
+cudaError_t cudaStreamBeginCapture(cudaStream_t h, cudaStreamCaptureMode mode) {
+  Lock lk(api_mutex());
+  Stream* s = resolve(h);
+  if (!s) return fail(cudaErrorInvalidResourceHandle);
+  if (s->legacy) {
+    report("cudaStreamBeginCapture: the legacy default stream cannot be captured");
+    return fail(cudaErrorStreamCaptureUnsupported);
+  }
+  if (s->capture) return fail(cudaErrorIllegalState);
+  auto* c = new Capture;
+  c->stream = s;
+  c->mode = mode;
+  s->capture = c;
+  state().captures.insert(c);
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamEndCapture(cudaStream_t h, cudaGraph_t* graph) {
+  Lock lk(api_mutex());
+  Stream* s = resolve(h);
+  if (!s) return fail(cudaErrorInvalidResourceHandle);
+  Capture* c = s->capture;
+  if (!c) return fail(cudaErrorIllegalState);
+  s->capture = nullptr;
+  state().captures.erase(c);
+  for (Event* ev : state().events)
+    if (ev->captured == c) ev->captured = nullptr, ev->stream = nullptr;  // as never recorded
+  std::unique_ptr<Capture> owned(c);
+  *graph = nullptr;
+  if (!c->invalid.empty()) return fail(cudaErrorStreamCaptureInvalidated);
+  auto* g = new CUgraph_st{std::move(c->nodes)};
+  state().graphs.insert(g);
+  *graph = g;
+  return cudaSuccess;
+}
+
+cudaError_t cudaStreamIsCapturing(cudaStream_t h, cudaStreamCaptureStatus* status) {
+  Lock lk(api_mutex());
+  Stream* s = resolve(h);
+  if (!s) return fail(cudaErrorInvalidResourceHandle);
+  *status = !s->capture                 ? cudaStreamCaptureStatusNone
+            : s->capture->invalid.empty() ? cudaStreamCaptureStatusActive
+                                          : cudaStreamCaptureStatusInvalidated;
+  return cudaSuccess;
+}
+
+cudaError_t cudaThreadExchangeStreamCaptureMode(cudaStreamCaptureMode* mode) {
+  std::swap(*mode, t_capture_mode);
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphInstantiate(cudaGraphExec_t* exec, cudaGraph_t graph, unsigned long long) {
+  Lock lk(api_mutex());
+  if (!state().graphs.count(graph)) return fail(cudaErrorInvalidValue);
+  auto* e = new CUgraphExec_st{std::make_shared<const std::vector<std::function<void()>>>(graph->nodes)};
+  state().execs.insert(e);
+  *exec = e;
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphLaunch(cudaGraphExec_t exec, cudaStream_t h) {
+  Lock lk(api_mutex());
+  if (!state().execs.count(exec)) return fail(cudaErrorInvalidValue);
+  std::shared_ptr<const std::vector<std::function<void()>>> nodes = exec->nodes;
+  const cudaError_t r = enqueue(h, [nodes] {
+    for (const auto& n : *nodes) n();
+  });
+  if (r == cudaSuccess) ++state().graph_launches;
+  return r;
+}
+
+cudaError_t cudaGraphGetNodes(cudaGraph_t graph, cudaGraphNode_t* nodes, std::size_t* count) {
+  Lock lk(api_mutex());
+  if (!state().graphs.count(graph) || nodes) return fail(cudaErrorInvalidValue);  // only the count is emulated
+  *count = graph->nodes.size();
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphExecDestroy(cudaGraphExec_t exec) {
+  Lock lk(api_mutex());
+  if (!state().execs.erase(exec)) return fail(cudaErrorInvalidValue);
+  delete exec;  // a queued launch keeps its nodes alive
+  return cudaSuccess;
+}
+
+cudaError_t cudaGraphDestroy(cudaGraph_t graph) {
+  Lock lk(api_mutex());
+  if (!state().graphs.erase(graph)) return fail(cudaErrorInvalidValue);
+  delete graph;
+  return cudaSuccess;
+}
+
+/// Graph launches so far (cudaGraphLaunch calls that queued their graph).
+std::uint64_t phasor_emu_graph_launches(void) {
+  Lock lk(api_mutex());
+  return state().graph_launches;
 }
 
 cudaError_t cudaMemsetAsync(void* dst, int value, std::size_t bytes, cudaStream_t h) {

@@ -247,3 +247,71 @@ TEST_CASE("emu: cuBLAS gemm is column-major op(A) op(B); bad leading dimensions 
         CUBLAS_STATUS_INVALID_VALUE);  // B and C overrun their allocations
   REQUIRE(cublasDestroy(h) == CUBLAS_STATUS_SUCCESS);
 }
+
+TEST_CASE("emu: stream capture records work that each graph launch runs; prohibited calls invalidate it") {
+  DeviceFloats d(256);
+  upload(d.p, std::vector<float>(256, 1.0f));
+  float* pinned = nullptr;
+  REQUIRE(cudaHostAlloc(reinterpret_cast<void**>(&pinned), 256 * sizeof(float), cudaHostAllocPortable) == cudaSuccess);
+  cudaStream_t s = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking) == cudaSuccess);
+  CHECK(cudaStreamBeginCapture(nullptr, cudaStreamCaptureModeGlobal) == cudaErrorStreamCaptureUnsupported);
+  REQUIRE(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
+  cudaStreamCaptureStatus st{};
+  REQUIRE(cudaStreamIsCapturing(s, &st) == cudaSuccess);
+  CHECK(st == cudaStreamCaptureStatusActive);
+  std::fill(pinned, pinned + 256, 3.0f);
+  REQUIRE(cudaMemcpyAsync(d.p, pinned, 256 * sizeof(float), cudaMemcpyHostToDevice, s) == cudaSuccess);
+  REQUIRE(cudaMemsetAsync(d.p, 0, 4 * sizeof(float), s) == cudaSuccess);
+  // work on the legacy stream does not wait for a non-blocking capturing stream: allowed
+  CHECK(cudaMemsetAsync(d.p + 100, 0, 4, nullptr) == cudaSuccess);
+  // cudaMalloc needs relaxed mode (it is not recorded)
+  cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
+  REQUIRE(cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess);
+  void* extra = nullptr;
+  CHECK(cudaMalloc(&extra, 512) == cudaSuccess);
+  REQUIRE(cudaThreadExchangeStreamCaptureMode(&mode) == cudaSuccess);
+  CHECK(mode == cudaStreamCaptureModeRelaxed);
+  cudaGraph_t graph = nullptr;
+  REQUIRE(cudaStreamEndCapture(s, &graph) == cudaSuccess);
+  std::size_t nodes = 0;
+  REQUIRE(cudaGraphGetNodes(graph, nullptr, &nodes) == cudaSuccess);
+  CHECK(nodes == 2);
+  cudaGraphExec_t exec = nullptr;
+  REQUIRE(cudaGraphInstantiate(&exec, graph, 0) == cudaSuccess);
+  REQUIRE(cudaGraphDestroy(graph) == cudaSuccess);
+  CHECK(download(d.p, 256)[5] == 1.0f);  // nothing ran at capture
+  std::fill(pinned, pinned + 256, 4.0f);  // a pinned source is read when the graph runs
+  REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);
+  REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+  auto h = download(d.p, 256);
+  CHECK(h[0] == 0.0f);
+  CHECK(h[5] == 4.0f);
+  upload(d.p, std::vector<float>(256, 1.0f));
+  REQUIRE(cudaGraphLaunch(exec, s) == cudaSuccess);  // again: the same work
+  REQUIRE(cudaStreamSynchronize(s) == cudaSuccess);
+  CHECK(download(d.p, 256)[5] == 4.0f);
+  REQUIRE(cudaGraphExecDestroy(exec) == cudaSuccess);
+  REQUIRE(cudaFree(extra) == cudaSuccess);
+  // a synchronization during a global capture fails and invalidates it; so does a pageable copy
+  std::vector<float> pageable(4, 0.0f);
+  for (int k = 0; k < 2; ++k) {
+    REQUIRE(cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal) == cudaSuccess);
+    if (k == 0) CHECK(cudaDeviceSynchronize() == cudaErrorStreamCaptureUnsupported);
+    else CHECK(cudaMemcpyAsync(pageable.data(), d.p, 16, cudaMemcpyDeviceToHost, s) == cudaErrorStreamCaptureUnsupported);
+    REQUIRE(cudaStreamIsCapturing(s, &st) == cudaSuccess);
+    CHECK(st == cudaStreamCaptureStatusInvalidated);
+    CHECK(cudaMemsetAsync(d.p, 0, 4, s) == cudaErrorStreamCaptureInvalidated);
+    CHECK(cudaStreamEndCapture(s, &graph) == cudaErrorStreamCaptureInvalidated);
+    CHECK(graph == nullptr);
+    (void)cudaGetLastError();
+  }
+  // legacy-stream work while a blocking stream captures would wait for it: refused
+  cudaStream_t b = nullptr;
+  REQUIRE(cudaStreamCreate(&b) == cudaSuccess);
+  REQUIRE(cudaStreamBeginCapture(b, cudaStreamCaptureModeGlobal) == cudaSuccess);
+  CHECK(cudaMemsetAsync(d.p, 0, 4, nullptr) == cudaErrorStreamCaptureImplicit);
+  CHECK(cudaStreamEndCapture(b, &graph) == cudaErrorStreamCaptureInvalidated);
+  (void)cudaGetLastError();
+  REQUIRE(cudaFreeHost(pinned) == cudaSuccess);
+}

@@ -9,6 +9,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "cuda/graph.hpp"
 #include "cuda/nn_ops.hpp"
 #include "nn/optim/optim_util.hpp"
 #include "nn/optim/update_rules.hpp"
@@ -160,6 +161,14 @@ Tensor SGD::step(std::function<Tensor()> closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard ng;
   const auto grads = checked_grads(groups_, name_);
+  for (std::size_t gi = 0; gi < groups_.size(); ++gi)  // the first momentum step starts the buffer from the host
+    if (static_cast<const SGDOptions&>(groups_[gi].options()).momentum() != 0)
+      for (std::size_t pi = 0; pi < groups_[gi].params().size(); ++pi) {
+        const Tensor& p = groups_[gi].params()[pi];
+        if (grads[gi][pi].defined() && !state(p).count("momentum_buffer"))
+          cuda::detail::refuse_in_capture(p.device(), name_.c_str(), "the first momentum step",
+                                          "it starts the momentum buffer on the host; run one step before capturing");
+      }
   for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
     auto& group = groups_[gi];
     const auto& o = static_cast<const SGDOptions&>(group.options());
@@ -274,6 +283,13 @@ Tensor Adam::step(std::function<Tensor()> closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard ng;
   const auto grads = checked_grads(groups_, name_);
+  for (std::size_t gi = 0; gi < groups_.size(); ++gi)
+    for (std::size_t pi = 0; pi < groups_[gi].params().size(); ++pi)
+      if (grads[gi][pi].defined())
+        cuda::detail::refuse_in_capture(groups_[gi].params()[pi].device(), name_.c_str(), "the step",
+                                        "its bias corrections come from the host-side step count, which a replay "
+                                        "would not advance; capture forward and backward and call step() after "
+                                        "each replay");
   for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
     auto& group = groups_[gi];
     const auto& o = static_cast<const AdamOptions&>(group.options());

@@ -1,0 +1,295 @@
+// src/cuda/graph.cpp - cuda::Graph: stream capture into a CUDA graph and its replay.
+//
+// Note [CUDA graphs]
+// A training step of a small model is a few dozen kernels of microseconds each; launching them one by
+// one costs more host time than the GPU spends running them. A CUDA graph records the kernels (and
+// cuBLAS/cuFFT work, copies, memsets) queued on a stream once and replays them with one launch.
+// Capture: capture_begin waits for the device, takes a private non-blocking stream of the device (kept
+// in a per-device free list, so repeated captures reuse it), makes it the thread's current stream, tells
+// the caching allocator (Note [caching device allocator]) and begins a global-mode capture. The code
+// then runs as usual: ops queue their work on the current stream, which records instead of running it.
+// Memory: tensors made during the capture come from the capture stream's segments, which nothing else
+// allocates from: a replay writes them again, so they stay the graph's until reset(). Blocks that were
+// live on other streams during the capture (parameters, inputs, caches) are not reused while the graph
+// lives, even when freed. The allocator may cudaMalloc new segments during the capture (under relaxed
+// capture mode: the segment is not part of the graph and outlives it).
+// What cannot be captured fails at once with a phasor::Error naming the op (refuse_in_capture): host
+// waits and copies to or from the CPU, random numbers (their counters advance on the host), Adam's step
+// (its bias corrections depend on the host-side step count), the first momentum step of SGD, and cuFFT
+// plans or process-wide caches made during the capture (run the work once before capturing). Anything
+// else the CUDA runtime rejects invalidates the capture and capture_end throws. Either way the capture
+// is discarded: the stream, the allocator and the current stream are as before capture_begin.
+// Replay queues the graph on the device's current stream; CUDA orders the launches of one graph.
+// Resources the captured work uses beyond device memory (cuFFT plans) are kept alive by the graph
+// (keep_for_graph). reset() and the destructor wait for the device before releasing memory.
+#include "cuda/graph.hpp"
+
+#include <atomic>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "cuda/backend.hpp"
+#include "cuda/runtime.hpp"
+#include "phasor/cuda.hpp"
+#include "phasor/error.hpp"
+
+namespace phasor {
+namespace cuda {
+
+#if PHASOR_WITH_CUDA
+
+struct Graph::Impl {
+  int device = -1;
+  std::uint64_t id = 0;             // the allocator's name for this capture (0: none)
+  cudaStream_t stream = nullptr;    // the private capture stream (nullptr: none held)
+  cudaStream_t previous = nullptr;  // the thread's current stream before capture_begin
+  bool capturing = false;
+  cudaGraphExec_t exec = nullptr;
+  std::vector<std::shared_ptr<const void>> kept;  // keep_for_graph
+};
+
+namespace detail {
+namespace {
+
+thread_local Graph::Impl* t_capture = nullptr;  // the calling thread's capture in progress
+std::atomic<std::uint64_t> g_next_id{1};
+std::mutex g_streams_mu;
+std::vector<std::vector<cudaStream_t>> g_free_streams;  // per device: capture streams no graph holds
+
+cudaStream_t take_stream(int device) {
+  {
+    std::lock_guard<std::mutex> lk(g_streams_mu);
+    if (g_free_streams.size() > static_cast<std::size_t>(device) && !g_free_streams[device].empty()) {
+      cudaStream_t s = g_free_streams[device].back();
+      g_free_streams[device].pop_back();
+      return s;
+    }
+  }
+  DeviceGuard g(device);
+  cudaStream_t s = nullptr;
+  PHASOR_CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));  // lives as long as the process
+  return s;
+}
+
+void give_stream(int device, cudaStream_t s) {
+  std::lock_guard<std::mutex> lk(g_streams_mu);
+  if (g_free_streams.size() <= static_cast<std::size_t>(device)) g_free_streams.resize(device + 1);
+  g_free_streams[device].push_back(s);
+}
+
+/// Releases what a graph holds once none of its work can run; never throws (destructors call it).
+void release(Graph::Impl& g) noexcept {
+  if (g.device < 0 || (!g.exec && !g.id)) return;
+  int prev = -1;
+  if (cudaGetDevice(&prev) == cudaSuccess && prev != g.device) (void)cudaSetDevice(g.device);
+  (void)cudaDeviceSynchronize();  // replays still running read the memory released below
+  if (g.exec) (void)cudaGraphExecDestroy(g.exec);
+  g.exec = nullptr;
+  try {
+    if (g.id) allocator_release_graph(g.device, g.id);
+  } catch (...) {
+  }
+  g.id = 0;
+  if (g.stream) give_stream(g.device, g.stream);
+  g.stream = nullptr;
+  g.kept.clear();
+  if (prev >= 0 && prev != g.device) (void)cudaSetDevice(prev);
+}
+
+/// Ends the capture in progress on the calling thread; returns the graph (nullptr when it failed) and the
+/// runtime's answer. The current stream and the allocator are as before capture_begin afterwards.
+cudaError_t end(Graph::Impl& g, cudaGraph_t* graph) {
+  DeviceGuard guard(g.device);
+  *graph = nullptr;
+  const cudaError_t e = cudaStreamEndCapture(g.stream, graph);
+  if (e != cudaSuccess) (void)cudaGetLastError();
+  set_current_stream(Stream::from_native(g.previous, g.device));
+  allocator_end_capture(g.device);
+  g.capturing = false;
+  t_capture = nullptr;
+  return e;
+}
+
+Graph::Impl* capture_on(Device device) {
+  return device.is_cuda() && t_capture && t_capture->device == device.index ? t_capture : nullptr;
+}
+
+}  // namespace
+
+bool capturing(Device device) { return capture_on(device) != nullptr; }
+
+void refuse_in_capture(Device device, const char* op, const char* what, const char* why) {
+  if (capture_on(device))
+    throw Error(op, std::string(what) + " cannot be captured into a CUDA graph (capturing on " + device.str() +
+                        "): " + why);
+}
+
+void keep_for_graph(Device device, std::shared_ptr<const void> resource) {
+  if (Graph::Impl* g = capture_on(device)) g->kept.push_back(std::move(resource));
+}
+
+}  // namespace detail
+
+Graph::Graph() : impl_(std::make_unique<Impl>()) {}
+
+Graph::~Graph() {
+  if (!impl_) return;
+  if (impl_->capturing) {
+    cudaGraph_t g = nullptr;
+    try {
+      detail::end(*impl_, &g);
+    } catch (...) {
+    }
+    if (g) (void)cudaGraphDestroy(g);
+  }
+  detail::release(*impl_);
+}
+
+Graph::Graph(Graph&& other) noexcept : impl_(std::move(other.impl_)) { other.impl_ = std::make_unique<Impl>(); }
+
+Graph& Graph::operator=(Graph&& other) noexcept {
+  if (this != &other) {
+    Graph dead(std::move(*this));  // released by its destructor
+    impl_ = std::move(other.impl_);
+    other.impl_ = std::make_unique<Impl>();
+  }
+  return *this;
+}
+
+void Graph::capture_begin(int device) {
+  Impl& g = *impl_;
+  if (g.capturing) throw Error("cuda.Graph.capture_begin", "this graph is already capturing");
+  if (g.exec) throw Error("cuda.Graph.capture_begin", "this graph already holds a capture (reset() discards it)");
+  if (device < 0) {
+    detail::check_device(Device::cuda(0), "cuda.Graph.capture_begin");
+    device = detail::current_device();
+  }
+  detail::check_device(Device::cuda(device), "cuda.Graph.capture_begin");
+  if (detail::t_capture)
+    throw Error("cuda.Graph.capture_begin", "the calling thread is already capturing a graph on " +
+                                                Device::cuda(detail::t_capture->device).str());
+  detail::DeviceGuard guard(device);
+  PHASOR_CUDA_CHECK(cudaDeviceSynchronize());  // the captured work's inputs are ready, nothing in flight
+  cudaStream_t s = detail::take_stream(device);
+  const std::uint64_t id = detail::g_next_id++;
+  try {
+    detail::allocator_begin_capture(device, id, s);
+  } catch (...) {
+    detail::give_stream(device, s);
+    throw;
+  }
+  g.device = device;
+  g.id = id;
+  g.stream = s;
+  g.previous = detail::current_stream_handle(device);
+  const cudaError_t e = cudaStreamBeginCapture(s, cudaStreamCaptureModeGlobal);
+  if (e != cudaSuccess) {
+    detail::allocator_end_capture(device);
+    detail::release(g);
+    detail::check(e, "cudaStreamBeginCapture");
+  }
+  set_current_stream(Stream::from_native(s, device));
+  g.capturing = true;
+  detail::t_capture = &g;
+}
+
+void Graph::capture_end() {
+  Impl& g = *impl_;
+  if (!g.capturing) throw Error("cuda.Graph.capture_end", "no capture in progress (call capture_begin first)");
+  if (detail::t_capture != &g)
+    throw Error("cuda.Graph.capture_end", "the capture was begun on another thread");
+  cudaGraph_t graph = nullptr;
+  const cudaError_t e = detail::end(g, &graph);
+  if (e != cudaSuccess || !graph) {
+    detail::release(g);
+    throw Error("cuda.Graph.capture_end",
+                std::string("the capture failed (") + cudaGetErrorName(e) + ": " + cudaGetErrorString(e) +
+                    "): the captured work made a call that cannot be captured; the capture was discarded");
+  }
+  detail::DeviceGuard guard(g.device);
+  const cudaError_t ei = cudaGraphInstantiate(&g.exec, graph, 0);
+  (void)cudaGraphDestroy(graph);  // the executable graph is independent of it
+  if (ei != cudaSuccess) {
+    g.exec = nullptr;
+    detail::release(g);
+    detail::check(ei, "cudaGraphInstantiate");
+  }
+}
+
+void Graph::capture(const std::function<void()>& fn, int device) {
+  capture_begin(device);
+  try {
+    fn();
+  } catch (...) {
+    cudaGraph_t graph = nullptr;
+    detail::end(*impl_, &graph);
+    if (graph) (void)cudaGraphDestroy(graph);
+    detail::release(*impl_);
+    throw;
+  }
+  capture_end();
+}
+
+void Graph::replay() const {
+  const Impl& g = *impl_;
+  if (!g.exec)
+    throw Error("cuda.Graph.replay", g.capturing ? "the capture has not ended (call capture_end first)"
+                                                 : "nothing captured (call capture or capture_begin/capture_end)");
+  detail::DeviceGuard guard(g.device);
+  PHASOR_CUDA_CHECK(cudaGraphLaunch(g.exec, detail::current_stream_handle(g.device)));
+}
+
+void Graph::reset() {
+  if (impl_->capturing) throw Error("cuda.Graph.reset", "a capture is in progress (end it with capture_end first)");
+  detail::release(*impl_);
+}
+
+bool Graph::is_captured() const { return impl_->exec != nullptr; }
+int Graph::device() const { return impl_->device; }
+
+bool is_capturing(int device) {
+  if (device < 0) {
+    if (!detail::t_capture) return false;
+    device = detail::current_device();
+  }
+  return detail::capturing(Device::cuda(device));
+}
+
+#else  // CPU-only build
+
+struct Graph::Impl {};
+
+namespace detail {
+bool capturing(Device) { return false; }
+void refuse_in_capture(Device, const char*, const char*, const char*) {}
+void keep_for_graph(Device, std::shared_ptr<const void>) {}
+}  // namespace detail
+
+namespace {
+[[noreturn]] void no_cuda(const char* op) {
+  throw Error(op, "phasor was built without CUDA (configure with -DPHASOR_CUDA=ON and a CUDA toolkit)");
+}
+}  // namespace
+
+Graph::Graph() : impl_(std::make_unique<Impl>()) {}
+Graph::~Graph() = default;
+Graph::Graph(Graph&& other) noexcept : impl_(std::move(other.impl_)) { other.impl_ = std::make_unique<Impl>(); }
+Graph& Graph::operator=(Graph&& other) noexcept {
+  impl_.swap(other.impl_);
+  return *this;
+}
+void Graph::capture(const std::function<void()>&, int) { no_cuda("cuda.Graph.capture"); }
+void Graph::capture_begin(int) { no_cuda("cuda.Graph.capture_begin"); }
+void Graph::capture_end() { no_cuda("cuda.Graph.capture_end"); }
+void Graph::replay() const { no_cuda("cuda.Graph.replay"); }
+void Graph::reset() {}
+bool Graph::is_captured() const { return false; }
+int Graph::device() const { return -1; }
+bool is_capturing(int) { return false; }
+
+#endif
+
+}  // namespace cuda
+}  // namespace phasor

@@ -1,0 +1,30 @@
+// src/cuda/graph.hpp - what the rest of the library needs to know about CUDA graph capture (Note
+// [CUDA graphs] in graph.cpp), without CUDA types: whether the calling thread is capturing, refusing
+// work that cannot be captured, keeping resources alive as long as a captured graph.
+#pragma once
+#include <cstdint>
+#include <memory>
+
+#include "phasor/device.hpp"
+
+namespace phasor {
+namespace cuda {
+namespace detail {
+
+/// True while the calling thread captures a graph on CUDA device `device` (false for a CPU device).
+bool capturing(Device device);
+/// Throws phasor::Error(op, "<what> cannot be captured into a CUDA graph: <why>") while the calling thread
+/// captures on `device`; nothing otherwise.
+void refuse_in_capture(Device device, const char* op, const char* what, const char* why);
+/// Keeps `resource` alive as long as the graph being captured on `device` (nothing when not capturing).
+void keep_for_graph(Device device, std::shared_ptr<const void> resource);
+
+/// The caching allocator's side of a capture on `device` (BlockPool::begin_capture, end_capture,
+/// release_graph); `stream` is a cudaStream_t.
+void allocator_begin_capture(int device, std::uint64_t graph, void* stream);
+void allocator_end_capture(int device);
+void allocator_release_graph(int device, std::uint64_t graph);
+
+}  // namespace detail
+}  // namespace cuda
+}  // namespace phasor

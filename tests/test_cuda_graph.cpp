@@ -1,0 +1,232 @@
+// tests/test_cuda_graph.cpp - cuda::Graph (Note [CUDA graphs]): captured work replays on new inputs as the
+// same work run eagerly would, whole FNO training steps included; what cannot be captured throws and
+// leaves the device as it was; memory a live graph may touch is not reused. GPU-only cases (skipped
+// without a GPU; the CUDA emulation build runs them).
+#include <doctest/doctest.h>
+
+#include <memory>
+
+#include <phasor/phasor.hpp>
+
+#include "cuda_test_util.hpp"
+
+using namespace phasor;
+using namespace cuda_test;
+namespace F = phasor::nn::functional;
+
+namespace {
+
+/// A fresh CPU sample moved to the GPU.
+Tensor gpu_randn(const Shape& s) { return randn(s, float32).to(kDev); }
+
+/// An FNO of `d` spatial dims on the GPU, its parameters drawn from `seed`.
+std::unique_ptr<nn::FNO> make_fno(int d, std::uint64_t seed) {
+  manual_seed(seed);
+  auto m = std::make_unique<nn::FNO>(nn::FNOOptions().in_channels(2).out_channels(1).hidden_channels(8).modes(d == 1 ? Shape{6} : Shape{4, 4})
+                .n_layers(2).projection_channels(16));
+  m->to(kDev);
+  return m;
+}
+
+/// max rel_diff over two models' parameters.
+double param_diff(nn::FNO& a, nn::FNO& b) {
+  const auto pa = a.parameters(), pb = b.parameters();
+  REQUIRE(pa.size() == pb.size());
+  double worst = 0;
+  for (std::size_t i = 0; i < pa.size(); ++i) worst = std::max(worst, rel_diff(pa[i], pb[i]));
+  return worst;
+}
+
+}  // namespace
+
+TEST_CASE("cuda graph: a replay runs the captured work again on the inputs' new values" * doctest::skip(!kGpu)) {
+  Tensor x = zeros({3, 1000}, float32, kDev);
+  const Tensor w = gpu_randn({1000});
+  Tensor y;
+  auto work = [&] { y = ((x * w + 1.0).exp() * 0.5).sum({1}); };
+  work();  // warm up (as every capture should be)
+  cuda::Graph g;
+  CHECK_FALSE(g.is_captured());
+  g.capture(work);
+  CHECK(g.is_captured());
+  CHECK(g.device() == 0);
+  CHECK_FALSE(cuda::is_capturing());
+  for (int k = 0; k < 3; ++k) {
+    const Tensor xs = randn({3, 1000}, float32);
+    x.copy_(xs.to(kDev));
+    // one graph launch: no kernel launch, no host wait
+    CHECK((emu_count(kDev, EmuCounter::Launches, [&] { g.replay(); }) <= 0));
+    const Tensor expect = ((xs * w.to(Device::cpu()) + 1.0).exp() * 0.5).sum({1});
+    CHECK(rel_diff(y, expect) < 1e-6);
+  }
+  const long graph_launches = emu_count(kDev, EmuCounter::GraphLaunches, [&] { g.replay(); });
+  CHECK((graph_launches == 1 || graph_launches == -1));
+  // a graph moves; reset() discards the capture, after which the graph can capture again
+  cuda::Graph h(std::move(g));
+  CHECK(h.is_captured());
+  CHECK_FALSE(g.is_captured());
+  h.reset();
+  CHECK_FALSE(h.is_captured());
+  h.capture([&] { y = x * 3.0; });
+  x.fill_(2.0);
+  h.replay();
+  CHECK(rel_diff(y, full({3, 1000}, 6.0, float32)) == 0);
+}
+
+TEST_CASE("cuda graph: memory a live graph may touch is not reused until the graph is reset" * doctest::skip(!kGpu)) {
+  Tensor src = gpu_randn({4096});
+  const Tensor expect = src.to(Device::cpu()) * 2.0;
+  Tensor out;
+  cuda::Graph g;
+  g.capture([&] { out = src * 2.0; });
+  src = Tensor();  // the graph still reads its memory
+  const Tensor other = full({4096}, 7.0, float32, kDev);  // must not land on src's block
+  g.replay();
+  CHECK(rel_diff(out, expect) == 0);
+  CHECK(rel_diff(other, full({4096}, 7.0, float32)) == 0);
+  g.reset();
+}
+
+TEST_CASE("cuda graph: whole FNO training steps with SGD replay as eager steps do" * doctest::skip(!kGpu)) {
+  for (int d : {1, 2}) {
+    CAPTURE(d);
+    const auto pg = make_fno(d, 5), pe = make_fno(d, 5);
+    nn::FNO &graphed = *pg, &eager = *pe;
+    REQUIRE(param_diff(graphed, eager) == 0);
+    optim::SGD sg(graphed.parameters(), optim::SGDOptions(1e-2).momentum(0.9).weight_decay(1e-4));
+    optim::SGD se(eager.parameters(), optim::SGDOptions(1e-2).momentum(0.9).weight_decay(1e-4));
+    const Shape xs = d == 1 ? Shape{3, 2, 32} : Shape{3, 2, 16, 16}, ys = d == 1 ? Shape{3, 1, 32} : Shape{3, 1, 16, 16};
+    Tensor x = gpu_randn(xs), y = gpu_randn(ys);  // the graph's inputs: new batches are copied in
+    Tensor loss;
+    auto step = [&](nn::FNO& m, optim::SGD& opt) {
+      loss = F::relative_lp_loss(m.forward(x), y);
+      loss.backward();
+      opt.step();
+    };
+    for (auto* p : {&graphed, &eager}) {  // warm-up: plans, caches and momentum buffers are made here
+      optim::SGD& opt = p == &graphed ? sg : se;
+      opt.zero_grad();
+      step(*p, opt);
+    }
+    sg.zero_grad();  // the captured backward makes the gradients; each replay overwrites them
+    cuda::Graph g;
+    g.capture([&] { step(graphed, sg); });
+    const Tensor graphed_loss = loss;
+    for (int k = 0; k < 3; ++k) {
+      CAPTURE(k);
+      x.copy_(gpu_randn(xs));
+      y.copy_(gpu_randn(ys));
+      const long waits = emu_count(kDev, EmuCounter::HostWaits, [&] { g.replay(); });
+      CHECK((waits == 0 || waits == -1));
+      se.zero_grad();
+      step(eager, se);
+      CHECK(rel_diff(graphed_loss, loss) < 1e-5);
+      CHECK(param_diff(graphed, eager) < 1e-5);
+    }
+  }
+}
+
+TEST_CASE("cuda graph: forward and backward captured, Adam stepping after each replay" * doctest::skip(!kGpu)) {
+  const auto pg = make_fno(2, 9), pe = make_fno(2, 9);
+  nn::FNO &graphed = *pg, &eager = *pe;
+  optim::AdamW ag(graphed.parameters(), optim::AdamWOptions(1e-3)), ae(eager.parameters(), optim::AdamWOptions(1e-3));
+  Tensor x = gpu_randn({2, 2, 16, 16});
+  const Tensor y = gpu_randn({2, 1, 16, 16});
+  auto fwd_bwd = [&](nn::FNO& m) {
+    Tensor loss = F::relative_lp_loss(m.forward(x), y);
+    loss.backward();
+    return loss;
+  };
+  fwd_bwd(graphed);  // warm-up
+  ag.step();
+  ag.zero_grad();
+  fwd_bwd(eager);
+  ae.step();
+  cuda::Graph g;
+  Tensor graphed_loss;
+  g.capture([&] { graphed_loss = fwd_bwd(graphed); });
+  for (int k = 0; k < 3; ++k) {
+    x.copy_(gpu_randn({2, 2, 16, 16}));
+    g.replay();
+    ag.step();  // reads the gradients the replay wrote (no zero_grad between replays)
+    ae.zero_grad();
+    const Tensor loss = fwd_bwd(eager);
+    ae.step();
+    CHECK(rel_diff(graphed_loss, loss) < 1e-5);
+    CHECK(param_diff(graphed, eager) < 1e-5);
+  }
+}
+
+TEST_CASE("cuda graph: what cannot be captured throws, discards the capture and leaves the device as it was" *
+          doctest::skip(!kGpu)) {
+  const Tensor x = gpu_randn({64});
+  const cuda::Stream before = cuda::current_stream();
+  cuda::Graph g;
+  CHECK_THROWS_WITH_AS(g.replay(), "[cuda.Graph.replay] nothing captured (call capture or capture_begin/capture_end)",
+                       Error);
+  CHECK_THROWS_WITH_AS(g.capture_end(), "[cuda.Graph.capture_end] no capture in progress (call capture_begin first)",
+                       Error);
+  CHECK_THROWS_WITH_AS(g.capture_begin(7), doctest::Contains("[cuda.Graph.capture_begin] device cuda:7 does not exist"),
+                       Error);
+  auto after_failure = [&] {  // nothing half-done: no capture, the same current stream, eager work works
+    CHECK_FALSE(g.is_captured());
+    CHECK_FALSE(cuda::is_capturing());
+    CHECK(cuda::current_stream() == before);
+    CHECK(rel_diff(x + 1.0, x.to(Device::cpu()) + 1.0) == 0);
+  };
+  // the host waits for the GPU
+  CHECK_THROWS_WITH_AS(g.capture([&] { (void)(x * 2.0).sum().item<float>(); }),
+                       doctest::Contains("[to] a copy between the CPU and a GPU cannot be captured into a CUDA graph "
+                                         "(capturing on cuda:0)"),
+                       Error);
+  after_failure();
+  CHECK_THROWS_WITH_AS(g.capture([&] { cuda::synchronize(); }),
+                       doctest::Contains("cudaErrorStreamCaptureUnsupported"), Error);
+  after_failure();
+  CHECK_THROWS_WITH_AS(g.capture([&] { (void)randn({4}, float32, kDev); }),
+                       doctest::Contains("[randn] random numbers cannot be captured into a CUDA graph"), Error);
+  after_failure();
+  // a transform whose cuFFT plan was never made
+  CHECK_THROWS_WITH_AS(g.capture([&] { (void)fft::rfft(x.reshape({8, 8})); }),
+                       doctest::Contains("[fft] making a cuFFT plan cannot be captured into a CUDA graph"), Error);
+  after_failure();
+  // optimizers: Adam's step count lives on the host; SGD's first momentum step starts its buffer there
+  Tensor p = gpu_randn({16}).requires_grad_();
+  (p * p).sum().backward();
+  optim::Adam adam({p}, optim::AdamOptions(1e-2));
+  adam.step();
+  const Tensor p1 = p.detach().clone();
+  CHECK_THROWS_WITH_AS(g.capture([&] { adam.step(); }),
+                       doctest::Contains("[optim.Adam] the step cannot be captured into a CUDA graph"), Error);
+  after_failure();
+  CHECK(adam.state(p).at("step").item<double>() == 1);
+  CHECK(rel_diff(p, p1) == 0);
+  optim::SGD sgd({p}, optim::SGDOptions(1e-2).momentum(0.9));
+  CHECK_THROWS_WITH_AS(g.capture([&] { sgd.step(); }),
+                       doctest::Contains("[optim.SGD] the first momentum step cannot be captured"), Error);
+  after_failure();
+  CHECK(sgd.state(p).empty());
+  // one capture at a time per thread; a graph holding a capture must be reset first
+  cuda::Graph g2;
+  g.capture_begin();
+  CHECK(cuda::is_capturing());
+  CHECK_THROWS_WITH_AS(g.capture_begin(), "[cuda.Graph.capture_begin] this graph is already capturing", Error);
+  CHECK_THROWS_WITH_AS(g2.capture_begin(),
+                       "[cuda.Graph.capture_begin] the calling thread is already capturing a graph on cuda:0", Error);
+  CHECK_THROWS_WITH_AS(g.reset(), "[cuda.Graph.reset] a capture is in progress (end it with capture_end first)", Error);
+  CHECK_THROWS_WITH_AS(g.replay(), "[cuda.Graph.replay] the capture has not ended (call capture_end first)", Error);
+  Tensor y = x * 2.0;
+  g.capture_end();
+  CHECK_THROWS_WITH_AS(g.capture_begin(), "[cuda.Graph.capture_begin] this graph already holds a capture (reset() discards it)",
+                       Error);
+  g.replay();
+  CHECK(rel_diff(y, x.to(Device::cpu()) * 2.0) == 0);
+}
+
+TEST_CASE("cuda graph: CPU-only builds and CPU devices") {
+  if (cuda::is_built()) return;
+  cuda::Graph g;
+  CHECK_THROWS_WITH_AS(g.capture([] {}), doctest::Contains("[cuda.Graph.capture] phasor was built without CUDA"), Error);
+  CHECK_FALSE(cuda::is_capturing());
+  CHECK_FALSE(g.is_captured());
+}
