@@ -6,7 +6,7 @@
 //  - host overhead per op: 1-element ops queued back to back (CPU time per op, one sync per batch);
 //  - FNO training steps (forward, relative L2 loss, backward, Adam) of the nn issue's models and the
 //    large one (batch 32, 256^2, width 64, modes 32), with the allocator's peak (counter peak_gib); the
-//    small ones once more with forward and backward replayed from a cuda::Graph (*_graph).
+//    small ones once more as whole steps replayed from a cuda::Graph (*_graph, capturable Adam).
 // bench/fno_torch_cuda.py times PyTorch eager on the same models in the same session. Built only with
 // the CUDA backend; without a GPU every benchmark reports an error and skips.
 #include <benchmark/benchmark.h>
@@ -241,37 +241,36 @@ void BM_host_overhead_add_grad(benchmark::State& state) {
 GUARDED_BENCHMARK(BM_host_overhead_add_grad)->Unit(benchmark::kMicrosecond);
 
 // ---- FNO training steps --------------------------------------------------------------------------------------
-/// One FNO training step per sample. Graphed: forward and backward replayed from a cuda::Graph captured
-/// after two eager steps (Note [CUDA graphs]), then Adam's step eagerly (its step count lives on the host).
+/// One FNO training step per sample. Graphed: the whole step (forward, backward, Adam with its step
+/// counts on the GPU: capturable) replayed from a cuda::Graph captured after two eager steps (Note [CUDA
+/// graphs]).
 void run_fno(benchmark::State& state, const ph::nn::FNOOptions& opt, const ph::Shape& xs, const ph::Shape& ys,
              bool graphed = false) {
   if (!ph::cuda::is_available()) return state.SkipWithError("no CUDA device");
   ph::manual_seed(0);
   ph::nn::FNO model(opt);
   model.to(kDev);
-  ph::optim::Adam adam(model.parameters(), ph::optim::AdamOptions(1e-3));
+  ph::optim::Adam adam(model.parameters(), ph::optim::AdamOptions(1e-3).capturable(graphed));
   const ph::Tensor x = ph::randn(xs, ph::float32, kDev), y = ph::randn(ys, ph::float32, kDev);
-  auto forward_backward = [&] { ph::nn::functional::relative_lp_loss(model.forward(x), y).backward(); };
+  auto step = [&] {
+    ph::nn::functional::relative_lp_loss(model.forward(x), y).backward();
+    adam.step();
+  };
   ph::reset_peak_memory_stats(kDev);
   if (!graphed) {
     gpu_time(state, [&] {
       adam.zero_grad();
-      forward_backward();
-      adam.step();
+      step();
     });
   } else {
     for (int i = 0; i < 2; ++i) {
       adam.zero_grad();
-      forward_backward();
-      adam.step();
+      step();
     }
-    adam.zero_grad();
+    adam.zero_grad();  // the captured backward makes the gradients; each replay overwrites them
     ph::cuda::Graph graph;
-    graph.capture(forward_backward);
-    gpu_time(state, [&] {
-      graph.replay();  // writes the gradients the capture made
-      adam.step();
-    });
+    graph.capture(step);
+    gpu_time(state, [&] { graph.replay(); });
   }
   state.counters["peak_gib"] = static_cast<double>(ph::memory_stats(kDev).peak_bytes) / (1 << 30);
 }

@@ -139,8 +139,8 @@ def table(torch_res, path):
             print("| %s | %.2f us/op | | | < 5 us |" % (b[3:], med[b]["us_per_op"]))
     for name, key, target in [("1d", "BM_FNO1d_step_cuda", "< torch"), ("2d", "BM_FNO2d_step_cuda", "< torch"),
                               ("2d_large", "BM_FNO2d_large_step_cuda", "<= 0.8 x torch, peak <= torch"),
-                              ("1d", "BM_FNO1d_step_cuda_graph", "(graphed forward+backward)"),
-                              ("2d", "BM_FNO2d_step_cuda_graph", "(graphed forward+backward)")]:
+                              ("1d", "BM_FNO1d_step_cuda_graph", "(whole step in a CUDA graph)"),
+                              ("2d", "BM_FNO2d_step_cuda_graph", "(whole step in a CUDA graph)")]:
         if key in med:
             t = torch_res.get("FNO " + name)
             print("| FNO %s step%s | %.2f ms, peak %.2f GiB | %s | %s | %s |" % (

@@ -126,7 +126,7 @@ TEST_CASE("cuda graph: whole FNO training steps with SGD replay as eager steps d
   }
 }
 
-TEST_CASE("cuda graph: forward and backward captured, Adam stepping after each replay" * doctest::skip(!kGpu)) {
+TEST_CASE("cuda graph: forward and backward captured, a host-counted Adam stepping after each replay" * doctest::skip(!kGpu)) {
   const auto pg = make_fno(2, 9), pe = make_fno(2, 9);
   nn::FNO &graphed = *pg, &eager = *pe;
   optim::AdamW ag(graphed.parameters(), optim::AdamWOptions(1e-3)), ae(eager.parameters(), optim::AdamWOptions(1e-3));
@@ -155,6 +155,43 @@ TEST_CASE("cuda graph: forward and backward captured, Adam stepping after each r
     CHECK(rel_diff(graphed_loss, loss) < 1e-5);
     CHECK(param_diff(graphed, eager) < 1e-5);
   }
+}
+
+TEST_CASE("cuda graph: whole FNO training steps with capturable AdamW replay as eager Adam steps do" *
+          doctest::skip(!kGpu)) {
+  const auto pg = make_fno(1, 13), pe = make_fno(1, 13);
+  nn::FNO &graphed = *pg, &eager = *pe;
+  // the graphed optimizer keeps its step counts on the GPU; the eager one on the host
+  optim::AdamW ag(graphed.parameters(), optim::AdamWOptions(1e-2).amsgrad(true).capturable(true));
+  optim::AdamW ae(eager.parameters(), optim::AdamWOptions(1e-2).amsgrad(true));
+  Tensor x = gpu_randn({3, 2, 32}), y = gpu_randn({3, 1, 32});
+  Tensor loss;
+  auto step = [&](nn::FNO& m, optim::AdamW& opt) {
+    loss = F::relative_lp_loss(m.forward(x), y);
+    loss.backward();
+    opt.step();
+  };
+  ag.zero_grad();
+  step(graphed, ag);  // warm-up: the state (step counts on the GPU) is made here
+  ae.zero_grad();
+  step(eager, ae);
+  ag.zero_grad();
+  cuda::Graph g;
+  g.capture([&] { step(graphed, ag); });
+  const Tensor graphed_loss = loss;
+  for (int k = 0; k < 4; ++k) {
+    CAPTURE(k);
+    x.copy_(gpu_randn({3, 2, 32}));
+    g.replay();
+    ae.zero_grad();
+    step(eager, ae);
+    CHECK(rel_diff(graphed_loss, loss) < 1e-5);
+    CHECK(param_diff(graphed, eager) < 1e-5);
+  }
+  // each replay advanced the device-side counts: warm-up + 4 replays (the capture itself ran nothing)
+  const Tensor p0 = graphed.parameters()[0];
+  CHECK(ag.state(p0).at("step").device() == kDev);
+  CHECK(ag.state(p0).at("step").item<double>() == 5);
 }
 
 TEST_CASE("cuda graph: what cannot be captured throws, discards the capture and leaves the device as it was" *
@@ -201,6 +238,11 @@ TEST_CASE("cuda graph: what cannot be captured throws, discards the capture and 
   after_failure();
   CHECK(adam.state(p).at("step").item<double>() == 1);
   CHECK(rel_diff(p, p1) == 0);
+  optim::Adam fresh({p}, optim::AdamOptions(1e-2).capturable(true));  // capturable, but its state is not made yet
+  CHECK_THROWS_WITH_AS(g.capture([&] { fresh.step(); }),
+                       doctest::Contains("[optim.Adam] the first (capturable) step cannot be captured"), Error);
+  after_failure();
+  CHECK(fresh.state(p).empty());
   optim::SGD sgd({p}, optim::SGDOptions(1e-2).momentum(0.9));
   CHECK_THROWS_WITH_AS(g.capture([&] { sgd.step(); }),
                        doctest::Contains("[optim.SGD] the first momentum step cannot be captured"), Error);

@@ -255,6 +255,15 @@ DEVICE_CASE("cuda nn: SGD, Adam and AdamW steps agree with the CPU over several 
        [](std::vector<Tensor> p) {
          return std::make_unique<optim::AdamW>(p, optim::AdamWOptions(1e-2).weight_decay(0.2).amsgrad(true));
        }},
+      // the step count on the GPU, the bias corrections made by the kernel (the CPU side keeps its count)
+      {"adam capturable",
+       [](std::vector<Tensor> p) {
+         return std::make_unique<optim::Adam>(p, optim::AdamOptions(1e-2).betas({0.5, 0.9}).capturable(true));
+       }},
+      {"adamw amsgrad capturable",
+       [](std::vector<Tensor> p) {
+         return std::make_unique<optim::AdamW>(p, optim::AdamWOptions(1e-2).amsgrad(true).capturable(true));
+       }},
   };
   for (Dtype dt : {float32, float64, complex64}) {
     for (const auto& [name, make] : makers) {
@@ -280,6 +289,11 @@ DEVICE_CASE("cuda nn: SGD, Adam and AdamW steps agree with the CPU over several 
       // the optimizer state lives on the parameter's device (param_groups.*: host-side bookkeeping)
       for (const auto& kv : og->state_dict())
         if (kv.first.rfind("state.", 0) == 0 && kv.second.dim() > 0) CHECK(kv.second.device() == dev);
+      if (name.find("capturable") != std::string::npos) {  // its count lives with the parameter: 4 steps
+        CHECK(og->state(pg[0]).at("step").device() == (dev.is_cuda() ? dev : Device::cpu()));
+        CHECK(og->state(pg[0]).at("step").item<double>() == 4);
+        CHECK(oc->state(pc[0]).at("step").device() == Device::cpu());
+      }
     }
   }
 }

@@ -61,8 +61,9 @@ void record_stream(const Tensor& t, const Stream& stream);
 ///  - feed new data by copying into tensors that existed before the capture (x.copy_(batch)) and read
 ///    results from tensors the capture made (they are overwritten by each replay);
 ///  - everything the host decides is frozen: shapes, branches, scalars (an optimizer's lr). Work that
-///    makes the host wait (item(), to(cpu), printing), random numbers and Adam's step cannot be captured
-///    and throw phasor::Error; the capture is then discarded.
+///    makes the host wait (item(), to(cpu), printing), random numbers, first optimizer steps and the
+///    step of an Adam that is not capturable (AdamOptions::capturable) cannot be captured and throw
+///    phasor::Error; the capture is then discarded.
 /// Memory that was live during the capture is not reused while the graph lives (see reset()).
 class Graph {
  public:

@@ -14,9 +14,11 @@
 // lives, even when freed. The allocator may cudaMalloc new segments during the capture (under relaxed
 // capture mode: the segment is not part of the graph and outlives it).
 // What cannot be captured fails at once with a phasor::Error naming the op (refuse_in_capture): host
-// waits and copies to or from the CPU, random numbers (their counters advance on the host), Adam's step
-// (its bias corrections depend on the host-side step count), the first momentum step of SGD, and cuFFT
-// plans or process-wide caches made during the capture (run the work once before capturing). Anything
+// waits and copies to or from the CPU, random numbers (their counters advance on the host), the step of
+// an Adam that is not capturable (its bias corrections depend on the host-side step count; capturable
+// keeps the count on the device, incremented by a kernel), first optimizer steps (state made during a
+// capture would be made again, zeroed, by every replay), and cuFFT plans or process-wide caches made
+// during the capture (run the work once before capturing). Anything
 // else the CUDA runtime rejects invalidates the capture and capture_end throws. Either way the capture
 // is discarded: the stream, the allocator and the current stream are as before capture_begin.
 // Replay queues the graph on the device's current stream; CUDA orders the launches of one graph.

@@ -65,7 +65,9 @@ struct SgdSlice {
 };
 
 /// One parameter of a multi-tensor Adam/AdamW update: n real components of the contiguous device arrays
-/// p (updated in place), g, m, v and vmax (null without amsgrad), with the parameter's own step's coefficients.
+/// p (updated in place), g, m, v and vmax (null without amsgrad), with the parameter's own step's
+/// coefficients; with `step` (a device float64 count, capturable) the step count is incremented on the
+/// device and the bias corrections (c.step_size, c.bc2_sqrt) are computed there from it.
 struct AdamSlice {
   void* p;
   const void* g;
@@ -74,13 +76,15 @@ struct AdamSlice {
   void* vmax;
   std::int64_t n;
   optim::detail::AdamCoeffs<double> c;
+  double* step;
 };
+
 
 /// sgd_update (update_rules.hpp) over every slice, all of real type double when `is_double`, else float
 /// (coefficients cast as the CPU casts them), on one device: one launch per kMaxSlices slices.
 void sgd_step(bool is_double, const SgdSlice* slices, int count, bool wd, bool momentum, bool nesterov, void* stream);
 /// adam_update over every slice, as sgd_step.
 void adam_step(bool is_double, const AdamSlice* slices, int count, bool amsgrad, bool l2, bool lerp_low,
-               void* stream);
+               const optim::detail::AdamBias& bias, void* stream);
 
 }  // namespace phasor::cuda

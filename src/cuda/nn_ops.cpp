@@ -186,16 +186,17 @@ void sgd_step(const std::vector<SgdParam>& ps, bool wd, bool momentum, bool nest
       });
 }
 
-void adam_step(const std::vector<AdamParam>& ps, bool amsgrad, bool l2) {
+void adam_step(const std::vector<AdamParam>& ps, bool amsgrad, bool l2, const optim::detail::AdamBias& bias) {
   by_device_and_type<AdamSlice>(
       ps, "optim.Adam",
       [](const AdamParam& q, std::int64_t n) {
-        return AdamSlice{q.p.data_ptr(), q.g.data_ptr(), q.m.data_ptr(), q.v.data_ptr(), ptr_or_null(q.vmax), n, q.c};
+        return AdamSlice{q.p.data_ptr(), q.g.data_ptr(), q.m.data_ptr(), q.v.data_ptr(), ptr_or_null(q.vmax), n, q.c,
+                         static_cast<double*>(ptr_or_null(q.step))};
       },
       [&](bool dbl, const std::vector<AdamSlice>& s, void* stream) {
         // torch.lerp's formula choice, made in the parameter's real type as the CPU makes it
         const bool low = dbl ? s[0].c.w1 < 0.5 : static_cast<float>(s[0].c.w1) < 0.5f;
-        ::phasor::cuda::adam_step(dbl, s.data(), static_cast<int>(s.size()), amsgrad, l2, low, stream);
+        ::phasor::cuda::adam_step(dbl, s.data(), static_cast<int>(s.size()), amsgrad, l2, low, bias, stream);
       });
 }
 
@@ -211,7 +212,7 @@ Tensor spectral_bias_grad(const Tensor& g, const nn::detail::PlaneGeo&) { no_cud
 void sgd_step(const std::vector<SgdParam>& ps, bool, bool, bool) {
   if (!ps.empty()) no_cuda_backend("optim.SGD", ps[0].p.device());
 }
-void adam_step(const std::vector<AdamParam>& ps, bool, bool) {
+void adam_step(const std::vector<AdamParam>& ps, bool, bool, const optim::detail::AdamBias&) {
   if (!ps.empty()) no_cuda_backend("optim.Adam", ps[0].p.device());
 }
 

@@ -39,18 +39,21 @@ struct SgdParam {
 };
 
 /// One CUDA parameter of a multi-tensor Adam/AdamW step: contiguous p (updated in place), g, m, v and
-/// vmax (undefined without amsgrad), with the coefficients of this parameter's step count.
+/// vmax (undefined without amsgrad), with the coefficients of this parameter's step count; `step`, when
+/// defined, is that count as a float64 0-d tensor on p's device (capturable: incremented on the device).
 struct AdamParam {
   Tensor p, g, m, v, vmax;
   optim::detail::AdamCoeffs<double> c;
+  Tensor step;
   /// The tensors that must share p's device.
-  std::array<const Tensor*, 4> operands() const { return {&g, &m, &v, &vmax}; }
+  std::array<const Tensor*, 5> operands() const { return {&g, &m, &v, &vmax, &step}; }
 };
 
 /// Fused SGD updates of every parameter of `ps` (any CUDA devices, real or complex dtypes): one launch
 /// per device, real type and kMaxSlices parameters; checks every device before anything runs.
 void sgd_step(const std::vector<SgdParam>& ps, bool wd, bool momentum, bool nesterov);
 /// Fused Adam/AdamW updates of every parameter of `ps`, as sgd_step.
-void adam_step(const std::vector<AdamParam>& ps, bool amsgrad, bool l2);
+/// `bias` makes the bias corrections of parameters whose step count is on the device.
+void adam_step(const std::vector<AdamParam>& ps, bool amsgrad, bool l2, const optim::detail::AdamBias& bias);
 
 }  // namespace phasor::cuda::detail

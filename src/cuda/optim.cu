@@ -68,9 +68,16 @@ struct AdamDev {
   R *m, *v, *vmax;
   std::int64_t n;
   AdamCoeffs<R> c;
+  const double* step;  // capturable: the count on the device (step_kernel has incremented it), else null
 };
 
-static_assert(sizeof(Batch<AdamDev<double>>) <= 4000 && sizeof(Batch<SgdDev<double>>) <= 4000,
+/// The device-side step counts of one Adam launch's slices (capturable).
+struct Steps {
+  double* p[kMaxSlices];
+  int count;
+};
+
+static_assert(sizeof(Batch<AdamDev<double>>) + sizeof(optim::detail::AdamBias) + 8 <= 4000 && sizeof(Batch<SgdDev<double>>) <= 4000,
               "a slice table must fit the 4 KiB kernel parameter space");
 
 template <class R>
@@ -82,12 +89,20 @@ __global__ void sgd_kernel(const __grid_constant__ Batch<SgdDev<R>> b, bool wd, 
   });
 }
 
+/// Adds 1 to each device-side step count of a launch (before the update reads them).
+__global__ void step_kernel(const __grid_constant__ Steps st) {
+  if (static_cast<int>(threadIdx.x) < st.count) *st.p[threadIdx.x] += 1;
+}
+
 template <class R>
-__global__ void adam_kernel(const __grid_constant__ Batch<AdamDev<R>> b, bool amsgrad, bool l2, bool lerp_low) {
+__global__ void adam_kernel(const __grid_constant__ Batch<AdamDev<R>> b, bool amsgrad, bool l2, bool lerp_low,
+                            optim::detail::AdamBias bias) {
   const int k = slice_of(b);
   const AdamDev<R>& s = b.s[k];
+  AdamCoeffs<R> c = s.c;
+  if (s.step) optim::detail::set_bias_corrections(c, bias, *s.step);
   for_slice(b, k, s.n, [&](std::int64_t i) {
-    optim::detail::adam_update(s.p[i], s.g[i], s.m[i], s.v[i], amsgrad ? s.vmax + i : nullptr, s.c, amsgrad, l2,
+    optim::detail::adam_update(s.p[i], s.g[i], s.m[i], s.v[i], amsgrad ? s.vmax + i : nullptr, c, amsgrad, l2,
                                lerp_low);
   });
 }
@@ -101,18 +116,29 @@ SgdDev<R> to_dev(const SgdSlice& s) {
 template <class R>
 AdamDev<R> to_dev(const AdamSlice& s) {
   return {static_cast<R*>(s.p),    static_cast<const R*>(s.g), static_cast<R*>(s.m), static_cast<R*>(s.v),
-          static_cast<R*>(s.vmax), s.n,                        optim::detail::cast_coeffs<R>(s.c)};
+          static_cast<R*>(s.vmax), s.n,                        optim::detail::cast_coeffs<R>(s.c), s.step};
 }
 
+/// Device-side step counts to increment before a launch: Adam's (capturable), none for SGD.
+inline double* step_of(const AdamSlice& s) { return s.step; }
+inline double* step_of(const SgdSlice&) { return nullptr; }
+
 /// Launches `kernel` once per kMaxSlices non-empty slices of `slices`, each slice getting the blocks a
-/// lone grid-stride launch over it would get.
+/// lone grid-stride launch over it would get; slices with a device-side step count have it incremented
+/// by one step_kernel launch first.
 template <class R, class Slice, class... Flags>
 void launch_slices(void (*kernel)(const Batch<decltype(to_dev<R>(Slice{}))>, Flags...), const Slice* slices,
                    int count, void* stream, const char* what, Flags... flags) {
   using Dev = decltype(to_dev<R>(Slice{}));
   Batch<Dev> b{};
+  Steps steps{};
   auto flush = [&] {
     if (b.count == 0) return;
+    if (steps.count) {
+      launch_kernel(step_kernel, 1, 32, static_cast<cudaStream_t>(stream), steps);
+      check_launch(what);
+      steps.count = 0;
+    }
     launch_kernel(kernel, b.start[b.count], kThreads, static_cast<cudaStream_t>(stream), b, flags...);
     check_launch(what);
     b.count = 0;
@@ -120,6 +146,7 @@ void launch_slices(void (*kernel)(const Batch<decltype(to_dev<R>(Slice{}))>, Fla
   for (int i = 0; i < count; ++i) {
     if (slices[i].n <= 0) continue;
     if (b.count == kMaxSlices) flush();
+    if (double* st = step_of(slices[i])) steps.p[steps.count++] = st;
     b.s[b.count] = to_dev<R>(slices[i]);
     b.start[b.count + 1] = b.start[b.count] + blocks_for(slices[i].n);
     ++b.count;
@@ -136,9 +163,11 @@ void sgd_step(bool is_double, const SgdSlice* slices, int count, bool wd, bool m
 }
 
 void adam_step(bool is_double, const AdamSlice* slices, int count, bool amsgrad, bool l2, bool lerp_low,
-               void* stream) {
-  if (is_double) launch_slices<double>(adam_kernel<double>, slices, count, stream, "adam", amsgrad, l2, lerp_low);
-  else launch_slices<float>(adam_kernel<float>, slices, count, stream, "adam", amsgrad, l2, lerp_low);
+               const optim::detail::AdamBias& bias, void* stream) {
+  if (is_double)
+    launch_slices<double>(adam_kernel<double>, slices, count, stream, "adam", amsgrad, l2, lerp_low, bias);
+  else
+    launch_slices<float>(adam_kernel<float>, slices, count, stream, "adam", amsgrad, l2, lerp_low, bias);
 }
 
 }  // namespace phasor::cuda

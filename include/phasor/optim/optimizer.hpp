@@ -117,6 +117,11 @@ class AdamOptions : public OptimizerOptions {
   bool maximize() const { return maximize_; }
   /// Turns maximization on or off.
   AdamOptions& maximize(bool v) { maximize_ = v; return *this; }
+  /// Whether a CUDA parameter's step count lives on its device (torch's capturable): the step then
+  /// reads nothing from the host, so it can be captured into a cuda::Graph (after one eager step).
+  bool capturable() const { return capturable_; }
+  /// Turns capturable on or off (off: the step count is a CPU scalar, the bias corrections computed there).
+  AdamOptions& capturable(bool v) { capturable_ = v; return *this; }
 
   /// A deep copy.
   std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<AdamOptions>(*this); }
@@ -124,9 +129,9 @@ class AdamOptions : public OptimizerOptions {
   double get_lr() const override { return lr_; }
   /// Sets the learning rate.
   void set_lr(double v) override { lr_ = v; }
-  /// Writes lr, betas, eps, weight_decay, amsgrad, maximize.
+  /// Writes lr, betas, eps, weight_decay, amsgrad, maximize, capturable.
   void save(StateDict& out, const std::string& prefix) const override;
-  /// Reads what save() wrote.
+  /// Reads what save() wrote (capturable may be missing: false, as in dicts saved before it existed).
   void load(const StateDict& in, const std::string& prefix, std::vector<std::string>& problems) override;
 
  protected:
@@ -140,6 +145,7 @@ class AdamOptions : public OptimizerOptions {
   double weight_decay_ = 0;
   bool amsgrad_ = false;
   bool maximize_ = false;
+  bool capturable_ = false;
 };
 
 /// Options of AdamW (torch.optim.AdamW): Adam's, with decoupled weight decay defaulting to 0.01.
@@ -171,6 +177,10 @@ class AdamWOptions : public AdamOptions {
   bool maximize() const { return AdamOptions::maximize(); }
   /// Turns maximization on or off.
   AdamWOptions& maximize(bool v) { AdamOptions::maximize(v); return *this; }
+  /// Whether a CUDA parameter's step count lives on its device (see AdamOptions::capturable).
+  bool capturable() const { return AdamOptions::capturable(); }
+  /// Turns capturable on or off.
+  AdamWOptions& capturable(bool v) { AdamOptions::capturable(v); return *this; }
   /// A deep copy.
   std::unique_ptr<OptimizerOptions> clone() const override { return std::make_unique<AdamWOptions>(*this); }
 };

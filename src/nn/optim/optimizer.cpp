@@ -48,6 +48,7 @@ void AdamOptions::save(StateDict& out, const std::string& prefix) const {
   put_scalar(out, prefix + "weight_decay", weight_decay_);
   put_scalar(out, prefix + "amsgrad", amsgrad_ ? 1.0 : 0.0);
   put_scalar(out, prefix + "maximize", maximize_ ? 1.0 : 0.0);
+  put_scalar(out, prefix + "capturable", capturable_ ? 1.0 : 0.0);
 }
 
 void AdamOptions::load(const StateDict& in, const std::string& prefix, std::vector<std::string>& problems) {
@@ -59,6 +60,8 @@ void AdamOptions::load(const StateDict& in, const std::string& prefix, std::vect
   if (get_scalar(in, prefix + "weight_decay", v, problems)) weight_decay_ = v;
   if (get_scalar(in, prefix + "amsgrad", v, problems)) amsgrad_ = v != 0;
   if (get_scalar(in, prefix + "maximize", v, problems)) maximize_ = v != 0;
+  capturable_ = false;
+  if (in.count(prefix + "capturable") && get_scalar(in, prefix + "capturable", v, problems)) capturable_ = v != 0;
 }
 
 void LBFGSOptions::save(StateDict& out, const std::string& prefix) const {

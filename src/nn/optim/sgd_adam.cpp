@@ -283,13 +283,21 @@ Tensor Adam::step(std::function<Tensor()> closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard ng;
   const auto grads = checked_grads(groups_, name_);
-  for (std::size_t gi = 0; gi < groups_.size(); ++gi)
-    for (std::size_t pi = 0; pi < groups_[gi].params().size(); ++pi)
-      if (grads[gi][pi].defined())
-        cuda::detail::refuse_in_capture(groups_[gi].params()[pi].device(), name_.c_str(), "the step",
+  for (std::size_t gi = 0; gi < groups_.size(); ++gi)  // what a CUDA graph capture cannot record
+    for (std::size_t pi = 0; pi < groups_[gi].params().size(); ++pi) {
+      const Tensor& p = groups_[gi].params()[pi];
+      if (!grads[gi][pi].defined() || !cuda::detail::capturing(p.device())) continue;
+      const auto& o = static_cast<const AdamOptions&>(groups_[gi].options());
+      if (!o.capturable())
+        cuda::detail::refuse_in_capture(p.device(), name_.c_str(), "the step",
                                         "its bias corrections come from the host-side step count, which a replay "
-                                        "would not advance; capture forward and backward and call step() after "
-                                        "each replay");
+                                        "would not advance; make it capturable (AdamOptions::capturable) or call "
+                                        "step() after each replay");
+      const StateDict& st = state(p);
+      if (st.empty() || (o.amsgrad() && !st.count("max_exp_avg_sq")) || !st.at("step").device().is_cuda())
+        cuda::detail::refuse_in_capture(p.device(), name_.c_str(), "the first (capturable) step",
+                                        "it makes the optimizer state; run one step before capturing");
+    }
   for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
     auto& group = groups_[gi];
     const auto& o = static_cast<const AdamOptions&>(group.options());
@@ -302,8 +310,9 @@ Tensor Adam::step(std::function<Tensor()> closure) {
       const Tensor& g = grads[gi][pi];
       if (!g.defined()) continue;
       StateDict& st = mutable_state(p);
+      const bool on_device = o.capturable() && p.device().is_cuda();  // the step count lives with the parameter
       if (st.empty()) {
-        st["step"] = zeros({}, float64);
+        st["step"] = zeros({}, float64, on_device ? p.device() : Device::cpu());
         st["exp_avg"] = zeros(p.shape(), p.dtype(), p.device());
         st["exp_avg_sq"] = zeros(p.shape(), p.dtype(), p.device());
       }
@@ -312,8 +321,9 @@ Tensor Adam::step(std::function<Tensor()> closure) {
         auto it = st.find(key);
         if (it != st.end()) detail::match_param(it->second, p, name_, key);
       }
-      double& step = *st["step"].data<double>();
-      step += 1;
+      Tensor& step_t = st["step"];
+      if (step_t.device() != (on_device ? p.device() : Device::cpu()))  // loaded, or capturable switched
+        step_t = step_t.to(on_device ? p.device() : Device::cpu());
       AdamCoeffs<double> c{};
       c.w1 = 1 - beta1;
       c.b2 = beta2;
@@ -321,14 +331,17 @@ Tensor Adam::step(std::function<Tensor()> closure) {
       c.wd = o.weight_decay();
       c.eps = o.eps();
       c.decay = decoupled_ ? 1 - o.lr() * o.weight_decay() : 1.0;  // 1 leaves p exact
-      c.step_size = o.lr() / (1 - std::pow(beta1, step));
-      c.bc2_sqrt = std::sqrt(1 - std::pow(beta2, step));
+      if (!on_device) {
+        double& step = *step_t.data<double>();
+        step += 1;
+        set_bias_corrections(c, optim::detail::AdamBias{o.lr(), beta1, beta2}, step);
+      }  // else the kernel increments the device count and makes the corrections from it
       c.sign = o.maximize() ? -1.0 : 1.0;
       Tensor m = st["exp_avg"], v = st["exp_avg_sq"];
       Tensor vmax = o.amsgrad() ? st["max_exp_avg_sq"] : Tensor();
       detail::Writable w(p);
       if (p.device().is_cuda()) {
-        on_gpu.push_back({w.work, g, m, v, vmax, c});
+        on_gpu.push_back({w.work, g, m, v, vmax, c, on_device ? step_t : Tensor()});
         pending.params.push_back(std::move(w));
         pending.state.insert(pending.state.end(), {st["step"], m, v});
         if (vmax.defined()) pending.state.push_back(vmax);
@@ -352,7 +365,7 @@ Tensor Adam::step(std::function<Tensor()> closure) {
       for (const Tensor& t : {st["step"], m, v}) phasor::detail::bump_version(t);
       if (vmax.defined()) phasor::detail::bump_version(vmax);
     }
-    if (!on_gpu.empty()) cuda::detail::adam_step(on_gpu, o.amsgrad(), l2);
+    if (!on_gpu.empty()) cuda::detail::adam_step(on_gpu, o.amsgrad(), l2, optim::detail::AdamBias{o.lr(), beta1, beta2});
     pending.commit();
   }
   return loss;

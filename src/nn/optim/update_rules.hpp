@@ -73,6 +73,25 @@ struct AdamCoeffs {
   R sign;       ///< -1 for maximize
 };
 
+/// What Adam's bias corrections need besides the step count t (torch.optim.Adam).
+struct AdamBias {
+  double lr, beta1, beta2;
+};
+
+/// Sets c.step_size = lr / (1 - beta1^t) and c.bc2_sqrt = sqrt(1 - beta2^t), computed in double and
+/// rounded to R once: the host (from its step count) and the CUDA kernel (from a device-side count,
+/// capturable) make the same coefficients.
+template <class R>
+PHASOR_HOST_DEVICE inline void set_bias_corrections(AdamCoeffs<R>& c, const AdamBias& b, double t) {
+#if defined(__CUDA_ARCH__)
+  c.step_size = static_cast<R>(b.lr / (1 - ::pow(b.beta1, t)));
+  c.bc2_sqrt = static_cast<R>(::sqrt(1 - ::pow(b.beta2, t)));
+#else
+  c.step_size = static_cast<R>(b.lr / (1 - std::pow(b.beta1, t)));
+  c.bc2_sqrt = static_cast<R>(std::sqrt(1 - std::pow(b.beta2, t)));
+#endif
+}
+
 /// One Adam component update (torch.optim.Adam/AdamW): decoupled decay, optional L2 term, m = lerp(m,
 /// g, 1 - beta1) (torch.lerp's two formulas: `lerp_low` when the weight is < 0.5), v = beta2*v +
 /// (1-beta2) g^2, amsgrad's running max (NaN propagates), p -= step_size * m / (sqrt(v)/bc2 + eps).
