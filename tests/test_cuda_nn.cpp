@@ -298,6 +298,20 @@ DEVICE_CASE("cuda nn: SGD, Adam and AdamW steps agree with the CPU over several 
   }
 }
 
+DEVICE_CASE("cuda nn: capturable Adam counts the steps of every parameter, empty ones included, on its device") {
+  manual_seed(17);
+  std::vector<Tensor> ps{sample({4, 3}, float32).to(dev).requires_grad_(), zeros({0, 3}, float32, dev).requires_grad_()};
+  optim::Adam adam(ps, optim::AdamOptions(1e-2).capturable(true));
+  for (int k = 0; k < 3; ++k) {
+    for (Tensor& p : ps) p.set_grad(ones_like(p));
+    adam.step();
+  }
+  for (const Tensor& p : ps) {
+    CHECK(adam.state(p).at("step").device() == (dev.is_cuda() ? dev : Device::cpu()));
+    CHECK(adam.state(p).at("step").item<double>() == 3);
+  }
+}
+
 // A step updates a group's CUDA parameters together: one launch per device, real type and 24 parameters
 // (Note [multi-tensor launch] in src/cuda/optim.cu).
 DEVICE_CASE("cuda nn: one step updates many parameters of mixed dtypes together and agrees with the CPU") {

@@ -133,20 +133,22 @@ void launch_slices(void (*kernel)(const Batch<decltype(to_dev<R>(Slice{}))>, Fla
   Batch<Dev> b{};
   Steps steps{};
   auto flush = [&] {
-    if (b.count == 0) return;
     if (steps.count) {
       launch_kernel(step_kernel, 1, 32, static_cast<cudaStream_t>(stream), steps);
       check_launch(what);
       steps.count = 0;
     }
+    if (b.count == 0) return;
     launch_kernel(kernel, b.start[b.count], kThreads, static_cast<cudaStream_t>(stream), b, flags...);
     check_launch(what);
     b.count = 0;
   };
   for (int i = 0; i < count; ++i) {
+    double* st = step_of(slices[i]);  // an empty parameter's count advances too, as on the host
+    if (slices[i].n <= 0 && !st) continue;
+    if (b.count == kMaxSlices || steps.count == kMaxSlices) flush();
+    if (st) steps.p[steps.count++] = st;
     if (slices[i].n <= 0) continue;
-    if (b.count == kMaxSlices) flush();
-    if (double* st = step_of(slices[i])) steps.p[steps.count++] = st;
     b.s[b.count] = to_dev<R>(slices[i]);
     b.start[b.count + 1] = b.start[b.count] + blocks_for(slices[i].n);
     ++b.count;
