@@ -8,8 +8,10 @@
 //
 //   usage: fno_darcy2d [--full] [--train N] [--test N] [--epochs N] [--max-error E]
 //                      [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH] [--device cpu[:i]|cuda[:i]]
+//                      [--cuda-graph]
 //
-// --device trains and evaluates on that device (the data are made on the CPU and copied once).
+// --device trains and evaluates on that device (the data are made on the CPU and copied once);
+// --cuda-graph replays each training step from a CUDA graph there (train.hpp, Options::cuda_graph).
 // --data PATH keeps the generated data in PATH (safetensors) and reuses it when it exists (for the
 // same sizes); --resume PATH saves the training state every 5 epochs and continues from it when it
 // exists, so the hours-long --full run can be stopped and restarted (train.hpp).
@@ -86,6 +88,7 @@ struct Config {
   std::string png = "fno_darcy2d.png";  // line plots; the field images go to <stem>_fields.png
   std::string data_path, resume_path;    // --data, --resume
   ph::Device device = ph::Device::cpu();  // --device: where the model trains
+  bool cuda_graph = false;                // --cuda-graph: replay the training steps from a CUDA graph
   /// What the data depend on (checked when --data loads a file).
   std::string data_key() const {
     return std::to_string(n_train + n_test) + "@" + std::to_string(solve_res) + "/" + std::to_string(stride);
@@ -162,7 +165,8 @@ std::vector<double> values(const Tensor& t) { return ph::to_vector<double>(t.con
 int usage(const char* prog) {
   std::fprintf(stderr,
                "usage: %s [--full] [--train N] [--test N] [--epochs N] [--no-padding] [--max-error E]\n"
-               "          [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH] [--device cpu[:i]|cuda[:i]]\n",
+               "          [--max-baseline-ratio R] [--png PATH] [--data PATH] [--resume PATH] [--device cpu[:i]|cuda[:i]]\n"
+               "          [--cuda-graph]\n",
                prog);
   return 2;
 }
@@ -196,6 +200,8 @@ int main(int argc, char** argv) {
       cfg.resume_path = argv[++i];
     } else if (!std::strcmp(argv[i], "--device") && has_arg) {
       if (!cli::parse_device(argv[++i], cfg.device)) return usage(argv[0]);
+    } else if (!std::strcmp(argv[i], "--cuda-graph")) {
+      cfg.cuda_graph = true;
     } else {
       return usage(argv[0]);
     }
@@ -254,7 +260,7 @@ int main(int argc, char** argv) {
               (long long)model.num_parameters(), (long long)model.padded_grid({s, s})[0], (long long)model.padded_grid({s, s})[1]);
   ph::data::TensorDataset train_set({x_train, y_train});
   ph::data::DataLoader loader(train_set, /*batch=*/20, /*shuffle=*/true, /*drop_last=*/false, /*seed=*/1);
-  ph::optim::Adam adam(model.parameters(), ph::optim::AdamOptions(1e-3).weight_decay(1e-4));
+  ph::optim::Adam adam(model.parameters(), ph::optim::AdamOptions(1e-3).weight_decay(1e-4).capturable(cfg.cuda_graph));
   std::unique_ptr<ph::optim::LRScheduler> sched;
   if (cfg.step_size > 0) sched = std::make_unique<ph::optim::StepLR>(adam, cfg.step_size, 0.5);
   else sched = std::make_unique<ph::optim::CosineAnnealingLR>(adam, cfg.epochs);
@@ -272,6 +278,7 @@ int main(int argc, char** argv) {
   topt.epochs = cfg.epochs;
   topt.loss_is_sum = true;
   topt.resume_path = cfg.resume_path;  // the paper's loss: relative L2 summed over the batch
+  topt.cuda_graph = cfg.cuda_graph;
   const train::History hist = train::fit(
       model, loader, adam, *sched, topt,
       [&](const auto& b) {

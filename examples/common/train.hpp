@@ -25,12 +25,19 @@ struct Options {
   bool loss_is_sum = false;  ///< batch_loss sums over the batch (else it is the batch mean)
   std::string resume_path;   ///< when set: continue from this file if it exists, and save to it
   int save_every = 5;        ///< epochs between saves to resume_path (and after the last one)
+  /// On a CUDA device: replay the training step of every batch shaped like the first from a
+  /// phasor::cuda::Graph (README, Note [CUDA graphs]): the batch is copied into the graph's inputs, and
+  /// the step is captured again each epoch (after the scheduler has set the lr, which a capture
+  /// freezes). Other batches (a last partial one) and the first step (it makes the optimizer state)
+  /// run eagerly. The optimizer must be capturable (Adam: AdamOptions::capturable).
+  bool cuda_graph = false;
 };
 
 /// Per-epoch curves: mean training loss per sample and test error, and the wall time of the loop.
 struct History {
   std::vector<double> epoch, train, test;
   double seconds = 0;
+  std::int64_t steps = 0, replayed = 0;  ///< training steps of this run, and those replayed from a CUDA graph
 };
 
 namespace detail {
@@ -84,20 +91,60 @@ History fit(phasor::nn::Module& model, Loader& loader, phasor::optim::Optimizer&
     d["history.test"] = phasor::from_vector(h.test);
     phasor::io::save_safetensors(o.resume_path, d, {{"epoch", std::to_string(ep)}, {"seconds", std::to_string(seconds())}});
   };
+  const auto params = model.parameters();
+  const bool graphed = o.cuda_graph && !params.empty() && params[0].device().is_cuda();
+  std::vector<phasor::Shape> shapes;   // the first batch's: batches of these shapes replay the graph
+  std::vector<phasor::Tensor> inputs;  // the graph's: each such batch is copied into them
+  phasor::Tensor graph_loss;           // the graph's loss, rewritten by each replay
+  phasor::cuda::Graph graph;
+  bool warm = false;  // an eager step of this run has made (or moved) the optimizer state
+  auto fits = [&](const std::vector<phasor::Tensor>& b) {
+    if (shapes.empty())
+      for (const phasor::Tensor& t : b) shapes.push_back(t.shape());
+    if (b.size() != shapes.size()) return false;
+    for (std::size_t i = 0; i < b.size(); ++i)
+      if (b[i].shape() != shapes[i]) return false;
+    return true;
+  };
   phasor::ProgressBar bar(o.epochs - first + 1, "training");
   for (int ep = first; ep <= o.epochs; ++ep) {
     model.train();
-    double total = 0;
+    graph.reset();  // captured again below, with this epoch's lr
+    phasor::Tensor total_t;  // the loss sum on the device: read once per epoch, not once per batch
     std::int64_t seen = 0;
     for (auto& b : loader) {
-      opt.zero_grad();
-      phasor::Tensor loss = batch_loss(b);
-      loss.backward();
-      opt.step();
+      phasor::Tensor loss;
+      if (graphed && fits(b) && warm) {
+        if (inputs.empty()) {
+          for (const phasor::Tensor& t : b) inputs.push_back(t.clone());
+        } else {
+          for (std::size_t i = 0; i < b.size(); ++i) inputs[i].copy_(b[i]);
+        }
+        if (!graph.is_captured()) {
+          opt.zero_grad();  // the captured backward makes the gradients; each replay rewrites them
+          graph.capture([&] {
+            graph_loss = batch_loss(inputs);
+            graph_loss.backward();
+            opt.step();
+          });
+        }
+        graph.replay();
+        loss = graph_loss;
+        ++h.replayed;
+      } else {
+        opt.zero_grad();
+        loss = batch_loss(b);
+        loss.backward();
+        opt.step();
+        warm = true;
+      }
       const std::int64_t n = b[0].size(0);
-      total += loss.template item<double>() * (o.loss_is_sum ? 1.0 : static_cast<double>(n));
+      const phasor::Tensor part = loss.detach().to(phasor::float64) * (o.loss_is_sum ? 1.0 : static_cast<double>(n));
+      total_t = total_t.defined() ? total_t + part : part;
       seen += n;
+      ++h.steps;
     }
+    const double total = total_t.defined() ? total_t.template item<double>() : 0.0;
     sched.step();
     double test_err;
     {
@@ -122,6 +169,9 @@ History fit(phasor::nn::Module& model, Loader& loader, phasor::optim::Optimizer&
   }
   bar.close();
   h.seconds = seconds();
+  if (graphed)
+    std::printf("CUDA graph: %lld of %lld training steps replayed (captured once per epoch)\n", (long long)h.replayed,
+                (long long)h.steps);
   return h;
 }
 
