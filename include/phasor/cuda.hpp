@@ -75,8 +75,8 @@ class Graph {
   Graph(Graph&& other) noexcept;
   /// Discards this graph's capture and takes other's.
   Graph& operator=(Graph&& other) noexcept;
-  Graph(const Graph&) = delete;
-  Graph& operator=(const Graph&) = delete;
+  Graph(const Graph&) = delete;             ///< not copyable (owns the captured work and its memory)
+  Graph& operator=(const Graph&) = delete;  ///< not copyable
 
   /// Captures the CUDA work `fn` queues from the calling thread on `device` (-1: the current device):
   /// capture_begin, fn(), capture_end. When fn throws, the capture is discarded and the error rethrown.
