@@ -43,6 +43,18 @@ std::vector<std::vector<Tensor>> checked_grads(const std::vector<ParamGroup>& gr
   return out;
 }
 
+/// Calls f(options, param) for every parameter with a gradient on a device the calling thread is capturing
+/// a CUDA graph on (Note [CUDA graphs]): where a step checks what a capture cannot record, before any change.
+template <class Options, class F>
+void for_captured(const std::vector<ParamGroup>& groups, const std::vector<std::vector<Tensor>>& grads, F&& f) {
+  for (std::size_t gi = 0; gi < groups.size(); ++gi)
+    for (std::size_t pi = 0; pi < groups[gi].params().size(); ++pi) {
+      const Tensor& p = groups[gi].params()[pi];
+      if (grads[gi][pi].defined() && cuda::detail::capturing(p.device()))
+        f(static_cast<const Options&>(groups[gi].options()), p);
+    }
+}
+
 /// Writable parameters whose CUDA updates are queued for one multi-tensor launch per group (Note
 /// [multi-tensor launch] in src/cuda/optim.cu): committed, with their state's versions bumped, after it.
 struct Pending {
@@ -161,14 +173,11 @@ Tensor SGD::step(std::function<Tensor()> closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard ng;
   const auto grads = checked_grads(groups_, name_);
-  for (std::size_t gi = 0; gi < groups_.size(); ++gi)  // the first momentum step starts the buffer from the host
-    if (static_cast<const SGDOptions&>(groups_[gi].options()).momentum() != 0)
-      for (std::size_t pi = 0; pi < groups_[gi].params().size(); ++pi) {
-        const Tensor& p = groups_[gi].params()[pi];
-        if (grads[gi][pi].defined() && !state(p).count("momentum_buffer"))
-          cuda::detail::refuse_in_capture(p.device(), name_.c_str(), "the first momentum step",
-                                          "it starts the momentum buffer on the host; run one step before capturing");
-      }
+  for_captured<SGDOptions>(groups_, grads, [&](const SGDOptions& o, const Tensor& p) {
+    if (o.momentum() != 0 && !state(p).count("momentum_buffer"))  // the first momentum step starts the buffer
+      cuda::detail::refuse_in_capture(p.device(), name_.c_str(), "the first momentum step",
+                                      "it starts the momentum buffer on the host; run one step before capturing");
+  });
   for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
     auto& group = groups_[gi];
     const auto& o = static_cast<const SGDOptions&>(group.options());
@@ -283,21 +292,17 @@ Tensor Adam::step(std::function<Tensor()> closure) {
   Tensor loss = run_closure(closure);
   NoGradGuard ng;
   const auto grads = checked_grads(groups_, name_);
-  for (std::size_t gi = 0; gi < groups_.size(); ++gi)  // what a CUDA graph capture cannot record
-    for (std::size_t pi = 0; pi < groups_[gi].params().size(); ++pi) {
-      const Tensor& p = groups_[gi].params()[pi];
-      if (!grads[gi][pi].defined() || !cuda::detail::capturing(p.device())) continue;
-      const auto& o = static_cast<const AdamOptions&>(groups_[gi].options());
-      if (!o.capturable())
-        cuda::detail::refuse_in_capture(p.device(), name_.c_str(), "the step",
-                                        "its bias corrections come from the host-side step count, which a replay "
-                                        "would not advance; make it capturable (AdamOptions::capturable) or call "
-                                        "step() after each replay");
-      const StateDict& st = state(p);
-      if (st.empty() || (o.amsgrad() && !st.count("max_exp_avg_sq")) || !st.at("step").device().is_cuda())
-        cuda::detail::refuse_in_capture(p.device(), name_.c_str(), "the first (capturable) step",
-                                        "it makes the optimizer state; run one step before capturing");
-    }
+  for_captured<AdamOptions>(groups_, grads, [&](const AdamOptions& o, const Tensor& p) {
+    if (!o.capturable())
+      cuda::detail::refuse_in_capture(p.device(), name_.c_str(), "the step",
+                                      "its bias corrections come from the host-side step count, which a replay "
+                                      "would not advance; make it capturable (AdamOptions::capturable) or call "
+                                      "step() after each replay");
+    const StateDict& st = state(p);
+    if (st.empty() || (o.amsgrad() && !st.count("max_exp_avg_sq")) || !st.at("step").device().is_cuda())
+      cuda::detail::refuse_in_capture(p.device(), name_.c_str(), "the first (capturable) step",
+                                      "it makes the optimizer state; run one step before capturing");
+  });
   for (std::size_t gi = 0; gi < groups_.size(); ++gi) {
     auto& group = groups_[gi];
     const auto& o = static_cast<const AdamOptions&>(group.options());
