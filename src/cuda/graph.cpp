@@ -114,6 +114,18 @@ cudaError_t end(Graph::Impl& g, cudaGraph_t* graph) {
   return e;
 }
 
+/// Ends a capture that will not be kept (its code threw, or the graph dies mid-capture) and releases it;
+/// never throws.
+void abandon(Graph::Impl& g) noexcept {
+  cudaGraph_t graph = nullptr;
+  try {
+    end(g, &graph);
+  } catch (...) {
+  }
+  if (graph) (void)cudaGraphDestroy(graph);
+  release(g);
+}
+
 Graph::Impl* capture_on(Device device) {
   return device.is_cuda() && t_capture && t_capture->device == device.index ? t_capture : nullptr;
 }
@@ -138,15 +150,8 @@ Graph::Graph() : impl_(std::make_unique<Impl>()) {}
 
 Graph::~Graph() {
   if (!impl_) return;
-  if (impl_->capturing) {
-    cudaGraph_t g = nullptr;
-    try {
-      detail::end(*impl_, &g);
-    } catch (...) {
-    }
-    if (g) (void)cudaGraphDestroy(g);
-  }
-  detail::release(*impl_);
+  if (impl_->capturing) detail::abandon(*impl_);
+  else detail::release(*impl_);
 }
 
 Graph::Graph(Graph&& other) noexcept : impl_(std::move(other.impl_)) { other.impl_ = std::make_unique<Impl>(); }
@@ -225,10 +230,7 @@ void Graph::capture(const std::function<void()>& fn, int device) {
   try {
     fn();
   } catch (...) {
-    cudaGraph_t graph = nullptr;
-    detail::end(*impl_, &graph);
-    if (graph) (void)cudaGraphDestroy(graph);
-    detail::release(*impl_);
+    detail::abandon(*impl_);
     throw;
   }
   capture_end();

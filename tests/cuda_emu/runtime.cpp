@@ -82,6 +82,11 @@ struct Capture {
   std::string invalid;
 };
 
+/// Invalidates capture `c` (null: none) for `why`, keeping the first reason.
+void invalidate(Capture* c, const std::string& why) {
+  if (c && c->invalid.empty()) c->invalid = why;
+}
+
 struct Event {
   int device = 0;
   Stream* stream = nullptr;  // where it was last recorded (nullptr: never)
@@ -520,7 +525,7 @@ bool prohibited_in_capture(const char* call) {
   bool hit = false;
   for (Capture* c : state().captures)
     if (c->mode != cudaStreamCaptureModeRelaxed) {
-      if (c->invalid.empty()) c->invalid = std::string(call) + " during stream capture";
+      invalidate(c, std::string(call) + " during stream capture");
       hit = true;
     }
   if (hit) report("%s during stream capture: the capture is invalidated", call);
@@ -593,7 +598,7 @@ cudaError_t enqueue(cudaStream_t h, std::function<void()> work) {
     for (Stream* o : st.streams)
       if (o != s && o->device == s->device && o->blocking) {
         if (o->capture) {  // the legacy stream would have to wait for a capturing stream
-          if (o->capture->invalid.empty()) o->capture->invalid = "work on the legacy default stream (implicit synchronization)";
+          invalidate(o->capture, "work on the legacy default stream (implicit synchronization)");
           return fail(cudaErrorStreamCaptureImplicit);
         }
         flush_all(o);
@@ -895,7 +900,7 @@ cudaError_t cudaEventQuery(cudaEvent_t e) {
   Event* ev = event_of(e);
   if (!ev) return fail(cudaErrorInvalidResourceHandle);
   if (ev->captured) {  // recorded into a capture: there is nothing to query
-    if (ev->captured->invalid.empty()) ev->captured->invalid = "cudaEventQuery on an event recorded in the capture";
+    invalidate(ev->captured, "cudaEventQuery on an event recorded in the capture");
     return fail(cudaErrorStreamCaptureUnsupported);
   }
   if (!ev->stream || ev->stream->done >= ev->at) return cudaSuccess;
@@ -936,8 +941,7 @@ cudaError_t cudaStreamWaitEvent(cudaStream_t h, cudaEvent_t e, unsigned int) {
   if (ev->captured != waiter->capture && (ev->captured || waiter->capture)) {
     // one capture's event waited for outside it, or a capturing stream waiting for outside work: the
     // emulator captures one stream at a time (no fork/join of streams into a capture)
-    for (Capture* c : {ev->captured, waiter->capture})
-      if (c && c->invalid.empty()) c->invalid = "cudaStreamWaitEvent across a capture's boundary";
+    for (Capture* c : {ev->captured, waiter->capture}) invalidate(c, "cudaStreamWaitEvent across a capture's boundary");
     return fail(cudaErrorStreamCaptureIsolation);
   }
   if (ev->captured) return cudaSuccess;  // same capture, same stream: already in order
@@ -975,7 +979,7 @@ cudaError_t cudaMemcpyAsync(void* dst, const void* src, std::size_t bytes, cudaM
   }
   if (s->capture && ((!src_dev && ps.where == Where::Pageable) || (!dst_dev && pd.where == Where::Pageable))) {
     // a copy from or to pageable memory is synchronous with the host: it cannot be captured
-    if (s->capture->invalid.empty()) s->capture->invalid = "cudaMemcpyAsync to or from pageable host memory";
+    invalidate(s->capture, "cudaMemcpyAsync to or from pageable host memory");
     return fail(cudaErrorStreamCaptureUnsupported);
   }
   if (!src_dev && ps.where == Where::Pageable && dst_dev) {
