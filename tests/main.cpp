@@ -24,7 +24,7 @@
 namespace {
 
 /// Ops defined by the tests themselves (custom autograd functions in test_autodiff.cpp): not library ops.
-const std::set<std::string> kTestOnlyOps = {"bad_sin", "my_exp", "two"};
+const std::set<std::string> kTestOnlyOps = {"bad_sin", "my_exp", "scaled_mul", "two"};
 
 /// Counts each op's calls with every input on the host CPU and with some input on another device.
 class DeviceCoverage : public phasor::OpObserver {

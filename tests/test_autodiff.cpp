@@ -232,6 +232,36 @@ TEST_CASE("custom functions") {
   CHECK_THROWS_WITH_AS(two[0].sum().backward(), doctest::Contains("2 gradients for 1 inputs"), Error);
 }
 
+TEST_CASE("gradcheck names the first wrong Jacobian entry (several inputs, complex parts)") {
+  // y = x * z elementwise (x real, z complex); `scale` multiplies z's gradient, so {1, 2} is wrong for
+  // z's element 1 only: d Re(y_1) / d Re(z_1) = x_1, but the backward says 2 x_1
+  auto mul = [](const Tensor& scale) {
+    return [scale](const V& in) {
+      return autodiff::custom_function(
+          "scaled_mul",
+          [](autodiff::FunctionCtx& ctx, const V& a) {
+            ctx.save_for_backward({a[0], a[1]});
+            return V{a[0] * a[1]};
+          },
+          [scale](autodiff::FunctionCtx& ctx, const V& g) {
+            const Tensor x = ctx.saved_tensors()[0], z = ctx.saved_tensors()[1];
+            return V{(g[0] * z.conj()).real(), g[0] * x * scale};
+          },
+          in);
+    };
+  };
+  manual_seed(11);
+  Tensor x = (randn({2}, float64) + 2.0).requires_grad_();  // away from 0: the wrong entry differs by x_1
+  Tensor z = randn({2}, complex128).requires_grad_();
+  CHECK(autodiff::gradcheck(mul(vec({1.0, 1.0})), {x, z}));
+  CHECK(autodiff::gradgradcheck(mul(vec({1.0, 1.0})), {x, z}));
+  CHECK_THROWS_WITH_AS(autodiff::gradcheck(mul(vec({1.0, 2.0})), {x, z}),
+                       doctest::Contains("output 0 (real) element 1 w.r.t. input 1 (real) element 1"), Error);
+  // an input the output does not use has a zero analytic row and passes
+  Tensor unused = randn({3}, float64).requires_grad_();
+  CHECK(autodiff::gradcheck([](const V& in) { return V{in[0] * 2.0}; }, {x, unused}));
+}
+
 TEST_CASE("checkpoint recomputes and matches plain gradients") {
   manual_seed(3);
   Tensor x = randn({5}, float64).requires_grad_();

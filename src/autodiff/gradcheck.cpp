@@ -7,6 +7,8 @@
 // therefore yields, for each input element, d(Re w_k)/da + i d(Re w_k)/db, and grad_output i
 // yields the same for Im w_k. The numerical side perturbs a and b separately by +-eps and
 // measures the change of Re w and Im w. The two Jacobians (over real components) must agree.
+// Cost: two evaluations of fn per real input component (a column of the numerical Jacobian) and one
+// backward pass per real output component (a row of the analytic one, for every input at once).
 #include <cmath>
 #include <complex>
 #include <sstream>
@@ -86,71 +88,103 @@ bool check(const Fn& fn, const std::vector<Tensor>& inputs, const GradcheckOptio
   std::vector<Tensor> wrt_t;
   for (auto i : wrt) wrt_t.push_back(xin[i]);
 
-  // numerical Jacobians: num[out][in][component_in] -> vector over output elements (complex: Re, Im)
+  // Real output components, in (output, element, Re/Im) order: the rows of the Jacobians.
+  struct OutComponent {
+    std::size_t ko;  // index into diff_out
+    std::int64_t m;
+    int oc;
+  };
+  std::vector<OutComponent> rows;
+  for (std::size_t ko = 0; ko < diff_out.size(); ++ko) {
+    const Tensor& y = outs[diff_out[ko]];
+    for (std::int64_t m = 0; m < y.numel(); ++m)
+      for (int oc = 0; oc < (y.is_complex() ? 2 : 1); ++oc) rows.push_back({ko, m, oc});
+  }
+  const std::size_t n_rows = rows.size();
+  // Jacobians per checked input, column-major over that input's real components (element j, part comp):
+  // entry (row r, column c) at [c * n_rows + r]
+  auto n_cols = [&](std::size_t wi) {
+    const Tensor& x = inputs[wrt[wi]];
+    return static_cast<std::size_t>(x.numel()) * (x.is_complex() ? 2 : 1);
+  };
+  std::vector<std::vector<double>> num(wrt.size()), ana(wrt.size());
+  for (std::size_t wi = 0; wi < wrt.size(); ++wi) {
+    num[wi].assign(n_cols(wi) * n_rows, 0.0);
+    ana[wi].assign(n_cols(wi) * n_rows, 0.0);
+  }
+
+  // numerical Jacobians: two evaluations of fn per input component give a whole column
   for (std::size_t wi = 0; wi < wrt.size(); ++wi) {
     const std::size_t ii = wrt[wi];
-    const Tensor& x = inputs[ii];
-    const bool xc = x.is_complex();
-    const std::int64_t nx = x.numel();
-    for (std::int64_t j = 0; j < nx; ++j) {
-      for (int comp = 0; comp < (xc ? 2 : 1); ++comp) {
-        // f(x + eps e_j) and f(x - eps e_j)
-        std::vector<std::vector<cd>> fp, fm;
-        for (int sgn : {+1, -1}) {
-          std::vector<Tensor> xs = fresh_inputs(inputs);
-          {
-            NoGradGuard ng;
-            Tensor flat = xs[ii].detach().reshape({-1});
-            Tensor e = flat.select(0, j);
-            if (xc) e.add_(Scalar(comp == 0 ? cd(sgn * o.eps, 0) : cd(0, sgn * o.eps)));
-            else e.add_(Scalar(sgn * o.eps));
-          }
-          auto ys = call(fn, xs);
-          auto& dst = sgn > 0 ? fp : fm;
-          for (auto k : diff_out) dst.push_back(values_of(ys[k]));
+    const bool xc = inputs[ii].is_complex();
+    for (std::size_t c = 0; c < n_cols(wi); ++c) {
+      const auto j = static_cast<std::int64_t>(xc ? c / 2 : c);
+      const int comp = xc ? static_cast<int>(c % 2) : 0;
+      std::vector<std::vector<cd>> fp, fm;  // f(x + eps e_j) and f(x - eps e_j), per differentiable output
+      for (int sgn : {+1, -1}) {
+        std::vector<Tensor> xs = fresh_inputs(inputs);
+        {
+          NoGradGuard ng;
+          Tensor e = xs[ii].detach().reshape({-1}).select(0, j);
+          if (xc) e.add_(Scalar(comp == 0 ? cd(sgn * o.eps, 0) : cd(0, sgn * o.eps)));
+          else e.add_(Scalar(sgn * o.eps));
         }
-        // analytic column entries: for each output element and output component
-        for (std::size_t ko = 0; ko < diff_out.size(); ++ko) {
-          const Tensor& y = outs[diff_out[ko]];
-          const bool yc = y.is_complex();
-          for (std::int64_t m = 0; m < y.numel(); ++m) {
-            const cd num = (fp[ko][static_cast<std::size_t>(m)] - fm[ko][static_cast<std::size_t>(m)]) / (2 * o.eps);
-            for (int oc = 0; oc < (yc ? 2 : 1); ++oc) {
-              const double n = oc == 0 ? num.real() : num.imag();
-              // grad_outputs: unit at (ko, m) in component oc
-              std::vector<Tensor> gos;
-              for (auto k : diff_out) gos.push_back(zeros_like(outs[k]));
-              {
-                NoGradGuard ng;
-                Tensor e = gos[ko].reshape({-1}).select(0, m);
-                e.fill_(oc == 0 ? Scalar(1.0) : Scalar(cd(0, 1)));
-              }
-              std::vector<Tensor> douts;
-              for (auto k : diff_out) douts.push_back(outs[k]);
-              std::vector<Tensor> gs;
-              {
-                EnableGradGuard eg;
-                gs = grad(douts, {wrt_t[wi]}, gos, /*retain_graph=*/true, false, /*allow_unused=*/true);
-              }
-              double a = 0;
-              if (gs[0].defined()) {
-                cd v = values_of(gs[0].reshape({-1}).select(0, j))[0];
-                a = comp == 0 ? v.real() : v.imag();
-              }
-              if (!(std::abs(a - n) <= o.atol + o.rtol * std::abs(n)) || std::isnan(a) != std::isnan(n)) {
-                if (!o.raise_exception) return false;
-                std::ostringstream os;
-                os << "Jacobian mismatch for output " << diff_out[ko] << (yc ? (oc ? " (imag)" : " (real)") : "")
-                   << " element " << m << " w.r.t. input " << ii << (xc ? (comp ? " (imag)" : " (real)") : "")
-                   << " element " << j << ": numerical " << fmt(cd(n)) << " vs analytical " << fmt(cd(a))
-                   << " (atol " << o.atol << ", rtol " << o.rtol << ")";
-                throw Error(opname, os.str());
-              }
-            }
-          }
-        }
+        auto ys = call(fn, xs);
+        auto& dst = sgn > 0 ? fp : fm;
+        for (auto k : diff_out) dst.push_back(values_of(ys[k]));
+      }
+      for (std::size_t r = 0; r < n_rows; ++r) {
+        const auto m = static_cast<std::size_t>(rows[r].m);
+        const cd d = (fp[rows[r].ko][m] - fm[rows[r].ko][m]) / (2 * o.eps);
+        num[wi][c * n_rows + r] = rows[r].oc == 0 ? d.real() : d.imag();
       }
     }
+  }
+
+  // analytic Jacobians: one backward pass per output component gives a whole row, for every input at once
+  for (std::size_t r = 0; r < n_rows; ++r) {
+    std::vector<Tensor> gos, douts;
+    for (auto k : diff_out) {
+      gos.push_back(zeros_like(outs[k]));
+      douts.push_back(outs[k]);
+    }
+    {
+      NoGradGuard ng;
+      gos[rows[r].ko].reshape({-1}).select(0, rows[r].m).fill_(rows[r].oc == 0 ? Scalar(1.0) : Scalar(cd(0, 1)));
+    }
+    std::vector<Tensor> gs;
+    {
+      EnableGradGuard eg;
+      gs = grad(douts, wrt_t, gos, /*retain_graph=*/true, false, /*allow_unused=*/true);
+    }
+    for (std::size_t wi = 0; wi < wrt.size(); ++wi) {
+      if (!gs[wi].defined()) continue;  // unused input: a zero row
+      const std::vector<cd> g = values_of(gs[wi]);
+      const bool xc = inputs[wrt[wi]].is_complex();
+      for (std::size_t c = 0; c < n_cols(wi); ++c) {
+        const cd v = g[xc ? c / 2 : c];
+        ana[wi][c * n_rows + r] = xc && c % 2 ? v.imag() : v.real();
+      }
+    }
+  }
+
+  // compare, the first mismatch in (input, element, part, output, element, part) order
+  for (std::size_t wi = 0; wi < wrt.size(); ++wi) {
+    const std::size_t ii = wrt[wi];
+    const bool xc = inputs[ii].is_complex();
+    for (std::size_t c = 0; c < n_cols(wi); ++c)
+      for (std::size_t r = 0; r < n_rows; ++r) {
+        const double n = num[wi][c * n_rows + r], a = ana[wi][c * n_rows + r];
+        if (std::abs(a - n) <= o.atol + o.rtol * std::abs(n) && std::isnan(a) == std::isnan(n)) continue;
+        if (!o.raise_exception) return false;
+        const bool yc = outs[diff_out[rows[r].ko]].is_complex();
+        std::ostringstream os;
+        os << "Jacobian mismatch for output " << diff_out[rows[r].ko] << (yc ? (rows[r].oc ? " (imag)" : " (real)") : "")
+           << " element " << rows[r].m << " w.r.t. input " << ii << (xc ? (c % 2 ? " (imag)" : " (real)") : "")
+           << " element " << (xc ? c / 2 : c) << ": numerical " << fmt(cd(n)) << " vs analytical " << fmt(cd(a))
+           << " (atol " << o.atol << ", rtol " << o.rtol << ")";
+        throw Error(opname, os.str());
+      }
   }
   return true;
 }
