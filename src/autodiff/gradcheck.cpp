@@ -103,21 +103,20 @@ bool check(const Fn& fn, const std::vector<Tensor>& inputs, const GradcheckOptio
   const std::size_t n_rows = rows.size();
   // Jacobians per checked input, column-major over that input's real components (element j, part comp):
   // entry (row r, column c) at [c * n_rows + r]
-  auto n_cols = [&](std::size_t wi) {
-    const Tensor& x = inputs[wrt[wi]];
-    return static_cast<std::size_t>(x.numel()) * (x.is_complex() ? 2 : 1);
-  };
+  std::vector<std::size_t> n_cols(wrt.size());
   std::vector<std::vector<double>> num(wrt.size()), ana(wrt.size());
   for (std::size_t wi = 0; wi < wrt.size(); ++wi) {
-    num[wi].assign(n_cols(wi) * n_rows, 0.0);
-    ana[wi].assign(n_cols(wi) * n_rows, 0.0);
+    const Tensor& x = inputs[wrt[wi]];
+    n_cols[wi] = static_cast<std::size_t>(x.numel()) * (x.is_complex() ? 2 : 1);
+    num[wi].assign(n_cols[wi] * n_rows, 0.0);
+    ana[wi].assign(n_cols[wi] * n_rows, 0.0);
   }
 
   // numerical Jacobians: two evaluations of fn per input component give a whole column
   for (std::size_t wi = 0; wi < wrt.size(); ++wi) {
     const std::size_t ii = wrt[wi];
     const bool xc = inputs[ii].is_complex();
-    for (std::size_t c = 0; c < n_cols(wi); ++c) {
+    for (std::size_t c = 0; c < n_cols[wi]; ++c) {
       const auto j = static_cast<std::int64_t>(xc ? c / 2 : c);
       const int comp = xc ? static_cast<int>(c % 2) : 0;
       std::vector<std::vector<cd>> fp, fm;  // f(x + eps e_j) and f(x - eps e_j), per differentiable output
@@ -142,12 +141,11 @@ bool check(const Fn& fn, const std::vector<Tensor>& inputs, const GradcheckOptio
   }
 
   // analytic Jacobians: one backward pass per output component gives a whole row, for every input at once
+  std::vector<Tensor> douts;
+  for (auto k : diff_out) douts.push_back(outs[k]);
   for (std::size_t r = 0; r < n_rows; ++r) {
-    std::vector<Tensor> gos, douts;
-    for (auto k : diff_out) {
-      gos.push_back(zeros_like(outs[k]));
-      douts.push_back(outs[k]);
-    }
+    std::vector<Tensor> gos;
+    for (auto k : diff_out) gos.push_back(zeros_like(outs[k]));
     {
       NoGradGuard ng;
       gos[rows[r].ko].reshape({-1}).select(0, rows[r].m).fill_(rows[r].oc == 0 ? Scalar(1.0) : Scalar(cd(0, 1)));
@@ -161,7 +159,7 @@ bool check(const Fn& fn, const std::vector<Tensor>& inputs, const GradcheckOptio
       if (!gs[wi].defined()) continue;  // unused input: a zero row
       const std::vector<cd> g = values_of(gs[wi]);
       const bool xc = inputs[wrt[wi]].is_complex();
-      for (std::size_t c = 0; c < n_cols(wi); ++c) {
+      for (std::size_t c = 0; c < n_cols[wi]; ++c) {
         const cd v = g[xc ? c / 2 : c];
         ana[wi][c * n_rows + r] = xc && c % 2 ? v.imag() : v.real();
       }
@@ -172,7 +170,7 @@ bool check(const Fn& fn, const std::vector<Tensor>& inputs, const GradcheckOptio
   for (std::size_t wi = 0; wi < wrt.size(); ++wi) {
     const std::size_t ii = wrt[wi];
     const bool xc = inputs[ii].is_complex();
-    for (std::size_t c = 0; c < n_cols(wi); ++c)
+    for (std::size_t c = 0; c < n_cols[wi]; ++c)
       for (std::size_t r = 0; r < n_rows; ++r) {
         const double n = num[wi][c * n_rows + r], a = ana[wi][c * n_rows + r];
         if (std::abs(a - n) <= o.atol + o.rtol * std::abs(n) && std::isnan(a) == std::isnan(n)) continue;
