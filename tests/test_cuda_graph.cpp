@@ -220,9 +220,22 @@ TEST_CASE("cuda graph: what cannot be captured throws, discards the capture and 
   CHECK_THROWS_WITH_AS(g.capture([&] { cuda::synchronize(); }),
                        doctest::Contains("cudaErrorStreamCaptureUnsupported"), Error);
   after_failure();
-  CHECK_THROWS_WITH_AS(g.capture([&] { (void)randn({4}, float32, kDev); }),
-                       doctest::Contains("[randn] random numbers cannot be captured into a CUDA graph"), Error);
+  // random numbers: only the default generator's counters can be read by each replay; randperm is host work
+  Generator own(5);
+  const std::uint64_t own0 = own.offset(), default0 = default_generator().offset();
+  CHECK_THROWS_WITH_AS(g.capture([&] { (void)randn({4}, float32, kDev, &own); }),
+                       doctest::Contains("[randn] random numbers from a Generator other than the default one cannot be "
+                                         "captured into a CUDA graph (capturing on cuda:0)"),
+                       Error);
   after_failure();
+  CHECK_THROWS_WITH_AS(g.capture([&] { (void)randint(0, 9, {4}, int64, kDev); (void)rand({4}, float32, kDev, &own); }),
+                       doctest::Contains("[rand] random numbers from a Generator other than the default one"), Error);
+  after_failure();
+  CHECK_THROWS_WITH_AS(g.capture([&] { (void)randperm(6, int64, kDev); }),
+                       doctest::Contains("[randperm] a random permutation cannot be captured into a CUDA graph"), Error);
+  after_failure();
+  CHECK(own.offset() == own0);  // the failed captures drew nothing
+  CHECK(default_generator().offset() == default0);
   // a transform whose cuFFT plan was never made
   CHECK_THROWS_WITH_AS(g.capture([&] { (void)fft::rfft(x.reshape({8, 8})); }),
                        doctest::Contains("[fft] making a cuFFT plan cannot be captured into a CUDA graph"), Error);
@@ -263,6 +276,68 @@ TEST_CASE("cuda graph: what cannot be captured throws, discards the capture and 
                        Error);
   g.replay();
   CHECK(rel_diff(y, x.to(Device::cpu()) * 2.0) == 0);
+}
+
+TEST_CASE("cuda graph: random numbers drawn in a capture are fresh on every replay, as the eager draws would be" *
+          doctest::skip(!kGpu)) {
+  // Note [random numbers in CUDA graphs]: a replay takes its counters from the default generator as it is then
+  Tensor x = gpu_randn({3, 100}).requires_grad_();
+  Tensor u, n, k, c, d, dx;
+  auto work = [&] {
+    u = rand({101}, float32, kDev);
+    n = randn({7, 9}, float64, kDev);
+    k = randint(-3, 40, {33}, int64, kDev);
+    c = randn({5}, complex64, kDev);
+    d = nn::functional::dropout(x, 0.3, true);  // dropout's mask: rand inside a composite op
+    (d * d).sum().backward();
+    dx = x.grad();
+  };
+  auto eager = [&](std::uint64_t seed, int skip) {  // the draws of eager work after `skip` earlier ones
+    manual_seed(seed);
+    for (int i = 0; i <= skip; ++i) {
+      x.set_grad(Tensor());
+      work();
+    }
+    return std::vector<Tensor>{u.to(Device::cpu()), n.to(Device::cpu()), k.to(Device::cpu()), c.to(Device::cpu()),
+                               d.detach().to(Device::cpu()), dx.to(Device::cpu())};
+  };
+  const std::vector<Tensor> first = eager(11, 0), second = eager(11, 1);
+  const std::uint64_t per_step = default_generator().offset() / 2;
+  CHECK(per_step == 51 + 32 + 17 + 5 + 150);  // counters per step: two values each
+  manual_seed(11);  // eager() above was the warm-up
+  cuda::Graph g;
+  x.set_grad(Tensor());  // the captured backward makes x's gradient, so each replay writes it afresh
+  g.capture(work);
+  CHECK(default_generator().offset() == 0);  // the capture drew nothing
+  auto replayed = [&] {
+    return std::vector<Tensor>{u.to(Device::cpu()), n.to(Device::cpu()), k.to(Device::cpu()), c.to(Device::cpu()),
+                               d.detach().to(Device::cpu()), dx.to(Device::cpu())};
+  };
+  auto same = [](const std::vector<Tensor>& a, const std::vector<Tensor>& b) {
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (!equal(a[i], b[i])) return false;
+    return true;
+  };
+  g.replay();
+  const std::vector<Tensor> r1 = replayed();
+  CHECK(default_generator().offset() == per_step);
+  g.replay();
+  const std::vector<Tensor> r2 = replayed();
+  CHECK(default_generator().offset() == 2 * per_step);
+  CHECK(same(r1, first));   // exactly the eager draws from the same generator state
+  CHECK(same(r2, second));  // and the next replay draws the next ones
+  CHECK_FALSE(equal(r1[0], r2[0]));
+  const Tensor keep = (r1[4] == Scalar(0.0)).to(float32);  // dropout's zeros, and the gradient is zero exactly there
+  CHECK(keep.sum().item<double>() > 0);
+  CHECK(equal(r1[5] * keep, zeros({3, 100})));
+  manual_seed(11);  // reseeding between replays takes effect, as for eager draws
+  g.replay();
+  CHECK(same(replayed(), first));
+  // eager draws go on from where the replays left the generator
+  const Tensor after = rand({101}, float32, kDev).to(Device::cpu());
+  eager(11, 0);
+  CHECK(equal(after, rand({101}, float32, kDev).to(Device::cpu())));
+  g.reset();
 }
 
 TEST_CASE("cuda graph: CPU-only builds and CPU devices") {

@@ -34,6 +34,23 @@ std::uint64_t reserve(Generator& g, std::uint64_t nblocks, std::uint64_t& seed) 
   return g.advance(nblocks);
 }
 
+/// The counters of a draw of `nblocks` by `op` on `device` from `gen` (null: the default generator):
+/// reserved now, or inside a CUDA graph capture on `device` read by each replay (Note [random numbers in
+/// CUDA graphs] in cuda/graph.cpp), where only the default generator may be drawn from.
+cuda::Counters draw(Generator* gen, Device device, std::uint64_t nblocks, const char* op) {
+  cuda::Counters c;
+  if (cuda::detail::capturing(device)) {
+    if (gen && gen != &default_generator())
+      throw Error(op, "random numbers from a Generator other than the default one cannot be captured into a CUDA "
+                      "graph (capturing on " + device.str() + "): each replay draws from the default generator; "
+                      "pass no generator (seed it with manual_seed)");
+    c.state = cuda::detail::capture_random_counters(device, nblocks, c.start);
+    return c;
+  }
+  c.start = reserve(gen_or_default(gen), nblocks, c.seed);
+  return c;
+}
+
 /// Runs body(i, block) for i in [0, n) in parallel.
 template <class F>
 void for_blocks(std::int64_t n, std::uint64_t seed, std::uint64_t start, F body) {
@@ -59,26 +76,21 @@ void manual_seed(std::uint64_t seed) {
   default_generator().manual_seed(seed);
 }
 
-namespace {
-/// Random numbers on a capturing device would repeat on every replay: refused (Note [CUDA graphs]).
-void refuse_capture(Device device, const char* op) {
-  cuda::detail::refuse_in_capture(device, op, "random numbers",
-                                  "their counters advance on the host, so every replay would repeat the captured draw");
-}
-}  // namespace
+namespace cuda::detail {
+std::uint64_t reserve_default_counters(std::uint64_t n, std::uint64_t& seed) { return reserve(default_generator(), n, seed); }
+}  // namespace cuda::detail
 
 Tensor rand(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
   detail::check_shape(shape, "rand");
-  refuse_capture(device, "rand");
   if (!is_floating_or_complex(dtype))
     throw Error("rand", std::string("expected a floating or complex dtype, got ") + dtype_name(dtype));
   Tensor t = detail::make_tensor(shape, dtype, device);
   const std::int64_t n = t.numel() * (is_complex(dtype) ? 2 : 1);  // real values to draw
   const std::int64_t nb = (n + 1) / 2;                                // 2 doubles per block
-  std::uint64_t seed;
-  const std::uint64_t start = reserve(gen_or_default(gen), static_cast<std::uint64_t>(nb), seed);
+  const cuda::Counters c = draw(gen, device, static_cast<std::uint64_t>(nb), "rand");
+  const std::uint64_t seed = c.seed, start = c.start;
   if (device.is_cuda()) {
-    cuda::detail::random_fill(cuda::RandomKind::uniform, t, n, seed, start);
+    cuda::detail::random_fill(cuda::RandomKind::uniform, t, n, c);
     return t;
   }
   if (to_real(dtype) == Dtype::Float64) {
@@ -99,7 +111,6 @@ Tensor rand(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
 
 Tensor randn(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
   detail::check_shape(shape, "randn");
-  refuse_capture(device, "randn");
   if (!is_floating_or_complex(dtype))
     throw Error("randn", std::string("expected a floating or complex dtype, got ") + dtype_name(dtype));
   Tensor t = detail::make_tensor(shape, dtype, device);
@@ -107,10 +118,10 @@ Tensor randn(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
   const std::int64_t n = t.numel() * (cplx ? 2 : 1);
   const std::int64_t nb = (n + 1) / 2;  // one Box-Muller pair per block
   const double scale = cplx ? std::sqrt(0.5) : 1.0;
-  std::uint64_t seed;
-  const std::uint64_t start = reserve(gen_or_default(gen), static_cast<std::uint64_t>(nb), seed);
+  const cuda::Counters c = draw(gen, device, static_cast<std::uint64_t>(nb), "randn");
+  const std::uint64_t seed = c.seed, start = c.start;
   if (device.is_cuda()) {
-    cuda::detail::random_fill(cuda::RandomKind::normal, t, n, seed, start, scale);
+    cuda::detail::random_fill(cuda::RandomKind::normal, t, n, c, scale);
     return t;
   }
   auto fill = [&](auto* p) {
@@ -129,7 +140,6 @@ Tensor randn(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
 
 Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, Dtype dtype, Device device, Generator* gen) {
   detail::check_shape(shape, "randint");
-  refuse_capture(device, "randint");
   if (high <= low)
     throw Error("randint", "expected low < high, got low=" + std::to_string(low) + " high=" + std::to_string(high));
   if (dtype == Dtype::Bool && (low < 0 || high > 2))
@@ -138,10 +148,10 @@ Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, Dtype dt
   const std::int64_t n = r.numel();
   const std::int64_t nb = (n + 1) / 2;
   const auto range = static_cast<std::uint64_t>(high - low);
-  std::uint64_t seed;
-  const std::uint64_t start = reserve(gen_or_default(gen), static_cast<std::uint64_t>(nb), seed);
+  const cuda::Counters c = draw(gen, device, static_cast<std::uint64_t>(nb), "randint");
+  const std::uint64_t seed = c.seed, start = c.start;
   if (device.is_cuda()) {
-    cuda::detail::random_fill(cuda::RandomKind::integer, r, n, seed, start, 1, low, range);
+    cuda::detail::random_fill(cuda::RandomKind::integer, r, n, c, 1, low, range);
   } else {
     auto* p = static_cast<std::int64_t*>(r.data_ptr());
     for_blocks(nb, seed, start, [&](std::int64_t i, const PhiloxBlock& b) {
@@ -155,6 +165,8 @@ Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, Dtype dt
 Tensor randperm(std::int64_t n, Dtype dtype, Device device, Generator* gen) {
   if (n < 0) throw Error("randperm", "n must be non-negative, got " + std::to_string(n));
   if (dtype == Dtype::Bool) throw Error("randperm", "bool dtype cannot hold a permutation");
+  cuda::detail::refuse_in_capture(device, "randperm", "a random permutation",
+                                  "it is drawn on the host and copied to the GPU; draw it before capturing");
   std::vector<std::int64_t> v(static_cast<std::size_t>(n));
   std::iota(v.begin(), v.end(), 0);
   std::uint64_t seed;

@@ -14,8 +14,8 @@
 // lives, even when freed. The allocator may cudaMalloc new segments during the capture (under relaxed
 // capture mode: the segment is not part of the graph and outlives it).
 // What cannot be captured fails at once with a phasor::Error naming the op (refuse_in_capture): host
-// waits and copies to or from the CPU, random numbers (their counters advance on the host), the step of
-// an Adam that is not capturable (its bias corrections depend on the host-side step count; capturable
+// waits and copies to or from the CPU, random numbers from a generator other than the default one (Note
+// [random numbers in CUDA graphs]), randperm (drawn on the host), the step of an Adam that is not capturable (its bias corrections depend on the host-side step count; capturable
 // keeps the count on the device, incremented by a kernel), first optimizer steps (state made during a
 // capture would be made again, zeroed, by every replay), and cuFFT plans or process-wide caches made
 // during the capture (run the work once before capturing). Anything
@@ -24,6 +24,18 @@
 // Replay queues the graph on the device's current stream; CUDA orders the launches of one graph.
 // Resources the captured work uses beyond device memory (cuFFT plans) are kept alive by the graph
 // (keep_for_graph). reset() and the destructor wait for the device before releasing memory.
+//
+// Note [random numbers in CUDA graphs]
+// Random fills take their Philox counters from the host (Note [counter-based random numbers]); a graph
+// that baked them in would draw the same numbers on every replay. So inside a capture a draw from the
+// default generator does not advance it: the graph counts the counters its draws use (n in all, each draw
+// its offset from a base) and the captured kernels read the seed and the base from a 16-byte device
+// buffer the graph owns. Each replay first reserves n counters of the default generator (its seed and
+// offset at that moment) and writes them into the buffer with a one-thread kernel queued before the graph.
+// So replays draw fresh numbers, exactly those the same work run eagerly would draw from the generator's
+// state at the replay, and leave the generator where the eager work would (manual_seed between replays
+// takes effect, as eager). The capture itself draws nothing. A Generator the caller passes may not
+// outlive the graph, so drawing from one in a capture is refused.
 #include "cuda/graph.hpp"
 
 #include <atomic>
@@ -33,7 +45,9 @@
 #include <vector>
 
 #include "cuda/backend.hpp"
+#include "cuda/random.hpp"
 #include "cuda/runtime.hpp"
+#include "phasor/creation.hpp"
 #include "phasor/cuda.hpp"
 #include "phasor/error.hpp"
 
@@ -50,6 +64,8 @@ struct Graph::Impl {
   bool capturing = false;
   cudaGraphExec_t exec = nullptr;
   std::vector<std::shared_ptr<const void>> kept;  // keep_for_graph
+  Tensor counter_state;           // int64[2] on the device: (seed, base) of a replay's random draws
+  std::uint64_t counters = 0;     // Philox counters the captured random draws use per replay
 };
 
 namespace detail {
@@ -97,6 +113,8 @@ void release(Graph::Impl& g) noexcept {
   if (g.stream) give_stream(g.device, g.stream);
   g.stream = nullptr;
   g.kept.clear();
+  g.counter_state = Tensor();
+  g.counters = 0;
   if (prev >= 0 && prev != g.device) (void)cudaSetDevice(prev);
 }
 
@@ -142,6 +160,15 @@ void refuse_in_capture(Device device, const char* op, const char* what, const ch
 
 void keep_for_graph(Device device, std::shared_ptr<const void> resource) {
   if (Graph::Impl* g = capture_on(device)) g->kept.push_back(std::move(resource));
+}
+
+const void* capture_random_counters(Device device, std::uint64_t n, std::uint64_t& start) {
+  Graph::Impl* g = capture_on(device);
+  if (!g) return nullptr;
+  if (!g->counter_state.defined()) g->counter_state = empty({2}, Dtype::Int64, device);  // from the graph's pool
+  start = g->counters;
+  g->counters += n;
+  return g->counter_state.data_ptr();
 }
 
 }  // namespace detail
@@ -242,7 +269,13 @@ void Graph::replay() const {
     throw Error("cuda.Graph.replay", g.capturing ? "the capture has not ended (call capture_end first)"
                                                  : "nothing captured (call capture or capture_begin/capture_end)");
   detail::DeviceGuard guard(g.device);
-  PHASOR_CUDA_CHECK(cudaGraphLaunch(g.exec, detail::current_stream_handle(g.device)));
+  cudaStream_t s = detail::current_stream_handle(g.device);
+  if (g.counters) {  // Note [random numbers in CUDA graphs]
+    std::uint64_t seed = 0;
+    const std::uint64_t base = detail::reserve_default_counters(g.counters, seed);
+    set_counter_state(g.counter_state.data_ptr(), seed, base, s);
+  }
+  PHASOR_CUDA_CHECK(cudaGraphLaunch(g.exec, s));
 }
 
 void Graph::reset() {
@@ -269,6 +302,7 @@ namespace detail {
 bool capturing(Device) { return false; }
 void refuse_in_capture(Device, const char*, const char*, const char*) {}
 void keep_for_graph(Device, std::shared_ptr<const void>) {}
+const void* capture_random_counters(Device, std::uint64_t, std::uint64_t&) { return nullptr; }
 }  // namespace detail
 
 namespace {

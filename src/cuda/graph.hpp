@@ -1,6 +1,7 @@
 // src/cuda/graph.hpp - what the rest of the library needs to know about CUDA graph capture (Note
 // [CUDA graphs] in graph.cpp), without CUDA types: whether the calling thread is capturing, refusing
-// work that cannot be captured, keeping resources alive as long as a captured graph.
+// work that cannot be captured, keeping resources alive as long as a captured graph, the counters of
+// random numbers drawn in a capture.
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -18,6 +19,14 @@ bool capturing(Device device);
 void refuse_in_capture(Device device, const char* op, const char* what, const char* why);
 /// Keeps `resource` alive as long as the graph being captured on `device` (nothing when not capturing).
 void keep_for_graph(Device device, std::shared_ptr<const void> resource);
+/// While the calling thread captures on `device`: reserves n counters of the graph's share of the default
+/// generator, sets `start` to the first one's offset from a replay's base and returns the device address of
+/// the (seed, base) pair each replay writes (Note [random numbers in CUDA graphs]); nullptr otherwise.
+const void* capture_random_counters(Device device, std::uint64_t n, std::uint64_t& start);
+
+/// Reserves n counters of the default generator (core/random.cpp, under its lock) and sets `seed` to its
+/// seed: what a replay of a graph that draws random numbers takes.
+std::uint64_t reserve_default_counters(std::uint64_t n, std::uint64_t& seed);
 
 /// The caching allocator's side of a capture on `device` (BlockPool::begin_capture, end_capture,
 /// release_graph); `stream` is a cudaStream_t.

@@ -72,11 +72,11 @@ void scatter_add(const Tensor& out, const Tensor& src, std::int64_t d, const Ten
   run(AlongOp::scatter_add, "scatter_add", out, src, &index, d, index.shape(), index.size(d), nullptr);
 }
 
-void random_fill(RandomKind kind, const Tensor& t, std::int64_t n, std::uint64_t seed, std::uint64_t start, double scale,
-                 std::int64_t low, std::uint64_t range) {
+void random_fill(RandomKind kind, const Tensor& t, std::int64_t n, const Counters& c, double scale, std::int64_t low,
+                 std::uint64_t range) {
   check_device(t.device(), "random");
   Launch l(t);
-  cuda::random_fill(kind, to_real(t.dtype()), t.data_ptr(), n, seed, start, scale, low, range, l.stream);
+  cuda::random_fill(kind, to_real(t.dtype()), t.data_ptr(), n, c, scale, low, range, l.stream);
 }
 
 #else  // CPU-only build
@@ -85,7 +85,7 @@ void index_select(const Tensor& out, const Tensor&, std::int64_t, const Tensor&,
 void index_add(const Tensor& out, const Tensor&, std::int64_t, const Tensor&, std::int64_t) { no_cuda_backend("index_add", out.device()); }
 void gather(const Tensor& out, const Tensor&, std::int64_t, const Tensor&) { no_cuda_backend("gather", out.device()); }
 void scatter_add(const Tensor& out, const Tensor&, std::int64_t, const Tensor&) { no_cuda_backend("scatter_add", out.device()); }
-void random_fill(RandomKind, const Tensor& t, std::int64_t, std::uint64_t, std::uint64_t, double, std::int64_t, std::uint64_t) {
+void random_fill(RandomKind, const Tensor& t, std::int64_t, const Counters&, double, std::int64_t, std::uint64_t) {
   no_cuda_backend("random", t.device());
 }
 

@@ -18,9 +18,9 @@ void index_add(const Tensor& out, const Tensor& src, std::int64_t d, const Tenso
 void gather(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index);
 /// out[p with p[d] = index[p]] += src[p] over index's shape (out and src of one dtype).
 void scatter_add(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index);
-/// Fills the contiguous CUDA tensor t with n values of `kind` from counters [start, ...) under seed
-/// (Note [counter-based random numbers] in core/philox.hpp).
-void random_fill(RandomKind kind, const Tensor& t, std::int64_t n, std::uint64_t seed, std::uint64_t start,
-                 double scale = 1, std::int64_t low = 0, std::uint64_t range = 1);
+/// Fills the contiguous CUDA tensor t with n values of `kind` from the counters c (Note [counter-based
+/// random numbers] in core/philox.hpp).
+void random_fill(RandomKind kind, const Tensor& t, std::int64_t n, const Counters& c, double scale = 1,
+                 std::int64_t low = 0, std::uint64_t range = 1);
 
 }  // namespace phasor::cuda::detail

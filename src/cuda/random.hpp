@@ -15,9 +15,21 @@ enum class RandomKind {
   integer   ///< low + [0, range), into int64
 };
 
+/// The Philox counters a fill draws from. Eagerly: `seed` and the first counter `start`, read on the host.
+/// Inside a CUDA graph capture (Note [random numbers in CUDA graphs] in graph.cpp): `state`, the device
+/// address of the (seed, base) pair of uint64 each replay writes, the counters starting at base + start.
+struct Counters {
+  std::uint64_t seed = 0;       ///< the seed (when state is null)
+  std::uint64_t start = 0;      ///< the first counter (with state: its offset from the replay's base)
+  const void* state = nullptr;  ///< device memory holding (seed, base), or null
+};
+
 /// Writes n values to contiguous device memory `out` of dtype `real` (Float32/Float64; Int64 for
-/// integer) from counters [start, start + ceil(n / 2)) under `seed`, on `stream` (a cudaStream_t).
-void random_fill(RandomKind kind, Dtype real, void* out, std::int64_t n, std::uint64_t seed, std::uint64_t start,
-                 double scale, std::int64_t low, std::uint64_t range, void* stream);
+/// integer) from ceil(n / 2) consecutive counters of `c`, on `stream` (a cudaStream_t).
+void random_fill(RandomKind kind, Dtype real, void* out, std::int64_t n, const Counters& c, double scale,
+                 std::int64_t low, std::uint64_t range, void* stream);
+
+/// Writes (seed, base) to the device memory `state` (two uint64) on `stream`: a graph replay's counters.
+void set_counter_state(void* state, std::uint64_t seed, std::uint64_t base, void* stream);
 
 }  // namespace phasor::cuda
