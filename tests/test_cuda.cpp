@@ -111,6 +111,22 @@ TEST_CASE("cuda: streams and synchronize need a device" * doctest::skip(kGpu)) {
     CHECK_THROWS_WITH_AS(cuda::current_stream(0), doctest::Contains("[current_stream] phasor was built without CUDA"),
                          Error);
   }
+  // an event needs a stream only to be recorded; unrecorded, it has nothing to wait for or time
+  cuda::Event ev(true);
+  CHECK_FALSE(ev.is_recorded());
+  CHECK(ev.device() == -1);
+  CHECK(ev.timing_enabled());
+  CHECK(ev.query());
+  ev.synchronize();
+  CHECK_THROWS_WITH_AS(ev.record(), doctest::Contains("[Event.record] "), Error);
+  CHECK_THROWS_WITH_AS(ev.record(cuda::Stream()), doctest::Contains("[Event.record] "), Error);
+  CHECK_THROWS_WITH_AS(ev.wait(cuda::Stream()), doctest::Contains("[Event.wait] "), Error);
+  CHECK_THROWS_WITH_AS(cuda::Stream().query(), doctest::Contains("[Stream::query] "), Error);
+  CHECK_THROWS_WITH_AS(cuda::Stream().wait_stream(cuda::Stream()), doctest::Contains("[Stream::wait_stream] "), Error);
+  CHECK_THROWS_WITH_AS(cuda::Stream().record_event(), doctest::Contains("[Event.record] "), Error);
+  CHECK_THROWS_WITH_AS((void)ev.elapsed_time(cuda::Event(true)), "[Event.elapsed_time] the start event was never recorded",
+                       Error);
+  CHECK_FALSE(ev.is_recorded());
   // the handle itself is plain data
   const cuda::Stream s;
   CHECK(s.is_default());
@@ -439,6 +455,85 @@ TEST_CASE("cuda: out of memory names the device and the numbers" * doctest::skip
   // the allocator still works afterwards
   const Tensor x = sample(100, Dtype::Float32);
   CHECK(same_bytes(x.to(Device::cuda(0)).to(Device::cpu()), x));
+}
+
+TEST_CASE("cuda: events order work across streams, time it, and name what they cannot do" * doctest::skip(!kGpu)) {
+  const cuda::Stream main = cuda::current_stream(0), side = cuda::Stream::create(0);
+  const Tensor xs = sample(300000, Dtype::Float32);
+  const Tensor x = xs.to(Device::cuda(0));
+  // the side stream computes from x once main's copy is done; main uses the result once side is done
+  cuda::Event copied;
+  copied.record();
+  CHECK(copied.is_recorded());
+  CHECK(copied.device() == 0);
+  CHECK_FALSE(copied.timing_enabled());
+  side.wait_event(copied);
+  cuda::set_current_stream(side);
+  const Tensor y = x * 3.0;
+  const cuda::Event done = side.record_event();
+  cuda::record_stream(x, side);
+  cuda::set_current_stream(main);
+  done.wait();  // on main, the current stream
+  const Tensor z = y + 1.0;
+  CHECK(same_bytes(z.to(Device::cpu()), xs * 3.0 + 1.0));
+  done.synchronize();
+  CHECK(done.query());
+  CHECK(side.query());
+  // wait_stream: the same order without naming an event
+  cuda::set_current_stream(side);
+  main.wait_stream(side);
+  const Tensor w = z * 2.0;
+  cuda::record_stream(z, side);
+  cuda::set_current_stream(main);
+  main.wait_stream(side);
+  main.wait_stream(main);  // a stream's own work: nothing to do
+  CHECK(same_bytes(w.to(Device::cpu()), (xs * 3.0 + 1.0) * 2.0));
+  // timing: GPU milliseconds between two timing events' records
+  cuda::Event start(true), stop(true);
+  start.record(main);
+  for (int i = 0; i < 20; ++i) (void)(x * 2.0).exp();
+  stop.record();
+  stop.synchronize();
+  const float ms = start.elapsed_time(stop);
+  CHECK(ms >= 0.0f);
+  CHECK(ms < 60000.0f);
+  CHECK(stop.elapsed_time(start) <= 0.0f);
+  // moving hands the CUDA event over
+  cuda::Event moved(std::move(start));
+  CHECK_FALSE(start.is_recorded());
+  CHECK(moved.is_recorded());
+  CHECK(moved.elapsed_time(stop) == ms);
+  start = std::move(moved);
+  CHECK(start.elapsed_time(stop) == ms);
+  // what cannot be timed or recorded
+  CHECK_THROWS_WITH_AS((void)copied.elapsed_time(stop), "[Event.elapsed_time] both events need enable_timing (start: false, end: true)",
+                       Error);
+  CHECK_THROWS_WITH_AS((void)start.elapsed_time(cuda::Event(true)), "[Event.elapsed_time] the end event was never recorded", Error);
+  const int n = cuda::device_count();
+  const std::string absent = std::to_string(n);
+  CHECK_THROWS_WITH_AS(copied.record(cuda::Stream::from_native(nullptr, n)),
+                       has("[Event.record] device cuda:" + absent + " does not exist"), Error);
+  CHECK_THROWS_WITH_AS(main.wait_stream(cuda::Stream::from_native(nullptr, n)),
+                       has("[Stream::wait_stream] device cuda:" + absent + " does not exist"), Error);
+  CHECK(copied.device() == 0);
+  if (n >= 2) {  // an event keeps the device of its first record; streams of two devices order each other
+    CHECK_THROWS_WITH_AS(copied.record(cuda::Stream::from_native(nullptr, 1)),
+                         "[Event.record] the event belongs to cuda:0 (its first record) but the stream to cuda:1", Error);
+    const cuda::Stream other = cuda::current_stream(1);
+    const Tensor x1 = (x * 5.0).to(Device::cuda(1));  // ordered by the copy itself
+    other.wait_stream(main);
+    cuda::Event on1(true), later(true);
+    on1.record(other);
+    CHECK(on1.device() == 1);
+    later.record(cuda::Stream::from_native(nullptr, 0));
+    later.synchronize();
+    on1.synchronize();
+    CHECK_THROWS_WITH_AS((void)on1.elapsed_time(later),
+                         "[Event.elapsed_time] the events were recorded on different devices (cuda:1 and cuda:0)", Error);
+    done.wait(other);
+    CHECK(same_bytes(x1.to(Device::cpu()), xs * 5.0));
+  }
+  cuda::synchronize();
 }
 
 TEST_CASE("cuda: devices out of range and mixed devices" * doctest::skip(!kGpu)) {

@@ -1,4 +1,4 @@
-// phasor/cuda.hpp - CUDA devices and streams (issue #6). Every build has these declarations: without
+// phasor/cuda.hpp - CUDA devices, streams, events and graphs (issue #6). Every build has these declarations: without
 // the CUDA backend (or without a driver or GPU) is_available() is false and device_count() is 0.
 #pragma once
 #include <functional>
@@ -17,6 +17,8 @@ int device_count();
 /// Waits until all work queued on `device` (-1: the calling thread's current device) has finished.
 void synchronize(int device = -1);
 
+class Event;
+
 /// A CUDA stream of one device: an opaque handle (no CUDA types; native_handle() is a cudaStream_t).
 class Stream {
  public:
@@ -26,6 +28,15 @@ class Stream {
   static Stream create(int device = 0);
   /// Waits until all work queued on this stream has finished.
   void synchronize() const;
+  /// True when all work queued on this stream has finished (the host does not wait).
+  bool query() const;
+  /// Makes the work queued on this stream from now on wait for `event`'s recorded work (Event::wait).
+  void wait_event(const Event& event) const;
+  /// Makes the work queued on this stream from now on wait for the work queued on `other` so far (on
+  /// the GPU: the host does not wait); `other` may belong to another device.
+  void wait_stream(const Stream& other) const;
+  /// A new event recorded on this stream now (Event::record).
+  Event record_event(bool enable_timing = false) const;
   /// The device this stream belongs to.
   int device() const { return device_; }
   /// The cudaStream_t, as a pointer (nullptr for the legacy default stream).
@@ -45,6 +56,55 @@ class Stream {
   int device_ = 0;
 };
 
+/// A marker in a stream's work, as torch.cuda.Event: record() it on a stream, then make other streams
+/// wait() for the work before it, ask whether that work has finished (query, synchronize), or time the
+/// work between two events (elapsed_time). Its CUDA event is made on the first record(), on the stream's
+/// device, which the event keeps. Move-only (an opaque handle; native_handle() is a cudaEvent_t).
+class Event {
+ public:
+  /// An event not yet recorded; with `enable_timing` elapsed_time() can read the times of its records.
+  explicit Event(bool enable_timing = false) : timing_(enable_timing) {}
+  /// Releases the CUDA event (work queued to record it still completes).
+  ~Event();
+  /// Takes other's event; other is left unrecorded.
+  Event(Event&& other) noexcept;
+  /// Releases this event and takes other's; other is left unrecorded.
+  Event& operator=(Event&& other) noexcept;
+  Event(const Event&) = delete;             ///< not copyable (owns its CUDA event)
+  Event& operator=(const Event&) = delete;  ///< not copyable
+  /// Marks the work queued on `stream` so far (a later record moves the mark); the stream must be on the
+  /// device of the event's first record.
+  void record(const Stream& stream);
+  /// Records on the calling thread's current stream (of the event's device, or of the current device
+  /// before the first record).
+  void record();
+  /// Makes the work queued on `stream` from now on wait for the recorded work (on the GPU: the host does
+  /// not wait); nothing when never recorded. `stream` may belong to another device.
+  void wait(const Stream& stream) const;
+  /// wait() on the calling thread's current stream of the current device.
+  void wait() const;
+  /// True when the recorded work has finished, or the event was never recorded.
+  bool query() const;
+  /// Blocks the host until the recorded work has finished (at once when never recorded).
+  void synchronize() const;
+  /// Milliseconds of GPU time from this event's record to `end`'s: both made with enable_timing, recorded on
+  /// one device, and `end` finished (call end.synchronize() first).
+  float elapsed_time(const Event& end) const;
+  /// True once recorded.
+  bool is_recorded() const { return handle_ != nullptr; }
+  /// The device of the event's records (-1 before the first).
+  int device() const { return device_; }
+  /// Whether elapsed_time() is enabled.
+  bool timing_enabled() const { return timing_; }
+  /// The cudaEvent_t, as a pointer (nullptr before the first record).
+  void* native_handle() const { return handle_; }
+
+ private:
+  void* handle_ = nullptr;
+  int device_ = -1;
+  bool timing_ = false;
+};
+
 /// The calling thread's current stream on `device` (-1: the current device); initially the legacy default stream.
 Stream current_stream(int device = -1);
 /// Makes `stream` the calling thread's current stream on its device: new CUDA tensors and copies use it.
@@ -61,9 +121,12 @@ void record_stream(const Tensor& t, const Stream& stream);
 ///  - feed new data by copying into tensors that existed before the capture (x.copy_(batch)) and read
 ///    results from tensors the capture made (they are overwritten by each replay);
 ///  - everything the host decides is frozen: shapes, branches, scalars (an optimizer's lr). Work that
-///    makes the host wait (item(), to(cpu), printing), random numbers, first optimizer steps and the
-///    step of an Adam that is not capturable (AdamOptions::capturable) cannot be captured and throw
-///    phasor::Error; the capture is then discarded.
+///    makes the host wait (item(), to(cpu), printing), random numbers from a Generator passed in,
+///    randperm, first optimizer steps and the step of an Adam that is not capturable
+///    (AdamOptions::capturable) cannot be captured and throw phasor::Error; the capture is discarded.
+///  - random numbers from the default generator (rand, randn, randint, dropout) are fresh on every
+///    replay: each replay draws what the same work run eagerly would draw from the generator's state
+///    then, and advances it as that work would; the capture itself draws nothing.
 /// Memory that was live during the capture is not reused while the graph lives (see reset()).
 class Graph {
  public:

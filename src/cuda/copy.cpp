@@ -183,24 +183,6 @@ void device_to_host(void* dst, const void* src, int device, std::size_t bytes) {
   }
 }
 
-/// Orders `waiter` after the work queued so far on `producer` (streams of devices pd and wd).
-void stream_wait(cudaStream_t waiter, int wd, cudaStream_t producer, int pd) {
-  cudaEvent_t ev = nullptr;
-  {
-    DeviceGuard g(pd);
-    PHASOR_CUDA_CHECK(cudaEventCreateWithFlags(&ev, cudaEventDisableTiming));
-    const cudaError_t e = cudaEventRecord(ev, producer);
-    if (e != cudaSuccess) {
-      (void)cudaEventDestroy(ev);
-      check(e, "cudaEventRecord");
-    }
-  }
-  DeviceGuard g(wd);
-  const cudaError_t e = cudaStreamWaitEvent(waiter, ev, 0);
-  (void)cudaEventDestroy(ev);  // released once it has completed
-  check(e, "cudaStreamWaitEvent");
-}
-
 void device_to_device(void* dst, int dd, const void* src, int sd, std::size_t bytes) {
   cudaStream_t ds = current_stream_handle(dd);
   if (dd == sd) {

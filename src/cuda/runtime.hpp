@@ -35,6 +35,10 @@ cudaStream_t current_stream_handle(int device);
 /// The current device of the calling thread.
 int current_device();
 
+/// Orders `waiter` (a stream of device wd) after the work queued so far on `producer` (of device pd),
+/// through a one-off event: the host does not wait.
+void stream_wait(cudaStream_t waiter, int wd, cudaStream_t producer, int pd);
+
 }  // namespace detail
 }  // namespace cuda
 }  // namespace phasor

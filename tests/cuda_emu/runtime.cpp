@@ -93,6 +93,7 @@ struct Event {
   Capture* captured = nullptr;  // the capture it was last recorded into (then `stream`/`at` mean nothing)
   std::uint64_t at = 0;      // stream->done must reach this
   bool reported_not_ready = false;
+  bool timing = true;        // false when made with cudaEventDisableTiming: cudaEventElapsedTime refuses it
   double time_ms = 0;
 };
 
@@ -849,6 +850,20 @@ cudaError_t cudaStreamSynchronize(cudaStream_t h) {
   return cudaSuccess;
 }
 
+cudaError_t cudaStreamQuery(cudaStream_t h) {
+  Lock lk(api_mutex());
+  Stream* s = resolve(h);
+  if (!s) return fail(cudaErrorInvalidResourceHandle);
+  if (s->capture) {
+    invalidate(s->capture, "cudaStreamQuery on a capturing stream");
+    return fail(cudaErrorStreamCaptureUnsupported);
+  }
+  if (prohibited_in_capture("cudaStreamQuery")) return fail(cudaErrorStreamCaptureUnsupported);
+  if (s->done >= s->queued) return cudaSuccess;
+  flush_all(s);  // not ready now, done by the next query: work in flight makes progress
+  return cudaErrorNotReady;  // not an error: cudaGetLastError stays clean
+}
+
 cudaError_t cudaDeviceSynchronize(void) {
   Lock lk(api_mutex());
   if (prohibited_in_capture("cudaDeviceSynchronize")) return fail(cudaErrorStreamCaptureUnsupported);
@@ -857,10 +872,11 @@ cudaError_t cudaDeviceSynchronize(void) {
   return cudaSuccess;
 }
 
-cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int) {
+cudaError_t cudaEventCreateWithFlags(cudaEvent_t* e, unsigned int flags) {
   Lock lk(api_mutex());
   auto* ev = new Event;
   ev->device = t_device;
+  ev->timing = (flags & cudaEventDisableTiming) == 0;
   state().events.insert(ev);
   *e = reinterpret_cast<cudaEvent_t>(ev);
   return cudaSuccess;
@@ -926,7 +942,7 @@ cudaError_t cudaEventSynchronize(cudaEvent_t e) {
 cudaError_t cudaEventElapsedTime(float* ms, cudaEvent_t a, cudaEvent_t b) {
   Lock lk(api_mutex());
   Event *ea = event_of(a), *eb = event_of(b);
-  if (!ea || !eb) return fail(cudaErrorInvalidResourceHandle);
+  if (!ea || !eb || !ea->timing || !eb->timing) return fail(cudaErrorInvalidResourceHandle);
   if (!ea->stream || !eb->stream || ea->stream->done < ea->at || eb->stream->done < eb->at)
     return fail(cudaErrorNotReady);
   *ms = static_cast<float>(eb->time_ms - ea->time_ms);

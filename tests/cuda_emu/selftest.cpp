@@ -102,6 +102,14 @@ TEST_CASE("emu: streams run their work only when something waits for it") {
   CHECK(cudaEventQuery(e) == cudaErrorNotReady);
   CHECK(cudaEventQuery(e) == cudaSuccess);  // the second query completes it
   CHECK(pinned[1023] == 7.0f);
+  float ms = 0;
+  CHECK(cudaEventElapsedTime(&ms, e, e) == cudaErrorInvalidResourceHandle);  // made without timing
+  CHECK(cudaGetLastError() == cudaErrorInvalidResourceHandle);
+  // so does a stream query
+  REQUIRE(cudaMemcpyAsync(d.p, pinned, 4, cudaMemcpyHostToDevice, s) == cudaSuccess);
+  CHECK(cudaStreamQuery(s) == cudaErrorNotReady);
+  CHECK(cudaGetLastError() == cudaSuccess);
+  CHECK(cudaStreamQuery(s) == cudaSuccess);
   // a pinned source is read when the copy runs, not when it is queued
   std::fill(pinned, pinned + 1024, 1.0f);
   REQUIRE(cudaMemcpyAsync(d.p, pinned, 1024 * sizeof(float), cudaMemcpyHostToDevice, s) == cudaSuccess);
