@@ -87,7 +87,8 @@ TEST_CASE("cuda graph: memory a live graph may touch is not reused until the gra
   g.reset();
 }
 
-TEST_CASE("cuda graph: whole FNO training steps with SGD replay as eager steps do" * doctest::skip(!kGpu)) {
+TEST_CASE("cuda graph: whole FNO training steps with SGD replay as eager steps do, the lr read at each replay" *
+          doctest::skip(!kGpu)) {
   for (int d : {1, 2}) {
     CAPTURE(d);
     const auto pg = make_fno(d, 5), pe = make_fno(d, 5);
@@ -116,6 +117,8 @@ TEST_CASE("cuda graph: whole FNO training steps with SGD replay as eager steps d
       CAPTURE(k);
       x.copy_(gpu_randn(xs));
       y.copy_(gpu_randn(ys));
+      if (k > 0)  // a new lr reaches the replay (Note [host values in CUDA graphs])
+        for (optim::SGD* o : {&sg, &se}) o->param_groups()[0].set_lr(1e-2 * (k == 1 ? 3.0 : 0.25));
       const long waits = emu_count(kDev, EmuCounter::HostWaits, [&] { g.replay(); });
       CHECK((waits == 0 || waits == -1));
       se.zero_grad();
@@ -157,8 +160,8 @@ TEST_CASE("cuda graph: forward and backward captured, a host-counted Adam steppi
   }
 }
 
-TEST_CASE("cuda graph: whole FNO training steps with capturable AdamW replay as eager Adam steps do" *
-          doctest::skip(!kGpu)) {
+TEST_CASE("cuda graph: whole FNO training steps with capturable AdamW replay as eager Adam steps do, under an LR "
+          "scheduler" * doctest::skip(!kGpu)) {
   const auto pg = make_fno(1, 13), pe = make_fno(1, 13);
   nn::FNO &graphed = *pg, &eager = *pe;
   // the graphed optimizer keeps its step counts on the GPU; the eager one on the host
@@ -179,6 +182,8 @@ TEST_CASE("cuda graph: whole FNO training steps with capturable AdamW replay as 
   cuda::Graph g;
   g.capture([&] { step(graphed, ag); });
   const Tensor graphed_loss = loss;
+  // the schedulers change the lr between replays: each replay reads the rate of its moment
+  optim::StepLR sched_g(ag, 1, 0.5), sched_e(ae, 1, 0.5);
   for (int k = 0; k < 4; ++k) {
     CAPTURE(k);
     x.copy_(gpu_randn({3, 2, 32}));
@@ -187,7 +192,11 @@ TEST_CASE("cuda graph: whole FNO training steps with capturable AdamW replay as 
     step(eager, ae);
     CHECK(rel_diff(graphed_loss, loss) < 1e-5);
     CHECK(param_diff(graphed, eager) < 1e-5);
+    sched_g.step();
+    sched_e.step();
+    CHECK(ag.param_groups()[0].lr() == ae.param_groups()[0].lr());
   }
+  CHECK(ag.param_groups()[0].lr() == doctest::Approx(1e-2 / 16));
   // each replay advanced the device-side counts: warm-up + 4 replays (the capture itself ran nothing)
   const Tensor p0 = graphed.parameters()[0];
   CHECK(ag.state(p0).at("step").device() == kDev);
@@ -284,6 +293,7 @@ TEST_CASE("cuda graph: random numbers drawn in a capture are fresh on every repl
   Tensor x = gpu_randn({3, 100}).requires_grad_();
   Tensor u, n, k, c, d, dx;
   auto work = [&] {
+    (void)(x.detach() * 2.0).exp().sum();  // temporaries the capture frees before its first draw
     u = rand({101}, float32, kDev);
     n = randn({7, 9}, float64, kDev);
     k = randint(-3, 40, {33}, int64, kDev);
@@ -338,6 +348,43 @@ TEST_CASE("cuda graph: random numbers drawn in a capture are fresh on every repl
   eager(11, 0);
   CHECK(equal(after, rand({101}, float32, kDev).to(Device::cpu())));
   g.reset();
+}
+
+TEST_CASE("cuda graph: a captured SGD step reads each group's lr at every replay, and its last one once the optimizer "
+          "is gone" * doctest::skip(!kGpu)) {
+  // loss = sum(p^2)/2 has gradient p, so a plain SGD step is p <- p - lr * p
+  const Tensor p0 = from_vector(std::vector<double>{1.0, -2.0, 0.5}).to(kDev);
+  Tensor a = p0.clone().requires_grad_(), b = p0.clone().requires_grad_();
+  auto opt = std::make_unique<optim::SGD>(std::vector<optim::ParamGroup>{optim::ParamGroup({a}), optim::ParamGroup({b})},
+                                          optim::SGDOptions(0.1));
+  auto step = [&] {
+    ((a * a).sum() * 0.5 + (b * b).sum() * 0.5).backward();
+    opt->step();
+  };
+  step();  // warm-up
+  opt->zero_grad();
+  cuda::Graph g;
+  g.capture(step);
+  std::vector<double> ra{1.0, -2.0, 0.5}, rb = ra;
+  auto expect = [](std::vector<double>& r, double lr) {
+    for (double& v : r) v = v - lr * v;
+  };
+  expect(ra, 0.1), expect(rb, 0.1);  // the warm-up
+  CHECK(rel_diff(a, from_vector(ra)) < 1e-15);
+  for (const auto& [la, lb] : std::vector<std::pair<double, double>>{{0.1, 0.1}, {0.5, 0.01}, {0.25, 0.75}}) {
+    opt->param_groups()[0].set_lr(la);
+    opt->param_groups()[1].set_lr(lb);
+    g.replay();
+    expect(ra, la), expect(rb, lb);
+    CHECK(rel_diff(a, from_vector(ra)) < 1e-15);
+    CHECK(rel_diff(b, from_vector(rb)) < 1e-15);
+  }
+  opt->param_groups()[0].set_lr(0.9);  // never read by a replay
+  opt.reset();
+  g.replay();
+  expect(ra, 0.25), expect(rb, 0.75);
+  CHECK(rel_diff(a, from_vector(ra)) < 1e-15);
+  CHECK(rel_diff(b, from_vector(rb)) < 1e-15);
 }
 
 TEST_CASE("cuda graph: CPU-only builds and CPU devices") {

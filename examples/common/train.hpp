@@ -27,9 +27,9 @@ struct Options {
   int save_every = 5;        ///< epochs between saves to resume_path (and after the last one)
   /// On a CUDA device: replay the training step of every batch shaped like the first from a
   /// phasor::cuda::Graph (README, Note [CUDA graphs]): the batch is copied into the graph's inputs, and
-  /// the step is captured again each epoch (after the scheduler has set the lr, which a capture
-  /// freezes). Other batches (a last partial one) and the first step (it makes the optimizer state)
-  /// run eagerly. The optimizer must be capturable (Adam: AdamOptions::capturable).
+  /// the step is captured once (each replay reads the lr the scheduler has set). Other batches (a last
+  /// partial one) and the first step (it makes the optimizer state) run eagerly. The optimizer must be
+  /// capturable (Adam: AdamOptions::capturable).
   bool cuda_graph = false;
 };
 
@@ -109,7 +109,6 @@ History fit(phasor::nn::Module& model, Loader& loader, phasor::optim::Optimizer&
   phasor::ProgressBar bar(o.epochs - first + 1, "training");
   for (int ep = first; ep <= o.epochs; ++ep) {
     model.train();
-    graph.reset();  // captured again below, with this epoch's lr
     phasor::Tensor total_t;  // the loss sum on the device: read once per epoch, not once per batch
     std::int64_t seen = 0;
     for (auto& b : loader) {
@@ -170,7 +169,7 @@ History fit(phasor::nn::Module& model, Loader& loader, phasor::optim::Optimizer&
   bar.close();
   h.seconds = seconds();
   if (graphed)
-    std::printf("CUDA graph: %lld of %lld training steps replayed (captured once per epoch)\n", (long long)h.replayed,
+    std::printf("CUDA graph: %lld of %lld training steps replayed (captured once)\n", (long long)h.replayed,
                 (long long)h.steps);
   return h;
 }

@@ -120,13 +120,14 @@ void record_stream(const Tensor& t, const Stream& stream);
 ///  - run the work once or more before capturing (plans, caches, optimizer state are made then);
 ///  - feed new data by copying into tensors that existed before the capture (x.copy_(batch)) and read
 ///    results from tensors the capture made (they are overwritten by each replay);
-///  - everything the host decides is frozen: shapes, branches, scalars (an optimizer's lr). Work that
-///    makes the host wait (item(), to(cpu), printing), random numbers from a Generator passed in,
-///    randperm, first optimizer steps and the step of an Adam that is not capturable
-///    (AdamOptions::capturable) cannot be captured and throw phasor::Error; the capture is discarded.
-///  - random numbers from the default generator (rand, randn, randint, dropout) are fresh on every
-///    replay: each replay draws what the same work run eagerly would draw from the generator's state
-///    then, and advances it as that work would; the capture itself draws nothing.
+///  - everything the host decides is frozen: shapes, branches, scalars. Work that makes the host wait
+///    (item(), to(cpu), printing), random numbers from a Generator passed in, randperm, first optimizer
+///    steps and the step of an Adam that is not capturable (AdamOptions::capturable) cannot be
+///    captured and throw phasor::Error; the capture is discarded.
+///  - two host values are read anew by each replay: the lr of SGD/Adam/AdamW steps (set by hand or by
+///    an LR scheduler between replays), and random numbers from the default generator (rand, randn,
+///    randint, dropout): each replay draws what the same work run eagerly would draw from the
+///    generator's state then, and advances it as that work would; the capture itself draws nothing.
 /// Memory that was live during the capture is not reused while the graph lives (see reset()).
 class Graph {
  public:

@@ -15,27 +15,40 @@
 // capture mode: the segment is not part of the graph and outlives it).
 // What cannot be captured fails at once with a phasor::Error naming the op (refuse_in_capture): host
 // waits and copies to or from the CPU, random numbers from a generator other than the default one (Note
-// [random numbers in CUDA graphs]), randperm (drawn on the host), the step of an Adam that is not capturable (its bias corrections depend on the host-side step count; capturable
-// keeps the count on the device, incremented by a kernel), first optimizer steps (state made during a
-// capture would be made again, zeroed, by every replay), and cuFFT plans or process-wide caches made
-// during the capture (run the work once before capturing). Anything
-// else the CUDA runtime rejects invalidates the capture and capture_end throws. Either way the capture
-// is discarded: the stream, the allocator and the current stream are as before capture_begin.
+// [random numbers in CUDA graphs]), randperm (drawn on the host), the step of an Adam that is not
+// capturable (its bias corrections depend on the host-side step count; capturable keeps the count on the
+// device, incremented by a kernel), first optimizer steps (state made during a capture would be made
+// again, zeroed, by every replay), and cuFFT plans or process-wide caches made during the capture (run
+// the work once before capturing). Anything else the CUDA runtime rejects invalidates the capture and
+// capture_end throws. Either way the capture is discarded: the stream, the allocator and the current
+// stream are as before capture_begin.
 // Replay queues the graph on the device's current stream; CUDA orders the launches of one graph.
 // Resources the captured work uses beyond device memory (cuFFT plans) are kept alive by the graph
 // (keep_for_graph). reset() and the destructor wait for the device before releasing memory.
+//
+// Note [host values in CUDA graphs]
+// Host values are frozen into a capture, except those the captured work reads from device memory that
+// each replay rewrites: capture_host_values gives captured work a few words of device memory plus a host
+// function that says what they hold, and kernels take the address instead of the value. Every replay
+// first calls each function and writes all the words with one write_words kernel queued on the replay's
+// stream before the graph, so the graph reads the values of the moment of the replay. The words are not
+// from the graph's pool: there a block the captured work used and freed earlier is handed out again, and
+// the replay's own earlier kernels would overwrite them. The functions run on the replaying thread and
+// must stay valid as long as the graph: they hold the graph's own state or weak references. Users:
+// random numbers (below) and the learning rate of SGD/Adam/AdamW steps (Optimizer::captured_lr: an LR
+// scheduler's changes reach the replays; once the optimizer is gone, replays keep its last rate).
 //
 // Note [random numbers in CUDA graphs]
 // Random fills take their Philox counters from the host (Note [counter-based random numbers]); a graph
 // that baked them in would draw the same numbers on every replay. So inside a capture a draw from the
 // default generator does not advance it: the graph counts the counters its draws use (n in all, each draw
-// its offset from a base) and the captured kernels read the seed and the base from a 16-byte device
-// buffer the graph owns. Each replay first reserves n counters of the default generator (its seed and
-// offset at that moment) and writes them into the buffer with a one-thread kernel queued before the graph.
-// So replays draw fresh numbers, exactly those the same work run eagerly would draw from the generator's
-// state at the replay, and leave the generator where the eager work would (manual_seed between replays
-// takes effect, as eager). The capture itself draws nothing. A Generator the caller passes may not
-// outlive the graph, so drawing from one in a capture is refused.
+// its offset from a base) and the captured kernels read the seed and the base from two host-value words
+// (Note [host values in CUDA graphs]), which each replay sets by reserving n counters of the default
+// generator (its seed, and its offset at that moment). So replays draw fresh numbers, exactly those the
+// same work run eagerly would draw from the generator's state at the replay, and leave the generator
+// where the eager work would (manual_seed between replays takes effect, as eager). The capture itself
+// draws nothing. A Generator the caller passes may not outlive the graph, so drawing from one in a
+// capture is refused.
 #include "cuda/graph.hpp"
 
 #include <atomic>
@@ -45,7 +58,6 @@
 #include <vector>
 
 #include "cuda/backend.hpp"
-#include "cuda/random.hpp"
 #include "cuda/runtime.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/cuda.hpp"
@@ -64,8 +76,13 @@ struct Graph::Impl {
   bool capturing = false;
   cudaGraphExec_t exec = nullptr;
   std::vector<std::shared_ptr<const void>> kept;  // keep_for_graph
-  Tensor counter_state;           // int64[2] on the device: (seed, base) of a replay's random draws
-  std::uint64_t counters = 0;     // Philox counters the captured random draws use per replay
+  struct HostValues {  // capture_host_values
+    Tensor words;       // int64[n] on the device (not from the graph's pool)
+    std::function<void(std::uint64_t*)> fill;
+  };
+  std::vector<HostValues> host_values;
+  const void* counter_state = nullptr;  // in host_values: (seed, base) of a replay's random draws
+  std::uint64_t counters = 0;           // Philox counters the captured random draws use per replay
 };
 
 namespace detail {
@@ -113,7 +130,8 @@ void release(Graph::Impl& g) noexcept {
   if (g.stream) give_stream(g.device, g.stream);
   g.stream = nullptr;
   g.kept.clear();
-  g.counter_state = Tensor();
+  g.host_values.clear();
+  g.counter_state = nullptr;
   g.counters = 0;
   if (prev >= 0 && prev != g.device) (void)cudaSetDevice(prev);
 }
@@ -162,14 +180,60 @@ void keep_for_graph(Device device, std::shared_ptr<const void> resource) {
   if (Graph::Impl* g = capture_on(device)) g->kept.push_back(std::move(resource));
 }
 
+const void* capture_host_values(Device device, int words, std::function<void(std::uint64_t*)> fill) {
+  Graph::Impl* g = capture_on(device);
+  if (!g) return nullptr;
+  if (words < 1 || words > kMaxWordWrites)
+    throw Error("cuda.Graph", "capture_host_values: " + std::to_string(words) + " words (1 to " +
+                                  std::to_string(kMaxWordWrites) + ")");
+  // Not from the graph's pool: there a block the captured work used and freed earlier would be handed out
+  // again, and a replay's earlier kernels would overwrite the values written before the graph. A block of
+  // the stream the capture began from is never shared with the captured work (and is kept while the graph
+  // lives, Note [caching device allocator]).
+  set_current_stream(Stream::from_native(g->previous, g->device));
+  Tensor buffer;
+  try {
+    buffer = empty({words}, Dtype::Int64, device);
+  } catch (...) {
+    set_current_stream(Stream::from_native(g->stream, g->device));
+    throw;
+  }
+  set_current_stream(Stream::from_native(g->stream, g->device));
+  g->host_values.push_back({std::move(buffer), std::move(fill)});
+  return g->host_values.back().words.data_ptr();
+}
+
 const void* capture_random_counters(Device device, std::uint64_t n, std::uint64_t& start) {
   Graph::Impl* g = capture_on(device);
   if (!g) return nullptr;
-  if (!g->counter_state.defined()) g->counter_state = empty({2}, Dtype::Int64, device);  // from the graph's pool
+  if (!g->counter_state)  // g outlives its host values (reset() and the destructor clear them)
+    g->counter_state =
+        capture_host_values(device, 2, [g](std::uint64_t* w) { w[1] = reserve_default_counters(g->counters, w[0]); });
   start = g->counters;
   g->counters += n;
-  return g->counter_state.data_ptr();
+  return g->counter_state;
 }
+
+namespace {
+/// Writes each host value of g (its fill, called now) before a replay on stream s.
+void write_host_values(const Graph::Impl& g, cudaStream_t s) {
+  std::uint64_t* dst[kMaxWordWrites];
+  std::uint64_t val[kMaxWordWrites];
+  int n = 0;
+  for (const auto& hv : g.host_values) {
+    const int words = static_cast<int>(hv.words.numel());
+    if (n + words > kMaxWordWrites) {
+      write_words(dst, val, n, s);
+      n = 0;
+    }
+    hv.fill(val + n);
+    auto* base = static_cast<std::uint64_t*>(hv.words.data_ptr());
+    for (int i = 0; i < words; ++i) dst[n + i] = base + i;
+    n += words;
+  }
+  write_words(dst, val, n, s);
+}
+}  // namespace
 
 }  // namespace detail
 
@@ -270,11 +334,7 @@ void Graph::replay() const {
                                                  : "nothing captured (call capture or capture_begin/capture_end)");
   detail::DeviceGuard guard(g.device);
   cudaStream_t s = detail::current_stream_handle(g.device);
-  if (g.counters) {  // Note [random numbers in CUDA graphs]
-    std::uint64_t seed = 0;
-    const std::uint64_t base = detail::reserve_default_counters(g.counters, seed);
-    set_counter_state(g.counter_state.data_ptr(), seed, base, s);
-  }
+  detail::write_host_values(g, s);  // Note [host values in CUDA graphs]
   PHASOR_CUDA_CHECK(cudaGraphLaunch(g.exec, s));
 }
 
@@ -302,6 +362,7 @@ namespace detail {
 bool capturing(Device) { return false; }
 void refuse_in_capture(Device, const char*, const char*, const char*) {}
 void keep_for_graph(Device, std::shared_ptr<const void>) {}
+const void* capture_host_values(Device, int, std::function<void(std::uint64_t*)>) { return nullptr; }
 const void* capture_random_counters(Device, std::uint64_t, std::uint64_t&) { return nullptr; }
 }  // namespace detail
 

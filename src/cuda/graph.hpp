@@ -1,9 +1,10 @@
 // src/cuda/graph.hpp - what the rest of the library needs to know about CUDA graph capture (Note
 // [CUDA graphs] in graph.cpp), without CUDA types: whether the calling thread is capturing, refusing
-// work that cannot be captured, keeping resources alive as long as a captured graph, the counters of
-// random numbers drawn in a capture.
+// work that cannot be captured, keeping resources alive as long as a captured graph, host values the
+// captured work reads (random numbers' counters, learning rates).
 #pragma once
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "phasor/device.hpp"
@@ -19,10 +20,20 @@ bool capturing(Device device);
 void refuse_in_capture(Device device, const char* op, const char* what, const char* why);
 /// Keeps `resource` alive as long as the graph being captured on `device` (nothing when not capturing).
 void keep_for_graph(Device device, std::shared_ptr<const void> resource);
+/// While the calling thread captures on `device`: `words` uint64 of device memory, owned by the graph,
+/// that the captured work reads and that each replay first sets to what `fill` writes on the host then
+/// (Note [host values in CUDA graphs]); nullptr when not capturing. At most kMaxWordWrites words.
+const void* capture_host_values(Device device, int words, std::function<void(std::uint64_t*)> fill);
 /// While the calling thread captures on `device`: reserves n counters of the graph's share of the default
 /// generator, sets `start` to the first one's offset from a replay's base and returns the device address of
 /// the (seed, base) pair each replay writes (Note [random numbers in CUDA graphs]); nullptr otherwise.
 const void* capture_random_counters(Device device, std::uint64_t n, std::uint64_t& start);
+
+/// Most words one write_words launch writes.
+inline constexpr int kMaxWordWrites = 32;
+/// Writes values[i] to the device address dst[i] for i < count (<= kMaxWordWrites) with one kernel queued
+/// on `stream` (a cudaStream_t; graph_values.cu).
+void write_words(std::uint64_t* const* dst, const std::uint64_t* values, int count, void* stream);
 
 /// Reserves n counters of the default generator (core/random.cpp, under its lock) and sets `seed` to its
 /// seed: what a replay of a graph that draws random numbers takes.

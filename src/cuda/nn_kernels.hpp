@@ -81,10 +81,12 @@ struct AdamSlice {
 
 
 /// sgd_update (update_rules.hpp) over every slice, all of real type double when `is_double`, else float
-/// (coefficients cast as the CPU casts them), on one device: one launch per kMaxSlices slices.
-void sgd_step(bool is_double, const SgdSlice* slices, int count, bool wd, bool momentum, bool nesterov, void* stream);
-/// adam_update over every slice, as sgd_step.
+/// (coefficients cast as the CPU casts them), on one device: one launch per kMaxSlices slices. `lr`: null,
+/// or the device address of a float64 learning rate that replaces the coefficients' (a captured step).
+void sgd_step(bool is_double, const SgdSlice* slices, int count, bool wd, bool momentum, bool nesterov,
+              const void* lr, void* stream);
+/// adam_update over every slice, as sgd_step; with `lr`, AdamW's decay is 1 - lr * decoupled_wd.
 void adam_step(bool is_double, const AdamSlice* slices, int count, bool amsgrad, bool l2, bool lerp_low,
-               const optim::detail::AdamBias& bias, void* stream);
+               const optim::detail::AdamBias& bias, const void* lr, double decoupled_wd, void* stream);
 
 }  // namespace phasor::cuda

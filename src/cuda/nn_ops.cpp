@@ -148,8 +148,8 @@ Tensor spectral_bias_grad(const Tensor& g, const nn::detail::PlaneGeo& geo) {
 
 namespace {
 /// Checks every parameter's operands (on one CUDA device each) before anything runs, then calls
-/// run(is_double, slices, stream) once per device and real type with the slices make(param) builds,
-/// in the parameters' order (Note [multi-tensor launch] in optim.cu).
+/// run(device, is_double, slices, stream) once per device and real type with the slices make(param)
+/// builds, in the parameters' order (Note [multi-tensor launch] in optim.cu).
 template <class Slice, class P, class Make, class Run>
 void by_device_and_type(const std::vector<P>& ps, const char* op, Make make, Run run) {
   for (const P& q : ps) {
@@ -168,35 +168,38 @@ void by_device_and_type(const std::vector<P>& ps, const char* op, Make make, Run
         slices.push_back(make(ps[j], ps[j].p.numel() * (ps[j].p.is_complex() ? 2 : 1)));
       }
     Launch l(ps[i].p);
-    run(dbl, slices, l.stream);
+    run(dev, dbl, slices, l.stream);
   }
 }
 
 void* ptr_or_null(const Tensor& t) { return t.defined() ? t.data_ptr() : nullptr; }
 }  // namespace
 
-void sgd_step(const std::vector<SgdParam>& ps, bool wd, bool momentum, bool nesterov) {
+void sgd_step(const std::vector<SgdParam>& ps, bool wd, bool momentum, bool nesterov, const LrOn& lr_on) {
   by_device_and_type<SgdSlice>(
       ps, "optim.SGD",
       [](const SgdParam& q, std::int64_t n) {
         return SgdSlice{q.p.data_ptr(), q.g.data_ptr(), ptr_or_null(q.buf), n, q.c, q.first};
       },
-      [&](bool dbl, const std::vector<SgdSlice>& s, void* stream) {
-        ::phasor::cuda::sgd_step(dbl, s.data(), static_cast<int>(s.size()), wd, momentum, nesterov, stream);
+      [&](Device dev, bool dbl, const std::vector<SgdSlice>& s, void* stream) {
+        ::phasor::cuda::sgd_step(dbl, s.data(), static_cast<int>(s.size()), wd, momentum, nesterov,
+                                 lr_on ? lr_on(dev) : nullptr, stream);
       });
 }
 
-void adam_step(const std::vector<AdamParam>& ps, bool amsgrad, bool l2, const optim::detail::AdamBias& bias) {
+void adam_step(const std::vector<AdamParam>& ps, bool amsgrad, bool l2, const optim::detail::AdamBias& bias,
+               const LrOn& lr_on, double decoupled_wd) {
   by_device_and_type<AdamSlice>(
       ps, "optim.Adam",
       [](const AdamParam& q, std::int64_t n) {
         return AdamSlice{q.p.data_ptr(), q.g.data_ptr(), q.m.data_ptr(), q.v.data_ptr(), ptr_or_null(q.vmax), n, q.c,
                          static_cast<double*>(ptr_or_null(q.step))};
       },
-      [&](bool dbl, const std::vector<AdamSlice>& s, void* stream) {
+      [&](Device dev, bool dbl, const std::vector<AdamSlice>& s, void* stream) {
         // torch.lerp's formula choice, made in the parameter's real type as the CPU makes it
         const bool low = dbl ? s[0].c.w1 < 0.5 : static_cast<float>(s[0].c.w1) < 0.5f;
-        ::phasor::cuda::adam_step(dbl, s.data(), static_cast<int>(s.size()), amsgrad, l2, low, bias, stream);
+        ::phasor::cuda::adam_step(dbl, s.data(), static_cast<int>(s.size()), amsgrad, l2, low, bias,
+                                  lr_on ? lr_on(dev) : nullptr, decoupled_wd, stream);
       });
 }
 
@@ -209,10 +212,10 @@ Tensor spectral_planes(const Tensor& y, const Tensor&, const nn::detail::PlaneGe
   no_cuda_backend("spectral_planes", y.device());
 }
 Tensor spectral_bias_grad(const Tensor& g, const nn::detail::PlaneGeo&) { no_cuda_backend("spectral_bias_grad", g.device()); }
-void sgd_step(const std::vector<SgdParam>& ps, bool, bool, bool) {
+void sgd_step(const std::vector<SgdParam>& ps, bool, bool, bool, const LrOn&) {
   if (!ps.empty()) no_cuda_backend("optim.SGD", ps[0].p.device());
 }
-void adam_step(const std::vector<AdamParam>& ps, bool, bool, const optim::detail::AdamBias&) {
+void adam_step(const std::vector<AdamParam>& ps, bool, bool, const optim::detail::AdamBias&, const LrOn&, double) {
   if (!ps.empty()) no_cuda_backend("optim.Adam", ps[0].p.device());
 }
 

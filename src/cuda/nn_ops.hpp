@@ -3,6 +3,7 @@
 // shapes, dtypes and errors. CUDA-free: every build has these; a CPU-only build's throw.
 #pragma once
 #include <array>
+#include <functional>
 #include <vector>
 
 #include "nn/conv_kernels.hpp"
@@ -49,11 +50,18 @@ struct AdamParam {
   std::array<const Tensor*, 5> operands() const { return {&g, &m, &v, &vmax, &step}; }
 };
 
+/// Where the kernels of a step on a device read the learning rate: lr_on(device) is null (the coefficients'
+/// lr), or the device address of a float64 rate (a step captured into a CUDA graph: each replay rewrites
+/// it, Note [host values in CUDA graphs]). An empty function: null everywhere.
+using LrOn = std::function<const void*(Device)>;
+
 /// Fused SGD updates of every parameter of `ps` (any CUDA devices, real or complex dtypes): one launch
 /// per device, real type and kMaxSlices parameters; checks every device before anything runs.
-void sgd_step(const std::vector<SgdParam>& ps, bool wd, bool momentum, bool nesterov);
+void sgd_step(const std::vector<SgdParam>& ps, bool wd, bool momentum, bool nesterov, const LrOn& lr_on = {});
 /// Fused Adam/AdamW updates of every parameter of `ps`, as sgd_step.
-/// `bias` makes the bias corrections of parameters whose step count is on the device.
-void adam_step(const std::vector<AdamParam>& ps, bool amsgrad, bool l2, const optim::detail::AdamBias& bias);
+/// `bias` makes the bias corrections of parameters whose step count is on the device; with a device lr,
+/// AdamW's decay is 1 - lr * decoupled_wd (0 for Adam).
+void adam_step(const std::vector<AdamParam>& ps, bool amsgrad, bool l2, const optim::detail::AdamBias& bias,
+               const LrOn& lr_on = {}, double decoupled_wd = 0);
 
 }  // namespace phasor::cuda::detail

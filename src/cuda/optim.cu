@@ -77,15 +77,21 @@ struct Steps {
   int count;
 };
 
-static_assert(sizeof(Batch<AdamDev<double>>) + sizeof(optim::detail::AdamBias) + 8 <= 4000 && sizeof(Batch<SgdDev<double>>) <= 4000,
+static_assert(sizeof(Batch<AdamDev<double>>) + sizeof(optim::detail::AdamBias) + 24 <= 4000 &&
+                  sizeof(Batch<SgdDev<double>>) + 16 <= 4000,
               "a slice table must fit the 4 KiB kernel parameter space");
 
+/// `lr`, when not null, is the device address of the learning rate (a captured step: Note [host values in
+/// CUDA graphs] in graph.cpp), which replaces the coefficients' lr.
 template <class R>
-__global__ void sgd_kernel(const __grid_constant__ Batch<SgdDev<R>> b, bool wd, bool momentum, bool nesterov) {
+__global__ void sgd_kernel(const __grid_constant__ Batch<SgdDev<R>> b, bool wd, bool momentum, bool nesterov,
+                           const double* lr) {
   const int k = slice_of(b);
   const SgdDev<R>& s = b.s[k];
+  SgdCoeffs<R> c = s.c;
+  if (lr) c.lr = static_cast<R>(*lr);
   for_slice(b, k, s.n, [&](std::int64_t i) {
-    optim::detail::sgd_update(s.p[i], s.g[i], momentum ? s.buf + i : nullptr, s.c, wd, momentum, nesterov, s.first);
+    optim::detail::sgd_update(s.p[i], s.g[i], momentum ? s.buf + i : nullptr, c, wd, momentum, nesterov, s.first);
   });
 }
 
@@ -94,12 +100,18 @@ __global__ void step_kernel(const __grid_constant__ Steps st) {
   if (static_cast<int>(threadIdx.x) < st.count) *st.p[threadIdx.x] += 1;
 }
 
+/// `lr`, when not null, is the device address of the learning rate (a captured step, as sgd_kernel's): it
+/// replaces bias.lr, and makes AdamW's decay 1 - lr * decoupled_wd (decoupled_wd: 0 for Adam).
 template <class R>
 __global__ void adam_kernel(const __grid_constant__ Batch<AdamDev<R>> b, bool amsgrad, bool l2, bool lerp_low,
-                            optim::detail::AdamBias bias) {
+                            optim::detail::AdamBias bias, const double* lr, double decoupled_wd) {
   const int k = slice_of(b);
   const AdamDev<R>& s = b.s[k];
   AdamCoeffs<R> c = s.c;
+  if (lr) {
+    bias.lr = *lr;
+    if (decoupled_wd != 0) c.decay = static_cast<R>(1 - *lr * decoupled_wd);  // as the host makes it
+  }
   if (s.step) optim::detail::set_bias_corrections(c, bias, *s.step);
   for_slice(b, k, s.n, [&](std::int64_t i) {
     optim::detail::adam_update(s.p[i], s.g[i], s.m[i], s.v[i], amsgrad ? s.vmax + i : nullptr, c, amsgrad, l2,
@@ -159,17 +171,21 @@ void launch_slices(void (*kernel)(const Batch<decltype(to_dev<R>(Slice{}))>, Fla
 }  // namespace
 
 void sgd_step(bool is_double, const SgdSlice* slices, int count, bool wd, bool momentum, bool nesterov,
-              void* stream) {
-  if (is_double) launch_slices<double>(sgd_kernel<double>, slices, count, stream, "sgd", wd, momentum, nesterov);
-  else launch_slices<float>(sgd_kernel<float>, slices, count, stream, "sgd", wd, momentum, nesterov);
+              const void* lr, void* stream) {
+  const auto* l = static_cast<const double*>(lr);
+  if (is_double) launch_slices<double>(sgd_kernel<double>, slices, count, stream, "sgd", wd, momentum, nesterov, l);
+  else launch_slices<float>(sgd_kernel<float>, slices, count, stream, "sgd", wd, momentum, nesterov, l);
 }
 
 void adam_step(bool is_double, const AdamSlice* slices, int count, bool amsgrad, bool l2, bool lerp_low,
-               const optim::detail::AdamBias& bias, void* stream) {
+               const optim::detail::AdamBias& bias, const void* lr, double decoupled_wd, void* stream) {
+  const auto* l = static_cast<const double*>(lr);
   if (is_double)
-    launch_slices<double>(adam_kernel<double>, slices, count, stream, "adam", amsgrad, l2, lerp_low, bias);
+    launch_slices<double>(adam_kernel<double>, slices, count, stream, "adam", amsgrad, l2, lerp_low, bias, l,
+                          decoupled_wd);
   else
-    launch_slices<float>(adam_kernel<float>, slices, count, stream, "adam", amsgrad, l2, lerp_low, bias);
+    launch_slices<float>(adam_kernel<float>, slices, count, stream, "adam", amsgrad, l2, lerp_low, bias, l,
+                         decoupled_wd);
 }
 
 }  // namespace phasor::cuda

@@ -47,11 +47,6 @@ __global__ void random_kernel(T* out, std::int64_t n, std::uint64_t seed, std::u
   }
 }
 
-__global__ void set_state_kernel(std::uint64_t* state, std::uint64_t seed, std::uint64_t base) {
-  state[0] = seed;
-  state[1] = base;
-}
-
 template <RandomKind K, class T>
 void launch(void* out, std::int64_t n, const Counters& c, double scale, std::int64_t low, std::uint64_t range,
             cudaStream_t s) {
@@ -78,11 +73,6 @@ void random_fill(RandomKind kind, Dtype real, void* out, std::int64_t n, const C
     case RandomKind::integer: launch<RandomKind::integer, std::int64_t>(out, n, c, scale, low, range, s); break;
   }
   check_launch("random");
-}
-
-void set_counter_state(void* state, std::uint64_t seed, std::uint64_t base, void* stream) {
-  launch_kernel(set_state_kernel, 1, 1, static_cast<cudaStream_t>(stream), static_cast<std::uint64_t*>(state), seed, base);
-  check_launch("random counter state");
 }
 
 }  // namespace phasor::cuda

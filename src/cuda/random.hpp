@@ -29,7 +29,4 @@ struct Counters {
 void random_fill(RandomKind kind, Dtype real, void* out, std::int64_t n, const Counters& c, double scale,
                  std::int64_t low, std::uint64_t range, void* stream);
 
-/// Writes (seed, base) to the device memory `state` (two uint64) on `stream`: a graph replay's counters.
-void set_counter_state(void* state, std::uint64_t seed, std::uint64_t base, void* stream);
-
 }  // namespace phasor::cuda

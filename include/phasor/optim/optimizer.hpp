@@ -338,11 +338,18 @@ class Optimizer {
   virtual void load_state(const StateDict& in);
   /// Mutable per-parameter state of `param` (created empty on first use).
   StateDict& mutable_state(const Tensor& param) { return state_[param.impl()]; }
+  /// While the calling thread captures a CUDA graph on `device`: the device address of a float64 that
+  /// each replay sets to group gi's lr at that moment (so a scheduler's changes reach replayed steps);
+  /// nullptr otherwise. For the step kernels of optimizers whose steps can be captured.
+  const void* captured_lr(std::size_t gi, Device device) const;
 
   std::string name_;                                        ///< e.g. "optim.Adam"
   std::unique_ptr<OptimizerOptions> defaults_;              ///< options of groups given without their own
   std::vector<ParamGroup> groups_;                          ///< the parameter groups
   std::unordered_map<const TensorImpl*, StateDict> state_;  ///< per-parameter state
+
+ private:
+  std::shared_ptr<const int> alive_ = std::make_shared<const int>(0);  ///< held weakly by captured_lr's replays
 };
 
 /// Stochastic gradient descent with momentum, dampening, Nesterov and weight decay (torch.optim.SGD).

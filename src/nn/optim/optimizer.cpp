@@ -9,9 +9,11 @@
 // swaps the new options and state in, so a bad dict leaves the optimizer untouched.
 #include "phasor/optim/optimizer.hpp"
 
+#include <cstring>
 #include <set>
 
 #include "cuda/backend.hpp"
+#include "cuda/graph.hpp"
 #include "nn/optim/optim_util.hpp"
 
 namespace phasor::optim {
@@ -125,6 +127,19 @@ const OptimizerOptions& ParamGroup::options() const {
 
 Optimizer::Optimizer(std::string name, std::unique_ptr<OptimizerOptions> defaults)
     : name_(std::move(name)), defaults_(std::move(defaults)) {}
+
+const void* Optimizer::captured_lr(std::size_t gi, Device device) const {
+  if (!cuda::detail::capturing(device)) return nullptr;
+  // the replays read the group's lr through this optimizer while it lives (it cannot move: not copyable or
+  // movable), and keep the last rate they read after it is gone
+  std::weak_ptr<const int> alive = alive_;
+  double last = groups_.at(gi).lr();
+  return cuda::detail::capture_host_values(device, 1, [alive, this, gi, last](std::uint64_t* w) mutable {
+    if (const auto a = alive.lock())
+      if (gi < groups_.size()) last = groups_[gi].lr();
+    std::memcpy(w, &last, sizeof last);
+  });
+}
 
 void Optimizer::init_groups(std::vector<ParamGroup> groups) {
   check_options(*defaults_);

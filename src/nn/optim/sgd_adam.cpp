@@ -221,7 +221,9 @@ Tensor SGD::step(std::function<Tensor()> closure) {
       w.commit();
       if (buf.defined()) phasor::detail::bump_version(buf);
     }
-    if (!on_gpu.empty()) cuda::detail::sgd_step(on_gpu, o.weight_decay() != 0, o.momentum() != 0, o.nesterov());
+    if (!on_gpu.empty())
+      cuda::detail::sgd_step(on_gpu, o.weight_decay() != 0, o.momentum() != 0, o.nesterov(),
+                             [&](Device d) { return captured_lr(gi, d); });
     pending.commit();
   }
   return loss;
@@ -370,7 +372,9 @@ Tensor Adam::step(std::function<Tensor()> closure) {
       for (const Tensor& t : {st["step"], m, v}) phasor::detail::bump_version(t);
       if (vmax.defined()) phasor::detail::bump_version(vmax);
     }
-    if (!on_gpu.empty()) cuda::detail::adam_step(on_gpu, o.amsgrad(), l2, optim::detail::AdamBias{o.lr(), beta1, beta2});
+    if (!on_gpu.empty())
+      cuda::detail::adam_step(on_gpu, o.amsgrad(), l2, optim::detail::AdamBias{o.lr(), beta1, beta2},
+                              [&](Device d) { return captured_lr(gi, d); }, decoupled_ ? o.weight_decay() : 0.0);
     pending.commit();
   }
   return loss;
