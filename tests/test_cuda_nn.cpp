@@ -418,11 +418,29 @@ DEVICE_CASE("cuda nn: clip_grad_norm_ and clip_grad_value_ on CUDA gradients") {
       pc[1].set_grad(g1.clone());
       pg[0].set_grad(g0.to(dev));
       pg[1].set_grad(g1.to(dev));
-      const Tensor nc = optim::clip_grad_norm_(pc, 0.5, p), ng = optim::clip_grad_norm_(pg, 0.5, p);
+      const Tensor nc = optim::clip_grad_norm_(pc, 0.5, p);
+      Tensor ng;
+      const long waits =
+          cuda_test::emu_count(dev, cuda_test::EmuCounter::HostWaits, [&] { ng = optim::clip_grad_norm_(pg, 0.5, p); });
+      CHECK((waits == 0 || waits == -1));  // the total and the coefficient stay on the GPU
       CHECK(ng.device() == dev);
       CHECK(rel_diff(ng, nc) <= tol(dt));
       CHECK(rel_diff(pg[0].grad(), pc[0].grad()) <= tol(dt));
       CHECK(rel_diff(pg[1].grad(), pc[1].grad()) <= tol(dt));
+    }
+    // a total below max_norm leaves the gradients exact; a non-finite one throws only when asked to
+    {
+      std::vector<Tensor> pg{zeros({5}, dt, dev).requires_grad_()};
+      const Tensor g5 = sample({5}, dt);
+      pg[0].set_grad(g5.to(dev));
+      CHECK(rel_diff(optim::clip_grad_norm_(pg, 1e6), g5.abs().pow(2).sum().sqrt().to(to_real(dt))) <= tol(dt));
+      CHECK(rel_diff(pg[0].grad(), g5) == 0);
+      pg[0].set_grad(full({5}, std::numeric_limits<double>::infinity(), dt, dev));
+      CHECK_THROWS_WITH_AS(optim::clip_grad_norm_(pg, 1.0, 2.0, true),
+                           doctest::Contains("[clip_grad_norm_] the total norm of order 2 for gradients from `parameters` "
+                                             "is inf (non-finite)"),
+                           Error);
+      CHECK(std::isinf(optim::clip_grad_norm_(pg, 1.0).item<double>()));
     }
     const Tensor g = sample({40}, dt);
     Tensor qc = zeros({40}, dt).requires_grad_(), qg = zeros({40}, dt, dev).requires_grad_();

@@ -5,6 +5,7 @@
 #include <complex>
 
 #include "nn/optim/optim_util.hpp"
+#include "phasor/ops.hpp"
 
 namespace phasor::optim {
 
@@ -43,23 +44,44 @@ double grad_norm_part(const Tensor& g, double p) {
   return acc;
 }
 
-/// grad_norm_part for a CUDA gradient, composed of device ops in float64 (the reductions are the
-/// only host round trips).
-double grad_norm_part_cuda(const Tensor& g, double p) {
+/// grad_norm_part for a CUDA gradient, as a float64 0-d tensor on its device: device ops in float64, no
+/// host round trip (a step that clips can be captured into a CUDA graph).
+Tensor grad_norm_part_cuda(const Tensor& g, double p) {
   Tensor a;  // |x| per element, float64 on the device
   if (g.is_complex()) {
     const Tensor re = g.real().to(float64), im = g.imag().to(float64);
     const Tensor sq = re * re + im * im;
-    if (p == 2) return sq.sum().item<double>();
+    if (p == 2) return sq.sum();
     a = sq.sqrt();
   } else {
     const Tensor r = g.to(float64);
-    if (p == 2) return (r * r).sum().item<double>();
+    if (p == 2) return (r * r).sum();
     a = r.abs();
   }
-  if (std::isinf(p)) return a.numel() == 0 ? 0.0 : a.amax().item<double>();  // NaN wins amax
-  if (p == 1) return a.sum().item<double>();
-  return a.pow(p).sum().item<double>();
+  if (std::isinf(p)) return a.numel() == 0 ? zeros({}, float64, g.device()) : a.amax();  // NaN wins amax
+  if (p == 1) return a.sum();
+  return a.pow(p).sum();
+}
+
+/// clip_grad_norm_ for gradients on one CUDA device: the total and the coefficient stay on the device,
+/// and the host waits only to check a non-finite total when asked to (as torch.nn.utils.clip_grad_norm_).
+Tensor clip_grad_norm_cuda(std::vector<Tensor>& grads, double max_norm, double p, bool error_if_nonfinite,
+                           const char* op) {
+  std::vector<Tensor> parts;
+  for (const auto& g : grads) parts.push_back(grad_norm_part_cuda(g, p));
+  const Tensor all = stack(parts);
+  const Tensor acc = std::isinf(p) ? all.amax() : all.sum();
+  const Tensor total = std::isinf(p) || p == 1 ? acc : p == 2 ? acc.sqrt() : acc.pow(1.0 / p);
+  if (error_if_nonfinite) {
+    const double t = total.item<double>();
+    if (!std::isfinite(t))
+      throw Error(op, "the total norm of order " + detail::fmt(p) + " for gradients from `parameters` is " +
+                          detail::fmt(t) + " (non-finite), so it cannot be clipped; pass error_if_nonfinite = false "
+                          "to clip anyway");
+  }
+  const Tensor coef = (Scalar(max_norm) / (total + 1e-6)).clamp(std::nullopt, Scalar(1.0));  // 1: gradients exact
+  for (auto& g : grads) g.mul_(coef);
+  return total.to(to_real(grads[0].dtype()));
 }
 
 }  // namespace
@@ -80,14 +102,12 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
     grads.push_back(g);
   }
   if (grads.empty()) return scalar_tensor(0.0, default_dtype());
+  if (grads[0].device().is_cuda()) return clip_grad_norm_cuda(grads, max_norm, norm_type, error_if_nonfinite, op);
   const bool inf = std::isinf(norm_type);
   double acc = 0;
   for (const auto& g : grads) {
     double part = 0;
-    if (g.device().is_cuda())
-      part = grad_norm_part_cuda(g, norm_type);
-    else
-      detail::visit_real(g.dtype(), [&](auto tag) { part = grad_norm_part<decltype(tag)>(g, norm_type); });
+    detail::visit_real(g.dtype(), [&](auto tag) { part = grad_norm_part<decltype(tag)>(g, norm_type); });
     if (inf)
       acc = (part > acc || std::isnan(part)) ? part : acc;
     else
