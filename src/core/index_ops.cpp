@@ -232,8 +232,10 @@ Tensor src_as(const Tensor& src, Dtype to, const char* op) {
 }
 
 /// Checks gather/scatter index: int64, same number of dims as x, sizes within x (except dim d) and
-/// within `src` (when given), values in [0, x.size(d)).
-void check_gather_index(const Tensor& x, std::int64_t d, const Tensor& index, const Tensor* src, const char* op) {
+/// within `src` (when given), values in [0, x.size(d)) (not for a `trusted` index on a GPU: the caller
+/// built it in range, and checking would make the host wait).
+void check_gather_index(const Tensor& x, std::int64_t d, const Tensor& index, const Tensor* src, const char* op,
+                        bool trusted) {
   if (!index.defined()) throw Error(op, "index is undefined");
   if (index.dtype() != Dtype::Int64) throw Error(op, std::string("index must be int64, got ") + dtype_name(index.dtype()));
   if (index.device() != x.device())
@@ -250,7 +252,7 @@ void check_gather_index(const Tensor& x, std::int64_t d, const Tensor& index, co
                           shape_str(src->shape()) + " at dim " + std::to_string(k));
   }
   const std::int64_t n = x.size(d);
-  if (index.numel() == 0) return;
+  if (index.numel() == 0 || (trusted && index.device().is_cuda())) return;
   // range on the device (one wait for both ends); the host sees the values only to name a bad one
   if (index.device().is_cuda()) {
     NoGradGuard ng;
@@ -349,57 +351,66 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
 }
 
 // ---- gather / scatter_add -----------------------------------------------------------------------------------
-Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index) {
+namespace detail {
+namespace {
+
+Tensor scatter_add_impl(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src, bool trusted);
+
+/// gather; `trusted` (the caller built the index in range) skips a GPU index's range check, here and in
+/// the gradient (as index_select_impl's).
+Tensor gather_impl(const Tensor& x, std::int64_t dim, const Tensor& index, bool trusted) {
   if (x.dim() == 0) {
-    detail::wrap_dim(dim, 0, "gather");
+    wrap_dim(dim, 0, "gather");
     if (!index.defined() || index.dim() != 0)
       throw Error("gather", "index for a 0-d input must be 0-d, got shape " +
-                                (index.defined() ? detail::shape_str(index.shape()) : std::string("undefined")));
-    return detail::composite("gather", {x}, [&] { return gather(x.reshape({1}), 0, index.reshape({1})).reshape({}); });
+                                (index.defined() ? shape_str(index.shape()) : std::string("undefined")));
+    return composite("gather", {x},
+                     [&] { return gather_impl(x.reshape({1}), 0, index.reshape({1}), trusted).reshape({}); });
   }
-  const auto d = detail::wrap_dim(dim, x.dim(), "gather");
-  detail::check_gather_index(x, d, index, nullptr, "gather");
-  return detail::apply_op(
-      "gather", {x}, detail::kSaveNone,
+  const auto d = wrap_dim(dim, x.dim(), "gather");
+  check_gather_index(x, d, index, nullptr, "gather", trusted);
+  return apply_op(
+      "gather", {x}, kSaveNone,
       [&](const G& in) {
-        Tensor out = detail::make_tensor(index.shape(), in[0].dtype(), in[0].device());
-        detail::gather_kernel(out, in[0], d, index);
+        Tensor out = make_tensor(index.shape(), in[0].dtype(), in[0].device());
+        gather_kernel(out, in[0], d, index);
         return out;
       },
-      [d, index](const detail::Ctx& c, const G& g) {
-        return G{scatter_add(zeros(c.input_shape(0), g[0].dtype(), g[0].device()), d, index, g[0])};
+      [d, index, trusted](const Ctx& c, const G& g) {
+        return G{scatter_add_impl(zeros(c.input_shape(0), g[0].dtype(), g[0].device()), d, index, g[0], trusted)};
       });
 }
 
-Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
-  detail::check_same_device(x, src, "scatter_add");
+/// scatter_add; `trusted` as gather_impl's.
+Tensor scatter_add_impl(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src, bool trusted) {
+  check_same_device(x, src, "scatter_add");
   if (!src.defined()) throw Error("scatter_add", "src is undefined");
   if (x.dim() == 0) {
-    detail::wrap_dim(dim, 0, "scatter_add");
+    wrap_dim(dim, 0, "scatter_add");
     if (!index.defined() || index.dim() != 0 || src.dim() > 1 || src.numel() < 1)
       throw Error("scatter_add", "a 0-d input needs a 0-d index and a non-empty src of at most 1 dim");
-    return detail::composite("scatter_add", {x, src}, [&] {
-      return scatter_add(x.reshape({1}), 0, index.reshape({1}), src.reshape({-1})).reshape({});
+    return composite("scatter_add", {x, src}, [&] {
+      return scatter_add_impl(x.reshape({1}), 0, index.reshape({1}), src.reshape({-1}), trusted).reshape({});
     });
   }
-  const auto d = detail::wrap_dim(dim, x.dim(), "scatter_add");
+  const auto d = wrap_dim(dim, x.dim(), "scatter_add");
   if (src.dim() != x.dim())
-    throw Error("scatter_add", "src of shape " + detail::shape_str(src.shape()) +
-                                   " must have as many dims as the input of shape " + detail::shape_str(x.shape()));
-  detail::check_gather_index(x, d, index, &src, "scatter_add");
-  detail::src_as(src, x.dtype(), "scatter_add");
+    throw Error("scatter_add", "src of shape " + shape_str(src.shape()) + " must have as many dims as the input of shape " +
+                                   shape_str(x.shape()));
+  check_gather_index(x, d, index, &src, "scatter_add", trusted);
+  src_as(src, x.dtype(), "scatter_add");
   const Shape src_shape = src.shape();
-  return detail::apply_op(
-      "scatter_add", {x, src}, detail::kSaveNone,
+  return apply_op(
+      "scatter_add", {x, src}, kSaveNone,
       [&](const G& in) {
         Tensor out = in[0].clone();
-        detail::scatter_add_kernel(out, detail::src_as(in[1], out.dtype(), "scatter_add"), d, index);
+        scatter_add_kernel(out, src_as(in[1], out.dtype(), "scatter_add"), d, index);
         return out;
       },
-      [d, index, src_shape](const detail::Ctx& c, const G& g) {
+      [d, index, src_shape, trusted](const Ctx& c, const G& g) {
         Tensor gs;
         if (c.needs_grad(1)) {
-          gs = gather(g[0], d, index);
+          gs = gather_impl(g[0], d, index, trusted);
           if (gs.shape() != src_shape) {  // index smaller than src: the rest of src got no use
             Shape p;
             for (std::size_t k = src_shape.size(); k-- > 0;) {
@@ -411,6 +422,18 @@ Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const
         }
         return G{g[0], gs};
       });
+}
+
+}  // namespace
+
+Tensor gather_trusted(const Tensor& x, std::int64_t dim, const Tensor& index) { return gather_impl(x, dim, index, true); }
+
+}  // namespace detail
+
+Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index) { return detail::gather_impl(x, dim, index, false); }
+
+Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
+  return detail::scatter_add_impl(x, dim, index, src, false);
 }
 
 }  // namespace phasor

@@ -13,6 +13,7 @@
 
 #include "autodiff/node.hpp"
 #include "core/device_constants.hpp"
+#include "core/index_ops.hpp"
 #include "core/tensor_impl.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/error.hpp"
@@ -188,8 +189,9 @@ Shape index_target_shape(const Tensor& input) {
   return s;
 }
 
-/// Validates int64 class-index targets; returns them with ignored entries replaced by 0, and the
-/// mask (input dtype) of counted entries.
+/// Validates int64 class-index targets; returns them on input's device with ignored entries replaced by
+/// 0, and the mask (input dtype) of counted entries. Device ops: the host reads one bool (whether any
+/// target is out of range), and the targets themselves only to name the first bad one.
 std::pair<Tensor, Tensor> prepare_index_target(const Tensor& input, const Tensor& target, std::int64_t ignore_index,
                                                const char* op) {
   if (target.dtype() != int64)
@@ -199,28 +201,24 @@ std::pair<Tensor, Tensor> prepare_index_target(const Tensor& input, const Tensor
     throw Error(op, "input of shape " + shape_str(input.shape()) + " needs a target of shape " + shape_str(ts) +
                         ", got " + shape_str(target.shape()));
   const std::int64_t C = input.size(class_dim(input));
-  std::vector<std::int64_t> t = to_vector<std::int64_t>(target);
-  std::vector<double> mask(t.size(), 1.0);
-  for (std::size_t i = 0; i < t.size(); ++i) {
-    if (t[i] == ignore_index) {
-      t[i] = 0;
-      mask[i] = 0.0;
-    } else if (t[i] < 0 || t[i] >= C) {
-      throw Error(op, "target " + std::to_string(t[i]) + " is out of bounds for " + std::to_string(C) + " classes");
-    }
-  }
-  Tensor safe = from_vector(t, ts, input.device());
-  Tensor m = from_vector(mask, ts, input.device()).to(input.dtype());
-  return {safe, m};
+  const Tensor t = target.device() == input.device() ? target.detach() : target.detach().to(input.device());
+  const Tensor ignored = t == Scalar(ignore_index);
+  if ((logical_not(ignored) & ((t < Scalar(0)) | (t >= Scalar(C)))).any().item<bool>())
+    for (std::int64_t v : to_vector<std::int64_t>(t))
+      if (v != ignore_index && (v < 0 || v >= C))
+        throw Error(op, "target " + std::to_string(v) + " is out of bounds for " + std::to_string(C) + " classes");
+  return {t.masked_fill(ignored, Scalar(0)), logical_not(ignored).to(input.dtype())};
 }
 
 /// The nll terms per target entry: (-w[t] * input[.., t, ..] * mask, w[t] * mask).
 std::pair<Tensor, Tensor> nll_terms(const Tensor& input, const Tensor& safe, const Tensor& mask, const Tensor& weight) {
   const std::int64_t cd = class_dim(input);
   Tensor moved = input.dim() >= 2 ? input.movedim(cd, -1) : input;  // (..., C)
-  Tensor picked = gather(moved, -1, safe.unsqueeze(-1)).squeeze(-1);
+  // prepare_index_target has put every index in range: the trusted ops make no range check wait on a GPU
+  Tensor picked = phasor::detail::gather_trusted(moved, -1, safe.unsqueeze(-1)).squeeze(-1);
   Tensor wm = mask;
-  if (weight.defined()) wm = index_select(weight.to(input.dtype()), 0, safe.flatten()).reshape(safe.shape()) * mask;
+  if (weight.defined())
+    wm = phasor::detail::index_select_trusted(weight.to(input.dtype()), 0, safe.flatten()).reshape(safe.shape()) * mask;
   return {-(picked * wm), wm};
 }
 
