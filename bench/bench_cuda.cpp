@@ -13,10 +13,16 @@
 #include <cuda_runtime_api.h>
 #include <cufft.h>
 
+#include <algorithm>
 #include <cstdint>
+#include <cstdio>
+#include <map>
+#include <memory>
 #include <stdexcept>
 #include <string>
+#include <vector>
 
+#include <phasor/dispatch.hpp>
 #include <phasor/phasor.hpp>
 
 namespace ph = phasor;
@@ -309,5 +315,94 @@ GUARDED_BENCHMARK(BM_FNO2d_step_cuda)->UseManualTime()->Unit(benchmark::kMillise
 GUARDED_BENCHMARK(BM_FNO2d_large_step_cuda)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_FNO1d_step_cuda_graph)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_FNO2d_step_cuda_graph)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// ---- where a step's GPU time goes ----------------------------------------------------------------------------
+/// Times every outermost primitive op on the calling thread with a pair of timing cuda::Events on the current
+/// stream (ops inside another primitive count as their caller's). For a GPU-bound step, an op's span is the
+/// GPU time of the work it queued; gaps between spans are time the GPU waited for the host.
+class GpuOpTimer : public ph::OpObserver {
+ public:
+  struct Span {
+    std::string name;
+    ph::cuda::Event start{true}, stop{true};
+  };
+  void on_begin(const ph::OpEvent& e) override {
+    if (!e.primitive || depth_++ > 0) return;
+    spans_.push_back(std::make_unique<Span>());
+    spans_.back()->name = e.name;
+    spans_.back()->start.record();
+  }
+  void on_end(const ph::OpEvent& e) override {
+    if (!e.primitive || --depth_ > 0) return;
+    spans_.back()->stop.record();
+  }
+  /// Records a span around f() (work no op reports, such as an optimizer's fused update).
+  template <class F>
+  void span(const char* name, F&& f) {
+    spans_.push_back(std::make_unique<Span>());
+    spans_.back()->name = name;
+    spans_.back()->start.record();
+    f();
+    spans_.back()->stop.record();
+  }
+  std::vector<std::unique_ptr<Span>> spans_;
+
+ private:
+  int depth_ = 0;
+};
+
+/// One warm FNO-2D large training step with its GPU time split by op (GpuOpTimer): a table on stderr, the
+/// step's time as the benchmark's, and counters for the ops' share of it and the three largest ops.
+void BM_FNO2d_large_step_profile(benchmark::State& state) {
+  if (!ph::cuda::is_available()) return state.SkipWithError("no CUDA device");
+  ph::manual_seed(0);
+  ph::nn::FNO model(ph::nn::FNOOptions().in_channels(3).out_channels(1).hidden_channels(64).modes({32, 32}).n_layers(4)
+                        .projection_channels(128));
+  model.to(kDev);
+  ph::optim::Adam adam(model.parameters(), ph::optim::AdamOptions(1e-3));
+  const ph::Tensor x = ph::randn({32, 3, 256, 256}, ph::float32, kDev), y = ph::randn({32, 1, 256, 256}, ph::float32, kDev);
+  auto step = [&](GpuOpTimer* t) {
+    adam.zero_grad();
+    ph::nn::functional::relative_lp_loss(model.forward(x), y).backward();
+    if (t) t->span("optim.Adam.step", [&] { adam.step(); });
+    else adam.step();
+  };
+  for (int i = 0; i < 2; ++i) step(nullptr);  // warm: plans, caches, Adam state
+  ph::cuda::synchronize();
+  for (auto _ : state) {
+    auto timer = std::make_shared<GpuOpTimer>();
+    ph::cuda::Event begin(true), end(true);
+    begin.record();
+    ph::add_op_observer(timer);
+    step(timer.get());
+    ph::remove_op_observer(timer);
+    end.record();
+    end.synchronize();
+    const double total = begin.elapsed_time(end);
+    state.SetIterationTime(total / 1e3);
+    std::map<std::string, std::pair<double, int>> by_op;  // name -> (ms, calls)
+    double covered = 0;
+    for (const auto& sp : timer->spans_) {
+      const double ms = sp->start.elapsed_time(sp->stop);
+      by_op[sp->name].first += ms;
+      by_op[sp->name].second += 1;
+      covered += ms;
+    }
+    std::vector<std::pair<double, std::string>> order;
+    for (const auto& [name, v] : by_op) order.push_back({v.first, name});
+    std::sort(order.rbegin(), order.rend());
+    std::fprintf(stderr, "\n== GPU time per op, one FNO-2D large step: %.2f ms, %.1f%% inside op spans\n", total,
+                 100.0 * covered / total);
+    std::fprintf(stderr, "%-28s %6s %10s %7s\n", "op", "calls", "ms", "share");
+    for (const auto& [ms, name] : order)
+      std::fprintf(stderr, "%-28s %6d %10.3f %6.1f%%\n", name.c_str(), by_op[name].second, ms, 100.0 * ms / total);
+    state.counters["covered_pct"] = 100.0 * covered / total;
+    std::string top;
+    for (std::size_t i = 0; i < order.size() && i < 3; ++i)
+      top += (i ? ", " : "") + order[i].second + " " + std::to_string(static_cast<int>(100.0 * order[i].first / total)) + "%";
+    state.SetLabel(top);
+  }
+}
+GUARDED_BENCHMARK(BM_FNO2d_large_step_profile)->UseManualTime()->Unit(benchmark::kMillisecond)->Iterations(1);
 
 }  // namespace
