@@ -327,27 +327,26 @@ class GpuOpTimer : public ph::OpObserver {
     ph::cuda::Event start{true}, stop{true};
   };
   void on_begin(const ph::OpEvent& e) override {
-    if (!e.primitive || depth_++ > 0) return;
-    spans_.push_back(std::make_unique<Span>());
-    spans_.back()->name = e.name;
-    spans_.back()->start.record();
+    if (e.primitive && depth_++ == 0) open(e.name);
   }
   void on_end(const ph::OpEvent& e) override {
-    if (!e.primitive || --depth_ > 0) return;
-    spans_.back()->stop.record();
+    if (e.primitive && --depth_ == 0) spans_.back()->stop.record();
   }
   /// Records a span around f() (work no op reports, such as an optimizer's fused update).
   template <class F>
   void span(const char* name, F&& f) {
-    spans_.push_back(std::make_unique<Span>());
-    spans_.back()->name = name;
-    spans_.back()->start.record();
+    open(name);
     f();
     spans_.back()->stop.record();
   }
   std::vector<std::unique_ptr<Span>> spans_;
 
  private:
+  void open(const char* name) {
+    spans_.push_back(std::make_unique<Span>());
+    spans_.back()->name = name;
+    spans_.back()->start.record();
+  }
   int depth_ = 0;
 };
 

@@ -260,11 +260,7 @@ void Graph::capture_begin(int device) {
   Impl& g = *impl_;
   if (g.capturing) throw Error("cuda.Graph.capture_begin", "this graph is already capturing");
   if (g.exec) throw Error("cuda.Graph.capture_begin", "this graph already holds a capture (reset() discards it)");
-  if (device < 0) {
-    detail::check_device(Device::cuda(0), "cuda.Graph.capture_begin");
-    device = detail::current_device();
-  }
-  detail::check_device(Device::cuda(device), "cuda.Graph.capture_begin");
+  device = detail::checked_device(device, "cuda.Graph.capture_begin");
   if (detail::t_capture)
     throw Error("cuda.Graph.capture_begin", "the calling thread is already capturing a graph on " +
                                                 Device::cuda(detail::t_capture->device).str());

@@ -104,6 +104,15 @@ int current_device() {
   return d;
 }
 
+int checked_device(int device, const char* op) {
+  if (device < 0) {
+    check_device(Device::cuda(0), op);  // a clear error when there is no device at all
+    device = current_device();
+  }
+  check_device(Device::cuda(device), op);
+  return device;
+}
+
 DeviceGuard::DeviceGuard(int device) : device_(device) {
   PHASOR_CUDA_CHECK(cudaGetDevice(&prev_));
   if (prev_ != device_) PHASOR_CUDA_CHECK(cudaSetDevice(device_));
@@ -180,11 +189,7 @@ int device_count() { return detail::device_info().count; }
 bool is_available() { return device_count() > 0; }
 
 void synchronize(int device) {
-  if (device < 0) {
-    detail::check_device(Device::cuda(0), "synchronize");  // a clear error when there is no device at all
-    device = detail::current_device();
-  }
-  detail::check_device(Device::cuda(device), "synchronize");
+  device = detail::checked_device(device, "synchronize");
   detail::DeviceGuard g(device);
   PHASOR_CUDA_CHECK(cudaDeviceSynchronize());
 }
@@ -206,11 +211,7 @@ void Stream::synchronize() const {
 namespace {
 /// current_stream(device), its errors naming `op`.
 Stream current_stream_of(int device, const char* op) {
-  if (device < 0) {
-    detail::check_device(Device::cuda(0), op);
-    device = detail::current_device();
-  }
-  detail::check_device(Device::cuda(device), op);
+  device = detail::checked_device(device, op);
   return Stream::from_native(detail::current_stream_handle(device), device);
 }
 }  // namespace

@@ -34,6 +34,9 @@ cudaStream_t current_stream_handle(int device);
 
 /// The current device of the calling thread.
 int current_device();
+/// `device`, or the current device when it is -1, checked to exist (errors name `op`; without any device
+/// the error is cuda:0's).
+int checked_device(int device, const char* op);
 
 /// Orders `waiter` (a stream of device wd) after the work queued so far on `producer` (of device pd),
 /// through a one-off event: the host does not wait.
