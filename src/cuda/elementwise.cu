@@ -63,53 +63,54 @@ __device__ __forceinline__ auto apply(const F& f, const T& x, const T& y, const 
   else return f(x, y, z);
 }
 
+/// The inputs of one element, loaded before it is computed (stride_fold's unit).
+template <class T>
+struct Loaded {
+  T x, y, z;
+};
+
 /// Same-dtype contiguous operands: out[i] = f(a[i * sa], b[i * sb], c[i * sc]), T everywhere; an input's
 /// step is 1, or 0 for a single element broadcast to all (a 0-d operand such as a wrapped scalar). Each
-/// thread loads kFlatUnroll elements (a grid step apart, so every load stays coalesced across the warp)
-/// before it computes and stores any: independent loads in flight are what memory-bound kernels need.
-/// In-place use with an input that is the output itself (x.add_(y), x.mul_(x)) is fine: a thread reads
-/// each of its elements before writing it; partial overlaps are refused before any launch.
+/// thread loads the inputs of kFlatUnroll elements (a grid step apart, so every load stays coalesced across
+/// the warp) before it computes and stores any (Note [loads in flight]). In-place use with an input that is
+/// the output itself (x.add_(y), x.mul_(x)) is fine: a thread reads each of its elements before writing it;
+/// partial overlaps are refused before any launch.
 template <int N, class T, class Out, class F>
 __global__ void flat_kernel(Out* out, const T* a, const T* b, const T* c, std::int64_t sa, std::int64_t sb,
                             std::int64_t sc, std::int64_t n, F f) {
-  constexpr int kUnroll = kFlatUnroll;
-  const std::int64_t step = grid_step();
-  std::int64_t i = grid_start();
-  for (; i + (kUnroll - 1) * step < n; i += kUnroll * step) {
-    T x[kUnroll], y[kUnroll], z[kUnroll];
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const std::int64_t j = i + u * step;
-      x[u] = a[j * sa];
-      if constexpr (N >= 2) y[u] = b[j * sb];
-      if constexpr (N >= 3) z[u] = c[j * sc];
-    }
-#pragma unroll
-    for (int u = 0; u < kUnroll; ++u) out[i + u * step] = apply<N>(f, x[u], y[u], z[u]);
-  }
-  for (; i < n; i += step) {
-    const T x = a[i * sa], y = N >= 2 ? b[i * sb] : T(), z = N >= 3 ? c[i * sc] : T();
-    out[i] = apply<N>(f, x, y, z);
-  }
+  stride_fold<kFlatUnroll>(
+      grid_start(), n, grid_step(),
+      [&](std::int64_t j) {
+        Loaded<T> v{};
+        v.x = a[j * sa];
+        if constexpr (N >= 2) v.y = b[j * sb];
+        if constexpr (N >= 3) v.z = c[j * sc];
+        return v;
+      },
+      [&](const Loaded<T>& v, std::int64_t j) { out[j] = apply<N>(f, v.x, v.y, v.z); });
 }
 
 /// Any layout and dtypes: offsets from the linear index, inputs converted to C, the result stored as
-/// the output's dtype.
+/// the output's dtype; kFlatUnroll elements' inputs loaded before any is computed, as in flat_kernel.
 template <int N, class C, class F>
 __global__ void strided_kernel(Operands o, F f) {
-  for (std::int64_t i = grid_start(); i < o.numel; i += grid_step()) {
-    std::int64_t off[N + 1];
-    operand_offsets<N>(o, i, off);
-    const C a = load<C>(o.data[1] + off[1], o.dtype[1]);
-    if constexpr (N == 1) {
-      store(o.data[0] + off[0], o.dtype[0], f(a));
-    } else if constexpr (N == 2) {
-      store(o.data[0] + off[0], o.dtype[0], f(a, load<C>(o.data[2] + off[2], o.dtype[2])));
-    } else {
-      store(o.data[0] + off[0], o.dtype[0],
-            f(a, load<C>(o.data[2] + off[2], o.dtype[2]), load<C>(o.data[3] + off[3], o.dtype[3])));
-    }
-  }
+  struct Element {
+    std::int64_t out;  // the output's byte offset
+    C x, y, z;
+  };
+  stride_fold<kFlatUnroll>(
+      grid_start(), o.numel, grid_step(),
+      [&](std::int64_t i) {
+        std::int64_t off[N + 1];
+        operand_offsets<N>(o, i, off);
+        Element e{};
+        e.out = off[0];
+        e.x = load<C>(o.data[1] + off[1], o.dtype[1]);
+        if constexpr (N >= 2) e.y = load<C>(o.data[2] + off[2], o.dtype[2]);
+        if constexpr (N >= 3) e.z = load<C>(o.data[3] + off[3], o.dtype[3]);
+        return e;
+      },
+      [&](const Element& e, std::int64_t) { store(o.data[0] + e.out, o.dtype[0], apply<N>(f, e.x, e.y, e.z)); });
 }
 
 /// The element step of operand k for the flat kernel when it has dtype t: 1 when contiguous (one coalesced
@@ -150,7 +151,7 @@ void launch(const Operands& o, F f, const char* what, void* stream_v) {
     launch_kernel(flat_kernel<N, C, Out, F>, blocks, kThreads, stream, reinterpret_cast<Out*>(o.data[0]), a, b, c,
                   st[0], st[1], st[2], o.numel, f);
   } else {
-    launch_kernel(strided_kernel<N, C, F>, blocks_for(o.numel), kThreads, stream, o, f);
+    launch_kernel(strided_kernel<N, C, F>, blocks_for((o.numel + kFlatUnroll - 1) / kFlatUnroll), kThreads, stream, o, f);
   }
   check_launch(what);
 }

@@ -53,6 +53,38 @@ __device__ __forceinline__ std::int64_t grid_start() { return static_cast<std::i
 /// The step of a grid-stride loop.
 __device__ __forceinline__ std::int64_t grid_step() { return static_cast<std::int64_t>(gridDim.x) * blockDim.x; }
 
+// Note [loads in flight]
+// A memory-bound kernel reaches the bandwidth only with enough bytes requested and not yet returned:
+// bandwidth x latency, about 4.8 TB/s x 0.7 us = 3.4 MB on an H200, 25 KB per multiprocessor. A loop
+// that loads an element and then uses it keeps one load per thread in flight (the warp stalls on the
+// use before it reaches the next load): 1024-2048 resident threads of 4-byte loads make 4-8 KB per
+// multiprocessor, a fifth to a third of the bandwidth. stride_fold issues the loads of U iterations
+// before it uses any of them, so U loads per thread are in flight; it still folds the elements in the
+// plain loop's order, so results are bitwise those of the plain loop. The grid-stride elementwise
+// kernels and every row reduction's serial loop go through it.
+
+/// Loads per thread in flight for elements of type T in a reduction's loop: about 32 bytes.
+template <class T>
+inline constexpr int kLoadsInFlight = sizeof(T) >= 16 ? 2 : sizeof(T) >= 8 ? 4 : 8;
+
+/// fold(load(i), i) for i = first, first + step, ... < end, in that order, with the loads of U consecutive
+/// iterations issued before any of them is folded (Note [loads in flight]). `load` only reads memory;
+/// `fold` may write (an output element whose input it loaded: in-place elementwise ops are fine).
+template <int U, class Load, class Fold>
+__device__ __forceinline__ void stride_fold(std::int64_t first, std::int64_t end, std::int64_t step, const Load& load,
+                                            const Fold& fold) {
+  using V = decltype(load(first));
+  std::int64_t i = first;
+  for (; i + (U - 1) * step < end; i += U * step) {
+    V v[U];
+#pragma unroll
+    for (int u = 0; u < U; ++u) v[u] = load(i + u * step);
+#pragma unroll
+    for (int u = 0; u < U; ++u) fold(v[u], i + u * step);
+  }
+  for (; i < end; i += step) fold(load(i), i);
+}
+
 /// Byte offsets of operands 0..N of `o` at linear index i of its iteration shape (innermost dim last).
 template <int N>
 __device__ __forceinline__ void operand_offsets(const Operands& o, std::int64_t i, std::int64_t (&off)[N + 1]) {

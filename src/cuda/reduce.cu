@@ -121,12 +121,14 @@ __global__ void rows_kernel(const T* rows, std::int64_t n_units, std::int64_t n_
     const bool flat = lay.inner >= n_red;  // a contiguous row
     A acc = r.identity();
     bool first = true;  // Extremum has no identity: start from the first element seen
-    for (std::int64_t i = threadIdx.x; i < len; i += blockDim.x) {
-      const std::int64_t j = start + i;
-      const A v = r.load(flat ? base[j] : base[(j / lay.inner) * lay.outer_stride + j % lay.inner]);
-      acc = first ? v : r.combine(acc, v);
-      first = false;
-    }
+    stride_fold<kLoadsInFlight<T>>(
+        start + threadIdx.x, start + len, blockDim.x,
+        [&](std::int64_t j) { return flat ? base[j] : base[(j / lay.inner) * lay.outer_stride + j % lay.inner]; },
+        [&](const T& x, std::int64_t) {
+          const A v = r.load(x);
+          acc = first ? v : r.combine(acc, v);
+          first = false;
+        });
     // threads that saw nothing hold the identity; without one (max/min) they take thread 0's value,
     // which saw an element whenever len >= 1 (a repeated operand does not change a max or min)
     sh[threadIdx.x] = acc;
@@ -311,17 +313,17 @@ __global__ void norm_kernel(const T* rows, std::int64_t n_units, std::int64_t n_
     const T* r = rows + row * n_red + c * chunk;
     const std::int64_t len = chunk < n_red - c * chunk ? chunk : n_red - c * chunk;
     double acc = identity;
-    for (std::int64_t i = threadIdx.x; i < len; i += blockDim.x) {
-      const T v = r[i];
-      double m;
-      switch (kind) {
-        case kNorm0: m = convert<bool>(v) ? 1.0 : 0.0; break;
-        case kNorm2: m = abs2_d(v); break;
-        case kNormP: m = ::pow(abs_d(v), p); break;
-        default: m = abs_d(v); break;
-      }
-      acc = combine(acc, m);
-    }
+    stride_fold<kLoadsInFlight<T>>(threadIdx.x, len, blockDim.x, [&](std::int64_t i) { return r[i]; },
+                                   [&](const T& v, std::int64_t) {
+                                     double m;
+                                     switch (kind) {
+                                       case kNorm0: m = convert<bool>(v) ? 1.0 : 0.0; break;
+                                       case kNorm2: m = abs2_d(v); break;
+                                       case kNormP: m = ::pow(abs_d(v), p); break;
+                                       default: m = abs_d(v); break;
+                                     }
+                                     acc = combine(acc, m);
+                                   });
     const double total = block_reduce(acc, scratch, combine);
     if (threadIdx.x == 0) {
       if (partial) partial[unit] = total;
@@ -383,11 +385,13 @@ __global__ void var_kernel(const T* rows, std::int64_t n_units, std::int64_t n_r
     const std::int64_t row = unit / splits, c = unit - row * splits;
     const T* r = rows + row * n_red + c * chunk;
     const std::int64_t len = chunk < n_red - c * chunk ? chunk : n_red - c * chunk;
+    auto read = [r](std::int64_t i) { return r[i]; };
     W s = W(0);
-    for (std::int64_t i = threadIdx.x; i < len; i += blockDim.x) s += convert<W>(r[i]);
+    stride_fold<kLoadsInFlight<T>>(threadIdx.x, len, blockDim.x, read, [&](const T& v, std::int64_t) { s += convert<W>(v); });
     const W mean = block_reduce(s, scratch, add_w) / static_cast<double>(len);  // 0/0: NaN, as on the CPU
     double q = 0;
-    for (std::int64_t i = threadIdx.x; i < len; i += blockDim.x) q += abs2_d(convert<W>(r[i]) - mean);
+    stride_fold<kLoadsInFlight<T>>(threadIdx.x, len, blockDim.x, read,
+                                   [&](const T& v, std::int64_t) { q += abs2_d(convert<W>(v) - mean); });
     const double m2 = block_reduce(q, scratch, add_d);
     if (threadIdx.x == 0) {
       if (partial) partial[unit] = VarPartial<W>{mean, m2, static_cast<double>(len)};
@@ -435,12 +439,15 @@ __global__ void lse_kernel(const T* rows, std::int64_t n_units, std::int64_t n_r
     const std::int64_t row = unit / splits, c = unit - row * splits;
     const T* r = rows + row * n_red + c * chunk;
     const std::int64_t len = chunk < n_red - c * chunk ? chunk : n_red - c * chunk;
+    auto read = [r](std::int64_t i) { return r[i]; };
     double m = -::cuda::std::numeric_limits<double>::infinity();
-    for (std::int64_t i = threadIdx.x; i < len; i += blockDim.x) m = nan_max_d(m, real_d(r[i]));
+    stride_fold<kLoadsInFlight<T>>(threadIdx.x, len, blockDim.x, read,
+                                   [&](const T& v, std::int64_t) { m = nan_max_d(m, real_d(v)); });
     m = block_reduce(m, scratch, max_d);
     const double shift = lse_shift(m);
     W s = W(0);
-    for (std::int64_t i = threadIdx.x; i < len; i += blockDim.x) s += exp_w(convert<W>(r[i]) - W(shift));
+    stride_fold<kLoadsInFlight<T>>(threadIdx.x, len, blockDim.x, read,
+                                   [&](const T& v, std::int64_t) { s += exp_w(convert<W>(v) - W(shift)); });
     const W total = block_reduce(s, scratch, add_w);
     if (threadIdx.x == 0) {
       if (partial) partial[unit] = LsePartial<W>{total, m};
@@ -525,10 +532,10 @@ __global__ void arg_kernel(const T* rows, std::int64_t n_units, std::int64_t n_r
     const std::int64_t end = first + chunk < n_red ? first + chunk : n_red;
     T best = T();
     std::int64_t bi = -1;
-    for (std::int64_t i = first + threadIdx.x; i < end; i += blockDim.x) {
-      const T v = r[i];
-      if (takes_over<T, Max>(v, i, best, bi)) best = v, bi = i;
-    }
+    stride_fold<kLoadsInFlight<T>>(first + threadIdx.x, end, blockDim.x, [&](std::int64_t i) { return r[i]; },
+                                   [&](const T& v, std::int64_t i) {
+                                     if (takes_over<T, Max>(v, i, best, bi)) best = v, bi = i;
+                                   });
     arg_block<T, Max>(best, bi, shv, shi);
     if (threadIdx.x == 0) {
       if (pidx) {
