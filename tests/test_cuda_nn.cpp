@@ -161,6 +161,20 @@ DEVICE_CASE("cuda nn: spectral_mix and its gradients agree with the CPU") {
     CHECK(rel_diff(x.gpu.grad(), x.cpu.grad()) <= tol(dt));
     CHECK(rel_diff(w.gpu.grad(), w.cpu.grad()) <= tol(dt));
   }
+  for (Dtype dt : {complex64, complex128}) {
+    // several register tiles (Note [cuda conv kernels]: 8 batches x 16 output channels x 32 modes per block)
+    // with partial ones along every axis: B 19, O 37, K 75; x transposed (strides over its first two dims)
+    CAPTURE(dt);
+    Pair x = leaf_pair(dev, {5, 19, 3, 25}, dt), w = leaf_pair(dev, {5, 37, 3, 25}, dt);
+    const Tensor yc = F::spectral_mix(x.cpu.transpose(0, 1), w.cpu);
+    const Tensor yg = F::spectral_mix(x.gpu.transpose(0, 1), w.gpu);
+    CHECK(rel_diff(yg, yc) <= tol(dt));
+    const Tensor go = sample(yc.shape(), dt);
+    yc.backward(go);
+    yg.backward(go.to(dev));
+    CHECK(rel_diff(x.gpu.grad(), x.cpu.grad()) <= tol(dt));
+    CHECK(rel_diff(w.gpu.grad(), w.cpu.grad()) <= tol(dt));
+  }
   {
     // grads of grads: the gradients are spectral_mix with conjugation flags on transposed operands, whose
     // own gradients flip the flags again; every flag combination runs on the device

@@ -11,17 +11,21 @@
 // fold (rows in kernel-tap order).
 //
 // Spectral mix: out[b,o,k] = sum_i op(x)[b,i,k] op(w)[i,o,k] (op conjugating or not) on (B, I, K),
-// (I, O, K) operands with contiguous modes and any strides over their first two dims, one thread per
-// (b, o, k) with k fastest. Considered: a strided-batched complex gemm over the K
-// modes (cublasCgemmStridedBatched), which needs x, w and the result in mode-major (K, B, I) /
-// (K, I, O) / (K, B, O) layouts, i.e. three extra permuting copies of tensors as large as the
-// operands, and then runs K tiny gemms (B x I x O = 20..32 x 32..64 x 32..64) well below the sizes
-// cuBLAS tiles well. At FNO shapes the contraction does ~1-4 complex multiply-adds per loaded byte
-// and the operands (a few MB) sit in L2, so the direct kernel, which reads the spectra in the
-// layout rfftn and narrow/cat produce (modes contiguous, coalesced over k), does the work in one
-// pass with no permutes; the forward and both gradients (grad_x = mix(g, conj(w)^T), grad_w =
-// mix(conj(x)^T, g), see src/nn/spectral_mix.cpp) are the same kernel on transposed operands, read
-// through strides and conjugated as they are read: no conj or transposing copies.
+// (I, O, K) operands with contiguous modes and any strides over their first two dims. Per mode k it is
+// a small product (B x I) @ (I x O), 20..32 x 32..64 x 32..64 at FNO shapes. Considered: a
+// strided-batched complex gemm over the K modes (cublasCgemmStridedBatched), which needs x, w and the
+// result in mode-major (K, B, I) / (K, I, O) / (K, B, O) layouts, i.e. three extra permuting copies of
+// tensors as large as the operands, and then runs K tiny gemms well below the sizes cuBLAS tiles well.
+// The direct kernel reads the spectra in the layout rfftn and narrow/cat produce (modes contiguous,
+// coalesced over k) in one pass with no permutes; the forward and both gradients (grad_x = mix(g,
+// conj(w)^T), grad_w = mix(conj(x)^T, g), see src/nn/spectral_mix.cpp) are the same kernel on
+// transposed operands, read through strides and conjugated as they are read: no conj or transposing
+// copies. Each thread computes a 4 x 4 register tile of (b, o) outputs of one mode, so every element
+// it loads serves 4 products: one output per thread (the first version) loaded 2 elements per complex
+// multiply-add, and at the FNO-2D large shape (B 32, I = O 64, K 2048) its 67 MB of weights, more than
+// an H200's 50 MB L2, were read again from memory for every batch row. Tiles are ordered batches
+// fastest, so the blocks resident at once read each weight tile for all batch tiles while it is in L2.
+// Each output sums over i in order with the same formula as before, so results are unchanged.
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
@@ -99,25 +103,56 @@ struct alignas(2 * sizeof(R)) Cplx {
   R re, im;
 };
 
+/// The spectral mix's tiles (Note [cuda conv kernels]): each thread computes kMixB x kMixO outputs (b, o)
+/// of one mode k; a block's 256 threads are 32 modes (a warp's lanes, coalesced) times 8 (b, o) groups,
+/// 2 along b and 4 along o, so a block covers 32 modes x kMixB*2 batches x kMixO*4 output channels.
+constexpr int kMixB = 4, kMixO = 4, kMixLanes = 32, kMixGroupsB = 2, kMixGroupsO = 4;
+static_assert(kMixLanes * kMixGroupsB * kMixGroupsO == kThreads, "spectral mix tiles fill a block");
+
+/// Tiles of the spectral mix over (modes, output channels, batches), batches fastest: blocks running
+/// at once share the weights' tiles of the same modes (through L2) across all batch tiles.
+struct MixGrid {
+  std::int64_t nb, no, nk;
+};
+
 template <class R>
 __global__ void mix_kernel(const Cplx<R>* __restrict__ x, const Cplx<R>* __restrict__ w, Cplx<R>* __restrict__ out,
                            std::int64_t B, std::int64_t I, std::int64_t O, std::int64_t K, MixStrides st, R x_im,
-                           R w_im) {
-  const std::int64_t total = B * O * K;
-  const std::int64_t step = static_cast<std::int64_t>(blockDim.x) * gridDim.x;
-  for (std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += step) {
-    const std::int64_t k = idx % K, t = idx / K;
-    const std::int64_t o = t % O, b = t / O;
-    const Cplx<R>* xp = x + b * st.xb + k;
-    const Cplx<R>* wp = w + o * st.wo + k;
-    R re = 0, im = 0;
+                           R w_im, MixGrid grid) {
+  const int lane = static_cast<int>(threadIdx.x) % kMixLanes, group = static_cast<int>(threadIdx.x) / kMixLanes;
+  const std::int64_t tiles = grid.nb * grid.no * grid.nk;
+  for (std::int64_t tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    const std::int64_t bt = tile % grid.nb, rest = tile / grid.nb, ot = rest % grid.no, kt = rest / grid.no;
+    const std::int64_t k = kt * kMixLanes + lane;
+    const std::int64_t b0 = (bt * kMixGroupsB + group / kMixGroupsO) * kMixB;
+    const std::int64_t o0 = (ot * kMixGroupsO + group % kMixGroupsO) * kMixO;
+    if (k >= K || b0 >= B || o0 >= O) continue;  // no __syncthreads below: idle threads may leave
+    const int nb = static_cast<int>(B - b0 < kMixB ? B - b0 : kMixB), no = static_cast<int>(O - o0 < kMixO ? O - o0 : kMixO);
+    const Cplx<R>* xp = x + b0 * st.xb + k;
+    const Cplx<R>* wp = w + o0 * st.wo + k;
+    R re[kMixB][kMixO] = {}, im[kMixB][kMixO] = {};
     for (std::int64_t i = 0; i < I; ++i) {
-      const Cplx<R> a = xp[i * st.xi], c = wp[i * st.wi];
-      const R ai = x_im * a.im, ci = w_im * c.im;  // -1 conjugates (exact)
-      re += a.re * c.re - ai * ci;
-      im += a.re * ci + ai * c.re;
+      Cplx<R> a[kMixB], c[kMixO];
+#pragma unroll
+      for (int u = 0; u < kMixB; ++u) a[u] = u < nb ? xp[u * st.xb + i * st.xi] : Cplx<R>{0, 0};
+#pragma unroll
+      for (int v = 0; v < kMixO; ++v) c[v] = v < no ? wp[v * st.wo + i * st.wi] : Cplx<R>{0, 0};
+#pragma unroll
+      for (int u = 0; u < kMixB; ++u) {
+        const R ai = x_im * a[u].im;  // -1 conjugates (exact)
+#pragma unroll
+        for (int v = 0; v < kMixO; ++v) {
+          const R ci = w_im * c[v].im;
+          re[u][v] += a[u].re * c[v].re - ai * ci;
+          im[u][v] += a[u].re * ci + ai * c[v].re;
+        }
+      }
     }
-    out[idx] = Cplx<R>{re, im};
+#pragma unroll
+    for (int u = 0; u < kMixB; ++u)
+#pragma unroll
+      for (int v = 0; v < kMixO; ++v)
+        if (u < nb && v < no) out[((b0 + u) * O + o0 + v) * K + k] = Cplx<R>{re[u][v], im[u][v]};
   }
 }
 
@@ -201,17 +236,20 @@ void col2im(const void* cols, void* y, std::int64_t NC, const ConvGeo& g, bool i
 
 void spectral_mix(const void* x, const void* w, void* out, std::int64_t B, std::int64_t I, std::int64_t O,
                   std::int64_t K, const MixStrides& st, bool conj_x, bool conj_w, bool is_double, void* stream) {
-  const std::int64_t total = B * O * K;
-  if (total == 0) return;
+  if (B * O * K == 0) return;
   const auto s = static_cast<cudaStream_t>(stream);
+  constexpr std::int64_t tb = kMixB * kMixGroupsB, to = kMixO * kMixGroupsO;
+  const MixGrid grid{(B + tb - 1) / tb, (O + to - 1) / to, (K + kMixLanes - 1) / kMixLanes};
+  const std::int64_t tiles = grid.nb * grid.no * grid.nk;
+  const auto blocks = static_cast<unsigned>(tiles < 65535 ? tiles : 65535);
   if (is_double)
-    launch_kernel(mix_kernel<double>, blocks_for(total), kThreads, s, static_cast<const Cplx<double>*>(x),
+    launch_kernel(mix_kernel<double>, blocks, kThreads, s, static_cast<const Cplx<double>*>(x),
                   static_cast<const Cplx<double>*>(w), static_cast<Cplx<double>*>(out), B, I, O, K, st,
-                  conj_x ? -1.0 : 1.0, conj_w ? -1.0 : 1.0);
+                  conj_x ? -1.0 : 1.0, conj_w ? -1.0 : 1.0, grid);
   else
-    launch_kernel(mix_kernel<float>, blocks_for(total), kThreads, s, static_cast<const Cplx<float>*>(x),
+    launch_kernel(mix_kernel<float>, blocks, kThreads, s, static_cast<const Cplx<float>*>(x),
                   static_cast<const Cplx<float>*>(w), static_cast<Cplx<float>*>(out), B, I, O, K, st,
-                  conj_x ? -1.0f : 1.0f, conj_w ? -1.0f : 1.0f);
+                  conj_x ? -1.0f : 1.0f, conj_w ? -1.0f : 1.0f, grid);
   check_launch("spectral_mix");
 }
 
