@@ -77,7 +77,10 @@ print_summary() {
 }
 
 echo "== machine"
-nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv 2>&1 | tee "$OUTDIR/nvidia-smi.txt"
+# machine.txt: the GPU, the library path, and the SASS of a few hot kernels (stage 2b); one file, as the
+# device tool returns at most 8 files from $OUT
+MACHINE=$OUTDIR/machine.txt
+nvidia-smi --query-gpu=name,memory.total,driver_version,clocks.sm,clocks.mem --format=csv 2>&1 | tee "$MACHINE"
 command -v nvcc > /dev/null && nvcc --version | tail -1
 
 # cuBLAS/cuFFT are dlopen()ed: the toolkit's folders first, then those of the CUDA wheels beside PyTorch
@@ -116,7 +119,7 @@ else
     exit 1
   fi
 fi
-echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}" > "$OUTDIR/env.txt"
+echo "LD_LIBRARY_PATH=${LD_LIBRARY_PATH:-}" >> "$MACHINE"
 export PHASOR_TEST_DATA_DIR="$ROOT/tests/data"
 
 # runs a stage under its capped timeout: stage NAME CAP LOG COMMAND...; sets rc (124: cut by the budget)
@@ -163,6 +166,24 @@ if [[ -f "$OUTDIR/bench_cuda.json" && -z "$torch_err" ]]; then
   fi
 else
   row "fno_torch_cuda.py" "skipped (bench_cuda.json: $([[ -f "$OUTDIR/bench_cuda.json" ]] && echo yes || echo no); import torch: ${torch_err:-ok})"
+fi
+
+# the machine code of the kernels the blind changes of bench/README.md's predictions were about: are the
+# loads of a thread's stride_fold group issued before their uses (Note [loads in flight]), is spectral_mix's
+# register tile in registers (no local memory)
+echo "== 2b. SASS of hot kernels (cuobjdump, into machine.txt)"
+lib=$(ls "$BIN"/../lib/libphasor.so* "$ROOT"/build-gpu/libphasor.so* 2> /dev/null | head -1)
+if command -v cuobjdump > /dev/null && [[ -n "$lib" ]] && (($(cap 60) > 0)); then
+  sass=$(mktemp)
+  timeout "$(cap 60)" cuobjdump --dump-sass "$lib" > "$sass" 2> /dev/null
+  for k in rows_kernelIfNS1_3SumIfEEfEE flat_kernelILi2EffNS1_3AddE strided_kernelILi2EfNS1_3AddE mix_kernelIfEE; do
+    awk -v k="$k" '/Function : /{p = index($0, k) > 0} p' "$sass" > "$sass.k"
+    row "  SASS $k" "$(grep -c 'LDG' "$sass.k") LDG, $(grep -c 'STG' "$sass.k") STG, $(grep -cE 'LDL|STL' "$sass.k") local"
+    { echo "== SASS $k"; cat "$sass.k"; } >> "$MACHINE"
+  done
+  rm -f "$sass" "$sass.k"
+else
+  row "SASS" "skipped (cuobjdump: $(command -v cuobjdump > /dev/null && echo yes || echo no), library: ${lib:-none})"
 fi
 
 # each GPU test file once more in a process of its own when the whole suite failed: a crash or a sticky

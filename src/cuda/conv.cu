@@ -23,7 +23,7 @@
 // copies. Each thread computes a 4 x 4 register tile of (b, o) outputs of one mode, so every element
 // it loads serves 4 products: one output per thread (the first version) loaded 2 elements per complex
 // multiply-add, and at the FNO-2D large shape (B 32, I = O 64, K 2048) its 67 MB of weights, more than
-// an H200's 50 MB L2, were read again from memory for every batch row. Tiles are ordered batches
+// an H200's 60 MB L2, were read again from memory for every batch row. Tiles are ordered batches
 // fastest, so the blocks resident at once read each weight tile for all batch tiles while it is in L2.
 // Each output sums over i in order with the same formula as before, so results are unchanged.
 #include <cuda_runtime_api.h>
