@@ -172,7 +172,8 @@ fi
 # loads of a thread's stride_fold group issued before their uses (Note [loads in flight]), is spectral_mix's
 # register tile in registers (no local memory)
 echo "== 2b. SASS of hot kernels (cuobjdump, into machine.txt)"
-lib=$(ls "$BIN"/../lib/libphasor.so* "$ROOT"/build-gpu/libphasor.so* 2> /dev/null | head -1)
+lib=
+for f in "$BIN"/../lib/libphasor.so* "$ROOT"/build-gpu/libphasor.so*; do [[ -f "$f" && -z "$lib" ]] && lib=$f; done
 if command -v cuobjdump > /dev/null && [[ -n "$lib" ]] && (($(cap 60) > 0)); then
   sass=$(mktemp)
   timeout "$(cap 60)" cuobjdump --dump-sass "$lib" > "$sass" 2> /dev/null
