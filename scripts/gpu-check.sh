@@ -13,7 +13,8 @@
 #                                    2. the GPU benchmarks (bench_cuda) and PyTorch eager's side of
 #                                       them (bench/fno_torch_cuda.py, when torch is installed),
 #                                    3. when the suite failed, each GPU test file alone,
-#                                    4. the CUDA cases under compute-sanitizer memcheck,
+#                                    4. the CUDA cases under compute-sanitizer memcheck, then the
+#                                       reductions' under racecheck,
 #                                    all within PHASOR_GPU_BUDGET seconds (540), and prints a short table
 #                                    last. Logs go to $OUT (or build-gpu/out).
 #   PHASOR_GPU_CHECK_BIN=DIR scripts/gpu-check.sh
@@ -209,6 +210,14 @@ if command -v compute-sanitizer > /dev/null; then
        --error-exitcode 9 "$BIN/phasor_tests" -tc='*cuda*,*CUDA*' -tce='*[cpu:1]'; then
     tail -3 "$OUTDIR/memcheck.log"
     row "memcheck (cuda cases)" "$(grep -E 'ERROR SUMMARY' "$OUTDIR/memcheck.log" | tail -1) rc=$rc"
+  fi
+  # the kernels that share memory across a block's threads (reduction trees, scans, arg-extrema), for
+  # races, with what budget is left
+  if stage "racecheck (reductions)" 90 "$OUTDIR/memcheck.log.race" compute-sanitizer --tool racecheck \
+       --error-exitcode 9 "$BIN/phasor_tests" -sf='*test_cuda_reduce.cpp' -tce='*[cpu:1]'; then
+    row "racecheck (reductions)" "$(grep -E 'ERROR SUMMARY|RACECHECK SUMMARY' "$OUTDIR/memcheck.log.race" | tail -1) rc=$rc"
+    # one file for both logs: the device tool returns at most 8 files
+    { echo "== racecheck"; cat "$OUTDIR/memcheck.log.race"; } >> "$OUTDIR/memcheck.log" && rm -f "$OUTDIR/memcheck.log.race"
   fi
 else
   row "memcheck" "compute-sanitizer not found"
