@@ -114,10 +114,13 @@ __global__ void strided_kernel(Operands o, F f) {
 }
 
 /// The element step of operand k for the flat kernel when it has dtype t: 1 when contiguous (one coalesced
-/// dim of unit element stride, or no dims), 0 when one element is broadcast to all (stride 0), else -1.
+/// dim of unit element stride, no dims, or a single element whatever its strides), 0 when one element is
+/// broadcast to all (stride 0), else -1.
 std::int64_t flat_step(const Operands& o, int k, Dtype t) {
-  if (o.dtype[k] != t || o.ndim > 1) return -1;
-  if (o.ndim == 0 || o.strides[k][0] == static_cast<std::int64_t>(itemsize(t))) return 1;
+  if (o.dtype[k] != t) return -1;
+  if (o.ndim == 0 || o.numel == 1) return 1;
+  if (o.ndim > 1) return -1;
+  if (o.strides[k][0] == static_cast<std::int64_t>(itemsize(t))) return 1;
   return o.strides[k][0] == 0 ? 0 : -1;
 }
 
@@ -415,7 +418,7 @@ void fill(const Operands& o, double re, double im, void* stream_v) {
     if constexpr (is_cplx_v<T>) v = T(static_cast<real_t<T>>(re), static_cast<real_t<T>>(im));
     else if constexpr (std::is_same_v<T, bool>) v = re != 0 || im != 0;
     else v = static_cast<T>(re);
-    if (o.ndim == 1 && o.strides[0][0] == static_cast<std::int64_t>(sizeof(T)))
+    if (o.ndim == 0 || o.numel == 1 || (o.ndim == 1 && o.strides[0][0] == static_cast<std::int64_t>(sizeof(T))))
       launch_kernel(fill_flat_kernel<T>, blocks_for(o.numel), kThreads, stream, reinterpret_cast<T*>(o.data[0]),
                     o.numel, v);
     else
