@@ -40,6 +40,16 @@ Pair leaf_pair(const Device& dev, const Shape& s, Dtype dt) {
   return p;
 }
 
+/// yg (on the device) agrees with yc (the CPU's) within t; then both run backward from one random gradient
+/// and the gradients of `leaves` agree within t too.
+void agree_with_grads(const Tensor& yc, const Tensor& yg, const std::vector<const Pair*>& leaves, double t) {
+  CHECK(rel_diff(yg, yc) <= t);
+  const Tensor go = sample(yc.shape(), yc.dtype());
+  yc.backward(go);
+  yg.backward(go.to(yg.device()));
+  for (const Pair* p : leaves) CHECK(rel_diff(p->gpu.grad(), p->cpu.grad()) <= t);
+}
+
 }  // namespace
 
 DEVICE_CASE("cuda nn: conv1d/2d/3d forward and gradients agree with the CPU") {
@@ -79,13 +89,7 @@ DEVICE_CASE("cuda nn: conv1d/2d/3d forward and gradients agree with the CPU") {
       };
       const Tensor yc = run(x.cpu, w.cpu, b.cpu), yg = run(x.gpu, w.gpu, b.gpu);
       CHECK(yg.device() == dev);
-      CHECK(rel_diff(yg, yc) <= tol(dt));
-      const Tensor go = sample(yc.shape(), dt);
-      yc.backward(go);
-      yg.backward(go.to(dev));
-      CHECK(rel_diff(x.gpu.grad(), x.cpu.grad()) <= tol(dt));
-      CHECK(rel_diff(w.gpu.grad(), w.cpu.grad()) <= tol(dt));
-      if (c.bias) CHECK(rel_diff(b.gpu.grad(), b.cpu.grad()) <= tol(dt));
+      agree_with_grads(yc, yg, c.bias ? std::vector<const Pair*>{&x, &w, &b} : std::vector<const Pair*>{&x, &w}, tol(dt));
     }
   }
 }
@@ -150,30 +154,19 @@ DEVICE_CASE("cuda nn: spectral_mix and its gradients agree with the CPU") {
   manual_seed(14);
   for (Dtype dt : {complex64, complex128}) {
     CAPTURE(dt);
-    Pair x = leaf_pair(dev, {5, 4, 6, 7}, dt), w = leaf_pair(dev, {4, 3, 6, 7}, dt);
+    using View = Tensor (*)(const Tensor&);
+    // spectral_mix(vx(x), vw(w)) and its gradients into x and w on the device against the CPU's
+    auto agree = [&](const Shape& xs, const Shape& ws, View vx, View vw) {
+      Pair x = leaf_pair(dev, xs, dt), w = leaf_pair(dev, ws, dt);
+      agree_with_grads(F::spectral_mix(vx(x.cpu), vw(w.cpu)), F::spectral_mix(vx(x.gpu), vw(w.gpu)), {&x, &w}, tol(dt));
+    };
     // a strided operand (a narrowed spectrum) as SpectralConv produces
-    const Tensor yc = F::spectral_mix(x.cpu.narrow(3, 1, 5), w.cpu.narrow(3, 0, 5));
-    const Tensor yg = F::spectral_mix(x.gpu.narrow(3, 1, 5), w.gpu.narrow(3, 0, 5));
-    CHECK(rel_diff(yg, yc) <= tol(dt));
-    const Tensor go = sample(yc.shape(), dt);
-    yc.backward(go);
-    yg.backward(go.to(dev));
-    CHECK(rel_diff(x.gpu.grad(), x.cpu.grad()) <= tol(dt));
-    CHECK(rel_diff(w.gpu.grad(), w.cpu.grad()) <= tol(dt));
-  }
-  for (Dtype dt : {complex64, complex128}) {
+    agree({5, 4, 6, 7}, {4, 3, 6, 7}, [](const Tensor& t) { return t.narrow(3, 1, 5); },
+          [](const Tensor& t) { return t.narrow(3, 0, 5); });
     // several register tiles (Note [cuda conv kernels]: 8 batches x 16 output channels x 32 modes per block)
     // with partial ones along every axis: B 19, O 37, K 75; x transposed (strides over its first two dims)
-    CAPTURE(dt);
-    Pair x = leaf_pair(dev, {5, 19, 3, 25}, dt), w = leaf_pair(dev, {5, 37, 3, 25}, dt);
-    const Tensor yc = F::spectral_mix(x.cpu.transpose(0, 1), w.cpu);
-    const Tensor yg = F::spectral_mix(x.gpu.transpose(0, 1), w.gpu);
-    CHECK(rel_diff(yg, yc) <= tol(dt));
-    const Tensor go = sample(yc.shape(), dt);
-    yc.backward(go);
-    yg.backward(go.to(dev));
-    CHECK(rel_diff(x.gpu.grad(), x.cpu.grad()) <= tol(dt));
-    CHECK(rel_diff(w.gpu.grad(), w.cpu.grad()) <= tol(dt));
+    agree({5, 19, 3, 25}, {5, 37, 3, 25}, [](const Tensor& t) { return t.transpose(0, 1); },
+          [](const Tensor& t) { return t; });
   }
   {
     // grads of grads: the gradients are spectral_mix with conjugation flags on transposed operands, whose
@@ -226,11 +219,7 @@ DEVICE_CASE("cuda nn: SpectralConv 1-D and 2-D forward and backward agree with t
     Pair x = leaf_pair(dev, xs, float32);
     const Tensor yc = mc.forward(x.cpu), yg = mg.forward(x.gpu);
     CHECK(yg.device() == dev);
-    CHECK(rel_diff(yg, yc) <= 2e-5);
-    const Tensor go = sample(yc.shape(), float32);
-    yc.backward(go);
-    yg.backward(go.to(dev));
-    CHECK(rel_diff(x.gpu.grad(), x.cpu.grad()) <= 2e-5);
+    agree_with_grads(yc, yg, {&x}, 2e-5);
     const auto pc = mc.named_parameters(), pg = mg.named_parameters();
     REQUIRE(pc.size() == pg.size());
     for (std::size_t i = 0; i < pc.size(); ++i) {
@@ -522,17 +511,8 @@ DEVICE_CASE("cuda nn: layer, group and batch norm agree with the CPU") {
         p->gpu.set_grad(Tensor());
       }
       const Tensor yc = f(x.cpu, w.cpu, b.cpu, lw.cpu), yg = f(x.gpu, w.gpu, b.gpu, lw.gpu);
-      CHECK(rel_diff(yg, yc) <= 10 * tol(dt));
-      const Tensor go = sample(yc.shape(), dt);
-      yc.backward(go);
-      yg.backward(go.to(dev));
-      CHECK(rel_diff(x.gpu.grad(), x.cpu.grad()) <= 10 * tol(dt));
-      if (name == "layer_norm") {
-        CHECK(rel_diff(lw.gpu.grad(), lw.cpu.grad()) <= 10 * tol(dt));
-      } else {
-        CHECK(rel_diff(w.gpu.grad(), w.cpu.grad()) <= 10 * tol(dt));
-        CHECK(rel_diff(b.gpu.grad(), b.cpu.grad()) <= 10 * tol(dt));
-      }
+      agree_with_grads(yc, yg, name == "layer_norm" ? std::vector<const Pair*>{&x, &lw} : std::vector<const Pair*>{&x, &w, &b},
+                       10 * tol(dt));
     }
     // running statistics follow the batch on the device
     const Tensor rm0 = sample({6}, dt), rv0 = sample({6}, dt).abs();
