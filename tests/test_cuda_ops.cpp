@@ -4,11 +4,15 @@
 
 #include "cuda_test_util.hpp"
 
+#include <cstdint>
 #include <functional>
 #include <limits>
 #include <phasor/phasor.hpp>
+#include <random>
 #include <string>
 #include <vector>
+
+#include "../src/cuda/fast_div.hpp"
 
 using namespace phasor;
 using namespace cuda_test;
@@ -18,6 +22,60 @@ namespace {
 double tol(Dtype dt) { return dt == Dtype::Float32 || dt == Dtype::Complex64 ? 2e-5 : 1e-12; }
 
 }  // namespace
+
+TEST_CASE("cuda ops: FastDiv divides like / for every divisor to 4096 and random ones to 2^31 - 1") {
+  // Note [fast index division]: numerators below 2^31; their edges are 0, multiples of d and their
+  // neighbours, and 2^31 - 1
+  constexpr std::uint32_t kTop = (std::uint32_t{1} << 31) - 1;
+  std::mt19937_64 rng(7);
+  auto check = [&](std::uint32_t d) {
+    const cuda::FastDiv f(d);
+    std::vector<std::uint32_t> ns = {0, 1, d - 1, d, d + 1, 2 * d - 1, 2 * d, kTop, kTop - 1, kTop / d * d,
+                                     kTop / d * d - 1};
+    for (int i = 0; i < 64; ++i) ns.push_back(static_cast<std::uint32_t>(rng() % (std::uint64_t{kTop} + 1)));
+    for (int i = 0; i < 16; ++i) ns.push_back(static_cast<std::uint32_t>(rng() % 4096));
+    int bad = 0;
+    for (std::uint32_t n : ns)
+      if (n <= kTop && f.div(n) != n / d) ++bad;
+    if (bad) FAIL_CHECK("FastDiv(" << d << ") is wrong for " << bad << " numerators");
+  };
+  for (std::uint32_t d = 1; d <= 4096; ++d) check(d);
+  for (int i = 0; i < 20000; ++i) check(static_cast<std::uint32_t>(1 + rng() % kTop));
+  for (int s = 12; s < 31; ++s)  // powers of two and their neighbours
+    for (std::uint32_t d : {(std::uint32_t{1} << s) - 1, std::uint32_t{1} << s, (std::uint32_t{1} << s) + 1}) check(d);
+  check(kTop);
+}
+
+// Tensors below 2^31 elements take 32-bit index math (Note [fast index division]); the 64-bit paths serve
+// larger ones, too large to test on every device, so this case lowers the limit and runs them.
+DEVICE_CASE("cuda ops: strided kernels, index kernels and gapped reductions agree with 64-bit index math too") {
+  manual_seed(40);
+  const Tensor a = sample({6, 1, 7, 5}, float32), b = sample({4, 1, 5}, float64);  // broadcast to (6, 4, 7, 5)
+  const Tensor c = sample({6, 4, 7, 5}, float32) > 0.0;
+  const Tensor idx = from_vector(std::vector<std::int64_t>{3, 0, 6, 6, 1});
+  const Tensor z = sample({9, 13, 11}, float64);
+  struct Limit {  // restores the limit however the case ends
+    std::int64_t before;
+    explicit Limit(std::int64_t l) : before(cuda::set_fast_div_limit(l)) {}
+    ~Limit() { cuda::set_fast_div_limit(before); }
+  };
+  for (std::int64_t limit : {std::int64_t{0}, std::int64_t{1} << 31}) {
+    CAPTURE(limit);
+    const Limit scope(limit);
+    const Tensor ag = a.to(dev), bg = b.to(dev), zg = z.to(dev);
+    CHECK(rel_diff(ag + bg, a + b) <= 1e-6);                                                     // strided binary, mixed dtypes
+    CHECK(rel_diff(where(c.to(dev), ag, bg), where(c, a, b)) <= 1e-6);                           // where
+    CHECK(rel_diff(ag.permute({2, 0, 3, 1}).contiguous(), a.permute({2, 0, 3, 1}).contiguous()) == 0);  // strided copy
+    CHECK(rel_diff(zg.transpose(0, 2).exp(), z.transpose(0, 2).exp()) <= 1e-12);                 // strided unary
+    Tensor fg = zeros({9, 13, 11}, float64, dev), fc = zeros({9, 13, 11}, float64);
+    fg.transpose(0, 1).narrow(0, 2, 5).fill_(3.0);
+    fc.transpose(0, 1).narrow(0, 2, 5).fill_(3.0);
+    CHECK(rel_diff(fg, fc) == 0);                                                                // strided fill
+    CHECK(rel_diff(index_select(zg, 1, idx.to(dev)), index_select(z, 1, idx)) == 0);              // gather
+    CHECK(rel_diff(zg.sum({0, 2}), z.sum({0, 2})) <= 1e-12);                                      // gapped rows
+    CHECK(rel_diff(zg.amax({0, 2}), z.amax({0, 2})) == 0);
+  }
+}
 
 DEVICE_CASE("cuda ops: unary ops agree with the CPU") {
   manual_seed(1);

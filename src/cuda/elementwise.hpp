@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 
+#include "cuda/fast_div.hpp"
 #include "phasor/dtype.hpp"
 
 namespace phasor::cuda {
@@ -33,6 +34,8 @@ struct Operands {
   Dtype dtype[kMaxOperands] = {};                     ///< element type of each operand
   std::int64_t sizes[kMaxDims] = {};                  ///< the common (broadcast) shape
   std::int64_t strides[kMaxOperands][kMaxDims] = {};  ///< byte strides per operand and dim (0: broadcast)
+  bool index32 = false;                               ///< numel < 2^31: indices divide by div (Note [fast index division])
+  FastDiv div[kMaxDims];                              ///< division by sizes[d] (d >= 1) when index32
 };
 
 /// out = op(in) elementwise on `stream` (a cudaStream_t), computed in `compute` dtype; `params` are the

@@ -85,11 +85,26 @@ __device__ __forceinline__ void stride_fold(std::int64_t first, std::int64_t end
   for (; i < end; i += step) fold(load(i), i);
 }
 
-/// Byte offsets of operands 0..N of `o` at linear index i of its iteration shape (innermost dim last).
+/// Byte offsets of operands 0..N of `o` at linear index i of its iteration shape (innermost dim last); with
+/// 32-bit indices by multiplications (Note [fast index division]).
 template <int N>
 __device__ __forceinline__ void operand_offsets(const Operands& o, std::int64_t i, std::int64_t (&off)[N + 1]) {
 #pragma unroll
   for (int k = 0; k <= N; ++k) off[k] = 0;
+  if (o.index32) {
+    auto r = static_cast<std::uint32_t>(i);
+    for (int d = o.ndim - 1; d >= 1; --d) {
+      const std::uint32_t q = o.div[d].div(r), id = r - q * static_cast<std::uint32_t>(o.sizes[d]);
+      r = q;
+#pragma unroll
+      for (int k = 0; k <= N; ++k) off[k] += static_cast<std::int64_t>(id) * o.strides[k][d];
+    }
+    if (o.ndim > 0) {
+#pragma unroll
+      for (int k = 0; k <= N; ++k) off[k] += static_cast<std::int64_t>(r) * o.strides[k][0];
+    }
+    return;
+  }
   for (int d = o.ndim - 1; d >= 1; --d) {
     const std::int64_t sz = o.sizes[d], q = i / sz, id = i - q * sz;
     i = q;

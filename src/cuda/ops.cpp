@@ -3,6 +3,7 @@
 #include "cuda/ops.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 #include <string>
 #include <tuple>
@@ -13,11 +14,26 @@
 #include "phasor/autodiff.hpp"
 
 #include "cuda/backend.hpp"
+#include "cuda/fast_div.hpp"
 
 #if PHASOR_WITH_CUDA
 #include "cuda/launch.hpp"
 #include "cuda/reduce.hpp"
 #endif
+
+namespace phasor::cuda {
+
+namespace {
+std::atomic<std::int64_t> g_fast_div_limit{std::int64_t{1} << 31};
+}  // namespace
+
+bool fits_fast_div(std::int64_t n) { return n < g_fast_div_limit.load(std::memory_order_relaxed); }
+
+std::int64_t set_fast_div_limit(std::int64_t limit) {
+  return g_fast_div_limit.exchange(std::min(limit, std::int64_t{1} << 31));
+}
+
+}  // namespace phasor::cuda
 
 namespace phasor::cuda::detail {
 
@@ -47,6 +63,9 @@ Operands operands(std::initializer_list<const Tensor*> ts, const Shape& shape, c
     ++k;
   }
   for (int d = 0; d < loop.nd; ++d) o.sizes[d] = loop.shape[static_cast<std::size_t>(d)];
+  o.index32 = o.numel > 0 && fits_fast_div(o.numel);
+  if (o.index32)
+    for (int d = 1; d < loop.nd; ++d) o.div[d] = FastDiv(o.sizes[d]);  // every size is >= 1 when numel > 0
   return o;
 }
 
