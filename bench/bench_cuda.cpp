@@ -251,8 +251,13 @@ GUARDED_BENCHMARK(BM_host_overhead_add_grad)->Unit(benchmark::kMicrosecond);
 /// counts on the GPU: capturable) replayed from a cuda::Graph captured after two eager steps (Note [CUDA
 /// graphs]).
 void run_fno(benchmark::State& state, const ph::nn::FNOOptions& opt, const ph::Shape& xs, const ph::Shape& ys,
-             bool graphed = false) {
+             bool graphed = false,
+             ph::nn::functional::TruncatedTransform transform = ph::nn::functional::TruncatedTransform::automatic) {
   if (!ph::cuda::is_available()) return state.SkipWithError("no CUDA device");
+  struct Choice {  // the truncated transforms' path for this row only
+    ph::nn::functional::TruncatedTransform before;
+    ~Choice() { ph::nn::functional::set_truncated_transform(before); }
+  } choice{ph::nn::functional::set_truncated_transform(transform)};
   ph::manual_seed(0);
   ph::nn::FNO model(opt);
   model.to(kDev);
@@ -310,11 +315,44 @@ void BM_FNO2d_step_cuda_graph(benchmark::State& state) {
               .projection_channels(128),
           {20, 3, 64, 64}, {20, 1, 64, 64}, true);
 }
+// the same steps with the truncated transforms forced down the other path (automatic: matrix products
+// for the small models' dims; for the large one along the last dim only, its 2m = 64 of 256 rows along
+// the other taking an FFT): which wins on this GPU
+constexpr auto kByFft = ph::nn::functional::TruncatedTransform::fft;
+constexpr auto kByMatrix = ph::nn::functional::TruncatedTransform::matrix;
+void BM_FNO1d_step_cuda_fft(benchmark::State& state) {
+  run_fno(state,
+          ph::nn::FNOOptions().in_channels(1).out_channels(1).hidden_channels(64).modes({16}).n_layers(4)
+              .projection_channels(128),
+          {20, 1, 1024}, {20, 1, 1024}, false, kByFft);
+}
+void BM_FNO2d_step_cuda_fft(benchmark::State& state) {
+  run_fno(state,
+          ph::nn::FNOOptions().in_channels(3).out_channels(1).hidden_channels(32).modes({12, 12}).n_layers(4)
+              .projection_channels(128),
+          {20, 3, 64, 64}, {20, 1, 64, 64}, false, kByFft);
+}
+void BM_FNO2d_large_step_cuda_fft(benchmark::State& state) {
+  run_fno(state,
+          ph::nn::FNOOptions().in_channels(3).out_channels(1).hidden_channels(64).modes({32, 32}).n_layers(4)
+              .projection_channels(128),
+          {32, 3, 256, 256}, {32, 1, 256, 256}, false, kByFft);
+}
+void BM_FNO2d_large_step_cuda_matrix(benchmark::State& state) {
+  run_fno(state,
+          ph::nn::FNOOptions().in_channels(3).out_channels(1).hidden_channels(64).modes({32, 32}).n_layers(4)
+              .projection_channels(128),
+          {32, 3, 256, 256}, {32, 1, 256, 256}, false, kByMatrix);
+}
 GUARDED_BENCHMARK(BM_FNO1d_step_cuda)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_FNO2d_step_cuda)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_FNO2d_large_step_cuda)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_FNO1d_step_cuda_graph)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_FNO2d_step_cuda_graph)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_FNO1d_step_cuda_fft)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_FNO2d_step_cuda_fft)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_FNO2d_large_step_cuda_fft)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_FNO2d_large_step_cuda_matrix)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 // ---- where a step's GPU time goes ----------------------------------------------------------------------------
 /// Bytes of the defined tensors in `ts` (their elements, as the op reads or writes them).

@@ -137,14 +137,20 @@ def table(torch_res, path):
     for b in ("BM_host_overhead_add", "BM_host_overhead_add_grad"):
         if b in med:
             print("| %s | %.2f us/op | | | < 5 us |" % (b[3:], med[b]["us_per_op"]))
+    variant = {"_graph": " graph", "_fft": " (transforms: FFT)", "_matrix": " (transforms: matrix)"}
     for name, key, target in [("1d", "BM_FNO1d_step_cuda", "< torch"), ("2d", "BM_FNO2d_step_cuda", "< torch"),
                               ("2d_large", "BM_FNO2d_large_step_cuda", "<= 0.8 x torch, peak <= torch"),
                               ("1d", "BM_FNO1d_step_cuda_graph", "(whole step in a CUDA graph)"),
-                              ("2d", "BM_FNO2d_step_cuda_graph", "(whole step in a CUDA graph)")]:
+                              ("2d", "BM_FNO2d_step_cuda_graph", "(whole step in a CUDA graph)"),
+                              ("1d", "BM_FNO1d_step_cuda_fft", "(which path wins here)"),
+                              ("2d", "BM_FNO2d_step_cuda_fft", "(which path wins here)"),
+                              ("2d_large", "BM_FNO2d_large_step_cuda_fft", "(which path wins here)"),
+                              ("2d_large", "BM_FNO2d_large_step_cuda_matrix", "(which path wins here)")]:
         if key in med:
             t = torch_res.get("FNO " + name)
+            suffix = next((v for k, v in variant.items() if key.endswith(k)), "")
             print("| FNO %s step%s | %.2f ms, peak %.2f GiB | %s | %s | %s |" % (
-                name, " graph" if key.endswith("_graph") else "", ms(med[key]), med[key]["peak_gib"], "%.2f ms, peak %.2f GiB" % (t["ms"], t["peak"]) if t else "n/a",
+                name, suffix, ms(med[key]), med[key]["peak_gib"], "%.2f ms, peak %.2f GiB" % (t["ms"], t["peak"]) if t else "n/a",
                 "%.2f" % (ms(med[key]) / t["ms"]) if t else "n/a", target))
 
 

@@ -298,6 +298,37 @@ TEST_CASE("SpectralConv: both last-dim kernels (matrix product for few modes, FF
   CHECK(((y32.to(float64) - y64).abs().max().item<double>()) <= 2e-6 * y64.abs().max().item<double>());
 }
 
+TEST_CASE("SpectralConv: set_truncated_transform forces the matrix products or the FFTs, and both equal direct DFT sums") {
+  using nn::functional::TruncatedTransform;
+  struct Restore {  // the default choice back however the case ends
+    ~Restore() { nn::functional::set_truncated_transform(TruncatedTransform::automatic); }
+  } restore;
+  CHECK(nn::functional::truncated_transform() == TruncatedTransform::automatic);
+  for (TruncatedTransform t : {TruncatedTransform::fft, TruncatedTransform::matrix}) {
+    CAPTURE(static_cast<int>(t));
+    CHECK(nn::functional::set_truncated_transform(t) == TruncatedTransform::automatic);
+    CHECK(nn::functional::truncated_transform() == t);
+    CHECK(nn::detail::use_dft_matrix(256, 32) == (t == TruncatedTransform::matrix));
+    CHECK(nn::detail::use_dft_matrix(130, 60) == (t == TruncatedTransform::matrix));  // past the automatic rule
+    CHECK_FALSE(nn::detail::use_dft_matrix(1 << 20, 8));                               // the matrix would be 64 MiB
+    check_against_naive({8}, {5}, std::nullopt);                  // Nyquist kept
+    check_against_naive({7}, {4}, Shape{13});                     // odd, all modes, super-resolution
+    check_against_naive({130}, {60}, std::nullopt, fft::Norm::backward);
+    check_against_naive({6, 8}, {2, 3}, Shape{9, 12});            // both dims
+    check_against_naive({4, 6}, {2, 4}, std::nullopt, fft::Norm::ortho);  // 2m == n and Nyquist kept
+    check_against_naive({4, 5, 6}, {2, 2, 3}, std::nullopt);
+    Tensor x = randn({1, 2, 6, 8}, float64).requires_grad_();
+    Tensor w = randn(wshape(2, 1, {2, 3}), complex128).requires_grad_();
+    CHECK(autodiff::gradcheck(
+        [](const G& in) { return nn::functional::spectral_conv(in[0], in[1], Tensor(), {2, 3}); }, G{x, w}));
+    nn::functional::set_truncated_transform(TruncatedTransform::automatic);
+  }
+  // a choice outside the enum is refused and changes nothing
+  CHECK_THROWS_WITH_AS(nn::functional::set_truncated_transform(static_cast<TruncatedTransform>(7)),
+                       doctest::Contains("[set_truncated_transform] unknown choice 7"), Error);
+  CHECK(nn::functional::truncated_transform() == TruncatedTransform::automatic);
+}
+
 TEST_CASE("SpectralConv output is real-consistent: DFT of the output has the mixed modes") {
   // with no Hermitian conflict (interior modes only), rfftn(y) restricted to the kept modes
   // equals the mixed spectrum and everything else is zero

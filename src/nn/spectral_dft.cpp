@@ -22,6 +22,7 @@
 // direction, scale, weight, dtype) and per device (CUDA tensors take the same products through cuBLAS).
 #include "nn/spectral_dft.hpp"
 
+#include <atomic>
 #include <cmath>
 #include <complex>
 #include <cstdio>
@@ -39,6 +40,7 @@
 #include "linalg/cublas_gemm.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/error.hpp"
+#include "phasor/nn/spectral.hpp"
 
 namespace phasor::nn::detail {
 
@@ -149,7 +151,16 @@ void gemm_on(const char* op, Dtype dt, Device device, std::int64_t rows, std::in
 
 }  // namespace
 
+namespace {
+std::atomic<functional::TruncatedTransform> g_transform{functional::TruncatedTransform::automatic};
+}  // namespace
+
 bool use_dft_matrix(std::int64_t n, std::int64_t m) {
+  switch (g_transform.load(std::memory_order_relaxed)) {
+    case functional::TruncatedTransform::fft: return false;
+    case functional::TruncatedTransform::matrix: return 2 * m * n <= (std::int64_t{1} << 23);  // under 32 MiB
+    case functional::TruncatedTransform::automatic: break;
+  }
   // Measured (bench/README.md "FNO", spectral conv forward + backward, 1 thread, 2^20 values):
   // the product wins up to m = 48 at every n from 32 to 4096 (2-3x at m <= 16, n >= 256) and up
   // to m = 64 from n = 1024; beyond that the FFT's n log n wins. n is capped so the cached
@@ -206,3 +217,15 @@ Tensor cdft_along(const Tensor& x, std::int64_t dim, std::int64_t m, std::int64_
 }
 
 }  // namespace phasor::nn::detail
+
+namespace phasor::nn::functional {
+
+TruncatedTransform set_truncated_transform(TruncatedTransform t) {
+  if (t != TruncatedTransform::automatic && t != TruncatedTransform::matrix && t != TruncatedTransform::fft)
+    throw Error("set_truncated_transform", "unknown choice " + std::to_string(static_cast<int>(t)));
+  return detail::g_transform.exchange(t);
+}
+
+TruncatedTransform truncated_transform() { return detail::g_transform.load(); }
+
+}  // namespace phasor::nn::functional

@@ -43,6 +43,18 @@ namespace functional {
 /// (a permuted view of a (*M, B, O) buffer).
 Tensor spectral_mix(const Tensor& x, const Tensor& w);
 
+/// How spectral convolutions compute their truncated transforms: a dim keeping few of its modes can be a
+/// product with the matrix of the kept DFT rows instead of an FFT followed by a cut (and a zero fill
+/// followed by an inverse FFT). `automatic` picks per dim by a rule measured on CPUs (up to 48 kept bins;
+/// 64 from n = 1024; n <= 65536); `matrix` takes the product wherever the matrix stays under 32 MiB
+/// (2m n <= 2^23); `fft` never does. Every choice computes the same operator (up to rounding).
+enum class TruncatedTransform { automatic, matrix, fft };
+/// Sets how every spectral convolution computes its truncated transforms from now on (all threads, also
+/// the backward of graphs recorded before); returns the previous choice.
+TruncatedTransform set_truncated_transform(TruncatedTransform t);
+/// The current choice (default `automatic`).
+TruncatedTransform truncated_transform();
+
 /// Spectral convolution (Note [SpectralConv convention]): x (B, in, *spatial) real, weight
 /// (in, out, 2m_1, ..., m_d) complex, bias (out) or undefined; `out_shape` (d sizes) defaults to
 /// the input's spatial shape. `op` names the caller in error messages.
