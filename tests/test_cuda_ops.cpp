@@ -48,7 +48,7 @@ TEST_CASE("cuda ops: FastDiv divides like / for every divisor to 4096 and random
 
 // Tensors below 2^31 elements take 32-bit index math (Note [fast index division]); the 64-bit paths serve
 // larger ones, too large to test on every device, so this case lowers the limit and runs them.
-DEVICE_CASE("cuda ops: strided kernels, index kernels and gapped reductions agree with 64-bit index math too") {
+DEVICE_CASE("cuda ops: strided, index, gapped-reduction and im2col/col2im kernels agree with 64-bit index math too") {
   manual_seed(40);
   const Tensor a = sample({6, 1, 7, 5}, float32), b = sample({4, 1, 5}, float64);  // broadcast to (6, 4, 7, 5)
   const Tensor c = sample({6, 4, 7, 5}, float32) > 0.0;
@@ -74,6 +74,16 @@ DEVICE_CASE("cuda ops: strided kernels, index kernels and gapped reductions agre
     CHECK(rel_diff(index_select(zg, 1, idx.to(dev)), index_select(z, 1, idx)) == 0);              // gather
     CHECK(rel_diff(zg.sum({0, 2}), z.sum({0, 2})) <= 1e-12);                                      // gapped rows
     CHECK(rel_diff(zg.amax({0, 2}), z.amax({0, 2})) == 0);
+    // im2col (the forward) and col2im (the input's gradient) of a strided, dilated, padded convolution
+    Tensor xc = sample({2, 3, 9, 8}, float64).requires_grad_(), xg = xc.detach().to(dev).requires_grad_();
+    const Tensor w = sample({4, 3, 3, 2}, float64);
+    const Tensor yc = nn::functional::conv2d(xc, w, Tensor(), {2, 1}, {1, 2}, {1, 2});
+    const Tensor yg = nn::functional::conv2d(xg, w.to(dev), Tensor(), {2, 1}, {1, 2}, {1, 2});
+    CHECK(rel_diff(yg, yc) <= 1e-12);
+    const Tensor go = sample(yc.shape(), float64);
+    yc.backward(go);
+    yg.backward(go.to(dev));
+    CHECK(rel_diff(xg.grad(), xc.grad()) <= 1e-12);
   }
 }
 

@@ -32,6 +32,7 @@
 #include <cstdint>
 #include <string>
 
+#include "cuda/fast_div.hpp"
 #include "cuda/launch.cuh"
 #include "cuda/nn_kernels.hpp"
 #include "phasor/error.hpp"
@@ -39,22 +40,48 @@
 namespace phasor::cuda {
 namespace {
 
+/// The divisors of a convolution's index arithmetic (Note [fast index division]): the geometry's sizes
+/// per dim and the flat extents of im2col's and col2im's loops.
+struct ConvDivs {
+  Divisor in[kMaxConvDims], out[kMaxConvDims], kernel[kMaxConvDims], stride[kMaxConvDims];
+  Divisor L, K, P, comps;
+};
 
-
+/// The divisors for g and a loop of `total` elements: 32-bit ones when total and every size fit.
+ConvDivs conv_divs(const ConvGeo& g, std::int64_t K, std::int64_t L, std::int64_t P, std::int64_t comps,
+                   std::int64_t total) {
+  bool fast = fits_fast_div(total) && fits_fast_div(K * L) && fits_fast_div(P * comps);
+  for (int d = 0; d < g.nd; ++d)
+    fast = fast && fits_fast_div(g.in[d] + g.pad[d] + 1) && fits_fast_div(g.kernel[d] * g.dilation[d]) &&
+           fits_fast_div(g.stride[d]);
+  ConvDivs v;
+  for (int d = 0; d < g.nd; ++d) {
+    v.in[d] = Divisor(g.in[d], fast);
+    v.out[d] = Divisor(g.out[d], fast);
+    v.kernel[d] = Divisor(g.kernel[d], fast);
+    v.stride[d] = Divisor(g.stride[d], fast);
+  }
+  v.L = Divisor(L, fast);
+  v.K = Divisor(K, fast);
+  v.P = Divisor(P, fast);
+  v.comps = Divisor(comps, fast);
+  return v;
+}
 
 template <class E>
-__global__ void im2col_kernel(const E* __restrict__ x, E* __restrict__ cols, ConvGeo g, std::int64_t K, std::int64_t L,
-                              std::int64_t P, std::int64_t total) {
+__global__ void im2col_kernel(const E* __restrict__ x, E* __restrict__ cols, ConvGeo g, ConvDivs v, std::int64_t P,
+                              std::int64_t total) {
   const std::int64_t step = static_cast<std::int64_t>(blockDim.x) * gridDim.x;
   for (std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += step) {
-    const std::int64_t o = idx % L, r = idx / L;
-    const std::int64_t kidx = r % K, nc = r / K;
+    std::int64_t o, r, kidx, nc;
+    v.L.divmod(idx, r, o);
+    v.K.divmod(r, nc, kidx);
     std::int64_t orem = o, krem = kidx, off = 0, mult = 1;
     bool inside = true;
     for (int d = g.nd - 1; d >= 0; --d) {
-      const std::int64_t od = orem % g.out[d], kd = krem % g.kernel[d];
-      orem /= g.out[d];
-      krem /= g.kernel[d];
+      std::int64_t od, kd;
+      v.out[d].divmod(orem, orem, od);
+      v.kernel[d].divmod(krem, krem, kd);
       const std::int64_t i = od * g.stride[d] + kd * g.dilation[d] - g.pad[d];
       inside = inside && i >= 0 && i < g.in[d];
       off += i * mult;
@@ -65,31 +92,40 @@ __global__ void im2col_kernel(const E* __restrict__ x, E* __restrict__ cols, Con
 }
 
 template <class R>
-__global__ void col2im_kernel(const R* __restrict__ cols, R* __restrict__ y, ConvGeo g, std::int64_t K, std::int64_t L,
-                              std::int64_t P, int comps, std::int64_t total) {
+__global__ void col2im_kernel(const R* __restrict__ cols, R* __restrict__ y, ConvGeo g, ConvDivs v, std::int64_t K,
+                              std::int64_t L, int comps, std::int64_t total) {
   const std::int64_t step = static_cast<std::int64_t>(blockDim.x) * gridDim.x;
   for (std::int64_t idx = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; idx < total; idx += step) {
-    const std::int64_t j = idx % comps, e = idx / comps;
-    const std::int64_t p = e % P, nc = e / P;
+    std::int64_t j, e, p, nc;
+    v.comps.divmod(idx, e, j);
+    v.P.divmod(e, nc, p);
+    // the dim loops run over all kMaxConvDims dims, unrolled, so pos[] stays in registers (a loop bound by
+    // g.nd indexed it at run time: a stack array)
     std::int64_t pos[kMaxConvDims] = {};
     std::int64_t prem = p;
-    for (int d = g.nd - 1; d >= 0; --d) {
-      pos[d] = prem % g.in[d];
-      prem /= g.in[d];
-    }
+#pragma unroll
+    for (int d = kMaxConvDims - 1; d >= 0; --d)
+      if (d < g.nd) v.in[d].divmod(prem, prem, pos[d]);
     R acc = R(0);
     for (std::int64_t kidx = 0; kidx < K; ++kidx) {
       std::int64_t krem = kidx, o = 0, mult = 1;
       bool hit = true;
-      for (int d = g.nd - 1; d >= 0; --d) {
-        const std::int64_t kd = krem % g.kernel[d];
-        krem /= g.kernel[d];
+#pragma unroll
+      for (int d = kMaxConvDims - 1; d >= 0; --d) {
+        if (d >= g.nd) continue;
+        std::int64_t kd, q, rest;
+        v.kernel[d].divmod(krem, krem, kd);
         const std::int64_t t = pos[d] + g.pad[d] - kd * g.dilation[d];  // = od * stride
-        if (t < 0 || t % g.stride[d] != 0 || t / g.stride[d] >= g.out[d]) {
+        if (t < 0) {
           hit = false;
           break;
         }
-        o += (t / g.stride[d]) * mult;
+        v.stride[d].divmod(t, q, rest);
+        if (rest != 0 || q >= g.out[d]) {
+          hit = false;
+          break;
+        }
+        o += q * mult;
         mult *= g.out[d];
       }
       if (hit) acc += cols[((nc * K + kidx) * L + o) * comps + j];
@@ -195,19 +231,19 @@ void im2col(const void* x, void* cols, std::int64_t NC, const ConvGeo& g, int el
   const std::int64_t total = NC * K * L;
   if (total == 0) return;
   const auto s = static_cast<cudaStream_t>(stream);
+  const ConvDivs v = conv_divs(g, K, L, P, 1, total);
   switch (elem_bytes) {
     case 4:
       launch_kernel(im2col_kernel<unsigned int>, blocks_for(total), kThreads, s, static_cast<const unsigned int*>(x),
-                    static_cast<unsigned int*>(cols), g, K, L, P, total);
+                    static_cast<unsigned int*>(cols), g, v, P, total);
       break;
     case 8:
       launch_kernel(im2col_kernel<unsigned long long>, blocks_for(total), kThreads, s,
-                    static_cast<const unsigned long long*>(x), static_cast<unsigned long long*>(cols), g, K, L, P,
-                    total);
+                    static_cast<const unsigned long long*>(x), static_cast<unsigned long long*>(cols), g, v, P, total);
       break;
     case 16:
       launch_kernel(im2col_kernel<Bytes16>, blocks_for(total), kThreads, s, static_cast<const Bytes16*>(x),
-                    static_cast<Bytes16*>(cols), g, K, L, P, total);
+                    static_cast<Bytes16*>(cols), g, v, P, total);
       break;
     default:
       throw Error("unfold", "no CUDA im2col for " + std::to_string(elem_bytes) + "-byte elements");
@@ -225,12 +261,13 @@ void col2im(const void* cols, void* y, std::int64_t NC, const ConvGeo& g, bool i
   const std::int64_t total = NC * P * comps;
   if (total == 0) return;
   const auto s = static_cast<cudaStream_t>(stream);
+  const ConvDivs v = conv_divs(g, K, L, P, comps, total);
   if (is_double)
     launch_kernel(col2im_kernel<double>, blocks_for(total), kThreads, s, static_cast<const double*>(cols),
-                  static_cast<double*>(y), g, K, L, P, comps, total);
+                  static_cast<double*>(y), g, v, K, L, comps, total);
   else
     launch_kernel(col2im_kernel<float>, blocks_for(total), kThreads, s, static_cast<const float*>(cols),
-                  static_cast<float*>(y), g, K, L, P, comps, total);
+                  static_cast<float*>(y), g, v, K, L, comps, total);
   check_launch("col2im");
 }
 

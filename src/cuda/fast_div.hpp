@@ -9,7 +9,8 @@ namespace phasor::cuda {
 
 // Note [fast index division]
 // Kernels that turn a linear index into per-dim indices (the strided elementwise kernels, gathers and
-// scatters, reductions over gapped rows) divide every element's index by the same sizes. A 64-bit
+// scatters, reductions over gapped rows, im2col and col2im) divide every element's index by the same
+// sizes; col2im divides by each dim's kernel size and stride for every tap too. A 64-bit
 // division is a subroutine of some 70 instructions on the GPU (about 20 when nvcc's check finds both
 // operands below 2^32), which puts a 3-d strided float32 op near the instructions an H200 can spend on a
 // memory-bound element (about 90 for 12 bytes moved). For numerators below 2^31 the quotient is
@@ -35,6 +36,26 @@ struct FastDiv {
   /// n / d for 0 <= n < 2^31.
   PHASOR_HOST_DEVICE std::uint32_t div(std::uint32_t n) const {
     return (static_cast<std::uint32_t>((static_cast<std::uint64_t>(n) * m) >> 32) + n) >> s;
+  }
+};
+
+/// A divisor that divides by FastDiv when the launch's indices fit 32 bits, else by `/` (a choice uniform
+/// over the launch, so the branch costs nothing).
+struct Divisor {
+  std::int64_t d = 1;  ///< the divisor
+  FastDiv f;           ///< its constants when `fast`
+  bool fast = false;   ///< numerators below 2^31: divide by f
+  Divisor() = default;
+  /// Divisor d (>= 1), by FastDiv when `use_fast` (then d < 2^31 and every numerator below 2^31).
+  Divisor(std::int64_t divisor, bool use_fast) : d(divisor), f(use_fast ? FastDiv(divisor) : FastDiv()), fast(use_fast) {}
+  /// n / d for n >= 0.
+  PHASOR_HOST_DEVICE std::int64_t div(std::int64_t n) const {
+    return fast ? static_cast<std::int64_t>(f.div(static_cast<std::uint32_t>(n))) : n / d;
+  }
+  /// n / d into q and n % d into r, for n >= 0.
+  PHASOR_HOST_DEVICE void divmod(std::int64_t n, std::int64_t& q, std::int64_t& r) const {
+    q = div(n);
+    r = n - q * d;
   }
 };
 
