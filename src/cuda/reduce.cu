@@ -98,19 +98,16 @@ struct Partials {
 
 /// Where the elements of a reduction's rows lie (Note [gapped rows]).
 struct RowLayout {
-  std::int64_t row_stride, inner, outer_stride;
-  bool index32;  ///< rows shorter than 2^31: j / inner by inner_div (Note [fast index division])
-  FastDiv inner_div;
+  std::int64_t row_stride, outer_stride;
+  Divisor inner;  ///< FastDiv for rows shorter than 2^31 (Note [fast index division])
 };
 
 /// The element of a gapped row at index j (Note [gapped rows]).
 template <class T>
 __device__ __forceinline__ const T& gapped(const T* base, std::int64_t j, const RowLayout& lay) {
-  if (lay.index32) {
-    const std::uint32_t q = lay.inner_div.div(static_cast<std::uint32_t>(j));
-    return base[q * lay.outer_stride + (static_cast<std::uint32_t>(j) - q * static_cast<std::uint32_t>(lay.inner))];
-  }
-  return base[(j / lay.inner) * lay.outer_stride + j % lay.inner];
+  std::int64_t q, r;
+  lay.inner.divmod(j, q, r);
+  return base[q * lay.outer_stride + r];
 }
 
 // Note [split rows]
@@ -130,7 +127,7 @@ __global__ void rows_kernel(const T* rows, std::int64_t n_units, std::int64_t n_
     const std::int64_t row = unit / splits, c = unit - row * splits;
     const T* base = rows + row * lay.row_stride;
     const std::int64_t start = c * chunk, len = chunk < n_red - start ? chunk : n_red - start;
-    const bool flat = lay.inner >= n_red;  // a contiguous row
+    const bool flat = lay.inner.d >= n_red;  // a contiguous row
     A acc = r.identity();
     bool first = true;  // Extremum has no identity: start from the first element seen
     stride_fold<kLoadsInFlight<T>>(
@@ -218,7 +215,7 @@ void launch(const void* rows, std::int64_t n_out, std::int64_t n_red, const RowL
                 n_out * sp.splits, n_red, sp.splits, sp.chunk, lay, p, r);
   check_launch("reduction (partials)");
   launch_kernel(rows_kernel<A, Partials<R>, O>, grid_for(n_out, 1), kThreads, s, p, n_out, sp.splits, 1, sp.splits,
-                RowLayout{sp.splits, sp.splits, 0, false, FastDiv()}, static_cast<O*>(out), Partials<R>{r});
+                RowLayout{sp.splits, 0, Divisor(sp.splits, false)}, static_cast<O*>(out), Partials<R>{r});
   check_launch("reduction");
 }
 
@@ -657,9 +654,9 @@ void with_type(Dtype t, F&& f) {
 
 bool reduce_rows(const char* op, Dtype in, const void* rows, std::int64_t n_out, std::int64_t n_red, void* out,
                  void* stream, std::int64_t inner, std::int64_t outer_stride) {
-  const bool gapped = inner > 0 && inner < n_red, index32 = gapped && fits_fast_div(n_red);
-  const RowLayout lay = gapped ? RowLayout{inner, inner, outer_stride, index32, index32 ? FastDiv(inner) : FastDiv()}
-                               : RowLayout{n_red, n_red, 0, false, FastDiv()};
+  const bool gapped = inner > 0 && inner < n_red;
+  const RowLayout lay = gapped ? RowLayout{inner, outer_stride, Divisor(inner, fits_fast_div(n_red))}
+                               : RowLayout{n_red, 0, Divisor(n_red, false)};
   bool done = false;
   with_type(in, [&](auto tag) {
     using T = decltype(tag);
