@@ -174,8 +174,12 @@ DEVICE_CASE("cuda reduce: cumsum agrees with the CPU") {
     check_op(dev, [](const Tensor& a) { return a.cumsum(0); }, y, t);
     const Tensor z = sample({3, 700, 2}, dt);  // long strided columns, few of them
     check_op(dev, [](const Tensor& a) { return cumsum(a, 1); }, z, t);
+    const Tensor u = sample({3, 45, 5}, dt);  // serial columns long enough for several loads in flight, and a tail
+    check_op(dev, [](const Tensor& a) { return cumsum(a, 1); }, u, t);
     CHECK(cumsum(x.to(dev), 0).dtype() == (dt == bool_ ? int64 : dt));
   }
+  // the gradient is the reversed running sum (serial columns here)
+  check_grad(dev, [](const Tensor& a) { return cumsum(a, 1); }, sample({3, 45, 5}, float64));
   CHECK(cumsum(zeros({0, 4}, float32, dev), 0).shape() == Shape{0, 4});
   CHECK(cumsum(zeros({4, 0}, float32, dev), 0).shape() == Shape{4, 0});
   CHECK(rel_diff(cumsum(full({}, 3.0, float64, dev), 0), full({}, 3.0, float64)) == 0);

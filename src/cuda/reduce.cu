@@ -595,12 +595,15 @@ __global__ void scan_columns_kernel(const T* x, T* y, std::int64_t outer, std::i
   const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < cols; c += step) {
     const std::int64_t base = (c / inner) * n * inner + c % inner;
+    auto at = [&](std::int64_t kk) { return base + (reverse ? n - 1 - kk : kk) * inner; };
     A acc = A(0);
-    for (std::int64_t kk = 0; kk < n; ++kk) {
-      const std::int64_t at = base + (reverse ? n - 1 - kk : kk) * inner;
-      acc = add_wrap(acc, convert<A>(x[at]));
-      y[at] = convert<T>(acc);
-    }
+    // the next loads issued before the running sum reaches them (Note [loads in flight]); each y element
+    // is written after its own x element was read, so y may be x itself
+    stride_fold<kLoadsInFlight<T>>(0, n, 1, [&](std::int64_t kk) { return x[at(kk)]; },
+                                   [&](const T& v, std::int64_t kk) {
+                                     acc = add_wrap(acc, convert<A>(v));
+                                     y[at(kk)] = convert<T>(acc);
+                                   });
   }
 }
 
