@@ -29,7 +29,8 @@ template <bool PerPosition, class F>
 __device__ __forceinline__ void each_step(const AlongDim& a, F f) {
   const std::int64_t P = a.pos.numel, total = P * a.steps;
   for (std::int64_t t = grid_start(); t < total; t += grid_step()) {
-    const std::int64_t k = t / P, p = t - k * P;
+    std::int64_t k, p;
+    a.positions.divmod(t, k, p);
     std::int64_t off[3];
     operand_offsets<2>(a.pos, p, off);
     const std::int64_t j = index_at<PerPosition>(a, off, k);

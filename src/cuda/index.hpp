@@ -24,6 +24,7 @@ struct AlongDim {
   std::int64_t step[3] = {};              ///< byte stride along the indexed dim: out, data, index
   const std::int64_t* index = nullptr;    ///< select/add: `steps` indices in [-wrap, wrap) (device memory)
   std::int64_t wrap = 0;                  ///< select/add: a negative index counts from this size
+  Divisor positions;                      ///< by pos.numel, for (position, step) pairs (Note [fast index division])
 };
 
 /// Runs `op` for elements of `dtype` (out and data share it) on `stream` (a cudaStream_t). Indices are

@@ -3,6 +3,8 @@
 // loop builder), and launches them and the random fills on the current stream.
 #include "cuda/index_ops.hpp"
 
+#include <algorithm>
+
 #include "core/tensor_impl.hpp"
 #include "cuda/backend.hpp"
 #include "phasor/creation.hpp"
@@ -35,6 +37,7 @@ void run(AlongOp op, const char* name, const Tensor& out, const Tensor& data, co
     a.pos = operands({&ov, &dv}, name);
   }
   a.steps = steps;
+  a.positions = Divisor(std::max<std::int64_t>(a.pos.numel, 1), fits_fast_div(a.pos.numel * steps));
   const auto ds = static_cast<std::size_t>(d);
   a.step[0] = out.strides()[ds] * static_cast<std::int64_t>(itemsize(out.dtype()));
   a.step[1] = data.strides()[ds] * static_cast<std::int64_t>(itemsize(data.dtype()));
