@@ -8,6 +8,7 @@
 #include <climits>
 #include <map>
 #include <string>
+#include <type_traits>
 #include <utility>
 
 #include "phasor/cuda.hpp"
@@ -74,52 +75,92 @@ cublasHandle_t handle_for(const CublasApi& api, int device, const char* op) {
   return e.h;
 }
 
+/// cuBLAS's scalar type and entry points for one element type (S, D, C, Z in cuBLAS's names).
+template <class Scalar, auto Gemm, auto Batched>
+struct Entry {
+  using S = Scalar;
+  static constexpr auto gemm = Gemm;        ///< pointer to the CublasApi member of the plain product
+  static constexpr auto batched = Batched;  ///< ... and of the strided-batched one
+};
+using SEntry = Entry<float, &CublasApi::cublasSgemm, &CublasApi::cublasSgemmStridedBatched>;
+using DEntry = Entry<double, &CublasApi::cublasDgemm, &CublasApi::cublasDgemmStridedBatched>;
+using CEntry = Entry<cuComplex, &CublasApi::cublasCgemm, &CublasApi::cublasCgemmStridedBatched>;
+using ZEntry = Entry<cuDoubleComplex, &CublasApi::cublasZgemm, &CublasApi::cublasZgemmStridedBatched>;
+
+/// 1 in cuBLAS's scalar type S (float, double, cuComplex, cuDoubleComplex).
+template <class S>
+S unit() {
+  if constexpr (std::is_arithmetic_v<S>) return S(1);
+  else return S{1, 0};
+}
+
+/// Calls f(Entry) for `dtype`'s cuBLAS entry; other dtypes throw.
+template <class F>
+void with_entry(Dtype dtype, const char* op, F&& f) {
+  switch (dtype) {
+    case Dtype::Float32: return f(SEntry{});
+    case Dtype::Float64: return f(DEntry{});
+    case Dtype::Complex64: return f(CEntry{});
+    case Dtype::Complex128: return f(ZEntry{});
+    default: throw Error(op, std::string("no CUDA matrix product for ") + dtype_name(dtype) + " tensors");
+  }
+}
+
+/// "cublasSgemm", "cublasZgemmStridedBatched", ...: the call's name in errors (dtype: one with_entry takes).
+const char* call_name(Dtype dtype, bool batched) {
+  static const char* const names[4][2] = {{"cublasSgemm", "cublasSgemmStridedBatched"},
+                                          {"cublasDgemm", "cublasDgemmStridedBatched"},
+                                          {"cublasCgemm", "cublasCgemmStridedBatched"},
+                                          {"cublasZgemm", "cublasZgemmStridedBatched"}};
+  const int i = dtype == Dtype::Float32 ? 0 : dtype == Dtype::Float64 ? 1 : dtype == Dtype::Complex64 ? 2 : 3;
+  return names[i][batched ? 1 : 0];
+}
+
+/// Throws when a dim, a leading dimension or the batch count (0: a plain product) exceeds cuBLAS's int range.
+void check_range(const char* op, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t lda, std::int64_t ldb,
+                 std::int64_t ldc, std::int64_t batch) {
+  if (std::max({m, n, k, lda, ldb, ldc, batch}) <= INT_MAX) return;
+  throw Error(op, "matrix dims " + std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) +
+                      (batch ? " or batch " + std::to_string(batch) : std::string()) + " exceed the cuBLAS index range");
+}
+
+/// What both products share: the device, the handle and the column-major operands. C^T (N x M) = op(B)^T (N x K) op(A)^T (K x M), so B comes first.
+struct Product {
+  ::phasor::cuda::detail::DeviceGuard guard;
+  const CublasApi& api;
+  cublasHandle_t h;
+  cublasOperation_t opa, opb;
+  int M, N, K, LA, LB, LC;
+
+  Product(const char* op, int device, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t lda,
+          std::int64_t ldb, std::int64_t ldc)
+      : guard(device),
+        api(::phasor::cuda::detail::cublas(op)),
+        h(handle_for(api, device, op)),
+        opa(ta ? CUBLAS_OP_T : CUBLAS_OP_N),
+        opb(tb ? CUBLAS_OP_T : CUBLAS_OP_N),
+        M(static_cast<int>(m)),
+        N(static_cast<int>(n)),
+        K(static_cast<int>(k)),
+        LA(static_cast<int>(lda)),
+        LB(static_cast<int>(ldb)),
+        LC(static_cast<int>(ldc)) {}
+};
+
 }  // namespace
 
 void cuda_gemm(const char* op, Dtype dtype, int device, bool ta, bool tb, std::int64_t m, std::int64_t n, std::int64_t k,
                const void* A, std::int64_t lda, const void* B, std::int64_t ldb, void* C, std::int64_t ldc) {
-  if (std::max({m, n, k, lda, ldb, ldc}) > INT_MAX)
-    throw Error(op, "matrix dims " + std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) +
-                        " exceed the cuBLAS index range");
-  ::phasor::cuda::detail::DeviceGuard guard(device);
-  const CublasApi& api = ::phasor::cuda::detail::cublas(op);
-  cublasHandle_t h = handle_for(api, device, op);
-  const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const auto M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
-  const auto LA = static_cast<int>(lda), LB = static_cast<int>(ldb), LC = static_cast<int>(ldc);
-  // column-major: C^T (N x M) = op(B)^T (N x K) op(A)^T (K x M)
-  switch (dtype) {
-    case Dtype::Float32: {
-      const float one = 1, zero = 0;
-      check(api, api.cublasSgemm(h, opb, opa, N, M, K, &one, static_cast<const float*>(B), LB, static_cast<const float*>(A), LA,
-                        &zero, static_cast<float*>(C), LC),
-            op, "cublasSgemm");
-      return;
-    }
-    case Dtype::Float64: {
-      const double one = 1, zero = 0;
-      check(api, api.cublasDgemm(h, opb, opa, N, M, K, &one, static_cast<const double*>(B), LB, static_cast<const double*>(A),
-                        LA, &zero, static_cast<double*>(C), LC),
-            op, "cublasDgemm");
-      return;
-    }
-    case Dtype::Complex64: {
-      const cuComplex one{1, 0}, zero{0, 0};
-      check(api, api.cublasCgemm(h, opb, opa, N, M, K, &one, static_cast<const cuComplex*>(B), LB,
-                        static_cast<const cuComplex*>(A), LA, &zero, static_cast<cuComplex*>(C), LC),
-            op, "cublasCgemm");
-      return;
-    }
-    case Dtype::Complex128: {
-      const cuDoubleComplex one{1, 0}, zero{0, 0};
-      check(api, api.cublasZgemm(h, opb, opa, N, M, K, &one, static_cast<const cuDoubleComplex*>(B), LB,
-                        static_cast<const cuDoubleComplex*>(A), LA, &zero, static_cast<cuDoubleComplex*>(C), LC),
-            op, "cublasZgemm");
-      return;
-    }
-    default:
-      throw Error(op, std::string("no CUDA matrix product for ") + dtype_name(dtype) + " tensors");
-  }
+  check_range(op, m, n, k, lda, ldb, ldc, 0);
+  with_entry(dtype, op, [&](auto e) {
+    using S = typename decltype(e)::S;
+    const S one = unit<S>(), zero{};
+    Product p(op, device, ta, tb, m, n, k, lda, ldb, ldc);
+    check(p.api,
+          (p.api.*decltype(e)::gemm)(p.h, p.opb, p.opa, p.N, p.M, p.K, &one, static_cast<const S*>(B), p.LB,
+                                     static_cast<const S*>(A), p.LA, &zero, static_cast<S*>(C), p.LC),
+          op, call_name(dtype, false));
+  });
 }
 
 void cuda_gemm_batched(const char* op, Dtype dtype, int device, bool ta, bool tb, std::int64_t m, std::int64_t n,
@@ -127,53 +168,17 @@ void cuda_gemm_batched(const char* op, Dtype dtype, int device, bool ta, bool tb
                        std::int64_t ldb, std::int64_t stride_b, void* C, std::int64_t ldc, std::int64_t stride_c,
                        std::int64_t batch) {
   if (batch <= 0) return;
-  if (std::max({m, n, k, lda, ldb, ldc, batch}) > INT_MAX)
-    throw Error(op, "matrix dims " + std::to_string(m) + ", " + std::to_string(n) + ", " + std::to_string(k) +
-                        " or batch " + std::to_string(batch) + " exceed the cuBLAS index range");
-  ::phasor::cuda::detail::DeviceGuard guard(device);
-  const CublasApi& api = ::phasor::cuda::detail::cublas(op);
-  cublasHandle_t h = handle_for(api, device, op);
-  const cublasOperation_t opa = ta ? CUBLAS_OP_T : CUBLAS_OP_N, opb = tb ? CUBLAS_OP_T : CUBLAS_OP_N;
-  const auto M = static_cast<int>(m), N = static_cast<int>(n), K = static_cast<int>(k);
-  const auto LA = static_cast<int>(lda), LB = static_cast<int>(ldb), LC = static_cast<int>(ldc);
-  const auto nb = static_cast<int>(batch);
-  // column-major, operands swapped as in cuda_gemm
-  switch (dtype) {
-    case Dtype::Float32: {
-      const float one = 1, zero = 0;
-      check(api, api.cublasSgemmStridedBatched(h, opb, opa, N, M, K, &one, static_cast<const float*>(B), LB, stride_b,
-                                      static_cast<const float*>(A), LA, stride_a, &zero, static_cast<float*>(C), LC,
-                                      stride_c, nb),
-            op, "cublasSgemmStridedBatched");
-      return;
-    }
-    case Dtype::Float64: {
-      const double one = 1, zero = 0;
-      check(api, api.cublasDgemmStridedBatched(h, opb, opa, N, M, K, &one, static_cast<const double*>(B), LB, stride_b,
-                                      static_cast<const double*>(A), LA, stride_a, &zero, static_cast<double*>(C), LC,
-                                      stride_c, nb),
-            op, "cublasDgemmStridedBatched");
-      return;
-    }
-    case Dtype::Complex64: {
-      const cuComplex one{1, 0}, zero{0, 0};
-      check(api, api.cublasCgemmStridedBatched(h, opb, opa, N, M, K, &one, static_cast<const cuComplex*>(B), LB, stride_b,
-                                      static_cast<const cuComplex*>(A), LA, stride_a, &zero,
-                                      static_cast<cuComplex*>(C), LC, stride_c, nb),
-            op, "cublasCgemmStridedBatched");
-      return;
-    }
-    case Dtype::Complex128: {
-      const cuDoubleComplex one{1, 0}, zero{0, 0};
-      check(api, api.cublasZgemmStridedBatched(h, opb, opa, N, M, K, &one, static_cast<const cuDoubleComplex*>(B), LB, stride_b,
-                                      static_cast<const cuDoubleComplex*>(A), LA, stride_a, &zero,
-                                      static_cast<cuDoubleComplex*>(C), LC, stride_c, nb),
-            op, "cublasZgemmStridedBatched");
-      return;
-    }
-    default:
-      throw Error(op, std::string("no CUDA matrix product for ") + dtype_name(dtype) + " tensors");
-  }
+  check_range(op, m, n, k, lda, ldb, ldc, batch);
+  with_entry(dtype, op, [&](auto e) {
+    using S = typename decltype(e)::S;
+    const S one = unit<S>(), zero{};
+    Product p(op, device, ta, tb, m, n, k, lda, ldb, ldc);
+    check(p.api,
+          (p.api.*decltype(e)::batched)(p.h, p.opb, p.opa, p.N, p.M, p.K, &one, static_cast<const S*>(B), p.LB, stride_b,
+                                        static_cast<const S*>(A), p.LA, stride_a, &zero, static_cast<S*>(C), p.LC,
+                                        stride_c, static_cast<int>(batch)),
+          op, call_name(dtype, true));
+  });
 }
 
 #else  // CPU-only build
