@@ -30,6 +30,7 @@ struct VirtualCpu {
 extern "C" std::uint64_t phasor_emu_host_waits(void);  // tests/cuda_emu/emu.hpp
 extern "C" std::uint64_t phasor_emu_launches(void);
 extern "C" std::uint64_t phasor_emu_graph_launches(void);
+extern "C" void phasor_emu_fail_next(const char* call, int status);
 #endif
 
 /// What the CUDA emulator (Note [CUDA emulation]) counts.

@@ -457,6 +457,68 @@ TEST_CASE("cuda: out of memory names the device and the numbers" * doctest::skip
   CHECK(same_bytes(x.to(Device::cuda(0)).to(Device::cpu()), x));
 }
 
+#if PHASOR_TEST_CUDA_EMULATION
+// A GPU cannot be made to fail on demand; the emulator can (phasor_emu_fail_next), so the library's handling
+// of a failing cuBLAS or cuFFT call is checked there. Status values from cublas_api.h and cufft.h.
+TEST_CASE("cuda: a failing cuBLAS or cuFFT call is named with its status, changes nothing, and the next call works") {
+  constexpr int kCublasExecutionFailed = 13;  // CUBLAS_STATUS_EXECUTION_FAILED
+  constexpr int kCufftAllocFailed = 2, kCufftInternalError = 5, kCufftExecFailed = 6;
+  const Device dev = Device::cuda(0);
+  auto check_unchanged = [](const Tensor& t, const Tensor& host) { CHECK(same_bytes(t, host)); };
+  auto count = [](const Shape& s) {
+    std::int64_t n = 1;
+    for (const std::int64_t d : s) n *= d;
+    return n;
+  };
+  using cuda_test::phasor_emu_fail_next;
+
+  SUBCASE("cuBLAS: the failing call, plain or batched, for each dtype") {
+    struct Case {
+      Dtype dt;
+      Shape sa, sb;
+      const char* call;
+    };
+    for (const Case& c : {Case{Dtype::Float32, {3, 4}, {4, 5}, "cublasSgemm"},
+                          Case{Dtype::Float64, {3, 4}, {4, 5}, "cublasDgemm"},
+                          Case{Dtype::Complex64, {3, 4}, {4, 5}, "cublasCgemm"},
+                          Case{Dtype::Complex128, {3, 4}, {4, 5}, "cublasZgemm"},
+                          Case{Dtype::Float32, {2, 3, 4}, {2, 4, 5}, "cublasSgemmStridedBatched"},
+                          Case{Dtype::Complex128, {2, 3, 4}, {2, 4, 5}, "cublasZgemmStridedBatched"}}) {
+      CAPTURE(c.call);
+      const Tensor ha = sample(count(c.sa), c.dt).reshape(c.sa), hb = sample(count(c.sb), c.dt).reshape(c.sb);
+      const Tensor a = ha.to(dev), b = hb.to(dev);
+      phasor_emu_fail_next(c.call, kCublasExecutionFailed);
+      CHECK_THROWS_WITH_AS(matmul(a, b),
+                           has(std::string("[matmul] ") + c.call + " failed: CUBLAS_STATUS_EXECUTION_FAILED"), Error);
+      check_unchanged(a, ha);
+      check_unchanged(b, hb);
+      CHECK(allclose(matmul(a, b).to(Device::cpu()), matmul(ha, hb), 1e-5, 1e-5));  // the handle still works
+    }
+  }
+
+  SUBCASE("cuFFT: making a plan fails (nothing is cached), runs out of memory once (retried), or executing fails") {
+    const Tensor hx = sample(3 * 37, Dtype::Complex64).reshape({3, 37}), x = hx.to(dev);
+    const Tensor want = fft::fft(hx);
+    phasor_emu_fail_next("cufftMakePlanMany64", kCufftInternalError);
+    CHECK_THROWS_WITH_AS(fft::fft(x), has("[fft] cufftMakePlanMany64 failed: CUFFT_INTERNAL_ERROR (5)"), Error);
+    check_unchanged(x, hx);
+    CHECK(allclose(fft::fft(x).to(Device::cpu()), want, 1e-5, 1e-5));  // a new plan, made this time
+
+    phasor_emu_fail_next("cufftExecC2C", kCufftExecFailed);  // the cached plan's execution
+    CHECK_THROWS_WITH_AS(fft::fft(x), has("[fft] cufftExecC2C failed: CUFFT_EXEC_FAILED (6)"), Error);
+    check_unchanged(x, hx);
+    CHECK(allclose(fft::fft(x).to(Device::cpu()), want, 1e-5, 1e-5));
+
+    const Tensor hr = sample(2 * 41, Dtype::Float32).reshape({2, 41}), r = hr.to(dev);
+    phasor_emu_fail_next("cufftMakePlanMany64", kCufftAllocFailed);  // the cache is released and the plan made again
+    CHECK(allclose(fft::rfft(r).to(Device::cpu()), fft::rfft(hr), 1e-5, 1e-5));
+    phasor_emu_fail_next("cufftExecR2C", kCufftExecFailed);
+    CHECK_THROWS_WITH_AS(fft::rfft(r), has("[fft] cufftExecR2C failed: CUFFT_EXEC_FAILED (6)"), Error);
+    check_unchanged(r, hr);
+  }
+}
+#endif
+
 TEST_CASE("cuda: events order work across streams, time it, and name what they cannot do" * doctest::skip(!kGpu)) {
   const cuda::Stream main = cuda::current_stream(0), side = cuda::Stream::create(0);
   const Tensor xs = sample(300000, Dtype::Float32);

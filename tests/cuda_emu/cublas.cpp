@@ -76,6 +76,7 @@ template <class T>
 cublasStatus_t typed_gemm(cublasHandle_t h, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
                           const T* alpha, const T* A, int lda, long long sa, const T* B, int ldb, long long sb,
                           const T* beta, T* C, int ldc, long long sc, int batch, const char* name) {
+  if (int status = 0; take_failure(name, status)) return static_cast<cublasStatus_t>(status);
   const T al = *alpha, be = *beta;
   return gemm(h, ta, tb, m, n, k, A, lda, sa, B, ldb, sb, C, ldc, sc, batch, sizeof(T), name, [=](int b) {
     const auto oa = to_cblas(ta), ob = to_cblas(tb);

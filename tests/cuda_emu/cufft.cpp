@@ -150,6 +150,13 @@ void run_fftw(const Plan& p, const std::vector<int>& ie, const std::vector<int>&
 template <class R>
 cufftResult exec(cufftHandle h, void* in, void* out, int direction, cufftType expect) {
   Lock lk(api_mutex());
+  const char* name = expect == CUFFT_C2C   ? "cufftExecC2C"
+                     : expect == CUFFT_Z2Z ? "cufftExecZ2Z"
+                     : expect == CUFFT_R2C ? "cufftExecR2C"
+                     : expect == CUFFT_D2Z ? "cufftExecD2Z"
+                     : expect == CUFFT_C2R ? "cufftExecC2R"
+                                           : "cufftExecZ2D";
+  if (int status = 0; take_failure(name, status)) return static_cast<cufftResult>(status);
   Plan* p = plan_of(h);
   if (!p || !p->made) return CUFFT_INVALID_PLAN;
   if (p->type != expect) {
@@ -218,6 +225,7 @@ cufftResult cufftMakePlanMany64(cufftHandle h, int rank, long long int* n, long 
                                 long long int ostride, long long int odist, cufftType type, long long int batch,
                                 size_t* workSize) {
   Lock lk(api_mutex());
+  if (int status = 0; take_failure("cufftMakePlanMany64", status)) return static_cast<cufftResult>(status);
   Plan* p = plan_of(h);
   if (!p) return CUFFT_INVALID_PLAN;
   if (p->made) {

@@ -29,6 +29,8 @@
 //   capture, as on a GPU, so code that is not capturable fails in the emulator too.
 // - cuFFT through FFTW (plans as documented for cufftMakePlanMany64 with default layouts; c2r leaves
 //   its input overwritten, as cuFFT may), cuBLAS GEMMs through CBLAS (column-major, op(A) op(B)).
+// - Failures on demand: phasor_emu_fail_next(call, status) makes the next call of a cuBLAS or cuFFT
+//   function return that status, so tests reach the error paths a GPU does not fail on demand.
 // What it cannot check: real concurrency (threads never overlap, so races between threads of
 // different blocks, atomics and the memory model go untested), a kernel's own out-of-bounds access
 // inside device memory, performance, and numerics of the real libraries (accuracy, TF32).
@@ -55,6 +57,11 @@ std::recursive_mutex& api_mutex();
 int device_count();
 int current_device();
 
+/// True when a test asked the next call of the library function `call` ("cublasSgemm", "cufftExecC2C",
+/// "cufftMakePlanMany64", ...) to fail (phasor_emu_fail_next); sets `status` to what the call must return and
+/// forgets the request.
+bool take_failure(const char* call, int& status);
+
 /// Prints "phasor_emu: <message>" on stderr (misuse a GPU would punish, found by a check).
 void report(const char* fmt, ...) __attribute__((format(printf, 1, 2)));
 
@@ -79,6 +86,10 @@ cudaError_t fail(cudaError_t e);
 /// and device synchronizations, synchronous copies, cudaFree, cudaFreeHost): a warm training step should
 /// make none.
 extern "C" std::uint64_t phasor_emu_host_waits(void);
+/// Makes the next call of the emulated cuBLAS or cuFFT function `call` ("cublasSgemm",
+/// "cublasSgemmStridedBatched", "cufftMakePlanMany64", "cufftExecC2C", ...) return `status` without doing
+/// anything: tests of the library's error paths. One request per name; a later one replaces it.
+extern "C" void phasor_emu_fail_next(const char* call, int status);
 /// The number of kernel launches so far (not counting those a bad configuration refused).
 extern "C" std::uint64_t phasor_emu_launches(void);
 /// The number of graph launches so far (cudaGraphLaunch calls that queued their graph).

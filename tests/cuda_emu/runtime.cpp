@@ -113,6 +113,7 @@ struct State {
   std::uint64_t launches = 0;
   std::uint64_t graph_launches = 0;
   std::uint64_t host_waits = 0;  // calls that block the host until device work is done
+  std::map<std::string, int> failures;  // library call -> the status its next call returns (phasor_emu_fail_next)
   std::chrono::steady_clock::time_point t0 = std::chrono::steady_clock::now();
 };
 
@@ -488,6 +489,17 @@ const char* error_name(cudaError_t e) {
 std::recursive_mutex& api_mutex() { return state().mu; }
 int device_count() { return static_cast<int>(state().devices.size()); }
 int current_device() { return t_device; }
+
+bool take_failure(const char* call, int& status) {
+  std::lock_guard<std::recursive_mutex> lk(api_mutex());
+  auto& f = state().failures;
+  if (f.empty()) return false;
+  auto it = f.find(call);
+  if (it == f.end()) return false;
+  status = it->second;
+  f.erase(it);
+  return true;
+}
 
 void report(const char* fmt, ...) {
   char buf[1024];
@@ -1027,6 +1039,12 @@ cudaError_t cudaMemcpy(void* dst, const void* src, std::size_t bytes, cudaMemcpy
 std::uint64_t phasor_emu_host_waits(void) {
   Lock lk(api_mutex());
   return state().host_waits;
+}
+
+/// Makes the next call of the emulated library function `call` fail with `status` (tests of error paths).
+void phasor_emu_fail_next(const char* call, int status) {
+  Lock lk(api_mutex());
+  state().failures[call] = status;
 }
 
 /// Kernel launches so far (not counting those a bad configuration refused).
