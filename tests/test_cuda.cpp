@@ -459,8 +459,9 @@ TEST_CASE("cuda: out of memory names the device and the numbers" * doctest::skip
 
 #if PHASOR_TEST_CUDA_EMULATION
 // A GPU cannot be made to fail on demand; the emulator can (phasor_emu_fail_next), so the library's handling
-// of a failing cuBLAS or cuFFT call is checked there. Status values from cublas_api.h and cufft.h.
-TEST_CASE("cuda: a failing cuBLAS or cuFFT call is named with its status, changes nothing, and the next call works") {
+// of a failing kernel launch, cuBLAS or cuFFT call is checked there. Status values from driver_types.h,
+// cublas_api.h and cufft.h.
+TEST_CASE("cuda: a failing kernel launch, cuBLAS or cuFFT call is named with its status, changes nothing, and the next call works") {
   constexpr int kCublasExecutionFailed = 13;  // CUBLAS_STATUS_EXECUTION_FAILED
   constexpr int kCufftAllocFailed = 2, kCufftInternalError = 5, kCufftExecFailed = 6;
   const Device dev = Device::cuda(0);
@@ -494,6 +495,21 @@ TEST_CASE("cuda: a failing cuBLAS or cuFFT call is named with its status, change
       check_unchanged(b, hb);
       CHECK(allclose(matmul(a, b).to(Device::cpu()), matmul(ha, hb), 1e-5, 1e-5));  // the handle still works
     }
+  }
+
+  SUBCASE("a kernel launch: named with the CUDA error; the inputs and the allocator's bytes are unchanged") {
+    constexpr int kLaunchOutOfResources = 701;  // cudaErrorLaunchOutOfResources
+    const Tensor ha = sample(100, Dtype::Float32), a = ha.to(dev);
+    const std::int64_t before = memory_stats(dev).current_bytes;
+    phasor_emu_fail_next("cudaLaunchKernel", kLaunchOutOfResources);
+    CHECK_THROWS_WITH_AS(a * a, has("[cuda] launch of the mul kernel failed: cudaErrorLaunchOutOfResources"), Error);
+    check_unchanged(a, ha);
+    CHECK(memory_stats(dev).current_bytes == before);  // the output was freed
+    phasor_emu_fail_next("cudaLaunchKernel", kLaunchOutOfResources);
+    CHECK_THROWS_WITH_AS(a.sum(), has("[cuda] launch of the reduction kernel failed: cudaErrorLaunchOutOfResources"),
+                         Error);
+    CHECK(memory_stats(dev).current_bytes == before);
+    CHECK(same_bytes((a * a).to(Device::cpu()), ha * ha));  // the next launch works
   }
 
   SUBCASE("cuFFT: making a plan fails (nothing is cached), runs out of memory once (retried), or executing fails") {

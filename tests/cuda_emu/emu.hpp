@@ -30,7 +30,8 @@
 // - cuFFT through FFTW (plans as documented for cufftMakePlanMany64 with default layouts; c2r leaves
 //   its input overwritten, as cuFFT may), cuBLAS GEMMs through CBLAS (column-major, op(A) op(B)).
 // - Failures on demand: phasor_emu_fail_next(call, status) makes the next call of a cuBLAS or cuFFT
-//   function return that status, so tests reach the error paths a GPU does not fail on demand.
+//   function, or the next kernel launch ("cudaLaunchKernel"), fail with that status, so tests reach the
+//   error paths a GPU does not take on demand.
 // What it cannot check: real concurrency (threads never overlap, so races between threads of
 // different blocks, atomics and the memory model go untested), a kernel's own out-of-bounds access
 // inside device memory, performance, and numerics of the real libraries (accuracy, TF32).
@@ -87,8 +88,9 @@ cudaError_t fail(cudaError_t e);
 /// make none.
 extern "C" std::uint64_t phasor_emu_host_waits(void);
 /// Makes the next call of the emulated cuBLAS or cuFFT function `call` ("cublasSgemm",
-/// "cublasSgemmStridedBatched", "cufftMakePlanMany64", "cufftExecC2C", ...) return `status` without doing
-/// anything: tests of the library's error paths. One request per name; a later one replaces it.
+/// "cublasSgemmStridedBatched", "cufftMakePlanMany64", "cufftExecC2C", ...), or the next kernel launch
+/// ("cudaLaunchKernel"), fail with `status` without doing anything: tests of the library's error paths.
+/// One request per name; a later one replaces it.
 extern "C" void phasor_emu_fail_next(const char* call, int status);
 /// The number of kernel launches so far (not counting those a bad configuration refused).
 extern "C" std::uint64_t phasor_emu_launches(void);

@@ -478,6 +478,7 @@ const char* error_name(cudaError_t e) {
     case cudaErrorStreamCaptureUnmatched: return "cudaErrorStreamCaptureUnmatched";
     case cudaErrorStreamCaptureIsolation: return "cudaErrorStreamCaptureIsolation";
     case cudaErrorStreamCaptureImplicit: return "cudaErrorStreamCaptureImplicit";
+    case cudaErrorLaunchOutOfResources: return "cudaErrorLaunchOutOfResources";
     default: return "cudaErrorUnknown";
   }
 }
@@ -637,6 +638,10 @@ void launch(const void* kernel, dim3 grid, dim3 block, std::size_t shared_bytes,
     fail(cudaErrorInvalidConfiguration);
     return;
   }
+  if (int status = 0; take_failure("cudaLaunchKernel", status)) {  // a test's request (phasor_emu_fail_next)
+    fail(static_cast<cudaError_t>(status));
+    return;
+  }
   const int d = stream_device(stream, "kernel launch");
   if (d < 0) {
     fail(cudaErrorInvalidResourceHandle);
@@ -734,6 +739,7 @@ const char* cudaGetErrorString(cudaError_t e) {
     case cudaErrorInvalidDevice: return "invalid device ordinal";
     case cudaErrorNoDevice: return "no CUDA-capable device is detected";
     case cudaErrorNotReady: return "device not ready";
+    case cudaErrorLaunchOutOfResources: return "too many resources requested for launch";
     default: return "emulated CUDA error";
   }
 }
