@@ -515,9 +515,11 @@ TEST_CASE("cuda: a failing kernel launch, cuBLAS or cuFFT call is named with its
   SUBCASE("cuFFT: making a plan fails (nothing is cached), runs out of memory once (retried), or executing fails") {
     const Tensor hx = sample(3 * 37, Dtype::Complex64).reshape({3, 37}), x = hx.to(dev);
     const Tensor want = fft::fft(hx);
+    fft::clear_plan_cache();  // the plans below are made here, whatever ran before
     phasor_emu_fail_next("cufftMakePlanMany64", kCufftInternalError);
     CHECK_THROWS_WITH_AS(fft::fft(x), has("[fft] cufftMakePlanMany64 failed: CUFFT_INTERNAL_ERROR (5)"), Error);
     check_unchanged(x, hx);
+    CHECK(fft::plan_cache_size(dev) == 0);
     CHECK(allclose(fft::fft(x).to(Device::cpu()), want, 1e-5, 1e-5));  // a new plan, made this time
 
     phasor_emu_fail_next("cufftExecC2C", kCufftExecFailed);  // the cached plan's execution
