@@ -75,17 +75,20 @@ cublasHandle_t handle_for(const CublasApi& api, int device, const char* op) {
   return e.h;
 }
 
-/// cuBLAS's scalar type and entry points for one element type (S, D, C, Z in cuBLAS's names).
-template <class Scalar, auto Gemm, auto Batched>
-struct Entry {
-  using S = Scalar;
-  static constexpr auto gemm = Gemm;        ///< pointer to the CublasApi member of the plain product
-  static constexpr auto batched = Batched;  ///< ... and of the strided-batched one
-};
-using SEntry = Entry<float, &CublasApi::cublasSgemm, &CublasApi::cublasSgemmStridedBatched>;
-using DEntry = Entry<double, &CublasApi::cublasDgemm, &CublasApi::cublasDgemmStridedBatched>;
-using CEntry = Entry<cuComplex, &CublasApi::cublasCgemm, &CublasApi::cublasCgemmStridedBatched>;
-using ZEntry = Entry<cuDoubleComplex, &CublasApi::cublasZgemm, &CublasApi::cublasZgemmStridedBatched>;
+/// cuBLAS's scalar type, entry points and their names for one element type X (S, D, C, Z in cuBLAS's names).
+#define PHASOR_CUBLAS_ENTRY(X, Scalar)                                                 \
+  struct X##Entry {                                                                    \
+    using S = Scalar;                                                                  \
+    static constexpr auto gemm = &CublasApi::cublas##X##gemm;                          \
+    static constexpr auto batched = &CublasApi::cublas##X##gemmStridedBatched;         \
+    static constexpr const char* gemm_name = "cublas" #X "gemm";                       \
+    static constexpr const char* batched_name = "cublas" #X "gemmStridedBatched";      \
+  };
+PHASOR_CUBLAS_ENTRY(S, float)
+PHASOR_CUBLAS_ENTRY(D, double)
+PHASOR_CUBLAS_ENTRY(C, cuComplex)
+PHASOR_CUBLAS_ENTRY(Z, cuDoubleComplex)
+#undef PHASOR_CUBLAS_ENTRY
 
 /// 1 in cuBLAS's scalar type S (float, double, cuComplex, cuDoubleComplex).
 template <class S>
@@ -106,16 +109,6 @@ void with_entry(Dtype dtype, const char* op, F&& f) {
   }
 }
 
-/// "cublasSgemm", "cublasZgemmStridedBatched", ...: the call's name in errors (dtype: one with_entry takes).
-const char* call_name(Dtype dtype, bool batched) {
-  static const char* const names[4][2] = {{"cublasSgemm", "cublasSgemmStridedBatched"},
-                                          {"cublasDgemm", "cublasDgemmStridedBatched"},
-                                          {"cublasCgemm", "cublasCgemmStridedBatched"},
-                                          {"cublasZgemm", "cublasZgemmStridedBatched"}};
-  const int i = dtype == Dtype::Float32 ? 0 : dtype == Dtype::Float64 ? 1 : dtype == Dtype::Complex64 ? 2 : 3;
-  return names[i][batched ? 1 : 0];
-}
-
 /// Throws when a dim, a leading dimension or the batch count (0: a plain product) exceeds cuBLAS's int range.
 void check_range(const char* op, std::int64_t m, std::int64_t n, std::int64_t k, std::int64_t lda, std::int64_t ldb,
                  std::int64_t ldc, std::int64_t batch) {
@@ -124,7 +117,8 @@ void check_range(const char* op, std::int64_t m, std::int64_t n, std::int64_t k,
                       (batch ? " or batch " + std::to_string(batch) : std::string()) + " exceed the cuBLAS index range");
 }
 
-/// What both products share: the device, the handle and the column-major operands. C^T (N x M) = op(B)^T (N x K) op(A)^T (K x M), so B comes first.
+/// What both products share: the device, the handle and the column-major operands.
+/// C^T (N x M) = op(B)^T (N x K) op(A)^T (K x M), so B comes first.
 struct Product {
   ::phasor::cuda::detail::DeviceGuard guard;
   const CublasApi& api;
@@ -159,7 +153,7 @@ void cuda_gemm(const char* op, Dtype dtype, int device, bool ta, bool tb, std::i
     check(p.api,
           (p.api.*decltype(e)::gemm)(p.h, p.opb, p.opa, p.N, p.M, p.K, &one, static_cast<const S*>(B), p.LB,
                                      static_cast<const S*>(A), p.LA, &zero, static_cast<S*>(C), p.LC),
-          op, call_name(dtype, false));
+          op, decltype(e)::gemm_name);
   });
 }
 
@@ -177,7 +171,7 @@ void cuda_gemm_batched(const char* op, Dtype dtype, int device, bool ta, bool tb
           (p.api.*decltype(e)::batched)(p.h, p.opb, p.opa, p.N, p.M, p.K, &one, static_cast<const S*>(B), p.LB, stride_b,
                                         static_cast<const S*>(A), p.LA, stride_a, &zero, static_cast<S*>(C), p.LC,
                                         stride_c, static_cast<int>(batch)),
-          op, call_name(dtype, true));
+          op, decltype(e)::batched_name);
   });
 }
 

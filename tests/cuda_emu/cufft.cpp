@@ -146,16 +146,11 @@ void run_fftw(const Plan& p, const std::vector<int>& ie, const std::vector<int>&
   F::destroy(f);
 }
 
-/// Checks and queues an execution of plan h (of type `expect`, precision R) on its stream.
+/// Checks and queues an execution of plan h (of type `expect`, precision R) on its stream; `name` is the
+/// calling cufftExec function's.
 template <class R>
-cufftResult exec(cufftHandle h, void* in, void* out, int direction, cufftType expect) {
+cufftResult exec(cufftHandle h, void* in, void* out, int direction, cufftType expect, const char* name) {
   Lock lk(api_mutex());
-  const char* name = expect == CUFFT_C2C   ? "cufftExecC2C"
-                     : expect == CUFFT_Z2Z ? "cufftExecZ2Z"
-                     : expect == CUFFT_R2C ? "cufftExecR2C"
-                     : expect == CUFFT_D2Z ? "cufftExecD2Z"
-                     : expect == CUFFT_C2R ? "cufftExecC2R"
-                                           : "cufftExecZ2D";
   if (int status = 0; take_failure(name, status)) return static_cast<cufftResult>(status);
   Plan* p = plan_of(h);
   if (!p || !p->made) return CUFFT_INVALID_PLAN;
@@ -309,28 +304,28 @@ cufftResult cufftSetWorkArea(cufftHandle h, void* work) {
 
 cufftResult cufftExecC2C(cufftHandle h, cufftComplex* in, cufftComplex* out, int direction) {
   if (direction != CUFFT_FORWARD && direction != CUFFT_INVERSE) return CUFFT_INVALID_VALUE;
-  return exec<float>(h, in, out, direction, CUFFT_C2C);
+  return exec<float>(h, in, out, direction, CUFFT_C2C, "cufftExecC2C");
 }
 
 cufftResult cufftExecZ2Z(cufftHandle h, cufftDoubleComplex* in, cufftDoubleComplex* out, int direction) {
   if (direction != CUFFT_FORWARD && direction != CUFFT_INVERSE) return CUFFT_INVALID_VALUE;
-  return exec<double>(h, in, out, direction, CUFFT_Z2Z);
+  return exec<double>(h, in, out, direction, CUFFT_Z2Z, "cufftExecZ2Z");
 }
 
 cufftResult cufftExecR2C(cufftHandle h, cufftReal* in, cufftComplex* out) {
-  return exec<float>(h, in, out, 0, CUFFT_R2C);
+  return exec<float>(h, in, out, 0, CUFFT_R2C, "cufftExecR2C");
 }
 
 cufftResult cufftExecD2Z(cufftHandle h, cufftDoubleReal* in, cufftDoubleComplex* out) {
-  return exec<double>(h, in, out, 0, CUFFT_D2Z);
+  return exec<double>(h, in, out, 0, CUFFT_D2Z, "cufftExecD2Z");
 }
 
 cufftResult cufftExecC2R(cufftHandle h, cufftComplex* in, cufftReal* out) {
-  return exec<float>(h, in, out, 0, CUFFT_C2R);
+  return exec<float>(h, in, out, 0, CUFFT_C2R, "cufftExecC2R");
 }
 
 cufftResult cufftExecZ2D(cufftHandle h, cufftDoubleComplex* in, cufftDoubleReal* out) {
-  return exec<double>(h, in, out, 0, CUFFT_Z2D);
+  return exec<double>(h, in, out, 0, CUFFT_Z2D, "cufftExecZ2D");
 }
 
 }  // extern "C"
