@@ -3,7 +3,6 @@
 #include <map>
 #include <mutex>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "autodiff/node.hpp"
 #include "phasor/creation.hpp"
@@ -120,7 +119,7 @@ Edge gradient_edge(const Tensor& t) {
   if (m.grad_fn) return Edge{m.grad_fn, m.output_nr};
   auto acc = m.grad_accumulator.lock();
   if (!acc) {
-    auto a = std::make_shared<AccumulateGrad>();
+    auto a = std::allocate_shared<AccumulateGrad>(SmallBlockAllocator<AccumulateGrad>());
     a->name_ = "AccumulateGrad";
     a->leaf = WeakTensor(t);
     a->input_meta.push_back(TensorMeta{t.shape(), t.dtype(), t.device()});
@@ -284,11 +283,17 @@ struct GraphTask {
   std::vector<Tensor> captured;
 };
 
+/// The engine's state of one node during a run (one map entry per node: its dependency count, gradient
+/// buffer and a reference that keeps it alive).
+struct NodeTask {
+  std::shared_ptr<OpNode> keep;
+  int deps = 0;               // edges from nodes not yet run
+  bool needed = false;        // grad() mode: leads to a captured gradient
+  std::vector<Tensor> grads;  // one per output once a gradient arrived
+};
+
 void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads, GraphTask& task) {
   // Root edges and their gradients.
-  std::unordered_map<OpNode*, std::vector<Tensor>> buffers;
-  std::unordered_map<OpNode*, int> deps;
-  std::vector<std::shared_ptr<OpNode>> root_nodes;
   std::vector<std::pair<Edge, Tensor>> root_edges;
   for (std::size_t i = 0; i < roots.size(); ++i) {
     Edge e = gradient_edge(roots[i]);
@@ -296,30 +301,27 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& r
     root_edges.emplace_back(e, root_grads[i]);
   }
   // Discover the graph and count dependencies.
-  std::vector<OpNode*> stack;
-  std::unordered_set<OpNode*> seen;
-  std::unordered_map<OpNode*, std::shared_ptr<OpNode>> keep_alive;
-  for (auto& [e, g] : root_edges)
-    if (seen.insert(e.node.get()).second) {
-      stack.push_back(e.node.get());
-      keep_alive[e.node.get()] = e.node;
+  std::unordered_map<OpNode*, NodeTask, std::hash<OpNode*>, std::equal_to<OpNode*>,
+                     SmallBlockAllocator<std::pair<OpNode* const, NodeTask>>>
+      nodes;  // entries from the small-block lists (Note [graph node memory])
+  std::vector<OpNode*> stack, order;
+  auto discover = [&](const std::shared_ptr<OpNode>& node) -> NodeTask& {
+    auto [it, fresh] = nodes.try_emplace(node.get());
+    if (fresh) {
+      it->second.keep = node;
+      stack.push_back(node.get());
     }
-  std::vector<OpNode*> order;
+    return it->second;
+  };
+  for (auto& [e, g] : root_edges) discover(e.node);
   while (!stack.empty()) {
     OpNode* n = stack.back();
     stack.pop_back();
     order.push_back(n);
-    for (auto& e : n->next) {
-      if (!e.node) continue;
-      ++deps[e.node.get()];
-      if (seen.insert(e.node.get()).second) {
-        keep_alive[e.node.get()] = e.node;
-        stack.push_back(e.node.get());
-      }
-    }
+    for (auto& e : n->next)
+      if (e.node) ++discover(e.node).deps;
   }
   // In capture mode, only run nodes that lead to a captured gradient.
-  std::unordered_set<OpNode*> needed;
   if (task.capture_mode) {
     // iterate to a fixed point over the discovered nodes (reverse discovery order is near-topological)
     bool changed = true;
@@ -327,21 +329,22 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& r
       changed = false;
       for (auto it = order.rbegin(); it != order.rend(); ++it) {
         OpNode* n = *it;
-        if (needed.count(n)) continue;
+        NodeTask& st = nodes.at(n);
+        if (st.needed) continue;
         bool need = false;
         for (auto& [key, idx] : task.captures)
           if (key.first == n) need = true;
         for (auto& e : n->next)
-          if (e.node && needed.count(e.node.get())) need = true;
+          if (e.node && nodes.at(e.node.get()).needed) need = true;
         if (need) {
-          needed.insert(n);
+          st.needed = true;
           changed = true;
         }
       }
     }
   }
   auto add_grad = [&](OpNode* n, std::uint32_t slot, const Tensor& g) {
-    auto& buf = buffers[n];
+    auto& buf = nodes.at(n).grads;
     if (buf.empty()) buf.resize(std::max<std::size_t>(1, n->output_meta.size()));
     if (!buf[slot].defined()) buf[slot] = g;
     else buf[slot] = buf[slot] + g;
@@ -352,7 +355,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& r
   auto cmp = [](OpNode* a, OpNode* b) { return a->seq < b->seq; };
   std::vector<OpNode*> ready;
   for (auto& [e, g] : root_edges)
-    if (deps[e.node.get()] == 0 && std::find(ready.begin(), ready.end(), e.node.get()) == ready.end())
+    if (nodes.at(e.node.get()).deps == 0 && std::find(ready.begin(), ready.end(), e.node.get()) == ready.end())
       ready.push_back(e.node.get());
 
   GradMode::set_enabled(task.create_graph);
@@ -360,8 +363,8 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& r
     std::pop_heap(ready.begin(), ready.end(), cmp);
     OpNode* n = ready.back();
     ready.pop_back();
-    std::vector<Tensor> grads = std::move(buffers[n]);
-    buffers.erase(n);
+    NodeTask& st = nodes.at(n);
+    std::vector<Tensor> grads = std::move(st.grads);
     grads.resize(std::max<std::size_t>(1, n->output_meta.size()));
     // Tensor hooks of non-leaf outputs, retain_grad, and captures.
     bool any = false;
@@ -385,7 +388,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& r
         for (std::size_t idx : c->second)
           task.captured[idx] = task.captured[idx].defined() ? task.captured[idx] + grads[k] : grads[k];
     }
-    bool run = any && (!task.capture_mode || needed.count(n)) && !(task.capture_mode && n->is_accumulator());
+    bool run = any && (!task.capture_mode || st.needed) && !(task.capture_mode && n->is_accumulator());
     std::vector<Tensor> in_grads;
     if (run) {
       if (n->released)
@@ -407,7 +410,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& r
         Tensor g = reduce_to_meta(in_grads[i], n->input_meta[i], n->name());
         add_grad(m, e.input_nr, g);
       }
-      if (--deps[m] == 0) {
+      if (--nodes.at(m).deps == 0) {
         ready.push_back(m);
         std::push_heap(ready.begin(), ready.end(), cmp);
       }

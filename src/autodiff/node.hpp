@@ -26,6 +26,20 @@
 
 namespace phasor::detail {
 
+// Note [graph node memory]
+// Recording an op allocates a node, a handful of small vectors (its edges, input and output metadata,
+// saved tensors) and each output's AutogradMeta; a backward run adds one entry per node to its own
+// map, and then frees them all. malloc and free were about 40% of the instructions of a small
+// forward+backward loop, mostly for these objects (bench/README.md, "Host overhead"). So they come
+// from the per-thread small-block lists (Note [small blocks]) like the tensors' own small objects:
+// the vectors are NodeVectors, apply_op_n and gradient_edge make nodes with allocate_shared (a
+// block over 384 bytes falls through to operator new), AutogradMeta has its own operator new, and
+// run_backward's map takes a SmallBlockAllocator.
+
+/// A vector of a graph node, its buffer from the small-block lists (Note [graph node memory]).
+template <class T>
+using NodeVector = std::vector<T, SmallBlockAllocator<T>>;
+
 /// Where a gradient goes: input `input_nr` of `node`.
 struct Edge {
   std::shared_ptr<OpNode> node;
@@ -63,9 +77,9 @@ class SavedVariable {
 /// Base of every graph node (ops, AccumulateGrad, custom functions).
 struct OpNode : autodiff::Node, std::enable_shared_from_this<OpNode> {
   std::string name_;
-  std::vector<Edge> next;              // one per input; null node = no gradient needed
-  std::vector<TensorMeta> input_meta;  // one per input
-  std::vector<TensorMeta> output_meta; // one per output
+  NodeVector<Edge> next;              // one per input; null node = no gradient needed
+  NodeVector<TensorMeta> input_meta;  // one per input
+  NodeVector<TensorMeta> output_meta; // one per output
   std::vector<std::vector<GradHook>> pre_hooks;  // per output: hooks of non-leaf tensors
   std::vector<WeakTensor> retained;  // per output: tensors that retain_grad()
   std::uint64_t seq = 0;
@@ -100,8 +114,8 @@ class Ctx {
  public:  // filled in by apply_op_n (internal)
   const char* name_ = "";
   const OpNode* node_ = nullptr;
-  std::vector<SavedVariable> inputs_;
-  std::vector<SavedVariable> outputs_;
+  NodeVector<SavedVariable> inputs_;
+  NodeVector<SavedVariable> outputs_;
 };
 
 /// A node whose backward is a lambda (all ops use this).
@@ -171,7 +185,8 @@ std::vector<Tensor> apply_op_n(const char* name, const std::vector<Tensor>& inpu
     outputs = as_vector(fwd(inputs));
   }
   if (any_requires_grad(inputs)) {
-    auto node = std::make_shared<LambdaNode<std::decay_t<Bwd>>>(std::forward<Bwd>(bwd));
+    using Node = LambdaNode<std::decay_t<Bwd>>;
+    auto node = std::allocate_shared<Node>(SmallBlockAllocator<Node>(), std::forward<Bwd>(bwd));
     node->op = name;
     node->ctx.name_ = name;
     node->ctx.node_ = node.get();

@@ -13,7 +13,7 @@
 // TensorImpl and Storage, the Storage itself, and the shape and stride buffers. For small
 // tensors malloc/free of these cost as much as the kernel (an FFT of 256 points takes ~0.2 us,
 // creating its output tensor took ~0.1 us), so each thread keeps free lists of small blocks
-// (16-byte classes up to 256 bytes, at most kSmallKeep per class) and a stack of dead
+// (16-byte classes up to 384 bytes, at most kSmallKeep per class) and a stack of dead
 // TensorImpls whose shape/stride vectors keep their buffers (new_impl). Blocks freed by another
 // thread join that thread's lists; a thread's lists are freed when it exits. Under
 // AddressSanitizer a cached block is poisoned, so use-after-free is still reported. The
@@ -213,7 +213,7 @@ CpuCachingAllocator& cpu_allocator() {
 
 // ---- per-thread caches (Note [small blocks]) ---------------------------------------------------------
 constexpr std::size_t kSmallGranule = 16;
-constexpr std::size_t kSmallClasses = 16;  // blocks up to 256 bytes
+constexpr std::size_t kSmallClasses = 24;  // blocks up to 384 bytes (autograd graph nodes: Note [graph node memory])
 constexpr std::uint32_t kSmallKeep = 64;   // per class
 constexpr std::size_t kImplKeep = 64;
 constexpr std::size_t kTlsBins = 11;      // data size classes 64 B .. 64 KiB (Note [thread data blocks])

@@ -14,7 +14,27 @@ class Node;
 }
 namespace detail {
 struct OpNode;
-}
+/// A block of `bytes` from the calling thread's free list of small blocks (Note [small blocks]).
+void* small_block_alloc(std::size_t bytes);
+/// Returns a block from small_block_alloc(bytes) to the calling thread's free list.
+void small_block_free(void* p, std::size_t bytes) noexcept;
+/// Standard allocator over small_block_alloc: tensors' shared_ptr control blocks, autograd's graph nodes.
+template <class T>
+struct SmallBlockAllocator {
+  using value_type = T;
+  SmallBlockAllocator() = default;
+  template <class U>
+  SmallBlockAllocator(const SmallBlockAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "small blocks have operator new's alignment");
+    return static_cast<T*>(small_block_alloc(n * sizeof(T))); }
+  void deallocate(T* p, std::size_t n) noexcept { small_block_free(p, n * sizeof(T)); }
+  template <class U>
+  bool operator==(const SmallBlockAllocator<U>&) const noexcept { return true; }
+  template <class U>
+  bool operator!=(const SmallBlockAllocator<U>&) const noexcept { return false; }
+};
+}  // namespace detail
 
 /// A block of memory on one device; views share it. Its version counts in-place writes.
 struct Storage {
@@ -42,6 +62,9 @@ struct AutogradMeta {
   std::weak_ptr<detail::OpNode> grad_accumulator;  // leaves: the AccumulateGrad node, shared by all uses
   std::vector<std::pair<std::size_t, GradHook>> hooks;  // leaves only (non-leaf hooks live on grad_fn)
   std::size_t next_hook_id = 1;
+  // from the small-block lists: recording an op gives each output one (Note [graph node memory])
+  static void* operator new(std::size_t n) { return detail::small_block_alloc(n); }
+  static void operator delete(void* p, std::size_t n) noexcept { detail::small_block_free(p, n); }
 };
 
 // Note [intrusive tensor counts]
@@ -79,26 +102,6 @@ struct TensorImpl {
 };
 
 namespace detail {
-/// A block of `bytes` from the calling thread's free list of small blocks (Note [small blocks]).
-void* small_block_alloc(std::size_t bytes);
-/// Returns a block from small_block_alloc(bytes) to the calling thread's free list.
-void small_block_free(void* p, std::size_t bytes) noexcept;
-/// Standard allocator over small_block_alloc, for the shared_ptr control blocks of tensors.
-template <class T>
-struct SmallBlockAllocator {
-  using value_type = T;
-  SmallBlockAllocator() = default;
-  template <class U>
-  SmallBlockAllocator(const SmallBlockAllocator<U>&) noexcept {}
-  T* allocate(std::size_t n) {
-    static_assert(alignof(T) <= __STDCPP_DEFAULT_NEW_ALIGNMENT__, "small blocks have operator new's alignment");
-    return static_cast<T*>(small_block_alloc(n * sizeof(T))); }
-  void deallocate(T* p, std::size_t n) noexcept { small_block_free(p, n * sizeof(T)); }
-  template <class U>
-  bool operator==(const SmallBlockAllocator<U>&) const noexcept { return true; }
-  template <class U>
-  bool operator!=(const SmallBlockAllocator<U>&) const noexcept { return false; }
-};
 /// A handle that does not keep the tensor alive (autograd's back links: Note [intrusive tensor counts]).
 class WeakTensor {
  public:
