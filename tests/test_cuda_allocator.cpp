@@ -244,6 +244,67 @@ TEST_CASE("cuda allocator: a block used on another stream is reused only after t
   CHECK_THROWS_WITH_AS(pool.record_use(a, kStreamB), doctest::Contains("not allocated by the cuda:0"), phasor::Error);
 }
 
+TEST_CASE("cuda allocator: a long random run of allocations and frees keeps blocks disjoint and whole") {
+  // Blocks, free-set and live-map nodes are recycled (Note [caching device allocator]): a recycled one
+  // carrying stale state (a neighbour link, another stream's use) would show up here as overlapping or
+  // clobbered blocks, wrong statistics or a segment that never merges back whole.
+  FakeBackend be(256 * MiB);
+  BlockPool pool(be, "cuda:0");
+  std::mt19937_64 rng(12345);
+  struct Live {
+    std::size_t size;
+    void* stream;
+    unsigned char tag;
+  };
+  std::map<char*, Live> live;
+  std::int64_t current = 0;
+  auto release = [&](std::map<char*, Live>::iterator it) {
+    char* p = it->first;
+    const Live& l = it->second;
+    bool intact = true;  // not clobbered by another block
+    for (std::size_t k = 0; k < l.size; k += 97) intact = intact && static_cast<unsigned char>(p[k]) == l.tag;
+    REQUIRE(intact);
+    if (rng() % 4 == 0) pool.record_use(p, l.stream == kStreamA ? kStreamB : kStreamA);
+    current -= static_cast<std::int64_t>(BlockPool::round_size(l.size));
+    pool.free(p);
+    live.erase(it);
+  };
+  for (int step = 0; step < 4000; ++step) {
+    if (live.size() < 48 && (live.empty() || rng() % 5 < 3)) {
+      const std::size_t size = rng() % 8 == 0 ? MiB + rng() % (5 * MiB) : 1 + rng() % (64 * KiB);
+      void* stream = rng() % 2 ? kStreamA : kStreamB;
+      char* p = static_cast<char*>(pool.allocate(size, stream));
+      REQUIRE(p != nullptr);
+      CHECK(pool.stream_of(p) == stream);
+      auto next = live.lower_bound(p);  // disjoint from its live neighbours
+      if (next != live.end()) REQUIRE(p + size <= next->first);
+      if (next != live.begin()) {
+        auto prev = std::prev(next);
+        REQUIRE(prev->first + prev->second.size <= p);
+      }
+      const auto tag = static_cast<unsigned char>(1 + step % 250);
+      for (std::size_t k = 0; k < size; k += 97) p[k] = static_cast<char>(tag);
+      live[p] = Live{size, stream, tag};
+      current += static_cast<std::int64_t>(BlockPool::round_size(size));
+    } else {
+      auto it = live.begin();
+      std::advance(it, static_cast<long>(rng() % live.size()));
+      release(it);
+    }
+    if (step % 500 == 499) be.synchronize();  // the other streams' work done: pending blocks become free
+    // a large block keeps a tail under 1 MiB unsplit, so it may count more than its rounded size
+    REQUIRE(pool.stats().current_bytes >= current);
+    if (current == 0) REQUIRE(pool.stats().current_bytes == 0);
+  }
+  while (!live.empty()) release(live.begin());
+  CHECK(pool.stats().current_bytes == 0);
+  pool.empty_cache();  // every segment merged back into one free block, so all go back
+  CHECK(pool.num_pending() == 0);
+  CHECK(pool.num_segments() == 0);
+  CHECK(be.used() == 0);
+  CHECK(pool.stats().cached_bytes == 0);
+}
+
 TEST_CASE("cuda allocator: statistics") {
   FakeBackend be(64 * MiB);
   BlockPool pool(be, "cuda:0");

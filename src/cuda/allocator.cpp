@@ -29,6 +29,71 @@ BlockPool::~BlockPool() {
       for (void* ev : pe.events) backend_.destroy_event(ev);
   } catch (...) {
   }
+  for (Block* b : spare_blocks_) delete b;
+}
+
+BlockPool::Block* BlockPool::make_block() {
+  if (spare_blocks_.empty()) return new Block();
+  Block* b = spare_blocks_.back();
+  spare_blocks_.pop_back();
+  return b;
+}
+
+void BlockPool::recycle(Block* b) {
+  b->ptr = nullptr;
+  b->size = 0;
+  b->stream = nullptr;
+  b->small = false;
+  b->allocated = false;
+  b->uses.clear();
+  b->graphs.clear();
+  b->prev = b->next = nullptr;
+  try {
+    spare_blocks_.push_back(b);
+  } catch (...) {  // no memory for the spare list: the block goes, the bookkeeping stays whole
+    delete b;
+  }
+}
+
+void BlockPool::free_add(Block* b) {
+  if (spare_free_nodes_.empty()) {
+    free_.insert(b);
+    return;
+  }
+  FreeSet::node_type nh = std::move(spare_free_nodes_.back());
+  spare_free_nodes_.pop_back();
+  nh.value() = b;
+  free_.insert(std::move(nh));
+}
+
+void BlockPool::free_remove(FreeSet::iterator it) {
+  FreeSet::node_type nh = free_.extract(it);
+  try {
+    spare_free_nodes_.push_back(std::move(nh));
+  } catch (...) {  // the node is freed with nh
+  }
+}
+
+void BlockPool::live_add(Block* b) {
+  if (spare_live_nodes_.empty()) {
+    live_.emplace(b->ptr, b);
+    return;
+  }
+  LiveMap::node_type nh = std::move(spare_live_nodes_.back());
+  spare_live_nodes_.pop_back();
+  nh.key() = b->ptr;
+  nh.mapped() = b;
+  live_.insert(std::move(nh));
+}
+
+BlockPool::Block* BlockPool::live_remove(LiveMap::iterator it) {
+  Block* b = it->second;
+  LiveMap::node_type nh = live_.extract(it);
+  try {
+    spare_live_nodes_.push_back(std::move(nh));
+  } catch (...) {  // the node is freed with nh
+  }
+  return b;
 }
 
 BlockPool::Block* BlockPool::take_free(std::size_t size, bool small, void* stream) {
@@ -40,7 +105,7 @@ BlockPool::Block* BlockPool::take_free(std::size_t size, bool small, void* strea
   auto it = free_.lower_bound(&key);
   if (it == free_.end() || (*it)->small != small || (*it)->stream != stream) return nullptr;
   Block* b = *it;
-  free_.erase(it);
+  free_remove(it);
   return b;
 }
 
@@ -54,7 +119,7 @@ BlockPool::Block* BlockPool::new_segment(std::size_t size, bool small, void* str
     p = backend_.raw_alloc(seg);
   }
   if (!p) return nullptr;
-  auto* b = new Block();
+  Block* b = make_block();
   b->ptr = static_cast<char*>(p);
   b->size = seg;
   b->stream = stream;
@@ -83,7 +148,7 @@ void* BlockPool::allocate(std::size_t nbytes, void* stream) {
   }
   const std::size_t rest = b->size - size;
   if (rest >= (small ? kRound : kMinLargeSplit)) {  // split: the tail stays free
-    auto* r = new Block();
+    Block* r = make_block();
     r->ptr = b->ptr + size;
     r->size = rest;
     r->stream = stream;
@@ -93,11 +158,11 @@ void* BlockPool::allocate(std::size_t nbytes, void* stream) {
     if (b->next) b->next->prev = r;
     b->next = r;
     b->size = size;
-    free_.insert(r);
+    free_add(r);
   }
   b->allocated = true;
   if (capture_graph_ && stream != capture_stream_) b->graphs.push_back(capture_graph_);
-  live_.emplace(b->ptr, b);
+  live_add(b);
   ++stats_.num_allocs;
   stats_.current_bytes += static_cast<std::int64_t>(b->size);
   stats_.peak_bytes = std::max(stats_.peak_bytes, stats_.current_bytes);
@@ -109,8 +174,7 @@ void BlockPool::free(void* p) {
   std::lock_guard<std::mutex> lk(mu_);
   auto it = live_.find(p);
   if (it == live_.end()) throw Error("free", "pointer was not allocated by the " + name_ + " caching allocator");
-  Block* b = it->second;
-  live_.erase(it);
+  Block* b = live_remove(it);
   stats_.current_bytes -= static_cast<std::int64_t>(b->size);
   if (!b->graphs.empty()) {  // a live graph may still touch it: kept (and not merged) until release_graph
     b->uses.clear();         // release_graph follows a device synchronization: no stream's work is left
@@ -142,21 +206,21 @@ void BlockPool::insert_free(Block* b) {
   b->allocated = false;
   // merge with free neighbours (same segment, hence same stream and pool)
   if (Block* n = b->next; n && !n->allocated) {
-    free_.erase(n);
+    free_remove(free_.find(n));
     b->size += n->size;
     b->next = n->next;
     if (n->next) n->next->prev = b;
-    delete n;
+    recycle(n);
   }
   if (Block* q = b->prev; q && !q->allocated) {
-    free_.erase(q);
+    free_remove(free_.find(q));
     q->size += b->size;
     q->next = b->next;
     if (b->next) b->next->prev = q;
-    delete b;
+    recycle(b);
     b = q;
   }
-  free_.insert(b);
+  free_add(b);
 }
 
 void BlockPool::process_pending() {
