@@ -122,8 +122,8 @@ Edge gradient_edge(const Tensor& t) {
     auto a = std::allocate_shared<AccumulateGrad>(SmallBlockAllocator<AccumulateGrad>());
     a->name_ = "AccumulateGrad";
     a->leaf = WeakTensor(t);
-    a->input_meta.push_back(TensorMeta{t.shape(), t.dtype(), t.device()});
-    a->output_meta.push_back(TensorMeta{t.shape(), t.dtype(), t.device()});
+    a->input_meta.push_back(TensorMeta::of(t));
+    a->output_meta.push_back(TensorMeta::of(t));
     a->seq = next_sequence_nr();
     m.grad_accumulator = a;
     acc = a;
@@ -136,7 +136,7 @@ void attach_outputs(const std::shared_ptr<OpNode>& node, std::vector<Tensor>& ou
   node->output_meta.reserve(outputs.size());
   for (std::size_t i = 0; i < outputs.size(); ++i) {
     Tensor& o = outputs[i];
-    node->output_meta.push_back(TensorMeta{o.shape(), o.dtype(), o.device()});
+    node->output_meta.push_back(TensorMeta::of(o));
     if (!is_floating_or_complex(o.dtype())) continue;  // integer/bool outputs carry no gradient
     if (o.impl()->autograd && o.impl()->autograd->grad_fn) {
       // The forward returned a tensor that already has history (e.g. an input passed through):
@@ -260,13 +260,13 @@ namespace {
 // A formula may return a gradient of the broadcast shape, complex for a real input, or of a
 // wider dtype. The engine reduces it here, once for all ops: sum over broadcast dims, take the
 // real part for real inputs (dL/dx = Re(dL/dz*) when x enters as a complex number), cast.
-Tensor reduce_to_meta(Tensor g, const TensorMeta& meta, const std::string& op) {
-  if (g.shape() != meta.shape) {
+Tensor reduce_to_meta(Tensor g, const TensorMeta& meta, const OpNode& node) {
+  if (!meta.has_shape(g.shape())) {
     try {
-      g = sum_to(g, meta.shape);
+      g = sum_to(g, meta.shape());
     } catch (const Error&) {
-      throw Error(op, "backward returned a gradient of shape " + shape_str(g.shape()) + " for an input of shape " +
-                          shape_str(meta.shape));
+      throw Error(node.name(), "backward returned a gradient of shape " + shape_str(g.shape()) +
+                                   " for an input of shape " + shape_str(meta.shape()));
     }
   }
   if (g.is_complex() && !is_complex(meta.dtype)) g = real(g);
@@ -397,7 +397,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& r
       // materialize zeros for outputs that received no gradient
       for (std::size_t k = 0; k < grads.size(); ++k)
         if (!grads[k].defined() && k < n->output_meta.size())
-          grads[k] = zeros(n->output_meta[k].shape, n->output_meta[k].dtype, n->output_meta[k].device);
+          grads[k] = zeros(n->output_meta[k].shape(), n->output_meta[k].dtype, n->output_meta[k].device);
       n->set_create_graph(task.create_graph);
       in_grads = n->apply(std::move(grads));
       if (!task.keep_graph) n->release();
@@ -407,7 +407,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& r
       if (!e.node) continue;
       OpNode* m = e.node.get();
       if (run && i < in_grads.size() && in_grads[i].defined()) {
-        Tensor g = reduce_to_meta(in_grads[i], n->input_meta[i], n->name());
+        Tensor g = reduce_to_meta(in_grads[i], n->input_meta[i], *n);
         add_grad(m, e.input_nr, g);
       }
       if (--nodes.at(m).deps == 0) {

@@ -33,13 +33,13 @@ struct CustomNode final : detail::OpNode {
       throw Error(name_, "backward returned " + std::to_string(r.size()) + " gradients for " +
                              std::to_string(next.size()) + " inputs");
     for (std::size_t i = 0; i < r.size(); ++i)
-      if (r[i].defined() && r[i].shape() != input_meta[i].shape) {
+      if (r[i].defined() && !input_meta[i].has_shape(r[i].shape())) {
         // allow broadcastable shapes (the engine sums them down); reject anything else clearly
         try {
-          broadcast_shapes({r[i].shape(), input_meta[i].shape}, name_.c_str());
+          broadcast_shapes({r[i].shape(), input_meta[i].shape()}, name_.c_str());
         } catch (const Error&) {
           throw Error(name_, "backward returned a gradient of shape " + detail::shape_str(r[i].shape()) +
-                                 " for input " + std::to_string(i) + " of shape " + detail::shape_str(input_meta[i].shape));
+                                 " for input " + std::to_string(i) + " of shape " + detail::shape_str(input_meta[i].shape()));
         }
       }
     return r;
@@ -86,7 +86,7 @@ std::vector<Tensor> custom_function(const std::string& name, CustomForward forwa
     node->bwd = std::move(backward);
     for (const auto& t : inputs) {
       node->next.push_back(detail::gradient_edge(t));
-      node->input_meta.push_back(detail::TensorMeta{t.shape(), t.dtype(), t.device()});
+      node->input_meta.push_back(detail::TensorMeta::of(t));
     }
     const std::vector<Tensor> out_handles = outputs;  // attach_outputs may replace entries of `outputs`
     detail::attach_outputs(node, outputs);

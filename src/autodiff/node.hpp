@@ -13,6 +13,7 @@
 // sums each gradient down to its input's broadcast shape, drops the imaginary part for real
 // inputs and casts to the input's dtype (Note [gradient reduction]), so formulas need not.
 #pragma once
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -48,9 +49,18 @@ struct Edge {
 
 /// Shape/dtype of an input or output, kept without keeping its data.
 struct TensorMeta {
-  Shape shape;
+  NodeVector<std::int64_t> dims;  // the shape, its buffer from the small-block lists
   Dtype dtype = Dtype::Float32;
   Device device;
+
+  /// t's shape, dtype and device.
+  static TensorMeta of(const Tensor& t) {
+    return TensorMeta{NodeVector<std::int64_t>(t.shape().begin(), t.shape().end()), t.dtype(), t.device()};
+  }
+  /// The shape.
+  Shape shape() const { return Shape(dims.begin(), dims.end()); }
+  /// True when `s` is the shape.
+  bool has_shape(const Shape& s) const { return std::equal(dims.begin(), dims.end(), s.begin(), s.end()); }
 };
 
 /// A tensor saved for backward; detects in-place changes through the storage version.
@@ -105,7 +115,7 @@ class Ctx {
   /// Saved output i (requires kSaveOutputs), connected to the graph for double backward.
   Tensor output(std::size_t i) const { return outputs_.at(i).unpack(name_); }
   /// Shape of input i.
-  const Shape& input_shape(std::size_t i) const { return node_->input_meta.at(i).shape; }
+  Shape input_shape(std::size_t i) const { return node_->input_meta.at(i).shape(); }
   /// Dtype of input i.
   Dtype input_dtype(std::size_t i) const { return node_->input_meta.at(i).dtype; }
   /// True if input i gets a gradient.
@@ -194,7 +204,7 @@ std::vector<Tensor> apply_op_n(const char* name, const std::vector<Tensor>& inpu
     node->input_meta.reserve(inputs.size());
     for (const auto& t : inputs) {
       node->next.push_back(gradient_edge(t));
-      node->input_meta.push_back(TensorMeta{t.shape(), t.dtype(), t.device()});
+      node->input_meta.push_back(TensorMeta::of(t));
     }
     if (save & kSaveInputs)
       for (const auto& t : inputs) node->ctx.inputs_.emplace_back(t, false, nullptr);
