@@ -28,13 +28,14 @@
 namespace phasor::detail {
 
 // Note [graph node memory]
-// Recording an op allocates a node, a handful of small vectors (its edges, input and output metadata,
-// saved tensors) and each output's AutogradMeta; a backward run adds one entry per node to its own
-// map, and then frees them all. malloc and free were about 40% of the instructions of a small
-// forward+backward loop, mostly for these objects (bench/README.md, "Host overhead"). So they come
-// from the per-thread small-block lists (Note [small blocks]) like the tensors' own small objects:
-// the vectors are NodeVectors, apply_op_n and gradient_edge make nodes with allocate_shared (a
-// block over 384 bytes falls through to operator new), AutogradMeta has its own operator new, and
+// Recording an op allocates a node, a handful of small vectors (its edges, its input and output
+// metadata with their shapes, saved tensors) and each output's AutogradMeta; a backward run adds an
+// entry per node to its own map, and then frees them all. malloc and free were about 40% of the
+// instructions of a small forward+backward loop, mostly for these objects (bench/README.md, "The
+// autodiff graph's memory"). So they come from the per-thread small-block lists (Note [small blocks]),
+// like the tensors' own small objects: the vectors are NodeVectors (TensorMeta's shape too; compare it
+// with has_shape, which copies nothing), apply_op_n and gradient_edge make nodes with allocate_shared
+// (a block over 384 bytes falls through to operator new), AutogradMeta has its own operator new, and
 // run_backward's map takes a SmallBlockAllocator.
 
 /// A vector of a graph node, its buffer from the small-block lists (Note [graph node memory]).
