@@ -304,7 +304,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& r
   std::unordered_map<OpNode*, NodeTask, std::hash<OpNode*>, std::equal_to<OpNode*>,
                      SmallBlockAllocator<std::pair<OpNode* const, NodeTask>>>
       nodes;  // entries from the small-block lists (Note [graph node memory])
-  std::vector<OpNode*> stack, order;
+  std::vector<OpNode*> stack, order;  // order: discovery order, kept for capture mode
   auto discover = [&](const std::shared_ptr<OpNode>& node) -> NodeTask& {
     auto [it, fresh] = nodes.try_emplace(node.get());
     if (fresh) {
@@ -317,7 +317,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& r
   while (!stack.empty()) {
     OpNode* n = stack.back();
     stack.pop_back();
-    order.push_back(n);
+    if (task.capture_mode) order.push_back(n);
     for (auto& e : n->next)
       if (e.node) ++discover(e.node).deps;
   }
@@ -343,13 +343,13 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& r
       }
     }
   }
-  auto add_grad = [&](OpNode* n, std::uint32_t slot, const Tensor& g) {
-    auto& buf = nodes.at(n).grads;
+  auto add_grad = [](NodeTask& st, const OpNode* n, std::uint32_t slot, const Tensor& g) {
+    auto& buf = st.grads;
     if (buf.empty()) buf.resize(std::max<std::size_t>(1, n->output_meta.size()));
     if (!buf[slot].defined()) buf[slot] = g;
     else buf[slot] = buf[slot] + g;
   };
-  for (auto& [e, g] : root_edges) add_grad(e.node.get(), e.input_nr, g);
+  for (auto& [e, g] : root_edges) add_grad(nodes.at(e.node.get()), e.node.get(), e.input_nr, g);
 
   // Ready queue ordered by sequence number (newest first).
   auto cmp = [](OpNode* a, OpNode* b) { return a->seq < b->seq; };
@@ -406,11 +406,10 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& r
       auto& e = n->next[i];
       if (!e.node) continue;
       OpNode* m = e.node.get();
-      if (run && i < in_grads.size() && in_grads[i].defined()) {
-        Tensor g = reduce_to_meta(in_grads[i], n->input_meta[i], *n);
-        add_grad(m, e.input_nr, g);
-      }
-      if (--nodes.at(m).deps == 0) {
+      NodeTask& mt = nodes.at(m);
+      if (run && i < in_grads.size() && in_grads[i].defined())
+        add_grad(mt, m, e.input_nr, reduce_to_meta(in_grads[i], n->input_meta[i], *n));
+      if (--mt.deps == 0) {
         ready.push_back(m);
         std::push_heap(ready.begin(), ready.end(), cmp);
       }

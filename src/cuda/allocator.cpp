@@ -66,13 +66,19 @@ void BlockPool::free_add(Block* b) {
   free_.insert(std::move(nh));
 }
 
-void BlockPool::free_remove(FreeSet::iterator it) {
-  FreeSet::node_type nh = free_.extract(it);
+namespace {
+/// Takes the node at `it` out of `c` and keeps it in `spare` for reuse (or frees it when `spare` cannot grow).
+template <class C>
+void keep_node(C& c, typename C::iterator it, std::vector<typename C::node_type>& spare) {
+  typename C::node_type nh = c.extract(it);
   try {
-    spare_free_nodes_.push_back(std::move(nh));
+    spare.push_back(std::move(nh));
   } catch (...) {  // the node is freed with nh
   }
 }
+}  // namespace
+
+void BlockPool::free_remove(FreeSet::iterator it) { keep_node(free_, it, spare_free_nodes_); }
 
 void BlockPool::live_add(Block* b) {
   if (spare_live_nodes_.empty()) {
@@ -88,11 +94,7 @@ void BlockPool::live_add(Block* b) {
 
 BlockPool::Block* BlockPool::live_remove(LiveMap::iterator it) {
   Block* b = it->second;
-  LiveMap::node_type nh = live_.extract(it);
-  try {
-    spare_live_nodes_.push_back(std::move(nh));
-  } catch (...) {  // the node is freed with nh
-  }
+  keep_node(live_, it, spare_live_nodes_);
   return b;
 }
 
