@@ -129,4 +129,13 @@ function(phasor_enable_cuda_emulation target)
   set_property(SOURCE ${PROJECT_SOURCE_DIR}/src/cuda/libraries.cpp TARGET_DIRECTORY ${target} APPEND PROPERTY
     COMPILE_DEFINITIONS "PHASOR_CUBLAS_SONAME=\"$<TARGET_FILE:phasor_cuda_emu>\""
                         "PHASOR_CUFFT_SONAME=\"$<TARGET_FILE:phasor_cuda_emu>\"")
+  if(PHASOR_EMU_SANITIZE)
+    # Only the CUDA backend's sources (its kernels run on the host here) get AddressSanitizer and UBSan:
+    # a kernel's access outside its allocations (the emulator poisons what no allocation owns) or its
+    # undefined behaviour is reported, while the rest of the library compiles as in the plain emulation
+    # build (and shares its ccache entries). Programs linking the library get the runtimes first.
+    set_property(SOURCE ${_cuda_srcs} TARGET_DIRECTORY ${target} APPEND PROPERTY COMPILE_OPTIONS
+      -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+    target_link_options(${target} PUBLIC -fsanitize=address,undefined)
+  endif()
 endfunction()

@@ -13,8 +13,8 @@
 #                                    2. the GPU benchmarks (bench_cuda) and PyTorch eager's side of
 #                                       them (bench/fno_torch_cuda.py, when torch is installed),
 #                                    3. when the suite failed, each GPU test file alone,
-#                                    4. the CUDA cases under compute-sanitizer memcheck, then the
-#                                       reductions' under racecheck,
+#                                    4. the CUDA cases under compute-sanitizer memcheck (caching
+#                                       allocator off: exact bounds), then the reductions' under racecheck,
 #                                    all within PHASOR_GPU_BUDGET seconds (540), and prints a short table
 #                                    last. Logs go to $OUT (or build-gpu/out).
 #   PHASOR_GPU_CHECK_BIN=DIR scripts/gpu-check.sh
@@ -206,8 +206,11 @@ fi
 
 echo "== 4. compute-sanitizer memcheck on the CUDA cases (last: it is the slowest stage)"
 if command -v compute-sanitizer > /dev/null; then
-  if stage "memcheck (cuda cases)" 240 "$OUTDIR/memcheck.log" compute-sanitizer --tool memcheck --leak-check full \
-       --error-exitcode 9 "$BIN/phasor_tests" -tc='*cuda*,*CUDA*' -tce='*[cpu:1]'; then
+  # Without the caching allocator (PHASOR_NO_CUDA_MEMORY_CACHING=1: a cudaMalloc of exact size per tensor),
+  # so that an access past a tensor's end is outside every allocation, not inside a cached 2 MiB segment.
+  # No --leak-check: the allocator's pools and per-device constants live until the process ends, by design.
+  if stage "memcheck (cuda cases)" 240 "$OUTDIR/memcheck.log" env PHASOR_NO_CUDA_MEMORY_CACHING=1 \
+       compute-sanitizer --tool memcheck --error-exitcode 9 "$BIN/phasor_tests" -tc='*cuda*,*CUDA*' -tce='*[cpu:1]'; then
     tail -3 "$OUTDIR/memcheck.log"
     row "memcheck (cuda cases)" "$(grep -E 'ERROR SUMMARY' "$OUTDIR/memcheck.log" | tail -1) rc=$rc"
   fi

@@ -41,10 +41,10 @@ enum class EmuCounter {
 };
 
 /// Runs f() and returns what the emulator counted meanwhile on `dev`; -1 where nothing counts (a real GPU, a
-/// CPU device).
+/// CPU device, and host waits with the caching allocator off: then every free waits for the device).
 inline long emu_count(const phasor::Device& dev, EmuCounter what, const std::function<void()>& f) {
 #if PHASOR_TEST_CUDA_EMULATION
-  if (dev.is_cuda()) {
+  if (dev.is_cuda() && (what != EmuCounter::HostWaits || phasor::cuda::memory_caching_enabled())) {
     auto read = [what] {
       return what == EmuCounter::HostWaits ? phasor_emu_host_waits()
              : what == EmuCounter::Launches ? phasor_emu_launches()

@@ -504,3 +504,66 @@ TEST_CASE("cuda allocator: out of memory during a capture neither waits nor rele
   pool.free(b);
   pool.empty_cache();
 }
+
+TEST_CASE("cuda allocator: without caching every request is an exact segment, returned when freed") {
+  FakeBackend be(64 * MiB);
+  BlockPool pool(be, "cuda:0", /*caching=*/false);
+  CHECK_FALSE(pool.caching());
+  void* a = pool.allocate(1000, kStreamA);  // exact bytes: a memory checker sees the tensor's own end
+  void* b = pool.allocate(1000, kStreamA);
+  CHECK(be.used() == 2000);
+  CHECK(a != b);
+  CHECK(pool.num_segments() == 2);
+  phasor::MemoryStats s = pool.stats();
+  CHECK(s.current_bytes == 2000);
+  CHECK(s.cached_bytes == 0);
+  CHECK(s.num_system_allocs == 2);
+  be.busy = true;  // kernels still queued: the segment goes back only after the device's work
+  const int syncs = be.sync_calls;
+  pool.free(a);
+  CHECK(be.sync_calls == syncs + 1);
+  CHECK(be.free_calls == 1);
+  CHECK(be.used() == 1000);
+  CHECK(pool.stats().cached_bytes == 0);
+  void* c = pool.allocate(1000, kStreamA);  // never a cached block
+  CHECK(be.alloc_calls == 3);
+  // a block another stream uses waits for that stream's work, then goes back at the next call
+  pool.record_use(c, kStreamB);
+  pool.free(c);
+  CHECK(pool.num_pending() == 1);
+  CHECK(be.used() == 1000 + 1000);
+  for (auto& kv : be.events) kv.second = true;
+  void* d = pool.allocate(24, kStreamA);
+  CHECK(pool.num_pending() == 0);
+  CHECK(be.used() == 1000 + 24);
+  pool.free(b);
+  pool.free(d);
+  CHECK(be.used() == 0);
+  CHECK(pool.stats().current_bytes == 0);
+}
+
+TEST_CASE("cuda allocator: without caching a capture reuses its pool's blocks of the exact size and releases nothing") {
+  FakeBackend be(64 * MiB);
+  BlockPool pool(be, "cuda:0", /*caching=*/false);
+  void* const kCapture = reinterpret_cast<void*>(std::uintptr_t{0x2000});
+  void* param = pool.allocate(4 * KiB, kStreamA);
+  pool.begin_capture(3, kCapture);
+  const int syncs = be.sync_calls;
+  void* t1 = pool.allocate(8 * KiB, kCapture);
+  pool.free(t1);  // no synchronization during a capture: kept in the graph's pool
+  CHECK(pool.allocate(8 * KiB, kCapture) == t1);
+  void* t3 = pool.allocate(8 * KiB - 4, kCapture);  // another size: its own segment
+  CHECK(t3 != t1);
+  pool.free(t3);
+  pool.free(param);  // live when the capture began: kept for the graph
+  CHECK(pool.num_kept() == 1);
+  CHECK(be.sync_calls == syncs);
+  CHECK(be.free_calls == 0);
+  pool.end_capture();
+  pool.free(t1);
+  CHECK(be.free_calls == 0);  // the graph's pool and what it saw live stay while the graph lives
+  pool.release_graph(3);      // (after a device synchronization, by contract): everything goes back
+  CHECK(pool.num_kept() == 0);
+  CHECK(pool.num_segments() == 0);
+  CHECK(be.used() == 0);
+}

@@ -5,6 +5,8 @@
 #include <vector>
 
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <memory>
 
 #include "core/tensor_impl.hpp"
@@ -18,7 +20,8 @@ namespace phasor {
 namespace cuda {
 namespace detail {
 
-BlockPool::BlockPool(RawBackend& backend, std::string device_name) : backend_(backend), name_(std::move(device_name)) {}
+BlockPool::BlockPool(RawBackend& backend, std::string device_name, bool caching)
+    : backend_(backend), name_(std::move(device_name)), caching_(caching) {}
 
 BlockPool::~BlockPool() {
   // Live blocks may still be referenced (a pool is destroyed only in tests or at exit): free what is
@@ -106,13 +109,14 @@ BlockPool::Block* BlockPool::take_free(std::size_t size, bool small, void* strea
   key.ptr = nullptr;
   auto it = free_.lower_bound(&key);
   if (it == free_.end() || (*it)->small != small || (*it)->stream != stream) return nullptr;
+  if (!caching_ && (*it)->size != size) return nullptr;  // only a graph's pool keeps free blocks: exact reuse
   Block* b = *it;
   free_remove(it);
   return b;
 }
 
 BlockPool::Block* BlockPool::new_segment(std::size_t size, bool small, void* stream) {
-  const std::size_t seg = small ? kSmallSegment : (size + kLargeRound - 1) / kLargeRound * kLargeRound;
+  const std::size_t seg = !caching_ ? size : small ? kSmallSegment : (size + kLargeRound - 1) / kLargeRound * kLargeRound;
   void* p = backend_.raw_alloc(seg);
   if (!p && !capture_graph_) {  // out of memory: wait for all streams (pending blocks become free), give the cache back, retry
     backend_.synchronize();
@@ -134,10 +138,12 @@ BlockPool::Block* BlockPool::new_segment(std::size_t size, bool small, void* str
 void* BlockPool::allocate(std::size_t nbytes, void* stream) {
   if (nbytes == 0) return nullptr;
   const bool absurd = nbytes > kMaxRequest;  // no device has that much; rounding it could overflow
-  const std::size_t size = absurd ? 0 : round_size(nbytes);
-  const bool small = size <= kSmallSize;
+  // without caching: exact bytes, a segment of its own (large), nothing split off
+  const std::size_t size = absurd ? 0 : caching_ ? round_size(nbytes) : nbytes;
+  const bool small = caching_ && size <= kSmallSize;
   std::lock_guard<std::mutex> lk(mu_);
   if (!pending_.empty()) process_pending();
+  if (!caching_ && !capture_graph_ && !free_.empty()) release_free_segments(/*synced=*/false);  // freed in a capture
   Block* b = absurd ? nullptr : take_free(size, small, stream);
   if (!b && !absurd) b = new_segment(size, small, stream);
   if (!b) {
@@ -202,6 +208,7 @@ void BlockPool::free(void* p) {
     }
   }
   insert_free(b);
+  if (!caching_ && !capture_graph_) release_free_segments(/*synced=*/false);
 }
 
 void BlockPool::insert_free(Block* b) {
@@ -342,6 +349,7 @@ void BlockPool::release_graph(std::uint64_t graph) {
   }
   kept_.swap(still);
   graph_pools_.erase(graph);
+  if (!caching_ && !capture_graph_) release_free_segments(/*synced=*/true);  // the caller synchronized
 }
 
 std::size_t BlockPool::num_kept() {
@@ -363,6 +371,18 @@ const ::phasor::Storage* checked_cuda_storage(const Tensor& t, const Stream& str
   if (st->deleter) throw Error("record_stream", "the tensor's memory is not owned by phasor's allocator (from_blob)");
   return st;
 }
+
+}  // namespace detail
+
+bool memory_caching_enabled() {
+  static const bool caching = [] {
+    const char* v = std::getenv("PHASOR_NO_CUDA_MEMORY_CACHING");
+    return !(v && *v && std::strcmp(v, "0") != 0);
+  }();
+  return caching;
+}
+
+namespace detail {
 
 #if PHASOR_WITH_CUDA
 
@@ -428,7 +448,7 @@ class CudaBackend final : public RawBackend {
 struct DevicePool {
   CudaBackend backend;
   BlockPool pool;
-  explicit DevicePool(int d) : backend(d), pool(backend, Device::cuda(d).str()) {}
+  explicit DevicePool(int d) : backend(d), pool(backend, Device::cuda(d).str(), memory_caching_enabled()) {}
 };
 
 /// The pool of `device` (checked by the caller), created on first use and never destroyed: storages

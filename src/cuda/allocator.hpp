@@ -32,6 +32,14 @@
 //    (cached, not free) until release_graph.
 //  During a capture nothing synchronizes: out of memory fails without releasing the cache, and
 //  empty_cache refuses.
+// Without caching (PHASOR_NO_CUDA_MEMORY_CACHING=1, as PyTorch's PYTORCH_NO_CUDA_MEMORY_CACHING), for
+// memory checkers: every request is a segment of exactly its bytes (no rounding, no splitting), and a
+// freed block goes back to the backend at once, after a device synchronization. compute-sanitizer and
+// the emulator's AddressSanitizer build (Note [CUDA emulation]) then see each tensor as an allocation
+// of its own, so a kernel reading one element past a tensor's end is reported, where a cached 2 MiB
+// segment would hide it. During a capture freed blocks stay cached (nothing may synchronize), to be
+// released by the next free or allocation after it; a graph's private pool reuses blocks of the exact
+// size. Slow: each free waits for the device. Statistics stay exact.
 // One mutex per pool (one pool per device); the backend is called with it held, which serializes
 // cudaMalloc calls of one device (they serialize inside the driver anyway). The bookkeeping keeps its
 // Block objects and its set and map nodes for reuse, so a steady loop of allocate/free calls makes no
@@ -85,8 +93,9 @@ class BlockPool {
   static constexpr std::size_t kMinLargeSplit = 1 << 20;     ///< smallest free remainder kept from a large block
   static constexpr std::size_t kMaxRequest = std::size_t{1} << 60;  ///< larger requests fail at once (out of memory)
 
-  /// A pool drawing from `backend`; `device_name` ("cuda:0") appears in error messages.
-  BlockPool(RawBackend& backend, std::string device_name);
+  /// A pool drawing from `backend`; `device_name` ("cuda:0") appears in error messages; `caching` false:
+  /// one exact segment per request, released when freed (Note [caching device allocator]).
+  BlockPool(RawBackend& backend, std::string device_name, bool caching = true);
   BlockPool(const BlockPool&) = delete;
   BlockPool& operator=(const BlockPool&) = delete;
   ~BlockPool();
@@ -121,6 +130,8 @@ class BlockPool {
   void release_graph(std::uint64_t graph);
   /// Blocks freed but kept for live graphs (tests).
   std::size_t num_kept();
+  /// False for a pool made with caching off.
+  bool caching() const { return caching_; }
   /// Rounded size of a request (tests and statistics).
   static std::size_t round_size(std::size_t nbytes) { return nbytes == 0 ? 0 : (nbytes + kRound - 1) / kRound * kRound; }
 
@@ -167,6 +178,7 @@ class BlockPool {
 
   RawBackend& backend_;
   std::string name_;
+  const bool caching_;
   std::mutex mu_;
   FreeSet free_;
   LiveMap live_;

@@ -33,8 +33,15 @@
 //   function, or the next kernel launch ("cudaLaunchKernel"), fail with that status, so tests reach the
 //   error paths a GPU does not take on demand.
 // What it cannot check: real concurrency (threads never overlap, so races between threads of
-// different blocks, atomics and the memory model go untested), a kernel's own out-of-bounds access
-// inside device memory, performance, and numerics of the real libraries (accuracy, TF32).
+// different blocks, atomics and the memory model go untested), performance, and numerics of the real
+// libraries (accuracy, TF32).
+// - Kernels' own accesses, in a build with PHASOR_EMU_SANITIZE=ON: the CUDA backend's sources are
+//   compiled with AddressSanitizer and UBSan, and the emulator poisons every device byte no live
+//   allocation owns (freed memory, the rounding past a cudaMalloc's requested size, unallocated space),
+//   so a kernel reading or writing outside its allocations is reported where it happens, and undefined
+//   behaviour in index arithmetic too. Run with PHASOR_NO_CUDA_MEMORY_CACHING=1 (Note [caching device
+//   allocator]) each tensor is an allocation of its own, so one element past a tensor's end is caught;
+//   with caching on, only accesses past a whole cached segment are.
 //
 // Knobs (environment): PHASOR_EMU_DEVICES (default 2), PHASOR_EMU_MEMORY_MB per device (default
 // 4096), PHASOR_EMU_SMS multiprocessors per device (default 4), PHASOR_EMU_PROTECT=0 leaves device

@@ -34,11 +34,24 @@ struct CUgraphExec_st {
   std::shared_ptr<const std::vector<std::function<void()>>> nodes;
 };
 
+// AddressSanitizer's manual poisoning, present when the process carries its runtime (an emulation build
+// with PHASOR_EMU_SANITIZE: the kernels are instrumented, the emulator is not and calls it through these).
+extern "C" void __asan_poison_memory_region(void const volatile* addr, std::size_t size) __attribute__((weak));
+extern "C" void __asan_unpoison_memory_region(void const volatile* addr, std::size_t size) __attribute__((weak));
+
 namespace phasor_emu {
 
 Coords g_coords;
 
 namespace {
+
+/// Marks device bytes as no allocation's (poisoned) or a live allocation's, for instrumented kernels;
+/// nothing without the AddressSanitizer runtime.
+void poison(const char* p, std::size_t n, bool poisoned) {
+  if (n == 0 || !__asan_poison_memory_region) return;
+  if (poisoned) __asan_poison_memory_region(p, n);
+  else __asan_unpoison_memory_region(p, n);
+}
 
 std::size_t env_size(const char* name, std::size_t fallback) {
   const char* v = std::getenv(name);
@@ -103,6 +116,7 @@ struct State {
   std::vector<std::unique_ptr<Stream>> legacy;  // per device
   std::set<Stream*> streams;                    // every stream, legacy ones included
   std::set<Event*> events;
+  std::vector<Event*> retired_events;            // destroyed, never freed (queued work may still set them)
   std::set<Capture*> captures;                  // capture sequences in progress
   std::set<const void*> graphs, execs;          // live cudaGraph_t / cudaGraphExec_t handles
   std::map<const char*, std::size_t, std::less<>> pinned;  // cudaHostAlloc'ed: start -> bytes
@@ -758,13 +772,16 @@ cudaError_t cudaMalloc(void** ptr, std::size_t bytes) {
     dev.used += size;
     const std::size_t end = std::min(dev.capacity, (off + size + kHuge - 1) / kHuge * kHuge);
     if (end > dev.high) {
+      poison(dev.base + dev.high, end - dev.high, true);  // reachable now, but no allocation's
       dev.high = end;
       if (state().protect && state().access_depth > 0) mprotect(dev.base, dev.high, PROT_READ | PROT_WRITE);
     }
+    poison(dev.base + off, size, false);
     {
       Access a;
       std::memset(dev.base + off, 0xFF, size);  // uninitialized memory reads as NaN
     }
+    poison(dev.base + off + bytes, size - bytes, true);  // the rounding: not the caller's
     *ptr = dev.base + off;
     return cudaSuccess;
   }
@@ -790,6 +807,7 @@ cudaError_t cudaFree(void* ptr) {
     std::size_t start = off, size = it->second.second;
     dev.live.erase(it);
     dev.used -= size;
+    poison(p, size, true);  // a kernel still using it is reported
     // merge with free neighbours, then release the whole huge pages of the free range
     auto next = dev.free_ranges.lower_bound(start);
     if (next != dev.free_ranges.end() && next->first == start + size) {
@@ -907,7 +925,8 @@ cudaError_t cudaEventDestroy(cudaEvent_t e) {
   Event* ev = event_of(e);
   if (!ev) return fail(cudaErrorInvalidResourceHandle);
   state().events.erase(ev);
-  // work queued to set its time may still run: keep the object (a few bytes per event)
+  // work queued to set its time may still run: keep the object (a few bytes per event), reachable
+  state().retired_events.push_back(ev);
   return cudaSuccess;
 }
 
