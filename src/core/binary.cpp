@@ -70,16 +70,20 @@ Tensor wrap_scalar(const Scalar& s, Dtype dtype, Device device) {
 
 namespace {
 
+/// a op b on a GPU (Note [cuda elementwise]: the kernel converts a and b per element); the output takes a's
+/// shape without copying it when the shapes agree.
+[[gnu::noinline]] Tensor arith_cuda(const Tensor& a, const Tensor& b, Dtype dt, const char* op) {
+  Tensor out = a.shape() == b.shape() ? make_tensor(a.shape(), dt, a.device())
+                                      : make_tensor(broadcast_shapes({a.shape(), b.shape()}, op), dt, a.device());
+  phasor::cuda::detail::binary(op, out, a, b, dt);
+  return out;
+}
+
 /// Runs f(x, y) over a and b cast to `dt` (the result type), broadcasting.
 template <class F>
 Tensor arith(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
   check_same_device(a, b, op);
-  if (a.device().is_cuda()) {  // Note [cuda elementwise]: the kernel converts a and b per element
-    Tensor out = make_tensor(a.shape() == b.shape() ? a.shape() : broadcast_shapes({a.shape(), b.shape()}, op), dt,
-                             a.device());
-    phasor::cuda::detail::binary(op, out, a, b, dt);
-    return out;
-  }
+  if (a.device().is_cuda()) return arith_cuda(a, b, dt, op);
   // complex with real of the same precision (spectra times real symbols, masks, weights): the real
   // operand is widened to (r, 0) per element instead of converted into a temporary first
   if (is_complex(dt) && a.dtype() != b.dtype() && (a.dtype() == dt || b.dtype() == dt) &&
