@@ -109,9 +109,10 @@ class Event {
 Stream current_stream(int device = -1);
 /// Makes `stream` the calling thread's current stream on its device: new CUDA tensors and copies use it.
 void set_current_stream(const Stream& stream);
-/// False when the environment variable PHASOR_NO_CUDA_MEMORY_CACHING is set (to anything but 0) at the first
-/// CUDA allocation: every tensor then gets its own cudaMalloc and its cudaFree when it dies (after waiting for
-/// the device), so compute-sanitizer sees each tensor's exact bounds. A debugging mode: slow.
+/// False when the environment variable PHASOR_NO_CUDA_MEMORY_CACHING is set to anything but 0 (read once, at the
+/// first CUDA allocation or call of this function): every tensor then gets its own cudaMalloc of its exact size
+/// and its cudaFree when it dies (after waiting for the device), so memory checkers such as compute-sanitizer see
+/// each tensor's bounds. A debugging mode: slow.
 bool memory_caching_enabled();
 /// Marks t's memory as used by work queued on `stream` (another stream than the one it was made on):
 /// when t's storage is freed, its block is reused only after that stream's work up to the free is done.
