@@ -343,13 +343,13 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& r
       }
     }
   }
-  auto add_grad = [](NodeTask& st, const OpNode* n, std::uint32_t slot, const Tensor& g) {
+  auto add_grad = [](NodeTask& st, std::uint32_t slot, const Tensor& g) {
     auto& buf = st.grads;
-    if (buf.empty()) buf.resize(std::max<std::size_t>(1, n->output_meta.size()));
+    if (buf.empty()) buf.resize(std::max<std::size_t>(1, st.keep->output_meta.size()));
     if (!buf[slot].defined()) buf[slot] = g;
     else buf[slot] = buf[slot] + g;
   };
-  for (auto& [e, g] : root_edges) add_grad(nodes.at(e.node.get()), e.node.get(), e.input_nr, g);
+  for (auto& [e, g] : root_edges) add_grad(nodes.at(e.node.get()), e.input_nr, g);
 
   // Ready queue ordered by sequence number (newest first).
   auto cmp = [](OpNode* a, OpNode* b) { return a->seq < b->seq; };
@@ -408,7 +408,7 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& r
       OpNode* m = e.node.get();
       NodeTask& mt = nodes.at(m);
       if (run && i < in_grads.size() && in_grads[i].defined())
-        add_grad(mt, m, e.input_nr, reduce_to_meta(in_grads[i], n->input_meta[i], *n));
+        add_grad(mt, e.input_nr, reduce_to_meta(in_grads[i], n->input_meta[i], *n));
       if (--mt.deps == 0) {
         ready.push_back(m);
         std::push_heap(ready.begin(), ready.end(), cmp);

@@ -70,20 +70,22 @@ Tensor wrap_scalar(const Scalar& s, Dtype dtype, Device device) {
 
 namespace {
 
-/// a op b on a GPU (Note [cuda elementwise]: the kernel converts a and b per element); the output takes a's
-/// shape without copying it when the shapes agree.
-[[gnu::noinline]] Tensor arith_cuda(const Tensor& a, const Tensor& b, Dtype dt, const char* op) {
-  Tensor out = a.shape() == b.shape() ? make_tensor(a.shape(), dt, a.device())
-                                      : make_tensor(broadcast_shapes({a.shape(), b.shape()}, op), dt, a.device());
-  phasor::cuda::detail::binary(op, out, a, b, dt);
-  return out;
+/// An uninitialized `dt` tensor on a's device of a and b's broadcast shape (a's own shape, not copied, when
+/// the two agree: a conditional expression with a prvalue branch would copy it); a mismatch throws naming `op`.
+Tensor empty_broadcast(const Tensor& a, const Tensor& b, Dtype dt, const char* op) {
+  if (a.shape() == b.shape()) return make_tensor(a.shape(), dt, a.device());
+  return make_tensor(broadcast_shapes({a.shape(), b.shape()}, op), dt, a.device());
 }
 
 /// Runs f(x, y) over a and b cast to `dt` (the result type), broadcasting.
 template <class F>
 Tensor arith(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
   check_same_device(a, b, op);
-  if (a.device().is_cuda()) return arith_cuda(a, b, dt, op);
+  if (a.device().is_cuda()) {  // Note [cuda elementwise]: the kernel converts a and b per element
+    Tensor out = empty_broadcast(a, b, dt, op);
+    phasor::cuda::detail::binary(op, out, a, b, dt);
+    return out;
+  }
   // complex with real of the same precision (spectra times real symbols, masks, weights): the real
   // operand is widened to (r, 0) per element instead of converted into a temporary first
   if (is_complex(dt) && a.dtype() != b.dtype() && (a.dtype() == dt || b.dtype() == dt) &&
@@ -92,8 +94,7 @@ Tensor arith(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
       using C = typename decltype(tag)::type;
       if constexpr (is_complex_v<C>) {
         using R = typename C::value_type;
-        Tensor out = make_tensor(a.shape() == b.shape() ? a.shape() : broadcast_shapes({a.shape(), b.shape()}, op), dt,
-                                 a.device());
+        Tensor out = empty_broadcast(a, b, dt, op);
         if (a.dtype() == dt) map_binary_into<C, C, R>(out, a, b, [f](C u, R v) { return f(u, C(v)); });
         else map_binary_into<C, R, C>(out, a, b, [f](R u, C v) { return f(C(u), v); });
         return out;

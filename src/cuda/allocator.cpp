@@ -143,7 +143,7 @@ void* BlockPool::allocate(std::size_t nbytes, void* stream) {
   const bool small = caching_ && size <= kSmallSize;
   std::lock_guard<std::mutex> lk(mu_);
   if (!pending_.empty()) process_pending();
-  if (!caching_ && !capture_graph_ && !free_.empty()) release_free_segments(/*synced=*/false);  // freed in a capture
+  release_uncached(/*synced=*/false);  // blocks freed during a capture
   Block* b = absurd ? nullptr : take_free(size, small, stream);
   if (!b && !absurd) b = new_segment(size, small, stream);
   if (!b) {
@@ -208,7 +208,7 @@ void BlockPool::free(void* p) {
     }
   }
   insert_free(b);
-  if (!caching_ && !capture_graph_) release_free_segments(/*synced=*/false);
+  release_uncached(/*synced=*/false);
 }
 
 void BlockPool::insert_free(Block* b) {
@@ -284,6 +284,11 @@ void BlockPool::release_free_segments(bool synced) {
   }
 }
 
+void BlockPool::release_uncached(bool synced) {
+  if (caching_ || capture_graph_ || free_.empty()) return;  // nothing may synchronize during a capture
+  release_free_segments(synced);
+}
+
 MemoryStats BlockPool::stats() {
   std::lock_guard<std::mutex> lk(mu_);
   MemoryStats s = stats_;
@@ -349,7 +354,7 @@ void BlockPool::release_graph(std::uint64_t graph) {
   }
   kept_.swap(still);
   graph_pools_.erase(graph);
-  if (!caching_ && !capture_graph_) release_free_segments(/*synced=*/true);  // the caller synchronized
+  release_uncached(/*synced=*/true);  // the caller synchronized
 }
 
 std::size_t BlockPool::num_kept() {

@@ -175,6 +175,8 @@ class BlockPool {
   Block* new_segment(std::size_t size, bool small, void* stream);
   /// Returns the fully free segments to the backend, synchronizing the device first unless `synced`.
   void release_free_segments(bool synced);
+  /// Without caching and outside a capture: release_free_segments (freed blocks go back at once).
+  void release_uncached(bool synced);
 
   RawBackend& backend_;
   std::string name_;
