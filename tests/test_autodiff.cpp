@@ -323,6 +323,56 @@ TEST_CASE("observers see every op call") {
   CHECK(c->names[1] == "mean");
 }
 
+TEST_CASE("observers see each op's tensor arguments and results, on every dispatch path") {
+  // apply_op with and without a node to record, apply_nondiff, apply_inplace and composite take their
+  // tensors as a view of the caller's braced list (Note [tensor lists]); observers get them as vectors.
+  struct Call {
+    std::string name;
+    bool primitive;
+    std::vector<const void*> in;
+    Tensor out;  // the first result (read after the observer is gone: reading it runs ops)
+  };
+  struct Log : OpObserver {
+    std::vector<Call> calls;
+    void on_end(const OpEvent& e) override {
+      if (e.depth != 0) return;
+      Call c{e.name, e.primitive, {}, {}};
+      for (const Tensor& t : *e.inputs) c.in.push_back(t.data_ptr());
+      if (e.outputs && !e.outputs->empty()) c.out = (*e.outputs)[0];
+      calls.push_back(std::move(c));
+    }
+  };
+  Tensor a = vec({1.0, 2.0}), b = vec({3.0, 5.0}), w = vec({0.5, 0.25}).requires_grad_();
+  Tensor s = vec({1.0, 2.0}), m = vec({1.0, 0.0});
+  auto log = std::make_shared<Log>();
+  add_op_observer(log);
+  Tensor p = a * b;                               // nothing to record
+  Tensor q = a * w;                               // records a node
+  Tensor e = eq(a, m);                            // no gradient (bool result)
+  s.add_(b);                                      // in place: self comes first
+  Tensor l = nn::functional::mse_loss(a, b);      // a composition of primitives
+  remove_op_observer(log);
+  REQUIRE(log->calls.size() == 5);
+  const auto& c = log->calls;
+  CHECK(c[0].name == "mul");
+  CHECK(c[0].in == std::vector<const void*>{a.data_ptr(), b.data_ptr()});
+  CHECK(vals(c[0].out) == std::vector<double>{3, 10});
+  CHECK(c[1].name == "mul");
+  CHECK(c[1].in == std::vector<const void*>{a.data_ptr(), w.data_ptr()});
+  CHECK(vals(c[1].out) == std::vector<double>{0.5, 0.5});
+  CHECK(q.requires_grad());
+  CHECK(c[2].name == "eq");
+  CHECK(c[2].in == std::vector<const void*>{a.data_ptr(), m.data_ptr()});
+  CHECK(vals(c[2].out.to(float64)) == std::vector<double>{1, 0});
+  CHECK(c[3].name == "add_");
+  CHECK(c[3].in == std::vector<const void*>{s.data_ptr(), b.data_ptr()});
+  CHECK(vals(c[3].out) == std::vector<double>{4, 7});
+  CHECK(c[4].name == "mse_loss");
+  CHECK_FALSE(c[4].primitive);
+  CHECK(c[4].in == std::vector<const void*>{a.data_ptr(), b.data_ptr()});
+  CHECK(vals(c[4].out) == std::vector<double>{6.5});
+}
+
 TEST_CASE("grad() of a leaf w.r.t. itself is the given gradient") {
   Tensor x = vec({1.0, 2.0}).requires_grad_();
   auto g = autodiff::grad({x}, {x}, {vec({3.0, 4.0})});

@@ -23,7 +23,7 @@ std::uint64_t next_sequence_nr() {
   return seq.fetch_add(1, std::memory_order_relaxed);
 }
 
-bool any_requires_grad(const std::vector<Tensor>& inputs) {
+bool any_requires_grad(TensorList inputs) {
   if (!GradMode::is_enabled()) return false;
   for (const auto& t : inputs)
     if (t.defined() && t.impl()->requires_grad()) return true;
@@ -151,7 +151,7 @@ void attach_outputs(const std::shared_ptr<OpNode>& node, std::vector<Tensor>& ou
 }
 
 // ---- in-place ops ------------------------------------------------------------------------------
-void check_inplace_autograd(const char* name, const Tensor& self, const std::vector<Tensor>&) {
+void check_inplace_autograd(const char* name, const Tensor& self, TensorList) {
   if (self.is_leaf() && self.requires_grad())
     throw Error(name, "a leaf tensor that requires grad is used in an in-place operation; wrap it in a "
                       "NoGradGuard or use the out-of-place op");
@@ -176,7 +176,7 @@ std::string layout_str(const Tensor& t) {
 }
 }  // namespace
 
-void check_inplace_overlap(const char* name, const Tensor& self, const std::vector<Tensor>& others) {
+void check_inplace_overlap(const char* name, const Tensor& self, TensorList others) {
   if (self.numel() <= 1) return;
   for (std::size_t d = 0; d < self.shape().size(); ++d)
     if (self.strides()[d] == 0 && self.shape()[d] > 1)
@@ -244,12 +244,14 @@ int& op_depth() {
   __attribute__((tls_model("initial-exec"))) thread_local int depth = 0;
   return depth;
 }
-void notify_begin(const char* name, bool primitive, const std::vector<Tensor>& in) {
-  OpEvent e{name, primitive, op_depth(), &in, nullptr};
+void notify_begin(const char* name, bool primitive, TensorList in) {
+  const std::vector<Tensor> inputs = in.vec();
+  OpEvent e{name, primitive, op_depth(), &inputs, nullptr};
   for (auto& o : *observers()) o->on_begin(e);
 }
-void notify_end(const char* name, bool primitive, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
-  OpEvent e{name, primitive, op_depth(), &in, &out};
+void notify_end(const char* name, bool primitive, TensorList in, const std::vector<Tensor>& out) {
+  const std::vector<Tensor> inputs = in.vec();
+  OpEvent e{name, primitive, op_depth(), &inputs, &out};
   for (auto& o : *observers()) o->on_end(e);
 }
 

@@ -4,10 +4,11 @@
 // Writing a primitive:
 //   Tensor mul(const Tensor& a, const Tensor& b) {
 //     return detail::apply_op("mul", {a, b}, detail::kSaveInputs,
-//         [&](const std::vector<Tensor>& in) { return <kernel>(in[0], in[1]); },
+//         [&](detail::TensorList in) { return <kernel>(in[0], in[1]); },
 //         [](const detail::Ctx& c, const std::vector<Tensor>& g) {
 //           return std::vector<Tensor>{g[0] * c.input(1).conj(), g[0] * c.input(0).conj()}; });
 //   }
+// The inputs travel as a TensorList, a view of the braced list (Note [tensor lists]).
 // The forward runs with grad mode off. The backward is written with public ops, so gradients
 // of gradients work; it returns one gradient per input (undefined = none). The engine then
 // sums each gradient down to its input's broadcast shape, drops the imaginary part for real
@@ -22,6 +23,7 @@
 #include <vector>
 
 #include "core/tensor_impl.hpp"
+#include "core/tensor_list.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/dispatch.hpp"
 
@@ -159,8 +161,8 @@ void attach_outputs(const std::shared_ptr<OpNode>& node, std::vector<Tensor>& ou
 // ---- the dispatch seam ---------------------------------------------------------------------
 extern std::atomic<int> g_num_observers;
 /// Notifies observers (only called when g_num_observers > 0).
-void notify_begin(const char* name, bool primitive, const std::vector<Tensor>& in);
-void notify_end(const char* name, bool primitive, const std::vector<Tensor>& in, const std::vector<Tensor>& out);
+void notify_begin(const char* name, bool primitive, TensorList in);
+void notify_end(const char* name, bool primitive, TensorList in, const std::vector<Tensor>& out);
 /// Nesting depth of op calls on this thread.
 int& op_depth();
 
@@ -176,16 +178,17 @@ inline std::vector<Tensor> as_vector(R&& r) {
 }
 
 /// True if grad mode is on and some input requires grad.
-bool any_requires_grad(const std::vector<Tensor>& inputs);
+bool any_requires_grad(TensorList inputs);
 
 // Note [dispatch cost]
 // Eager dispatch of a tiny op must stay well under a microsecond: the loop state is inline
 // (StridedLoop), storage comes from the caching allocator, grad mode is an initial-exec TLS
-// flag, and apply_op skips vectors and guards when there is nothing to record or observe.
+// flag, the inputs are a view of the caller's braced list (Note [tensor lists]), and apply_op skips
+// vectors and guards when there is nothing to record or observe.
 
 /// Runs a differentiable primitive: forward kernel (grad mode off), then records the node.
 template <class Fwd, class Bwd>
-std::vector<Tensor> apply_op_n(const char* name, const std::vector<Tensor>& inputs, unsigned save, Fwd&& fwd,
+std::vector<Tensor> apply_op_n(const char* name, TensorList inputs, unsigned save, Fwd&& fwd,
                                Bwd&& bwd) {
   const bool observed = g_num_observers.load(std::memory_order_relaxed) > 0;
   if (observed) notify_begin(name, true, inputs);
@@ -219,7 +222,7 @@ std::vector<Tensor> apply_op_n(const char* name, const std::vector<Tensor>& inpu
 
 /// apply_op_n for a primitive with one output.
 template <class Fwd, class Bwd>
-Tensor apply_op(const char* name, const std::vector<Tensor>& inputs, unsigned save, Fwd&& fwd, Bwd&& bwd) {
+Tensor apply_op(const char* name, TensorList inputs, unsigned save, Fwd&& fwd, Bwd&& bwd) {
   using R = std::decay_t<decltype(fwd(inputs))>;
   if constexpr (std::is_same_v<R, Tensor>) {
     // Fast path (Note [dispatch cost]): nothing to record and nobody watching. No input requires
@@ -231,7 +234,7 @@ Tensor apply_op(const char* name, const std::vector<Tensor>& inputs, unsigned sa
 
 /// A composition of other ops: observers see it as one call (with its primitives nested).
 template <class Fn>
-auto composite(const char* name, const std::vector<Tensor>& inputs, Fn&& fn) {
+auto composite(const char* name, TensorList inputs, Fn&& fn) {
   if (g_num_observers.load(std::memory_order_relaxed) == 0) return fn();
   notify_begin(name, false, inputs);
   auto r = [&] {
@@ -257,30 +260,29 @@ auto composite(const char* name, const std::vector<Tensor>& inputs, Fn&& fn) {
 /// when no graph is needed; otherwise `out_of_place()` computes the differentiable result,
 /// its values are copied into self and self's history is rebased onto it.
 template <class Kernel, class OutOfPlace>
-Tensor& apply_inplace(const char* name, Tensor& self, const std::vector<Tensor>& others, Kernel&& kernel,
-                      OutOfPlace&& out_of_place);
+Tensor& apply_inplace(const char* name, Tensor& self, TensorList others, Kernel&& kernel, OutOfPlace&& out_of_place);
 
 /// Implementation detail of apply_inplace (non-template part).
-void check_inplace_autograd(const char* name, const Tensor& self, const std::vector<Tensor>& others);
+void check_inplace_autograd(const char* name, const Tensor& self, TensorList others);
 /// Throws phasor::Error(name, ...) when self has elements sharing memory (a stride of 0 over a dim of size
 /// > 1: the write order would decide the values) or an input shares memory with self other than element
 /// for element (x.div_(x[0]), x[1:].add_(x[:-1])): on a GPU that is a race, on the CPU an accident of the
 /// loop order. Inputs that are self itself (x.mul_(x)) or a same-layout view of it are fine.
-void check_inplace_overlap(const char* name, const Tensor& self, const std::vector<Tensor>& others);
+void check_inplace_overlap(const char* name, const Tensor& self, TensorList others);
 void rebase_history(Tensor& self, const Tensor& result);
 Tensor shallow_alias(const Tensor& self);
 
 template <class Kernel, class OutOfPlace>
-Tensor& apply_inplace(const char* name, Tensor& self, const std::vector<Tensor>& others, Kernel&& kernel,
-                      OutOfPlace&& out_of_place) {
+Tensor& apply_inplace(const char* name, Tensor& self, TensorList others, Kernel&& kernel, OutOfPlace&& out_of_place) {
   check_inplace_overlap(name, self, others);
   bool needs_graph = GradMode::is_enabled() && (self.requires_grad() || any_requires_grad(others));
   if (!needs_graph) {
     const bool observed = g_num_observers.load(std::memory_order_relaxed) > 0;
     std::vector<Tensor> in;
     if (observed) {
-      in = others;
-      in.insert(in.begin(), self);
+      in.reserve(others.size() + 1);
+      in.push_back(self);
+      in.insert(in.end(), others.begin(), others.end());
       notify_begin(name, true, in);
     }
     kernel();

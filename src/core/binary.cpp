@@ -18,7 +18,7 @@ namespace phasor {
 
 namespace detail {
 
-Dtype result_type(const std::vector<Tensor>& ts) {
+Dtype result_type(TensorList ts) {
   // three priority classes as in PyTorch: dim>0 tensors, 0-d tensors (wrapped scalars are 0-d
   // tensors created by wrap_scalar with the already-resolved dtype)
   bool have_dim = false, have_zero = false;
@@ -176,7 +176,7 @@ Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha) {
   Tensor bb = detail::scaled(b, alpha);
   return detail::apply_op(
       "add", {a, bb}, detail::kSaveNone,
-      [](const std::vector<Tensor>& in) {
+      [](detail::TensorList in) {
         return detail::arith(in[0], in[1], detail::result_type(in), "add", detail::AddF{});
       },
       [](const detail::Ctx&, const std::vector<Tensor>& g) { return std::vector<Tensor>{g[0], g[0]}; });
@@ -188,7 +188,7 @@ Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
     throw Error("sub", "subtraction of two bool tensors is not supported; use logical_xor");
   return detail::apply_op(
       "sub", {a, bb}, detail::kSaveNone,
-      [](const std::vector<Tensor>& in) {
+      [](detail::TensorList in) {
         return detail::arith(in[0], in[1], detail::result_type(in), "sub", detail::SubF{});
       },
       [](const detail::Ctx&, const std::vector<Tensor>& g) { return std::vector<Tensor>{g[0], -g[0]}; });
@@ -197,7 +197,7 @@ Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha) {
 Tensor mul(const Tensor& a, const Tensor& b) {
   return detail::apply_op(
       "mul", {a, b}, detail::kSaveInputs,
-      [](const std::vector<Tensor>& in) {
+      [](detail::TensorList in) {
         return detail::arith(in[0], in[1], detail::result_type(in), "mul", detail::MulF{});
       },
       [](const detail::Ctx& c, const std::vector<Tensor>& g) {
@@ -209,7 +209,7 @@ Tensor mul(const Tensor& a, const Tensor& b) {
 Tensor div(const Tensor& a, const Tensor& b) {
   return detail::apply_op(
       "div", {a, b}, detail::kSaveInputs,
-      [](const std::vector<Tensor>& in) {
+      [](detail::TensorList in) {
         return detail::arith(in[0], in[1], detail::div_type(detail::result_type(in)), "div", detail::DivF{});
       },
       [](const detail::Ctx& c, const std::vector<Tensor>& g) {
@@ -347,7 +347,7 @@ std::string scalar_str(const Scalar& s) {
 Tensor pow(const Tensor& a, const Tensor& b) {
   return detail::apply_op(
       "pow", {a, b}, detail::kSaveInputs | detail::kSaveOutputs,
-      [](const std::vector<Tensor>& in) {
+      [](detail::TensorList in) {
         const Dtype dt = detail::result_type(in);
         if (dt == Dtype::Bool) throw Error("pow", "not implemented for two bool tensors");
         return detail::binary_kernel(in[0], in[1], dt, "pow", detail::PowF{});
@@ -373,7 +373,7 @@ Tensor pow(const Tensor& a, const Scalar& e) {
     throw Error("pow", "integers to negative integer powers are not allowed (exponent " + detail::scalar_str(e) + ")");
   return detail::apply_op(
       "pow", {a}, detail::kSaveInputs,
-      [&e, dt](const std::vector<Tensor>& in) { return detail::pow_scalar_kernel(in[0], e, dt); },
+      [&e, dt](detail::TensorList in) { return detail::pow_scalar_kernel(in[0], e, dt); },
       [e](const detail::Ctx& c, const std::vector<Tensor>& g) {
         if (!e.to_bool()) return std::vector<Tensor>{zeros_like(g[0])};
         return std::vector<Tensor>{g[0] * (pow(c.input(0), detail::minus_one(e)) * e).conj()};
@@ -415,7 +415,7 @@ struct MinF {
 Tensor min_max(const char* name, const Tensor& a, const Tensor& b, bool is_max) {
   return apply_op(
       name, {a, b}, kSaveInputs,
-      [name, is_max](const std::vector<Tensor>& in) {
+      [name, is_max](detail::TensorList in) {
         const Dtype dt = result_type(in);
         if (phasor::is_complex(dt)) throw Error(name, std::string("not supported for complex tensors (got ") + dtype_name(dt) + ")");
         return is_max ? binary_kernel(in[0], in[1], dt, name, MaxF{}) : binary_kernel(in[0], in[1], dt, name, MinF{});
@@ -443,7 +443,7 @@ Tensor Tensor::minimum(const Tensor& o) const { return phasor::minimum(*this, o)
 Tensor atan2(const Tensor& y, const Tensor& x) {
   return detail::apply_op(
       "atan2", {y, x}, detail::kSaveInputs,
-      [](const std::vector<Tensor>& in) {
+      [](detail::TensorList in) {
         Dtype dt = detail::result_type(in);
         if (phasor::is_complex(dt))
           throw Error("atan2", std::string("not supported for complex tensors (got ") + dtype_name(dt) + ")");
@@ -473,7 +473,7 @@ Tensor complex(const Tensor& re, const Tensor& im) {
   check_real_pair("complex", re, im, "real", "imag");
   return detail::apply_op(
       "complex", {re, im}, detail::kSaveNone,
-      [](const std::vector<Tensor>& in) {
+      [](detail::TensorList in) {
         return detail::binary_kernel(in[0], in[1], in[0].dtype(), "complex",
                                      []<class T>(T r, T i) requires detail::is_real_float_v<T> { return std::complex<T>(r, i); });
       },
@@ -487,7 +487,7 @@ Tensor polar(const Tensor& abs, const Tensor& angle) {
   check_real_pair("polar", abs, angle, "abs", "angle");
   return detail::apply_op(
       "polar", {abs, angle}, detail::kSaveInputs | detail::kSaveOutputs,
-      [](const std::vector<Tensor>& in) {
+      [](detail::TensorList in) {
         return detail::binary_kernel(in[0], in[1], in[0].dtype(), "polar",
                                      []<class T>(T r, T t) requires detail::is_real_float_v<T> {
                                        return std::complex<T>(r * std::cos(t), r * std::sin(t));

@@ -17,13 +17,14 @@ namespace phasor {
 using detail::Ctx;
 using detail::is_complex_v;
 using G = std::vector<Tensor>;
+using In = ::phasor::detail::TensorList;  // an op's tensor arguments (Note [tensor lists])
 
 // ---- comparisons: both sides promoted to the common dtype; ordering is undefined for complex -------------
 namespace {
 
 template <class Cmp>
 Tensor compare(const char* op, const Tensor& a, const Tensor& b, bool ordered, Cmp cmp) {
-  return detail::apply_nondiff(op, {a, b}, [op, ordered, cmp](const G& in) {
+  return detail::apply_nondiff(op, {a, b}, [op, ordered, cmp](In in) {
     const Dtype dt = detail::result_type(in);
     if (ordered && phasor::is_complex(dt))
       throw Error(op, std::string("ordering comparisons are not defined for complex tensors (got ") + dtype_name(dt) + ")");
@@ -89,7 +90,7 @@ Tensor operator>=(const Tensor& a, const Scalar& b) { return ge(a, detail::wrap_
 namespace {
 template <class F>
 Tensor logical(const char* op, const Tensor& a, const Tensor& b, F f) {
-  return detail::apply_nondiff(op, {a, b}, [op, f](const G& in) {
+  return detail::apply_nondiff(op, {a, b}, [op, f](In in) {
     return detail::binary_kernel(in[0], in[1], Dtype::Bool, op, [f]<class T>(T u, T v) requires std::is_same_v<T, bool> {
       return f(u, v);
     });
@@ -146,7 +147,7 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
     throw Error("where", std::string("expected a bool condition, got ") + dtype_name(cond.dtype()));
   return detail::apply_op(
       "where", {cond, a, b}, detail::kSaveInputs,
-      [](const G& in) {
+      [](In in) {
         detail::check_same_device(in, "where");
         const Shape shape = broadcast_shapes({in[0].shape(), in[1].shape(), in[2].shape()}, "where");
         const Dtype dt = detail::result_type({in[1], in[2]});
@@ -218,7 +219,7 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> m
   const Dtype dt = clamp_type(x, min, max, "clamp");
   return detail::apply_op(
       "clamp", {x}, detail::kSaveInputs,
-      [&](const G& in) {
+      [&](In in) {
         Tensor v = in[0].to(dt);
         Tensor out = detail::make_tensor(v.shape(), dt, v.device());
         clamp_into(out, v, min, max);
@@ -278,7 +279,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value) {
   check_masked_fill(x, mask, value, "masked_fill");
   return detail::apply_op(
       "masked_fill", {x, mask}, detail::kSaveInputs,
-      [&value](const G& in) {
+      [&value](In in) {
         Tensor out = detail::make_tensor(in[0].shape(), in[0].dtype(), in[0].device());
         masked_fill_into(out, in[0], in[1], value);
         return out;

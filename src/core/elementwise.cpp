@@ -139,7 +139,7 @@ Tensor Tensor::to(Dtype dtype) const {
   if (dtype == this->dtype()) return *this;
   return detail::apply_op(
       "to", {*this}, detail::kSaveNone,
-      [dtype](const std::vector<Tensor>& in) {
+      [dtype](detail::TensorList in) {
         Tensor out = detail::make_tensor(in[0].shape(), dtype, in[0].device());
         detail::copy_into(out, in[0]);
         return out;
@@ -154,7 +154,7 @@ Tensor Tensor::to(Device device) const {
   cuda::detail::check_device(from, "to");
   return detail::apply_op(
       "to", {*this}, detail::kSaveNone,
-      [device](const std::vector<Tensor>& in) {
+      [device](detail::TensorList in) {
         const Tensor src = in[0].contiguous();  // on its own device (a CUDA copy kernel for a CUDA tensor)
         Tensor out = detail::make_tensor(src.shape(), src.dtype(), device);
         cuda::detail::copy_bytes(out.data_ptr(), device, src.data_ptr(), src.device(),
@@ -167,7 +167,7 @@ Tensor Tensor::to(Device device) const {
 Tensor Tensor::clone() const {
   return detail::apply_op(
       "clone", {*this}, detail::kSaveNone,
-      [](const std::vector<Tensor>& in) {
+      [](detail::TensorList in) {
         Tensor out = detail::make_tensor(in[0].shape(), in[0].dtype(), in[0].device());
         detail::copy_into(out, in[0]);
         return out;

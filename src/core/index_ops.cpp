@@ -24,6 +24,7 @@
 namespace phasor {
 
 using G = std::vector<Tensor>;
+using In = ::phasor::detail::TensorList;  // an op's tensor arguments (Note [tensor lists])
 
 namespace detail {
 namespace {
@@ -303,7 +304,7 @@ Tensor index_add_impl(const Tensor& x, std::int64_t dim, const Tensor& index, co
   src_as(src, x.dtype(), "index_add");  // validates the dtypes before any work
   return apply_op(
       "index_add", {x, src}, kSaveNone,
-      [&](const G& in) {
+      [&](In in) {
         Tensor out = in[0].clone();
         index_add_kernel(out, src_as(in[1], out.dtype(), "index_add"), d, idx);
         return out;
@@ -318,7 +319,7 @@ Tensor index_select_impl(const Tensor& x, std::int64_t dim, const Tensor& index,
   const AlongIndex idx = along_index(index, x.size(d), x.device(), trusted, "index_select");
   return apply_op(
       "index_select", {x}, kSaveNone,
-      [&](const G& in) {
+      [&](In in) {
         Shape s = in[0].shape();
         s[static_cast<std::size_t>(d)] = idx.count;
         Tensor out = make_tensor(s, in[0].dtype(), in[0].device());
@@ -371,7 +372,7 @@ Tensor gather_impl(const Tensor& x, std::int64_t dim, const Tensor& index, bool 
   check_gather_index(x, d, index, nullptr, "gather", trusted);
   return apply_op(
       "gather", {x}, kSaveNone,
-      [&](const G& in) {
+      [&](In in) {
         Tensor out = make_tensor(index.shape(), in[0].dtype(), in[0].device());
         gather_kernel(out, in[0], d, index);
         return out;
@@ -402,7 +403,7 @@ Tensor scatter_add_impl(const Tensor& x, std::int64_t dim, const Tensor& index, 
   const Shape src_shape = src.shape();
   return apply_op(
       "scatter_add", {x, src}, kSaveNone,
-      [&](const G& in) {
+      [&](In in) {
         Tensor out = in[0].clone();
         scatter_add_kernel(out, src_as(in[1], out.dtype(), "scatter_add"), d, index);
         return out;

@@ -50,7 +50,7 @@ inline Tensor zero_scalar_like(const Tensor& g) { return zeros({}, g.dtype(), g.
 
 /// Runs an op without a gradient (bool outputs): observers see it like a primitive, no node is made.
 template <class Fwd>
-Tensor apply_nondiff(const char* name, const std::vector<Tensor>& inputs, Fwd&& fwd) {
+Tensor apply_nondiff(const char* name, TensorList inputs, Fwd&& fwd) {
   const bool observed = g_num_observers.load(std::memory_order_relaxed) > 0;
   if (observed) notify_begin(name, true, inputs);
   Tensor out;

@@ -1,6 +1,7 @@
 // src/core/promotion.hpp - PyTorch's result_type for tensors and C++ scalars.
 #pragma once
 #include "core/tensor_impl.hpp"
+#include "core/tensor_list.hpp"
 
 namespace phasor::detail {
 
@@ -9,7 +10,7 @@ inline int category(Dtype t) {
   return t == Dtype::Bool ? 0 : t == Dtype::Int64 ? 1 : is_floating(t) ? 2 : 3;
 }
 /// Result dtype of an op between tensors: 0-d tensors only raise the category (PyTorch rules).
-Dtype result_type(const std::vector<Tensor>& ts);
+Dtype result_type(TensorList ts);
 /// Result dtype of tensor (op) scalar: the scalar never widens within the tensor's category.
 Dtype result_type(const Tensor& t, const Scalar& s);
 /// Result dtype of (a tensor of dtype t) op scalar.

@@ -23,6 +23,7 @@
 namespace phasor {
 
 using G = std::vector<Tensor>;
+using In = ::phasor::detail::TensorList;  // an op's tensor arguments (Note [tensor lists])
 
 namespace detail {
 namespace {
@@ -33,7 +34,7 @@ Tensor sgn_abs_pow(const Tensor& x, double q);
 Tensor abs_pow(const Tensor& x, double q) {
   return apply_op(
       "abs_pow", {x}, kSaveInputs,
-      [q](const G& in) {
+      [q](In in) {
         if (!is_floating_or_complex(in[0].dtype())) throw Error("norm", "internal: abs_pow needs a floating tensor");
         const Tensor a = in[0].abs();
         if (q == 0) return ones_like(a);
@@ -50,7 +51,7 @@ Tensor abs_pow(const Tensor& x, double q) {
 Tensor sgn_abs_pow(const Tensor& x, double q) {
   return apply_op(
       "sgn_abs_pow", {x}, kSaveInputs,
-      [q](const G& in) {
+      [q](In in) {
         const Tensor& x = in[0];
         if (!is_floating_or_complex(x.dtype())) throw Error("norm", "internal: sgn_abs_pow needs a floating tensor");
         const Tensor a = x.abs();
@@ -163,7 +164,7 @@ Tensor norm_impl(const Tensor& x, double p, const Shape& dims, bool keepdim) {
   if (std::isnan(p) || (p < 0 && p != -std::numeric_limits<double>::infinity()))
     throw Error("norm", "p must be >= 0, inf or -inf, got " + std::to_string(p));
   return apply_op(
-      "norm", {x}, kSaveInputs | kSaveOutputs, [&](const G& in) { return norm_kernel(in[0], p, dims, keepdim); },
+      "norm", {x}, kSaveInputs | kSaveOutputs, [&](In in) { return norm_kernel(in[0], p, dims, keepdim); },
       [p, dims, keepdim](const Ctx& c, const G& g) {
         Tensor x = c.input(0);
         const NormKind k = kind_of(p);

@@ -11,6 +11,7 @@
 namespace phasor {
 
 using G = std::vector<Tensor>;
+using In = ::phasor::detail::TensorList;  // an op's tensor arguments (Note [tensor lists])
 
 namespace detail {
 namespace {
@@ -125,7 +126,7 @@ Tensor var_std(const char* op, const Tensor& x, const Shape& dims, double correc
   check_float(x, op);
   return apply_op(
       op, {x}, take_sqrt ? (kSaveInputs | kSaveOutputs) : kSaveInputs,
-      [&](const G& in) { return var_kernel(in[0], dims, correction, keepdim, take_sqrt, op); },
+      [&](In in) { return var_kernel(in[0], dims, correction, keepdim, take_sqrt, op); },
       [op, dims, correction, keepdim, take_sqrt](const Ctx& c, const G& g) {
         Tensor x = c.input(0);
         const double dof = var_dof(x.shape(), dims, correction, op);
@@ -196,7 +197,7 @@ Tensor cumsum_kernel(const Tensor& x, std::int64_t d, bool reverse) {
 Tensor cumsum_dir(const Tensor& x, std::int64_t d, bool reverse) {
   return apply_op(
       reverse ? "cumsum_reverse" : "cumsum", {x}, kSaveNone,
-      [&](const G& in) { return cumsum_kernel(in[0], d, reverse); },
+      [&](In in) { return cumsum_kernel(in[0], d, reverse); },
       [d, reverse](const Ctx&, const G& g) { return G{cumsum_dir(g[0], d, !reverse)}; });
 }
 
@@ -215,7 +216,7 @@ Tensor logsumexp(const Tensor& x, const Shape& dims, bool keepdim) {
   detail::check_float(x, "logsumexp");
   return detail::apply_op(
       "logsumexp", {x}, detail::kSaveInputs | detail::kSaveOutputs,
-      [&](const G& in) { return detail::logsumexp_kernel(in[0], dims, keepdim); },
+      [&](In in) { return detail::logsumexp_kernel(in[0], dims, keepdim); },
       [dims, keepdim](const detail::Ctx& c, const G& g) {
         Tensor x = c.input(0);
         Tensor ok = detail::unsqueeze_reduced(c.output(0), x.shape(), dims, keepdim, "logsumexp");

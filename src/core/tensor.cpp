@@ -133,7 +133,7 @@ void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
     throw Error(op, "expected all tensors on one device, got " + a.device().str() + " and " + b.device().str());
 }
 
-void check_same_device(const std::vector<Tensor>& ts, const char* op) {
+void check_same_device(TensorList ts, const char* op) {
   for (std::size_t i = 1; i < ts.size(); ++i) check_same_device(ts[0], ts[i], op);
 }
 

@@ -6,6 +6,7 @@
 #include <memory>
 #include <vector>
 
+#include "core/tensor_list.hpp"
 #include "phasor/tensor.hpp"
 
 namespace phasor {
@@ -155,7 +156,7 @@ inline void bump_version(const Tensor& t) { ++t.impl()->storage->version; }
 /// Throws "[op] expected a CPU tensor" style errors for devices without a kernel.
 void check_cpu(const Tensor& t, const char* op);
 /// Throws when tensors live on different devices.
-void check_same_device(const std::vector<Tensor>& ts, const char* op);
+void check_same_device(TensorList ts, const char* op);
 /// check_same_device for two tensors (no list built: it sits on every binary op's path).
 void check_same_device(const Tensor& a, const Tensor& b, const char* op);
 }  // namespace detail

@@ -25,6 +25,7 @@ using detail::kSaveInputs;
 using detail::kSaveNone;
 using detail::kSaveOutputs;
 using G = std::vector<Tensor>;
+using In = ::phasor::detail::TensorList;  // an op's tensor arguments (Note [tensor lists])
 
 namespace {
 
@@ -55,7 +56,7 @@ Tensor neg(const Tensor& x) {
   if (x.dtype() == Dtype::Bool) throw Error("neg", "negation of a bool tensor is not supported; use logical_not");
   return detail::apply_op(
       "neg", {x}, kSaveNone,
-      [](const G& in) { return detail::unary_same_kernel(in[0], "neg", [](auto v) { return decltype(v)(-v); }); },
+      [](In in) { return detail::unary_same_kernel(in[0], "neg", [](auto v) { return decltype(v)(-v); }); },
       [](const Ctx&, const G& g) { return G{-g[0]}; });
 }
 
@@ -63,7 +64,7 @@ Tensor conj(const Tensor& x) {
   if (!x.is_complex()) return x;  // identity for real tensors (no copy)
   return detail::apply_op(
       "conj", {x}, kSaveNone,
-      [](const G& in) { return detail::unary_same_kernel(in[0], "conj", [](auto v) { return std::conj(v); }); },
+      [](In in) { return detail::unary_same_kernel(in[0], "conj", [](auto v) { return std::conj(v); }); },
       [](const Ctx&, const G& g) { return G{g[0].conj()}; });
 }
 
@@ -71,7 +72,7 @@ Tensor conj(const Tensor& x) {
 Tensor abs(const Tensor& x) {
   return detail::apply_op(
       "abs", {x}, kSaveInputs,
-      [](const G& in) { return detail::unary_kernel<kKeepInt>(in[0], "abs", [](auto v) { return std::abs(v); }); },
+      [](In in) { return detail::unary_kernel<kKeepInt>(in[0], "abs", [](auto v) { return std::abs(v); }); },
       // d|x|/dx = sign(x); for complex z the gradient is g * z/|z| (0 at z = 0)
       [](const Ctx& c, const G& g) { return G{g[0] * c.input(0).sign()}; });
 }
@@ -79,7 +80,7 @@ Tensor abs(const Tensor& x) {
 Tensor sign(const Tensor& x) {
   return detail::apply_op(
       "sign", {x}, kSaveInputs | kSaveOutputs,
-      [](const G& in) {
+      [](In in) {
         // real: -1, 0, +1 (NaN stays NaN); bool: identity; complex: z/|z| with 0 at 0 (torch.sgn)
         return detail::unary_kernel<kAsIs>(in[0], "sign", [](auto v) {
           using T = decltype(v);
@@ -107,7 +108,7 @@ Tensor sign(const Tensor& x) {
 Tensor angle(const Tensor& x) {
   return detail::apply_op(
       "angle", {x}, kSaveInputs,
-      [](const G& in) {
+      [](In in) {
         // real: pi for x < 0, 0 otherwise (NaN stays NaN); complex: arg(z)
         return detail::unary_kernel<kFloat>(in[0], "angle", [](auto v) {
           using T = decltype(v);
@@ -131,14 +132,14 @@ Tensor angle(const Tensor& x) {
 Tensor exp(const Tensor& x) {
   return detail::apply_op(
       "exp", {x}, kSaveOutputs,
-      [](const G& in) { return detail::unary_float_kernel(in[0], "exp", [](auto v) { return std::exp(v); }); },
+      [](In in) { return detail::unary_float_kernel(in[0], "exp", [](auto v) { return std::exp(v); }); },
       [](const Ctx& c, const G& g) { return G{g[0] * c.output(0).conj()}; });
 }
 
 Tensor expm1(const Tensor& x) {
   return detail::apply_op(
       "expm1", {x}, kSaveOutputs,
-      [](const G& in) {
+      [](In in) {
         return detail::unary_float_kernel(in[0], "expm1", [](auto v) {
           if constexpr (is_complex_v<decltype(v)>) return cexpm1(v);
           else return std::expm1(v);
@@ -150,14 +151,14 @@ Tensor expm1(const Tensor& x) {
 Tensor log(const Tensor& x) {
   return detail::apply_op(
       "log", {x}, kSaveInputs,
-      [](const G& in) { return detail::unary_float_kernel(in[0], "log", [](auto v) { return std::log(v); }); },
+      [](In in) { return detail::unary_float_kernel(in[0], "log", [](auto v) { return std::log(v); }); },
       [](const Ctx& c, const G& g) { return G{g[0] / c.input(0).conj()}; });
 }
 
 Tensor log1p(const Tensor& x) {
   return detail::apply_op(
       "log1p", {x}, kSaveInputs,
-      [](const G& in) {
+      [](In in) {
         return detail::unary_float_kernel(in[0], "log1p", [](auto v) {
           if constexpr (is_complex_v<decltype(v)>) return clog1p(v);
           else return std::log1p(v);
@@ -169,14 +170,14 @@ Tensor log1p(const Tensor& x) {
 Tensor sqrt(const Tensor& x) {
   return detail::apply_op(
       "sqrt", {x}, kSaveOutputs,
-      [](const G& in) { return detail::unary_float_kernel(in[0], "sqrt", [](auto v) { return std::sqrt(v); }); },
+      [](In in) { return detail::unary_float_kernel(in[0], "sqrt", [](auto v) { return std::sqrt(v); }); },
       [](const Ctx& c, const G& g) { return G{g[0] / (c.output(0) * 2).conj()}; });
 }
 
 Tensor rsqrt(const Tensor& x) {
   return detail::apply_op(
       "rsqrt", {x}, kSaveOutputs,
-      [](const G& in) {
+      [](In in) {
         return detail::unary_float_kernel(in[0], "rsqrt", [](auto v) { return decltype(v)(1) / std::sqrt(v); });
       },
       // d x^(-1/2) = -x^(-3/2)/2 = -y^3/2
@@ -191,7 +192,7 @@ Tensor square(const Tensor& x) {
   Tensor xi = x.dtype() == Dtype::Bool ? x.to(Dtype::Int64) : x;
   return detail::apply_op(
       "square", {xi}, kSaveInputs,
-      [](const G& in) {
+      [](In in) {
         return detail::unary_kernel<kKeepInt>(in[0], "square", [](auto v) { return decltype(v)(v * v); });
       },
       [](const Ctx& c, const G& g) { return G{g[0] * (c.input(0) * 2).conj()}; });
@@ -201,21 +202,21 @@ Tensor square(const Tensor& x) {
 Tensor sin(const Tensor& x) {
   return detail::apply_op(
       "sin", {x}, kSaveInputs,
-      [](const G& in) { return detail::unary_float_kernel(in[0], "sin", [](auto v) { return std::sin(v); }); },
+      [](In in) { return detail::unary_float_kernel(in[0], "sin", [](auto v) { return std::sin(v); }); },
       [](const Ctx& c, const G& g) { return G{g[0] * c.input(0).cos().conj()}; });
 }
 
 Tensor cos(const Tensor& x) {
   return detail::apply_op(
       "cos", {x}, kSaveInputs,
-      [](const G& in) { return detail::unary_float_kernel(in[0], "cos", [](auto v) { return std::cos(v); }); },
+      [](In in) { return detail::unary_float_kernel(in[0], "cos", [](auto v) { return std::cos(v); }); },
       [](const Ctx& c, const G& g) { return G{-g[0] * c.input(0).sin().conj()}; });
 }
 
 Tensor tan(const Tensor& x) {
   return detail::apply_op(
       "tan", {x}, kSaveOutputs,
-      [](const G& in) { return detail::unary_float_kernel(in[0], "tan", [](auto v) { return std::tan(v); }); },
+      [](In in) { return detail::unary_float_kernel(in[0], "tan", [](auto v) { return std::tan(v); }); },
       [](const Ctx& c, const G& g) {
         Tensor y = c.output(0);
         return G{g[0] * (y * y + 1).conj()};
@@ -225,21 +226,21 @@ Tensor tan(const Tensor& x) {
 Tensor sinh(const Tensor& x) {
   return detail::apply_op(
       "sinh", {x}, kSaveInputs,
-      [](const G& in) { return detail::unary_float_kernel(in[0], "sinh", [](auto v) { return std::sinh(v); }); },
+      [](In in) { return detail::unary_float_kernel(in[0], "sinh", [](auto v) { return std::sinh(v); }); },
       [](const Ctx& c, const G& g) { return G{g[0] * c.input(0).cosh().conj()}; });
 }
 
 Tensor cosh(const Tensor& x) {
   return detail::apply_op(
       "cosh", {x}, kSaveInputs,
-      [](const G& in) { return detail::unary_float_kernel(in[0], "cosh", [](auto v) { return std::cosh(v); }); },
+      [](In in) { return detail::unary_float_kernel(in[0], "cosh", [](auto v) { return std::cosh(v); }); },
       [](const Ctx& c, const G& g) { return G{g[0] * c.input(0).sinh().conj()}; });
 }
 
 Tensor tanh(const Tensor& x) {
   return detail::apply_op(
       "tanh", {x}, kSaveOutputs,
-      [](const G& in) { return detail::unary_float_kernel(in[0], "tanh", [](auto v) { return std::tanh(v); }); },
+      [](In in) { return detail::unary_float_kernel(in[0], "tanh", [](auto v) { return std::tanh(v); }); },
       [](const Ctx& c, const G& g) {
         Tensor y = c.output(0);
         return G{g[0] * (1 - y * y).conj()};
@@ -249,7 +250,7 @@ Tensor tanh(const Tensor& x) {
 Tensor asin(const Tensor& x) {
   return detail::apply_op(
       "asin", {x}, kSaveInputs,
-      [](const G& in) { return detail::unary_float_kernel(in[0], "asin", [](auto v) { return std::asin(v); }); },
+      [](In in) { return detail::unary_float_kernel(in[0], "asin", [](auto v) { return std::asin(v); }); },
       [](const Ctx& c, const G& g) {
         Tensor x = c.input(0);
         return G{g[0] / (1 - x * x).sqrt().conj()};
@@ -259,7 +260,7 @@ Tensor asin(const Tensor& x) {
 Tensor acos(const Tensor& x) {
   return detail::apply_op(
       "acos", {x}, kSaveInputs,
-      [](const G& in) { return detail::unary_float_kernel(in[0], "acos", [](auto v) { return std::acos(v); }); },
+      [](In in) { return detail::unary_float_kernel(in[0], "acos", [](auto v) { return std::acos(v); }); },
       [](const Ctx& c, const G& g) {
         Tensor x = c.input(0);
         return G{-g[0] / (1 - x * x).sqrt().conj()};
@@ -269,7 +270,7 @@ Tensor acos(const Tensor& x) {
 Tensor atan(const Tensor& x) {
   return detail::apply_op(
       "atan", {x}, kSaveInputs,
-      [](const G& in) { return detail::unary_float_kernel(in[0], "atan", [](auto v) { return std::atan(v); }); },
+      [](In in) { return detail::unary_float_kernel(in[0], "atan", [](auto v) { return std::atan(v); }); },
       [](const Ctx& c, const G& g) {
         Tensor x = c.input(0);
         return G{g[0] / (x * x + 1).conj()};

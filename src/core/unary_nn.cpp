@@ -23,6 +23,7 @@ using detail::kSaveInputs;
 using detail::kSaveNone;
 using detail::kSaveOutputs;
 using G = std::vector<Tensor>;
+using In = ::phasor::detail::TensorList;  // an op's tensor arguments (Note [tensor lists])
 
 namespace {
 
@@ -48,7 +49,7 @@ constexpr double kGeluC = 0.044715;
 Tensor erf(const Tensor& x) {
   return detail::apply_op(
       "erf", {x}, kSaveInputs,
-      [](const G& in) {
+      [](In in) {
         return detail::unary_kernel<kRealFloat>(in[0], "erf", []<class T>(T v) requires is_real_float_v<T> {
           return std::erf(v);
         });
@@ -63,7 +64,7 @@ Tensor erf(const Tensor& x) {
 Tensor sigmoid(const Tensor& x) {
   return detail::apply_op(
       "sigmoid", {x}, kSaveOutputs,
-      [](const G& in) {
+      [](In in) {
         return detail::unary_float_kernel(in[0], "sigmoid", [](auto v) {
           using T = decltype(v);
           if constexpr (is_complex_v<T>) return T(1) / (T(1) + std::exp(-v));
@@ -80,7 +81,7 @@ Tensor sigmoid(const Tensor& x) {
 Tensor relu(const Tensor& x) {
   return detail::apply_op(
       "relu", {x}, kSaveOutputs,
-      [](const G& in) {
+      [](In in) {
         // v < 0 ? 0 : v keeps NaN (as max(x, 0) in PyTorch propagates it)
         return detail::unary_kernel<kRealKeepInt>(in[0], "relu", []<class T>(T v) requires(!is_complex_v<T>) {
           return v < T(0) ? T(0) : v;
@@ -132,7 +133,7 @@ Tensor map_f32_rows(const std::array<Tensor, N>& ins, const Shape& shape, Kern k
 Tensor gelu_backward(const Tensor& g, const Tensor& x) {
   return detail::apply_op(
       "gelu_backward", {g, x}, kSaveInputs,
-      [](const G& in) {
+      [](In in) {
         const Dtype rt = detail::result_type(in);
         if (!is_floating(rt))
           throw Error("gelu_backward", std::string("expected floating tensors, got ") + dtype_name(rt));
@@ -171,7 +172,7 @@ Tensor gelu(const Tensor& x, bool tanh_approximation) {
     // x * Phi(x) with Phi the standard normal CDF
     return detail::apply_op(
         "gelu", {x}, kSaveInputs,
-        [](const G& in) {
+        [](In in) {
           if (in[0].dtype() == float32 && in[0].device().is_cpu())  // Note [vector gelu]
             return map_f32_rows<1>({in[0]}, in[0].shape(), [](const auto& a, float* o, std::int64_t n) {
               detail::gelu_f32(a[0], o, n);
@@ -187,7 +188,7 @@ Tensor gelu(const Tensor& x, bool tanh_approximation) {
   // 0.5 x (1 + tanh(k (x + c x^3))), k = sqrt(2/pi), c = 0.044715
   return detail::apply_op(
       "gelu", {x}, kSaveInputs,
-      [](const G& in) {
+      [](In in) {
         const double tanh_form[2] = {1, 0};  // the CUDA kernel's parameter
         return detail::unary_kernel<kRealFloat>(
             in[0], "gelu",
@@ -210,7 +211,7 @@ Tensor gelu(const Tensor& x, bool tanh_approximation) {
 Tensor silu(const Tensor& x) {
   return detail::apply_op(
       "silu", {x}, kSaveInputs,
-      [](const G& in) {
+      [](In in) {
         return detail::unary_kernel<kRealFloat>(in[0], "silu", []<class T>(T v) requires is_real_float_v<T> {
           return v * sigmoid_real(v);
         });
@@ -226,7 +227,7 @@ Tensor silu(const Tensor& x) {
 Tensor softplus(const Tensor& x, double beta, double threshold) {
   return detail::apply_op(
       "softplus", {x}, kSaveInputs,
-      [beta, threshold](const G& in) {
+      [beta, threshold](In in) {
         // log(1 + e^(beta x)) / beta, and x itself once beta x > threshold (linear regime)
         const double params[2] = {beta, threshold};  // the CUDA kernel's parameters
         return detail::unary_kernel<kRealFloat>(
@@ -249,7 +250,7 @@ template <class F>
 Tensor rounding(const char* name, const Tensor& x, F f) {
   return detail::apply_op(
       name, {x}, kSaveNone,
-      [name, f](const G& in) {
+      [name, f](In in) {
         return detail::unary_kernel<kRealKeepInt>(in[0], name, [f]<class T>(T v) requires(!is_complex_v<T>) {
           if constexpr (is_real_float_v<T>) return f(v);
           else return v;
@@ -272,7 +273,7 @@ Tensor round(const Tensor& x) {
 
 // ---- predicates (bool output, no gradient) --------------------------------------------------------------
 Tensor isfinite(const Tensor& x) {
-  return detail::apply_nondiff("isfinite", {x}, [](const G& in) {
+  return detail::apply_nondiff("isfinite", {x}, [](In in) {
     return detail::unary_kernel<kAsIs>(in[0], "isfinite", [](auto v) -> bool {
       using T = decltype(v);
       if constexpr (is_complex_v<T>) return std::isfinite(v.real()) && std::isfinite(v.imag());
@@ -283,7 +284,7 @@ Tensor isfinite(const Tensor& x) {
 }
 
 Tensor isnan(const Tensor& x) {
-  return detail::apply_nondiff("isnan", {x}, [](const G& in) {
+  return detail::apply_nondiff("isnan", {x}, [](In in) {
     return detail::unary_kernel<kAsIs>(in[0], "isnan", [](auto v) -> bool {
       using T = decltype(v);
       if constexpr (is_complex_v<T>) return std::isnan(v.real()) || std::isnan(v.imag());
@@ -294,7 +295,7 @@ Tensor isnan(const Tensor& x) {
 }
 
 Tensor logical_not(const Tensor& x) {
-  return detail::apply_nondiff("logical_not", {x}, [](const G& in) {
+  return detail::apply_nondiff("logical_not", {x}, [](In in) {
     return detail::unary_kernel<kAsIs>(in[0], "logical_not",
                                 [](auto v) -> bool { return !detail::convert<bool>(v); });
   });

@@ -18,6 +18,7 @@
 namespace phasor {
 
 using G = std::vector<Tensor>;
+using In = ::phasor::detail::TensorList;  // an op's tensor arguments (Note [tensor lists])
 
 namespace detail {
 namespace {
@@ -33,7 +34,7 @@ template <class View>
 Tensor view_scatter(const Tensor& g, const Shape& shape, View view) {
   return apply_op(
       "view_scatter", {g}, kSaveNone,
-      [shape, view](const G& in) {
+      [shape, view](In in) {
         Tensor z = zeros(shape, in[0].dtype(), in[0].device());
         copy_into(view(z), in[0]);
         return z;
@@ -45,7 +46,7 @@ Tensor view_scatter(const Tensor& g, const Shape& shape, View view) {
 template <class View>
 Tensor selection_view(const char* name, const Tensor& x, View view) {
   return apply_op(
-      name, {x}, kSaveNone, [view, &x](const G& in) { return as_view_of(view(in[0]), x); },
+      name, {x}, kSaveNone, [view, &x](In in) { return as_view_of(view(in[0]), x); },
       [view](const Ctx& c, const G& g) { return G{view_scatter(g[0], c.input_shape(0), view)}; });
 }
 
@@ -133,7 +134,7 @@ Tensor Tensor::view(const Shape& shape_in) const {
   Shape strides_out = *st;
   return detail::apply_op(
       "view", {*this}, detail::kSaveNone,
-      [&](const G& in) {
+      [&](In in) {
         return detail::as_view_of(detail::make_view(in[0], s, strides_out, in[0].storage_offset()), *this);
       },
       [](const detail::Ctx& c, const G& g) { return G{g[0].reshape(c.input_shape(0))}; });
@@ -170,7 +171,7 @@ Tensor Tensor::permute(const Shape& dims) const {
   for (std::size_t i = 0; i < perm.size(); ++i) inv[static_cast<std::size_t>(perm[i])] = static_cast<std::int64_t>(i);
   return detail::apply_op(
       "permute", {*this}, detail::kSaveNone,
-      [&](const G& in) { return detail::as_view_of(detail::raw_permute(in[0], perm), *this); },
+      [&](In in) { return detail::as_view_of(detail::raw_permute(in[0], perm), *this); },
       [inv](const detail::Ctx&, const G& g) { return G{g[0].permute(Shape(inv.begin(), inv.end()))}; });
 }
 Tensor permute(const Tensor& x, const Shape& dims) { return x.permute(dims); }
@@ -270,7 +271,7 @@ Tensor Tensor::expand(const Shape& shape_in) const {
   if (s == shape()) return *this;
   return detail::apply_op(
       "expand", {*this}, detail::kSaveNone,
-      [&](const G& in) { return detail::as_view_of(detail::make_view(in[0], s, st, in[0].storage_offset()), *this); },
+      [&](In in) { return detail::as_view_of(detail::make_view(in[0], s, st, in[0].storage_offset()), *this); },
       [](const detail::Ctx&, const G& g) { return G{g[0]}; });  // summed to the input's shape by the engine
 }
 Tensor Tensor::broadcast_to(const Shape& shape) const { return expand(shape); }
@@ -331,14 +332,14 @@ Tensor complex_part(const Tensor& x, bool imag_part) {
 Tensor Tensor::real() const {
   if (!is_complex()) return *this;
   return detail::apply_op(
-      "real", {*this}, detail::kSaveNone, [&](const G& in) { return detail::as_view_of(complex_part(in[0], false), *this); },
+      "real", {*this}, detail::kSaveNone, [&](In in) { return detail::as_view_of(complex_part(in[0], false), *this); },
       [](const detail::Ctx&, const G& g) { return G{g[0]}; });  // engine casts real -> complex (g + 0i)
 }
 
 Tensor Tensor::imag() const {
   if (!is_complex()) throw Error("imag", std::string("expected a complex tensor, got ") + dtype_name(dtype()));
   return detail::apply_op(
-      "imag", {*this}, detail::kSaveNone, [&](const G& in) { return detail::as_view_of(complex_part(in[0], true), *this); },
+      "imag", {*this}, detail::kSaveNone, [&](In in) { return detail::as_view_of(complex_part(in[0], true), *this); },
       [](const detail::Ctx&, const G& g) { return G{g[0] * std::complex<double>(0, 1)}; });
 }
 Tensor real(const Tensor& x) { return x.real(); }

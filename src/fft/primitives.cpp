@@ -41,6 +41,7 @@ using ::phasor::detail::Ctx;
 using ::phasor::detail::device_constant;
 using ::phasor::detail::kSaveNone;
 using G = std::vector<Tensor>;
+using In = ::phasor::detail::TensorList;  // an op's tensor arguments (Note [tensor lists])
 
 double norm_scale(Norm norm, std::int64_t n, bool forward) {
   switch (norm) {
@@ -260,7 +261,7 @@ Tensor primitive(const char* name, const Tensor& x, Kernel&& kernel, Backward&& 
       !(x.requires_grad() && GradMode::is_enabled()))
     return kernel(x);
   return ::phasor::detail::apply_op(
-      name, {x}, kSaveNone, [&](const G& in) { return kernel(in[0]); }, std::forward<Backward>(backward));
+      name, {x}, kSaveNone, [&](In in) { return kernel(in[0]); }, std::forward<Backward>(backward));
 }
 
 }  // namespace

@@ -29,6 +29,7 @@
 namespace phasor {
 
 using G = std::vector<Tensor>;
+using In = ::phasor::detail::TensorList;  // an op's tensor arguments (Note [tensor lists])
 
 namespace detail {
 namespace {
@@ -56,7 +57,7 @@ Tensor take_diagonal(const Tensor& x, const DimGroups& groups);
 Tensor diagonal_scatter(const Tensor& g, const Shape& shape, const DimGroups& groups) {
   return apply_op(
       "einsum_diagonal_backward", {g}, kSaveNone,
-      [&](const G& in) {
+      [&](In in) {
         Tensor z = zeros(shape, in[0].dtype(), in[0].device());
         copy_into(raw_diagonal(z, groups), in[0]);
         return z;
@@ -67,7 +68,7 @@ Tensor diagonal_scatter(const Tensor& g, const Shape& shape, const DimGroups& gr
 Tensor take_diagonal(const Tensor& x, const DimGroups& groups) {
   return apply_op(
       "einsum_diagonal", {x}, kSaveNone,
-      [&](const G& in) {
+      [&](In in) {
         Tensor v = raw_diagonal(in[0], groups);
         v.impl()->view_base = x.impl()->view_base.defined() ? x.impl()->view_base : x;  // a view of x
         return v;

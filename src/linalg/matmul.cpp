@@ -43,6 +43,7 @@
 namespace phasor {
 
 using G = std::vector<Tensor>;
+using In = ::phasor::detail::TensorList;  // an op's tensor arguments (Note [tensor lists])
 
 namespace detail {
 namespace {
@@ -248,7 +249,7 @@ Tensor mH(const Tensor& x) { return x.conj().transpose(-1, -2); }
 Tensor matmul_nd(const Tensor& a, const Tensor& b, const char* op) {
   return apply_op(
       op, {a, b}, kSaveInputs,
-      [op](const G& in) {
+      [op](In in) {
         const Dtype rt = result_type(in);
         const Shape batch = broadcast_shapes({batch_of(in[0].shape()), batch_of(in[1].shape())}, op);
         Shape os = batch;

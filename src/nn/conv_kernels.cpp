@@ -33,6 +33,7 @@
 namespace phasor::detail {
 
 using G = std::vector<Tensor>;
+using In = ::phasor::detail::TensorList;  // an op's tensor arguments (Note [tensor lists])
 
 std::int64_t ConvGeometry::kernel_numel() const { return shape_numel(kernel); }
 std::int64_t ConvGeometry::out_numel() const { return shape_numel(out); }
@@ -216,7 +217,7 @@ Tensor fold_forward(const Tensor& cols, const ConvGeometry& g) {
 Tensor unfold_op(const Tensor& x, const ConvGeometry& g) {
   return apply_op(
       "unfold", {x}, kSaveNone,
-      [&](const G& in) {
+      [&](In in) {
         return in[0].device().is_cuda() ? ::phasor::cuda::detail::unfold(in[0], g, "unfold") : unfold_forward(in[0], g);
       },
       [g](const Ctx&, const G& gr) { return G{fold_op(gr[0], g)}; });
@@ -225,7 +226,7 @@ Tensor unfold_op(const Tensor& x, const ConvGeometry& g) {
 Tensor fold_op(const Tensor& cols, const ConvGeometry& g) {
   return apply_op(
       "fold", {cols}, kSaveNone,
-      [&](const G& in) { return in[0].device().is_cuda() ? ::phasor::cuda::detail::fold(in[0], g, "fold") : fold_forward(in[0], g); },
+      [&](In in) { return in[0].device().is_cuda() ? ::phasor::cuda::detail::fold(in[0], g, "fold") : fold_forward(in[0], g); },
       [g](const Ctx&, const G& gr) { return G{unfold_op(gr[0], g)}; });
 }
 
@@ -509,7 +510,7 @@ Tensor conv_weight_cuda(const Tensor& x_, const Tensor& g_, const ConvSpec& s, c
 
 Tensor conv_op(const Tensor& x, const Tensor& w, const ConvSpec& s) {
   return apply_op(
-      "conv", {x, w}, kSaveInputs, [&](const G& in) {
+      "conv", {x, w}, kSaveInputs, [&](In in) {
         return in[0].device().is_cuda() ? conv_forward_cuda(in[0], in[1], s) : conv_forward_kernel(in[0], in[1], s);
       },
       [s](const Ctx& c, const G& gr) {
@@ -523,7 +524,7 @@ Tensor conv_op(const Tensor& x, const Tensor& w, const ConvSpec& s) {
 Tensor conv_input_op(const Tensor& g, const Tensor& w, const ConvSpec& s, std::int64_t in_channels) {
   return apply_op(
       "conv_input", {g, w}, kSaveInputs,
-      [&](const G& in) {
+      [&](In in) {
         return in[0].device().is_cuda() ? conv_input_cuda(in[0], in[1], s, in_channels)
                                         : conv_input_kernel(in[0], in[1], s, in_channels);
       },
@@ -538,7 +539,7 @@ Tensor conv_input_op(const Tensor& g, const Tensor& w, const ConvSpec& s, std::i
 Tensor conv_weight_op(const Tensor& x, const Tensor& g, const ConvSpec& s, const Shape& w_shape) {
   return apply_op(
       "conv_weight", {x, g}, kSaveInputs,
-      [&](const G& in) {
+      [&](In in) {
         return in[0].device().is_cuda() ? conv_weight_cuda(in[0], in[1], s, w_shape)
                                         : conv_weight_kernel(in[0], in[1], s, w_shape);
       },

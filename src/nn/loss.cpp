@@ -33,6 +33,7 @@ namespace functional {
 namespace {
 
 using G = std::vector<Tensor>;
+using In = ::phasor::detail::TensorList;  // an op's tensor arguments (Note [tensor lists])
 using detail::shape_str;
 
 /// Applies the reduction; throws on a value outside the enum.
@@ -135,7 +136,7 @@ Tensor softmax(const Tensor& x, std::int64_t dim) {
   const std::int64_t d = detail::wrap_dim(dim, x.dim(), "softmax");
   return detail::apply_op(
       "softmax", {x}, detail::kSaveOutputs,
-      [d](const G& in) {
+      [d](In in) {
         if (in[0].numel() == 0) return empty_like(in[0]);
         Tensor e = (in[0] - amax(in[0], {d}, true)).exp();
         e.div_(e.sum({d}, true));
@@ -157,7 +158,7 @@ Tensor log_softmax(const Tensor& x, std::int64_t dim) {
   const std::int64_t d = detail::wrap_dim(dim, x.dim(), "log_softmax");
   return detail::apply_op(
       "log_softmax", {x}, detail::kSaveOutputs,
-      [d](const G& in) { return in[0].numel() == 0 ? empty_like(in[0]) : in[0] - logsumexp(in[0], {d}, true); },
+      [d](In in) { return in[0].numel() == 0 ? empty_like(in[0]) : in[0] - logsumexp(in[0], {d}, true); },
       [d](const detail::Ctx& c, const G& g) {
         Tensor y = c.output(0);
         return G{g[0] - y.exp() * g[0].sum({d}, true)};

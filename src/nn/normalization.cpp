@@ -39,6 +39,7 @@ namespace phasor::nn {
 namespace {
 
 using G = std::vector<Tensor>;
+using In = ::phasor::detail::TensorList;  // an op's tensor arguments (Note [tensor lists])
 using detail::shape_str;
 
 // ---- the primitive (Note [one normalization primitive]) ----------------------------------------
@@ -333,7 +334,7 @@ Tensor normalize(const Tensor& x, const Tensor& w, const Tensor& b, Layout L, do
   const bool has_w = w.defined(), has_b = b.defined();
   return detail::apply_op(
       "normalize", inputs, detail::kSaveInputs,
-      [&](const G& in) {
+      [&](In in) {
         NormStats st;
         const Tensor wi = has_w ? in[1] : Tensor(), bi = has_b ? in[has_w ? 2 : 1] : Tensor();
         Tensor out = in[0].device().is_cuda() ? normalize_device(in[0], wi, bi, L, eps, st, saved->rstd)

@@ -46,6 +46,7 @@ namespace phasor::nn::functional {
 namespace {
 
 using G = std::vector<Tensor>;
+using In = ::phasor::detail::TensorList;  // an op's tensor arguments (Note [tensor lists])
 using ::phasor::detail::shape_str;
 
 /// Element offsets of every mode (row-major over the mode dims [2, ndim) of t).
@@ -161,7 +162,7 @@ namespace {
 Tensor mix_op(const Tensor& x, const Tensor& w, bool cx, bool cw) {
   return ::phasor::detail::apply_op(
       "spectral_mix", {x, w}, ::phasor::detail::kSaveInputs,
-      [cx, cw](const G& in) {
+      [cx, cw](In in) {
         const Dtype ct = to_complex(::phasor::detail::result_type(in));
         const Tensor a = in[0].to(ct), b = in[1].to(ct);
         if (a.device().is_cuda()) return ::phasor::cuda::detail::spectral_mix(a, b, cx, cw);
