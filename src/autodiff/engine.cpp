@@ -244,14 +244,12 @@ int& op_depth() {
   __attribute__((tls_model("initial-exec"))) thread_local int depth = 0;
   return depth;
 }
-void notify_begin(const char* name, bool primitive, TensorList in) {
-  const std::vector<Tensor> inputs = in.vec();
-  OpEvent e{name, primitive, op_depth(), &inputs, nullptr};
+void notify_begin(const char* name, bool primitive, const std::vector<Tensor>& in) {
+  OpEvent e{name, primitive, op_depth(), &in, nullptr};
   for (auto& o : *observers()) o->on_begin(e);
 }
-void notify_end(const char* name, bool primitive, TensorList in, const std::vector<Tensor>& out) {
-  const std::vector<Tensor> inputs = in.vec();
-  OpEvent e{name, primitive, op_depth(), &inputs, &out};
+void notify_end(const char* name, bool primitive, const std::vector<Tensor>& in, const std::vector<Tensor>& out) {
+  OpEvent e{name, primitive, op_depth(), &in, &out};
   for (auto& o : *observers()) o->on_end(e);
 }
 

@@ -160,9 +160,10 @@ void attach_outputs(const std::shared_ptr<OpNode>& node, std::vector<Tensor>& ou
 
 // ---- the dispatch seam ---------------------------------------------------------------------
 extern std::atomic<int> g_num_observers;
-/// Notifies observers (only called when g_num_observers > 0).
-void notify_begin(const char* name, bool primitive, TensorList in);
-void notify_end(const char* name, bool primitive, TensorList in, const std::vector<Tensor>& out);
+/// Notifies observers (only called when g_num_observers > 0); `in` is built once per observed call and
+/// passed to both (Note [tensor lists]).
+void notify_begin(const char* name, bool primitive, const std::vector<Tensor>& in);
+void notify_end(const char* name, bool primitive, const std::vector<Tensor>& in, const std::vector<Tensor>& out);
 /// Nesting depth of op calls on this thread.
 int& op_depth();
 
@@ -191,7 +192,11 @@ template <class Fwd, class Bwd>
 std::vector<Tensor> apply_op_n(const char* name, TensorList inputs, unsigned save, Fwd&& fwd,
                                Bwd&& bwd) {
   const bool observed = g_num_observers.load(std::memory_order_relaxed) > 0;
-  if (observed) notify_begin(name, true, inputs);
+  std::vector<Tensor> seen;  // the inputs as observers get them
+  if (observed) {
+    seen = inputs.vec();
+    notify_begin(name, true, seen);
+  }
   std::vector<Tensor> outputs;
   {
     DepthGuard depth;
@@ -216,7 +221,7 @@ std::vector<Tensor> apply_op_n(const char* name, TensorList inputs, unsigned sav
     if (save & kSaveOutputs)
       for (const auto& t : outputs) node->ctx.outputs_.emplace_back(t, true, node);
   }
-  if (observed) notify_end(name, true, inputs, outputs);
+  if (observed) notify_end(name, true, seen, outputs);
   return outputs;
 }
 
@@ -236,12 +241,13 @@ Tensor apply_op(const char* name, TensorList inputs, unsigned save, Fwd&& fwd, B
 template <class Fn>
 auto composite(const char* name, TensorList inputs, Fn&& fn) {
   if (g_num_observers.load(std::memory_order_relaxed) == 0) return fn();
-  notify_begin(name, false, inputs);
+  const std::vector<Tensor> seen = inputs.vec();
+  notify_begin(name, false, seen);
   auto r = [&] {
     DepthGuard depth;
     return fn();
   }();
-  notify_end(name, false, inputs, as_vector(r));
+  notify_end(name, false, seen, as_vector(r));
   return r;
 }
 

@@ -16,8 +16,8 @@ namespace phasor::detail {
 // BM_host_overhead_add). A TensorList views the braced list's array (or a caller's vector) instead, and
 // owns nothing. The array of a braced list lives until the end of the full expression that contains the
 // call, so a TensorList is a function parameter only, never a variable or member that outlives the call
-// that received it. Observers (Note [dispatch cost]) still get std::vectors: notify_begin and notify_end
-// build them, on the observed path only.
+// that received it. Observers (Note [dispatch cost]) still get a std::vector: on the observed path only,
+// the op copies its list into one, once, for both notify_begin and notify_end.
 
 /// A view of an op's tensor arguments: a braced list or a vector (Note [tensor lists]). Parameters only.
 class TensorList {
@@ -42,8 +42,6 @@ class TensorList {
   const Tensor* end() const noexcept { return data_ + size_; }
   /// Number of tensors.
   std::size_t size() const noexcept { return size_; }
-  /// True when there are none.
-  bool empty() const noexcept { return size_ == 0; }
   /// Tensor i (unchecked, like std::vector's).
   const Tensor& operator[](std::size_t i) const noexcept { return data_[i]; }
   /// A copy as a vector, for what must keep the tensors or takes a std::vector.
