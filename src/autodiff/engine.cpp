@@ -108,6 +108,7 @@ struct AccumulateGrad final : OpNode {
     }
     return {};
   }
+  std::string name() const override { return "AccumulateGrad"; }
   bool is_accumulator() const override { return true; }
   void set_create_graph(bool c) override { create_graph = c; }
   void release() override {}  // leaves outlive every backward pass
@@ -120,7 +121,6 @@ Edge gradient_edge(const Tensor& t) {
   auto acc = m.grad_accumulator.lock();
   if (!acc) {
     auto a = std::allocate_shared<AccumulateGrad>(SmallBlockAllocator<AccumulateGrad>());
-    a->name_ = "AccumulateGrad";
     a->leaf = WeakTensor(t);
     a->input_meta.push_back(TensorMeta::of(t));
     a->output_meta.push_back(TensorMeta::of(t));
@@ -131,10 +131,10 @@ Edge gradient_edge(const Tensor& t) {
   return Edge{acc, 0};
 }
 
-void attach_outputs(const std::shared_ptr<OpNode>& node, std::vector<Tensor>& outputs) {
+void attach_outputs(const std::shared_ptr<OpNode>& node, Tensor* outputs, std::size_t n) {
   node->seq = next_sequence_nr();
-  node->output_meta.reserve(outputs.size());
-  for (std::size_t i = 0; i < outputs.size(); ++i) {
+  node->output_meta.reserve(n);
+  for (std::size_t i = 0; i < n; ++i) {
     Tensor& o = outputs[i];
     node->output_meta.push_back(TensorMeta::of(o));
     if (!is_floating_or_complex(o.dtype())) continue;  // integer/bool outputs carry no gradient

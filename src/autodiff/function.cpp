@@ -17,9 +17,11 @@ namespace {
 
 /// Graph node of a custom function: owns the ctx and the user's backward.
 struct CustomNode final : detail::OpNode {
+  std::string name_;  // the function's name + "Backward"
   std::shared_ptr<FunctionCtx> ctx;
   CustomBackward bwd;
   std::vector<detail::SavedVariable> saved;
+  std::string name() const override { return name_; }
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
     auto& s = CustomAccess::saved(*ctx);
     s.clear();
@@ -89,7 +91,7 @@ std::vector<Tensor> custom_function(const std::string& name, CustomForward forwa
       node->input_meta.push_back(detail::TensorMeta::of(t));
     }
     const std::vector<Tensor> out_handles = outputs;  // attach_outputs may replace entries of `outputs`
-    detail::attach_outputs(node, outputs);
+    detail::attach_outputs(node, outputs.data(), outputs.size());
     // Saved outputs are kept without their history (a node -> output -> node cycle would leak).
     for (const auto& t : CustomAccess::saved(*ctx)) {
       bool is_out = false;

@@ -89,7 +89,6 @@ class SavedVariable {
 
 /// Base of every graph node (ops, AccumulateGrad, custom functions).
 struct OpNode : autodiff::Node, std::enable_shared_from_this<OpNode> {
-  std::string name_;
   NodeVector<Edge> next;              // one per input; null node = no gradient needed
   NodeVector<TensorMeta> input_meta;  // one per input
   NodeVector<TensorMeta> output_meta; // one per output
@@ -98,7 +97,6 @@ struct OpNode : autodiff::Node, std::enable_shared_from_this<OpNode> {
   std::uint64_t seq = 0;
   bool released = false;
 
-  std::string name() const override { return name_; }
   std::size_t num_inputs() const override { return next.size(); }
   /// Output gradients (one per output, zeros filled in) -> input gradients.
   virtual std::vector<Tensor> apply(std::vector<Tensor>&& grads) = 0;
@@ -155,8 +153,8 @@ inline constexpr unsigned kSaveOutputs = 2;  ///< backward reads ctx.output(i)
 std::uint64_t next_sequence_nr();
 /// The edge a gradient for `t` must flow into (grad_fn, or the leaf's accumulator).
 Edge gradient_edge(const Tensor& t);
-/// Connects `outputs` to a freshly built node (sets grad_fn/output_nr/requires_grad).
-void attach_outputs(const std::shared_ptr<OpNode>& node, std::vector<Tensor>& outputs);
+/// Connects outputs[0..n) to a freshly built node (sets grad_fn/output_nr/requires_grad).
+void attach_outputs(const std::shared_ptr<OpNode>& node, Tensor* outputs, std::size_t n);
 
 // ---- the dispatch seam ---------------------------------------------------------------------
 extern std::atomic<int> g_num_observers;
@@ -185,7 +183,30 @@ bool any_requires_grad(TensorList inputs);
 // Eager dispatch of a tiny op must stay well under a microsecond: the loop state is inline
 // (StridedLoop), storage comes from the caching allocator, grad mode is an initial-exec TLS
 // flag, the inputs are a view of the caller's braced list (Note [tensor lists]), and apply_op skips
-// vectors and guards when there is nothing to record or observe.
+// vectors and guards when there is nothing to record or observe. Recording a one-output op makes
+// no heap allocation beyond the node's (its object and vectors come from the small-block lists).
+
+/// Records the node of a primitive whose forward made outputs[0..n) from `inputs` (some input
+/// requires grad, grad mode on): its edges, input metadata, saved tensors, and the outputs' history.
+template <class Bwd>
+void record_node(const char* name, TensorList inputs, unsigned save, Bwd&& bwd, Tensor* outputs, std::size_t n) {
+  using Node = LambdaNode<std::decay_t<Bwd>>;
+  auto node = std::allocate_shared<Node>(SmallBlockAllocator<Node>(), std::forward<Bwd>(bwd));
+  node->op = name;
+  node->ctx.name_ = name;
+  node->ctx.node_ = node.get();
+  node->next.reserve(inputs.size());
+  node->input_meta.reserve(inputs.size());
+  for (const auto& t : inputs) {
+    node->next.push_back(gradient_edge(t));
+    node->input_meta.push_back(TensorMeta::of(t));
+  }
+  if (save & kSaveInputs)
+    for (const auto& t : inputs) node->ctx.inputs_.emplace_back(t, false, nullptr);
+  attach_outputs(node, outputs, n);
+  if (save & kSaveOutputs)
+    for (std::size_t i = 0; i < n; ++i) node->ctx.outputs_.emplace_back(outputs[i], true, node);
+}
 
 /// Runs a differentiable primitive: forward kernel (grad mode off), then records the node.
 template <class Fwd, class Bwd>
@@ -203,24 +224,8 @@ std::vector<Tensor> apply_op_n(const char* name, TensorList inputs, unsigned sav
     NoGradGuard no_grad;
     outputs = as_vector(fwd(inputs));
   }
-  if (any_requires_grad(inputs)) {
-    using Node = LambdaNode<std::decay_t<Bwd>>;
-    auto node = std::allocate_shared<Node>(SmallBlockAllocator<Node>(), std::forward<Bwd>(bwd));
-    node->op = name;
-    node->ctx.name_ = name;
-    node->ctx.node_ = node.get();
-    node->next.reserve(inputs.size());
-    node->input_meta.reserve(inputs.size());
-    for (const auto& t : inputs) {
-      node->next.push_back(gradient_edge(t));
-      node->input_meta.push_back(TensorMeta::of(t));
-    }
-    if (save & kSaveInputs)
-      for (const auto& t : inputs) node->ctx.inputs_.emplace_back(t, false, nullptr);
-    attach_outputs(node, outputs);
-    if (save & kSaveOutputs)
-      for (const auto& t : outputs) node->ctx.outputs_.emplace_back(t, true, node);
-  }
+  if (any_requires_grad(inputs))
+    record_node(name, inputs, save, std::forward<Bwd>(bwd), outputs.data(), outputs.size());
   if (observed) notify_end(name, true, seen, outputs);
   return outputs;
 }
@@ -230,9 +235,20 @@ template <class Fwd, class Bwd>
 Tensor apply_op(const char* name, TensorList inputs, unsigned save, Fwd&& fwd, Bwd&& bwd) {
   using R = std::decay_t<decltype(fwd(inputs))>;
   if constexpr (std::is_same_v<R, Tensor>) {
-    // Fast path (Note [dispatch cost]): nothing to record and nobody watching. No input requires
-    // grad, so nested ops in the forward record nothing either; no guard is needed.
-    if (g_num_observers.load(std::memory_order_relaxed) == 0 && !any_requires_grad(inputs)) return fwd(inputs);
+    // Fast paths (Note [dispatch cost]), nobody watching. Nothing to record: no input requires grad,
+    // so nested ops in the forward record nothing either and no guard is needed. A node to record:
+    // the output stays a Tensor, with no vector around it.
+    if (g_num_observers.load(std::memory_order_relaxed) == 0) {
+      if (!any_requires_grad(inputs)) return fwd(inputs);
+      Tensor out;
+      {
+        DepthGuard depth;
+        NoGradGuard no_grad;
+        out = fwd(inputs);
+      }
+      record_node(name, inputs, save, std::forward<Bwd>(bwd), &out, 1);
+      return out;
+    }
   }
   return std::move(apply_op_n(name, inputs, save, std::forward<Fwd>(fwd), std::forward<Bwd>(bwd))[0]);
 }
