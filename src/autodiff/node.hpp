@@ -170,6 +170,23 @@ struct DepthGuard {
   ~DepthGuard() { --op_depth(); }
 };
 
+/// Begins a call for observers when `observed`: notifies them with the inputs as a vector (built once,
+/// Note [tensor lists]) and returns it for notify_end. Unobserved: an empty vector, nothing copied.
+inline std::vector<Tensor> observe_begin(bool observed, const char* name, bool primitive, TensorList inputs) {
+  if (!observed) return {};
+  std::vector<Tensor> seen = inputs.vec();
+  notify_begin(name, primitive, seen);
+  return seen;
+}
+
+/// Runs a primitive's forward: grad mode off (it records nothing), one call deeper for observers.
+template <class Fwd>
+auto run_forward(Fwd& fwd, TensorList inputs) {
+  DepthGuard depth;
+  NoGradGuard no_grad;
+  return fwd(inputs);
+}
+
 template <class R>
 inline std::vector<Tensor> as_vector(R&& r) {
   if constexpr (std::is_same_v<std::decay_t<R>, Tensor>) return std::vector<Tensor>{std::forward<R>(r)};
@@ -213,17 +230,8 @@ template <class Fwd, class Bwd>
 std::vector<Tensor> apply_op_n(const char* name, TensorList inputs, unsigned save, Fwd&& fwd,
                                Bwd&& bwd) {
   const bool observed = g_num_observers.load(std::memory_order_relaxed) > 0;
-  std::vector<Tensor> seen;  // the inputs as observers get them
-  if (observed) {
-    seen = inputs.vec();
-    notify_begin(name, true, seen);
-  }
-  std::vector<Tensor> outputs;
-  {
-    DepthGuard depth;
-    NoGradGuard no_grad;
-    outputs = as_vector(fwd(inputs));
-  }
+  const std::vector<Tensor> seen = observe_begin(observed, name, true, inputs);
+  std::vector<Tensor> outputs = as_vector(run_forward(fwd, inputs));
   if (any_requires_grad(inputs))
     record_node(name, inputs, save, std::forward<Bwd>(bwd), outputs.data(), outputs.size());
   if (observed) notify_end(name, true, seen, outputs);
@@ -240,12 +248,7 @@ Tensor apply_op(const char* name, TensorList inputs, unsigned save, Fwd&& fwd, B
     // the output stays a Tensor, with no vector around it.
     if (g_num_observers.load(std::memory_order_relaxed) == 0) {
       if (!any_requires_grad(inputs)) return fwd(inputs);
-      Tensor out;
-      {
-        DepthGuard depth;
-        NoGradGuard no_grad;
-        out = fwd(inputs);
-      }
+      Tensor out = run_forward(fwd, inputs);
       record_node(name, inputs, save, std::forward<Bwd>(bwd), &out, 1);
       return out;
     }
@@ -257,8 +260,7 @@ Tensor apply_op(const char* name, TensorList inputs, unsigned save, Fwd&& fwd, B
 template <class Fn>
 auto composite(const char* name, TensorList inputs, Fn&& fn) {
   if (g_num_observers.load(std::memory_order_relaxed) == 0) return fn();
-  const std::vector<Tensor> seen = inputs.vec();
-  notify_begin(name, false, seen);
+  const std::vector<Tensor> seen = observe_begin(true, name, false, inputs);
   auto r = [&] {
     DepthGuard depth;
     return fn();

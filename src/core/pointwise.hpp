@@ -52,17 +52,8 @@ inline Tensor zero_scalar_like(const Tensor& g) { return zeros({}, g.dtype(), g.
 template <class Fwd>
 Tensor apply_nondiff(const char* name, TensorList inputs, Fwd&& fwd) {
   const bool observed = g_num_observers.load(std::memory_order_relaxed) > 0;
-  std::vector<Tensor> seen;  // the inputs as observers get them
-  if (observed) {
-    seen = inputs.vec();
-    notify_begin(name, true, seen);
-  }
-  Tensor out;
-  {
-    DepthGuard depth;
-    NoGradGuard no_grad;
-    out = fwd(inputs);
-  }
+  const std::vector<Tensor> seen = observe_begin(observed, name, true, inputs);
+  Tensor out = run_forward(fwd, inputs);
   if (observed) notify_end(name, true, seen, {out});
   return out;
 }
