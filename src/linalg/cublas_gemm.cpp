@@ -175,6 +175,13 @@ void cuda_gemm_batched(const char* op, Dtype dtype, int device, bool ta, bool tb
   });
 }
 
+void cuda_int_gemm(const char* op, Dtype dtype, int device, const ::phasor::cuda::IntGemm& g) {
+  if (g.batch <= 0 || g.rows <= 0 || g.cols <= 0) return;
+  ::phasor::cuda::detail::DeviceGuard guard(device);
+  if (!::phasor::cuda::int_gemm(dtype, g, ::phasor::cuda::detail::current_stream_handle(device)))
+    throw Error(op, std::string("no CUDA matrix product for ") + dtype_name(dtype) + " tensors");
+}
+
 #else  // CPU-only build
 
 void cuda_gemm(const char* op, Dtype, int, bool, bool, std::int64_t, std::int64_t, std::int64_t, const void*,
@@ -186,6 +193,10 @@ void cuda_gemm_batched(const char* op, Dtype, int, bool, bool, std::int64_t, std
                        std::int64_t, std::int64_t, const void*, std::int64_t, std::int64_t, void*, std::int64_t,
                        std::int64_t, std::int64_t) {
   throw Error(op, "no cuBLAS in this build (CPU-only build)");
+}
+
+void cuda_int_gemm(const char* op, Dtype, int, const ::phasor::cuda::IntGemm&) {
+  throw Error(op, "no CUDA kernels in this build (CPU-only build)");
 }
 
 #endif

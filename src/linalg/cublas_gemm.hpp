@@ -1,8 +1,10 @@
-// src/linalg/cublas_gemm.hpp - the CUDA counterpart of detail::gemm (src/linalg/blas.hpp): one typed
-// entry that matrix products on CUDA tensors go through (cuBLAS). CUDA-free; a CPU-only build's throws.
+// src/linalg/cublas_gemm.hpp - the CUDA counterpart of detail::gemm (src/linalg/blas.hpp): the typed
+// entries that matrix products on CUDA tensors go through (cuBLAS, and for int64 / bool a kernel of
+// phasor's). CUDA-free; a CPU-only build's throw.
 #pragma once
 #include <cstdint>
 
+#include "cuda/int_gemm.hpp"
 #include "phasor/dtype.hpp"
 
 namespace phasor::detail {
@@ -20,5 +22,9 @@ void cuda_gemm_batched(const char* op, Dtype dtype, int device, bool ta, bool tb
                        std::int64_t k, const void* A, std::int64_t lda, std::int64_t stride_a, const void* B,
                        std::int64_t ldb, std::int64_t stride_b, void* C, std::int64_t ldc, std::int64_t stride_c,
                        std::int64_t batch);
+
+/// The int64 / bool products of `g` (which cuBLAS lacks) on CUDA device `device`'s current stream, with
+/// src/cuda/int_gemm.cu's kernel; other dtypes throw.
+void cuda_int_gemm(const char* op, Dtype dtype, int device, const ::phasor::cuda::IntGemm& g);
 
 }  // namespace phasor::detail

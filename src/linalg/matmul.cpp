@@ -22,7 +22,7 @@
 // set_num_threads(1) forces the serial loop. A hand-written loop kernel was slower than
 // OpenBLAS's single-threaded gemm even at 8x8 (OpenBLAS picks AVX-512 kernels at run time, we
 // compile for baseline x86-64), so every floating product goes to BLAS; int64 and bool (which
-// BLAS lacks) use a plain loop kernel, parallel over output rows.
+// BLAS lacks) use a plain loop kernel, parallel over output rows (on a GPU: src/cuda/int_gemm.cu).
 
 #include <algorithm>
 #include <climits>
@@ -154,7 +154,22 @@ void matmul_into(const Tensor& out, Tensor a, Tensor b, const Shape& batch) {
     const std::int64_t flops = n * m * k;
     T* C = static_cast<T*>(out.data_ptr());
     if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::int64_t>) {
-      if (gpu) throw Error("matmul", std::string("no CUDA matrix product for ") + dtype_name(out.dtype()) + " tensors");
+      if (gpu) {  // a kernel of phasor's (cuBLAS has no integer products): any strides, one batch stride each
+        phasor::cuda::IntGemm g;
+        if (!uniform_stride(batch_offsets(a, batch), g.a_batch)) {
+          a = expand_batch(a, batch);
+          g.a_batch = n * k;
+        }
+        if (!uniform_stride(batch_offsets(b, batch), g.b_batch)) {
+          b = expand_batch(b, batch);
+          g.b_batch = k * m;
+        }
+        g.a = a.data_ptr(), g.b = b.data_ptr(), g.c = C;
+        g.rows = n, g.cols = m, g.inner = k, g.batch = nb;
+        g.a_row = a.stride(-2), g.a_col = a.stride(-1), g.b_row = b.stride(-2), g.b_col = b.stride(-1);
+        cuda_int_gemm("matmul", out.dtype(), out.device().index, g);
+        return;
+      }
       // int64 / bool: a plain loop, parallel over (batch, row) pairs
       const auto oa = batch_offsets(a, batch), ob = batch_offsets(b, batch);
       const T* A = static_cast<const T*>(a.data_ptr());
