@@ -73,10 +73,26 @@ ReduceLayout plan_layout(const Tensor& x, const Shape& dims, bool keepdim, const
   return L;
 }
 
+namespace {
+/// "[op] cannot reduce over an empty dim: input shape ..., reduced dims ..." (dims wrapped and sorted).
+[[noreturn]] void throw_empty_reduction(const char* op, const Shape& in_shape, const std::vector<std::int64_t>& dims) {
+  throw Error(op, "cannot reduce over an empty dim: input shape " + shape_str(in_shape) + ", reduced dims " +
+                      shape_str(Shape(dims.begin(), dims.end())) + " (the operation has no identity)");
+}
+}  // namespace
+
 void check_nonempty(const ReduceLayout& L, const char* op) {
   if (L.n_red != 0) return;
-  throw Error(op, "cannot reduce over an empty dim: input shape " + shape_str(L.in_shape) + ", reduced dims " +
-                      shape_str(Shape(L.dims.begin(), L.dims.end())) + " (the operation has no identity)");
+  throw_empty_reduction(op, L.in_shape, L.dims);
+}
+
+void check_nonempty(const Tensor& x, const Shape& dims, const char* op) {
+  std::vector<std::int64_t> wd = wrap_dims(dims, x.dim(), op, true);
+  std::int64_t n = 1;
+  for (auto d : wd) n *= x.shape()[static_cast<std::size_t>(d)];
+  if (n != 0) return;
+  std::sort(wd.begin(), wd.end());
+  throw_empty_reduction(op, x.shape(), wd);
 }
 
 Shape keep_shape_of(const Shape& in_shape, const Shape& dims, const char* op) {

@@ -55,6 +55,9 @@ ReduceLayout plan_layout(const Tensor& x, const Shape& dims, bool keepdim, const
 
 /// Throws "[op] cannot reduce over an empty dim ..." when the reduction has no elements per output.
 void check_nonempty(const ReduceLayout& L, const char* op);
+/// The same check from x's shape alone, for any device: reductions without an identity (amax, amin,
+/// max, min, norm with p = +-inf) call it before dispatching to a device's kernels.
+void check_nonempty(const Tensor& x, const Shape& dims, const char* op);
 
 /// Shape of x with `dims` (wrapped) set to 1: where a non-keepdim result broadcasts back.
 Shape keep_shape_of(const Shape& in_shape, const Shape& dims, const char* op);

@@ -29,7 +29,10 @@ void check_not_complex(const Tensor& x, const char* op) {
 
 Tensor extremum_kernel(const Tensor& x, const Shape& dims, bool keepdim, bool is_max, const char* op) {
   check_not_complex(x, op);
-  if (x.device().is_cuda()) return phasor::cuda::detail::reduce(is_max ? "amax" : "amin", x, dims, keepdim, x.dtype());
+  if (x.device().is_cuda()) {
+    check_nonempty(x, dims, op);
+    return phasor::cuda::detail::reduce(is_max ? "amax" : "amin", x, dims, keepdim, x.dtype());
+  }
   ReduceLayout L = plan_layout(x, dims, keepdim, op);
   check_nonempty(L, op);
   return visit_dtype(x.dtype(), [&](auto tag) -> Tensor {

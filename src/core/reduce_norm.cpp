@@ -119,9 +119,12 @@ NormKind kind_of(double p) {
 }
 
 Tensor norm_kernel(const Tensor& x, double p, const Shape& dims, bool keepdim) {
-  if (x.device().is_cuda()) return phasor::cuda::detail::reduce_stat("norm", x, dims, keepdim, p);
-  ReduceLayout L = plan_layout(x, dims, keepdim, "norm");
   const NormKind k = kind_of(p);
+  if (x.device().is_cuda()) {
+    if (k == NormKind::Inf || k == NormKind::NegInf) check_nonempty(x, dims, "norm");
+    return phasor::cuda::detail::reduce_stat("norm", x, dims, keepdim, p);
+  }
+  ReduceLayout L = plan_layout(x, dims, keepdim, "norm");
   if (k == NormKind::Inf || k == NormKind::NegInf) check_nonempty(L, "norm");
   return visit_dtype(x.dtype(), [&](auto tag) -> Tensor {
     using T = typename decltype(tag)::type;

@@ -174,20 +174,10 @@ Rows rows_of(const Tensor& x, const Shape& dims, bool keepdim, const char* op, b
   return r;
 }
 
-/// "[op] cannot reduce over an empty dim ..." (the CPU's message) when the rows are empty.
-void check_nonempty(const Tensor& x, const Rows& r, const char* op) {
-  if (r.n_red != 0) return;
-  throw Error(op, "cannot reduce over an empty dim: input shape " + ::phasor::detail::shape_str(x.shape()) +
-                      ", reduced dims " + ::phasor::detail::shape_str(Shape(r.dims.begin(), r.dims.end())) +
-                      " (the operation has no identity)");
-}
-
 }  // namespace
 
 Tensor reduce(const char* op, const Tensor& x, const Shape& dims, bool keepdim, Dtype out_dtype) {
   const Rows r = rows_of(x, dims, keepdim, op, true);
-  const std::string name(op);
-  if (name == "amax" || name == "amin") check_nonempty(x, r, op);
   Tensor out = ::phasor::detail::make_tensor(r.out_shape, out_dtype, x.device());
   Launch l(out);
   if (!cuda::reduce_rows(op, x.dtype(), r.rows.data_ptr(), r.n_out, r.n_red, out.data_ptr(), l.stream, r.inner,
@@ -199,7 +189,6 @@ Tensor reduce(const char* op, const Tensor& x, const Shape& dims, bool keepdim, 
 Tensor reduce_stat(const char* op, const Tensor& x, const Shape& dims, bool keepdim, double param) {
   const Rows r = rows_of(x, dims, keepdim, op);
   const std::string name(op);
-  if (name == "norm" && std::isinf(param)) check_nonempty(x, r, op);
   // var/std divide by the degrees of freedom max(0, N - correction)
   const double p = name == "var" || name == "std" ? std::max(0.0, static_cast<double>(r.n_red) - param) : param;
   const Dtype od = name == "logsumexp" ? x.dtype() : to_real(x.dtype());
@@ -213,7 +202,6 @@ Tensor reduce_stat(const char* op, const Tensor& x, const Shape& dims, bool keep
 std::pair<Tensor, Tensor> arg_reduce(const char* op, const Tensor& x, std::int64_t d, bool keepdim, bool is_max,
                                      bool want_values) {
   const Rows r = rows_of(x, Shape{d}, keepdim, op);
-  check_nonempty(x, r, op);
   Tensor idx = ::phasor::detail::make_tensor(r.out_shape, Dtype::Int64, x.device());
   Tensor val = want_values ? ::phasor::detail::make_tensor(r.out_shape, x.dtype(), x.device()) : Tensor();
   Launch l(idx);

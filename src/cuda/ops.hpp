@@ -18,14 +18,16 @@ void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor&
 /// Sets every element of out (a CUDA tensor) to v.
 void fill(const Tensor& out, const Scalar& v);
 /// op ("sum", "prod", "amax", "amin", "all", "any") of a CUDA tensor over `dims` (empty: all), as a new
-/// tensor of `out_dtype`; amax/amin of an empty reduction throw.
+/// tensor of `out_dtype`. The caller has checked that amax/amin reduce no empty dim (core/reduce.hpp's
+/// check_nonempty, which names the user's op).
 Tensor reduce(const char* op, const Tensor& x, const Shape& dims, bool keepdim, Dtype out_dtype);
 /// op "norm" (p = param), "var" / "std" (correction = param) or "logsumexp" of a floating or complex CUDA
-/// tensor over `dims` (empty: all), as a new tensor (real dtype; logsumexp: x's); inf norms of an empty
-/// reduction throw. The CPU launcher has checked dtype and p.
+/// tensor over `dims` (empty: all), as a new tensor (real dtype; logsumexp: x's). The caller has checked
+/// dtype and p, and that an inf norm reduces no empty dim.
 Tensor reduce_stat(const char* op, const Tensor& x, const Shape& dims, bool keepdim, double param);
 /// (values, indices) of the first maximum (is_max) or minimum along dim d (wrapped) of a real or bool CUDA
-/// tensor, NaN counting as the extreme; values only when want_values. An empty dim throws.
+/// tensor, NaN counting as the extreme; values only when want_values. The caller has checked that dim d
+/// is not empty.
 std::pair<Tensor, Tensor> arg_reduce(const char* op, const Tensor& x, std::int64_t d, bool keepdim, bool is_max,
                                      bool want_values);
 /// Running sums of the contiguous CUDA tensor src, viewed as (outer, n, inner), along n into out (same
