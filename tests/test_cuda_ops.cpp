@@ -4,12 +4,14 @@
 
 #include "cuda_test_util.hpp"
 
+#include <complex>
 #include <cstdint>
 #include <functional>
 #include <limits>
 #include <phasor/phasor.hpp>
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "../src/cuda/fast_div.hpp"
@@ -166,6 +168,40 @@ DEVICE_CASE("cuda ops: unary ops keep NaN and stay accurate where the naive form
     check_close(pow(zz.to(dev), w.to(dev)), pow(zz, w), t * 10);
     check_close(zz.to(dev).pow(Scalar(3.0)), zz.pow(Scalar(3.0)), t * 10);
   }
+  // complex tanh, tan, log, asin, acos, atan within a few ulps of a long double reference, also where the
+  // textbook formulas cancel (Note [complex elementary functions]): tanh near i pi/2, tan near pi/2, log
+  // near |z| = 1
+  using cld = std::complex<long double>;
+  const double h = 1.5707963267948966;
+  const std::vector<std::complex<double>> pts = {{1e-3, h - 1e-3}, {-2e-4, h + 3e-4}, {h - 1e-3, 1e-3}, {0.3, -1.2},
+                                                 {-4.0, 2.5},     {12.0, -0.7},     {0.6, 0.8},        {1.0, 1e-4},
+                                                 {-0.999, 0.04},  {25.0, 1.0}};
+  using CF = std::function<cld(cld)>;
+  const std::vector<std::tuple<const char*, std::function<Tensor(const Tensor&)>, CF>> fns = {
+      {"tanh", [](const Tensor& t) { return tanh(t); }, [](cld w) { return std::tanh(w); }},
+      {"tan", [](const Tensor& t) { return tan(t); }, [](cld w) { return std::tan(w); }},
+      {"log", [](const Tensor& t) { return log(t); }, [](cld w) { return std::log(w); }},
+      {"asin", [](const Tensor& t) { return asin(t); }, [](cld w) { return std::asin(w); }},
+      {"acos", [](const Tensor& t) { return acos(t); }, [](cld w) { return std::acos(w); }},
+      {"atan", [](const Tensor& t) { return atan(t); }, [](cld w) { return std::atan(w); }},
+  };
+  for (Dtype dt : {complex64, complex128}) {
+    const Tensor z = from_vector(pts).to(dt);
+    const auto zv = to_vector<std::complex<double>>(z);  // the inputs as rounded to dt
+    for (const auto& [name, f, ref] : fns) {
+      CAPTURE(name);
+      CAPTURE(dt);
+      const auto got = to_vector<std::complex<double>>(f(z.to(dev)).to(Device::cpu()));
+      for (std::size_t i = 0; i < zv.size(); ++i) {
+        const cld want = ref(cld(zv[i].real(), zv[i].imag()));
+        const long double err = std::abs(cld(got[i].real(), got[i].imag()) - want) / std::abs(want);
+        CAPTURE(zv[i]);
+        // libcu++'s complex128 asin, acos, atan: within 2e-13 (1.2e-13 for acos(1 + 1e-4 i))
+        const bool inverse = std::string(name) != "tanh" && std::string(name) != "tan" && std::string(name) != "log";
+        CHECK(static_cast<double>(err) <= (dt == complex64 ? 1e-6 : inverse ? 2e-13 : 1e-14));
+      }
+    }
+  }
   // int64 powers run on the GPU (the CPU's ipow: a negative exponent gives 1, +-1 or 0)
   const Tensor a = from_vector(std::vector<std::int64_t>{-3, -1, 0, 1, 2, 7}, Shape{6});
   const Tensor e = from_vector(std::vector<std::int64_t>{3, -3, 0, -2, 10, 2}, Shape{6});
@@ -319,7 +355,7 @@ DEVICE_CASE("cuda ops: the FFT family agrees with FFTW") {
   CHECK(fft::plan_cache_size(dev) == 0);
 }
 
-DEVICE_CASE("cuda ops: matmul through cuBLAS agrees with OpenBLAS") {
+DEVICE_CASE("cuda ops: matmul through cuBLAS (int64 and bool: a kernel of phasor's) agrees with the CPU") {
   manual_seed(5);
   for (Dtype dt : {float32, float64, complex64, complex128}) {
     const double t = dt == float32 || dt == complex64 ? 1e-5 : 1e-12;
@@ -343,6 +379,23 @@ DEVICE_CASE("cuda ops: matmul through cuBLAS agrees with OpenBLAS") {
     grads_agree(dev, "matmul, broadcast batch", [](const std::vector<Tensor>& x) { return matmul(x[0], x[1]); },
                 {a4, r}, t);
   }
+  // int64 and bool products (cuBLAS has none: src/cuda/int_gemm.cu): exact, int64 wrapping around 2^64 as
+  // on the CPU, over transposed, broadcast and expanded operands
+  for (Dtype dt : {int64, bool_}) {
+    CAPTURE(dt);
+    const Tensor p = sample({2, 1, 4, 5}, dt), q = sample({1, 3, 5, 6}, dt), r = sample({3, 6, 5}, dt);
+    CHECK(rel_diff(matmul(p.to(dev), q.to(dev)), matmul(p, q)) == 0);
+    CHECK(rel_diff(matmul(p.to(dev), r.to(dev).transpose(-1, -2)), matmul(p, r.transpose(-1, -2))) == 0);
+    CHECK(rel_diff(matmul(p.select(0, 0).to(dev).expand({3, 4, 5}), q.select(0, 0).to(dev)),
+                   matmul(p.select(0, 0).expand({3, 4, 5}), q.select(0, 0))) == 0);
+    CHECK(rel_diff(matmul(r.to(dev).select(0, 1).select(0, 2), q.to(dev).select(0, 0)),
+                   matmul(r.select(0, 1).select(0, 2), q.select(0, 0))) == 0);  // 1-D @ 3-D
+    CHECK(rel_diff(bmm(q.to(dev).squeeze(0).transpose(1, 2), r.to(dev).transpose(1, 2)),
+                   bmm(q.squeeze(0).transpose(1, 2), r.transpose(1, 2))) == 0);
+  }
+  const Tensor big = from_vector(std::vector<std::int64_t>{std::int64_t{1} << 62, 3, -(std::int64_t{1} << 61), 7}, Shape{2, 2});
+  CHECK((matmul(big.to(dev), big.to(dev)).to(Device::cpu()) == matmul(big, big)).all().item<bool>());  // past 2^63: wraps
+  CHECK(rel_diff(matmul(big.to(dev), big.to(dev).narrow(1, 0, 0)), matmul(big, big.narrow(1, 0, 0))) == 0);
   // gradients of a product, computed on the GPU
   const Tensor a = sample({5, 7}, float64), b = sample({7, 4}, float64);
   const Tensor w = sample({5, 4}, float64);

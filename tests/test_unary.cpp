@@ -192,6 +192,13 @@ TEST_CASE("float functions: special values and accuracy near zero") {
   Tensor z = cplx_t({{1e-10, 2e-10}, {-3e-9, 1e-9}});
   check_complex(z, expm1(z), [](cld w) { return w + w * w / 2.0L + w * w * w / 6.0L; }, 1e-14);
   check_complex(z, log1p(z), [](cld w) { return w - w * w / 2.0L + w * w * w / 3.0L; }, 1e-14);
+  // ... and near z = -1, where |1 + z|^2 = 1 + (x (2 + x) + y^2) cancels (it lost all digits before
+  // Note [complex elementary functions]); 1 + w is exact in long double
+  for (Dtype dt : {complex128, complex64}) {
+    CAPTURE(dt);
+    Tensor zm = cplx_t({{-1 + 1e-6, 1e-6}, {-0.9, 0.3}, {-1.3, -0.2}, {-1 - 2e-7, 3e-7}, {-0.45, 0.45}}, dt);
+    check_complex(zm, log1p(zm), [](cld w) { return std::log(1.0L + w); }, dt == complex128 ? 1e-14 : 1e-6);
+  }
   // sigmoid does not overflow for large |x| in float32
   auto s = to_vector<float>(sigmoid(real_t({-200.0, 200.0}, float32)));
   CHECK(s[0] == 0.0f);

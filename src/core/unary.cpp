@@ -9,6 +9,7 @@
 #include <numbers>
 
 #include "autodiff/node.hpp"
+#include "core/complex_math.hpp"
 #include "core/pointwise.hpp"
 #include "core/unary.hpp"
 #include "phasor/creation.hpp"
@@ -29,26 +30,9 @@ using In = ::phasor::detail::TensorList;  // an op's tensor arguments (Note [ten
 
 namespace {
 
-// Integer-preserving ops (abs, square) run on int64 as they are; bool is rejected or widened.
+// Integer-preserving ops (abs, square) run on int64 as they are; bool is rejected or widened. Complex
+// expm1 and log1p: core/complex_math.hpp (Note [complex elementary functions]).
 constexpr detail::UnaryRule kKeepInt{.promote_int = false, .allow_bool = false, .allow_complex = true};
-
-/// e^z - 1 for complex z without cancellation for small |z|:
-/// e^x cos y - 1 = expm1(x) cos y - 2 sin^2(y/2).
-template <class C>
-C cexpm1(const C& z) {
-  using R = typename C::value_type;
-  const R x = z.real(), y = z.imag();
-  const R s = std::sin(y / 2);
-  return C(std::expm1(x) * std::cos(y) - 2 * s * s, std::exp(x) * std::sin(y));
-}
-
-/// log(1 + z) for complex z: |1 + z|^2 = 1 + (2x + x^2 + y^2), so log1p keeps small |z| accurate.
-template <class C>
-C clog1p(const C& z) {
-  using R = typename C::value_type;
-  const R x = z.real(), y = z.imag();
-  return C(R(0.5) * std::log1p(x * (2 + x) + y * y), std::atan2(y, 1 + x));
-}
 
 }  // namespace
 
@@ -141,7 +125,7 @@ Tensor expm1(const Tensor& x) {
       "expm1", {x}, kSaveOutputs,
       [](In in) {
         return detail::unary_float_kernel(in[0], "expm1", [](auto v) {
-          if constexpr (is_complex_v<decltype(v)>) return cexpm1(v);
+          if constexpr (is_complex_v<decltype(v)>) return detail::cexpm1(v);
           else return std::expm1(v);
         });
       },
@@ -160,7 +144,7 @@ Tensor log1p(const Tensor& x) {
       "log1p", {x}, kSaveInputs,
       [](In in) {
         return detail::unary_float_kernel(in[0], "log1p", [](auto v) {
-          if constexpr (is_complex_v<decltype(v)>) return clog1p(v);
+          if constexpr (is_complex_v<decltype(v)>) return detail::clog1p(v);
           else return std::log1p(v);
         });
       },

@@ -10,6 +10,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/complex_math.hpp"
 #include "core/pow_rules.hpp"
 #include "cuda/device_complex.cuh"
 #include "cuda/elementwise.hpp"
@@ -160,18 +161,20 @@ void launch(const Operands& o, F f, const char* what, void* stream_v) {
 }
 
 // ---- device arithmetic --------------------------------------------------------------------------------
+// Complex log, tan and tanh are phasor's own, and asin, acos, atan of complex64 run in complex128: libcu++'s
+// formulas lose digits there (Note [complex elementary functions], core/complex_math.hpp).
 template <class T> __device__ __forceinline__ T d_exp(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::exp(v); else return ::exp(v); }
-template <class T> __device__ __forceinline__ T d_log(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::log(v); else return ::log(v); }
+template <class T> __device__ __forceinline__ T d_log(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::clog(v); else return ::log(v); }
 template <class T> __device__ __forceinline__ T d_sqrt(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::sqrt(v); else return ::sqrt(v); }
 template <class T> __device__ __forceinline__ T d_sin(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::sin(v); else return ::sin(v); }
 template <class T> __device__ __forceinline__ T d_cos(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::cos(v); else return ::cos(v); }
-template <class T> __device__ __forceinline__ T d_tan(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::tan(v); else return ::tan(v); }
+template <class T> __device__ __forceinline__ T d_tan(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::ctan(v); else return ::tan(v); }
 template <class T> __device__ __forceinline__ T d_sinh(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::sinh(v); else return ::sinh(v); }
 template <class T> __device__ __forceinline__ T d_cosh(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::cosh(v); else return ::cosh(v); }
-template <class T> __device__ __forceinline__ T d_tanh(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::tanh(v); else return ::tanh(v); }
-template <class T> __device__ __forceinline__ T d_asin(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::asin(v); else return ::asin(v); }
-template <class T> __device__ __forceinline__ T d_acos(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::acos(v); else return ::acos(v); }
-template <class T> __device__ __forceinline__ T d_atan(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::atan(v); else return ::atan(v); }
+template <class T> __device__ __forceinline__ T d_tanh(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::ctanh(v); else return ::tanh(v); }
+template <class T> __device__ __forceinline__ T d_asin(T v) { if constexpr (is_cplx_v<T>) return T(::cuda::std::asin(c128(v))); else return ::asin(v); }
+template <class T> __device__ __forceinline__ T d_acos(T v) { if constexpr (is_cplx_v<T>) return T(::cuda::std::acos(c128(v))); else return ::acos(v); }
+template <class T> __device__ __forceinline__ T d_atan(T v) { if constexpr (is_cplx_v<T>) return T(::cuda::std::atan(c128(v))); else return ::atan(v); }
 template <class T> __device__ __forceinline__ T d_pow(T a, T b) {
   if constexpr (is_cplx_v<T>) return ::phasor::detail::cpow(a, b);  // core/pow_rules.hpp, as on the CPU
   else if constexpr (std::is_same_v<T, std::int64_t>) return ::phasor::detail::ipow(a, b);
@@ -202,10 +205,10 @@ PHASOR_UNARY(Neg, T, if constexpr (std::is_same_v<T, bool>) return v; else retur
 PHASOR_UNARY(Abs, real_t<T>, if constexpr (is_cplx_v<T>) return ::cuda::std::abs(v); else if constexpr (std::is_same_v<T, bool>) return v; else return v < T(0) ? -v : v;)
 PHASOR_UNARY(Sign, T, if constexpr (is_cplx_v<T>) { const auto a = ::cuda::std::abs(v); return a == 0 ? T(0) : v / a; } else if constexpr (std::is_same_v<T, bool>) return v; else if constexpr (is_float_v<T>) return d_isnan(v) ? v : T((v > T(0)) - (v < T(0))); else return T((v > T(0)) - (v < T(0)));)
 PHASOR_UNARY(Exp, T, return d_exp(v);)
-// complex expm1/log1p as the CPU's cexpm1/clog1p (src/core/unary.cpp): no cancellation for small |z|
-PHASOR_UNARY(Expm1, T, if constexpr (is_cplx_v<T>) { using R = real_t<T>; const R x = v.real(), y = v.imag(), s = ::sin(y / 2); return T(::expm1(x) * ::cos(y) - R(2) * s * s, ::exp(x) * ::sin(y)); } else return ::expm1(v);)
+// complex expm1/log1p: the CPU's own definitions (core/complex_math.hpp)
+PHASOR_UNARY(Expm1, T, if constexpr (is_cplx_v<T>) return ::phasor::detail::cexpm1(v); else return ::expm1(v);)
 PHASOR_UNARY(Log, T, return d_log(v);)
-PHASOR_UNARY(Log1p, T, if constexpr (is_cplx_v<T>) { using R = real_t<T>; const R x = v.real(), y = v.imag(); return T(R(0.5) * ::log1p(x * (R(2) + x) + y * y), ::atan2(y, R(1) + x)); } else return ::log1p(v);)
+PHASOR_UNARY(Log1p, T, if constexpr (is_cplx_v<T>) return ::phasor::detail::clog1p(v); else return ::log1p(v);)
 PHASOR_UNARY(Sqrt, T, return d_sqrt(v);)
 PHASOR_UNARY(Rsqrt, T, if constexpr (is_cplx_v<T>) return T(1) / d_sqrt(v); else return ::rsqrt(v);)
 PHASOR_UNARY(Square, T, return v * v;)
