@@ -271,6 +271,33 @@ DEVICE_CASE("cuda reduce: reductions over leading dims read the tensor in place 
   CHECK(rel_diff(y.to(dev).sum({0, 2}), y.sum({0, 2})) <= 1e-12);
 }
 
+DEVICE_CASE("cuda reduce: reductions without an identity fail on an empty dim with the CPU's error, naming the op") {
+  const Tensor x = zeros({3, 0, 2}, float32);
+  const Tensor xg = x.to(dev);
+  using F = std::function<Tensor(const Tensor&)>;
+  const std::vector<F> fs = {
+      [](const Tensor& t) { return max(t); }, [](const Tensor& t) { return min(t); },
+      [](const Tensor& t) { return amax(t, {2, 1}); }, [](const Tensor& t) { return amin(t, {-2}, true); },
+      [](const Tensor& t) { return norm(t, std::numeric_limits<double>::infinity(), {1, 0}); },
+      [](const Tensor& t) { return argmax(t, 1); }, [](const Tensor& t) { return std::get<0>(max(t, 1)); }};
+  for (std::size_t i = 0; i < fs.size(); ++i) {
+    CAPTURE(i);
+    std::string cpu_error, dev_error;
+    try {
+      fs[i](x);
+    } catch (const Error& e) {
+      cpu_error = e.what();
+    }
+    try {
+      fs[i](xg);
+    } catch (const Error& e) {
+      dev_error = e.what();
+    }
+    CHECK(!cpu_error.empty());
+    CHECK(dev_error == cpu_error);  // e.g. "[max] cannot reduce over an empty dim: input shape (3, 0, 2), reduced dims (0, 1, 2) ..."
+  }
+}
+
 DEVICE_CASE("cuda reduce: few long rows are split across blocks and still agree with the CPU") {
   manual_seed(31);
   // full reductions and a few rows, with lengths that do not divide into the chunks
