@@ -288,6 +288,11 @@ const std::vector<Op> kUnary = {
     OP("rfftn", true, true, fft::rfftn(a, std::nullopt, dims_or_default(p))),
     OP("fft2", true, true, fft::fft2(a)), OP("irfft2", true, true, fft::irfft2(a)),
     OP("fftshift", true, false, fft::fftshift(a, dims_or_default(p))),
+    // nn functions over one tensor
+    OP("softmax", true, true, nn::functional::softmax(a, p.dim)),
+    OP("log_softmax", true, true, nn::functional::log_softmax(a, p.dim)),
+    OP("layer_norm", true, true, nn::functional::layer_norm(a, Shape(a.shape().end() - std::min<std::int64_t>(a.dim(), 2), a.shape().end()))),
+    OP("group_norm", true, true, nn::functional::group_norm(a, 1)),
 };
 
 const std::vector<Op> kBinary = {
@@ -301,6 +306,10 @@ const std::vector<Op> kBinary = {
     OP("logical_xor", false, false, logical_xor(a, b)), OP("complex", true, false, complex(a, b)),
     OP("polar", true, false, polar(a, b)), OP("isclose", false, false, isclose(a, b, 0.5, 0.5)),
     OP("masked_fill", true, false, masked_fill(a, b, Scalar(1.5))),
+    OP("mse_loss", true, true, nn::functional::mse_loss(a, b)),
+    OP("l1_loss sum", true, true, nn::functional::l1_loss(a, b, nn::Reduction::sum)),
+    OP("smooth_l1_loss none", true, false, nn::functional::smooth_l1_loss(a, b, nn::Reduction::none, 0.5)),
+    OP("huber_loss", true, true, nn::functional::huber_loss(a, b, nn::Reduction::mean, 0.7)),
 };
 
 const std::vector<Op> kProducts = {
@@ -309,6 +318,40 @@ const std::vector<Op> kProducts = {
 };
 
 #undef OP
+
+/// A drawn convolution: x (N, C, *spatial) or unbatched, weight (C_out, C / groups, *kernel), an optional
+/// bias, stride, padding, dilation and groups; sometimes sizes that do not fit (then both sides throw).
+struct Conv {
+  Shape x, w, b;
+  std::int64_t stride = 1, padding = 0, dilation = 1, groups = 1;
+  std::string describe() const {
+    return "stride " + std::to_string(stride) + " padding " + std::to_string(padding) + " dilation " +
+           std::to_string(dilation) + " groups " + std::to_string(groups);
+  }
+  Op op() const {
+    const Conv c = *this;
+    return Op{"conv", [c](const std::vector<Tensor>& t, const Params&) {
+                return nn::functional::conv_nd(t[0], t[1], t.size() > 2 ? t[2] : Tensor(), c.stride, c.padding,
+                                               c.dilation, c.groups, nn::PaddingMode::zeros);
+              }, true, true};
+  }
+};
+
+Conv draw_conv(Rng& rng) {
+  Conv c;
+  const std::int64_t d = draw(rng, 1, 2), groups = coin(rng, 0.25) ? 2 : 1;
+  const std::int64_t cin = groups * draw(rng, 1, 2), cout = groups * draw(rng, 1, 2);
+  c.groups = groups, c.stride = draw(rng, 1, 2), c.padding = draw(rng, 0, 1), c.dilation = draw(rng, 1, 2);
+  if (coin(rng, 0.8)) c.x.push_back(draw(rng, 1, 2));  // batched
+  c.x.push_back(cin);
+  c.w = {cout, cin / groups};
+  for (std::int64_t i = 0; i < d; ++i) {
+    c.x.push_back(draw(rng, 2, 8));
+    c.w.push_back(draw(rng, 1, 3));
+  }
+  if (coin(rng, 0.5)) c.b = {cout};
+  return c;
+}
 
 double tol(Dtype dt, bool sums) {
   if (dt == float32 || dt == complex64) return sums ? 1e-4 : 2e-5;
@@ -470,6 +513,22 @@ DEVICE_CASE("cuda layouts: drawn ops on drawn views agree with the CPU, errors i
     const auto [sa, sb] = product_shapes(rng);
     const Dtype da = pick(rng, kDtypes), db = coin(rng, 0.7) ? da : pick(rng, kDtypes);
     check_op(dev, op, Params{}, {operand(rng, dev, sa, da), operand(rng, dev, sb, db)});
+  }
+}
+
+DEVICE_CASE("cuda layouts: drawn convolutions of drawn views agree with the CPU, gradients and errors included") {
+  manual_seed(94);
+  Rng rng(case_seed(94));
+  for (int i = 0; i < 120; ++i) {
+    const Conv c = draw_conv(rng);
+    const Dtype dt = pick(rng, std::vector<Dtype>{float32, float64, float64, complex64, int64});
+    std::vector<Operand> in = {operand(rng, dev, c.x, dt), operand(rng, dev, c.w, dt)};
+    if (!c.b.empty()) in.push_back(operand(rng, dev, c.b, dt));
+    const Params p;
+    const Op op = c.op();
+    CAPTURE(c.describe());
+    check_op(dev, op, p, in);
+    if (dt == float64) check_grads(dev, op, p, in);
   }
 }
 
