@@ -219,10 +219,11 @@ std::optional<std::vector<std::int64_t>> dims_or_default(const Params& p) {
   return p.dims.empty() ? std::nullopt : std::optional<std::vector<std::int64_t>>(p.dims);
 }
 
-/// Indices into dim `dim` of x (repeats, both ends), on x's device: for index_select and index_add.
+/// Indices into dim `dim` of x (repeats, both ends, one counted from the end), on x's device: for
+/// index_select and index_add.
 Tensor some_indices(const Tensor& x, std::int64_t dim) {
   const std::int64_t n = x.dim() == 0 ? 1 : x.size(dim < 0 ? dim + x.dim() : dim);
-  const std::vector<std::int64_t> idx = n > 0 ? std::vector<std::int64_t>{n - 1, 0, n / 2, n - 1} : std::vector<std::int64_t>{};
+  const std::vector<std::int64_t> idx = n > 0 ? std::vector<std::int64_t>{n - 1, 0, n / 2, -1} : std::vector<std::int64_t>{};
   return from_vector(idx).to(x.device());
 }
 
