@@ -227,6 +227,12 @@ Tensor some_indices(const Tensor& x, std::int64_t dim) {
   return from_vector(idx).to(x.device());
 }
 
+/// {0, n} for dim `dim` of size n (n is out of range), on x's device.
+Tensor bad_indices(const Tensor& x, std::int64_t dim) {
+  const std::int64_t n = x.dim() == 0 ? 1 : x.size(dim < 0 ? dim + x.dim() : dim);
+  return from_vector(std::vector<std::int64_t>{0, n}).to(x.device());
+}
+
 /// An index tensor of x's shape whose values lie in dim `dim`'s range, on x's device: for gather and
 /// scatter_add.
 Tensor gather_indices(const Tensor& x, std::int64_t dim) {
@@ -267,6 +273,8 @@ const std::vector<Op> kUnary = {
     OP("index_select", true, false, index_select(a, p.dim, some_indices(a, p.dim))),
     OP("index_add", true, true, index_add(a, p.dim, some_indices(a, p.dim), index_select(a, p.dim, some_indices(a, p.dim)))),
     OP("gather", true, false, gather(a, p.dim, gather_indices(a, p.dim))),
+    OP("index_select out of range", false, false, index_select(a, p.dim, bad_indices(a, p.dim))),
+    OP("gather out of range", false, false, gather(a, p.dim, gather_indices(a, p.dim) - 3)),
     OP("scatter_add", true, true, scatter_add(a, p.dim, gather_indices(a, p.dim), a)),
     // reductions
     OP("sum", true, true, sum(a, p.dims, p.keep)), OP("mean", true, true, mean(a, p.dims, p.keep)),
