@@ -169,13 +169,13 @@ DEVICE_CASE("cuda ops: unary ops keep NaN and stay accurate where the naive form
     check_close(zz.to(dev).pow(Scalar(3.0)), zz.pow(Scalar(3.0)), t * 10);
   }
   // complex tanh, tan, log, asin, acos, atan within a few ulps of a long double reference, also where the
-  // textbook formulas cancel (Note [complex elementary functions]): tanh near i pi/2, tan near pi/2, log
-  // near |z| = 1
+  // textbook formulas cancel (Note [complex elementary functions]): tanh near i pi/2, tan near pi/2, log,
+  // asin and acos near 1, atan near i
   using cld = std::complex<long double>;
   const double h = 1.5707963267948966;
   const std::vector<std::complex<double>> pts = {{1e-3, h - 1e-3}, {-2e-4, h + 3e-4}, {h - 1e-3, 1e-3}, {0.3, -1.2},
                                                  {-4.0, 2.5},     {12.0, -0.7},     {0.6, 0.8},        {1.0, 1e-4},
-                                                 {-0.999, 0.04},  {25.0, 1.0}};
+                                                 {-0.999, 0.04},  {25.0, 1.0},      {1e-3, 0.999},     {-2e-4, -1.0003}};
   using CF = std::function<cld(cld)>;
   const std::vector<std::tuple<const char*, std::function<Tensor(const Tensor&)>, CF>> fns = {
       {"tanh", [](const Tensor& t) { return tanh(t); }, [](cld w) { return std::tanh(w); }},
@@ -196,9 +196,39 @@ DEVICE_CASE("cuda ops: unary ops keep NaN and stay accurate where the naive form
         const cld want = ref(cld(zv[i].real(), zv[i].imag()));
         const long double err = std::abs(cld(got[i].real(), got[i].imag()) - want) / std::abs(want);
         CAPTURE(zv[i]);
-        // libcu++'s complex128 asin, acos, atan: within 2e-13 (1.2e-13 for acos(1 + 1e-4 i))
-        const bool inverse = std::string(name) != "tanh" && std::string(name) != "tan" && std::string(name) != "log";
-        CHECK(static_cast<double>(err) <= (dt == complex64 ? 1e-6 : inverse ? 2e-13 : 1e-14));
+        CHECK(static_cast<double>(err) <= (dt == complex64 ? 1e-6 : 1e-14));
+      }
+    }
+  }
+  // on the branch cuts (the side set by the sign of a zero part), at the branch points and at infinities
+  // the values and their signs are the CPU's (C99's rules): acos(2 + 0i) = 0 - 1.317i, acos(2 - 0i) = 0 + 1.317i
+  const double nz = -0.0, inf = std::numeric_limits<double>::infinity();
+  const std::vector<std::complex<double>> cuts = {{2, 0},  {2, nz},  {-2, 0}, {-2, nz}, {0, 2},   {nz, 2},
+                                                  {0, -2}, {nz, -2}, {1, 0},  {-1, 0},  {0, 0},   {nz, nz},
+                                                  {-4, 0}, {-4, nz}, {inf, 1}, {1, inf}, {-inf, inf}, {3, 1e-30}};
+  const std::vector<std::function<Tensor(const Tensor&)>> cut_fns = {
+      [](const Tensor& t) { return asin(t); }, [](const Tensor& t) { return acos(t); },
+      [](const Tensor& t) { return atan(t); }, [](const Tensor& t) { return sqrt(t); },
+      [](const Tensor& t) { return log(t); },  [](const Tensor& t) { return tanh(t); },
+      [](const Tensor& t) { return tan(t); }};
+  for (Dtype dt : {complex64, complex128}) {
+    const Tensor z = from_vector(cuts).to(dt);
+    for (std::size_t k = 0; k < cut_fns.size(); ++k) {
+      const auto want = to_vector<std::complex<double>>(cut_fns[k](z).to(complex128));
+      const auto got = to_vector<std::complex<double>>(cut_fns[k](z.to(dev)).to(Device::cpu()).to(complex128));
+      for (std::size_t i = 0; i < cuts.size(); ++i) {
+        CAPTURE(k);
+        CAPTURE(dt);
+        CAPTURE(cuts[i]);
+        CAPTURE(got[i]);
+        CAPTURE(want[i]);
+        auto same_part = [&](double g, double w) {
+          if (std::isnan(w)) return std::isnan(g);
+          if (std::isinf(w)) return g == w;
+          return std::signbit(g) == std::signbit(w) && std::abs(g - w) <= (dt == complex64 ? 1e-6 : 1e-14) * std::abs(w);
+        };
+        CHECK(same_part(got[i].real(), want[i].real()));
+        CHECK(same_part(got[i].imag(), want[i].imag()));
       }
     }
   }

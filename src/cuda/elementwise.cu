@@ -161,20 +161,20 @@ void launch(const Operands& o, F f, const char* what, void* stream_v) {
 }
 
 // ---- device arithmetic --------------------------------------------------------------------------------
-// Complex log, tan and tanh are phasor's own, and asin, acos, atan of complex64 run in complex128: libcu++'s
-// formulas lose digits there (Note [complex elementary functions], core/complex_math.hpp).
+// Complex log, sqrt, tan, tanh, asin, acos and atan are phasor's own: libcu++'s formulas lose digits there (Note
+// [complex elementary functions], core/complex_math.hpp).
 template <class T> __device__ __forceinline__ T d_exp(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::exp(v); else return ::exp(v); }
 template <class T> __device__ __forceinline__ T d_log(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::clog(v); else return ::log(v); }
-template <class T> __device__ __forceinline__ T d_sqrt(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::sqrt(v); else return ::sqrt(v); }
+template <class T> __device__ __forceinline__ T d_sqrt(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::csqrt(v); else return ::sqrt(v); }
 template <class T> __device__ __forceinline__ T d_sin(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::sin(v); else return ::sin(v); }
 template <class T> __device__ __forceinline__ T d_cos(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::cos(v); else return ::cos(v); }
 template <class T> __device__ __forceinline__ T d_tan(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::ctan(v); else return ::tan(v); }
 template <class T> __device__ __forceinline__ T d_sinh(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::sinh(v); else return ::sinh(v); }
 template <class T> __device__ __forceinline__ T d_cosh(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::cosh(v); else return ::cosh(v); }
 template <class T> __device__ __forceinline__ T d_tanh(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::ctanh(v); else return ::tanh(v); }
-template <class T> __device__ __forceinline__ T d_asin(T v) { if constexpr (is_cplx_v<T>) return T(::cuda::std::asin(c128(v))); else return ::asin(v); }
-template <class T> __device__ __forceinline__ T d_acos(T v) { if constexpr (is_cplx_v<T>) return T(::cuda::std::acos(c128(v))); else return ::acos(v); }
-template <class T> __device__ __forceinline__ T d_atan(T v) { if constexpr (is_cplx_v<T>) return T(::cuda::std::atan(c128(v))); else return ::atan(v); }
+template <class T> __device__ __forceinline__ T d_asin(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::casin(v); else return ::asin(v); }
+template <class T> __device__ __forceinline__ T d_acos(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::cacos(v); else return ::acos(v); }
+template <class T> __device__ __forceinline__ T d_atan(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::catan(v); else return ::atan(v); }
 template <class T> __device__ __forceinline__ T d_pow(T a, T b) {
   if constexpr (is_cplx_v<T>) return ::phasor::detail::cpow(a, b);  // core/pow_rules.hpp, as on the CPU
   else if constexpr (std::is_same_v<T, std::int64_t>) return ::phasor::detail::ipow(a, b);
