@@ -12,6 +12,7 @@
 #include "cuda_test_util.hpp"
 
 #include <algorithm>
+#include <complex>
 #include <cstdint>
 #include <cstdlib>
 #include <functional>
@@ -259,6 +260,12 @@ const std::vector<Op> kUnary = {
     OP("clamp max", true, false, clamp(a, std::nullopt, Scalar(0.3))), OP("pow 2", true, false, pow(a, Scalar(2))),
     OP("pow 0.5", false, false, pow(a, Scalar(0.5))), OP("2 pow", true, false, pow(Scalar(2.0), a)),
     OP("mul scalar", true, false, a * 3), OP("add scalar", true, false, a + 2.5),
+    OP("mul complex scalar", true, false, a * Scalar(std::complex<double>(0.5, -1.0))),
+    OP("scalar minus", true, false, 1.5 - a), OP("scalar over", false, false, Scalar(std::int64_t{2}) / a),
+    OP("div int scalar", true, false, a / Scalar(std::int64_t{4})), OP("eq scalar", false, false, a == Scalar(1.0)),
+    OP("lt int scalar", false, false, a < Scalar(std::int64_t{0})),
+    OP("where scalar", true, false, where(isnan(a), Scalar(2.0), a)),
+    OP("clamp int", false, false, clamp(a, Scalar(std::int64_t{-1}), Scalar(std::int64_t{2}))),
     OP("to float32", true, false, a.to(float32)), OP("to int64", false, false, a.to(int64)),
     OP("to complex128", true, false, a.to(complex128)), OP("contiguous", true, false, a.contiguous()),
     OP("real", true, false, real(a) * 1.0), OP("imag", true, false, imag(a) * 1.0),
