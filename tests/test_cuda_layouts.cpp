@@ -432,9 +432,31 @@ void check_op(const Device& dev, const Op& op, const Params& p, const std::vecto
   check_same(rk.value, rc.value, eps, "CPU views vs copies");
 }
 
+/// Second order: d/ds <grad_s sum |op(views of s)|^2, w> for fixed random w, on `dev` (the storages
+/// moved there); an error's message in place of a failure.
+std::pair<std::vector<Tensor>, std::string> second_order(const Device& dev,
+                                                         const std::function<Tensor(const std::vector<Tensor>&)>& f,
+                                                         const std::vector<Tensor>& storages,
+                                                         const std::vector<Tensor>& w) {
+  std::vector<Tensor> s, out;
+  for (const auto& t : storages) s.push_back(t.detach().to(dev).requires_grad_());
+  const Outcome r = attempt([&] {
+    const Tensor y = f(s);
+    const Tensor loss = y.is_complex() ? (real(y) * real(y) + imag(y) * imag(y)).sum() : (y * y).sum();
+    const std::vector<Tensor> g = autodiff::grad({loss}, s, {}, std::nullopt, true, true);
+    Tensor dot = zeros({}, float64, dev);
+    for (std::size_t i = 0; i < g.size(); ++i)
+      if (g[i].defined()) dot = dot + real(g[i] * w[i].to(dev)).sum();
+    if (!dot.requires_grad()) return Tensor();  // the gradient does not depend on s (a linear op)
+    out = autodiff::grad({dot}, s, {}, std::nullopt, false, true);
+    return dot;
+  });
+  return {out, r.error};
+}
+
 /// Gradients of sum |op(views of the storages)|^2 w.r.t. the storages, on the CPU and on the device
-/// (grads_agree), where the CPU computes op at all.
-void check_grads(const Device& dev, const Op& op, const Params& p, const std::vector<Operand>& in) {
+/// (grads_agree), where the CPU computes op at all; with `second`, also their gradients (second order).
+void check_grads(const Device& dev, const Op& op, const Params& p, const std::vector<Operand>& in, bool second = false) {
   std::vector<Tensor> views, storages;
   std::vector<const Operand*> ptrs;
   for (const auto& o : in) {
@@ -451,6 +473,23 @@ void check_grads(const Device& dev, const Op& op, const Params& p, const std::ve
     return op.f(v, p);
   };
   grads_agree(dev, op.name, through_views, storages, 1e-10);
+  if (!second) return;
+  std::vector<Tensor> w;
+  for (const auto& t : storages) w.push_back(sample(t.shape(), t.dtype()));
+  const auto [c, ec] = second_order(Device::cpu(), through_views, storages, w);
+  if (!ec.empty()) return;  // no second order on the CPU either (a gradient that is not differentiable)
+  const auto [g, eg] = second_order(dev, through_views, storages, w);
+  CHECK_MESSAGE(eg.empty(), eg);
+  if (!eg.empty()) return;
+  REQUIRE(g.size() == c.size());
+  for (std::size_t i = 0; i < c.size(); ++i) {
+    CAPTURE(i);
+    CHECK(g[i].defined() == c[i].defined());
+    if (c[i].defined() && g[i].defined()) {
+      CHECK(g[i].device() == dev);
+      check_same(g[i], c[i], 1e-9, "second order");
+    }
+  }
 }
 
 /// An in-place op on `self` (a view; its storage is compared whole afterwards) with a partner b.
@@ -544,7 +583,7 @@ DEVICE_CASE("cuda layouts: drawn convolutions of drawn views agree with the CPU,
     const Op op = c.op();
     CAPTURE(c.describe());
     check_op(dev, op, p, in);
-    if (dt == float64) check_grads(dev, op, p, in);
+    if (dt == float64) check_grads(dev, op, p, in, true);
   }
 }
 
@@ -596,7 +635,7 @@ DEVICE_CASE("cuda layouts: gradients through drawn views agree with the CPU's") 
     const Params p = draw_params(rng, static_cast<std::int64_t>(s.size()));
     if (kind == kProductOp) {
       const auto [sa, sb] = product_shapes(rng);
-      check_grads(dev, op, p, {operand(rng, dev, sa, pick(rng, dts)), operand(rng, dev, sb, pick(rng, dts))});
+      check_grads(dev, op, p, {operand(rng, dev, sa, pick(rng, dts)), operand(rng, dev, sb, pick(rng, dts))}, true);
       continue;
     }
     std::vector<Operand> in = operands_for(rng, dev, op, kind == kBinaryOp, s, dts);
@@ -608,6 +647,6 @@ DEVICE_CASE("cuda layouts: gradients through drawn views agree with the CPU's") 
       check_grads(dev, fill, p, {in[0]});
       continue;
     }
-    check_grads(dev, op, p, in);
+    check_grads(dev, op, p, in, i % 2 == 0);
   }
 }
