@@ -7,6 +7,7 @@
 
 #include "cuda_test_util.hpp"
 
+#include <complex>
 #include <cstdint>
 #include <cstdio>
 #include <functional>
@@ -105,6 +106,37 @@ DEVICE_CASE("cuda coverage: creation on a device and the *_like functions follow
   CHECK(rel_diff(rand_like(t, &g1), rand_like(t.to(Device::cpu()), &g2)) == 0);
   CHECK(rel_diff(randn_like(t, &g1), randn_like(t.to(Device::cpu()), &g2)) <= 1e-13);  // device log/sin/cos: last bits
   CHECK(randn_like(t, &g1).device() == dev);
+  // sequences and the identity, the CPU's values bit for bit, written on the device (no copy from the host,
+  // so capturable in a CUDA graph)
+  const auto made_here = [&](const std::function<Tensor(Device)>& make) {
+    Tensor on_dev;
+    const long waits = emu_count(dev, EmuCounter::HostWaits, [&] { on_dev = make(dev); });
+    CHECK(waits <= 0);
+    CHECK(on_dev.device() == dev);
+    const Tensor want = make(Device::cpu());
+    REQUIRE(on_dev.dtype() == want.dtype());
+    CHECK((on_dev.to(Device::cpu()) == want).all().item<bool>());
+    if (!dev.is_cuda()) return;
+    cuda::Graph g;  // a copy from the host could not be captured
+    Tensor captured;
+    g.capture([&] { captured = make(dev); });
+    g.replay();
+    CHECK((captured.to(Device::cpu()) == want).all().item<bool>());
+  };
+  made_here([](Device d) { return arange(Scalar(std::int64_t{-7}), Scalar(std::int64_t{40}), Scalar(std::int64_t{3}), std::nullopt, d); });
+  made_here([](Device d) { return arange(Scalar(0.1), Scalar(2.3), Scalar(0.07), float32, d); });
+  made_here([](Device d) { return arange(Scalar(5.0), Scalar(-1.5), Scalar(-0.3), float64, d); });
+  made_here([](Device d) { return arange(Scalar(0.5), Scalar(9.0), Scalar(1.25), int64, d); });
+  made_here([](Device d) { return arange(Scalar(std::int64_t{1000}), int64, d); });
+  made_here([](Device d) { return linspace(-1.0, 2.0, 11, float64, d); });
+  made_here([](Device d) { return linspace(0.0, 1.0, 1000, float32, d); });
+  made_here([](Device d) { return linspace(Scalar(std::complex<double>(1, -2)), Scalar(std::complex<double>(-3, 0.5)), 7, complex128, d); });
+  made_here([](Device d) { return linspace(-0.0, 3.0, 1, float64, d); });
+  made_here([](Device d) { return linspace(0.0, 3.0, 0, float64, d); });
+  made_here([](Device d) { return eye(5, std::nullopt, float32, d); });
+  made_here([](Device d) { return eye(3, 7, complex64, d); });
+  made_here([](Device d) { return eye(6, 2, bool_, d); });
+  made_here([](Device d) { return eye(0, 4, int64, d); });
   // frequencies
   CHECK(rel_diff(fft::fftfreq(9, 0.1, float64, dev), fft::fftfreq(9, 0.1, float64)) <= 1e-15);
   CHECK(rel_diff(fft::rfftfreq(10, 0.5, float32, dev), fft::rfftfreq(10, 0.5, float32)) <= 1e-7);

@@ -5,6 +5,8 @@
 #include "core/elementwise.hpp"
 #include "core/promotion.hpp"
 #include "cuda/backend.hpp"
+#include "cuda/elementwise.hpp"
+#include "cuda/ops.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
@@ -103,8 +105,15 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::o
   } else {
     n = static_cast<std::int64_t>(std::ceil((s1 - s0) / st));
   }
-  if (!device.is_cpu()) return arange(start, end, step, dt, Device::cpu()).to(device);  // made on the host, copied
   Tensor t = detail::make_tensor({n}, dt, device);
+  if (device.is_cuda()) {  // written by a kernel: no copy from the host, and capturable in a CUDA graph
+    cuda::Ramp r;
+    r.n = r.half = n;
+    r.lo_re = s0, r.step_re = st;
+    r.exact = all_int && dt == Dtype::Int64, r.lo_int = start.to_int(), r.step_int = step.to_int();
+    cuda::detail::ramp("arange", t, r);
+    return t;
+  }
   detail::visit_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (std::is_same_v<T, std::int64_t>) {
@@ -132,9 +141,18 @@ Tensor linspace(const Scalar& start, const Scalar& end, std::int64_t steps, Dtyp
   if (dtype == Dtype::Bool) throw Error("linspace", "bool dtype is not supported");
   if ((start.is_complex() || end.is_complex()) && !is_complex(dtype))
     throw Error("linspace", std::string("complex start or end needs a complex dtype, got ") + dtype_name(dtype));
-  if (!device.is_cpu()) return linspace(start, end, steps, dtype, Device::cpu()).to(device);  // made on the host, copied
   Tensor t = detail::make_tensor({steps}, dtype, device);
   const std::complex<double> a = start.to_complex(), b = end.to_complex();
+  if (device.is_cuda()) {  // the same symmetric evaluation by a kernel (one element: a itself, as hi - 0)
+    cuda::Ramp r;
+    r.n = steps;
+    r.half = steps == 1 ? 0 : steps / 2;
+    const std::complex<double> h = steps > 1 ? (b - a) / static_cast<double>(steps - 1) : std::complex<double>();
+    const std::complex<double> hi = steps == 1 ? a : b;
+    r.lo_re = a.real(), r.lo_im = a.imag(), r.hi_re = hi.real(), r.hi_im = hi.imag(), r.step_re = h.real(), r.step_im = h.imag();
+    cuda::detail::ramp("linspace", t, r);
+    return t;
+  }
   detail::visit_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!std::is_same_v<T, bool>) {
@@ -162,8 +180,12 @@ Tensor eye(std::int64_t n, std::optional<std::int64_t> m, Dtype dtype, Device de
   const std::int64_t cols = m.value_or(n);
   if (n < 0 || cols < 0)
     throw Error("eye", "sizes must be non-negative, got n=" + std::to_string(n) + " m=" + std::to_string(cols));
-  if (!device.is_cpu()) return eye(n, cols, dtype, Device::cpu()).to(device);  // made on the host, copied
   Tensor t = zeros({n, cols}, dtype, device);
+  if (device.is_cuda()) {  // the diagonal, a strided view of the flat tensor, filled on the device
+    const std::int64_t k = std::min(n, cols);
+    if (k > 0) t.reshape({n * cols}).slice(0, 0, k * (cols + 1), cols + 1).fill_(1);
+    return t;
+  }
   detail::visit_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     T* p = static_cast<T*>(t.data_ptr());

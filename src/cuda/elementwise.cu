@@ -410,7 +410,35 @@ __global__ void fill_kernel(Operands o, T v) {
     *reinterpret_cast<T*>(o.data[0] + off[0]) = v;
   }
 }
+/// An arithmetic sequence (Ramp): one thread per element.
+template <class T>
+__global__ void ramp_kernel(T* p, Ramp r) {
+  for (std::int64_t i = grid_start(); i < r.n; i += grid_step()) {
+    if constexpr (std::is_same_v<T, std::int64_t>) {
+      if (r.exact) {  // unsigned arithmetic: wraps without signed-overflow UB
+        p[i] = static_cast<std::int64_t>(static_cast<std::uint64_t>(r.lo_int) +
+                                         static_cast<std::uint64_t>(r.step_int) * static_cast<std::uint64_t>(i));
+        continue;
+      }
+    }
+    const c128 step(r.step_re, r.step_im);
+    const c128 v = i < r.half ? c128(r.lo_re, r.lo_im) + step * static_cast<double>(i)
+                              : c128(r.hi_re, r.hi_im) - step * static_cast<double>(r.n - 1 - i);
+    p[i] = ::phasor::detail::convert<T>(v);
+  }
+}
 }  // namespace
+
+void ramp(Dtype dtype, void* out, const Ramp& r, void* stream_v) {
+  if (r.n <= 0) return;
+  auto stream = static_cast<cudaStream_t>(stream_v);
+  with_type<kAll>(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    if constexpr (!std::is_same_v<T, bool>)
+      launch_kernel(ramp_kernel<T>, blocks_for(r.n), kThreads, stream, static_cast<T*>(out), r);
+  });
+  check_launch("ramp");
+}
 
 void fill(const Operands& o, double re, double im, void* stream_v) {
   if (o.numel == 0) return;

@@ -6,6 +6,10 @@
 #include "phasor/scalar.hpp"
 #include "phasor/tensor.hpp"
 
+namespace phasor::cuda {
+struct Ramp;  // cuda/elementwise.hpp
+}
+
 namespace phasor::cuda::detail {
 
 /// out = op(in) elementwise on the GPU (in broadcast to out's shape), computed in `compute`; `params`
@@ -17,6 +21,9 @@ void binary(const char* op, const Tensor& out, const Tensor& a, const Tensor& b,
 void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
 /// Sets every element of out (a CUDA tensor) to v.
 void fill(const Tensor& out, const Scalar& v);
+/// Writes the sequence r (cuda::Ramp) into out, a contiguous 1-D CUDA tensor of r.n elements (not bool);
+/// `op` names the caller in errors.
+void ramp(const char* op, const Tensor& out, const Ramp& r);
 /// op ("sum", "prod", "amax", "amin", "all", "any") of a CUDA tensor over `dims` (empty: all), as a new
 /// tensor of `out_dtype`. The caller has checked that amax/amin reduce no empty dim (core/reduce.hpp's
 /// check_nonempty, which names the user's op).
