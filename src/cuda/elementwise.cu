@@ -421,10 +421,12 @@ __global__ void ramp_kernel(T* p, Ramp r) {
         continue;
       }
     }
-    const c128 step(r.step_re, r.step_im);
-    const c128 v = i < r.half ? c128(r.lo_re, r.lo_im) + step * static_cast<double>(i)
-                              : c128(r.hi_re, r.hi_im) - step * static_cast<double>(r.n - 1 - i);
-    p[i] = ::phasor::detail::convert<T>(v);
+    // each product rounded before the sum, as on the CPU (nvcc would contract a + b * c into one fma)
+    const bool up = i < r.half;
+    const double k = static_cast<double>(up ? i : r.n - 1 - i);
+    const double re = up ? __dadd_rn(r.lo_re, __dmul_rn(r.step_re, k)) : __dsub_rn(r.hi_re, __dmul_rn(r.step_re, k));
+    const double im = up ? __dadd_rn(r.lo_im, __dmul_rn(r.step_im, k)) : __dsub_rn(r.hi_im, __dmul_rn(r.step_im, k));
+    p[i] = ::phasor::detail::convert<T>(c128(re, im));
   }
 }
 }  // namespace
