@@ -421,8 +421,12 @@ __global__ void ramp_kernel(T* p, Ramp r) {
         continue;
       }
     }
-    // each product rounded before the sum, as on the CPU (nvcc would contract a + b * c into one fma)
     const bool up = i < r.half;
+    if (r.period > 0) {  // frequencies: one product, no sum
+      p[i] = ::phasor::detail::convert<T>(c128(__dmul_rn(static_cast<double>(up ? i : i - r.period), r.step_re), 0.0));
+      continue;
+    }
+    // each product rounded before the sum, as on the CPU (nvcc would contract a + b * c into one fma)
     const double k = static_cast<double>(up ? i : r.n - 1 - i);
     const double re = up ? __dadd_rn(r.lo_re, __dmul_rn(r.step_re, k)) : __dsub_rn(r.hi_re, __dmul_rn(r.step_re, k));
     const double im = up ? __dadd_rn(r.lo_im, __dmul_rn(r.step_im, k)) : __dsub_rn(r.hi_im, __dmul_rn(r.step_im, k));
