@@ -37,15 +37,19 @@ std::uint64_t case_seed(std::uint64_t base) {
   return base + (extra ? std::strtoull(extra, nullptr, 10) : 0);
 }
 
+/// A uniform integer in [lo, hi].
 std::int64_t draw(Rng& rng, std::int64_t lo, std::int64_t hi) {
   return std::uniform_int_distribution<std::int64_t>(lo, hi)(rng);
 }
+/// True with probability p.
 bool coin(Rng& rng, double p) { return std::bernoulli_distribution(p)(rng); }
+/// A uniformly drawn element of v.
 template <class T>
 const T& pick(Rng& rng, const std::vector<T>& v) {
   return v[static_cast<std::size_t>(draw(rng, 0, static_cast<std::int64_t>(v.size()) - 1))];
 }
 
+/// "(2, 3)".
 std::string str(const Shape& s) {
   std::ostringstream o;
   o << '(';
@@ -54,6 +58,7 @@ std::string str(const Shape& s) {
   return o.str();
 }
 
+/// Every dtype.
 const std::vector<Dtype> kDtypes = {bool_, int64, float32, float64, complex64, complex128};
 
 /// A view of shape `shape` cut from a storage tensor: storage dim i is view-order dim perm[i] (the
@@ -108,6 +113,7 @@ struct View {
   }
 };
 
+/// A drawn view of `shape` and `dtype` (expanded dims only when allow_expand).
 View draw_view(Rng& rng, const Shape& shape, Dtype dtype, bool allow_expand) {
   View v;
   v.shape = shape;
@@ -141,6 +147,7 @@ struct Operand {
   Tensor on_dev() const { return view.cut(dev); }
 };
 
+/// A drawn operand of `shape` and `dt`, its storage sampled on the CPU and copied to `dev`.
 Operand operand(Rng& rng, const Device& dev, const Shape& shape, Dtype dt, bool allow_expand = true) {
   Operand o;
   o.view = draw_view(rng, shape, dt, allow_expand);
@@ -176,6 +183,7 @@ struct Params {
   std::optional<std::int64_t> n;
 };
 
+/// Drawn arguments for an op on a tensor of `rank` dims.
 Params draw_params(Rng& rng, std::int64_t rank) {
   Params p;
   for (std::int64_t d = 0; d < rank; ++d)
@@ -187,6 +195,7 @@ Params draw_params(Rng& rng, std::int64_t rank) {
   return p;
 }
 
+/// The arguments in words, for failure reports.
 std::string describe(const Params& p) {
   return "dims " + str(p.dims) + (p.keep ? " keepdim" : "") + " dim " + std::to_string(p.dim) + " n " +
          (p.n ? std::to_string(*p.n) : "none");
@@ -216,6 +225,7 @@ struct Op {
         GRAD, SUMS                                                    \
   }
 
+/// p.dims, or none (the op's default) when empty.
 std::optional<std::vector<std::int64_t>> dims_or_default(const Params& p) {
   return p.dims.empty() ? std::nullopt : std::optional<std::vector<std::int64_t>>(p.dims);
 }
@@ -355,6 +365,7 @@ struct Conv {
   }
 };
 
+/// A drawn convolution.
 Conv draw_conv(Rng& rng) {
   Conv c;
   const std::int64_t d = draw(rng, 1, 2), groups = coin(rng, 0.25) ? 2 : 1;
@@ -371,6 +382,7 @@ Conv draw_conv(Rng& rng) {
   return c;
 }
 
+/// The agreement tolerance (rel_diff) for results of dtype dt.
 double tol(Dtype dt, bool sums) {
   if (dt == float32 || dt == complex64) return sums ? 1e-4 : 2e-5;
   return sums ? 1e-10 : 1e-12;
@@ -382,6 +394,7 @@ struct Outcome {
   std::string error;
 };
 
+/// f's result, or the message of the phasor::Error it threw.
 Outcome attempt(const std::function<Tensor()>& f) {
   try {
     return {f(), {}};
@@ -405,6 +418,7 @@ bool same_outcome(const Outcome& a, const Outcome& b, const char* what) {
   return a.error.empty() && b.error.empty();
 }
 
+/// `what` and each operand's view in words, for failure reports.
 std::string layouts(const std::string& what, const std::vector<const Operand*>& in) {
   std::string s = what;
   for (const Operand* o : in) s += "\n  " + o->view.describe();
