@@ -602,8 +602,9 @@ DEVICE_CASE("cuda layouts: drawn convolutions of drawn views agree with the CPU,
 }
 
 // A captured op replays on its inputs' new values as it would run eagerly. Every drawn op captures except
-// the index ops, whose index tensors the test copies from the host inside the op: those throw a
-// phasor::Error at capture and leave the device usable. GPU only: a virtual CPU device has no graphs.
+// the index ops, which read their indices' range back to the host to check it (and whose index tensors
+// the test copies up inside the op): those throw a phasor::Error at capture and leave the device usable.
+// GPU only: a virtual CPU device has no graphs.
 DEVICE_CASE("cuda layouts: drawn ops captured in a CUDA graph replay on new values as they run eagerly") {
   if (!dev.is_cuda()) return;
   manual_seed(95);
@@ -628,7 +629,7 @@ DEVICE_CASE("cuda layouts: drawn ops captured in a CUDA graph replay on new valu
       return out;
     });
     if (!cap.error.empty()) {
-      // only the index ops' own index tensors, copied from the host inside the op, stop a capture
+      // only the index ops (a readback of their indices' range; index tensors copied up) stop a capture
       const std::string name = op.name;
       CHECK_MESSAGE((name.rfind("index_", 0) == 0 || name.rfind("gather", 0) == 0 || name == "scatter_add"), cap.error);
       ++refused;
