@@ -419,24 +419,27 @@ bool same_outcome(const Outcome& a, const Outcome& b, const char* what) {
 }
 
 /// `what` and each operand's view in words, for failure reports.
-std::string layouts(const std::string& what, const std::vector<const Operand*>& in) {
+std::string layouts(const std::string& what, const std::vector<Operand>& in) {
   std::string s = what;
-  for (const Operand* o : in) s += "\n  " + o->view.describe();
+  for (const Operand& o : in) s += "\n  " + o.view.describe();
   return s;
+}
+
+/// The op, its arguments and its operands' views in words.
+std::string layouts(const Op& op, const Params& p, const std::vector<Operand>& in) {
+  return layouts(std::string(op.name) + ", " + describe(p), in);
 }
 
 /// op on the CPU views, on contiguous copies of them and on the device's views: all three throw the
 /// same phasor::Error, or none throws and the results agree (the device's lives on the device).
 void check_op(const Device& dev, const Op& op, const Params& p, const std::vector<Operand>& in) {
   std::vector<Tensor> c, k, g;
-  std::vector<const Operand*> ptrs;
   for (const auto& o : in) {
     c.push_back(o.on_cpu());
     k.push_back(c.back().contiguous());
     g.push_back(o.on_dev());
-    ptrs.push_back(&o);
   }
-  const std::string where = layouts(std::string(op.name) + ", " + describe(p), ptrs);
+  const std::string where = layouts(op, p, in);
   CAPTURE(where);
   const Outcome rc = attempt([&] { return op.f(c, p); }), rk = attempt([&] { return op.f(k, p); }),
                 rg = attempt([&] { return op.f(g, p); });
@@ -474,14 +477,12 @@ std::pair<std::vector<Tensor>, std::string> second_order(const Device& dev,
 /// (grads_agree), where the CPU computes op at all; with `second`, also their gradients (second order).
 void check_grads(const Device& dev, const Op& op, const Params& p, const std::vector<Operand>& in, bool second = false) {
   std::vector<Tensor> views, storages;
-  std::vector<const Operand*> ptrs;
   for (const auto& o : in) {
     views.push_back(o.on_cpu());
     storages.push_back(o.cpu);
-    ptrs.push_back(&o);
   }
   if (!attempt([&] { return op.f(views, p); }).error.empty()) return;  // refused: the error cases' business
-  const std::string where = layouts(std::string(op.name) + ", " + describe(p), ptrs);
+  const std::string where = layouts(op, p, in);
   CAPTURE(where);
   const auto through_views = [&](const std::vector<Tensor>& s) {
     std::vector<Tensor> v;
@@ -617,9 +618,8 @@ DEVICE_CASE("cuda layouts: drawn ops captured in a CUDA graph replay on new valu
     const Params p = draw_params(rng, static_cast<std::int64_t>(s.size()));
     const std::vector<Operand> in = operands_for(rng, dev, op, binary, s, kDtypes);
     std::vector<Tensor> views;
-    std::vector<const Operand*> ptrs;
-    for (const auto& o : in) views.push_back(o.on_dev()), ptrs.push_back(&o);
-    const std::string where = layouts(std::string(op.name) + ", " + describe(p), ptrs);
+    for (const auto& o : in) views.push_back(o.on_dev());
+    const std::string where = layouts(op, p, in);
     CAPTURE(where);
     if (!attempt([&] { return op.f(views, p); }).error.empty()) continue;  // the eager error cases' business
     cuda::Graph g;
@@ -664,7 +664,7 @@ DEVICE_CASE("cuda layouts: drawn in-place ops on drawn views write the same stor
     const Dtype ds = pick(rng, kDtypes), db = masked ? bool_ : coin(rng, 0.5) ? ds : pick(rng, kDtypes);
     const Operand self = operand(rng, dev, s, ds, coin(rng, 0.1));  // an expanded self must throw on both
     const Operand b = operand(rng, dev, broadcast_partner(rng, s), db);
-    const std::string where = layouts(op.name, {&self, &b});
+    const std::string where = layouts(op.name, {self, b});
     CAPTURE(where);
     const Tensor before = self.cpu.clone();
     auto run = [&](const Tensor& storage, const Tensor& other) {

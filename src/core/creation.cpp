@@ -5,7 +5,7 @@
 #include "core/elementwise.hpp"
 #include "core/promotion.hpp"
 #include "cuda/backend.hpp"
-#include "cuda/elementwise.hpp"
+#include "core/ramp.hpp"
 #include "cuda/ops.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
@@ -83,6 +83,34 @@ std::vector<bool> to_vector<bool>(const Tensor& t) {
 }
 
 // ---- ranges and eye ------------------------------------------------------------------------------------
+namespace detail {
+Tensor ramp_tensor(const char* op, const Ramp& r, Dtype dtype, Device device) {
+  Tensor t = make_tensor({r.n}, dtype, device);
+  if (device.is_cuda()) {
+    cuda::detail::ramp(op, t, r);
+    return t;
+  }
+  visit_dtype(dtype, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!std::is_same_v<T, bool>) {
+      T* p = static_cast<T*>(t.data_ptr());
+      for (std::int64_t i = 0; i < r.n; ++i) {
+        if constexpr (std::is_same_v<T, std::int64_t>) {
+          if (r.exact) {
+            p[i] = r.at_int(i);
+            continue;
+          }
+        }
+        double re, im;
+        r.at(i, re, im);
+        p[i] = convert<T>(std::complex<double>(re, im));
+      }
+    }
+  });
+  return t;
+}
+}  // namespace detail
+
 Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::optional<Dtype> dtype, Device device) {
   if (start.is_complex() || end.is_complex() || step.is_complex())
     throw Error("arange", "complex start, end or step is not supported");
@@ -105,31 +133,11 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::o
   } else {
     n = static_cast<std::int64_t>(std::ceil((s1 - s0) / st));
   }
-  Tensor t = detail::make_tensor({n}, dt, device);
-  if (device.is_cuda()) {  // written by a kernel: no copy from the host, and capturable in a CUDA graph
-    cuda::Ramp r;
-    r.n = r.half = n;
-    r.lo_re = s0, r.step_re = st;
-    r.exact = all_int && dt == Dtype::Int64, r.lo_int = start.to_int(), r.step_int = step.to_int();
-    cuda::detail::ramp("arange", t, r);
-    return t;
-  }
-  detail::visit_dtype(dt, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (std::is_same_v<T, std::int64_t>) {
-      T* p = static_cast<T*>(t.data_ptr());
-      if (all_int) {
-        const std::int64_t a = start.to_int(), c = step.to_int();
-        for (std::int64_t i = 0; i < n; ++i) p[i] = a + i * c;
-      } else {
-        for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<std::int64_t>(s0 + static_cast<double>(i) * st);
-      }
-    } else if constexpr (detail::is_real_float_v<T>) {
-      T* p = static_cast<T*>(t.data_ptr());
-      for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<T>(s0 + static_cast<double>(i) * st);
-    }
-  });
-  return t;
+  detail::Ramp r;
+  r.n = r.half = n;
+  r.lo_re = s0, r.step_re = st;
+  r.exact = all_int && dt == Dtype::Int64, r.lo_int = start.to_int(), r.step_int = step.to_int();
+  return detail::ramp_tensor("arange", r, dt, device);
 }
 
 Tensor arange(const Scalar& end, std::optional<Dtype> dtype, Device device) {
@@ -141,39 +149,16 @@ Tensor linspace(const Scalar& start, const Scalar& end, std::int64_t steps, Dtyp
   if (dtype == Dtype::Bool) throw Error("linspace", "bool dtype is not supported");
   if ((start.is_complex() || end.is_complex()) && !is_complex(dtype))
     throw Error("linspace", std::string("complex start or end needs a complex dtype, got ") + dtype_name(dtype));
-  Tensor t = detail::make_tensor({steps}, dtype, device);
+  // symmetric evaluation: the first half counts up from start, the second down from end, so both end
+  // points are exact (one element: start itself, as hi - 0)
   const std::complex<double> a = start.to_complex(), b = end.to_complex();
-  if (device.is_cuda()) {  // the same symmetric evaluation by a kernel (one element: a itself, as hi - 0)
-    cuda::Ramp r;
-    r.n = steps;
-    r.half = steps == 1 ? 0 : steps / 2;
-    const std::complex<double> h = steps > 1 ? (b - a) / static_cast<double>(steps - 1) : std::complex<double>();
-    const std::complex<double> hi = steps == 1 ? a : b;
-    r.lo_re = a.real(), r.lo_im = a.imag(), r.hi_re = hi.real(), r.hi_im = hi.imag(), r.step_re = h.real(), r.step_im = h.imag();
-    cuda::detail::ramp("linspace", t, r);
-    return t;
-  }
-  detail::visit_dtype(dtype, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (!std::is_same_v<T, bool>) {
-      T* p = static_cast<T*>(t.data_ptr());
-      auto put = [&](std::int64_t i, std::complex<double> v) {
-        if constexpr (detail::is_complex_v<T>) p[i] = detail::convert<T>(v);
-        else p[i] = static_cast<T>(v.real());
-      };
-      if (steps == 1) {
-        put(0, a);
-      } else if (steps > 1) {
-        // symmetric evaluation: the first half counts up from start, the second down from end,
-        // so both end points are exact
-        const std::complex<double> h = (b - a) / static_cast<double>(steps - 1);
-        const std::int64_t half = steps / 2;
-        for (std::int64_t i = 0; i < steps; ++i)
-          put(i, i < half ? a + h * static_cast<double>(i) : b - h * static_cast<double>(steps - 1 - i));
-      }
-    }
-  });
-  return t;
+  const std::complex<double> h = steps > 1 ? (b - a) / static_cast<double>(steps - 1) : std::complex<double>();
+  const std::complex<double> hi = steps == 1 ? a : b;
+  detail::Ramp r;
+  r.n = steps;
+  r.half = steps == 1 ? 0 : steps / 2;
+  r.lo_re = a.real(), r.lo_im = a.imag(), r.hi_re = hi.real(), r.hi_im = hi.imag(), r.step_re = h.real(), r.step_im = h.imag();
+  return detail::ramp_tensor("linspace", r, dtype, device);
 }
 
 Tensor eye(std::int64_t n, std::optional<std::int64_t> m, Dtype dtype, Device device) {

@@ -410,32 +410,24 @@ __global__ void fill_kernel(Operands o, T v) {
     *reinterpret_cast<T*>(o.data[0] + off[0]) = v;
   }
 }
-/// An arithmetic sequence (Ramp): one thread per element.
+/// An arithmetic sequence (core/ramp.hpp): one thread per element.
 template <class T>
-__global__ void ramp_kernel(T* p, Ramp r) {
+__global__ void ramp_kernel(T* p, ::phasor::detail::Ramp r) {
   for (std::int64_t i = grid_start(); i < r.n; i += grid_step()) {
     if constexpr (std::is_same_v<T, std::int64_t>) {
-      if (r.exact) {  // unsigned arithmetic: wraps without signed-overflow UB
-        p[i] = static_cast<std::int64_t>(static_cast<std::uint64_t>(r.lo_int) +
-                                         static_cast<std::uint64_t>(r.step_int) * static_cast<std::uint64_t>(i));
+      if (r.exact) {
+        p[i] = r.at_int(i);
         continue;
       }
     }
-    const bool up = i < r.half;
-    if (r.period > 0) {  // frequencies: one product, no sum
-      p[i] = ::phasor::detail::convert<T>(c128(__dmul_rn(static_cast<double>(up ? i : i - r.period), r.step_re), 0.0));
-      continue;
-    }
-    // each product rounded before the sum, as on the CPU (nvcc would contract a + b * c into one fma)
-    const double k = static_cast<double>(up ? i : r.n - 1 - i);
-    const double re = up ? __dadd_rn(r.lo_re, __dmul_rn(r.step_re, k)) : __dsub_rn(r.hi_re, __dmul_rn(r.step_re, k));
-    const double im = up ? __dadd_rn(r.lo_im, __dmul_rn(r.step_im, k)) : __dsub_rn(r.hi_im, __dmul_rn(r.step_im, k));
+    double re, im;
+    r.at(i, re, im);
     p[i] = ::phasor::detail::convert<T>(c128(re, im));
   }
 }
 }  // namespace
 
-void ramp(Dtype dtype, void* out, const Ramp& r, void* stream_v) {
+void ramp(Dtype dtype, void* out, const ::phasor::detail::Ramp& r, void* stream_v) {
   if (r.n <= 0) return;
   auto stream = static_cast<cudaStream_t>(stream_v);
   with_type<kAll>(dtype, [&](auto tag) {

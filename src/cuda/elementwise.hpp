@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 
+#include "core/ramp.hpp"
 #include "cuda/fast_div.hpp"
 #include "phasor/dtype.hpp"
 
@@ -49,18 +50,7 @@ bool where(Dtype compute, const Operands& ops, void* stream);
 /// Sets every element of ops.data[0] (ops.count == 1) to re + i im converted to its dtype.
 void fill(const Operands& ops, double re, double im, void* stream);
 
-/// An arithmetic sequence (arange, linspace, fftfreq), computed as the CPU computes it. Element i < n is
-/// lo + step * i below `half` and hi - step * (n - 1 - i) from there (the symmetric form keeps both ends
-/// exact), in complex<double>, then converted; for int64 with `exact`, lo_int + step_int * i in int64
-/// arithmetic (wrapping); with `period` > 0 (frequencies), (i < half ? i : i - period) * step_re.
-struct Ramp {
-  std::int64_t n = 0, half = 0;
-  double lo_re = 0, lo_im = 0, hi_re = 0, hi_im = 0, step_re = 0, step_im = 0;
-  bool exact = false;
-  std::int64_t lo_int = 0, step_int = 0;
-  std::int64_t period = 0;
-};
-/// Writes `r` into the contiguous device memory `out` of dtype `dtype` (not bool) on `stream`.
-void ramp(Dtype dtype, void* out, const Ramp& r, void* stream);
+/// Writes `r` (core/ramp.hpp) into the contiguous device memory `out` of dtype `dtype` (not bool) on `stream`.
+void ramp(Dtype dtype, void* out, const ::phasor::detail::Ramp& r, void* stream);
 
 }  // namespace phasor::cuda

@@ -109,7 +109,7 @@ void fill(const Tensor& out, const Scalar& v) {
   cuda::fill(o, c.real(), c.imag(), l.stream);
 }
 
-void ramp(const char* op, const Tensor& out, const Ramp& r) {
+void ramp(const char* op, const Tensor& out, const ::phasor::detail::Ramp& r) {
   check_device(out.device(), op);
   Launch l(out);
   cuda::ramp(out.dtype(), out.data_ptr(), r, l.stream);
@@ -231,7 +231,7 @@ void unary(const char* op, const Tensor& out, const Tensor&, Dtype, const double
 void binary(const char* op, const Tensor& out, const Tensor&, const Tensor&, Dtype, double) { no_cuda_backend(op, out.device()); }
 void where(const Tensor& out, const Tensor&, const Tensor&, const Tensor&) { no_cuda_backend("where", out.device()); }
 void fill(const Tensor& out, const Scalar&) { no_cuda_backend("fill_", out.device()); }
-void ramp(const char* op, const Tensor& out, const Ramp&) { no_cuda_backend(op, out.device()); }
+void ramp(const char* op, const Tensor& out, const ::phasor::detail::Ramp&) { no_cuda_backend(op, out.device()); }
 Tensor reduce(const char* op, const Tensor& x, const Shape&, bool, Dtype) { no_cuda_backend(op, x.device()); }
 Tensor reduce_stat(const char* op, const Tensor& x, const Shape&, bool, double) { no_cuda_backend(op, x.device()); }
 std::pair<Tensor, Tensor> arg_reduce(const char* op, const Tensor& x, std::int64_t, bool, bool, bool) {

@@ -6,8 +6,8 @@
 #include "phasor/scalar.hpp"
 #include "phasor/tensor.hpp"
 
-namespace phasor::cuda {
-struct Ramp;  // cuda/elementwise.hpp
+namespace phasor::detail {
+struct Ramp;  // core/ramp.hpp
 }
 
 namespace phasor::cuda::detail {
@@ -21,9 +21,9 @@ void binary(const char* op, const Tensor& out, const Tensor& a, const Tensor& b,
 void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
 /// Sets every element of out (a CUDA tensor) to v.
 void fill(const Tensor& out, const Scalar& v);
-/// Writes the sequence r (cuda::Ramp) into out, a contiguous 1-D CUDA tensor of r.n elements (not bool);
-/// `op` names the caller in errors.
-void ramp(const char* op, const Tensor& out, const Ramp& r);
+/// Writes the sequence r (core/ramp.hpp) into out, a contiguous 1-D CUDA tensor of r.n elements (not
+/// bool); `op` names the caller in errors.
+void ramp(const char* op, const Tensor& out, const ::phasor::detail::Ramp& r);
 /// op ("sum", "prod", "amax", "amin", "all", "any") of a CUDA tensor over `dims` (empty: all), as a new
 /// tensor of `out_dtype`. The caller has checked that amax/amin reduce no empty dim (core/reduce.hpp's
 /// check_nonempty, which names the user's op).

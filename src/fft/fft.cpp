@@ -17,8 +17,7 @@
 
 #include "autodiff/node.hpp"
 #include "core/tensor_impl.hpp"
-#include "cuda/elementwise.hpp"
-#include "cuda/ops.hpp"
+#include "core/ramp.hpp"
 #include "fft/primitives.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
@@ -333,22 +332,13 @@ Tensor freq(const char* op, std::int64_t n, double d, Dtype dtype, Device device
     throw Error(op, std::string("expected a floating or complex dtype, got ") + dtype_name(dtype));
   const std::int64_t m = onesided ? n / 2 + 1 : n;
   const double scale = 1.0 / (static_cast<double>(n) * d);
-  if (device.is_cuda()) {  // written on the device (no copy from the host; capturable in a CUDA graph)
-    Tensor t = ::phasor::detail::make_tensor({n == 0 ? 0 : m}, dtype, device);
-    ::phasor::cuda::Ramp r;
-    r.n = n == 0 ? 0 : m;
-    r.half = onesided ? m : (n - 1) / 2 + 1;
-    r.period = std::max<std::int64_t>(n, 1);
-    r.step_re = scale;
-    ::phasor::cuda::detail::ramp(op, t, r);
-    return t;
-  }
-  std::vector<double> v(u(n == 0 ? 0 : m));
-  for (std::int64_t k = 0; k < static_cast<std::int64_t>(v.size()); ++k) {
-    const std::int64_t f = (!onesided && k > (n - 1) / 2) ? k - n : k;  // [0..(n-1)/2, -(n/2)..-1]
-    v[u(k)] = static_cast<double>(f) * scale;
-  }
-  return from_vector(v, Shape{static_cast<std::int64_t>(v.size())}).to(dtype).to(device);
+  ::phasor::detail::Ramp r;  // [0..(n-1)/2, -(n/2)..-1] * scale; one-sided: [0..n/2] * scale
+  r.n = n == 0 ? 0 : m;
+  r.half = onesided ? m : (n - 1) / 2 + 1;
+  r.period = std::max<std::int64_t>(n, 1);
+  r.step_re = scale;
+  // written on a GPU; a virtual CPU device gets the host's values copied, as every host-made tensor
+  return ::phasor::detail::ramp_tensor(op, r, dtype, device.is_cuda() ? device : Device::cpu()).to(device);
 }
 
 Tensor shift(const char* op, const Tensor& x, const Sizes& dims, bool inverse) {

@@ -127,6 +127,16 @@ Tensor expand_batch(const Tensor& t, const Shape& batch) {
   return t.expand(s).contiguous();
 }
 
+/// Sets `stride` to the one element stride between t's matrices over the broadcast batch. When t's batch
+/// offsets are not one stride apart, t becomes a contiguous copy, one matrix per batch element (its batch
+/// dims then in front), and the result is true: the caller re-reads t's layout.
+bool one_batch_stride(Tensor& t, const Shape& batch, std::int64_t& stride) {
+  if (uniform_stride(batch_offsets(t, batch), stride)) return false;
+  t = expand_batch(t, batch);
+  stride = t.size(-2) * t.size(-1);
+  return true;
+}
+
 /// Batched products below this many multiply-adds each run one per OpenMP thread (BLAS single-threaded).
 constexpr std::int64_t kSmallGemm = 96 * 96 * 96;
 /// ... when the whole batch has at least this many multiply-adds (Note [batched gemm threading]).
@@ -156,14 +166,8 @@ void matmul_into(const Tensor& out, Tensor a, Tensor b, const Shape& batch) {
     if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::int64_t>) {
       if (gpu) {  // a kernel of phasor's (cuBLAS has no integer products): any strides, one batch stride each
         phasor::cuda::IntGemm g;
-        if (!uniform_stride(batch_offsets(a, batch), g.a_batch)) {
-          a = expand_batch(a, batch);
-          g.a_batch = n * k;
-        }
-        if (!uniform_stride(batch_offsets(b, batch), g.b_batch)) {
-          b = expand_batch(b, batch);
-          g.b_batch = k * m;
-        }
+        one_batch_stride(a, batch, g.a_batch);
+        one_batch_stride(b, batch, g.b_batch);
         g.a = a.data_ptr(), g.b = b.data_ptr(), g.c = C;
         g.rows = n, g.cols = m, g.inner = k, g.batch = nb;
         g.a_row = a.stride(-2), g.a_col = a.stride(-1), g.b_row = b.stride(-2), g.b_col = b.stride(-1);
@@ -223,17 +227,13 @@ void matmul_into(const Tensor& out, Tensor a, Tensor b, const Shape& batch) {
       // place of cuBLAS, so that its host logic is tested without a GPU.
       if (out.device() != Device::cpu()) {  // a GPU, or a virtual CPU device
         std::int64_t sa = 0, sb = 0;
-        if (!uniform_stride(batch_offsets(a, batch), sa)) {
-          a = expand_batch(a, batch);  // more dims than before: the matrix dims are the last two
+        if (one_batch_stride(a, batch, sa)) {  // more dims than before: the matrix dims are the last two
           la = blas_layout(n, k, a.stride(-2), a.stride(-1));
           A = static_cast<const T*>(a.data_ptr());
-          sa = n * k;
         }
-        if (!uniform_stride(batch_offsets(b, batch), sb)) {
-          b = expand_batch(b, batch);
+        if (one_batch_stride(b, batch, sb)) {
           lb = blas_layout(k, m, b.stride(-2), b.stride(-1));
           B = static_cast<const T*>(b.data_ptr());
-          sb = k * m;
         }
         if (gpu)
           cuda_gemm_batched("matmul", out.dtype(), out.device().index, la.trans, lb.trans, n, m, k, A, la.ld, sa, B,

@@ -48,11 +48,6 @@ inline T atomicAdd(T* address, T value) {
   return old;
 }
 
-/// __dadd_rn, __dsub_rn, __dmul_rn: double arithmetic rounded to nearest, never contracted into an fma.
-inline double __dadd_rn(double a, double b) { return a + b; }
-inline double __dsub_rn(double a, double b) { return a - b; }
-inline double __dmul_rn(double a, double b) { return a * b; }
-
 /// rsqrt: CUDA's device reciprocal square root.
 inline float rsqrt(float x) { return 1.0f / __builtin_sqrtf(x); }
 inline double rsqrt(double x) { return 1.0 / __builtin_sqrt(x); }
