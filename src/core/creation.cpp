@@ -94,17 +94,7 @@ Tensor ramp_tensor(const char* op, const Ramp& r, Dtype dtype, Device device) {
     using T = typename decltype(tag)::type;
     if constexpr (!std::is_same_v<T, bool>) {
       T* p = static_cast<T*>(t.data_ptr());
-      for (std::int64_t i = 0; i < r.n; ++i) {
-        if constexpr (std::is_same_v<T, std::int64_t>) {
-          if (r.exact) {
-            p[i] = r.at_int(i);
-            continue;
-          }
-        }
-        double re, im;
-        r.at(i, re, im);
-        p[i] = convert<T>(std::complex<double>(re, im));
-      }
+      for (std::int64_t i = 0; i < r.n; ++i) p[i] = r.element<T, std::complex<double>>(i);
     }
   });
   return t;

@@ -3,6 +3,7 @@
 // written on a GPU is the CPU's bit for bit.
 #pragma once
 #include <cstdint>
+#include <type_traits>
 
 #include "core/element_traits.hpp"
 #include "phasor/dtype.hpp"
@@ -60,6 +61,15 @@ struct Ramp {
     const double k = static_cast<double>(up ? i : n - 1 - i);
     re = up ? ramp_add(lo_re, ramp_mul(step_re, k)) : ramp_sub(hi_re, ramp_mul(step_re, k));
     im = up ? ramp_add(lo_im, ramp_mul(step_im, k)) : ramp_sub(hi_im, ramp_mul(step_im, k));
+  }
+  /// Element i as a T, through the complex type C (std::complex<double> or cuda::std::complex<double>).
+  template <class T, class C>
+  PHASOR_HOST_DEVICE T element(std::int64_t i) const {
+    if constexpr (std::is_same_v<T, std::int64_t>)
+      if (exact) return at_int(i);
+    double re, im;
+    at(i, re, im);
+    return convert<T>(C(re, im));
   }
   /// Element i of an exact ramp (unsigned arithmetic: wraps without signed-overflow UB).
   PHASOR_HOST_DEVICE std::int64_t at_int(std::int64_t i) const {

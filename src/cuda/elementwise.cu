@@ -413,17 +413,7 @@ __global__ void fill_kernel(Operands o, T v) {
 /// An arithmetic sequence (core/ramp.hpp): one thread per element.
 template <class T>
 __global__ void ramp_kernel(T* p, ::phasor::detail::Ramp r) {
-  for (std::int64_t i = grid_start(); i < r.n; i += grid_step()) {
-    if constexpr (std::is_same_v<T, std::int64_t>) {
-      if (r.exact) {
-        p[i] = r.at_int(i);
-        continue;
-      }
-    }
-    double re, im;
-    r.at(i, re, im);
-    p[i] = ::phasor::detail::convert<T>(c128(re, im));
-  }
+  for (std::int64_t i = grid_start(); i < r.n; i += grid_step()) p[i] = r.element<T, c128>(i);
 }
 }  // namespace
 
