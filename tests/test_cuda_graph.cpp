@@ -288,6 +288,109 @@ TEST_CASE("cuda graph: what cannot be captured throws, discards the capture and 
   CHECK(rel_diff(y, x.to(Device::cpu()) * 2.0) == 0);
 }
 
+// Note [index checks in CUDA graphs]: index tensors already on the GPU are checked by the device on every
+// replay; a bad one makes replay() throw the eager op's message for the first offending value, in the index's
+// logical order, and the failed op and every later checked op of that replay change nothing.
+TEST_CASE("cuda graph: index ops on device indices replay with each replay's indices, and replay() reports a bad one" *
+          doctest::skip(!kGpu)) {
+  manual_seed(41);
+  const Tensor x = gpu_randn({5, 7}), acc = gpu_randn({5, 7}), src = gpu_randn({5, 3}), w = gpu_randn({5, 3});
+  const Tensor istore = zeros({6}, int64, kDev), gstore = zeros({3, 5}, int64, kDev);
+  const Tensor isel = istore.slice(0, 0, 6, 2);  // strided views: the checks walk the logical order
+  const Tensor gidx = gstore.t();                // (5, 3)
+  auto set = [](const Tensor& view, const std::vector<std::int64_t>& v) {
+    Tensor dst = view;  // a handle to the same storage
+    dst.copy_(from_vector(v, view.shape()).to(kDev));
+  };
+  set(isel, {6, 0, -2});
+  set(gidx, {0, 6, 3, 1, 1, 1, 2, 5, 4, 6, 0, 0, 3, 2, 1});
+  Tensor xp = gpu_randn({5, 7}).requires_grad_();
+  Tensor a, b, c, d;
+  cuda::Graph g;
+  g.capture([&] {
+    a = index_select(x, 1, isel);
+    b = gather(x, 1, gidx);
+    c = index_add(acc, 1, isel, src);
+    d = scatter_add(acc, 1, gidx, src);
+    (index_select(xp, 1, isel) * w).sum().backward();  // its gradient: an index_add, checked as well
+  });
+  const Tensor xc = x.to(Device::cpu()), accc = acc.to(Device::cpu()), srcc = src.to(Device::cpu());
+  auto check_outputs = [&] {
+    const Tensor ic = isel.to(Device::cpu()), gc = gidx.to(Device::cpu());
+    CHECK(rel_diff(a, index_select(xc, 1, ic)) == 0);
+    CHECK(rel_diff(b, gather(xc, 1, gc)) == 0);
+    CHECK(rel_diff(c, index_add(accc, 1, ic, srcc)) <= 1e-6);
+    CHECK(rel_diff(d, scatter_add(accc, 1, gc, srcc)) <= 1e-6);
+    CHECK(rel_diff(xp.grad(), index_add(zeros({5, 7}), 1, ic, w.to(Device::cpu()))) <= 1e-6);
+  };
+  auto replay = [&] {  // a replay of a graph with index checks waits for its end to read them
+    const long waits = emu_count(kDev, EmuCounter::HostWaits, [&] { g.replay(); });
+    CHECK((waits == 1 || waits == -1));
+  };
+  replay();
+  check_outputs();
+  set(isel, {-7, 3, 3});  // new in-range values, negative ones counting from the end
+  set(gidx, {6, 6, 6, 0, 0, 0, 1, 2, 3, 4, 5, 6, 0, 1, 2});
+  replay();
+  check_outputs();
+  // an index out of range: the first offending value (9, not -8) is named; the failed op writes zeros, so does
+  // the later gather, and neither accumulation adds anything
+  set(isel, {6, 9, -8});
+  CHECK_THROWS_WITH_AS(g.replay(), "[index_select] index 9 out of range for a dim of size 7 (in a CUDA graph replay)",
+                       Error);
+  CHECK(rel_diff(a, zeros({5, 3})) == 0);
+  CHECK(rel_diff(b, zeros({5, 3})) == 0);
+  CHECK(rel_diff(c, accc) == 0);
+  CHECK(rel_diff(d, accc) == 0);
+  // the eager op says the same, without the suffix
+  CHECK_THROWS_WITH_AS(index_select(x, 1, isel), "[index_select] index 9 out of range for a dim of size 7", Error);
+  set(isel, {1, 2, 3});
+  // gather's index: logical (1, 2) = 8 comes first, though storage (0, 3) = -1 precedes it in memory
+  set(gidx, {0, 0, 0, 0, 0, 8, 0, 0, 0, -1, 0, 0, 0, 0, 0});
+  CHECK_THROWS_WITH_AS(g.replay(), "[gather] index 8 out of range for dim 1 of size 7 (in a CUDA graph replay)", Error);
+  CHECK_THROWS_WITH_AS(gather(x, 1, gidx), "[gather] index 8 out of range for dim 1 of size 7", Error);
+  CHECK(rel_diff(a, index_select(xc, 1, isel.to(Device::cpu()))) == 0);  // index_select ran before the failure
+  CHECK(rel_diff(b, zeros({5, 3})) == 0);
+  CHECK(rel_diff(d, accc) == 0);
+  // good indices again: the check words are reset before every replay
+  set(gidx, {1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 0, 1});
+  replay();
+  check_outputs();
+  // cross_entropy checks its class targets the same way (ignore_index exempt) and masks bad ones before its
+  // own gather, which takes no check of its own
+  const Tensor logits = gpu_randn({4, 6}).requires_grad_();
+  const Tensor target = from_vector<std::int64_t>({5, 0, -100, 3}).to(kDev);
+  Tensor loss;
+  cuda::Graph h;
+  h.capture([&] {
+    loss = F::cross_entropy(logits, target);
+    loss.backward();
+  });
+  auto ce_agrees = [&] {
+    const Tensor lc = logits.detach().to(Device::cpu()).requires_grad_();
+    const Tensor want = F::cross_entropy(lc, target.to(Device::cpu()));
+    want.backward();
+    CHECK(rel_diff(loss, want) <= 1e-6);
+    CHECK(rel_diff(logits.grad(), lc.grad()) <= 1e-6);
+  };
+  h.replay();
+  ce_agrees();
+  set(target, {1, -100, 4, 4});
+  h.replay();
+  ce_agrees();
+  set(target, {5, 6, -100, -1});
+  CHECK_THROWS_WITH_AS(h.replay(), "[cross_entropy] target 6 is out of bounds for 6 classes (in a CUDA graph replay)",
+                       Error);
+  CHECK_THROWS_WITH_AS(F::cross_entropy(logits, target), "[cross_entropy] target 6 is out of bounds for 6 classes", Error);
+  // indices the library builds in range (pad's sources) take no check: no wait after such a replay
+  const Tensor padded_in = gpu_randn({3, 8});
+  Tensor padded = pad(padded_in, {2, 3}, PadMode::reflect);  // warm: its source positions are a cached constant
+  cuda::Graph k;
+  k.capture([&] { padded = pad(padded_in, {2, 3}, PadMode::reflect); });
+  CHECK(emu_count(kDev, EmuCounter::HostWaits, [&] { k.replay(); }) <= 0);
+  CHECK(rel_diff(padded, pad(padded_in.to(Device::cpu()), {2, 3}, PadMode::reflect)) == 0);
+}
+
 TEST_CASE("cuda graph: random numbers drawn in a capture are fresh on every replay, as the eager draws would be" *
           doctest::skip(!kGpu)) {
   // Note [random numbers in CUDA graphs]: a replay takes its counters from the default generator as it is then

@@ -603,8 +603,9 @@ DEVICE_CASE("cuda layouts: drawn convolutions of drawn views agree with the CPU,
 }
 
 // A captured op replays on its inputs' new values as it would run eagerly. Every drawn op captures except
-// the index ops, which read their indices' range back to the host to check it (and whose index tensors
-// the test copies up inside the op): those throw a phasor::Error at capture and leave the device usable.
+// the index ops, whose index tensors the test copies up from the host inside the op (a copy a capture
+// cannot hold; test_cuda_graph.cpp captures index ops on device indices): those throw a phasor::Error at
+// capture and leave the device usable.
 // GPU only: a virtual CPU device has no graphs.
 DEVICE_CASE("cuda layouts: drawn ops captured in a CUDA graph replay on new values as they run eagerly") {
   if (!dev.is_cuda()) return;
@@ -629,7 +630,7 @@ DEVICE_CASE("cuda layouts: drawn ops captured in a CUDA graph replay on new valu
       return out;
     });
     if (!cap.error.empty()) {
-      // only the index ops (a readback of their indices' range; index tensors copied up) stop a capture
+      // only the index ops (their index tensors copied up from the host) stop a capture
       const std::string name = op.name;
       CHECK_MESSAGE((name.rfind("index_", 0) == 0 || name.rfind("gather", 0) == 0 || name == "scatter_add"), cap.error);
       ++refused;

@@ -133,6 +133,8 @@ void record_stream(const Tensor& t, const Stream& stream);
 ///    an LR scheduler between replays), and random numbers from the default generator (rand, randn,
 ///    randint, dropout): each replay draws what the same work run eagerly would draw from the
 ///    generator's state then, and advances it as that work would; the capture itself draws nothing.
+///  - index tensors on the GPU (index_select, index_add, gather, scatter_add, cross_entropy's and
+///    nll_loss's targets) are checked on the device at every replay; see replay().
 /// Memory that was live during the capture is not reused while the graph lives (see reset()).
 class Graph {
  public:
@@ -156,7 +158,9 @@ class Graph {
   /// Ends the capture begun by capture_begin and restores the current stream; throws (discarding the
   /// capture) when the captured work made a call that cannot be captured.
   void capture_end();
-  /// Queues the captured work on the device's current stream (one launch).
+  /// Queues the captured work on the device's current stream (one launch). A graph holding index checks
+  /// waits for the replay and throws the eager op's phasor::Error for its first out-of-range index ("...
+  /// (in a CUDA graph replay)"); that op and later checked ones changed nothing, other work ran regardless.
   void replay() const;
   /// Discards the capture after waiting for its replays; its memory is reusable again.
   void reset();

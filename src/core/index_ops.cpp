@@ -55,16 +55,18 @@ std::vector<std::int64_t> wrapped_index(const Tensor& index, std::int64_t size, 
 
 /// The index of index_select / index_add, checked against a dim of `size`: wrapped host values for a
 /// CPU target; for a CUDA target an int64 1-D tensor on that device, which the kernel reads (wrapping
-/// negative values itself).
+/// negative values itself), and inside a CUDA graph capture the words of its device-side check.
 struct AlongIndex {
   std::vector<std::int64_t> host;
   Tensor device;
   std::int64_t count = 0;
+  const std::uint64_t* checks = nullptr;
 };
 
 /// `index` for an op whose output lives on `target`. An index already on the CUDA target stays there: its
-/// range is checked by one wait for its min and max (none when `trusted`); any other index is read on the
-/// host, checked and wrapped there, and uploaded for a CUDA target.
+/// range is checked by one wait for its min and max, or in a CUDA graph capture by the device (Note [index
+/// checks in CUDA graphs]; neither when `trusted`); any other index is read on the host, checked and
+/// wrapped there, and uploaded for a CUDA target.
 AlongIndex along_index(const Tensor& index, std::int64_t size, Device target, bool trusted, const char* op) {
   AlongIndex r;
   if (target.is_cuda() && index.defined() && index.device() == target) {
@@ -73,6 +75,9 @@ AlongIndex along_index(const Tensor& index, std::int64_t size, Device target, bo
     NoGradGuard ng;
     r.device = index.detach().reshape({-1}).contiguous();
     if (trusted || r.count == 0) return r;
+    r.checks = cuda::detail::check_index_in_capture(r.device, -size, size, op, "index ",
+                                                    " out of range for a dim of size " + std::to_string(size));
+    if (r.checks) return r;
     const Tensor ends = stack({r.device.min(), r.device.max()}).to(Device::cpu());
     if (ends.data<std::int64_t>()[0] >= -size && ends.data<std::int64_t>()[1] < size) return r;
     (void)wrapped_index(index, size, op);  // names the first offending value
@@ -141,7 +146,7 @@ constexpr std::int64_t elems(std::int64_t bytes) {
 
 /// out[..., k, ...] = x[..., index[k], ...] (out has index.count elements along d).
 void index_select_kernel(const Tensor& out, const Tensor& x, std::int64_t d, const AlongIndex& index) {
-  if (out.device().is_cuda()) return cuda::detail::index_select(out, x, d, index.device, x.size(d));
+  if (out.device().is_cuda()) return cuda::detail::index_select(out, x, d, index.device, x.size(d), index.checks);
   const std::vector<std::int64_t>& idx = index.host;
   const auto K = static_cast<std::int64_t>(idx.size());
   visit_dtype(x.dtype(), [&](auto tag) {
@@ -163,7 +168,7 @@ void index_select_kernel(const Tensor& out, const Tensor& x, std::int64_t d, con
 
 /// out[..., index[k], ...] += src[..., k, ...] (out and src of one dtype).
 void index_add_kernel(const Tensor& out, const Tensor& src, std::int64_t d, const AlongIndex& index) {
-  if (out.device().is_cuda()) return cuda::detail::index_add(out, src, d, index.device, out.size(d));
+  if (out.device().is_cuda()) return cuda::detail::index_add(out, src, d, index.device, out.size(d), index.checks);
   const std::vector<std::int64_t>& idx = index.host;
   const auto K = static_cast<std::int64_t>(idx.size());
   visit_dtype(out.dtype(), [&](auto tag) {
@@ -188,9 +193,10 @@ void index_add_kernel(const Tensor& out, const Tensor& src, std::int64_t d, cons
   });
 }
 
-/// out[p] = x[p with p[d] = index[p]] over index's shape.
-void gather_kernel(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index) {
-  if (out.device().is_cuda()) return cuda::detail::gather(out, x, d, index);
+/// out[p] = x[p with p[d] = index[p]] over index's shape (`checks`: check_gather_index's).
+void gather_kernel(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index,
+                   const std::uint64_t* checks) {
+  if (out.device().is_cuda()) return cuda::detail::gather(out, x, d, index, checks);
   const std::int64_t K = index.size(d);
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -206,9 +212,11 @@ void gather_kernel(const Tensor& out, const Tensor& x, std::int64_t d, const Ten
   });
 }
 
-/// out[p with p[d] = index[p]] += src[p] over index's shape (out and src of one dtype).
-void scatter_add_kernel(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index) {
-  if (out.device().is_cuda()) return cuda::detail::scatter_add(out, src, d, index);
+/// out[p with p[d] = index[p]] += src[p] over index's shape (out and src of one dtype; `checks`:
+/// check_gather_index's).
+void scatter_add_kernel(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index,
+                        const std::uint64_t* checks) {
+  if (out.device().is_cuda()) return cuda::detail::scatter_add(out, src, d, index, checks);
   const std::int64_t K = index.size(d);
   visit_dtype(out.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
@@ -234,9 +242,11 @@ Tensor src_as(const Tensor& src, Dtype to, const char* op) {
 
 /// Checks gather/scatter index: int64, same number of dims as x, sizes within x (except dim d) and
 /// within `src` (when given), values in [0, x.size(d)) (not for a `trusted` index on a GPU: the caller
-/// built it in range, and checking would make the host wait).
-void check_gather_index(const Tensor& x, std::int64_t d, const Tensor& index, const Tensor* src, const char* op,
-                        bool trusted) {
+/// built it in range, and checking would make the host wait). Inside a CUDA graph capture the values are
+/// checked by the device: returns the words of that check for the op's kernel (Note [index checks in CUDA
+/// graphs]); nullptr otherwise.
+const std::uint64_t* check_gather_index(const Tensor& x, std::int64_t d, const Tensor& index, const Tensor* src,
+                                        const char* op, bool trusted) {
   if (!index.defined()) throw Error(op, "index is undefined");
   if (index.dtype() != Dtype::Int64) throw Error(op, std::string("index must be int64, got ") + dtype_name(index.dtype()));
   if (index.device() != x.device())
@@ -253,12 +263,16 @@ void check_gather_index(const Tensor& x, std::int64_t d, const Tensor& index, co
                           shape_str(src->shape()) + " at dim " + std::to_string(k));
   }
   const std::int64_t n = x.size(d);
-  if (index.numel() == 0 || (trusted && index.device().is_cuda())) return;
-  // range on the device (one wait for both ends); the host sees the values only to name a bad one
+  if (index.numel() == 0 || (trusted && index.device().is_cuda())) return nullptr;
+  const auto suffix = [&] { return " out of range for dim " + std::to_string(d) + " of size " + std::to_string(n); };
+  // range on the device (one wait for both ends, or in a capture a check at each replay); the host sees the
+  // values only to name a bad one
   if (index.device().is_cuda()) {
+    if (const std::uint64_t* checks = cuda::detail::check_index_in_capture(index, 0, n, op, "index ", suffix()))
+      return checks;
     NoGradGuard ng;
     const Tensor ends = stack({index.min(), index.max()}).to(Device::cpu());
-    if (ends.data<std::int64_t>()[0] >= 0 && ends.data<std::int64_t>()[1] < n) return;
+    if (ends.data<std::int64_t>()[0] >= 0 && ends.data<std::int64_t>()[1] < n) return nullptr;
   }
   const Tensor ic = index.to(Device::cpu()).contiguous();
   const auto* p = ic.data<std::int64_t>();
@@ -274,9 +288,8 @@ void check_gather_index(const Tensor& x, std::int64_t d, const Tensor& index, co
   }
   if (lo < 0 || hi >= n)
     for (std::int64_t i = 0; i < m; ++i)
-      if (p[i] < 0 || p[i] >= n)
-        throw Error(op, "index " + std::to_string(p[i]) + " out of range for dim " + std::to_string(d) + " of size " +
-                            std::to_string(n));
+      if (p[i] < 0 || p[i] >= n) throw Error(op, "index " + std::to_string(p[i]) + suffix());
+  return nullptr;
 }
 
 }  // namespace
@@ -369,12 +382,12 @@ Tensor gather_impl(const Tensor& x, std::int64_t dim, const Tensor& index, bool 
                      [&] { return gather_impl(x.reshape({1}), 0, index.reshape({1}), trusted).reshape({}); });
   }
   const auto d = wrap_dim(dim, x.dim(), "gather");
-  check_gather_index(x, d, index, nullptr, "gather", trusted);
+  const std::uint64_t* checks = check_gather_index(x, d, index, nullptr, "gather", trusted);
   return apply_op(
       "gather", {x}, kSaveNone,
       [&](In in) {
         Tensor out = make_tensor(index.shape(), in[0].dtype(), in[0].device());
-        gather_kernel(out, in[0], d, index);
+        gather_kernel(out, in[0], d, index, checks);
         return out;
       },
       [d, index, trusted](const Ctx& c, const G& g) {
@@ -398,14 +411,14 @@ Tensor scatter_add_impl(const Tensor& x, std::int64_t dim, const Tensor& index, 
   if (src.dim() != x.dim())
     throw Error("scatter_add", "src of shape " + shape_str(src.shape()) + " must have as many dims as the input of shape " +
                                    shape_str(x.shape()));
-  check_gather_index(x, d, index, &src, "scatter_add", trusted);
+  const std::uint64_t* checks = check_gather_index(x, d, index, &src, "scatter_add", trusted);
   src_as(src, x.dtype(), "scatter_add");
   const Shape src_shape = src.shape();
   return apply_op(
       "scatter_add", {x, src}, kSaveNone,
       [&](In in) {
         Tensor out = in[0].clone();
-        scatter_add_kernel(out, src_as(in[1], out.dtype(), "scatter_add"), d, index);
+        scatter_add_kernel(out, src_as(in[1], out.dtype(), "scatter_add"), d, index, checks);
         return out;
       },
       [d, index, src_shape, trusted](const Ctx& c, const G& g) {

@@ -49,6 +49,23 @@
 // where the eager work would (manual_seed between replays takes effect, as eager). The capture itself
 // draws nothing. A Generator the caller passes may not outlive the graph, so drawing from one in a
 // capture is refused.
+//
+// Note [index checks in CUDA graphs]
+// Eagerly, index_select, index_add, gather and scatter_add check their indices' range before any work (a
+// GPU index costs one wait for its min and max) and throw the CPU's error. A capture cannot wait, and the
+// values a replay reads are those in the index tensor at the replay. So inside a capture an op whose index
+// tensor is already on the device registers a check (capture_index_check): a kernel queued before the op's
+// own kernel looks at every index and, where one is out of range, records the check's number and the
+// smallest offending position in the graph's three check words, and a one-thread kernel then stores the
+// value there. The op's kernel reads the first word: when any check of this replay has failed, a gather
+// writes zeros and a scatter adds nothing (so an in-place index_add_ or scatter_add_ changes nothing), and
+// later checks of the replay stand down. The words are host values (Note [host values in CUDA graphs]),
+// reset before every replay. replay() of a graph with checks waits for the replay to end and reads the
+// words: a failed check throws the eager op's message, naming the first offending index, with " (in a
+// CUDA graph replay)" appended. nll_loss and cross_entropy check their class targets the same way (a
+// target equal to ignore_index is exempt), and mask bad ones to class 0 so that their gather stays in range. The other captured work of that replay did run, on what the failed op
+// left (zeros for a gather): outputs written after it are not meaningful. Indices the library builds
+// itself in range (the `trusted` ops, e.g. cross_entropy's) take no check, eagerly or in a capture.
 #include "cuda/graph.hpp"
 
 #include <atomic>
@@ -83,6 +100,11 @@ struct Graph::Impl {
   std::vector<HostValues> host_values;
   const void* counter_state = nullptr;  // in host_values: (seed, base) of a replay's random draws
   std::uint64_t counters = 0;           // Philox counters the captured random draws use per replay
+  struct IndexCheck {  // capture_index_check: what a failure of check number i + 1 reports
+    std::string op, prefix, suffix;
+  };
+  std::vector<IndexCheck> checks;
+  std::uint64_t* check_words = nullptr;  // in host_values: failed check's number (0: none), position, value
 };
 
 namespace detail {
@@ -133,6 +155,8 @@ void release(Graph::Impl& g) noexcept {
   g.host_values.clear();
   g.counter_state = nullptr;
   g.counters = 0;
+  g.checks.clear();
+  g.check_words = nullptr;
   if (prev >= 0 && prev != g.device) (void)cudaSetDevice(prev);
 }
 
@@ -212,6 +236,23 @@ const void* capture_random_counters(Device device, std::uint64_t n, std::uint64_
   start = g->counters;
   g->counters += n;
   return g->counter_state;
+}
+
+std::uint64_t* capture_index_check(Device device, const char* op, std::string prefix, std::string suffix,
+                                   std::uint64_t& id) {
+  Graph::Impl* g = capture_on(device);
+  if (!g) return nullptr;
+  if (!g->check_words) {  // reset before each replay: no failure, no position yet (atomicMin lowers it), no value
+    capture_host_values(device, 3, [](std::uint64_t* w) {
+      w[0] = 0;
+      w[1] = ~std::uint64_t{0};
+      w[2] = 0;
+    });
+    g->check_words = static_cast<std::uint64_t*>(g->host_values.back().words.data_ptr());
+  }
+  g->checks.push_back({op, std::move(prefix), std::move(suffix)});
+  id = g->checks.size();
+  return g->check_words;
 }
 
 namespace {
@@ -332,6 +373,14 @@ void Graph::replay() const {
   cudaStream_t s = detail::current_stream_handle(g.device);
   detail::write_host_values(g, s);  // Note [host values in CUDA graphs]
   PHASOR_CUDA_CHECK(cudaGraphLaunch(g.exec, s));
+  if (g.checks.empty()) return;
+  // Note [index checks in CUDA graphs]: wait for this replay and report its first failed index check
+  std::uint64_t w[3] = {};
+  PHASOR_CUDA_CHECK(cudaMemcpyAsync(w, g.check_words, sizeof(w), cudaMemcpyDeviceToHost, s));
+  PHASOR_CUDA_CHECK(cudaStreamSynchronize(s));
+  if (w[0] == 0) return;
+  const Impl::IndexCheck& c = g.checks.at(static_cast<std::size_t>(w[0] - 1));
+  throw Error(c.op, c.prefix + std::to_string(static_cast<std::int64_t>(w[2])) + c.suffix + " (in a CUDA graph replay)");
 }
 
 void Graph::reset() {
@@ -360,6 +409,7 @@ void refuse_in_capture(Device, const char*, const char*, const char*) {}
 void keep_for_graph(Device, std::shared_ptr<const void>) {}
 const void* capture_host_values(Device, int, std::function<void(std::uint64_t*)>) { return nullptr; }
 const void* capture_random_counters(Device, std::uint64_t, std::uint64_t&) { return nullptr; }
+std::uint64_t* capture_index_check(Device, const char*, std::string, std::string, std::uint64_t&) { return nullptr; }
 }  // namespace detail
 
 namespace {

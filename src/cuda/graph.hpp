@@ -6,6 +6,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 
 #include "phasor/device.hpp"
 
@@ -28,6 +29,13 @@ const void* capture_host_values(Device device, int words, std::function<void(std
 /// generator, sets `start` to the first one's offset from a replay's base and returns the device address of
 /// the (seed, base) pair each replay writes (Note [random numbers in CUDA graphs]); nullptr otherwise.
 const void* capture_random_counters(Device device, std::uint64_t n, std::uint64_t& start);
+
+/// While the calling thread captures on `device`: registers a device-side index check of `op` (Note [index
+/// checks in CUDA graphs]) whose failure replay() reports as phasor::Error(op, "<prefix><value><suffix> (in a
+/// CUDA graph replay)"), sets `id` to its number (from 1) and returns the graph's check words; nullptr when
+/// not capturing.
+std::uint64_t* capture_index_check(Device device, const char* op, std::string prefix, std::string suffix,
+                                   std::uint64_t& id);
 
 /// Most words one write_words launch writes.
 inline constexpr int kMaxWordWrites = 32;

@@ -22,35 +22,41 @@ __device__ __forceinline__ std::int64_t index_at(const AlongDim& a, const std::i
   }
 }
 
-/// f(out_at_k, data_at_k, out_at_j, data_at_j) for every (position p, step k) with j its index, one
-/// thread per pair, consecutive threads on consecutive positions (the byte addresses of out and data at
-/// steps k and j of p's line).
+/// True when an index check of the CUDA graph replay running this kernel has failed (Note [index checks in
+/// CUDA graphs]): the kernel must not use its indices.
+__device__ __forceinline__ bool check_failed(const AlongDim& a) { return a.checks && a.checks[0] != 0; }
+
+/// f(out_at_k, data_at_k, out_at_j, data_at_j) for every (position p, step k) with j its index (0 when
+/// `ignore_index`), one thread per pair, consecutive threads on consecutive positions (the byte addresses
+/// of out and data at steps k and j of p's line).
 template <bool PerPosition, class F>
-__device__ __forceinline__ void each_step(const AlongDim& a, F f) {
+__device__ __forceinline__ void each_step(const AlongDim& a, bool ignore_index, F f) {
   const std::int64_t P = a.pos.numel, total = P * a.steps;
   for (std::int64_t t = grid_start(); t < total; t += grid_step()) {
     std::int64_t k, p;
     a.positions.divmod(t, k, p);
     std::int64_t off[3];
     operand_offsets<2>(a.pos, p, off);
-    const std::int64_t j = index_at<PerPosition>(a, off, k);
+    const std::int64_t j = ignore_index ? 0 : index_at<PerPosition>(a, off, k);
     char* out = a.pos.data[0] + off[0];
     const char* data = a.pos.data[1] + off[1];
     f(out + k * a.step[0], data + k * a.step[1], out + j * a.step[0], data + j * a.step[1]);
   }
 }
 
-/// select / gather: out[p, k] = x[p, j].
+/// select / gather: out[p, k] = x[p, j] (zeros after a failed index check).
 template <class T, bool PerPosition>
 __global__ void pick_kernel(AlongDim a) {
-  each_step<PerPosition>(a, [](char* out_k, const char*, char*, const char* x_j) {
-    *reinterpret_cast<T*>(out_k) = *reinterpret_cast<const T*>(x_j);
+  const bool failed = check_failed(a);
+  each_step<PerPosition>(a, failed, [failed](char* out_k, const char*, char*, const char* x_j) {
+    *reinterpret_cast<T*>(out_k) = failed ? T{} : *reinterpret_cast<const T*>(x_j);
   });
 }
 
 /// index_add / scatter_add: one thread per position, k in order.
 template <class T, bool PerPosition>
 __global__ void add_kernel(AlongDim a) {
+  if (check_failed(a)) return;
   for (std::int64_t p = grid_start(); p < a.pos.numel; p += grid_step()) {
     std::int64_t off[3];
     operand_offsets<2>(a.pos, p, off);
@@ -82,9 +88,35 @@ __device__ __forceinline__ void atomic_add(T* o, const T& v) {
 /// adds (the order of additions into one element is unspecified, as in PyTorch).
 template <class T, bool PerPosition>
 __global__ void add_atomic_kernel(AlongDim a) {
-  each_step<PerPosition>(a, [](char*, const char* src_k, char* out_j, const char*) {
+  if (check_failed(a)) return;
+  each_step<PerPosition>(a, false, [](char*, const char* src_k, char* out_j, const char*) {
     atomic_add(reinterpret_cast<T*>(out_j), *reinterpret_cast<const T*>(src_k));
   });
+}
+
+/// The int64 at logical position i of the one-operand `index`.
+__device__ __forceinline__ std::int64_t index_value(const Operands& index, std::int64_t i) {
+  std::int64_t off[1];
+  operand_offsets<0>(index, i, off);
+  return *reinterpret_cast<const std::int64_t*>(index.data[0] + off[0]);
+}
+
+/// check_index_range's scan: every out-of-range element records check `id` and lowers the position word.
+__global__ void range_check_kernel(Operands index, std::int64_t lo, std::int64_t hi, bool has_exempt,
+                                   std::int64_t exempt, std::uint64_t id, unsigned long long* words) {
+  if (words[0] != 0 && words[0] != id) return;  // an earlier check of this replay failed: its report stands
+  for (std::int64_t i = grid_start(); i < index.numel; i += grid_step()) {
+    const std::int64_t v = index_value(index, i);
+    if ((v < lo || v >= hi) && !(has_exempt && v == exempt)) {
+      words[0] = id;  // every writer writes the same value
+      atomicMin(&words[1], static_cast<unsigned long long>(i));
+    }
+  }
+}
+
+/// check_index_range's report: the value at the smallest offending position of a failed check `id`.
+__global__ void range_value_kernel(Operands index, std::uint64_t id, unsigned long long* words) {
+  if (words[0] == id) words[2] = static_cast<unsigned long long>(index_value(index, static_cast<std::int64_t>(words[1])));
 }
 
 /// Positions below which a scatter with long lines takes the atomic kernel (too few threads otherwise).
@@ -108,6 +140,15 @@ void add(const AlongDim& a, cudaStream_t s) {
 }
 
 }  // namespace
+
+void check_index_range(const Operands& index, std::int64_t lo, std::int64_t hi, bool has_exempt, std::int64_t exempt,
+                       std::uint64_t id, std::uint64_t* words, void* stream_v) {
+  const auto s = static_cast<cudaStream_t>(stream_v);
+  auto* w = reinterpret_cast<unsigned long long*>(words);
+  launch_kernel(range_check_kernel, blocks_for(index.numel), kThreads, s, index, lo, hi, has_exempt, exempt, id, w);
+  launch_kernel(range_value_kernel, 1, 1, s, index, id, w);
+  check_launch("index check");
+}
 
 bool along_dim(AlongOp op, Dtype dtype, const AlongDim& a, void* stream_v) {
   if (a.pos.numel == 0 || a.steps == 0) return true;

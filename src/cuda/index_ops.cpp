@@ -4,12 +4,14 @@
 #include "cuda/index_ops.hpp"
 
 #include <algorithm>
+#include <utility>
 
 #include "core/tensor_impl.hpp"
 #include "cuda/backend.hpp"
 #include "phasor/creation.hpp"
 
 #if PHASOR_WITH_CUDA
+#include "cuda/graph.hpp"
 #include "cuda/index.hpp"
 #include "cuda/launch.hpp"
 #endif
@@ -27,7 +29,8 @@ Tensor line_view(const Tensor& t, Shape shape, std::int64_t d) {
 
 /// Runs `op` over the positions of `shape` (all dims but d) for out, data and (gather/scatter) index.
 void run(AlongOp op, const char* name, const Tensor& out, const Tensor& data, const Tensor* index, std::int64_t d,
-         const Shape& shape, std::int64_t steps, const Tensor* index_values, std::int64_t wrap = 0) {
+         const Shape& shape, std::int64_t steps, const Tensor* index_values, std::int64_t wrap,
+         const std::uint64_t* checks) {
   const Tensor ov = line_view(out, shape, d), dv = line_view(data, shape, d);
   AlongDim a;
   if (index) {
@@ -37,6 +40,7 @@ void run(AlongOp op, const char* name, const Tensor& out, const Tensor& data, co
     a.pos = operands({&ov, &dv}, name);
   }
   a.steps = steps;
+  a.checks = checks;
   a.positions = Divisor(std::max<std::int64_t>(a.pos.numel, 1), fits_fast_div(a.pos.numel * steps));
   const auto ds = static_cast<std::size_t>(d);
   a.step[0] = out.strides()[ds] * static_cast<std::int64_t>(itemsize(out.dtype()));
@@ -55,24 +59,38 @@ void run(AlongOp op, const char* name, const Tensor& out, const Tensor& data, co
 
 // The index tensor may be a temporary of the caller: freed after the launch, its memory goes back to the
 // stream's pool and is reused only by later work on that stream.
-void index_select(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index, std::int64_t wrap) {
+void index_select(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index, std::int64_t wrap,
+                  const std::uint64_t* checks) {
   if (out.numel() == 0) return;
-  run(AlongOp::select, "index_select", out, x, nullptr, d, out.shape(), index.numel(), &index, wrap);
+  run(AlongOp::select, "index_select", out, x, nullptr, d, out.shape(), index.numel(), &index, wrap, checks);
 }
 
-void index_add(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index, std::int64_t wrap) {
+void index_add(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index, std::int64_t wrap,
+               const std::uint64_t* checks) {
   if (src.numel() == 0) return;
-  run(AlongOp::add, "index_add", out, src, nullptr, d, src.shape(), index.numel(), &index, wrap);
+  run(AlongOp::add, "index_add", out, src, nullptr, d, src.shape(), index.numel(), &index, wrap, checks);
 }
 
-void gather(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index) {
+void gather(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index, const std::uint64_t* checks) {
   if (out.numel() == 0) return;
-  run(AlongOp::gather, "gather", out, x, &index, d, index.shape(), index.size(d), nullptr);
+  run(AlongOp::gather, "gather", out, x, &index, d, index.shape(), index.size(d), nullptr, 0, checks);
 }
 
-void scatter_add(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index) {
+void scatter_add(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index,
+                 const std::uint64_t* checks) {
   if (index.numel() == 0) return;
-  run(AlongOp::scatter_add, "scatter_add", out, src, &index, d, index.shape(), index.size(d), nullptr);
+  run(AlongOp::scatter_add, "scatter_add", out, src, &index, d, index.shape(), index.size(d), nullptr, 0, checks);
+}
+
+const std::uint64_t* check_index_in_capture(const Tensor& index, std::int64_t lo, std::int64_t hi, const char* op,
+                                            std::string prefix, std::string suffix, std::optional<std::int64_t> exempt) {
+  if (!index.device().is_cuda() || index.numel() == 0 || !capturing(index.device())) return nullptr;
+  std::uint64_t id = 0;
+  std::uint64_t* words = capture_index_check(index.device(), op, std::move(prefix), std::move(suffix), id);
+  const Operands o = operands({&index}, op);
+  Launch l(index);
+  check_index_range(o, lo, hi, exempt.has_value(), exempt.value_or(0), id, words, l.stream);
+  return words;
 }
 
 void random_fill(RandomKind kind, const Tensor& t, std::int64_t n, const Counters& c, double scale, std::int64_t low,
@@ -84,10 +102,22 @@ void random_fill(RandomKind kind, const Tensor& t, std::int64_t n, const Counter
 
 #else  // CPU-only build
 
-void index_select(const Tensor& out, const Tensor&, std::int64_t, const Tensor&, std::int64_t) { no_cuda_backend("index_select", out.device()); }
-void index_add(const Tensor& out, const Tensor&, std::int64_t, const Tensor&, std::int64_t) { no_cuda_backend("index_add", out.device()); }
-void gather(const Tensor& out, const Tensor&, std::int64_t, const Tensor&) { no_cuda_backend("gather", out.device()); }
-void scatter_add(const Tensor& out, const Tensor&, std::int64_t, const Tensor&) { no_cuda_backend("scatter_add", out.device()); }
+void index_select(const Tensor& out, const Tensor&, std::int64_t, const Tensor&, std::int64_t, const std::uint64_t*) {
+  no_cuda_backend("index_select", out.device());
+}
+void index_add(const Tensor& out, const Tensor&, std::int64_t, const Tensor&, std::int64_t, const std::uint64_t*) {
+  no_cuda_backend("index_add", out.device());
+}
+void gather(const Tensor& out, const Tensor&, std::int64_t, const Tensor&, const std::uint64_t*) {
+  no_cuda_backend("gather", out.device());
+}
+void scatter_add(const Tensor& out, const Tensor&, std::int64_t, const Tensor&, const std::uint64_t*) {
+  no_cuda_backend("scatter_add", out.device());
+}
+const std::uint64_t* check_index_in_capture(const Tensor&, std::int64_t, std::int64_t, const char*, std::string,
+                                            std::string, std::optional<std::int64_t>) {
+  return nullptr;
+}
 void random_fill(RandomKind, const Tensor& t, std::int64_t, const Counters&, double, std::int64_t, std::uint64_t) {
   no_cuda_backend("random", t.device());
 }

@@ -2,6 +2,8 @@
 // random creation (core/random.cpp): every build has these; a CPU-only build's throw.
 #pragma once
 #include <cstdint>
+#include <optional>
+#include <string>
 
 #include "cuda/random.hpp"
 #include "phasor/tensor.hpp"
@@ -10,14 +12,29 @@ namespace phasor::cuda::detail {
 
 /// out[..., k, ...] = x[..., index[k], ...] along dim d; index: a contiguous 1-D int64 tensor on out's device,
 /// values in [-wrap, wrap) (negative ones count from the end of x's dim of size wrap).
-void index_select(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index, std::int64_t wrap);
-/// out[..., index[k], ...] += src[..., k, ...] along dim d (out and src of one dtype; index as index_select's,
-/// wrap = out's size along d).
-void index_add(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index, std::int64_t wrap);
-/// out[p] = x[p with p[d] = index[p]] over index's shape (index in range, on x's device).
-void gather(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index);
-/// out[p with p[d] = index[p]] += src[p] over index's shape (out and src of one dtype).
-void scatter_add(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index);
+/// `checks`: the words check_index_in_capture returned for this index (nullptr: checked on the host).
+void index_select(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index, std::int64_t wrap,
+                  const std::uint64_t* checks = nullptr);
+/// out[..., index[k], ...] += src[..., k, ...] along dim d (out and src of one dtype; index and checks as
+/// index_select's, wrap = out's size along d).
+void index_add(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index, std::int64_t wrap,
+               const std::uint64_t* checks = nullptr);
+/// out[p] = x[p with p[d] = index[p]] over index's shape (index in range, on x's device; checks as
+/// index_select's).
+void gather(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index,
+            const std::uint64_t* checks = nullptr);
+/// out[p with p[d] = index[p]] += src[p] over index's shape (out and src of one dtype; checks as
+/// index_select's).
+void scatter_add(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index,
+                 const std::uint64_t* checks = nullptr);
+/// While the calling thread captures a CUDA graph on index's device: queues a device-side check that every
+/// element of the int64 tensor `index` lies in [lo, hi) or equals `exempt`, which replay() reports as
+/// phasor::Error(op, "<prefix><value><suffix> (in a CUDA graph replay)") naming the first offending one (Note
+/// [index checks in CUDA graphs] in cuda/graph.cpp), and returns the check words the op's kernel takes.
+/// nullptr when not capturing (or `index` is empty or not on a GPU): the caller checks on the host.
+const std::uint64_t* check_index_in_capture(const Tensor& index, std::int64_t lo, std::int64_t hi, const char* op,
+                                            std::string prefix, std::string suffix,
+                                            std::optional<std::int64_t> exempt = std::nullopt);
 /// Fills the contiguous CUDA tensor t with n values of `kind` from the counters c (Note [counter-based
 /// random numbers] in core/philox.hpp).
 void random_fill(RandomKind kind, const Tensor& t, std::int64_t n, const Counters& c, double scale = 1,

@@ -15,6 +15,7 @@
 #include "core/device_constants.hpp"
 #include "core/index_ops.hpp"
 #include "core/tensor_impl.hpp"
+#include "cuda/index_ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/error.hpp"
 #include "phasor/fft.hpp"
@@ -204,6 +205,14 @@ std::pair<Tensor, Tensor> prepare_index_target(const Tensor& input, const Tensor
   const std::int64_t C = input.size(class_dim(input));
   const Tensor t = target.device() == input.device() ? target.detach() : target.detach().to(input.device());
   const Tensor ignored = t == Scalar(ignore_index);
+  if (t.device().is_cuda() &&
+      cuda::detail::check_index_in_capture(t, 0, C, op, "target ", " is out of bounds for " + std::to_string(C) + " classes",
+                                           ignore_index)) {
+    // a CUDA graph capture: each replay checks the targets on the device and reports a bad one (Note [index
+    // checks in CUDA graphs]); until then bad targets read class 0, so the gather below stays in range
+    const Tensor bad = logical_not(ignored) & ((t < Scalar(0)) | (t >= Scalar(C)));
+    return {t.masked_fill(ignored | bad, Scalar(0)), logical_not(ignored).to(input.dtype())};
+  }
   if ((logical_not(ignored) & ((t < Scalar(0)) | (t >= Scalar(C)))).any().item<bool>())
     for (std::int64_t v : to_vector<std::int64_t>(t))
       if (v != ignore_index && (v < 0 || v >= C))
