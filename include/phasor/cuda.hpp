@@ -160,7 +160,8 @@ class Graph {
   void capture_end();
   /// Queues the captured work on the device's current stream (one launch). A graph holding index checks
   /// waits for the replay and throws the eager op's phasor::Error for its first out-of-range index ("...
-  /// (in a CUDA graph replay)"); that op and later checked ones changed nothing, other work ran regardless.
+  /// (in a CUDA graph replay)"); that op and later checked ones wrote zeros (gathers) or added nothing
+  /// (scatters), and the rest of the replay ran on what they left.
   void replay() const;
   /// Discards the capture after waiting for its replays; its memory is reusable again.
   void reset();

@@ -22,7 +22,8 @@
 // the work once before capturing). Anything else the CUDA runtime rejects invalidates the capture and
 // capture_end throws. Either way the capture is discarded: the stream, the allocator and the current
 // stream are as before capture_begin.
-// Replay queues the graph on the device's current stream; CUDA orders the launches of one graph.
+// Replay queues the graph on the device's current stream; CUDA orders the launches of one graph. Index
+// ops on device indices are checked by the device at each replay (Note [index checks in CUDA graphs]).
 // Resources the captured work uses beyond device memory (cuFFT plans) are kept alive by the graph
 // (keep_for_graph). reset() and the destructor wait for the device before releasing memory.
 //
@@ -56,16 +57,17 @@
 // values a replay reads are those in the index tensor at the replay. So inside a capture an op whose index
 // tensor is already on the device registers a check (capture_index_check): a kernel queued before the op's
 // own kernel looks at every index and, where one is out of range, records the check's number and the
-// smallest offending position in the graph's three check words, and a one-thread kernel then stores the
-// value there. The op's kernel reads the first word: when any check of this replay has failed, a gather
-// writes zeros and a scatter adds nothing (so an in-place index_add_ or scatter_add_ changes nothing), and
-// later checks of the replay stand down. The words are host values (Note [host values in CUDA graphs]),
-// reset before every replay. replay() of a graph with checks waits for the replay to end and reads the
-// words: a failed check throws the eager op's message, naming the first offending index, with " (in a
-// CUDA graph replay)" appended. nll_loss and cross_entropy check their class targets the same way (a
-// target equal to ignore_index is exempt), and mask bad ones to class 0 so that their gather stays in range. The other captured work of that replay did run, on what the failed op
-// left (zeros for a gather): outputs written after it are not meaningful. Indices the library builds
-// itself in range (the `trusted` ops, e.g. cross_entropy's) take no check, eagerly or in a capture.
+// smallest offending position (in the index's logical order) in the graph's three check words, and a
+// one-thread kernel then stores the value there. The op's kernel reads the first word: when any check of
+// this replay has failed, a gather writes zeros and a scatter adds nothing (index_add and scatter_add
+// return their input unchanged), and later checks of the replay stand down. nll_loss and cross_entropy
+// check their class targets the same way (a target equal to ignore_index is exempt) and map bad ones to
+// class 0, so that their own gather stays in range. The words are host values (Note [host values in CUDA
+// graphs]), reset before every replay. replay() of a graph with checks waits for the replay to end and
+// reads the words: a failed check throws the eager op's message for the first offending value, with " (in
+// a CUDA graph replay)" appended. The replay's other work did run, on what the failed op left: results
+// computed from it are not meaningful. Indices the library builds in range itself (the `trusted` ops, as
+// in pad and in the losses' gathers) take no check, eagerly or in a capture.
 #include "cuda/graph.hpp"
 
 #include <atomic>

@@ -205,18 +205,17 @@ std::pair<Tensor, Tensor> prepare_index_target(const Tensor& input, const Tensor
   const std::int64_t C = input.size(class_dim(input));
   const Tensor t = target.device() == input.device() ? target.detach() : target.detach().to(input.device());
   const Tensor ignored = t == Scalar(ignore_index);
-  if (t.device().is_cuda() &&
-      cuda::detail::check_index_in_capture(t, 0, C, op, "target ", " is out of bounds for " + std::to_string(C) + " classes",
-                                           ignore_index)) {
+  const Tensor bad = logical_not(ignored) & ((t < Scalar(0)) | (t >= Scalar(C)));
+  const auto suffix = [C] { return " is out of bounds for " + std::to_string(C) + " classes"; };
+  if (t.device().is_cuda() && cuda::detail::check_index_in_capture(t, 0, C, op, "target ", suffix(), ignore_index)) {
     // a CUDA graph capture: each replay checks the targets on the device and reports a bad one (Note [index
-    // checks in CUDA graphs]); until then bad targets read class 0, so the gather below stays in range
-    const Tensor bad = logical_not(ignored) & ((t < Scalar(0)) | (t >= Scalar(C)));
+    // checks in CUDA graphs]); meanwhile bad targets read class 0, so the gather below stays in range
     return {t.masked_fill(ignored | bad, Scalar(0)), logical_not(ignored).to(input.dtype())};
   }
-  if ((logical_not(ignored) & ((t < Scalar(0)) | (t >= Scalar(C)))).any().item<bool>())
+  if (bad.any().item<bool>())
     for (std::int64_t v : to_vector<std::int64_t>(t))
       if (v != ignore_index && (v < 0 || v >= C))
-        throw Error(op, "target " + std::to_string(v) + " is out of bounds for " + std::to_string(C) + " classes");
+        throw Error(op, "target " + std::to_string(v) + suffix());
   return {t.masked_fill(ignored, Scalar(0)), logical_not(ignored).to(input.dtype())};
 }
 
