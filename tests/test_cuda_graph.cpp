@@ -356,6 +356,15 @@ TEST_CASE("cuda graph: index ops on device indices replay with each replay's ind
   set(gidx, {1, 2, 3, 4, 5, 6, 0, 1, 2, 3, 4, 5, 6, 0, 1});
   replay();
   check_outputs();
+  // such a replay waits, so another capture cannot hold it
+  cuda::Graph outer;
+  CHECK_THROWS_WITH_AS(outer.capture([&] { g.replay(); }),
+                       "[cuda.Graph.replay] a replay of a graph with index checks cannot be captured into a CUDA graph "
+                       "(capturing on cuda:0): it waits for the replay to read them (Note [index checks in CUDA graphs])",
+                       Error);
+  CHECK_FALSE(cuda::is_capturing());
+  replay();
+  check_outputs();
   // cross_entropy checks its class targets the same way (ignore_index exempt) and masks bad ones before its
   // own gather, which takes no check of its own
   const Tensor logits = gpu_randn({4, 6}).requires_grad_();

@@ -371,6 +371,9 @@ void Graph::replay() const {
   if (!g.exec)
     throw Error("cuda.Graph.replay", g.capturing ? "the capture has not ended (call capture_end first)"
                                                  : "nothing captured (call capture or capture_begin/capture_end)");
+  if (!g.checks.empty())
+    detail::refuse_in_capture(Device::cuda(g.device), "cuda.Graph.replay", "a replay of a graph with index checks",
+                              "it waits for the replay to read them (Note [index checks in CUDA graphs])");
   detail::DeviceGuard guard(g.device);
   cudaStream_t s = detail::current_stream_handle(g.device);
   detail::write_host_values(g, s);  // Note [host values in CUDA graphs]
