@@ -36,6 +36,9 @@ void check_index_kind(const Tensor& index, const char* op) {
   if (index.dim() > 1) throw Error(op, "index must be 0-D or 1-D, got shape " + shape_str(index.shape()));
 }
 
+/// What follows "index <value>" in the range error of index_select / index_add (eager and in a CUDA graph replay).
+std::string range_suffix(std::int64_t size) { return " out of range for a dim of size " + std::to_string(size); }
+
 /// Index values of a 0-d/1-D int64 tensor, wrapped into [0, size) (negative counts from the end).
 std::vector<std::int64_t> wrapped_index(const Tensor& index, std::int64_t size, const char* op) {
   check_index_kind(index, op);
@@ -47,7 +50,7 @@ std::vector<std::int64_t> wrapped_index(const Tensor& index, std::int64_t size, 
   for (std::size_t i = 0; i < v.size(); ++i) {
     const std::int64_t j = p[i];
     if (j < -size || j >= size)
-      throw Error(op, "index " + std::to_string(j) + " out of range for a dim of size " + std::to_string(size));
+      throw Error(op, "index " + std::to_string(j) + range_suffix(size));
     v[i] = j < 0 ? j + size : j;
   }
   return v;
@@ -75,13 +78,12 @@ AlongIndex along_index(const Tensor& index, std::int64_t size, Device target, bo
     NoGradGuard ng;
     r.device = index.detach().reshape({-1}).contiguous();
     if (trusted || r.count == 0) return r;
-    r.checks = cuda::detail::check_index_in_capture(r.device, -size, size, op, "index ",
-                                                    " out of range for a dim of size " + std::to_string(size));
+    r.checks = cuda::detail::check_index_in_capture(r.device, -size, size, op, "index ", range_suffix(size));
     if (r.checks) return r;
     const Tensor ends = stack({r.device.min(), r.device.max()}).to(Device::cpu());
     if (ends.data<std::int64_t>()[0] >= -size && ends.data<std::int64_t>()[1] < size) return r;
     (void)wrapped_index(index, size, op);  // names the first offending value
-    throw Error(op, "index out of range for a dim of size " + std::to_string(size));
+    throw Error(op, "index" + range_suffix(size));
   }
   r.host = wrapped_index(index, size, op);
   r.count = static_cast<std::int64_t>(r.host.size());

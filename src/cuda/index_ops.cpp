@@ -84,9 +84,10 @@ void scatter_add(const Tensor& out, const Tensor& src, std::int64_t d, const Ten
 
 const std::uint64_t* check_index_in_capture(const Tensor& index, std::int64_t lo, std::int64_t hi, const char* op,
                                             std::string prefix, std::string suffix, std::optional<std::int64_t> exempt) {
-  if (!index.device().is_cuda() || index.numel() == 0 || !capturing(index.device())) return nullptr;
+  if (!index.device().is_cuda() || index.numel() == 0) return nullptr;
   std::uint64_t id = 0;
   std::uint64_t* words = capture_index_check(index.device(), op, std::move(prefix), std::move(suffix), id);
+  if (!words) return nullptr;  // not capturing
   const Operands o = operands({&index}, op);
   Launch l(index);
   check_index_range(o, lo, hi, exempt.has_value(), exempt.value_or(0), id, words, l.stream);
