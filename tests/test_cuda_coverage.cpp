@@ -436,8 +436,7 @@ DEVICE_CASE("cuda coverage: warm FNO train steps, solver steps and signal and fi
   const Tensor sig = randn({3, 64}, float64, dev);
   const pde::Grid grid({16, 16}, 1.0);
   const Tensor win = signal::get_window("hann", 16, true, float64, dev);  // a fresh tensor: made on the host
-  // (name, call, copies): istft on a GPU reads back one boolean, its NOLA check on the window's envelope
-  // (a CPU device, virtual or not, reads the envelope where it is)
+  // (name, call, copies): istft reads back one boolean, its NOLA check on the window's envelope
   const std::vector<std::tuple<std::string, std::function<void()>, int>> calls = {
       {"hilbert", [&] { (void)signal::hilbert(sig); }, 0},
       {"resample", [&] { (void)signal::resample(sig, 48); }, 0},
@@ -446,7 +445,7 @@ DEVICE_CASE("cuda coverage: warm FNO train steps, solver steps and signal and fi
       {"stft", [&] { (void)signal::stft(sig, 16, 4, std::nullopt, win); }, 0},
       {"stft and istft", [&] {
          (void)signal::istft(signal::stft(sig, 16, 4, std::nullopt, win), 16, 4, std::nullopt, win);
-       }, dev.is_cuda() ? 1 : 0},
+       }, 1},
   };
   for (const auto& [name, f, copies] : calls) {
     CAPTURE(name);
@@ -457,7 +456,7 @@ DEVICE_CASE("cuda coverage: warm FNO train steps, solver steps and signal and fi
     CHECK_MESSAGE((waits == copies || waits == -1), "waits: " << waits);
   }
   {  // welch: its named window and one-sided weights are cached, its frequencies are written on a GPU
-     // (rfftfreq; a virtual CPU device gets them copied from the host), and it reads back one scalar (the
+     // (rfftfreq; a virtual CPU device gets them copied from the host), and it reads back one flag (the
      // scale's finiteness check)
     signal::WelchOptions wo;
     wo.nperseg = 16;
@@ -481,6 +480,21 @@ DEVICE_CASE("cuda coverage: warm FNO train steps, solver steps and signal and fi
                     "copied: " << last);
       const long waits = emu_count(dev, EmuCounter::HostWaits, [&] { (void)integ.steps(uh, 0.0, 3); });
       CHECK((waits == 0 || waits == -1));
+    }
+  }
+  {  // pde::step with the equation's parameter on the device: its symbols and ETDRK4's contour points are
+     // device constants, so no copy after the first call; rk4 reads back one flag (its stability check)
+    const pde::Burgers eq(pde::Grid({32}, 1.0), scalar_tensor(0.05, float64, dev));
+    const Tensor uh = pde::to_spectral(eq.grid(), randn({32}, float64)).to(dev);
+    for (pde::Stepper st : {pde::Stepper::etdrk4, pde::Stepper::cn_rk3, pde::Stepper::rk4}) {
+      CAPTURE(pde::to_string(st));
+      const auto f = [&] { (void)pde::step(eq, uh, 0.0, 1e-3, st); };
+      f();
+      const int reads = st == pde::Stepper::rk4 ? 1 : 0;
+      std::string last;
+      CHECK_MESSAGE(host_copies(f, &last) == reads, "copied: " << last);
+      const long waits = emu_count(dev, EmuCounter::HostWaits, f);
+      CHECK((waits == reads || waits == -1));
     }
   }
 }

@@ -4,7 +4,9 @@
 // without a GPU; the CUDA emulation build runs them).
 #include <doctest/doctest.h>
 
+#include <functional>
 #include <memory>
+#include <string>
 
 #include <phasor/phasor.hpp>
 
@@ -26,6 +28,16 @@ std::unique_ptr<nn::FNO> make_fno(int d, std::uint64_t seed) {
                 .n_layers(2).projection_channels(16));
   m->to(kDev);
   return m;
+}
+
+/// The message of the phasor::Error f() throws ("" when it throws none).
+std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.what();
+  }
+  return "";
 }
 
 /// max rel_diff over two models' parameters.
@@ -288,7 +300,7 @@ TEST_CASE("cuda graph: what cannot be captured throws, discards the capture and 
   CHECK(rel_diff(y, x.to(Device::cpu()) * 2.0) == 0);
 }
 
-// Note [index checks in CUDA graphs]: index tensors already on the GPU are checked by the device on every
+// Note [device checks in CUDA graphs]: index tensors already on the GPU are checked by the device on every
 // replay; a bad one makes replay() throw the eager op's message for the first offending value, in the index's
 // logical order, and the failed op and every later checked op of that replay change nothing.
 TEST_CASE("cuda graph: index ops on device indices replay with each replay's indices, and replay() reports a bad one" *
@@ -359,8 +371,8 @@ TEST_CASE("cuda graph: index ops on device indices replay with each replay's ind
   // such a replay waits, so another capture cannot hold it
   cuda::Graph outer;
   CHECK_THROWS_WITH_AS(outer.capture([&] { g.replay(); }),
-                       "[cuda.Graph.replay] a replay of a graph with index checks cannot be captured into a CUDA graph "
-                       "(capturing on cuda:0): it waits for the replay to read them (Note [index checks in CUDA graphs])",
+                       "[cuda.Graph.replay] a replay of a graph with device checks cannot be captured into a CUDA graph "
+                       "(capturing on cuda:0): it waits for the replay to read them (Note [device checks in CUDA graphs])",
                        Error);
   CHECK_FALSE(cuda::is_capturing());
   replay();
@@ -398,6 +410,139 @@ TEST_CASE("cuda graph: index ops on device indices replay with each replay's ind
   k.capture([&] { padded = pad(padded_in, {2, 3}, PadMode::reflect); });
   CHECK(emu_count(kDev, EmuCounter::HostWaits, [&] { k.replay(); }) <= 0);
   CHECK(rel_diff(padded, pad(padded_in.to(Device::cpu()), {2, 3}, PadMode::reflect)) == 0);
+}
+
+TEST_CASE("cuda graph: values ops check on the device (clip_grad_norm_, welch, istft, pde rk4) replay as eager work "
+          "does, and replay() throws the eager error of a failure" * doctest::skip(!kGpu)) {
+  namespace sg = phasor::signal;
+  namespace P = phasor::pde;
+  manual_seed(44);
+  const std::string in_replay = " (in a CUDA graph replay)";
+  // each graph below holds one check: a replay waits for its end to read it
+  auto replay = [](const cuda::Graph& g) {
+    const long waits = emu_count(kDev, EmuCounter::HostWaits, [&] { g.replay(); });
+    CHECK((waits == 1 || waits == -1));
+  };
+  SUBCASE("clip_grad_norm_ with error_if_nonfinite: a failing replay leaves the gradients unclipped") {
+    nn::Linear lin(4, 3);
+    lin.to(kDev);
+    const std::vector<Tensor> params = lin.parameters();
+    const Tensor x = gpu_randn({5, 4});
+    auto backward = [&] {
+      lin.zero_grad();
+      lin.forward(x).square().sum().backward();
+    };
+    Tensor total;
+    auto step = [&] {
+      backward();
+      total = optim::clip_grad_norm_(params, 1.0, 2.0, true);
+    };
+    step();
+    cuda::Graph g;
+    g.capture(step);
+    std::vector<Tensor> grads;  // the gradients the replays write (an eager step would make new ones)
+    for (const auto& p : params) grads.push_back(p.grad());
+    auto agrees = [&] {  // the same step on CPU copies of the parameters
+      std::vector<Tensor> pc;
+      for (const auto& p : params) pc.push_back(p.detach().to(Device::cpu()).requires_grad_());
+      F::linear(x.to(Device::cpu()), pc[0], pc[1]).square().sum().backward();
+      const Tensor want = optim::clip_grad_norm_(pc, 1.0, 2.0, true);
+      CHECK(rel_diff(total, want) <= 1e-5);
+      for (std::size_t i = 0; i < pc.size(); ++i) CHECK(rel_diff(grads[i], pc[i].grad()) <= 1e-5);
+    };
+    for (int k = 0; k < 2; ++k) {
+      Tensor(x).copy_(randn({5, 4}).to(kDev) * 3.0);
+      replay(g);
+      agrees();
+    }
+    // an input that overflows float32 makes the weight's gradient infinite (all of x's rows alike: no inf - inf)
+    Tensor(x).fill_(1e30);
+    const std::string err = error_of([&] { g.replay(); });
+    CHECK(err.find("[clip_grad_norm_] the total norm of order 2 for gradients from `parameters` is inf (non-finite), "
+                   "so it cannot be clipped; pass error_if_nonfinite = false to clip anyway") == 0);
+    CHECK(err == error_of(step) + in_replay);  // the eager step says the same, and clips nothing either
+    for (std::size_t i = 0; i < params.size(); ++i) CHECK(rel_diff(grads[i], params[i].grad()) == 0);
+    Tensor(x).copy_(gpu_randn({5, 4}));
+    replay(g);  // the check words are reset before every replay
+    agrees();
+  }
+  SUBCASE("welch with a window tensor: a window that sums to zero fails a replay") {
+    const Tensor sig = gpu_randn({2, 300}), win = sg::get_window("hann", 64, true, float32, kDev);
+    const sg::WelchOptions o = sg::WelchOptions().with_window(win).sampling_rate(50);
+    Tensor P;
+    auto run = [&] { P = std::get<1>(sg::welch(sig, o)); };
+    run();
+    cuda::Graph g;
+    g.capture(run);
+    for (int k = 0; k < 2; ++k) {
+      Tensor(sig).copy_(gpu_randn({2, 300}));
+      replay(g);
+      const sg::WelchOptions oc = sg::WelchOptions().with_window(win.to(Device::cpu())).sampling_rate(50);
+      CHECK(rel_diff(P, std::get<1>(sg::welch(sig.to(Device::cpu()), oc))) <= 1e-5);
+    }
+    Tensor(win).zero_();
+    const std::string err = error_of([&] { g.replay(); });
+    CHECK(err == "[welch] the window sums to zero; cannot scale the density" + in_replay);
+    CHECK(err == error_of(run) + in_replay);
+  }
+  SUBCASE("istft with a window tensor: the first sample where NOLA fails is named") {
+    const Tensor win = ones({16}, float32, kDev);
+    const sg::STFTOptions o = sg::STFTOptions(16).hop(16).centered(false).with_window(win);
+    const Tensor X = sg::stft(gpu_randn({96}), o);
+    Tensor y;
+    auto run = [&] { y = sg::istft(X, o); };
+    run();
+    cuda::Graph g;
+    g.capture(run);
+    for (int k = 0; k < 2; ++k) {
+      Tensor(X).copy_(sg::stft(gpu_randn({96}), o));
+      replay(g);
+      const sg::STFTOptions oc = sg::STFTOptions(16).hop(16).centered(false).with_window(win.to(Device::cpu()));
+      CHECK(rel_diff(y, sg::istft(X.to(Device::cpu()), oc)) <= 1e-5);
+    }
+    Tensor(win).narrow(0, 5, 1).zero_();  // frames do not overlap: output samples 5, 21, ... have no weight
+    const std::string err = error_of([&] { g.replay(); });
+    CHECK(err.find("[istft] the squared window's overlap-add is 0 at output sample 5 (NOLA condition violated) for "
+                   "n_fft = 16, hop_length = 16, win_length = 16") == 0);
+    CHECK(err == error_of(run) + in_replay);
+  }
+  SUBCASE("pde::step and Integrator: rk4's stability check reads the equation's device parameter at each replay") {
+    const P::Grid grid({32}, 2.0 * 3.141592653589793);
+    const Tensor nu = scalar_tensor(0.1, float64, kDev);
+    const P::Burgers eq(grid, nu);  // its viscosity is nu's storage
+    const Tensor u = P::to_spectral(grid, randn({32}, float64)).to(kDev);
+    for (P::Stepper s : {P::Stepper::rk4, P::Stepper::etdrk4}) {
+      CAPTURE(P::to_string(s));
+      Tensor(nu).fill_(0.1);
+      Tensor a, b;
+      const P::Integrator integ(eq, 0.01, s);
+      auto run = [&] {
+        a = P::step(eq, u, 0.0, 0.01, s);
+        b = integ.steps(u, 0.0, 3);
+      };
+      run();
+      cuda::Graph g;
+      g.capture(run);
+      for (int k = 0; k < 2; ++k) {
+        Tensor(u).copy_(P::to_spectral(grid, randn({32}, float64)).to(kDev));
+        if (s == P::Stepper::rk4)
+          replay(g);
+        else
+          CHECK(emu_count(kDev, EmuCounter::HostWaits, [&] { g.replay(); }) <= 0);  // no check, no wait
+        const P::Burgers eq_cpu(grid, 0.1);
+        const Tensor uc = u.to(Device::cpu());
+        CHECK(rel_diff(a, P::step(eq_cpu, uc, 0.0, 0.01, s)) <= 1e-10);
+        CHECK(rel_diff(b, P::Integrator(eq_cpu, 0.01, s).steps(uc, 0.0, 3)) <= 1e-10);
+      }
+      if (s != P::Stepper::rk4) continue;
+      Tensor(nu).fill_(1000.0);  // |L| dt far outside RK4's stability region
+      const std::string err = error_of([&] { g.replay(); });
+      CHECK(err.find("[pde::step] explicit rk4 step is unstable: max|L| dt = ") == 0);
+      CHECK(err == error_of(run) + in_replay);
+      Tensor(nu).fill_(0.1);
+      replay(g);
+    }
+  }
 }
 
 TEST_CASE("cuda graph: random numbers drawn in a capture are fresh on every replay, as the eager draws would be" *

@@ -619,7 +619,7 @@ DEVICE_CASE("cuda layouts: drawn convolutions of drawn views agree with the CPU,
 
 // A captured op replays on its inputs' new values as it would run eagerly; every drawn op captures. The
 // index ops' index tensors are made on the device by the op's eager run and found there by its capture
-// (g_index_memo), so their captures hold the device-side index checks (Note [index checks in CUDA graphs]).
+// (g_index_memo), so their captures hold the device-side index checks (Note [device checks in CUDA graphs]).
 // GPU only: a virtual CPU device has no graphs.
 DEVICE_CASE("cuda layouts: drawn ops captured in a CUDA graph replay on new values as they run eagerly") {
   if (!dev.is_cuda()) return;

@@ -471,6 +471,12 @@ TEST_CASE("signal welch / periodogram: errors") {
   CHECK_THROWS_WITH_AS(S::welch(x, S::WelchOptions().detrend_type("quadratic")), doctest::Contains("detrend must be"), Error);
   CHECK_THROWS_WITH_AS(S::welch(x, S::WelchOptions().sampling_rate(0.0)), doctest::Contains("[welch] fs must be > 0, got 0"), Error);
   CHECK_THROWS_WITH_AS(S::welch(x, S::WelchOptions().with_window("nope")), doctest::Contains("unknown window"), Error);
+  CHECK_THROWS_WITH_AS(S::welch(x, S::WelchOptions().with_window(zeros({32}, float64))),
+                       "[welch] the window sums to zero; cannot scale the density", Error);
+  const Tensor alternating = from_vector(std::vector<double>{1, -1, 1, -1});  // sums to zero, its squares do not
+  CHECK_NOTHROW(S::welch(x, S::WelchOptions().with_window(alternating)));
+  CHECK_THROWS_WITH_AS(S::welch(x, S::WelchOptions().with_window(alternating).scale("spectrum")),
+                       "[welch] the window sums to zero; cannot scale the spectrum", Error);
   CHECK_THROWS_WITH_AS(S::periodogram(x, S::WelchOptions().with_window(ones({50}, float64))), doctest::Contains("[periodogram] window of shape (50,) must be 1-D with 100 samples"), Error);
   CHECK_THROWS_WITH_AS(S::periodogram(x, S::periodogram_options().fft_length(0)), doctest::Contains("nfft must be >= 1, got 0"), Error);
 }

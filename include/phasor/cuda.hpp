@@ -133,8 +133,10 @@ void record_stream(const Tensor& t, const Stream& stream);
 ///    an LR scheduler between replays), and random numbers from the default generator (rand, randn,
 ///    randint, dropout): each replay draws what the same work run eagerly would draw from the
 ///    generator's state then, and advances it as that work would; the capture itself draws nothing.
-///  - index tensors on the GPU (index_select, index_add, gather, scatter_add, cross_entropy's and
-///    nll_loss's targets) are checked on the device at every replay; see replay().
+///  - values ops validate are checked on the device at every replay (see replay()): index tensors on the
+///    GPU (index_select, index_add, gather, scatter_add, cross_entropy's and nll_loss's targets),
+///    clip_grad_norm_'s total with error_if_nonfinite, welch's window sum, istft's NOLA condition and
+///    pde::step's RK4 stability.
 /// Memory that was live during the capture is not reused while the graph lives (see reset()).
 class Graph {
  public:
@@ -158,10 +160,11 @@ class Graph {
   /// Ends the capture begun by capture_begin and restores the current stream; throws (discarding the
   /// capture) when the captured work made a call that cannot be captured.
   void capture_end();
-  /// Queues the captured work on the device's current stream (one launch). A graph holding index checks
-  /// waits for the replay and throws the eager op's phasor::Error for its first out-of-range index ("...
-  /// (in a CUDA graph replay)"); that op and later checked ones wrote zeros (gathers) or added nothing
-  /// (scatters), and the rest of the replay ran on what they left.
+  /// Queues the captured work on the device's current stream (one launch). A graph holding device checks
+  /// waits for the replay and throws the eager op's phasor::Error for its first failed check ("... (in a
+  /// CUDA graph replay)", naming an index op's first out-of-range index); a failed index op and later
+  /// checked ones wrote zeros (gathers) or added nothing (scatters), a failed clip_grad_norm_ left the
+  /// gradients unclipped, and the rest of the replay ran on what they left.
   void replay() const;
   /// Discards the capture after waiting for its replays; its memory is reusable again.
   void reset();

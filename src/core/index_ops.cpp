@@ -245,7 +245,7 @@ Tensor src_as(const Tensor& src, Dtype to, const char* op) {
 /// Checks gather/scatter index: int64, same number of dims as x, sizes within x (except dim d) and
 /// within `src` (when given), values in [0, x.size(d)) (not for a `trusted` index on a GPU: the caller
 /// built it in range, and checking would make the host wait). Inside a CUDA graph capture the values are
-/// checked by the device: returns the words of that check for the op's kernel (Note [index checks in CUDA
+/// checked by the device: returns the words of that check for the op's kernel (Note [device checks in CUDA
 /// graphs]); nullptr otherwise.
 const std::uint64_t* check_gather_index(const Tensor& x, std::int64_t d, const Tensor& index, const Tensor* src,
                                         const char* op, bool trusted) {

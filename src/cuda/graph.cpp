@@ -22,8 +22,9 @@
 // the work once before capturing). Anything else the CUDA runtime rejects invalidates the capture and
 // capture_end throws. Either way the capture is discarded: the stream, the allocator and the current
 // stream are as before capture_begin.
-// Replay queues the graph on the device's current stream; CUDA orders the launches of one graph. Index
-// ops on device indices are checked by the device at each replay (Note [index checks in CUDA graphs]).
+// Replay queues the graph on the device's current stream; CUDA orders the launches of one graph. Values
+// ops validate (indices, a few flags) are checked by the device at each replay (Note [device checks in
+// CUDA graphs]).
 // Resources the captured work uses beyond device memory (cuFFT plans) are kept alive by the graph
 // (keep_for_graph). reset() and the destructor wait for the device before releasing memory.
 //
@@ -51,20 +52,28 @@
 // draws nothing. A Generator the caller passes may not outlive the graph, so drawing from one in a
 // capture is refused.
 //
-// Note [index checks in CUDA graphs]
-// Eagerly, index_select, index_add, gather and scatter_add check their indices' range before any work (a
-// GPU index costs one wait for its min and max) and throw the CPU's error. A capture cannot wait, and the
-// values a replay reads are those in the index tensor at the replay. So inside a capture an op whose index
-// tensor is already on the device registers a check (capture_index_check): a kernel queued before the op's
-// own kernel looks at every index and, where one is out of range, records the check's number and the
-// smallest offending position (in the index's logical order) in the graph's three check words, and a
-// one-thread kernel then stores the value there. The op's kernel reads the first word: when any check of
-// this replay has failed, a gather writes zeros and a scatter adds nothing (index_add and scatter_add
-// return their input unchanged), and later checks of the replay stand down. nll_loss and cross_entropy
-// check their class targets the same way (a target equal to ignore_index is exempt) and map bad ones to
-// class 0, so that their own gather stays in range. The words are host values (Note [host values in CUDA
-// graphs]), reset before every replay. replay() of a graph with checks waits for the replay to end and
-// reads the words: a failed check throws the eager op's message for the first offending value, with " (in
+// Note [device checks in CUDA graphs]
+// Some ops validate values the device computes: index_select, index_add, gather and scatter_add the range
+// of their indices, nll_loss and cross_entropy their class targets, and a few ops one flag each
+// (detail::check_device_value, core/device_check.cpp: clip_grad_norm_'s error_if_nonfinite, welch's
+// window sum, istft's NOLA condition, pde's explicit-stability check). Eagerly the host waits for the
+// answer (one wait on a GPU) and throws before any work. A capture cannot wait, and a replay must check
+// the values of its own moment. So inside a capture such an op registers a check (capture_check, with a
+// function that writes its message) and queues kernels that test the values at each replay and, on a
+// failure, record the check's number and two words for the message in the graph's three check words:
+//  - an index check (check_index_range) scans every index; each offending one records the number and,
+//    with atomicMin, lowers the position word to the smallest offending position (in the index's logical
+//    order); a one-thread kernel then stores the value there. The op's kernel reads the first word: when
+//    any check of this replay has failed, a gather writes zeros and a scatter adds nothing (index_add and
+//    scatter_add return their input unchanged). nll_loss and cross_entropy exempt ignore_index and map
+//    bad targets to class 0, so that their own gather stays in range;
+//  - a flag check (queue_flag_check) is one thread: when the flag is set it records the number and the
+//    two float64 values the message names. The op itself keeps a failure harmless to the work that
+//    follows (clip_grad_norm_ then leaves the gradients as they were).
+// Checks after a failed one stand down, so the first failure of a replay is reported. The words are host
+// values (Note [host values in CUDA graphs]), reset before every replay; a graph without checks makes no
+// host wait. replay() of a graph with checks waits for the replay to end and reads the words: a failed
+// check throws the eager op's message (for an index check, naming the first offending value), with " (in
 // a CUDA graph replay)" appended. The replay's other work did run, on what the failed op left: results
 // computed from it are not meaningful. Indices the library builds in range itself (the `trusted` ops, as
 // in pad and in the losses' gathers) take no check, eagerly or in a capture.
@@ -102,10 +111,11 @@ struct Graph::Impl {
   std::vector<HostValues> host_values;
   const void* counter_state = nullptr;  // in host_values: (seed, base) of a replay's random draws
   std::uint64_t counters = 0;           // Philox counters the captured random draws use per replay
-  struct IndexCheck {  // capture_index_check: what a failure of check number i + 1 reports
-    std::string op, prefix, suffix;
+  struct Check {  // capture_check: what a failure of check number i + 1 reports
+    std::string op;
+    detail::CheckReport report;
   };
-  std::vector<IndexCheck> checks;
+  std::vector<Check> checks;
   std::uint64_t* check_words = nullptr;  // in host_values: failed check's number (0: none), position, value
 };
 
@@ -240,8 +250,7 @@ const void* capture_random_counters(Device device, std::uint64_t n, std::uint64_
   return g->counter_state;
 }
 
-std::uint64_t* capture_index_check(Device device, const char* op, std::string prefix, std::string suffix,
-                                   std::uint64_t& id) {
+std::uint64_t* capture_check(Device device, const char* op, CheckReport report, std::uint64_t& id) {
   Graph::Impl* g = capture_on(device);
   if (!g) return nullptr;
   if (!g->check_words) {  // reset before each replay: no failure, no position yet (atomicMin lowers it), no value
@@ -252,7 +261,7 @@ std::uint64_t* capture_index_check(Device device, const char* op, std::string pr
     });
     g->check_words = static_cast<std::uint64_t*>(g->host_values.back().words.data_ptr());
   }
-  g->checks.push_back({op, std::move(prefix), std::move(suffix)});
+  g->checks.push_back({op, std::move(report)});
   id = g->checks.size();
   return g->check_words;
 }
@@ -372,20 +381,20 @@ void Graph::replay() const {
     throw Error("cuda.Graph.replay", g.capturing ? "the capture has not ended (call capture_end first)"
                                                  : "nothing captured (call capture or capture_begin/capture_end)");
   if (!g.checks.empty())
-    detail::refuse_in_capture(Device::cuda(g.device), "cuda.Graph.replay", "a replay of a graph with index checks",
-                              "it waits for the replay to read them (Note [index checks in CUDA graphs])");
+    detail::refuse_in_capture(Device::cuda(g.device), "cuda.Graph.replay", "a replay of a graph with device checks",
+                              "it waits for the replay to read them (Note [device checks in CUDA graphs])");
   detail::DeviceGuard guard(g.device);
   cudaStream_t s = detail::current_stream_handle(g.device);
   detail::write_host_values(g, s);  // Note [host values in CUDA graphs]
   PHASOR_CUDA_CHECK(cudaGraphLaunch(g.exec, s));
   if (g.checks.empty()) return;
-  // Note [index checks in CUDA graphs]: wait for this replay and report its first failed index check
+  // Note [device checks in CUDA graphs]: wait for this replay and report its first failed check
   std::uint64_t w[3] = {};
   PHASOR_CUDA_CHECK(cudaMemcpyAsync(w, g.check_words, sizeof(w), cudaMemcpyDeviceToHost, s));
   PHASOR_CUDA_CHECK(cudaStreamSynchronize(s));
   if (w[0] == 0) return;
-  const Impl::IndexCheck& c = g.checks.at(static_cast<std::size_t>(w[0] - 1));
-  throw Error(c.op, c.prefix + std::to_string(static_cast<std::int64_t>(w[2])) + c.suffix + " (in a CUDA graph replay)");
+  const Impl::Check& c = g.checks.at(static_cast<std::size_t>(w[0] - 1));
+  throw Error(c.op, c.report(w[1], w[2]) + " (in a CUDA graph replay)");
 }
 
 void Graph::reset() {
@@ -414,7 +423,7 @@ void refuse_in_capture(Device, const char*, const char*, const char*) {}
 void keep_for_graph(Device, std::shared_ptr<const void>) {}
 const void* capture_host_values(Device, int, std::function<void(std::uint64_t*)>) { return nullptr; }
 const void* capture_random_counters(Device, std::uint64_t, std::uint64_t&) { return nullptr; }
-std::uint64_t* capture_index_check(Device, const char*, std::string, std::string, std::uint64_t&) { return nullptr; }
+std::uint64_t* capture_check(Device, const char*, CheckReport, std::uint64_t&) { return nullptr; }
 }  // namespace detail
 
 namespace {

@@ -30,12 +30,20 @@ const void* capture_host_values(Device device, int words, std::function<void(std
 /// the (seed, base) pair each replay writes (Note [random numbers in CUDA graphs]); nullptr otherwise.
 const void* capture_random_counters(Device device, std::uint64_t n, std::uint64_t& start);
 
-/// While the calling thread captures on `device`: registers a device-side index check of `op` (Note [index
-/// checks in CUDA graphs]) whose failure replay() reports as phasor::Error(op, "<prefix><value><suffix> (in a
-/// CUDA graph replay)"), sets `id` to its number (from 1) and returns the graph's check words; nullptr when
-/// not capturing.
-std::uint64_t* capture_index_check(Device device, const char* op, std::string prefix, std::string suffix,
-                                   std::uint64_t& id);
+/// What a failed device check reports: the message of phasor::Error(op, ...) made from the two words its
+/// kernels stored (Note [device checks in CUDA graphs]).
+using CheckReport = std::function<std::string(std::uint64_t, std::uint64_t)>;
+/// While the calling thread captures on `device`: registers a device-side check of `op` (Note [device checks
+/// in CUDA graphs]) whose failure replay() reports as phasor::Error(op, "<report(words[1], words[2])> (in a
+/// CUDA graph replay)"), sets `id` to its number (from 1) and returns the graph's three check words; nullptr
+/// when not capturing.
+std::uint64_t* capture_check(Device device, const char* op, CheckReport report, std::uint64_t& id);
+
+/// Queues flag check number `id` (capture_check) on `stream` (a cudaStream_t; graph_values.cu): one thread
+/// that, when the device bool *bad is true and no check of this replay has failed yet, sets words to {id,
+/// *a, *b} (device addresses of two 8-byte values, e.g. float64 bits; nullptr stores 0).
+void queue_flag_check(const bool* bad, const std::uint64_t* a, const std::uint64_t* b, std::uint64_t id,
+                      std::uint64_t* words, void* stream);
 
 /// Most words one write_words launch writes.
 inline constexpr int kMaxWordWrites = 32;

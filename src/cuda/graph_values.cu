@@ -1,5 +1,6 @@
-// src/cuda/graph_values.cu - the one kernel a CUDA graph replay queues before the graph: it writes the
-// host values the captured work reads from device memory (Note [host values in CUDA graphs] in graph.cpp).
+// src/cuda/graph_values.cu - the kernel a CUDA graph replay queues before the graph, which writes the
+// host values the captured work reads from device memory (Note [host values in CUDA graphs] in graph.cpp),
+// and the flag check captured work queues (Note [device checks in CUDA graphs]).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -22,9 +23,24 @@ __global__ void write_words_kernel(const WordWrites w) {
   if (i < w.count) *w.dst[i] = w.value[i];
 }
 
+/// queue_flag_check's one thread.
+__global__ void flag_check_kernel(const bool* bad, const std::uint64_t* a, const std::uint64_t* b, std::uint64_t id,
+                                  std::uint64_t* words) {
+  if (words[0] != 0 || !*bad) return;  // an earlier check of this replay failed: its report stands
+  words[0] = id;
+  words[1] = a ? *a : 0;
+  words[2] = b ? *b : 0;
+}
+
 }  // namespace
 
 namespace detail {
+
+void queue_flag_check(const bool* bad, const std::uint64_t* a, const std::uint64_t* b, std::uint64_t id,
+                      std::uint64_t* words, void* stream) {
+  launch_kernel(flag_check_kernel, 1, 1, static_cast<cudaStream_t>(stream), bad, a, b, id, words);
+  check_launch("device check");
+}
 
 void write_words(std::uint64_t* const* dst, const std::uint64_t* values, int count, void* stream) {
   if (count <= 0) return;

@@ -22,8 +22,8 @@ __device__ __forceinline__ std::int64_t index_at(const AlongDim& a, const std::i
   }
 }
 
-/// True when an index check of the CUDA graph replay running this kernel has failed (Note [index checks in
-/// CUDA graphs]): the kernel must not use its indices.
+/// True when a device check of the CUDA graph replay running this kernel has failed (Note [device checks
+/// in CUDA graphs]): the kernel must not use its indices.
 __device__ __forceinline__ bool check_failed(const AlongDim& a) { return a.checks && a.checks[0] != 0; }
 
 /// f(out_at_k, data_at_k, out_at_j, data_at_j) for every (position p, step k) with j its index (0 when
@@ -44,7 +44,7 @@ __device__ __forceinline__ void each_step(const AlongDim& a, bool ignore_index, 
   }
 }
 
-/// select / gather: out[p, k] = x[p, j] (zeros after a failed index check).
+/// select / gather: out[p, k] = x[p, j] (zeros after a failed check).
 template <class T, bool PerPosition>
 __global__ void pick_kernel(AlongDim a) {
   const bool failed = check_failed(a);

@@ -25,7 +25,7 @@ struct AlongDim {
   const std::int64_t* index = nullptr;    ///< select/add: `steps` indices in [-wrap, wrap) (device memory)
   std::int64_t wrap = 0;                  ///< select/add: a negative index counts from this size
   Divisor positions;                      ///< by pos.numel, for (position, step) pairs (Note [fast index division])
-  const std::uint64_t* checks = nullptr;  ///< in a capture: the graph's index check words; when the first is
+  const std::uint64_t* checks = nullptr;  ///< in a capture: the graph's check words; when the first is
                                           ///< set (a check failed) picks write zeros and adds add nothing
 };
 
@@ -37,7 +37,7 @@ struct AlongDim {
 /// is no kernel for the dtype.
 bool along_dim(AlongOp op, Dtype dtype, const AlongDim& a, void* stream);
 
-/// Queues index check number `id` of a CUDA graph capture on `stream` (Note [index checks in CUDA graphs]
+/// Queues index check number `id` of a CUDA graph capture on `stream` (Note [device checks in CUDA graphs]
 /// in graph.cpp): unless an earlier check failed, an element of the int64 operand `index` (data[0], any
 /// layout, walked in logical order) outside [lo, hi) and not equal to `exempt` (when `has_exempt`) sets
 /// words[0] = id and lowers words[1] to its position, and a second kernel stores the value there in words[2].

@@ -86,12 +86,28 @@ const std::uint64_t* check_index_in_capture(const Tensor& index, std::int64_t lo
                                             std::string prefix, std::string suffix, std::optional<std::int64_t> exempt) {
   if (!index.device().is_cuda() || index.numel() == 0) return nullptr;
   std::uint64_t id = 0;
-  std::uint64_t* words = capture_index_check(index.device(), op, std::move(prefix), std::move(suffix), id);
+  CheckReport report = [prefix = std::move(prefix), suffix = std::move(suffix)](std::uint64_t, std::uint64_t value) {
+    return prefix + std::to_string(static_cast<std::int64_t>(value)) + suffix;
+  };
+  std::uint64_t* words = capture_check(index.device(), op, std::move(report), id);
   if (!words) return nullptr;  // not capturing
   const Operands o = operands({&index}, op);
   Launch l(index);
   check_index_range(o, lo, hi, exempt.has_value(), exempt.value_or(0), id, words, l.stream);
   return words;
+}
+
+bool check_flag_in_capture(const Tensor& bad, const Tensor& a, const Tensor& b, const char* op, CheckReport report) {
+  if (!bad.device().is_cuda()) return false;
+  std::uint64_t id = 0;
+  std::uint64_t* words = capture_check(bad.device(), op, std::move(report), id);
+  if (!words) return false;  // not capturing
+  const auto bits = [](const Tensor& t) {
+    return t.defined() ? static_cast<const std::uint64_t*>(t.data_ptr()) : nullptr;
+  };
+  Launch l(bad);
+  queue_flag_check(static_cast<const bool*>(bad.data_ptr()), bits(a), bits(b), id, words, l.stream);
+  return true;
 }
 
 void random_fill(RandomKind kind, const Tensor& t, std::int64_t n, const Counters& c, double scale, std::int64_t low,
@@ -119,6 +135,7 @@ const std::uint64_t* check_index_in_capture(const Tensor&, std::int64_t, std::in
                                             std::string, std::optional<std::int64_t>) {
   return nullptr;
 }
+bool check_flag_in_capture(const Tensor&, const Tensor&, const Tensor&, const char*, CheckReport) { return false; }
 void random_fill(RandomKind, const Tensor& t, std::int64_t, const Counters&, double, std::int64_t, std::uint64_t) {
   no_cuda_backend("random", t.device());
 }

@@ -1,10 +1,12 @@
-// src/cuda/index_ops.hpp - CUDA-free glue for the core's along-dim ops (core/index_ops.cpp) and
-// random creation (core/random.cpp): every build has these; a CPU-only build's throw.
+// src/cuda/index_ops.hpp - CUDA-free glue for the core's along-dim ops (core/index_ops.cpp), device checks
+// in CUDA graphs (core/device_check.cpp) and random creation (core/random.cpp): every build has these; a
+// CPU-only build's throw.
 #pragma once
 #include <cstdint>
 #include <optional>
 #include <string>
 
+#include "cuda/graph.hpp"
 #include "cuda/random.hpp"
 #include "phasor/tensor.hpp"
 
@@ -30,11 +32,16 @@ void scatter_add(const Tensor& out, const Tensor& src, std::int64_t d, const Ten
 /// While the calling thread captures a CUDA graph on index's device: queues a device-side check that every
 /// element of the int64 tensor `index` lies in [lo, hi) or equals `exempt`, which replay() reports as
 /// phasor::Error(op, "<prefix><value><suffix> (in a CUDA graph replay)") naming the first offending one (Note
-/// [index checks in CUDA graphs] in cuda/graph.cpp), and returns the check words the op's kernel takes.
+/// [device checks in CUDA graphs] in cuda/graph.cpp), and returns the check words the op's kernel takes.
 /// nullptr when not capturing (or `index` is empty or not on a GPU): the caller checks on the host.
 const std::uint64_t* check_index_in_capture(const Tensor& index, std::int64_t lo, std::int64_t hi, const char* op,
                                             std::string prefix, std::string suffix,
                                             std::optional<std::int64_t> exempt = std::nullopt);
+/// While the calling thread captures a CUDA graph on bad's device: queues a device-side check that fails a
+/// replay when the contiguous 0-d bool tensor `bad` holds true, which replay() reports as phasor::Error(op,
+/// "<report(a's bits, b's bits)> (in a CUDA graph replay)") with a and b contiguous 0-d 8-byte tensors on
+/// that device (undefined: 0), and returns true; false when not capturing (or bad is not on a GPU).
+bool check_flag_in_capture(const Tensor& bad, const Tensor& a, const Tensor& b, const char* op, CheckReport report);
 /// Fills the contiguous CUDA tensor t with n values of `kind` from the counters c (Note [counter-based
 /// random numbers] in core/philox.hpp).
 void random_fill(RandomKind kind, const Tensor& t, std::int64_t n, const Counters& c, double scale = 1,

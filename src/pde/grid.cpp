@@ -39,17 +39,10 @@ void check_real_dtype(Dtype dtype, const char* op) {
     throw Error(op, std::string("dtype must be float32 or float64, got ") + dtype_name(dtype));
 }
 
-/// A host-built symbol `t` cast to `dtype` (on the host) and moved to `device`; a device that does
-/// not exist throws phasor::Error naming `op` and the device.
-Tensor place(const Tensor& t, Dtype dtype, Device device, const char* op) {
-  ::phasor::cuda::detail::check_device(device, op);
-  return t.to(dtype).to(device);
-}
-
-/// An operator's symbol for `device`: on the host CPU make() every time; on another device made once per
-/// (grid, kind, dtype, device) and shared (Note [device constants]), so an operator applied to a GPU field
-/// costs no host-to-device copy after the first call. The cached tensors never leave this file (no caller
-/// can modify them).
+/// A grid tensor `kind` (make() builds it on the host, in any dtype) as `dtype` on `device`: on the host CPU
+/// built every time; on another device built and moved once per (grid, kind, dtype, device) and shared (Note
+/// [device constants]), so an operator applied to a GPU field costs no host-to-device copy after the first
+/// call. Operators in this file only read the shared tensors; the Grid methods hand out copies (place).
 Tensor device_symbol(const Grid& g, const std::string& kind, Dtype dtype, Device device,
                      const std::function<Tensor()>& make) {
   const auto key = [&] {
@@ -58,7 +51,17 @@ Tensor device_symbol(const Grid& g, const std::string& kind, Dtype dtype, Device
     for (std::int64_t a = 0; a < g.ndim(); ++a) k << '|' << g.sizes()[a] << ':' << g.lengths()[a];
     return k.str();
   };
-  return ::phasor::detail::device_constant(device, key, make);
+  return ::phasor::detail::device_constant(device, key, [&] { return make().to(dtype); });
+}
+
+/// device_symbol as the caller's own tensor, for the Grid methods: off the host CPU a copy made on the
+/// device (no host-to-device copy or host wait after the first call, so a CUDA graph can capture it). A
+/// device that does not exist throws phasor::Error naming `op` and the device.
+Tensor place(const Grid& g, const std::string& kind, Dtype dtype, Device device, const char* op,
+             const std::function<Tensor()>& make) {
+  ::phasor::cuda::detail::check_device(device, op);
+  const Tensor t = device_symbol(g, kind, dtype, device, make);
+  return device == Device::cpu() ? t : t.clone();
 }
 
 /// The rfftn/irfftn dims of a d-dimensional grid: (-d, ..., -1).
@@ -87,8 +90,8 @@ std::vector<double> wavenumber_values(const Grid& g, std::int64_t axis) {
 }
 
 /// (i k)^order along `axis` (Nyquist zeroed for odd orders), shaped to broadcast over the half
-/// spectrum, as complex `dtype` on `device`.
-Tensor make_derivative_symbol(const Grid& g, std::int64_t axis, int order, Dtype dtype, Device device) {
+/// spectrum, as complex128 on the host.
+Tensor make_derivative_symbol(const Grid& g, std::int64_t axis, int order) {
   const std::int64_t n = g.sizes()[axis];
   const bool halved = axis == g.ndim() - 1;
   const std::vector<double> k = wavenumber_values(g, axis);
@@ -108,8 +111,7 @@ Tensor make_derivative_symbol(const Grid& g, std::int64_t axis, int order, Dtype
       default: m[j] = {0.0, -p}; break;
     }
   }
-  return place(from_vector(m, axis_shape(g.ndim(), axis, static_cast<std::int64_t>(k.size()))), dtype, device,
-               "pde::derivative");
+  return from_vector(m, axis_shape(g.ndim(), axis, static_cast<std::int64_t>(k.size())));
 }
 
 /// make_derivative_symbol through device_symbol's cache.
@@ -118,7 +120,8 @@ Tensor derivative_symbol(const Grid& g, std::int64_t axis, int order, Dtype dtyp
   kind += std::to_string(axis);
   kind += ' ';
   kind += std::to_string(order);
-  return device_symbol(g, kind, dtype, device, [&] { return make_derivative_symbol(g, axis, order, dtype, device); });
+  ::phasor::cuda::detail::check_device(device, "pde::derivative");
+  return device_symbol(g, kind, dtype, device, [&] { return make_derivative_symbol(g, axis, order); });
 }
 
 /// -|k|^2 over the half spectrum in double, row-major over spectral_sizes().
@@ -144,6 +147,25 @@ std::vector<double> laplacian_values(const Grid& g) {
     }
   }
   return out;
+}
+
+/// The 2/3-rule mask over the half spectrum (1: kept), built on the host.
+Tensor dealias_values(const Grid& g) {
+  const std::int64_t d = g.ndim();
+  Tensor mask;
+  for (std::int64_t a = 0; a < d; ++a) {
+    const std::int64_t n = g.sizes()[a];
+    const bool halved = a == d - 1;
+    const std::int64_t len = halved ? n / 2 + 1 : n;
+    std::vector<double> keep(static_cast<std::size_t>(len));
+    for (std::int64_t j = 0; j < len; ++j) {
+      const std::int64_t m = detail::frequency(j, n, halved);
+      keep[j] = 3 * (m < 0 ? -m : m) < n ? 1.0 : 0.0;
+    }
+    Tensor t = from_vector(keep, axis_shape(d, a, len));
+    mask = mask.defined() ? mask * t : t;
+  }
+  return mask.expand(g.spectral_sizes()).contiguous();
 }
 
 /// Promotes an integer/bool field to the default float dtype; rejects complex fields.
@@ -220,11 +242,12 @@ Tensor Grid::coordinates(std::int64_t axis, Dtype dtype, Device device) const {
   const char* op = "pde::Grid::coordinates";
   const std::int64_t a = wrap_axis(axis, op);
   check_real_dtype(dtype, op);
-  const std::int64_t n = sizes_[a];
-  std::vector<double> x(static_cast<std::size_t>(n));
-  for (std::int64_t j = 0; j < n; ++j)
-    x[j] = static_cast<double>(j) * lengths_[a] / static_cast<double>(n);
-  return place(from_vector(x, axis_shape(ndim(), a, n)), dtype, device, op);
+  return place(*this, "coordinates " + std::to_string(a), dtype, device, op, [&] {
+    const std::int64_t n = sizes_[a];
+    std::vector<double> x(static_cast<std::size_t>(n));
+    for (std::int64_t j = 0; j < n; ++j) x[j] = static_cast<double>(j) * lengths_[a] / static_cast<double>(n);
+    return from_vector(x, axis_shape(ndim(), a, n));
+  });
 }
 
 std::vector<Tensor> Grid::mesh(Dtype dtype, Device device) const {
@@ -232,7 +255,8 @@ std::vector<Tensor> Grid::mesh(Dtype dtype, Device device) const {
   check_real_dtype(dtype, op);
   std::vector<Tensor> out;
   for (std::int64_t a = 0; a < ndim(); ++a)
-    out.push_back(place(coordinates(a, dtype).expand(sizes_).contiguous(), dtype, device, op));
+    out.push_back(place(*this, "mesh " + std::to_string(a), dtype, device, op,
+                        [&] { return coordinates(a, float64).expand(sizes_).contiguous(); }));
   return out;
 }
 
@@ -240,34 +264,23 @@ Tensor Grid::wavenumbers(std::int64_t axis, Dtype dtype, Device device) const {
   const char* op = "pde::Grid::wavenumbers";
   const std::int64_t a = wrap_axis(axis, op);
   check_real_dtype(dtype, op);
-  const std::vector<double> k = wavenumber_values(*this, a);
-  return place(from_vector(k, axis_shape(ndim(), a, static_cast<std::int64_t>(k.size()))), dtype, device, op);
+  return place(*this, "wavenumbers " + std::to_string(a), dtype, device, op, [&] {
+    const std::vector<double> k = wavenumber_values(*this, a);
+    return from_vector(k, axis_shape(ndim(), a, static_cast<std::int64_t>(k.size())));
+  });
 }
 
 Tensor Grid::laplacian_symbol(Dtype dtype, Device device) const {
   const char* op = "pde::Grid::laplacian_symbol";
   check_real_dtype(dtype, op);
-  return place(from_vector(laplacian_values(*this), spectral_sizes()), dtype, device, op);
+  return place(*this, "laplacian", dtype, device, op,
+               [&] { return from_vector(laplacian_values(*this), spectral_sizes()); });
 }
 
 Tensor Grid::dealias_mask(Dtype dtype, Device device) const {
   const char* op = "pde::Grid::dealias_mask";
   check_real_dtype(dtype, op);
-  const std::int64_t d = ndim();
-  Tensor mask;
-  for (std::int64_t a = 0; a < d; ++a) {
-    const std::int64_t n = sizes_[a];
-    const bool halved = a == d - 1;
-    const std::int64_t len = halved ? n / 2 + 1 : n;
-    std::vector<double> keep(static_cast<std::size_t>(len));
-    for (std::int64_t j = 0; j < len; ++j) {
-      const std::int64_t m = detail::frequency(j, n, halved);
-      keep[j] = 3 * (m < 0 ? -m : m) < n ? 1.0 : 0.0;
-    }
-    Tensor t = from_vector(keep, axis_shape(d, a, len));
-    mask = mask.defined() ? mask * t : t;
-  }
-  return place(mask.expand(spectral_sizes()).contiguous(), dtype, device, op);
+  return place(*this, "dealias", dtype, device, op, [&] { return dealias_values(*this); });
 }
 
 void Grid::check_field(const char* op, const Tensor& u) const {
@@ -362,8 +375,8 @@ Tensor laplacian(const Grid& g, const Tensor& u) {
   return ::phasor::detail::composite(op, {x}, [&] {
     Tensor xh = to_spectral(g, x);
     const Dtype rd = to_real(xh.dtype());
-    const Tensor sym =
-        device_symbol(g, "laplacian", rd, xh.device(), [&] { return g.laplacian_symbol(rd, xh.device()); });
+    const Tensor sym = device_symbol(g, "laplacian", rd, xh.device(),
+                                     [&] { return from_vector(laplacian_values(g), g.spectral_sizes()); });
     return from_spectral(g, xh * sym);
   });
 }
@@ -377,7 +390,7 @@ Tensor inverse_laplacian(const Grid& g, const Tensor& f) {
     const Tensor sym = device_symbol(g, "inverse_laplacian", to_real(xh.dtype()), xh.device(), [&] {
       std::vector<double> inv = laplacian_values(g);
       for (double& v : inv) v = v == 0.0 ? 0.0 : 1.0 / v;
-      return place(from_vector(inv, g.spectral_sizes()), to_real(xh.dtype()), xh.device(), op);
+      return from_vector(inv, g.spectral_sizes());
     });
     return from_spectral(g, xh * sym);
   });
@@ -391,9 +404,8 @@ Tensor dealias(const Grid& g, const Tensor& u_hat) {
   return ::phasor::detail::composite(op, {u_hat},
                                      [&] {
                                        const Dtype rd = to_real(u_hat.dtype());
-                                       return u_hat * device_symbol(g, "dealias", rd, u_hat.device(), [&] {
-                                                return g.dealias_mask(rd, u_hat.device());
-                                              });
+                                       return u_hat * device_symbol(g, "dealias", rd, u_hat.device(),
+                                                                    [&] { return dealias_values(g); });
                                      });
 }
 

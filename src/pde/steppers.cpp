@@ -8,6 +8,8 @@
 #include <numbers>
 
 #include "autodiff/node.hpp"
+#include "core/device_check.hpp"
+#include "core/device_constants.hpp"
 #include "pde/solve_impl.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
@@ -123,13 +125,20 @@ std::vector<Tensor> stepper_coefficients(Stepper s, const Tensor& L, double dt, 
       };
       for (std::int64_t j0 = 0; j0 < J; j0 += per) {
         const std::int64_t cnt = std::min(per, J - j0);
-        std::vector<std::complex<double>> roots(static_cast<std::size_t>(cnt));
-        for (std::int64_t j = 0; j < cnt; ++j)
-          roots[static_cast<std::size_t>(j)] =
-              std::polar(1.0, 2.0 * std::numbers::pi * (static_cast<double>(j0 + j) + 0.5) / static_cast<double>(M));
+        // the points' offsets, made once per device (Note [device constants]: no host copy per call)
+        const Tensor roots = ::phasor::detail::device_constant(
+            Lh.device(),
+            [&] { return "etdrk4 roots|" + std::to_string(M) + '|' + std::to_string(j0) + '|' + std::to_string(cnt); },
+            [&] {
+              std::vector<std::complex<double>> r(static_cast<std::size_t>(cnt));
+              for (std::int64_t j = 0; j < cnt; ++j)
+                r[static_cast<std::size_t>(j)] = std::polar(
+                    1.0, 2.0 * std::numbers::pi * (static_cast<double>(j0 + j) + 0.5) / static_cast<double>(M));
+              return from_vector(r, Shape{cnt});
+            });
         Shape rshape(static_cast<std::size_t>(Lh.dim() + 1), 1);
         rshape[0] = cnt;
-        const Tensor z = Lh.unsqueeze(0) + from_vector(roots, Shape{cnt}).reshape(rshape).to(Lh.device());
+        const Tensor z = Lh.unsqueeze(0) + roots.reshape(rshape);
         const Tensor ez2 = exp(z * 0.5), ez = ez2 * ez2, z2 = z * z, iz = 1.0 / z, iz3 = iz * iz * iz;
         acc(sQ, (ez2 - 1.0) * iz);
         acc(s1, (-4.0 - z + ez * (4.0 - 3.0 * z + z2)) * iz3);
@@ -228,14 +237,14 @@ void check_explicit_stability(Stepper s, const Tensor& L, double dt, const char*
   const Tensor R = 1.0 + z * (1.0 + z * (0.5 + z * ((1.0 / 6.0) + z * (1.0 / 24.0))));
   const Tensor amp = abs(R);
   const Tensor bad = (amp > 1.0 + 1e-9) & (real(z) <= 0.0);
-  if (any(bad).item<bool>()) {
-    const double zmax = max(abs(z)).item<double>();
-    const double worst = max(masked_fill(amp, logical_not(bad), 0.0)).item<double>();
-    throw Error(op, "explicit rk4 step is unstable: max|L| dt = " + fmt(zmax) +
-                        " puts a decaying/oscillating mode outside the RK4 stability region (amplification " +
-                        fmt(worst) + " > 1 per step, dt = " + fmt(dt) +
-                        "); use a smaller dt (|L| dt <~ 2.7) or an implicit/exponential stepper");
-  }
+  ::phasor::detail::check_device_value(
+      op, any(bad), [&] { return std::pair{max(abs(z)), max(masked_fill(amp, logical_not(bad), 0.0))}; },
+      [dt](double zmax, double worst) {
+        return "explicit rk4 step is unstable: max|L| dt = " + fmt(zmax) +
+               " puts a decaying/oscillating mode outside the RK4 stability region (amplification " + fmt(worst) +
+               " > 1 per step, dt = " + fmt(dt) +
+               "); use a smaller dt (|L| dt <~ 2.7) or an implicit/exponential stepper";
+      });
 }
 
 }  // namespace detail

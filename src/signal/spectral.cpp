@@ -4,6 +4,7 @@
 #include <cmath>
 #include <numbers>
 
+#include "core/device_check.hpp"
 #include "fft/primitives.hpp"
 #include "phasor/fft.hpp"
 #include "signal/common.hpp"
@@ -26,13 +27,10 @@ Tensor detrend_segments(const Tensor& s, const std::string& type, const char* op
     const std::int64_t n = s.size(-1);
     Tensor c = s - s.mean({-1}, true);
     if (n < 2) return c;
-    std::vector<double> t(static_cast<std::size_t>(n));
-    double tt = 0.0;
-    for (std::int64_t k = 0; k < n; ++k) {
-      t[static_cast<std::size_t>(k)] = static_cast<double>(k) - static_cast<double>(n - 1) / 2.0;
-      tt += t[static_cast<std::size_t>(k)] * t[static_cast<std::size_t>(k)];
-    }
-    Tensor tv = from_vector(t).to(detail::real_dtype_of(s)).to(s.device());
+    // the centred sample times k - (n - 1) / 2 (exact in float64), made on s's device, and their squares' sum
+    const double nd = static_cast<double>(n);
+    const Tensor tv = (arange(n, float64, s.device()) - (nd - 1.0) / 2.0).to(detail::real_dtype_of(s));
+    const double tt = nd * (nd * nd - 1.0) / 12.0;
     Tensor slope = (c * tv).sum({-1}, true) / tt;
     return c - slope * tv;
   }
@@ -53,8 +51,9 @@ std::tuple<Tensor, Tensor> welch_impl(const char* op, const Tensor& x_in, const 
     throw Error(op, "scaling must be \"density\" or \"spectrum\", got \"" + scaling + "\"");
   // scale = 1 / (fs sum(w^2)) or 1 / sum(w)^2, as a tensor so the window gets its gradient too
   const Tensor scale = scaling == "density" ? 1.0 / ((p.win * p.win).sum() * o.fs) : 1.0 / p.win.sum().square();
-  if (!std::isfinite(scale.detach().item<double>()))  // the one host readback (a scalar) on a GPU
-    throw Error(op, "the window sums to zero; cannot scale the " + scaling);
+  ::phasor::detail::check_device_value(  // the one host readback (a flag) on a GPU
+      op, scale.detach().isfinite().logical_not(), [] { return std::pair<Tensor, Tensor>{}; },
+      [scaling](double, double) { return "the window sums to zero; cannot scale the " + scaling; });
   // detrend type validated before the work
   if (o.detrend != "none" && o.detrend != "false" && o.detrend != "constant" && o.detrend != "linear")
     throw Error(op, "detrend must be \"constant\", \"linear\" or \"none\", got \"" + o.detrend + "\"");

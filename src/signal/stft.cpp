@@ -8,6 +8,7 @@
 //   directions are differentiable to any order.
 #include <cmath>
 
+#include "core/device_check.hpp"
 #include "core/index_ops.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/fft.hpp"
@@ -185,23 +186,27 @@ Tensor istft(const Tensor& X, const STFTOptions& o) {
     throw Error("istft", "the " + str(n_frames) + " frames of n_fft = " + str(r.n_fft) + " give " + str(expected) +
                              " samples, fewer than the 2 * (n_fft / 2) that center = true trims");
   Tensor wfull = r.window.defined() ? r.window : ones({r.n_fft}, to_real(X.dtype()), X.device());
-  // NOLA: the squared window's overlap-add must not vanish on the output range (checked before any work).
-  // On a GPU one boolean comes back (all above the threshold?); only a failing check copies the envelope
-  // to the host to name the first bad sample.
+  // NOLA: the squared window's overlap-add must not vanish on the output range (checked before any work;
+  // on a GPU one flag comes back, and only a failure reads the first bad sample and its value).
   {
     NoGradGuard ng;
     Tensor env = overlap_add((wfull * wfull).detach().unsqueeze(0).expand({n_frames, r.n_fft}), r.hop);
     const std::int64_t stop = std::min(end, expected);
     if (stop > start) {
-      Tensor ea = env.abs().narrow(0, start, stop - start);
-      const bool ok_on_device = !ea.device().is_cpu() && (ea > 1e-11).all().item<bool>();
-      auto e = ok_on_device ? std::vector<double>{} : to_vector<double>(ea);
-      for (std::size_t i = 0; i < e.size(); ++i)
-        if (!(e[i] > 1e-11))
-          throw Error("istft", "the squared window's overlap-add is " + num(e[i]) + " at output sample " +
-                                   str(static_cast<std::int64_t>(i)) + " (NOLA condition violated) for n_fft = " +
-                                   str(r.n_fft) + ", hop_length = " + str(r.hop) + ", win_length = " +
-                                   str(r.win_length) + "; use a smaller hop or a window without zeros there");
+      const Tensor ea = env.abs().narrow(0, start, stop - start);
+      const Tensor bad = logical_not(ea > 1e-11);  // NaN too
+      ::phasor::detail::check_device_value(
+          "istft", bad.any(),
+          [&] {
+            const Tensor first = bad.to(int64).argmax().reshape({1});  // argmax: the first maximum
+            return std::pair{first.reshape({}), ::phasor::detail::index_select_trusted(ea, 0, first).reshape({})};
+          },
+          [n_fft = r.n_fft, hop = r.hop, win_length = r.win_length](double i, double e) {  // kept by a capture
+            return "the squared window's overlap-add is " + num(e) + " at output sample " +
+                   str(static_cast<std::int64_t>(i)) + " (NOLA condition violated) for n_fft = " + str(n_fft) +
+                   ", hop_length = " + str(hop) + ", win_length = " + str(win_length) +
+                   "; use a smaller hop or a window without zeros there";
+          });
     }
   }
   std::vector<Tensor> ins{X};

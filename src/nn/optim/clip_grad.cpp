@@ -4,6 +4,7 @@
 #include <cmath>
 #include <complex>
 
+#include "core/device_check.hpp"
 #include "nn/optim/optim_util.hpp"
 #include "phasor/ops.hpp"
 
@@ -63,8 +64,16 @@ Tensor grad_norm_part_cuda(const Tensor& g, double p) {
   return a.pow(p).sum();
 }
 
-/// clip_grad_norm_ for gradients on one CUDA device: the total and the coefficient stay on the device,
-/// and the host waits only to check a non-finite total when asked to (as torch.nn.utils.clip_grad_norm_).
+/// The error of a non-finite total norm of order p.
+std::string nonfinite_message(double p, double total) {
+  return "the total norm of order " + detail::fmt(p) + " for gradients from `parameters` is " + detail::fmt(total) +
+         " (non-finite), so it cannot be clipped; pass error_if_nonfinite = false to clip anyway";
+}
+
+/// clip_grad_norm_ for gradients on one CUDA device: the total and the coefficient stay on the device.
+/// error_if_nonfinite makes the host wait for the total, as torch.nn.utils.clip_grad_norm_ does; inside a
+/// CUDA graph capture the device checks it at every replay instead (Note [device checks in CUDA graphs]),
+/// and a failing replay leaves the gradients as they were.
 Tensor clip_grad_norm_cuda(std::vector<Tensor>& grads, double max_norm, double p, bool error_if_nonfinite,
                            const char* op) {
   std::vector<Tensor> parts;
@@ -72,14 +81,14 @@ Tensor clip_grad_norm_cuda(std::vector<Tensor>& grads, double max_norm, double p
   const Tensor all = stack(parts);
   const Tensor acc = std::isinf(p) ? all.amax() : all.sum();
   const Tensor total = std::isinf(p) || p == 1 ? acc : p == 2 ? acc.sqrt() : acc.pow(1.0 / p);
+  Tensor coef = (Scalar(max_norm) / (total + 1e-6)).clamp(std::nullopt, Scalar(1.0));  // 1: gradients exact
   if (error_if_nonfinite) {
-    const double t = total.item<double>();
-    if (!std::isfinite(t))
-      throw Error(op, "the total norm of order " + detail::fmt(p) + " for gradients from `parameters` is " +
-                          detail::fmt(t) + " (non-finite), so it cannot be clipped; pass error_if_nonfinite = false "
-                          "to clip anyway");
+    const Tensor finite = total.isfinite();
+    const bool deferred = ::phasor::detail::check_device_value(
+        op, finite.logical_not(), [&] { return std::pair{total, Tensor()}; },
+        [p](double t, double) { return nonfinite_message(p, t); });
+    if (deferred) coef = where(finite, coef, Scalar(1.0));  // a failing replay changes nothing
   }
-  const Tensor coef = (Scalar(max_norm) / (total + 1e-6)).clamp(std::nullopt, Scalar(1.0));  // 1: gradients exact
   for (auto& g : grads) g.mul_(coef);
   return total.to(to_real(grads[0].dtype()));
 }
@@ -114,10 +123,7 @@ Tensor clip_grad_norm_(const std::vector<Tensor>& parameters, double max_norm, d
       acc += part;
   }
   const double total = inf ? acc : norm_type == 2 ? std::sqrt(acc) : norm_type == 1 ? acc : std::pow(acc, 1.0 / norm_type);
-  if (error_if_nonfinite && !std::isfinite(total))
-    throw Error(op, "the total norm of order " + detail::fmt(norm_type) + " for gradients from `parameters` is " +
-                        detail::fmt(total) + " (non-finite), so it cannot be clipped; pass error_if_nonfinite = false to "
-                        "clip anyway");
+  if (error_if_nonfinite && !std::isfinite(total)) throw Error(op, nonfinite_message(norm_type, total));
   const double coef = std::min(max_norm / (total + 1e-6), 1.0);
   if (!(coef == 1.0))
     for (auto& g : grads) g.mul_(coef);

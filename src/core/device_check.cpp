@@ -1,0 +1,46 @@
+// src/core/device_check.cpp - check_device_value (see device_check.hpp).
+#include "core/device_check.hpp"
+
+#include <cstring>
+
+#include "cuda/graph.hpp"
+#include "cuda/index_ops.hpp"
+#include "phasor/error.hpp"
+
+namespace phasor::detail {
+
+namespace {
+
+/// A 0-d check value as a contiguous float64 tensor on `device` (undefined stays undefined).
+Tensor as_word(const Tensor& t, Device device, const char* op) {
+  if (!t.defined()) return t;
+  if (t.numel() != 1 || t.is_complex() || t.device() != device)
+    throw Error(op, "internal: a check value must be one real number on " + device.str());
+  return t.detach().reshape({}).to(float64).contiguous();
+}
+
+double as_double(std::uint64_t bits) {
+  double v;
+  std::memcpy(&v, &bits, sizeof v);
+  return v;
+}
+
+}  // namespace
+
+bool check_device_value(const char* op, const Tensor& bad, const CheckValues& values, const CheckMessage& message) {
+  const Device device = bad.device();
+  if (device.is_cuda() && cuda::detail::capturing(device)) {
+    const Tensor flag = bad.detach().reshape({}).to(Dtype::Bool).contiguous();
+    const auto [a, b] = values();
+    const Tensor wa = as_word(a, device, op), wb = as_word(b, device, op);
+    cuda::detail::check_flag_in_capture(flag, wa, wb, op, [message](std::uint64_t x, std::uint64_t y) {
+      return message(as_double(x), as_double(y));
+    });
+    return true;
+  }
+  if (!bad.detach().reshape({}).to(Dtype::Bool).item<bool>()) return false;
+  const auto [a, b] = values();
+  throw Error(op, message(a.defined() ? a.detach().item<double>() : 0.0, b.defined() ? b.detach().item<double>() : 0.0));
+}
+
+}  // namespace phasor::detail

@@ -1,0 +1,26 @@
+// src/core/device_check.hpp - the one way an op validates a value the device computes (a non-finite norm,
+// a window that sums to zero): eagerly the host reads a flag; inside a CUDA graph capture the device tests
+// it at every replay (Note [device checks in CUDA graphs] in cuda/graph.cpp).
+#pragma once
+#include <functional>
+#include <string>
+#include <utility>
+
+#include "phasor/tensor.hpp"
+
+namespace phasor::detail {
+
+/// The two 0-d real tensors a failed check's message names (an undefined one reads 0).
+using CheckValues = std::function<std::pair<Tensor, Tensor>()>;
+/// A failed check's message, from those two values.
+using CheckMessage = std::function<std::string(double, double)>;
+
+/// Throws phasor::Error(op, message(a, b)) when the 0-d tensor `bad` holds true (nonzero), with a and b the
+/// values of the tensors values() returns. Eagerly the host reads `bad` (one wait on a GPU) and calls
+/// values() only on a failure; returns false. While the calling thread captures a CUDA graph on bad's
+/// device it throws nothing: it queues the same test for every replay, whose failure replay() reports with
+/// the same message plus " (in a CUDA graph replay)", and returns true. The caller must then keep a
+/// failure harmless to the captured work after it (inputs unchanged, nothing read out of range).
+bool check_device_value(const char* op, const Tensor& bad, const CheckValues& values, const CheckMessage& message);
+
+}  // namespace phasor::detail
