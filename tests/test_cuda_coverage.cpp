@@ -456,16 +456,18 @@ DEVICE_CASE("cuda coverage: warm FNO train steps, solver steps and signal and fi
     CHECK_MESSAGE((waits == copies || waits == -1), "waits: " << waits);
   }
   {  // welch: its named window and one-sided weights are cached, its frequencies are written on a GPU
-     // (rfftfreq; a virtual CPU device gets them copied from the host), and it reads back one flag (the
-     // scale's finiteness check)
-    signal::WelchOptions wo;
-    wo.nperseg = 16;
-    const auto f = [&] { (void)signal::welch(sig, wo); };
-    f();
-    std::string last;
-    CHECK_MESSAGE(host_copies(f, &last) == (dev.is_cuda() ? 1 : 2), "last copied: " << last);
-    const long waits = emu_count(dev, EmuCounter::HostWaits, f);
-    CHECK_MESSAGE((waits == 1 || waits == -1), "waits: " << waits);
+     // (rfftfreq; a virtual CPU device gets them copied from the host), a linear detrend's sample times
+     // too (arange), and it reads back one flag (the scale's finiteness check)
+    for (const char* detrend : {"constant", "linear"}) {
+      CAPTURE(detrend);
+      const signal::WelchOptions wo = signal::WelchOptions().segment(16).detrend_type(detrend);
+      const auto f = [&] { (void)signal::welch(sig, wo); };
+      f();
+      std::string last;
+      CHECK_MESSAGE(host_copies(f, &last) == (dev.is_cuda() ? 1 : 2), "last copied: " << last);
+      const long waits = emu_count(dev, EmuCounter::HostWaits, f);
+      CHECK_MESSAGE((waits == 1 || waits == -1), "waits: " << waits);
+    }
   }
   const pde::NavierStokes2D ns(pde::Grid({16, 16}, 1.0), 1e-3);
   const pde::Burgers bu(pde::Grid({32}, 1.0), 0.05);
