@@ -6,7 +6,8 @@
 //  - host overhead per op: 1-element ops queued back to back (CPU time per op, one sync per batch);
 //  - FNO training steps (forward, relative L2 loss, backward, Adam) of the nn issue's models and the
 //    large one (batch 32, 256^2, width 64, modes 32), with the allocator's peak (counter peak_gib); the
-//    small ones once more as whole steps replayed from a cuda::Graph (*_graph, capturable Adam).
+//    small ones once more as whole steps replayed from a cuda::Graph (*_graph, capturable Adam);
+//  - PDE time stepping (bench_pde's Burgers and Navier-Stokes problems), eager and replayed from a graph.
 // bench/fno_torch_cuda.py times PyTorch eager on the same models in the same session. Built only with
 // the CUDA backend; without a GPU every benchmark reports an error and skips.
 #include <benchmark/benchmark.h>
@@ -14,6 +15,7 @@
 #include <cufft.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
 #include <map>
@@ -353,6 +355,55 @@ GUARDED_BENCHMARK(BM_FNO1d_step_cuda_fft)->UseManualTime()->Unit(benchmark::kMil
 GUARDED_BENCHMARK(BM_FNO2d_step_cuda_fft)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_FNO2d_large_step_cuda_fft)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_FNO2d_large_step_cuda_matrix)->UseManualTime()->Unit(benchmark::kMillisecond);
+
+// ---- PDE time stepping -------------------------------------------------------------------------------------
+constexpr std::int64_t kPdeSteps = 100;
+/// bench_pde's problems on the GPU (float64, ETDRK4 through pde::Integrator, the forcing on the device):
+/// kPdeSteps steps per sample, run eagerly or replayed from a cuda::Graph that captured them (Note [CUDA
+/// graphs]); counter per_step: seconds per step.
+void run_pde(benchmark::State& state, bool navier_stokes, bool graphed) {
+  if (!ph::cuda::is_available()) return state.SkipWithError("no CUDA device");
+  ph::NoGradGuard ng;
+  ph::manual_seed(0);
+  std::unique_ptr<ph::pde::Equation> eq;
+  ph::Tensor u;
+  double dt;
+  if (navier_stokes) {  // 256^2, nu = 1e-3, Kolmogorov-type forcing, the FNO paper's initial vorticity
+    const ph::pde::Grid g({256, 256});
+    const auto xy = g.mesh(ph::float64);
+    const ph::Tensor s = (xy[0] + xy[1]) * (2 * 3.14159265358979323846);
+    eq = std::make_unique<ph::pde::NavierStokes2D>(g, 1e-3, ((s.sin() + s.cos()) * 0.1).to(kDev));
+    u = ph::pde::to_spectral(g, ph::pde::gaussian_random_field(g, 1, std::pow(7.0, 0.75), 7.0, 2.5, ph::float64));
+    dt = 1e-3;
+  } else {  // viscous Burgers, 8192 points, nu = 0.01
+    const ph::pde::Grid g({8192});
+    eq = std::make_unique<ph::pde::Burgers>(g, 0.01);
+    u = ph::pde::to_spectral(g, ph::pde::gaussian_random_field(g, 1, 25.0, 5.0, 2.0, ph::float64));
+    dt = 1e-4;
+  }
+  u = u.to(kDev);
+  const ph::pde::Integrator integ(*eq, dt, ph::pde::Stepper::etdrk4);
+  ph::Tensor out;
+  auto run = [&] { out = integ.steps(u, 0.0, kPdeSteps); };
+  run();  // plans, the coefficients' device copies
+  if (!graphed) {
+    gpu_time(state, run);
+  } else {
+    ph::cuda::Graph graph;
+    graph.capture(run);
+    gpu_time(state, [&] { graph.replay(); });
+  }
+  state.counters["per_step"] = benchmark::Counter(
+      static_cast<double>(kPdeSteps), benchmark::Counter::kIsIterationInvariantRate | benchmark::Counter::kInvert);
+}
+void BM_Burgers1d_steps_cuda(benchmark::State& state) { run_pde(state, false, false); }
+void BM_Burgers1d_steps_cuda_graph(benchmark::State& state) { run_pde(state, false, true); }
+void BM_NS2d_steps_cuda(benchmark::State& state) { run_pde(state, true, false); }
+void BM_NS2d_steps_cuda_graph(benchmark::State& state) { run_pde(state, true, true); }
+GUARDED_BENCHMARK(BM_Burgers1d_steps_cuda)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_Burgers1d_steps_cuda_graph)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_NS2d_steps_cuda)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_NS2d_steps_cuda_graph)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 // ---- where a step's GPU time goes ----------------------------------------------------------------------------
 /// Bytes of the defined tensors in `ts` (their elements, as the op reads or writes them).
