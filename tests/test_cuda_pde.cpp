@@ -133,6 +133,41 @@ TEST_CASE("cuda pde: Grid's device parameters with Device::cpu() give the closed
   }
 }
 
+DEVICE_CASE("cuda pde: Grid's tensors on a device equal the host's bitwise and are the caller's own") {
+  for (const P::Grid& g : {P::Grid({8}, 2.0), P::Grid({4, 6}, std::vector<double>{2.0, 3.0}),
+                           P::Grid({3, 4, 5}, std::vector<double>{1.0, 2.0, 0.5})}) {
+    CAPTURE(g.str());
+    for (Dtype dt : {float32, float64}) {
+      CAPTURE(dt);
+      // every Grid method, on the host and on dev (device-built from small per-axis constants, Note [device
+      // constants]); a caller scribbling on what it got changes nothing later calls return
+      std::vector<std::pair<std::string, std::function<Tensor(Device)>>> calls = {
+          {"laplacian_symbol", [&](Device d) { return g.laplacian_symbol(dt, d); }},
+          {"dealias_mask", [&](Device d) { return g.dealias_mask(dt, d); }},
+      };
+      for (std::int64_t a = 0; a < g.ndim(); ++a) {
+        calls.push_back({"coordinates", [&, a](Device d) { return g.coordinates(a, dt, d); }});
+        calls.push_back({"wavenumbers", [&, a](Device d) { return g.wavenumbers(a, dt, d); }});
+        calls.push_back({"mesh", [&, a](Device d) { return g.mesh(dt, d)[static_cast<std::size_t>(a)]; }});
+      }
+      for (const auto& [name, f] : calls) {
+        CAPTURE(name);
+        const Tensor host = f(kCpu);
+        for (int k = 0; k < 2; ++k) {
+          Tensor t = f(dev);
+          CHECK(t.device() == dev);
+          CHECK(t.dtype() == dt);
+          CHECK(rel_diff(t, host) == 0.0);
+          t.fill_(7.0);
+        }
+      }
+      // -|k|^2 is +0 at k = 0, on both
+      CHECK_FALSE(std::signbit(g.laplacian_symbol(dt, dev).reshape({-1}).select(0, 0).item<double>()));
+      CHECK_FALSE(std::signbit(g.laplacian_symbol(dt).reshape({-1}).select(0, 0).item<double>()));
+    }
+  }
+}
+
 TEST_CASE("cuda pde: gaussian_random_field with Device::cpu() draws the default's numbers") {
   const P::Grid g({8, 8}, 1.0);
   Generator a(123), b(123);

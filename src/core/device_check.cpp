@@ -40,7 +40,8 @@ bool check_device_value(const char* op, const Tensor& bad, const CheckValues& va
   }
   if (!bad.detach().reshape({}).to(Dtype::Bool).item<bool>()) return false;
   const auto [a, b] = values();
-  throw Error(op, message(a.defined() ? a.detach().item<double>() : 0.0, b.defined() ? b.detach().item<double>() : 0.0));
+  const auto value = [](const Tensor& t) { return t.defined() ? t.detach().item<double>() : 0.0; };
+  throw Error(op, message(value(a), value(b)));
 }
 
 }  // namespace phasor::detail

@@ -124,48 +124,45 @@ Tensor derivative_symbol(const Grid& g, std::int64_t axis, int order, Dtype dtyp
   return device_symbol(g, kind, dtype, device, [&] { return make_derivative_symbol(g, axis, order); });
 }
 
-/// -|k|^2 over the half spectrum in double, row-major over spectral_sizes().
-std::vector<double> laplacian_values(const Grid& g) {
-  const std::int64_t d = g.ndim();
-  const Shape ss = g.spectral_sizes();
-  std::vector<std::vector<double>> k2(static_cast<std::size_t>(d));
-  for (std::int64_t a = 0; a < d; ++a) {
-    k2[a] = wavenumber_values(g, a);
-    for (double& v : k2[a]) v *= v;
-  }
-  std::int64_t total = 1;
-  for (auto s : ss) total *= s;
-  std::vector<double> out(static_cast<std::size_t>(total));
-  std::vector<std::int64_t> idx(static_cast<std::size_t>(d), 0);
-  for (std::int64_t flat = 0; flat < total; ++flat) {
-    double s = 0.0;
-    for (std::int64_t a = 0; a < d; ++a) s += k2[a][idx[a]];
-    out[flat] = s == 0.0 ? 0.0 : -s;  // +0 at k = 0
-    for (std::int64_t a = d - 1; a >= 0; --a) {
-      if (++idx[a] < ss[a]) break;
-      idx[a] = 0;
-    }
-  }
-  return out;
+/// Angular wavenumbers along `axis`, float64 on the host, shaped to broadcast over the half spectrum.
+Tensor wavenumber_tensor(const Grid& g, std::int64_t axis) {
+  const std::vector<double> k = wavenumber_values(g, axis);
+  return from_vector(k, axis_shape(g.ndim(), axis, static_cast<std::int64_t>(k.size())));
 }
 
-/// The 2/3-rule mask over the half spectrum (1: kept), built on the host.
-Tensor dealias_values(const Grid& g) {
+/// -|k|^2 over the half spectrum as `dtype` on `device`, a tensor of its own: the per-axis k^2 (device
+/// constants, small) summed by broadcasting where the result lives, so nothing of the spectrum's size is
+/// built on the host or cached. 0 - s is +0 at k = 0.
+Tensor laplacian_on(const Grid& g, Dtype dtype, Device device) {
+  Tensor s;
+  for (std::int64_t a = 0; a < g.ndim(); ++a) {
+    const Tensor k = device_symbol(g, "wavenumbers " + std::to_string(a), float64, device,
+                                   [&] { return wavenumber_tensor(g, a); });
+    s = s.defined() ? s + k * k : k * k;
+  }
+  return (0.0 - s).expand(g.spectral_sizes()).clone().to(dtype);
+}
+
+/// The 2/3-rule mask over the half spectrum (1: kept) as `dtype` on `device`, a tensor of its own: the
+/// product of per-axis masks (device constants, small) made where the result lives.
+Tensor dealias_on(const Grid& g, Dtype dtype, Device device) {
   const std::int64_t d = g.ndim();
   Tensor mask;
   for (std::int64_t a = 0; a < d; ++a) {
-    const std::int64_t n = g.sizes()[a];
-    const bool halved = a == d - 1;
-    const std::int64_t len = halved ? n / 2 + 1 : n;
-    std::vector<double> keep(static_cast<std::size_t>(len));
-    for (std::int64_t j = 0; j < len; ++j) {
-      const std::int64_t m = detail::frequency(j, n, halved);
-      keep[j] = 3 * (m < 0 ? -m : m) < n ? 1.0 : 0.0;
-    }
-    Tensor t = from_vector(keep, axis_shape(d, a, len));
+    const Tensor t = device_symbol(g, "dealias " + std::to_string(a), float64, device, [&] {
+      const std::int64_t n = g.sizes()[a];
+      const bool halved = a == d - 1;
+      const std::int64_t len = halved ? n / 2 + 1 : n;
+      std::vector<double> keep(static_cast<std::size_t>(len));
+      for (std::int64_t j = 0; j < len; ++j) {
+        const std::int64_t m = detail::frequency(j, n, halved);
+        keep[j] = 3 * (m < 0 ? -m : m) < n ? 1.0 : 0.0;
+      }
+      return from_vector(keep, axis_shape(d, a, len));
+    });
     mask = mask.defined() ? mask * t : t;
   }
-  return mask.expand(g.spectral_sizes()).contiguous();
+  return mask.to(dtype).expand(g.spectral_sizes()).clone();
 }
 
 /// Promotes an integer/bool field to the default float dtype; rejects complex fields.
@@ -254,9 +251,9 @@ std::vector<Tensor> Grid::mesh(Dtype dtype, Device device) const {
   const char* op = "pde::Grid::mesh";
   check_real_dtype(dtype, op);
   std::vector<Tensor> out;
+  ::phasor::cuda::detail::check_device(device, op);
   for (std::int64_t a = 0; a < ndim(); ++a)
-    out.push_back(place(*this, "mesh " + std::to_string(a), dtype, device, op,
-                        [&] { return coordinates(a, float64).expand(sizes_).contiguous(); }));
+    out.push_back(coordinates(a, dtype, device).expand(sizes_).contiguous());  // full size: built on the device
   return out;
 }
 
@@ -264,23 +261,22 @@ Tensor Grid::wavenumbers(std::int64_t axis, Dtype dtype, Device device) const {
   const char* op = "pde::Grid::wavenumbers";
   const std::int64_t a = wrap_axis(axis, op);
   check_real_dtype(dtype, op);
-  return place(*this, "wavenumbers " + std::to_string(a), dtype, device, op, [&] {
-    const std::vector<double> k = wavenumber_values(*this, a);
-    return from_vector(k, axis_shape(ndim(), a, static_cast<std::int64_t>(k.size())));
-  });
+  return place(*this, "wavenumbers " + std::to_string(a), dtype, device, op,
+               [&] { return wavenumber_tensor(*this, a); });
 }
 
 Tensor Grid::laplacian_symbol(Dtype dtype, Device device) const {
   const char* op = "pde::Grid::laplacian_symbol";
   check_real_dtype(dtype, op);
-  return place(*this, "laplacian", dtype, device, op,
-               [&] { return from_vector(laplacian_values(*this), spectral_sizes()); });
+  ::phasor::cuda::detail::check_device(device, op);
+  return laplacian_on(*this, dtype, device);
 }
 
 Tensor Grid::dealias_mask(Dtype dtype, Device device) const {
   const char* op = "pde::Grid::dealias_mask";
   check_real_dtype(dtype, op);
-  return place(*this, "dealias", dtype, device, op, [&] { return dealias_values(*this); });
+  ::phasor::cuda::detail::check_device(device, op);
+  return dealias_on(*this, dtype, device);
 }
 
 void Grid::check_field(const char* op, const Tensor& u) const {
@@ -375,8 +371,8 @@ Tensor laplacian(const Grid& g, const Tensor& u) {
   return ::phasor::detail::composite(op, {x}, [&] {
     Tensor xh = to_spectral(g, x);
     const Dtype rd = to_real(xh.dtype());
-    const Tensor sym = device_symbol(g, "laplacian", rd, xh.device(),
-                                     [&] { return from_vector(laplacian_values(g), g.spectral_sizes()); });
+    const Tensor sym =
+        device_symbol(g, "laplacian", rd, xh.device(), [&] { return laplacian_on(g, float64, Device::cpu()); });
     return from_spectral(g, xh * sym);
   });
 }
@@ -388,9 +384,8 @@ Tensor inverse_laplacian(const Grid& g, const Tensor& f) {
   return ::phasor::detail::composite(op, {x}, [&] {
     Tensor xh = to_spectral(g, x);
     const Tensor sym = device_symbol(g, "inverse_laplacian", to_real(xh.dtype()), xh.device(), [&] {
-      std::vector<double> inv = laplacian_values(g);
-      for (double& v : inv) v = v == 0.0 ? 0.0 : 1.0 / v;
-      return from_vector(inv, g.spectral_sizes());
+      const Tensor lap = laplacian_on(g, float64, Device::cpu());
+      return where(lap == 0.0, 0.0, 1.0 / lap);
     });
     return from_spectral(g, xh * sym);
   });
@@ -404,8 +399,9 @@ Tensor dealias(const Grid& g, const Tensor& u_hat) {
   return ::phasor::detail::composite(op, {u_hat},
                                      [&] {
                                        const Dtype rd = to_real(u_hat.dtype());
-                                       return u_hat * device_symbol(g, "dealias", rd, u_hat.device(),
-                                                                    [&] { return dealias_values(g); });
+                                       return u_hat * device_symbol(g, "dealias", rd, u_hat.device(), [&] {
+                                                return dealias_on(g, float64, Device::cpu());
+                                              });
                                      });
 }
 
