@@ -19,10 +19,12 @@
 // agree on odd grids and on band-limited fields), and derivative(derivative(u)) differs from
 // derivative(u, order 2) likewise.
 //
-// Devices: the symbol tensors (wavenumbers, laplacian_symbol, dealias_mask, coordinates) are computed
-// on the host in double and created on the `device` asked for (default the CPU); the operators below
-// work on a field of any device (CPU or CUDA) and build their symbols on the field's device, so the
-// same code runs on a GPU by moving the field there.
+// Devices: the symbol tensors (wavenumbers, laplacian_symbol, dealias_mask, coordinates, mesh) are
+// computed in double and created on the `device` asked for (default the CPU); off the host each call
+// returns a tensor of its own, built on that device from per-axis values moved there once, so no call
+// after the first copies from the host (a CUDA graph can capture it). The operators below work on a
+// field of any device (CPU or CUDA) and build their symbols on the field's device, so the same code runs
+// on a GPU by moving the field there.
 #pragma once
 #include <cstdint>
 #include <string>
