@@ -186,6 +186,29 @@ DEVICE_CASE("cuda reduce: cumsum agrees with the CPU") {
   CHECK_THROWS_WITH_AS(cumsum(ones({3}, float32, dev), 1), doctest::Contains("[cumsum]"), Error);
 }
 
+DEVICE_CASE("cuda reduce: int64 sums and products wrap on overflow (two's complement) as on the CPU") {
+  // expected values from unsigned arithmetic: what PyTorch's int64 reductions give
+  const std::int64_t big = std::numeric_limits<std::int64_t>::max();
+  const std::vector<std::int64_t> v = {big, 3, -(std::int64_t{1} << 40), 7, big - 5, -9, std::int64_t{1} << 33, 11};
+  std::uint64_t s = 0, p = 1;
+  for (std::int64_t e : v) {
+    s += static_cast<std::uint64_t>(e);
+    p *= static_cast<std::uint64_t>(e);
+  }
+  const Tensor x = from_vector(v), xd = x.to(dev);
+  CHECK(sum(xd).item<std::int64_t>() == static_cast<std::int64_t>(s));
+  CHECK(prod(xd).item<std::int64_t>() == static_cast<std::int64_t>(p));
+  CHECK(prod(x).item<std::int64_t>() == static_cast<std::int64_t>(p));
+  // along a dim, and with long rows split across blocks
+  const Tensor m = from_vector(v, Shape{2, 4}), md = m.to(dev);
+  CHECK(rel_diff(prod(md, {1}), prod(m, {1})) == 0);
+  CHECK(rel_diff(sum(md, {0}), sum(m, {0})) == 0);
+  // odd factors, so the wrapped products never reach 0; they overflow many times over
+  const Tensor r = (randint(0, std::int64_t{1} << 40, {3, 20000}, int64) * 2 + 1).to(dev);
+  CHECK(rel_diff(prod(r, {1}), prod(r.to(Device::cpu()), {1})) == 0);
+  CHECK(rel_diff(prod(r), prod(r.to(Device::cpu()))) == 0);
+}
+
 DEVICE_CASE("cuda reduce: gradients computed on the GPU match the CPU's") {
   manual_seed(16);
   const Tensor x = sample({6, 40}, float64);

@@ -3,6 +3,7 @@
 // (cuda/elementwise.cu, cuda::std::complex): each side specializes is_complex_t and real_of for its
 // complex type.
 #pragma once
+#include <cstdint>
 #include <type_traits>
 
 #if defined(__CUDACC__)
@@ -22,6 +23,22 @@ template <class T> struct real_of { using type = T; };
 template <class T> using real_t = typename real_of<T>::type;
 /// True for float and double.
 template <class T> inline constexpr bool is_real_float_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
+
+/// a + b, wrapping on int64 overflow (two's complement, like PyTorch) instead of undefined behaviour; the
+/// plain sum for other types. The CPU's and the GPU's reductions both use it.
+template <class A>
+PHASOR_HOST_DEVICE inline A wrap_add(const A& a, const A& b) {
+  if constexpr (std::is_same_v<A, std::int64_t>)
+    return static_cast<A>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
+  else return a + b;
+}
+/// a * b, wrapping on int64 overflow like wrap_add.
+template <class A>
+PHASOR_HOST_DEVICE inline A wrap_mul(const A& a, const A& b) {
+  if constexpr (std::is_same_v<A, std::int64_t>)
+    return static_cast<A>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
+  else return a * b;
+}
 
 /// Converts between any two element types (complex -> real keeps the real part; -> bool is "nonzero").
 template <class To, class From>

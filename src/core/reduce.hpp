@@ -94,21 +94,6 @@ inline A nan_min(A a, A b) {
   }
 }
 
-/// a + b, wrapping on int64 overflow (two's complement, like PyTorch) instead of UB.
-template <class A>
-inline A wrap_add(A a, A b) {
-  if constexpr (std::is_same_v<A, std::int64_t>)
-    return static_cast<A>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
-  else return a + b;
-}
-/// a * b, wrapping on int64 overflow.
-template <class A>
-inline A wrap_mul(A a, A b) {
-  if constexpr (std::is_same_v<A, std::int64_t>)
-    return static_cast<A>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
-  else return a * b;
-}
-
 /// Sum of elements converted to A.
 template <class T, class A = T, class O = A>
 struct SumOp {

@@ -22,6 +22,8 @@ namespace phasor::cuda {
 namespace {
 
 using ::phasor::detail::convert;
+using ::phasor::detail::wrap_add;
+using ::phasor::detail::wrap_mul;
 using ::phasor::detail::is_complex_v;
 using ::phasor::detail::real_t;
 
@@ -34,7 +36,7 @@ struct Sum {
   using A = std::conditional_t<std::is_same_v<T, float>, double, std::conditional_t<std::is_same_v<T, c64>, c128, O>>;
   static constexpr bool kHasIdentity = true;
   __device__ A identity() const { return A(0); }
-  __device__ A combine(A a, A b) const { return a + b; }
+  __device__ A combine(A a, A b) const { return wrap_add(a, b); }  // int64 wraps, as on the CPU
   __device__ A load(T v) const { return convert<A>(v); }
 };
 template <class T>
@@ -43,7 +45,7 @@ struct Prod {
   using O = A;
   static constexpr bool kHasIdentity = true;
   __device__ A identity() const { return A(1); }
-  __device__ A combine(A a, A b) const { return a * b; }
+  __device__ A combine(A a, A b) const { return wrap_mul(a, b); }
   __device__ A load(T v) const { return convert<A>(v); }
 };
 template <class T, bool Max>
@@ -262,13 +264,6 @@ template <class W>
 __device__ __forceinline__ W log_w(const W& v) {
   if constexpr (is_complex_v<W>) return ::cuda::std::log(v);
   else return ::log(v);
-}
-/// a + b, wrapping on int64 overflow (two's complement) like the CPU's wrap_add.
-template <class A>
-__device__ __forceinline__ A add_wrap(const A& a, const A& b) {
-  if constexpr (std::is_same_v<A, std::int64_t>)
-    return static_cast<A>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
-  else return a + b;
 }
 
 /// Shared scratch of one block: kThreads values of up to 32 bytes (a complex128 variance partial).
@@ -601,7 +596,7 @@ __global__ void scan_columns_kernel(const T* x, T* y, std::int64_t outer, std::i
     // is written after its own x element was read, so y may be x itself
     stride_fold<kLoadsInFlight<T>>(0, n, 1, [&](std::int64_t kk) { return x[at(kk)]; },
                                    [&](const T& v, std::int64_t kk) {
-                                     acc = add_wrap(acc, convert<A>(v));
+                                     acc = wrap_add(acc, convert<A>(v));
                                      y[at(kk)] = convert<T>(acc);
                                    });
   }
@@ -629,12 +624,12 @@ __global__ void scan_blocks_kernel(const T* x, T* y, std::int64_t outer, std::in
       for (int s = 1; s < kThreads; s <<= 1) {
         const A left = t >= s ? sh[t - s] : A(0);
         __syncthreads();
-        v = add_wrap(v, left);
+        v = wrap_add(v, left);
         sh[t] = v;
         __syncthreads();
       }
-      if (kk < n) y[at] = convert<T>(add_wrap(carry, v));
-      carry = add_wrap(carry, sh[kThreads - 1]);  // the chunk's total
+      if (kk < n) y[at] = convert<T>(wrap_add(carry, v));
+      carry = wrap_add(carry, sh[kThreads - 1]);  // the chunk's total
       __syncthreads();  // before the next chunk overwrites sh
     }
   }
