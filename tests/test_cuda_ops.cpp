@@ -239,6 +239,34 @@ DEVICE_CASE("cuda ops: unary ops keep NaN and stay accurate where the naive form
   CHECK((a.to(dev).pow(Scalar(std::int64_t{3})).to(Device::cpu()) == a.pow(Scalar(std::int64_t{3}))).all().item<bool>());
 }
 
+DEVICE_CASE("cuda ops: int64 add, sub and mul wrap on overflow (two's complement) as on the CPU") {
+  // expected values from unsigned arithmetic, what PyTorch's int64 ops give; alpha too (add/sub scale b)
+  const std::int64_t big = std::numeric_limits<std::int64_t>::max(), small = std::numeric_limits<std::int64_t>::min();
+  const std::vector<std::int64_t> a = {big, small, big - 3, std::int64_t{1} << 62, -7};
+  const std::vector<std::int64_t> b = {1, -1, big, 4, small};
+  auto u = [](std::int64_t v) { return static_cast<std::uint64_t>(v); };
+  std::vector<std::int64_t> sum, diff, prod, sum3, diff3;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    sum.push_back(static_cast<std::int64_t>(u(a[i]) + u(b[i])));
+    diff.push_back(static_cast<std::int64_t>(u(a[i]) - u(b[i])));
+    prod.push_back(static_cast<std::int64_t>(u(a[i]) * u(b[i])));
+    sum3.push_back(static_cast<std::int64_t>(u(a[i]) + 3 * u(b[i])));
+    diff3.push_back(static_cast<std::int64_t>(u(a[i]) - 3 * u(b[i])));
+  }
+  for (const Device& d : {Device::cpu(), dev}) {
+    CAPTURE(d.str());
+    const Tensor x = from_vector(a).to(d), y = from_vector(b).to(d);
+    CHECK(to_vector<std::int64_t>(x + y) == sum);
+    CHECK(to_vector<std::int64_t>(x - y) == diff);
+    CHECK(to_vector<std::int64_t>(x * y) == prod);
+    CHECK(to_vector<std::int64_t>(add(x, y, 3)) == sum3);
+    CHECK(to_vector<std::int64_t>(sub(x, y, 3)) == diff3);
+    Tensor z = x.clone();
+    z.mul_(y);
+    CHECK(to_vector<std::int64_t>(z) == prod);
+  }
+}
+
 DEVICE_CASE("cuda ops: binary ops, broadcasting and type promotion agree with the CPU") {
   manual_seed(2);
   using B = std::function<Tensor(const Tensor&, const Tensor&)>;

@@ -136,13 +136,13 @@ void arith_inplace(const Tensor& a, const Tensor& b, const char* op, F f) {
 struct AddF {
   template <class T> auto operator()(T a, T b) const {
     if constexpr (std::is_same_v<T, bool>) return a || b;
-    else return a + b;
+    else return wrap_add(a, b);  // int64 wraps (element_traits.hpp)
   }
 };
 struct SubF {
   template <class T> T operator()(T a, T b) const {
     if constexpr (std::is_same_v<T, bool>) return a != b;
-    else return a - b;
+    else return wrap_sub(a, b);
   }
 };
 struct MulF {
@@ -151,7 +151,7 @@ struct MulF {
     else if constexpr (is_complex_v<T>)  // the textbook product, as PyTorch: vectorizes (no C99 Annex G
       return T(a.real() * b.real() - a.imag() * b.imag(),  // inf recovery, which calls __mul?c3)
                a.real() * b.imag() + a.imag() * b.real());
-    else return a * b;
+    else return wrap_mul(a, b);
   }
 };
 struct DivF {

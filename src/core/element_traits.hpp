@@ -25,12 +25,20 @@ template <class T> using real_t = typename real_of<T>::type;
 template <class T> inline constexpr bool is_real_float_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
 /// a + b, wrapping on int64 overflow (two's complement, like PyTorch) instead of undefined behaviour; the
-/// plain sum for other types. The CPU's and the GPU's reductions both use it.
+/// plain sum for other types. The CPU's and the GPU's int64 arithmetic (add, sub, mul, sums, products) use
+/// these.
 template <class A>
 PHASOR_HOST_DEVICE inline A wrap_add(const A& a, const A& b) {
   if constexpr (std::is_same_v<A, std::int64_t>)
     return static_cast<A>(static_cast<std::uint64_t>(a) + static_cast<std::uint64_t>(b));
   else return a + b;
+}
+/// a - b, wrapping on int64 overflow like wrap_add.
+template <class A>
+PHASOR_HOST_DEVICE inline A wrap_sub(const A& a, const A& b) {
+  if constexpr (std::is_same_v<A, std::int64_t>)
+    return static_cast<A>(static_cast<std::uint64_t>(a) - static_cast<std::uint64_t>(b));
+  else return a - b;
 }
 /// a * b, wrapping on int64 overflow like wrap_add.
 template <class A>

@@ -21,6 +21,9 @@ namespace phasor::cuda {
 namespace {
 
 using ::phasor::detail::convert;
+using ::phasor::detail::wrap_add;
+using ::phasor::detail::wrap_mul;
+using ::phasor::detail::wrap_sub;
 template <class T> inline constexpr bool is_cplx_v = ::phasor::detail::is_complex_v<T>;
 template <class T> using real_t = ::phasor::detail::real_t<T>;
 template <class T> inline constexpr bool is_float_v = ::phasor::detail::is_real_float_v<T>;
@@ -248,6 +251,8 @@ struct Add {
   template <class T>
   __device__ __forceinline__ T operator()(T a, T b) const {
     if constexpr (std::is_same_v<T, bool>) return a || b;
+    else if constexpr (std::is_same_v<T, std::int64_t>)  // wraps, as on the CPU (element_traits.hpp)
+      return alpha == 1 ? wrap_add(a, b) : wrap_add(a, wrap_mul(convert<T>(alpha), b));
     else return alpha == 1 ? a + b : a + convert<T>(alpha) * b;
   }
 };
@@ -256,7 +261,11 @@ struct Sub {
   template <class T>
   using Out = T;
   template <class T>
-  __device__ __forceinline__ T operator()(T a, T b) const { return alpha == 1 ? a - b : a - convert<T>(alpha) * b; }
+  __device__ __forceinline__ T operator()(T a, T b) const {
+    if constexpr (std::is_same_v<T, std::int64_t>)
+      return alpha == 1 ? wrap_sub(a, b) : wrap_sub(a, wrap_mul(convert<T>(alpha), b));
+    else return alpha == 1 ? a - b : a - convert<T>(alpha) * b;
+  }
 };
 #define PHASOR_BINARY(NAME, OUT, ...)                               \
   struct NAME {                                                      \
@@ -269,7 +278,7 @@ struct Sub {
     }                                                                \
   };
 // Complex products as the CPU engine's (textbook formula, Note in src/core/binary.cpp).
-PHASOR_BINARY(Mul, T, if constexpr (is_cplx_v<T>) return T(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()); else if constexpr (std::is_same_v<T, bool>) return a && b; else return a * b;)
+PHASOR_BINARY(Mul, T, if constexpr (is_cplx_v<T>) return T(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()); else if constexpr (std::is_same_v<T, bool>) return a && b; else return wrap_mul(a, b);)
 PHASOR_BINARY(Div, T, return a / b;)
 PHASOR_BINARY(Pow, T, return d_pow(a, b);)
 PHASOR_BINARY(Maximum, T, if (d_isnan(a)) return a; if (d_isnan(b)) return b; return a > b ? a : b;)
