@@ -67,7 +67,7 @@ struct AlongIndex {
 };
 
 /// `index` for an op whose output lives on `target`. An index already on the CUDA target stays there: its
-/// range is checked by one wait for its min and max, or in a CUDA graph capture by the device (Note [index
+/// range is checked by one wait for its min and max, or in a CUDA graph capture by the device (Note [device
 /// checks in CUDA graphs]; neither when `trusted`); any other index is read on the host, checked and
 /// wrapped there, and uploaded for a CUDA target.
 AlongIndex along_index(const Tensor& index, std::int64_t size, Device target, bool trusted, const char* op) {

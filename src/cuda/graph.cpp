@@ -54,9 +54,9 @@
 //
 // Note [device checks in CUDA graphs]
 // Some ops validate values the device computes: index_select, index_add, gather and scatter_add the range
-// of their indices, nll_loss and cross_entropy their class targets, and a few ops one flag each
-// (detail::check_device_value, core/device_check.cpp: clip_grad_norm_'s error_if_nonfinite, welch's
-// window sum, istft's NOLA condition, pde's explicit-stability check). Eagerly the host waits for the
+// of their indices, and a few ops one flag each (detail::check_device_value, core/device_check.cpp:
+// nll_loss's and cross_entropy's class targets, clip_grad_norm_'s error_if_nonfinite, welch's window sum,
+// istft's NOLA condition, pde's explicit-stability check). Eagerly the host waits for the
 // answer (one wait on a GPU) and throws before any work. A capture cannot wait, and a replay must check
 // the values of its own moment. So inside a capture such an op registers a check (capture_check, with a
 // function that writes its message) and queues kernels that test the values at each replay and, on a
@@ -65,11 +65,11 @@
 //    with atomicMin, lowers the position word to the smallest offending position (in the index's logical
 //    order); a one-thread kernel then stores the value there. The op's kernel reads the first word: when
 //    any check of this replay has failed, a gather writes zeros and a scatter adds nothing (index_add and
-//    scatter_add return their input unchanged). nll_loss and cross_entropy exempt ignore_index and map
-//    bad targets to class 0, so that their own gather stays in range;
+//    scatter_add return their input unchanged);
 //  - a flag check (queue_flag_check) is one thread: when the flag is set it records the number and the
 //    two float64 values the message names. The op itself keeps a failure harmless to the work that
-//    follows (clip_grad_norm_ then leaves the gradients as they were).
+//    follows (clip_grad_norm_ then leaves the gradients as they were; nll_loss and cross_entropy map bad
+//    targets to class 0, so that their own gather stays in range).
 // Checks after a failed one stand down, so the first failure of a replay is reported. The words are host
 // values (Note [host values in CUDA graphs]), reset before every replay; a graph without checks makes no
 // host wait. replay() of a graph with checks waits for the replay to end and reads the words: a failed

@@ -102,12 +102,12 @@ __device__ __forceinline__ std::int64_t index_value(const Operands& index, std::
 }
 
 /// check_index_range's scan: every out-of-range element records check `id` and lowers the position word.
-__global__ void range_check_kernel(Operands index, std::int64_t lo, std::int64_t hi, bool has_exempt,
-                                   std::int64_t exempt, std::uint64_t id, unsigned long long* words) {
+__global__ void range_check_kernel(Operands index, std::int64_t lo, std::int64_t hi, std::uint64_t id,
+                                   unsigned long long* words) {
   if (words[0] != 0 && words[0] != id) return;  // an earlier check of this replay failed: its report stands
   for (std::int64_t i = grid_start(); i < index.numel; i += grid_step()) {
     const std::int64_t v = index_value(index, i);
-    if ((v < lo || v >= hi) && !(has_exempt && v == exempt)) {
+    if (v < lo || v >= hi) {
       words[0] = id;  // every writer writes the same value
       atomicMin(&words[1], static_cast<unsigned long long>(i));
     }
@@ -141,11 +141,11 @@ void add(const AlongDim& a, cudaStream_t s) {
 
 }  // namespace
 
-void check_index_range(const Operands& index, std::int64_t lo, std::int64_t hi, bool has_exempt, std::int64_t exempt,
-                       std::uint64_t id, std::uint64_t* words, void* stream_v) {
+void check_index_range(const Operands& index, std::int64_t lo, std::int64_t hi, std::uint64_t id, std::uint64_t* words,
+                       void* stream_v) {
   const auto s = static_cast<cudaStream_t>(stream_v);
   auto* w = reinterpret_cast<unsigned long long*>(words);
-  launch_kernel(range_check_kernel, blocks_for(index.numel), kThreads, s, index, lo, hi, has_exempt, exempt, id, w);
+  launch_kernel(range_check_kernel, blocks_for(index.numel), kThreads, s, index, lo, hi, id, w);
   launch_kernel(range_value_kernel, 1, 1, s, index, id, w);
   check_launch("index check");
 }

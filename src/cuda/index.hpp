@@ -39,9 +39,9 @@ bool along_dim(AlongOp op, Dtype dtype, const AlongDim& a, void* stream);
 
 /// Queues index check number `id` of a CUDA graph capture on `stream` (Note [device checks in CUDA graphs]
 /// in graph.cpp): unless an earlier check failed, an element of the int64 operand `index` (data[0], any
-/// layout, walked in logical order) outside [lo, hi) and not equal to `exempt` (when `has_exempt`) sets
+/// layout, walked in logical order) outside [lo, hi) sets
 /// words[0] = id and lowers words[1] to its position, and a second kernel stores the value there in words[2].
-void check_index_range(const Operands& index, std::int64_t lo, std::int64_t hi, bool has_exempt, std::int64_t exempt,
-                       std::uint64_t id, std::uint64_t* words, void* stream);
+void check_index_range(const Operands& index, std::int64_t lo, std::int64_t hi, std::uint64_t id, std::uint64_t* words,
+                       void* stream);
 
 }  // namespace phasor::cuda

@@ -83,7 +83,7 @@ void scatter_add(const Tensor& out, const Tensor& src, std::int64_t d, const Ten
 }
 
 const std::uint64_t* check_index_in_capture(const Tensor& index, std::int64_t lo, std::int64_t hi, const char* op,
-                                            std::string prefix, std::string suffix, std::optional<std::int64_t> exempt) {
+                                            std::string prefix, std::string suffix) {
   if (!index.device().is_cuda() || index.numel() == 0) return nullptr;
   std::uint64_t id = 0;
   CheckReport report = [prefix = std::move(prefix), suffix = std::move(suffix)](std::uint64_t, std::uint64_t value) {
@@ -93,7 +93,7 @@ const std::uint64_t* check_index_in_capture(const Tensor& index, std::int64_t lo
   if (!words) return nullptr;  // not capturing
   const Operands o = operands({&index}, op);
   Launch l(index);
-  check_index_range(o, lo, hi, exempt.has_value(), exempt.value_or(0), id, words, l.stream);
+  check_index_range(o, lo, hi, id, words, l.stream);
   return words;
 }
 
@@ -132,7 +132,7 @@ void scatter_add(const Tensor& out, const Tensor&, std::int64_t, const Tensor&, 
   no_cuda_backend("scatter_add", out.device());
 }
 const std::uint64_t* check_index_in_capture(const Tensor&, std::int64_t, std::int64_t, const char*, std::string,
-                                            std::string, std::optional<std::int64_t>) {
+                                            std::string) {
   return nullptr;
 }
 bool check_flag_in_capture(const Tensor&, const Tensor&, const Tensor&, const char*, CheckReport) { return false; }

@@ -3,7 +3,6 @@
 // CPU-only build's throw.
 #pragma once
 #include <cstdint>
-#include <optional>
 #include <string>
 
 #include "cuda/graph.hpp"
@@ -30,13 +29,12 @@ void gather(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& in
 void scatter_add(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index,
                  const std::uint64_t* checks = nullptr);
 /// While the calling thread captures a CUDA graph on index's device: queues a device-side check that every
-/// element of the int64 tensor `index` lies in [lo, hi) or equals `exempt`, which replay() reports as
+/// element of the int64 tensor `index` lies in [lo, hi), which replay() reports as
 /// phasor::Error(op, "<prefix><value><suffix> (in a CUDA graph replay)") naming the first offending one (Note
 /// [device checks in CUDA graphs] in cuda/graph.cpp), and returns the check words the op's kernel takes.
 /// nullptr when not capturing (or `index` is empty or not on a GPU): the caller checks on the host.
 const std::uint64_t* check_index_in_capture(const Tensor& index, std::int64_t lo, std::int64_t hi, const char* op,
-                                            std::string prefix, std::string suffix,
-                                            std::optional<std::int64_t> exempt = std::nullopt);
+                                            std::string prefix, std::string suffix);
 /// While the calling thread captures a CUDA graph on bad's device: queues a device-side check that fails a
 /// replay when the contiguous 0-d bool tensor `bad` holds true, which replay() reports as phasor::Error(op,
 /// "<report(a's bits, b's bits)> (in a CUDA graph replay)") with a and b contiguous 0-d 8-byte tensors on

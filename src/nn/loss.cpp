@@ -12,10 +12,10 @@
 #include <string>
 
 #include "autodiff/node.hpp"
+#include "core/device_check.hpp"
 #include "core/device_constants.hpp"
 #include "core/index_ops.hpp"
 #include "core/tensor_impl.hpp"
-#include "cuda/index_ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/error.hpp"
 #include "phasor/fft.hpp"
@@ -193,7 +193,7 @@ Shape index_target_shape(const Tensor& input) {
 
 /// Validates int64 class-index targets; returns them on input's device with ignored entries replaced by
 /// 0, and the mask (input dtype) of counted entries. Device ops: the host reads one bool (whether any
-/// target is out of range), and the targets themselves only to name the first bad one.
+/// target is out of range), and on a failure the first bad target (check_device_value).
 std::pair<Tensor, Tensor> prepare_index_target(const Tensor& input, const Tensor& target, std::int64_t ignore_index,
                                                const char* op) {
   if (target.dtype() != int64)
@@ -206,17 +206,19 @@ std::pair<Tensor, Tensor> prepare_index_target(const Tensor& input, const Tensor
   const Tensor t = target.device() == input.device() ? target.detach() : target.detach().to(input.device());
   const Tensor ignored = t == Scalar(ignore_index);
   const Tensor bad = logical_not(ignored) & ((t < Scalar(0)) | (t >= Scalar(C)));
-  const auto suffix = [C] { return " is out of bounds for " + std::to_string(C) + " classes"; };
-  if (t.device().is_cuda() && cuda::detail::check_index_in_capture(t, 0, C, op, "target ", suffix(), ignore_index)) {
-    // a CUDA graph capture: each replay checks the targets on the device and reports a bad one (Note [index
-    // checks in CUDA graphs]); meanwhile bad targets read class 0, so the gather below stays in range
-    return {t.masked_fill(ignored | bad, Scalar(0)), logical_not(ignored).to(input.dtype())};
-  }
-  if (bad.any().item<bool>())
-    for (std::int64_t v : to_vector<std::int64_t>(t))
-      if (v != ignore_index && (v < 0 || v >= C))
-        throw Error(op, "target " + std::to_string(v) + suffix());
-  return {t.masked_fill(ignored, Scalar(0)), logical_not(ignored).to(input.dtype())};
+  const bool deferred = ::phasor::detail::check_device_value(
+      op, bad.any(),
+      [&] {  // the first bad target in logical order (argmax: the first maximum)
+        const Tensor first = bad.reshape({-1}).to(int64).argmax().reshape({1});
+        return std::pair{::phasor::detail::index_select_trusted(t.reshape({-1}), 0, first).reshape({}), Tensor()};
+      },
+      [C](double v, double) {
+        return "target " + std::to_string(static_cast<std::int64_t>(v)) + " is out of bounds for " + std::to_string(C) +
+               " classes";
+      });
+  // in a CUDA graph capture each replay checks the targets (Note [device checks in CUDA graphs]); meanwhile
+  // bad targets read class 0, so the gather below stays in range
+  return {t.masked_fill(deferred ? ignored | bad : ignored, Scalar(0)), logical_not(ignored).to(input.dtype())};
 }
 
 /// The nll terms per target entry: (-w[t] * input[.., t, ..] * mask, w[t] * mask).
