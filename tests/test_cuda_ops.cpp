@@ -239,7 +239,7 @@ DEVICE_CASE("cuda ops: unary ops keep NaN and stay accurate where the naive form
   CHECK((a.to(dev).pow(Scalar(std::int64_t{3})).to(Device::cpu()) == a.pow(Scalar(std::int64_t{3}))).all().item<bool>());
 }
 
-DEVICE_CASE("cuda ops: int64 add, sub and mul wrap on overflow (two's complement) as on the CPU") {
+DEVICE_CASE("cuda ops: int64 add, sub, mul, neg, abs and square wrap on overflow (two's complement) as on the CPU") {
   // expected values from unsigned arithmetic, what PyTorch's int64 ops give; alpha too (add/sub scale b)
   const std::int64_t big = std::numeric_limits<std::int64_t>::max(), small = std::numeric_limits<std::int64_t>::min();
   const std::vector<std::int64_t> a = {big, small, big - 3, std::int64_t{1} << 62, -7};
@@ -264,6 +264,17 @@ DEVICE_CASE("cuda ops: int64 add, sub and mul wrap on overflow (two's complement
     Tensor z = x.clone();
     z.mul_(y);
     CHECK(to_vector<std::int64_t>(z) == prod);
+    // the minimum is its own negation and absolute value; squares keep the low 64 bits
+    std::vector<std::int64_t> negs, abss, squares;
+    for (std::int64_t v : a) {
+      negs.push_back(static_cast<std::int64_t>(0 - u(v)));
+      abss.push_back(v < 0 ? static_cast<std::int64_t>(0 - u(v)) : v);
+      squares.push_back(static_cast<std::int64_t>(u(v) * u(v)));
+    }
+    CHECK(negs[1] == small);
+    CHECK(to_vector<std::int64_t>(-x) == negs);
+    CHECK(to_vector<std::int64_t>(x.abs()) == abss);
+    CHECK(to_vector<std::int64_t>(x.square()) == squares);
   }
 }
 

@@ -25,8 +25,8 @@ template <class T> using real_t = typename real_of<T>::type;
 template <class T> inline constexpr bool is_real_float_v = std::is_same_v<T, float> || std::is_same_v<T, double>;
 
 /// a + b, wrapping on int64 overflow (two's complement, like PyTorch) instead of undefined behaviour; the
-/// plain sum for other types. The CPU's and the GPU's int64 arithmetic (add, sub, mul, sums, products) use
-/// these.
+/// plain sum for other types. The CPU's and the GPU's int64 arithmetic (add, sub, mul, neg, abs, square, sums,
+/// products, matmul) use these.
 template <class A>
 PHASOR_HOST_DEVICE inline A wrap_add(const A& a, const A& b) {
   if constexpr (std::is_same_v<A, std::int64_t>)
@@ -46,6 +46,12 @@ PHASOR_HOST_DEVICE inline A wrap_mul(const A& a, const A& b) {
   if constexpr (std::is_same_v<A, std::int64_t>)
     return static_cast<A>(static_cast<std::uint64_t>(a) * static_cast<std::uint64_t>(b));
   else return a * b;
+}
+/// -a, wrapping like wrap_add: the int64 minimum is its own negation.
+template <class A>
+PHASOR_HOST_DEVICE inline A wrap_neg(const A& a) {
+  if constexpr (std::is_same_v<A, std::int64_t>) return static_cast<A>(std::uint64_t{0} - static_cast<std::uint64_t>(a));
+  else return -a;
 }
 
 /// Converts between any two element types (complex -> real keeps the real part; -> bool is "nonzero").

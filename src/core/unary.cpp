@@ -40,7 +40,7 @@ Tensor neg(const Tensor& x) {
   if (x.dtype() == Dtype::Bool) throw Error("neg", "negation of a bool tensor is not supported; use logical_not");
   return detail::apply_op(
       "neg", {x}, kSaveNone,
-      [](In in) { return detail::unary_same_kernel(in[0], "neg", [](auto v) { return decltype(v)(-v); }); },
+      [](In in) { return detail::unary_same_kernel(in[0], "neg", [](auto v) { return decltype(v)(detail::wrap_neg(v)); }); },
       [](const Ctx&, const G& g) { return G{-g[0]}; });
 }
 
@@ -56,7 +56,12 @@ Tensor conj(const Tensor& x) {
 Tensor abs(const Tensor& x) {
   return detail::apply_op(
       "abs", {x}, kSaveInputs,
-      [](In in) { return detail::unary_kernel<kKeepInt>(in[0], "abs", [](auto v) { return std::abs(v); }); },
+      [](In in) {
+        return detail::unary_kernel<kKeepInt>(in[0], "abs", [](auto v) {
+          if constexpr (std::is_same_v<decltype(v), std::int64_t>) return v < 0 ? detail::wrap_neg(v) : v;  // wraps
+          else return std::abs(v);
+        });
+      },
       // d|x|/dx = sign(x); for complex z the gradient is g * z/|z| (0 at z = 0)
       [](const Ctx& c, const G& g) { return G{g[0] * c.input(0).sign()}; });
 }
@@ -177,7 +182,7 @@ Tensor square(const Tensor& x) {
   return detail::apply_op(
       "square", {xi}, kSaveInputs,
       [](In in) {
-        return detail::unary_kernel<kKeepInt>(in[0], "square", [](auto v) { return decltype(v)(v * v); });
+        return detail::unary_kernel<kKeepInt>(in[0], "square", [](auto v) { return decltype(v)(detail::wrap_mul(v, v)); });
       },
       [](const Ctx& c, const G& g) { return G{g[0] * (c.input(0) * 2).conj()}; });
 }

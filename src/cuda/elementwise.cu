@@ -23,6 +23,7 @@ namespace {
 using ::phasor::detail::convert;
 using ::phasor::detail::wrap_add;
 using ::phasor::detail::wrap_mul;
+using ::phasor::detail::wrap_neg;
 using ::phasor::detail::wrap_sub;
 template <class T> inline constexpr bool is_cplx_v = ::phasor::detail::is_complex_v<T>;
 template <class T> using real_t = ::phasor::detail::real_t<T>;
@@ -204,8 +205,8 @@ template <class T> __device__ __forceinline__ T d_sigmoid_real(T x) {
   };
 
 PHASOR_UNARY(Copy, T, return v;)
-PHASOR_UNARY(Neg, T, if constexpr (std::is_same_v<T, bool>) return v; else return -v;)
-PHASOR_UNARY(Abs, real_t<T>, if constexpr (is_cplx_v<T>) return ::cuda::std::abs(v); else if constexpr (std::is_same_v<T, bool>) return v; else return v < T(0) ? -v : v;)
+PHASOR_UNARY(Neg, T, if constexpr (std::is_same_v<T, bool>) return v; else return wrap_neg(v);)
+PHASOR_UNARY(Abs, real_t<T>, if constexpr (is_cplx_v<T>) return ::cuda::std::abs(v); else if constexpr (std::is_same_v<T, bool>) return v; else return v < T(0) ? wrap_neg(v) : v;)
 PHASOR_UNARY(Sign, T, if constexpr (is_cplx_v<T>) { const auto a = ::cuda::std::abs(v); return a == 0 ? T(0) : v / a; } else if constexpr (std::is_same_v<T, bool>) return v; else if constexpr (is_float_v<T>) return d_isnan(v) ? v : T((v > T(0)) - (v < T(0))); else return T((v > T(0)) - (v < T(0)));)
 PHASOR_UNARY(Exp, T, return d_exp(v);)
 // complex expm1/log1p: the CPU's own definitions (core/complex_math.hpp)
@@ -214,7 +215,7 @@ PHASOR_UNARY(Log, T, return d_log(v);)
 PHASOR_UNARY(Log1p, T, if constexpr (is_cplx_v<T>) return ::phasor::detail::clog1p(v); else return ::log1p(v);)
 PHASOR_UNARY(Sqrt, T, return d_sqrt(v);)
 PHASOR_UNARY(Rsqrt, T, if constexpr (is_cplx_v<T>) return T(1) / d_sqrt(v); else return ::rsqrt(v);)
-PHASOR_UNARY(Square, T, return v * v;)
+PHASOR_UNARY(Square, T, return wrap_mul(v, v);)
 PHASOR_UNARY(Sin, T, return d_sin(v);)
 PHASOR_UNARY(Cos, T, return d_cos(v);)
 PHASOR_UNARY(Tan, T, return d_tan(v);)
