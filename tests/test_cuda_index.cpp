@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <limits>
 #include <phasor/phasor.hpp>
 #include <string>
 #include <vector>
@@ -107,6 +108,20 @@ DEVICE_CASE("cuda index: gather and scatter_add agree with the CPU") {
   const Tensor bad = from_vector<std::int64_t>({0, 5, 1}, Shape{1, 3}).to(dev);
   CHECK_THROWS_WITH_AS(gather(x, 0, bad), doctest::Contains("index 5 out of range"), Error);
   CHECK_THROWS_WITH_AS(gather(x, 0, bad.to(Device::cpu())), doctest::Contains("index on cpu"), Error);
+}
+
+DEVICE_CASE("cuda index: int64 index_add and scatter_add wrap on overflow (two's complement) as the GPU's atomics") {
+  // two adds into one slot pass the maximum; expected values from unsigned arithmetic
+  const std::int64_t big = std::numeric_limits<std::int64_t>::max();
+  const auto wrapped = static_cast<std::int64_t>(static_cast<std::uint64_t>(big) + 5u);
+  const std::vector<std::int64_t> want = {wrapped, 7};
+  for (const Device& d : {Device::cpu(), dev}) {
+    CAPTURE(d.str());
+    const Tensor x = from_vector<std::int64_t>({big, 7}).to(d), idx = from_vector<std::int64_t>({0, 0}).to(d);
+    const Tensor src = from_vector<std::int64_t>({2, 3}).to(d);
+    CHECK(to_vector<std::int64_t>(index_add(x, 0, idx, src)) == want);
+    CHECK(to_vector<std::int64_t>(scatter_add(x, 0, idx, src)) == want);
+  }
 }
 
 DEVICE_CASE("cuda index: gradients of the index ops are computed on the GPU") {
