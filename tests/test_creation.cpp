@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <complex>
+#include <limits>
 #include <phasor/phasor.hpp>
 
 #include "test_util.hpp"
@@ -264,4 +265,47 @@ TEST_CASE("random results do not depend on the thread count") {
   auto one = draw();
   set_num_threads(2);
   CHECK(draw() == one);
+}
+
+TEST_CASE("shapes too large for int64 element or byte counts are rejected by name, before any allocation") {
+  const std::int64_t big = std::numeric_limits<std::int64_t>::max(), small = std::numeric_limits<std::int64_t>::min();
+  const std::int64_t t40 = std::int64_t{1} << 40;
+  // element count, stride (a zero size elsewhere) and byte count overflow
+  CHECK_THROWS_WITH_AS(zeros({t40, t40}), "[zeros] shape (1099511627776, 1099511627776) is too large: its element count overflows int64", Error);
+  CHECK_THROWS_WITH_AS(empty({0, std::int64_t{1} << 62, 4}), Contains("[empty] shape (0, 4611686018427387904, 4) is too large: the product of its nonzero sizes"), Error);
+  CHECK_THROWS_WITH_AS(zeros({std::int64_t{1} << 60}, complex128), "[zeros] shape (1152921504606846976,) is too large: its 1152921504606846976 elements of 16 bytes overflow int64 in bytes", Error);
+  CHECK_THROWS_WITH_AS(full({t40, t40}, 1.0), Contains("[full] shape (1099511627776, 1099511627776) is too large"), Error);
+  CHECK_THROWS_WITH_AS(rand({t40, t40}), Contains("[rand] shape"), Error);
+  CHECK_THROWS_WITH_AS(randn({t40, t40}), Contains("[randn] shape"), Error);
+  CHECK_THROWS_WITH_AS(randint(0, 3, {t40, t40}), Contains("[randint] shape"), Error);
+  CHECK_THROWS_WITH_AS(eye(t40), Contains("[eye] shape (1099511627776, 1099511627776) is too large"), Error);
+  CHECK_THROWS_WITH_AS(linspace(0, 1, big), Contains("[linspace] shape (9223372036854775807,) is too large"), Error);
+  // the largest valid sizes still work: a zero-element tensor with a large dim, an empty product
+  CHECK(empty({0, std::int64_t{1} << 40}).numel() == 0);
+  // views: an expand, a broadcast of two expanded views, a reshape whose product wraps to the input's 0
+  const Tensor one = zeros({1});
+  CHECK_THROWS_WITH_AS(one.expand({t40, t40}), "[expand] shape (1099511627776, 1099511627776) is too large: its element count overflows int64", Error);
+  const Tensor col = one.expand({t40});
+  CHECK(col.numel() == t40);  // a valid broadcast view
+  CHECK_THROWS_WITH_AS(col + col.unsqueeze(1), "[add] shape (1099511627776, 1099511627776) is too large: its element count overflows int64", Error);
+  CHECK_THROWS_WITH_AS(broadcast_shapes({{t40, 1}, {1, t40}}, "f"), Contains("[f] shape (1099511627776, 1099511627776)"), Error);
+  CHECK_THROWS_WITH_AS(zeros({0}).reshape({std::int64_t{1} << 32, std::int64_t{1} << 32}), "[reshape] shape (4294967296, 4294967296) is invalid for input of size 0", Error);
+  const Tensor huge = zeros({1}, bool_).expand({std::int64_t{1} << 62});  // 2^62 one-byte elements
+  CHECK_THROWS_WITH_AS(cat({huge, huge}), Contains("[cat] the sizes along dim 0"), Error);
+  // arange counts in unsigned arithmetic: the full int64 range overflows, ranges at the extremes are exact
+  CHECK_THROWS_WITH_AS(arange(Scalar(small), Scalar(big)), "[arange] the range from -9223372036854775808 to 9223372036854775807 with step 1 has more elements than an int64 can count", Error);
+  CHECK_THROWS_WITH_AS(arange(0, 1e30), Contains("[arange] the range from 0.0"), Error);
+  CHECK_THROWS_WITH_AS(arange(0.0, 1.0, 1e-300), Contains("more elements than an int64 can count"), Error);
+  CHECK(to_vector<std::int64_t>(arange(Scalar(big - 5), Scalar(big), Scalar(std::int64_t{2}))) == std::vector<std::int64_t>{big - 5, big - 3, big - 1});
+  CHECK(to_vector<std::int64_t>(arange(Scalar(big), Scalar(small), Scalar(small))) == std::vector<std::int64_t>{big, -1});
+  // narrow and slice with extreme arguments: no wrapped sums
+  const Tensor x = arange(4);
+  CHECK_THROWS_WITH_AS(x.narrow(0, big, 2), "[narrow] start 9223372036854775807 and length 2 exceed dim 0 of size 4", Error);
+  CHECK_THROWS_WITH_AS(x.narrow(0, 2, big), "[narrow] start 2 and length 9223372036854775807 exceed dim 0 of size 4", Error);
+  CHECK(to_vector<std::int64_t>(x.slice(0, small, big, big)) == std::vector<std::int64_t>{0});
+  CHECK(to_vector<std::int64_t>(x.slice(0, 1, big, big)) == std::vector<std::int64_t>{1});
+  // from_blob: a shape too large, strides whose span overflows
+  float f = 0;
+  CHECK_THROWS_WITH_AS(Tensor::from_blob(&f, {t40, t40}, float32), Contains("[from_blob] shape (1099511627776, 1099511627776) is too large"), Error);
+  CHECK_THROWS_WITH_AS(Tensor::from_blob(&f, {2, 2}, {big, 1}, float32), "[from_blob] shape (2, 2) with strides (9223372036854775807, 1) spans more bytes than an int64 can count", Error);
 }

@@ -1,6 +1,7 @@
 // src/core/creation.cpp - empty/zeros/ones/full, *_like, scalar tensors, host data, ranges, eye.
 #include <cmath>
 #include <cstring>
+#include <limits>
 
 #include "core/elementwise.hpp"
 #include "core/promotion.hpp"
@@ -22,18 +23,19 @@ Dtype dtype_for_value(const Scalar& v) {
 }  // namespace
 
 Tensor empty(const Shape& shape, Dtype dtype, Device device) {
-  detail::check_shape(shape, "empty");
+  detail::check_shape(shape, "empty", itemsize(dtype));
   return detail::make_tensor(shape, dtype, device);
 }
 Tensor full(const Shape& shape, const Scalar& value, std::optional<Dtype> dtype, Device device) {
-  detail::check_shape(shape, "full");
-  Tensor t = detail::make_tensor(shape, dtype.value_or(dtype_for_value(value)), device);
+  const Dtype dt = dtype.value_or(dtype_for_value(value));
+  detail::check_shape(shape, "full", itemsize(dt));
+  Tensor t = detail::make_tensor(shape, dt, device);
   NoGradGuard ng;
   t.fill_(value);
   return t;
 }
 Tensor zeros(const Shape& shape, Dtype dtype, Device device) {
-  detail::check_shape(shape, "zeros");
+  detail::check_shape(shape, "zeros", itemsize(dtype));
   Tensor t = detail::make_tensor(shape, dtype, device);
   if (device.is_cpu()) std::memset(t.data_ptr(), 0, t.nbytes());
   else cuda::detail::fill_zero(t.data_ptr(), device, t.nbytes());
@@ -51,7 +53,7 @@ Tensor scalar_tensor(const Scalar& value, std::optional<Dtype> dtype, Device dev
 }
 
 Tensor from_data(const void* data, std::int64_t count, Dtype dtype, const Shape& shape, Device device) {
-  detail::check_shape(shape, "from_data");
+  detail::check_shape(shape, "from_data", itemsize(dtype));
   if (detail::shape_numel(shape) != count)
     throw Error("from_vector", std::to_string(count) + " values cannot fill shape " + detail::shape_str(shape) +
                                    " (" + std::to_string(detail::shape_numel(shape)) + " elements)");
@@ -117,12 +119,25 @@ Tensor arange(const Scalar& start, const Scalar& end, const Scalar& step, std::o
     throw Error("arange", "end " + std::to_string(s1) + " cannot be reached from start " + std::to_string(s0) +
                               " with step " + std::to_string(st) + " (wrong sign)");
   std::int64_t n;
-  if (all_int) {  // exact integer count: ceil((end - start) / step)
-    const std::int64_t a = start.to_int(), b = end.to_int(), c = step.to_int();
-    n = c > 0 ? (b - a + c - 1) / c : (a - b + (-c) - 1) / (-c);
+  const auto too_many = [&] {
+    auto str = [all_int](const Scalar& v) { return all_int ? std::to_string(v.to_int()) : std::to_string(v.to_double()); };
+    return Error("arange", "the range from " + str(start) + " to " + str(end) + " with step " + str(step) +
+                               " has more elements than an int64 can count");
+  };
+  if (all_int) {  // exact integer count ceil(|end - start| / |step|), in unsigned arithmetic (no overflow)
+    const auto a = static_cast<std::uint64_t>(start.to_int()), b = static_cast<std::uint64_t>(end.to_int());
+    const std::int64_t c = step.to_int();
+    const std::uint64_t span = c > 0 ? b - a : a - b;
+    const std::uint64_t mag = c > 0 ? static_cast<std::uint64_t>(c) : 0 - static_cast<std::uint64_t>(c);
+    const std::uint64_t count = span / mag + (span % mag != 0 ? 1 : 0);
+    if (count > static_cast<std::uint64_t>(std::numeric_limits<std::int64_t>::max())) throw too_many();
+    n = static_cast<std::int64_t>(count);
   } else {
-    n = static_cast<std::int64_t>(std::ceil((s1 - s0) / st));
+    const double count = std::ceil((s1 - s0) / st);
+    if (!(count < 0x1p63)) throw too_many();  // also infinite (s1 - s0 overflowing a double)
+    n = static_cast<std::int64_t>(count);
   }
+  detail::check_shape({n}, "arange", itemsize(dt));
   detail::Ramp r;
   r.n = r.half = n;
   r.lo_re = s0, r.step_re = st;
@@ -137,6 +152,7 @@ Tensor arange(const Scalar& end, std::optional<Dtype> dtype, Device device) {
 Tensor linspace(const Scalar& start, const Scalar& end, std::int64_t steps, Dtype dtype, Device device) {
   if (steps < 0) throw Error("linspace", "number of steps must be non-negative, got " + std::to_string(steps));
   if (dtype == Dtype::Bool) throw Error("linspace", "bool dtype is not supported");
+  detail::check_shape({steps}, "linspace", itemsize(dtype));
   if ((start.is_complex() || end.is_complex()) && !is_complex(dtype))
     throw Error("linspace", std::string("complex start or end needs a complex dtype, got ") + dtype_name(dtype));
   // symmetric evaluation: the first half counts up from start, the second down from end, so both end
@@ -155,6 +171,7 @@ Tensor eye(std::int64_t n, std::optional<std::int64_t> m, Dtype dtype, Device de
   const std::int64_t cols = m.value_or(n);
   if (n < 0 || cols < 0)
     throw Error("eye", "sizes must be non-negative, got n=" + std::to_string(n) + " m=" + std::to_string(cols));
+  detail::check_shape({n, cols}, "eye", itemsize(dtype));
   Tensor t = zeros({n, cols}, dtype, device);
   // the diagonal, a strided view of the flat tensor, filled where t lives (on a GPU: no copy from the host)
   const std::int64_t k = std::min(n, cols);

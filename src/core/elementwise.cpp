@@ -31,6 +31,7 @@ Shape broadcast_shapes(const std::vector<Shape>& shapes, const char* op) {
       throw Error(op, "shapes " + all + " cannot be broadcast together");
     }
   }
+  detail::check_shape(out, op);  // negative sizes; a product overflowing int64
   return out;
 }
 

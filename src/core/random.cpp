@@ -81,7 +81,7 @@ std::uint64_t reserve_default_counters(std::uint64_t n, std::uint64_t& seed) { r
 }  // namespace cuda::detail
 
 Tensor rand(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
-  detail::check_shape(shape, "rand");
+  detail::check_shape(shape, "rand", itemsize(dtype));
   if (!is_floating_or_complex(dtype))
     throw Error("rand", std::string("expected a floating or complex dtype, got ") + dtype_name(dtype));
   Tensor t = detail::make_tensor(shape, dtype, device);
@@ -110,7 +110,7 @@ Tensor rand(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
 }
 
 Tensor randn(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
-  detail::check_shape(shape, "randn");
+  detail::check_shape(shape, "randn", itemsize(dtype));
   if (!is_floating_or_complex(dtype))
     throw Error("randn", std::string("expected a floating or complex dtype, got ") + dtype_name(dtype));
   Tensor t = detail::make_tensor(shape, dtype, device);
@@ -139,7 +139,7 @@ Tensor randn(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
 }
 
 Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, Dtype dtype, Device device, Generator* gen) {
-  detail::check_shape(shape, "randint");
+  detail::check_shape(shape, "randint", itemsize(dtype));
   if (high <= low)
     throw Error("randint", "expected low < high, got low=" + std::to_string(low) + " high=" + std::to_string(high));
   if (dtype == Dtype::Bool && (low < 0 || high > 2))

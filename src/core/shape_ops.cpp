@@ -64,8 +64,12 @@ Tensor cat(const std::vector<Tensor>& xs, std::int64_t dim) {
         throw Error("cat", "sizes must match except in dim " + std::to_string(d) + ", got shapes " +
                                detail::shapes_str(xs) + " (tensor " + std::to_string(i) + " has shape " +
                                detail::shape_str(t.shape()) + ", differing at dim " + std::to_string(k) + ")");
-    out_shape[static_cast<std::size_t>(d)] += t.size(d);
+    std::int64_t& total = out_shape[static_cast<std::size_t>(d)];
+    if (__builtin_add_overflow(total, t.size(d), &total))
+      throw Error("cat", "the sizes along dim " + std::to_string(d) + " of " + detail::shapes_str(xs) +
+                             " add up to more than an int64 can count");
   }
+  detail::check_shape(out_shape, "cat", itemsize(dt));
   std::vector<std::int64_t> offsets, sizes;  // per input along d; -1 size marks a skipped legacy empty
   {
     std::int64_t off = 0;

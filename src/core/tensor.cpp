@@ -1,4 +1,5 @@
 // src/core/tensor.cpp - Tensor metadata accessors, from_blob, and layout helpers.
+#include <algorithm>
 #include <cstdint>
 #include <cstdio>
 #include <sstream>
@@ -53,19 +54,41 @@ std::string shape_str(const Shape& s) {
   return os.str();
 }
 
-void check_shape(const Shape& shape, const char* op) {
+namespace {
+/// The element count of sizes[0..ndim) when the shape is valid for `item`-byte elements (see check_shape);
+/// -1 otherwise. One pass with overflow-checked products: make_tensor's hot path.
+std::int64_t valid_numel(const std::int64_t* sizes, std::size_t ndim, std::size_t item) {
+  std::int64_t span = 1;  // the product with zeros counted as 1: the largest contiguous stride
+  bool bad = false, zero = false;
+  for (std::size_t i = 0; i < ndim; ++i) {
+    const std::int64_t s = sizes[i];
+    bad |= s < 0 || __builtin_mul_overflow(span, s > 1 ? s : 1, &span);
+    zero |= s == 0;
+  }
+  std::int64_t bytes = 0;
+  if (bad || __builtin_mul_overflow(zero ? 0 : span, static_cast<std::int64_t>(item), &bytes)) return -1;
+  return zero ? 0 : span;
+}
+}  // namespace
+
+void check_shape(const Shape& shape, const char* op, std::size_t item) {
   for (auto s : shape)
     if (s < 0) throw Error(op, "negative size in shape " + shape_str(shape));
+  if (valid_numel(shape.data(), shape.size(), item) >= 0) return;
+  const bool zero = std::find(shape.begin(), shape.end(), 0) != shape.end();
+  std::int64_t n = 1;
+  for (auto s : shape)
+    if (__builtin_mul_overflow(n, s > 1 ? s : 1, &n))
+      throw Error(op, "shape " + shape_str(shape) + " is too large: " +
+                          (zero ? "the product of its nonzero sizes (a stride)" : "its element count") +
+                          " overflows int64");
+  throw Error(op, "shape " + shape_str(shape) + " is too large: its " + std::to_string(n) + " elements of " +
+                      std::to_string(item) + " bytes overflow int64 in bytes");
 }
 
 Tensor make_tensor(const std::int64_t* sizes, std::size_t ndim, Dtype dtype, Device device) {
-  std::int64_t n = 1;
-  bool negative = false;
-  for (std::size_t i = 0; i < ndim; ++i) {
-    negative |= sizes[i] < 0;
-    n *= sizes[i];
-  }
-  if (negative) check_shape(Shape(sizes, sizes + ndim), "empty");
+  const std::int64_t n = valid_numel(sizes, ndim, itemsize(dtype));
+  if (n < 0) check_shape(Shape(sizes, sizes + ndim), "empty", itemsize(dtype));
   Tensor t = new_impl_with_storage(static_cast<std::size_t>(n) * itemsize(dtype), device);
   TensorImpl* impl = t.impl();
   // A recycled impl keeps its shape/stride buffers (usually of this very rank): no allocation here.
@@ -198,6 +221,7 @@ Scalar Tensor::item() const {
 }
 
 Tensor Tensor::from_blob(void* data, const Shape& shape, Dtype dtype, BlobDeleter deleter, Device device) {
+  detail::check_shape(shape, "from_blob", phasor::itemsize(dtype));  // before the strides are computed
   return from_blob(data, shape, detail::contiguous_strides(shape), dtype, std::move(deleter), device);
 }
 
@@ -206,6 +230,7 @@ Tensor Tensor::from_blob(void* data, const Shape& shape, const Shape& strides, D
   if (shape.size() != strides.size())
     throw Error("from_blob", "shape " + detail::shape_str(shape) + " and strides " + detail::shape_str(strides) +
                                  " differ in length");
+  detail::check_shape(shape, "from_blob", phasor::itemsize(dtype));
   if (!data && detail::shape_numel(shape) != 0) throw Error("from_blob", "null data pointer");
   // GPU kernels load an element as one access of its full size (16 bytes for complex128): a misaligned
   // pointer would fault, and the fault is sticky (every later CUDA call fails)
@@ -217,12 +242,16 @@ Tensor Tensor::from_blob(void* data, const Shape& shape, const Shape& strides, D
     throw Error("from_blob", std::string("data pointer ") + addr + " is not aligned to " + std::to_string(item) +
                                  " bytes, as " + dtype_name(dtype) + " elements on " + device.str() + " need");
   }
-  std::int64_t span = 1;
+  std::int64_t span = 1, reach = 0, bytes = 0;  // span: elements from the first to one past the last
+  bool overflow = false;
   for (std::size_t i = 0; i < shape.size(); ++i) {
-    if (shape[i] < 0) throw Error("from_blob", "negative size in shape " + detail::shape_str(shape));
     if (strides[i] < 0) throw Error("from_blob", "negative stride in " + detail::shape_str(strides));
-    if (shape[i] > 0) span += (shape[i] - 1) * strides[i];
+    if (shape[i] > 0)
+      overflow |= __builtin_mul_overflow(shape[i] - 1, strides[i], &reach) || __builtin_add_overflow(span, reach, &span);
   }
+  if (overflow || __builtin_mul_overflow(span, static_cast<std::int64_t>(item), &bytes))
+    throw Error("from_blob", "shape " + detail::shape_str(shape) + " with strides " + detail::shape_str(strides) +
+                                 " spans more bytes than an int64 can count");
   auto st = std::allocate_shared<Storage>(detail::SmallBlockAllocator<Storage>());
   st->data = data;
   st->nbytes = static_cast<std::size_t>(span) * phasor::itemsize(dtype);

@@ -136,8 +136,10 @@ Shape contiguous_strides(const Shape& shape);
 std::vector<std::int64_t> element_offsets(const Shape& sizes, const Shape& strides);
 /// Product of sizes.
 std::int64_t shape_numel(const Shape& shape);
-/// Throws "[op] negative size in shape (...)" when a size is negative.
-void check_shape(const Shape& shape, const char* op);
+/// Throws "[op] negative size in shape (...)" when a size is negative, and "[op] shape (...) is too large"
+/// when its element count, its largest contiguous stride (zero sizes counted as 1) or its size in bytes
+/// for `item`-byte elements overflows int64: every tensor's element and byte offsets fit in an int64.
+void check_shape(const Shape& shape, const char* op, std::size_t item = 1);
 /// A new tensor with fresh (uninitialized) contiguous storage.
 Tensor make_tensor(const Shape& shape, Dtype dtype, Device device = Device::cpu());
 /// make_tensor for the shape sizes[0..ndim) (no Shape needed by the caller).

@@ -62,9 +62,9 @@ Tensor raw_permute(const Tensor& x, const std::vector<std::int64_t>& perm) {
 
 Tensor raw_slice(const Tensor& x, std::int64_t d, std::int64_t start, std::int64_t stop, std::int64_t step) {
   Shape s = x.shape(), st = x.strides();
-  const std::int64_t len = stop > start ? (stop - start + step - 1) / step : 0;
+  const std::int64_t len = stop > start ? (stop - start - 1) / step + 1 : 0;  // ceil, without overflow for any step
   s[static_cast<std::size_t>(d)] = len;
-  st[static_cast<std::size_t>(d)] *= step;
+  if (len > 1) st[static_cast<std::size_t>(d)] *= step;  // step < the dim's size here: no overflow
   return make_view(x, s, st, x.storage_offset() + (len > 0 ? start * x.strides()[static_cast<std::size_t>(d)] : 0));
 }
 
@@ -105,8 +105,8 @@ Shape infer_shape(const Shape& shape, std::int64_t numel, const char* op) {
       infer = static_cast<std::int64_t>(i);
     } else if (s[i] < 0) {
       throw Error(op, "invalid size " + std::to_string(s[i]) + " in " + shape_str(shape));
-    } else {
-      known *= s[i];
+    } else if (__builtin_mul_overflow(known, s[i], &known)) {
+      throw Error(op, "shape " + shape_str(shape) + " is invalid for input of size " + std::to_string(numel));
     }
   }
   if (infer >= 0) {
@@ -269,6 +269,7 @@ Tensor Tensor::expand(const Shape& shape_in) const {
     }
   }
   if (s == shape()) return *this;
+  detail::check_shape(s, "expand", itemsize());
   return detail::apply_op(
       "expand", {*this}, detail::kSaveNone,
       [&](In in) { return detail::as_view_of(detail::make_view(in[0], s, st, in[0].storage_offset()), *this); },
@@ -297,7 +298,7 @@ Tensor Tensor::narrow(std::int64_t d, std::int64_t start, std::int64_t length) c
   const auto w = detail::wrap_dim(d, dim(), "narrow");
   const std::int64_t n = shape()[static_cast<std::size_t>(w)];
   const std::int64_t s = start < 0 ? start + n : start;
-  if (s < 0 || length < 0 || s + length > n)
+  if (s < 0 || s > n || length < 0 || length > n - s)
     throw Error("narrow", "start " + std::to_string(start) + " and length " + std::to_string(length) +
                               " exceed dim " + std::to_string(d) + " of size " + std::to_string(n));
   return slice(w, s, s + length, 1);
