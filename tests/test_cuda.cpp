@@ -383,6 +383,14 @@ DEVICE_CASE("cuda: zeros and from_vector create CUDA tensors") {
   const Tensor d = from_vector(v, Shape{2, 2}, dev);
   CHECK(d.device() == dev);
   CHECK(same_bytes(d, from_vector(v, Shape{2, 2})));
+  // shapes too large for int64 counts: the CPU's errors, before any device allocation
+  const std::int64_t t40 = std::int64_t{1} << 40;
+  const std::string too_large = " shape (1099511627776, 1099511627776) is too large: its element count overflows int64";
+  CHECK_THROWS_WITH_AS(zeros({t40, t40}, float32, dev), ("[zeros]" + too_large).c_str(), Error);
+  CHECK_THROWS_WITH_AS(randn({t40, t40}, float32, dev), ("[randn]" + too_large).c_str(), Error);
+  CHECK_THROWS_WITH_AS(zeros({1}, float32, dev).expand({t40, t40}), ("[expand]" + too_large).c_str(), Error);
+  const Tensor col = zeros({1}, float32, dev).expand({t40});
+  CHECK_THROWS_WITH_AS(col * col.unsqueeze(1), ("[mul]" + too_large).c_str(), Error);
 }
 
 TEST_CASE("cuda: device to device copies" * doctest::skip(!kGpu)) {
