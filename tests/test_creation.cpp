@@ -309,3 +309,32 @@ TEST_CASE("shapes too large for int64 element or byte counts are rejected by nam
   CHECK_THROWS_WITH_AS(Tensor::from_blob(&f, {t40, t40}, float32), Contains("[from_blob] shape (1099511627776, 1099511627776) is too large"), Error);
   CHECK_THROWS_WITH_AS(Tensor::from_blob(&f, {2, 2}, {big, 1}, float32), "[from_blob] shape (2, 2) with strides (9223372036854775807, 1) spans more bytes than an int64 can count", Error);
 }
+
+TEST_CASE("scalars written into a tensor must fit its dtype (checked conversion, as PyTorch)") {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  CHECK_THROWS_WITH_AS(full({2}, 1e30, int64), "[full] value 1e+30 cannot be converted to int64 without overflow", Error);
+  CHECK_THROWS_WITH_AS(full({2}, nan, int64), "[full] value nan cannot be converted to int64 without overflow", Error);
+  CHECK_THROWS_WITH_AS(full({2}, -inf, int64), "[full] value -inf cannot be converted to int64 without overflow", Error);
+  CHECK_THROWS_WITH_AS(full({2}, 0x1p63, int64), "[full] value 9223372036854775808 cannot be converted to int64 without overflow", Error);
+  CHECK_THROWS_WITH_AS(full({2}, 1e300, float32), "[full] value 1e+300 cannot be converted to float32 without overflow", Error);
+  CHECK_THROWS_WITH_AS(full({2}, cd(1, -1e300), complex64), "[full] value 1-1e+300j cannot be converted to complex64 without overflow", Error);
+  // what fits: the int64 minimum, a truncated real, infinities and NaN into floating dtypes, anything into bool
+  CHECK(to_vector<std::int64_t>(full({1}, -0x1p63, int64)) == std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::min()});
+  CHECK(to_vector<std::int64_t>(full({1}, -2.7, int64)) == std::vector<std::int64_t>{-2});
+  CHECK(std::isinf(full({1}, inf, float32).item<float>()));
+  CHECK(std::isnan(full({1}, nan, float32).item<float>()));
+  CHECK(full({1}, 1e300, float64).item<double>() == 1e300);
+  CHECK(full({1}, 1e300, bool_).item<bool>());
+  // fill_, masked_fill(_) and pad check the same way and leave their tensor unchanged
+  Tensor x = arange(3);
+  CHECK_THROWS_WITH_AS(x.fill_(1e19), "[fill_] value 1e+19 cannot be converted to int64 without overflow", Error);
+  CHECK_THROWS_WITH_AS(x.masked_fill_(x > 0, nan), "[masked_fill_] value nan cannot be converted to int64 without overflow", Error);
+  CHECK(to_vector<std::int64_t>(x) == std::vector<std::int64_t>{0, 1, 2});
+  CHECK_THROWS_WITH_AS(masked_fill(x, x > 0, -1e20), Contains("[masked_fill] value -1e+20"), Error);
+  CHECK_THROWS_WITH_AS(pad(x, {1, 1}, PadMode::constant, 1e19), "[pad] value 1e+19 cannot be converted to int64 without overflow", Error);
+  Tensor f = zeros({2});
+  CHECK_THROWS_WITH_AS(f.fill_(cd(1, 2)), "[fill_] complex value 1+2j cannot be converted to float32 (its imaginary part would be lost)", Error);
+  CHECK(to_vector<float>(f) == std::vector<float>{0, 0});
+  f.fill_(cd(3, 0));  // a zero imaginary part is kept
+  CHECK(to_vector<float>(f) == std::vector<float>{3, 3});
+}

@@ -3,6 +3,7 @@
 // one; the cases that check the no-GPU behaviour are skipped on machines with one.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <cstring>
 #include <functional>
 #include <utility>
@@ -391,6 +392,12 @@ DEVICE_CASE("cuda: zeros and from_vector create CUDA tensors") {
   CHECK_THROWS_WITH_AS(zeros({1}, float32, dev).expand({t40, t40}), ("[expand]" + too_large).c_str(), Error);
   const Tensor col = zeros({1}, float32, dev).expand({t40});
   CHECK_THROWS_WITH_AS(col * col.unsqueeze(1), ("[mul]" + too_large).c_str(), Error);
+  // scalars that do not fit the dtype: the CPU's checked conversion
+  Tensor i = arange(3).to(dev);
+  CHECK_THROWS_WITH_AS(i.fill_(1e19), "[fill_] value 1e+19 cannot be converted to int64 without overflow", Error);
+  CHECK_THROWS_WITH_AS(full({2}, 1e300, float32, dev), "[full] value 1e+300 cannot be converted to float32 without overflow", Error);
+  CHECK_THROWS_WITH_AS(i.masked_fill(i > 0, std::nan("")), doctest::Contains("[masked_fill] value nan cannot be converted"), Error);
+  CHECK(to_vector<std::int64_t>(i) == std::vector<std::int64_t>{0, 1, 2});
 }
 
 TEST_CASE("cuda: device to device copies" * doctest::skip(!kGpu)) {

@@ -258,6 +258,7 @@ void check_masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value,
                         detail::shape_str(x.shape()));
   if (value.is_complex() && !x.is_complex())
     throw Error(op, std::string("a complex value cannot be written into a ") + dtype_name(x.dtype()) + " tensor");
+  detail::check_scalar_fits(value, x.dtype(), op);
 }
 
 /// out = mask ? value : in, all of in's dtype (mask broadcast).

@@ -29,6 +29,7 @@ Tensor empty(const Shape& shape, Dtype dtype, Device device) {
 Tensor full(const Shape& shape, const Scalar& value, std::optional<Dtype> dtype, Device device) {
   const Dtype dt = dtype.value_or(dtype_for_value(value));
   detail::check_shape(shape, "full", itemsize(dt));
+  detail::check_scalar_fits(value, dt, "full");
   Tensor t = detail::make_tensor(shape, dt, device);
   NoGradGuard ng;
   t.fill_(value);

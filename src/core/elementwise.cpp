@@ -1,6 +1,12 @@
 // src/core/elementwise.cpp - loop construction (broadcast strides, coalescing), casts and copies.
 #include "core/elementwise.hpp"
 
+#include <charconv>
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <string>
+
 #if defined(__SSE2__)
 #include <emmintrin.h>
 #endif
@@ -95,6 +101,28 @@ StridedLoop make_loop(const std::vector<const Tensor*>& ops, const Shape& shape)
 }
 StridedLoop make_device_loop(std::initializer_list<const Tensor*> ops, const Shape& shape) {
   return build_loop(ops.begin(), static_cast<int>(ops.size()), shape, /*cpu=*/false);
+}
+
+void check_scalar_fits(const Scalar& value, Dtype dtype, const char* op) {
+  if (dtype == Dtype::Bool || value.is_integral()) return;  // integers fit every non-bool dtype
+  const std::complex<double> v = value.to_complex();
+  const auto fails = [&](double part) {
+    if (dtype == Dtype::Int64) return !(part >= -0x1p63 && part < 0x1p63);  // NaN and infinities too
+    if (dtype == Dtype::Float32 || dtype == Dtype::Complex64)
+      return std::isfinite(part) && std::abs(part) > static_cast<double>(std::numeric_limits<float>::max());
+    return false;
+  };
+  const auto str = [](double d) {  // shortest round-trip form
+    char buf[32];
+    return std::string(buf, std::to_chars(buf, buf + sizeof buf, d).ptr);
+  };
+  const std::string text = value.is_complex() ? str(v.real()) + (v.imag() < 0 ? "" : "+") + str(v.imag()) + "j"
+                                              : str(v.real());
+  if (!is_complex(dtype) && v.imag() != 0)
+    throw Error(op, "complex value " + text + " cannot be converted to " + dtype_name(dtype) +
+                        " (its imaginary part would be lost)");
+  if (fails(v.real()) || fails(v.imag()))
+    throw Error(op, "value " + text + " cannot be converted to " + dtype_name(dtype) + " without overflow");
 }
 
 void stream_copy(void* dst, const void* src, std::size_t bytes) {
@@ -195,6 +223,7 @@ Tensor& Tensor::copy_(const Tensor& src) {
 }
 
 Tensor& Tensor::fill_(const Scalar& value) {
+  detail::check_scalar_fits(value, dtype(), "fill_");
   return detail::apply_inplace(
       "fill_", *this, {},
       [&] {

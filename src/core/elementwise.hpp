@@ -43,6 +43,12 @@ decltype(auto) visit_dtype(Dtype t, F&& f) {
 template <class T> struct is_complex_t<std::complex<T>> : std::true_type {};
 template <class T> struct real_of<std::complex<T>> { using type = T; };
 
+/// Throws "[op] value v cannot be converted to <dtype> without overflow" when writing `value` into a
+/// `dtype` tensor would not keep it (PyTorch's checked conversion): a non-finite or out-of-range value into
+/// int64, a finite one beyond float32's range into float32 or complex64, a nonzero imaginary part into a
+/// real dtype. Bool takes any value ("nonzero").
+void check_scalar_fits(const Scalar& value, Dtype dtype, const char* op);
+
 /// The value of a Scalar as element type T.
 template <class T>
 inline T scalar_as(const Scalar& s) {

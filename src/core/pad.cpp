@@ -107,6 +107,7 @@ Tensor pad(const Tensor& x, const Shape& p, PadMode mode, const Scalar& value) {
     throw Error("pad", std::string("padding mode ") + detail::mode_name(mode) + " does not take a value argument");
   if (mode == PadMode::constant && value.is_complex() && !x.is_complex())
     throw Error("pad", std::string("complex padding value for a ") + dtype_name(x.dtype()) + " tensor");
+  if (mode == PadMode::constant) detail::check_scalar_fits(value, x.dtype(), "pad");
   // per padded dim: (dim, left, right), checked before any work
   struct DimPad {
     std::int64_t dim, l, r;
