@@ -232,6 +232,13 @@ TEST_CASE("randint and randperm") {
   for (int c : counts) CHECK(std::abs(c - 20000 / 7) < 300);  // ~2857 each, sd ~50
   CHECK(randint(0, 5, {3}, float64).dtype() == float64);
   CHECK(randint(0, 2, {4}, bool_).dtype() == bool_);
+  // ranges at the int64 extremes: the width (up to 2^64 - 1) and the results are computed without overflow
+  const std::int64_t lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
+  std::size_t negative = 0;
+  for (auto v : ivals(randint(lo, hi, {4000}))) negative += v < 0 ? 1 : 0;
+  CHECK(std::abs(static_cast<double>(negative) - 2000.0) < 200);  // half of them, sd ~32
+  for (auto v : ivals(randint(lo, lo + 2, {100}))) CHECK((v == lo || v == lo + 1));
+  for (auto v : ivals(randint(hi - 2, hi, {100}))) CHECK((v == hi - 2 || v == hi - 1));
   auto p = ivals(randperm(1000));
   std::vector<std::int64_t> sorted = p;
   std::sort(sorted.begin(), sorted.end());

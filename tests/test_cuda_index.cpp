@@ -40,6 +40,16 @@ TEST_CASE("rand draws Random123's Philox4x32-10 known-answer words") {
   const auto i = to_vector<std::int64_t>(randint(-3, 7, {2}, int64, Device::cpu(), &k));
   CHECK(i[0] == -3 + static_cast<std::int64_t>((static_cast<unsigned __int128>(0x6627e8d5e169c58dULL) * 10) >> 64));
   CHECK(i[1] == -3 + static_cast<std::int64_t>((static_cast<unsigned __int128>(0xbc57ac4c9b00dbd8ULL) * 10) >> 64));
+  // the whole int64 range: width 2^64 - 1, low + the multiply-high word in unsigned arithmetic
+  Generator w(0);
+  const std::int64_t lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
+  const auto all = to_vector<std::int64_t>(randint(lo, hi, {2}, int64, Device::cpu(), &w));
+  auto expect = [lo](std::uint64_t x) {
+    const auto h = static_cast<std::uint64_t>((static_cast<unsigned __int128>(x) * ~std::uint64_t{0}) >> 64);
+    return static_cast<std::int64_t>(static_cast<std::uint64_t>(lo) + h);
+  };
+  CHECK(all[0] == expect(0x6627e8d5e169c58dULL));
+  CHECK(all[1] == expect(0xbc57ac4c9b00dbd8ULL));
 }
 
 TEST_CASE("index ops and random creation on a CUDA device without one throw and change nothing") {
@@ -197,6 +207,9 @@ DEVICE_CASE("cuda random: a seed draws the same numbers on the GPU as on the CPU
   Generator gc(7), gg(7);
   CHECK(rel_diff(randint(-50, 1000, {999}, int64, dev, &gg), randint(-50, 1000, {999}, int64, Device::cpu(), &gc)) == 0);
   CHECK(rel_diff(randint(0, 2, {31}, bool_, dev, &gg), randint(0, 2, {31}, bool_, Device::cpu(), &gc)) == 0);
+  const std::int64_t lo = std::numeric_limits<std::int64_t>::min(), hi = std::numeric_limits<std::int64_t>::max();
+  CHECK(to_vector<std::int64_t>(randint(lo, hi, {999}, int64, dev, &gg)) ==
+        to_vector<std::int64_t>(randint(lo, hi, {999}, int64, Device::cpu(), &gc)));
   CHECK(rel_diff(randperm(40, int64, dev, &gg), randperm(40, int64, Device::cpu(), &gc)) == 0);
   // statistics of a large draw on the device
   const Tensor z = randn({1 << 20}, float64, dev);

@@ -67,7 +67,7 @@ PHASOR_HOST_DEVICE inline std::int64_t draw_below(std::uint32_t a, std::uint32_t
 #else
   const auto hi = static_cast<std::uint64_t>((static_cast<unsigned __int128>(x) * range) >> 64);
 #endif
-  return low + static_cast<std::int64_t>(hi);
+  return static_cast<std::int64_t>(static_cast<std::uint64_t>(low) + hi);  // in [low, high): no overflow, unsigned
 }
 
 }  // namespace phasor::detail

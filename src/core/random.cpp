@@ -147,7 +147,7 @@ Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, Dtype dt
   Tensor r = detail::make_tensor(shape, Dtype::Int64, device);
   const std::int64_t n = r.numel();
   const std::int64_t nb = (n + 1) / 2;
-  const auto range = static_cast<std::uint64_t>(high - low);
+  const std::uint64_t range = static_cast<std::uint64_t>(high) - static_cast<std::uint64_t>(low);  // up to 2^64 - 1
   const cuda::Counters c = draw(gen, device, static_cast<std::uint64_t>(nb), "randint");
   const std::uint64_t seed = c.seed, start = c.start;
   if (device.is_cuda()) {
