@@ -120,7 +120,7 @@ DEVICE_CASE("cuda index: gather and scatter_add agree with the CPU") {
   CHECK_THROWS_WITH_AS(gather(x, 0, bad.to(Device::cpu())), doctest::Contains("index on cpu"), Error);
 }
 
-DEVICE_CASE("cuda index: int64 index_add and scatter_add wrap on overflow (two's complement) as the GPU's atomics") {
+DEVICE_CASE("cuda index: int64 index_add and scatter_add wrap on overflow (two's complement) on both devices") {
   // two adds into one slot pass the maximum; expected values from unsigned arithmetic
   const std::int64_t big = std::numeric_limits<std::int64_t>::max();
   const auto wrapped = static_cast<std::int64_t>(static_cast<std::uint64_t>(big) + 5u);
@@ -131,6 +131,12 @@ DEVICE_CASE("cuda index: int64 index_add and scatter_add wrap on overflow (two's
     const Tensor src = from_vector<std::int64_t>({2, 3}).to(d);
     CHECK(to_vector<std::int64_t>(index_add(x, 0, idx, src)) == want);
     CHECK(to_vector<std::int64_t>(scatter_add(x, 0, idx, src)) == want);
+    // one slot, many adds (the GPU's atomic path): 5000 x 2^52 wraps past 2^63 twice
+    const std::int64_t n = 5000, step = std::int64_t{1} << 52;
+    const auto total = static_cast<std::int64_t>(static_cast<std::uint64_t>(n) * static_cast<std::uint64_t>(step));
+    const Tensor many = full({n}, step, int64, d), zero = zeros({1}, int64, d);
+    CHECK(to_vector<std::int64_t>(index_add(zero, 0, zeros({n}, int64, d), many)) == std::vector<std::int64_t>{total});
+    CHECK(to_vector<std::int64_t>(scatter_add(zero, 0, zeros({n}, int64, d), many)) == std::vector<std::int64_t>{total});
   }
 }
 

@@ -118,7 +118,7 @@ std::int64_t dim_stride(const Tensor& t, std::int64_t d) { return t.strides()[st
 template <class T>
 inline void accumulate(T& a, const T& b) {
   if constexpr (std::is_same_v<T, bool>) a = a || b;
-  else a = wrap_add(a, b);  // int64 wraps, as the GPU's atomics
+  else a = wrap_add(a, b);  // int64 wraps, as on the GPU
 }
 
 /// Calls f(k, i) for every k < K, i < n, in 64 x 64 tiles; inside a tile i runs innermost when

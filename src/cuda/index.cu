@@ -65,7 +65,7 @@ __global__ void add_kernel(AlongDim a) {
       T& o = *reinterpret_cast<T*>(a.pos.data[0] + off[0] + j * a.step[0]);
       const T v = *reinterpret_cast<const T*>(a.pos.data[1] + off[1] + k * a.step[1]);
       if constexpr (std::is_same_v<T, bool>) o = o || v;
-      else o += v;
+      else o = ::phasor::detail::wrap_add(o, v);  // int64 wraps, as the atomic path and the CPU
     }
   }
 }
