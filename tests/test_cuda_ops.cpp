@@ -239,6 +239,20 @@ DEVICE_CASE("cuda ops: unary ops keep NaN and stay accurate where the naive form
   CHECK((a.to(dev).pow(Scalar(std::int64_t{3})).to(Device::cpu()) == a.pow(Scalar(std::int64_t{3}))).all().item<bool>());
 }
 
+DEVICE_CASE("cuda ops: floating -> int64 casts truncate and saturate (NaN -> 0) identically on the CPU and the GPU") {
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const std::int64_t big = std::numeric_limits<std::int64_t>::max(), small = std::numeric_limits<std::int64_t>::min();
+  const std::vector<double> v = {2.7, -2.7, -0.5, nan, inf, -inf, 1e30, -1e30, 0x1p63, -0x1p63, 0x1p62};
+  const std::vector<std::int64_t> want = {2, -2, 0, 0, big, small, big, small, big, small, std::int64_t{1} << 62};
+  for (const Device& d : {Device::cpu(), dev}) {
+    CAPTURE(d.str());
+    for (Dtype dt : {float64, float32, complex128, complex64}) {
+      CAPTURE(dt);
+      CHECK(to_vector<std::int64_t>(from_vector(v).to(dt).to(d).to(int64)) == want);
+    }
+  }
+}
+
 DEVICE_CASE("cuda ops: int64 add, sub, mul, neg, abs and square wrap on overflow (two's complement) as on the CPU") {
   // expected values from unsigned arithmetic, what PyTorch's int64 ops give; alpha too (add/sub scale b)
   const std::int64_t big = std::numeric_limits<std::int64_t>::max(), small = std::numeric_limits<std::int64_t>::min();

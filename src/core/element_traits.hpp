@@ -54,7 +54,19 @@ PHASOR_HOST_DEVICE inline A wrap_neg(const A& a) {
   else return -a;
 }
 
-/// Converts between any two element types (complex -> real keeps the real part; -> bool is "nonzero").
+/// A floating value as int64: truncated toward zero, saturating beyond the range, NaN -> 0 (CUDA's
+/// conversion instruction and Rust's `as`). Defined for every input, and the same on the CPU and the GPU
+/// (a plain cast is undefined behaviour there, and x86 and CUDA answer differently).
+template <class F>
+PHASOR_HOST_DEVICE inline std::int64_t saturating_int64(F v) {
+  if (v != v) return 0;
+  if (v >= F(9223372036854775808.0)) return static_cast<std::int64_t>(~std::uint64_t{0} >> 1);  // 2^63 - 1
+  if (v < F(-9223372036854775808.0)) return static_cast<std::int64_t>(std::uint64_t{1} << 63);  // -2^63
+  return static_cast<std::int64_t>(v);
+}
+
+/// Converts between any two element types (complex -> real keeps the real part; -> bool is "nonzero";
+/// floating -> int64 saturates: saturating_int64).
 template <class To, class From>
 PHASOR_HOST_DEVICE inline To convert(const From& v) {
   if constexpr (std::is_same_v<To, From>) {
@@ -66,9 +78,11 @@ PHASOR_HOST_DEVICE inline To convert(const From& v) {
       return To(static_cast<typename To::value_type>(v), 0);
   } else if constexpr (is_complex_v<From>) {
     if constexpr (std::is_same_v<To, bool>) return v.real() != 0 || v.imag() != 0;
-    else return static_cast<To>(v.real());
+    else return convert<To>(v.real());
   } else if constexpr (std::is_same_v<To, bool>) {
     return v != From(0);
+  } else if constexpr (std::is_same_v<To, std::int64_t> && !std::is_integral_v<From>) {
+    return saturating_int64(v);
   } else {
     return static_cast<To>(v);
   }
