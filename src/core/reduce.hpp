@@ -603,30 +603,4 @@ void reduce_rows(const ReducePlan& p, R* out, F f) {
   for (std::int64_t o = 0; o < outer; ++o) out[o] = f(base + o * inner, inner);
 }
 
-/// Accurate, vectorizable sum of n contiguous values (blocked pairwise with kLanes accumulators).
-template <class T, class Acc = T>
-Acc sum_contiguous(const T* p, std::int64_t n) {
-  return reduce_seq(p, n, 1, SumOp<T, Acc>{}, NoParam{});
-}
-
-/// Parallel sum of one long contiguous row.
-template <class T, class Acc = T>
-Acc sum_parallel(const T* p, std::int64_t n) {
-  const int threads = reduce_threads(n);
-  if (threads <= 1) return sum_contiguous<T, Acc>(p, n);
-  std::vector<Acc> part(static_cast<std::size_t>(threads));
-  int used = threads;
-#pragma omp parallel num_threads(threads)
-  {
-    const int t = omp_get_thread_num(), nt = omp_get_num_threads();
-    if (t == 0) used = nt;
-    const std::int64_t chunk = ((n + nt - 1) / nt + 63) / 64 * 64;
-    const std::int64_t b = std::min<std::int64_t>(n, t * chunk), e = std::min<std::int64_t>(n, b + chunk);
-    part[static_cast<std::size_t>(t)] = b < e ? sum_contiguous<T, Acc>(p + b, e - b) : Acc{};
-  }
-  Acc s = part[0];
-  for (int t = 1; t < used; ++t) s += part[static_cast<std::size_t>(t)];
-  return s;
-}
-
 }  // namespace phasor::detail
