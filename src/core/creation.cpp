@@ -23,8 +23,7 @@ Dtype dtype_for_value(const Scalar& v) {
 }  // namespace
 
 Tensor empty(const Shape& shape, Dtype dtype, Device device) {
-  detail::check_shape(shape, "empty", itemsize(dtype));
-  return detail::make_tensor(shape, dtype, device);
+  return detail::make_tensor(shape, dtype, device, "empty");  // checks the shape (check_shape)
 }
 Tensor full(const Shape& shape, const Scalar& value, std::optional<Dtype> dtype, Device device) {
   const Dtype dt = dtype.value_or(dtype_for_value(value));
@@ -36,8 +35,7 @@ Tensor full(const Shape& shape, const Scalar& value, std::optional<Dtype> dtype,
   return t;
 }
 Tensor zeros(const Shape& shape, Dtype dtype, Device device) {
-  detail::check_shape(shape, "zeros", itemsize(dtype));
-  Tensor t = detail::make_tensor(shape, dtype, device);
+  Tensor t = detail::make_tensor(shape, dtype, device, "zeros");
   if (device.is_cpu()) std::memset(t.data_ptr(), 0, t.nbytes());
   else cuda::detail::fill_zero(t.data_ptr(), device, t.nbytes());
   return t;

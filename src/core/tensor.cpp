@@ -72,9 +72,9 @@ std::int64_t valid_numel(const std::int64_t* sizes, std::size_t ndim, std::size_
 }  // namespace
 
 void check_shape(const Shape& shape, const char* op, std::size_t item) {
+  if (valid_numel(shape.data(), shape.size(), item) >= 0) return;
   for (auto s : shape)
     if (s < 0) throw Error(op, "negative size in shape " + shape_str(shape));
-  if (valid_numel(shape.data(), shape.size(), item) >= 0) return;
   const bool zero = std::find(shape.begin(), shape.end(), 0) != shape.end();
   std::int64_t n = 1;
   for (auto s : shape)
@@ -86,9 +86,9 @@ void check_shape(const Shape& shape, const char* op, std::size_t item) {
                       std::to_string(item) + " bytes overflow int64 in bytes");
 }
 
-Tensor make_tensor(const std::int64_t* sizes, std::size_t ndim, Dtype dtype, Device device) {
+Tensor make_tensor(const std::int64_t* sizes, std::size_t ndim, Dtype dtype, Device device, const char* op) {
   const std::int64_t n = valid_numel(sizes, ndim, itemsize(dtype));
-  if (n < 0) check_shape(Shape(sizes, sizes + ndim), "empty", itemsize(dtype));
+  if (n < 0) check_shape(Shape(sizes, sizes + ndim), op, itemsize(dtype));
   Tensor t = new_impl_with_storage(static_cast<std::size_t>(n) * itemsize(dtype), device);
   TensorImpl* impl = t.impl();
   // A recycled impl keeps its shape/stride buffers (usually of this very rank): no allocation here.
@@ -106,8 +106,8 @@ Tensor make_tensor(const std::int64_t* sizes, std::size_t ndim, Dtype dtype, Dev
   return t;
 }
 
-Tensor make_tensor(const Shape& shape, Dtype dtype, Device device) {
-  return make_tensor(shape.data(), shape.size(), dtype, device);
+Tensor make_tensor(const Shape& shape, Dtype dtype, Device device, const char* op) {
+  return make_tensor(shape.data(), shape.size(), dtype, device, op);
 }
 
 Tensor make_view(const Tensor& base, const Shape& shape, const Shape& strides, std::int64_t offset,

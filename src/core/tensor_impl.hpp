@@ -140,10 +140,12 @@ std::int64_t shape_numel(const Shape& shape);
 /// when its element count, its largest contiguous stride (zero sizes counted as 1) or its size in bytes
 /// for `item`-byte elements overflows int64: every tensor's element and byte offsets fit in an int64.
 void check_shape(const Shape& shape, const char* op, std::size_t item = 1);
-/// A new tensor with fresh (uninitialized) contiguous storage.
-Tensor make_tensor(const Shape& shape, Dtype dtype, Device device = Device::cpu());
+/// A new tensor with fresh (uninitialized) contiguous storage; a shape check_shape refuses throws its
+/// error under the name `op`.
+Tensor make_tensor(const Shape& shape, Dtype dtype, Device device = Device::cpu(), const char* op = "empty");
 /// make_tensor for the shape sizes[0..ndim) (no Shape needed by the caller).
-Tensor make_tensor(const std::int64_t* sizes, std::size_t ndim, Dtype dtype, Device device = Device::cpu());
+Tensor make_tensor(const std::int64_t* sizes, std::size_t ndim, Dtype dtype, Device device = Device::cpu(),
+                   const char* op = "empty");
 /// A tensor sharing `base`'s storage with the given layout (no autograd metadata).
 Tensor make_view(const Tensor& base, const Shape& shape, const Shape& strides, std::int64_t offset,
                  std::optional<Dtype> dtype = std::nullopt);

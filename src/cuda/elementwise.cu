@@ -252,9 +252,8 @@ struct Add {
   template <class T>
   __device__ __forceinline__ T operator()(T a, T b) const {
     if constexpr (std::is_same_v<T, bool>) return a || b;
-    else if constexpr (std::is_same_v<T, std::int64_t>)  // wraps, as on the CPU (element_traits.hpp)
-      return alpha == 1 ? wrap_add(a, b) : wrap_add(a, wrap_mul(convert<T>(alpha), b));
-    else return alpha == 1 ? a + b : a + convert<T>(alpha) * b;
+    // int64 wraps, as on the CPU; the plain sum and product for other types (element_traits.hpp)
+    else return alpha == 1 ? wrap_add(a, b) : wrap_add(a, wrap_mul(convert<T>(alpha), b));
   }
 };
 struct Sub {
@@ -263,9 +262,7 @@ struct Sub {
   using Out = T;
   template <class T>
   __device__ __forceinline__ T operator()(T a, T b) const {
-    if constexpr (std::is_same_v<T, std::int64_t>)
-      return alpha == 1 ? wrap_sub(a, b) : wrap_sub(a, wrap_mul(convert<T>(alpha), b));
-    else return alpha == 1 ? a - b : a - convert<T>(alpha) * b;
+    return alpha == 1 ? wrap_sub(a, b) : wrap_sub(a, wrap_mul(convert<T>(alpha), b));
   }
 };
 #define PHASOR_BINARY(NAME, OUT, ...)                               \
