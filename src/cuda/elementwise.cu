@@ -206,7 +206,7 @@ template <class T> __device__ __forceinline__ T d_sigmoid_real(T x) {
 
 PHASOR_UNARY(Copy, T, return v;)
 PHASOR_UNARY(Neg, T, if constexpr (std::is_same_v<T, bool>) return v; else return wrap_neg(v);)
-PHASOR_UNARY(Abs, real_t<T>, if constexpr (is_cplx_v<T>) return ::cuda::std::abs(v); else if constexpr (std::is_same_v<T, bool>) return v; else return v < T(0) ? wrap_neg(v) : v;)
+PHASOR_UNARY(Abs, real_t<T>, if constexpr (is_cplx_v<T>) return ::cuda::std::abs(v); else if constexpr (std::is_same_v<T, bool>) return v; else if constexpr (is_float_v<T>) return ::fabs(v); else return v < T(0) ? wrap_neg(v) : v;)
 PHASOR_UNARY(Sign, T, if constexpr (is_cplx_v<T>) { const auto a = ::cuda::std::abs(v); return a == 0 ? T(0) : v / a; } else if constexpr (std::is_same_v<T, bool>) return v; else if constexpr (is_float_v<T>) return d_isnan(v) ? v : T((v > T(0)) - (v < T(0))); else return T((v > T(0)) - (v < T(0)));)
 PHASOR_UNARY(Exp, T, return d_exp(v);)
 // complex expm1/log1p: the CPU's own definitions (core/complex_math.hpp)
@@ -279,8 +279,8 @@ struct Sub {
 PHASOR_BINARY(Mul, T, if constexpr (is_cplx_v<T>) return T(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()); else if constexpr (std::is_same_v<T, bool>) return a && b; else return wrap_mul(a, b);)
 PHASOR_BINARY(Div, T, return a / b;)
 PHASOR_BINARY(Pow, T, return d_pow(a, b);)
-PHASOR_BINARY(Maximum, T, if (d_isnan(a)) return a; if (d_isnan(b)) return b; return a > b ? a : b;)
-PHASOR_BINARY(Minimum, T, if (d_isnan(a)) return a; if (d_isnan(b)) return b; return a < b ? a : b;)
+PHASOR_BINARY(Maximum, T, if (d_isnan(a)) return a; if (d_isnan(b)) return b; return a < b ? b : a;)  // a tie (+-0) gives a, as on the CPU
+PHASOR_BINARY(Minimum, T, if (d_isnan(a)) return a; if (d_isnan(b)) return b; return b < a ? b : a;)
 PHASOR_BINARY(Atan2, T, return ::atan2(a, b);)
 PHASOR_BINARY(Eq, bool, return a == b;)
 PHASOR_BINARY(Ne, bool, return a != b;)
