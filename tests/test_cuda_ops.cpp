@@ -168,14 +168,20 @@ DEVICE_CASE("cuda ops: unary ops keep NaN and stay accurate where the naive form
     check_close(pow(zz.to(dev), w.to(dev)), pow(zz, w), t * 10);
     check_close(zz.to(dev).pow(Scalar(3.0)), zz.pow(Scalar(3.0)), t * 10);
   }
-  // complex tanh, tan, log, asin, acos, atan within a few ulps of a long double reference, also where the
-  // textbook formulas cancel (Note [complex elementary functions]): tanh near i pi/2, tan near pi/2, log,
-  // asin and acos near 1, atan near i
+  // complex tanh, tan, log, asin, acos, atan, exp, sin, cos, sinh and cosh within a few ulps of a long
+  // double reference, also where the textbook formulas cancel or overflow early (Note [complex elementary
+  // functions]): tanh near i pi/2, tan near pi/2, log near 1 and near |z| = 1, asin and acos near 1, atan
+  // near i and far from 0 on the line Re = +-1 (atan(100 - i)'s small imaginary part), sinh and cosh past
+  // exp's range in float
+  // (sinh(88.5 + 1e-30i) = 1.4e38 + 1.4e8i: e^88.5 overflows float, the results do not)
   using cld = std::complex<long double>;
   const double h = 1.5707963267948966;
   const std::vector<std::complex<double>> pts = {{1e-3, h - 1e-3}, {-2e-4, h + 3e-4}, {h - 1e-3, 1e-3}, {0.3, -1.2},
                                                  {-4.0, 2.5},     {12.0, -0.7},     {0.6, 0.8},        {1.0, 1e-4},
-                                                 {-0.999, 0.04},  {25.0, 1.0},      {1e-3, 0.999},     {-2e-4, -1.0003}};
+                                                 {-0.999, 0.04},  {25.0, 1.0},      {1e-3, 0.999},     {-2e-4, -1.0003},
+                                                 {100.0, -1.0},   {-1.0, 30.0},     {1e-30, 1.0},      {-1e-30, -1.0},
+                                                 {1.0, 1e-30},    {0.7, -1e3},      {88.5, 1e-30},     {-88.5, 2.0},
+                                                 {1e-30, 88.5},   {-3.0, -88.5},    {0.7071, -0.7071}, {-0.28, 0.96}};
   using CF = std::function<cld(cld)>;
   const std::vector<std::tuple<const char*, std::function<Tensor(const Tensor&)>, CF>> fns = {
       {"tanh", [](const Tensor& t) { return tanh(t); }, [](cld w) { return std::tanh(w); }},
@@ -184,19 +190,39 @@ DEVICE_CASE("cuda ops: unary ops keep NaN and stay accurate where the naive form
       {"asin", [](const Tensor& t) { return asin(t); }, [](cld w) { return std::asin(w); }},
       {"acos", [](const Tensor& t) { return acos(t); }, [](cld w) { return std::acos(w); }},
       {"atan", [](const Tensor& t) { return atan(t); }, [](cld w) { return std::atan(w); }},
+      {"exp", [](const Tensor& t) { return exp(t); }, [](cld w) { return std::exp(w); }},
+      {"sin", [](const Tensor& t) { return sin(t); }, [](cld w) { return std::sin(w); }},
+      {"cos", [](const Tensor& t) { return cos(t); }, [](cld w) { return std::cos(w); }},
+      {"sinh", [](const Tensor& t) { return sinh(t); }, [](cld w) { return std::sinh(w); }},
+      {"cosh", [](const Tensor& t) { return cosh(t); }, [](cld w) { return std::cosh(w); }},
   };
   for (Dtype dt : {complex64, complex128}) {
     const Tensor z = from_vector(pts).to(dt);
     const auto zv = to_vector<std::complex<double>>(z);  // the inputs as rounded to dt
     for (const auto& [name, f, ref] : fns) {
-      CAPTURE(name);
+      const std::string fname = name;
+      CAPTURE(fname);
       CAPTURE(dt);
+      const double tol = dt == complex64 ? 1e-6 : 1e-14;
+      const long double normal_min = dt == complex64 ? std::numeric_limits<float>::min() : std::numeric_limits<double>::min();
       const auto got = to_vector<std::complex<double>>(f(z.to(dev)).to(Device::cpu()));
       for (std::size_t i = 0; i < zv.size(); ++i) {
         const cld want = ref(cld(zv[i].real(), zv[i].imag()));
-        const long double err = std::abs(cld(got[i].real(), got[i].imag()) - want) / std::abs(want);
         CAPTURE(zv[i]);
-        CHECK(static_cast<double>(err) <= (dt == complex64 ? 1e-6 : 1e-14));
+        if (std::abs(want) > (dt == complex64 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max())) {
+          CHECK(std::isinf(std::abs(got[i])));  // beyond dt's range (exp(100 - i) in complex64)
+          continue;
+        }
+        const long double err = std::abs(cld(got[i].real(), got[i].imag()) - want) / std::abs(want);
+        CHECK(static_cast<double>(err) <= tol);
+        // each part on its own too (atan(100 - i)'s imaginary part, 1e-4; log |z| near |z| = 1), where it is
+        // a normal number of dt (a part far below |w| may underflow: tanh(100 - i)'s e^-200)
+        for (int part = 0; part < 2; ++part) {
+          const long double w = part ? want.imag() : want.real();
+          const double g = part ? got[i].imag() : got[i].real();
+          CAPTURE(part);
+          if (std::fabs(w) >= normal_min) CHECK(static_cast<double>(std::fabs(g - w) / std::fabs(w)) <= tol);
+        }
       }
     }
   }
@@ -206,37 +232,124 @@ DEVICE_CASE("cuda ops: unary ops keep NaN and stay accurate where the naive form
   const std::vector<std::complex<double>> cuts = {{2, 0},  {2, nz},  {-2, 0}, {-2, nz}, {0, 2},   {nz, 2},
                                                   {0, -2}, {nz, -2}, {1, 0},  {-1, 0},  {0, 0},   {nz, nz},
                                                   {-4, 0}, {-4, nz}, {inf, 1}, {1, inf}, {-inf, inf}, {3, 1e-30}};
-  const std::vector<std::function<Tensor(const Tensor&)>> cut_fns = {
-      [](const Tensor& t) { return asin(t); }, [](const Tensor& t) { return acos(t); },
-      [](const Tensor& t) { return atan(t); }, [](const Tensor& t) { return sqrt(t); },
-      [](const Tensor& t) { return log(t); },  [](const Tensor& t) { return tanh(t); },
-      [](const Tensor& t) { return tan(t); }};
-  for (Dtype dt : {complex64, complex128}) {
-    const Tensor z = from_vector(cuts).to(dt);
-    for (std::size_t k = 0; k < cut_fns.size(); ++k) {
-      const auto want = to_vector<std::complex<double>>(cut_fns[k](z).to(complex128));
-      const auto got = to_vector<std::complex<double>>(cut_fns[k](z.to(dev)).to(Device::cpu()).to(complex128));
-      for (std::size_t i = 0; i < cuts.size(); ++i) {
-        CAPTURE(k);
-        CAPTURE(dt);
-        CAPTURE(cuts[i]);
-        CAPTURE(got[i]);
-        CAPTURE(want[i]);
-        auto same_part = [&](double g, double w) {
-          if (std::isnan(w)) return std::isnan(g);
-          if (std::isinf(w)) return g == w;
-          return std::signbit(g) == std::signbit(w) && std::abs(g - w) <= (dt == complex64 ? 1e-6 : 1e-14) * std::abs(w);
-        };
-        CHECK(same_part(got[i].real(), want[i].real()));
-        CHECK(same_part(got[i].imag(), want[i].imag()));
+  using UF = std::function<Tensor(const Tensor&)>;
+  auto same_as_cpu = [&](const std::vector<std::complex<double>>& points, const std::vector<UF>& fs) {
+    for (Dtype dt : {complex64, complex128}) {
+      const Tensor z = from_vector(points).to(dt);
+      for (std::size_t k = 0; k < fs.size(); ++k) {
+        const auto want = to_vector<std::complex<double>>(fs[k](z).to(complex128));
+        const auto got = to_vector<std::complex<double>>(fs[k](z.to(dev)).to(Device::cpu()).to(complex128));
+        for (std::size_t i = 0; i < points.size(); ++i) {
+          CAPTURE(k);
+          CAPTURE(dt);
+          CAPTURE(points[i]);
+          CAPTURE(got[i]);
+          CAPTURE(want[i]);
+          auto same_part = [&](double g, double w) {
+            if (std::isnan(w)) return std::isnan(g);
+            if (std::isinf(w)) return g == w;
+            return std::signbit(g) == std::signbit(w) && std::abs(g - w) <= (dt == complex64 ? 1e-6 : 1e-14) * std::abs(w);
+          };
+          CHECK(same_part(got[i].real(), want[i].real()));
+          CHECK(same_part(got[i].imag(), want[i].imag()));
+        }
       }
     }
-  }
+  };
+  same_as_cpu(cuts, {[](const Tensor& t) { return asin(t); }, [](const Tensor& t) { return acos(t); },
+                     [](const Tensor& t) { return atan(t); }, [](const Tensor& t) { return sqrt(t); },
+                     [](const Tensor& t) { return log(t); }, [](const Tensor& t) { return tanh(t); },
+                     [](const Tensor& t) { return tan(t); }});
+  // past exp's range (88 in float, 709 in double) next to an axis: sinh(95 + 0i) = inf + 0i and
+  // exp(95 + 1e-30i) = inf + 1.8e11i in complex64, where libcu++'s textbook products give inf + NaN i
+  // (cosh x * sin 0) and inf + inf i
+  const std::vector<std::complex<double>> far = {{95, 0},    {95, nz},     {-95, nz},   {0, 95},     {nz, -95},
+                                                 {95, 1e-30}, {-95, -1e-5}, {1e-30, 95}, {712, 0},   {-712, nz},
+                                                 {0, 712},    {nz, -712},   {712, 1e-30}, {-1e-5, 712}, {712, 30}};
+  same_as_cpu(far, {[](const Tensor& t) { return exp(t); }, [](const Tensor& t) { return sin(t); },
+                    [](const Tensor& t) { return cos(t); }, [](const Tensor& t) { return sinh(t); },
+                    [](const Tensor& t) { return cosh(t); }, [](const Tensor& t) { return tanh(t); },
+                    [](const Tensor& t) { return tan(t); }});
+  // tanh with an infinite or NaN imaginary part: C99's NaN + NaN i for finite nonzero x (not the +-1 of
+  // the large-x formula), x + NaN i for x = 0, +-1 +- 0i for infinite x
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  same_as_cpu({{20, inf}, {-20, -inf}, {0.5, inf}, {0, inf}, {nz, -inf}, {20, nan}, {0, nan}, {inf, 2}, {-inf, -3}},
+              {[](const Tensor& t) { return tanh(t); }});
   // int64 powers run on the GPU (the CPU's ipow: a negative exponent gives 1, +-1 or 0)
   const Tensor a = from_vector(std::vector<std::int64_t>{-3, -1, 0, 1, 2, 7}, Shape{6});
   const Tensor e = from_vector(std::vector<std::int64_t>{3, -3, 0, -2, 10, 2}, Shape{6});
   CHECK((pow(a.to(dev), e.to(dev)).to(Device::cpu()) == pow(a, e)).all().item<bool>());
   CHECK((a.to(dev).pow(Scalar(std::int64_t{3})).to(Device::cpu()) == a.pow(Scalar(std::int64_t{3}))).all().item<bool>());
+}
+
+DEVICE_CASE("cuda ops: complex elementary functions: each part within a few ulps of long double over a sweep") {
+  // Note [complex elementary functions]: 18,000 points at six scales and near the lines Re z = +-1, Im z =
+  // +-1 and the circle |z| = 1, where the textbook formulas cancel. Each part (not only |f(z)|) is checked
+  // where it is a normal number of the dtype and the result fits. Not expm1: its real part, e^x cos y - 1,
+  // cancels near e^x cos y = 1 on both engines.
+  using cld = std::complex<long double>;
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<std::complex<double>> pts;
+  for (double scale : {1e-3, 0.3, 1.0, 3.0, 30.0, 1e3})
+    for (int i = 0; i < 2000; ++i) pts.emplace_back(u(rng) * scale, u(rng) * scale);
+  for (int i = 0; i < 2000; ++i) pts.emplace_back(std::copysign(1.0, u(rng)) + u(rng) * 1e-2, u(rng) * 50);
+  for (int i = 0; i < 2000; ++i) pts.emplace_back(u(rng) * 50, std::copysign(1.0, u(rng)) + u(rng) * 1e-2);
+  for (int i = 0; i < 2000; ++i) {
+    const double t = u(rng) * 3.2, r = 1 + u(rng) * 1e-3;
+    pts.emplace_back(r * std::cos(t), r * std::sin(t));
+  }
+  // log1p's reference: log |1 + z| from |1 + z|^2 - 1 (exact-ish in long double) unless |1 + z| is small
+  auto log1p_ref = [](cld w) {
+    const long double x = w.real(), y = w.imag(), h = std::hypot(1 + x, y);
+    return cld(h < 0.5L ? std::log(h) : 0.5L * std::log1p(2 * x + x * x + y * y), std::atan2(y, 1 + x));
+  };
+  using CF = std::function<cld(cld)>;
+  const std::vector<std::tuple<const char*, std::function<Tensor(const Tensor&)>, CF>> fns = {
+      {"exp", [](const Tensor& t) { return exp(t); }, [](cld w) { return std::exp(w); }},
+      {"log", [](const Tensor& t) { return log(t); }, [](cld w) { return std::log(w); }},
+      {"log1p", [](const Tensor& t) { return log1p(t); }, log1p_ref},
+      {"sqrt", [](const Tensor& t) { return sqrt(t); }, [](cld w) { return std::sqrt(w); }},
+      {"sin", [](const Tensor& t) { return sin(t); }, [](cld w) { return std::sin(w); }},
+      {"cos", [](const Tensor& t) { return cos(t); }, [](cld w) { return std::cos(w); }},
+      {"tan", [](const Tensor& t) { return tan(t); }, [](cld w) { return std::tan(w); }},
+      {"sinh", [](const Tensor& t) { return sinh(t); }, [](cld w) { return std::sinh(w); }},
+      {"cosh", [](const Tensor& t) { return cosh(t); }, [](cld w) { return std::cosh(w); }},
+      {"tanh", [](const Tensor& t) { return tanh(t); }, [](cld w) { return std::tanh(w); }},
+      {"asin", [](const Tensor& t) { return asin(t); }, [](cld w) { return std::asin(w); }},
+      {"acos", [](const Tensor& t) { return acos(t); }, [](cld w) { return std::acos(w); }},
+      {"atan", [](const Tensor& t) { return atan(t); }, [](cld w) { return std::atan(w); }},
+  };
+  for (Dtype dt : {complex64, complex128}) {
+    const Tensor z = from_vector(pts).to(dt);
+    const auto zv = to_vector<std::complex<double>>(z.to(complex128));  // the inputs as rounded to dt
+    const double tol = dt == complex64 ? 2e-6 : 4e-15;  // measured: 3.7e-7 and 6.6e-16 (glibc and host libm)
+    const long double lo = dt == complex64 ? std::numeric_limits<float>::min() : std::numeric_limits<double>::min();
+    const long double hi = dt == complex64 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
+    for (const auto& [name, f, ref] : fns) {
+      const std::string fname = name;
+      CAPTURE(fname);
+      CAPTURE(dt);
+      const auto got = to_vector<std::complex<double>>(f(z.to(dev)).to(Device::cpu()).to(complex128));
+      double worst = 0;
+      std::complex<double> worst_at;
+      for (std::size_t i = 0; i < zv.size(); ++i) {
+        const cld want = ref(cld(zv[i].real(), zv[i].imag()));
+        if (!(std::abs(want) < hi)) continue;
+        for (int part = 0; part < 2; ++part) {
+          const long double w = part ? want.imag() : want.real();
+          const double g = part ? got[i].imag() : got[i].real();
+          const double err = std::fabs(w) >= lo ? static_cast<double>(std::fabs(g - w) / std::fabs(w)) : 0.0;
+          if (!(err <= worst)) {
+            worst = std::isnan(err) ? std::numeric_limits<double>::infinity() : err;
+            worst_at = zv[i];
+          }
+        }
+      }
+      CAPTURE(worst_at);
+      CHECK(worst <= tol);
+    }
+  }
 }
 
 DEVICE_CASE("cuda ops: floating -> int64 casts truncate and saturate (NaN -> 0) identically on the CPU and the GPU") {

@@ -199,6 +199,26 @@ TEST_CASE("float functions: special values and accuracy near zero") {
     Tensor zm = cplx_t({{-1 + 1e-6, 1e-6}, {-0.9, 0.3}, {-1.3, -0.2}, {-1 - 2e-7, 3e-7}, {-0.45, 0.45}}, dt);
     check_complex(zm, log1p(zm), [](cld w) { return std::log(1.0L + w); }, dt == complex128 ? 1e-14 : 1e-6);
   }
+  // ... and near the circle |1 + z| = 1 away from z = -1, where log |1 + z| cancels (z = e^it - 1): the real
+  // part to its own relative accuracy, not only |log1p z|'s. The points lie on a grid of 2^-30 (2^-12 in
+  // complex64), so |1 + z|^2 - 1 = 2x + x^2 + y^2 is exact in long double
+  for (Dtype dt : {complex128, complex64}) {
+    CAPTURE(dt);
+    const double grid = dt == complex128 ? 0x1p-30 : 0x1p-12, tol = dt == complex128 ? 1e-14 : 1e-6;
+    std::vector<cd> pts;
+    for (double t : {0.3, 1.1, 2.0, 2.6, -0.8, -1.9})
+      pts.emplace_back(std::round((std::cos(t) - 1) / grid) * grid, std::round(std::sin(t) / grid) * grid);
+    const auto got = to_vector<cd>(log1p(cplx_t(pts, dt)));
+    for (std::size_t i = 0; i < pts.size(); ++i) {
+      const long double x = pts[i].real(), y = pts[i].imag();
+      const long double re = 0.5L * std::log1p(2 * x + x * x + y * y), im = std::atan2(y, 1 + x);
+      CAPTURE(pts[i]);
+      CAPTURE(got[i]);
+      REQUIRE(re != 0);
+      CHECK(static_cast<double>(std::fabs((got[i].real() - re) / re)) <= tol);
+      CHECK(static_cast<double>(std::fabs((got[i].imag() - im) / im)) <= tol);
+    }
+  }
   // sigmoid does not overflow for large |x| in float32
   auto s = to_vector<float>(sigmoid(real_t({-200.0, 200.0}, float32)));
   CHECK(s[0] == 0.0f);

@@ -10,11 +10,17 @@
 // through tanh); log loses digits near z = 1 (1.8e-13 in complex128); asin, acos and atan near +-1 and +-i
 // (up to 1.2e-5 in complex64, 1.2e-13 in complex128); sqrt misses the axes' exact values (a real part of
 // -4e-8 for sqrt(-1 - 0i) in complex64, where acos(2 + 0i) then comes out -5e-8 - 1.317i, not 0 - 1.317i).
-// So the kernels use the functions below instead: clog (log1p near z = 1), csqrt, ctanh / ctan, casin /
-// cacos (Kahan's formulas) and catanh / catan. Over 10^5 points at three scales they stay within 7e-7
-// (complex64) and 1.2e-15 (complex128) of glibc. Infinite and NaN arguments go to the library's own
-// function, which follows C99's special values. expm1 and log1p of complex numbers have no C library
-// function at all: both engines use cexpm1 / clog1p.
+// libcu++'s exp, sinh and cosh (and so sin and cos) multiply e^x by cos y and sin y after e^x has
+// overflowed, which turns sinh(95 + 0i) in complex64 into inf + NaN i and exp(95 + 1e-30i) into inf + inf i
+// where glibc gives inf + 0i and inf + 1.8e11i. So the kernels use the functions below instead: clog
+// (log1p of an exact |z|^2 - 1 near |z| = 1), csqrt, ctanh / ctan, casin / cacos (Kahan's formulas),
+// catanh / catan, and cexp, csinh / csin, ccosh / ccos (exact on the axes, scaled past exp's range). Over
+// 2.2 * 10^5 points (six scales, and near Re z = +-1, Im z = +-1 and |z| = 1) each part of each result stays
+// within 3.7e-7 (complex64) and 6.6e-16 (complex128) of a long double reference, as glibc's do (measured
+// with the host's libm, tests/cuda_emu). Infinite and NaN arguments follow C99's special values, as
+// glibc's do: most go to the library's own function, ctanh handles its own. expm1 and log1p of complex
+// numbers have no C library function at all: both engines use cexpm1 / clog1p (cexpm1's real part, e^x cos y
+// - 1, still cancels near e^x cos y = 1).
 #pragma once
 #include <math.h>
 
@@ -30,24 +36,52 @@ PHASOR_HOST_DEVICE C cexpm1(const C& z) {
   return C(::expm1(x) * ::cos(y) - R(2) * s * s, ::exp(x) * ::sin(y));
 }
 
-/// log(1 + z). For small |z|, |1 + z|^2 = 1 + (x (2 + x) + y^2) keeps the real part accurate through
-/// log1p; elsewhere (near z = -1 that sum cancels) log |1 + z| is taken directly, 1 + x being exact there.
+/// x^2 + y^2 - 1 for 1/2 < |x + iy| < 2 to about an ulp of the result, also where it cancels (|z| near 1).
+/// With u >= v the larger and smaller of |x|, |y| and |z| near 1, u^2 lies in [1/2, 1]: for v^2 >= 1/4 both
+/// u^2 - 1/2 and v^2 - 1/2 are exact (Sterbenz), and so is their sum where it cancels; below, u^2 - 1 is.
+/// fma gives the rounding errors of u^2 and v^2 exactly.
+template <class R>
+PHASOR_HOST_DEVICE R norm_minus_one(R x, R y) {
+  R u = ::fabs(x), v = ::fabs(y);
+  if (u < v) {
+    const R t = u;
+    u = v;
+    v = t;
+  }
+  const R uu = u * u, vv = v * v;
+  const R head = vv >= R(0.25) ? (uu - R(0.5)) + (vv - R(0.5)) : (uu - R(1)) + vv;
+  return head + (::fma(u, u, -uu) + ::fma(v, v, -vv));
+}
+
+/// |1 + z|^2 - 1 = x (2 + x) + y^2 for 1/2 < |1 + z| < 2 to about an ulp of the result, also where it
+/// cancels (|1 + z| near 1). For x <= -1/2, 1 + x is exact (Sterbenz) and norm_minus_one applies. Above, the
+/// sum can cancel only for -1/2 < x < 0, where y^2 lies within a factor 2 of -2x: 2x + y^2 is exact, and so
+/// is its sum with x^2 where those cancel; fma gives the squares' rounding errors.
+template <class R>
+PHASOR_HOST_DEVICE R norm1p_minus_one(R x, R y) {
+  if (x <= R(-0.5)) return norm_minus_one(R(1) + x, y);
+  const R xx = x * x, yy = y * y;
+  return ((R(2) * x + yy) + xx) + (::fma(x, x, -xx) + ::fma(y, y, -yy));
+}
+
+/// log(1 + z). For 1/2 < |1 + z| < 2, log |1 + z| = log1p(|1 + z|^2 - 1) / 2 with norm1p_minus_one: accurate
+/// for small |z| (where 1 + x would drop x's digits) and near |1 + z| = 1 (where log |1 + z| cancels).
 template <class C>
 PHASOR_HOST_DEVICE C clog1p(const C& z) {
   using R = real_t<C>;
-  const R x = z.real(), y = z.imag();
-  const R re = ::fabs(x) < R(0.5) && ::fabs(y) < R(0.5) ? R(0.5) * ::log1p(x * (R(2) + x) + y * y)
-                                                        : ::log(::hypot(R(1) + x, y));
+  const R x = z.real(), y = z.imag(), h = ::hypot(R(1) + x, y);
+  const R re = h > R(0.5) && h < R(2) ? R(0.5) * ::log1p(norm1p_minus_one(x, y)) : ::log(h);
   return C(re, ::atan2(y, R(1) + x));
 }
 
-/// log z. Near z = 1, where log z is small, log |z| = 0.5 log1p((x - 1)(x + 1) + y^2) keeps the digits that
-/// log(hypot(x, y)) loses (x - 1 is exact there).
+/// log z. For 1/2 < |z| < 2, where log |z| can be small, log |z| = log1p(|z|^2 - 1) / 2 with |z|^2 - 1 from
+/// norm_minus_one keeps the digits that log(hypot(x, y)) loses (the real part of log(0.6 + 0.8i), 1e-17, to
+/// a few ulps, as glibc's).
 template <class C>
 PHASOR_HOST_DEVICE C clog(const C& z) {
   using R = real_t<C>;
   const R x = z.real(), y = z.imag(), a = ::hypot(x, y);
-  const R re = a > R(0.5) && a < R(2) ? R(0.5) * ::log1p((x - R(1)) * (x + R(1)) + y * y) : ::log(a);
+  const R re = a > R(0.5) && a < R(2) ? R(0.5) * ::log1p(norm_minus_one(x, y)) : ::log(a);
   return C(re, ::atan2(y, x));
 }
 
@@ -58,11 +92,87 @@ template <class C> PHASOR_HOST_DEVICE C library_sqrt(const C& z) { return sqrt(z
 template <class C> PHASOR_HOST_DEVICE C library_asin(const C& z) { return asin(z); }
 template <class C> PHASOR_HOST_DEVICE C library_acos(const C& z) { return acos(z); }
 template <class C> PHASOR_HOST_DEVICE C library_atanh(const C& z) { return atanh(z); }
+template <class C> PHASOR_HOST_DEVICE C library_exp(const C& z) { return exp(z); }
+template <class C> PHASOR_HOST_DEVICE C library_sinh(const C& z) { return sinh(z); }
+template <class C> PHASOR_HOST_DEVICE C library_cosh(const C& z) { return cosh(z); }
 }  // namespace complex_adl
 
 /// True when both parts of z are finite.
 template <class C>
 PHASOR_HOST_DEVICE bool cfinite(const C& z) { return ::isfinite(z.real()) && ::isfinite(z.imag()); }
+
+/// Where e^x (and sinh x, cosh x) is still finite in R, rounded down: 88 in float, 709 in double.
+template <class R>
+PHASOR_HOST_DEVICE constexpr R exp_range() { return sizeof(R) == 4 ? R(88) : R(709); }
+
+/// Multiplies p and q by e^a without overflowing early: past exp_range
+/// e^a = e^(a/2) e^(a/2), applied one factor at a time, so a product that fits (e^95 times 1e-30) stays
+/// finite. Only a result beyond the range is infinite.
+template <class R>
+PHASOR_HOST_DEVICE void scale_by_exp(R a, R& p, R& q) {
+  if (a < exp_range<R>()) {
+    const R e = ::exp(a);
+    p *= e;
+    q *= e;
+  } else {
+    const R e = ::exp(R(0.5) * a);
+    p = p * e * e;
+    q = q * e * e;
+  }
+}
+
+/// e^z = e^x (cos y + i sin y), with no spurious overflow (scale_by_exp) and the real axis exact
+/// (e^x + i y). Infinite and NaN arguments: the library's C99 special values.
+template <class C>
+PHASOR_HOST_DEVICE C cexp(const C& z) {
+  using R = real_t<C>;
+  const R x = z.real(), y = z.imag();
+  if (!cfinite(z)) return complex_adl::library_exp(z);
+  if (y == R(0)) return C(::exp(x), y);
+  R c = ::cos(y), s = ::sin(y);
+  scale_by_exp(x, c, s);
+  return C(c, s);
+}
+
+/// sinh z = sinh x cos y + i cosh x sin y. On the real axis sinh x + i y exactly: the textbook formula
+/// gives cosh x * 0 = NaN there once cosh x overflows (sinh of 95 + 0i in complex64). Past exp_range
+/// sinh x = sign(x) e^|x| / 2 and cosh x = e^|x| / 2 to rounding, applied by scale_by_exp.
+template <class C>
+PHASOR_HOST_DEVICE C csinh(const C& z) {
+  using R = real_t<C>;
+  const R x = z.real(), y = z.imag();
+  if (!cfinite(z)) return complex_adl::library_sinh(z);
+  if (y == R(0)) return C(::sinh(x), y);
+  if (::fabs(x) < exp_range<R>()) return C(::sinh(x) * ::cos(y), ::cosh(x) * ::sin(y));
+  R c = ::copysign(R(0.5), x) * ::cos(y), s = R(0.5) * ::sin(y);
+  scale_by_exp(::fabs(x), c, s);
+  return C(c, s);
+}
+
+/// cosh z = cosh x cos y + i sinh x sin y; on the real axis cosh x + i (sign(x) 0) y exactly, past
+/// exp_range scaled as in csinh.
+template <class C>
+PHASOR_HOST_DEVICE C ccosh(const C& z) {
+  using R = real_t<C>;
+  const R x = z.real(), y = z.imag();
+  if (!cfinite(z)) return complex_adl::library_cosh(z);
+  if (y == R(0)) return C(::cosh(x), ::copysign(R(0), x) * y);
+  if (::fabs(x) < exp_range<R>()) return C(::cosh(x) * ::cos(y), ::sinh(x) * ::sin(y));
+  R c = R(0.5) * ::cos(y), s = ::copysign(R(0.5), x) * ::sin(y);
+  scale_by_exp(::fabs(x), c, s);
+  return C(c, s);
+}
+
+/// sin z = -i sinh(iz).
+template <class C>
+PHASOR_HOST_DEVICE C csin(const C& z) {
+  const C w = csinh(C(-z.imag(), z.real()));
+  return C(w.imag(), -w.real());
+}
+
+/// cos z = cosh(iz).
+template <class C>
+PHASOR_HOST_DEVICE C ccos(const C& z) { return ccosh(C(-z.imag(), z.real())); }
 
 /// sqrt z, the principal root: with t = sqrt((|x| + |z|) / 2), (t, y / 2t) for x >= 0 and
 /// (|y| / 2t, copysign(t, y)) for x < 0. No cancellation, exact on the axes, signed zeros kept.
@@ -96,10 +206,13 @@ PHASOR_HOST_DEVICE C cacos(const C& z) {
   return C(R(2) * ::atan2(s.real(), t.real()), ::asinh(t.real() * s.imag() - t.imag() * s.real()));
 }
 
-/// atanh(x + iy) = log(|1 + z|^2 / |1 - z|^2) / 4 + i atan2(2y, (1 - x)(1 + x) - y^2) / 2, the real part as
-/// log1p(4x / |1 - z|^2) / 4 for small |x| (no cancellation near 0), as the log of the ratio elsewhere (no
-/// cancellation near z = +-1, where log1p's argument nears -1). Past |z| = 1e4 (float) or 1e8 (double),
-/// where the squares could overflow: x / |z|^2 + i (copysign(pi/2, y) - y / |z|^2), exact to rounding there.
+/// atanh(x + iy) = log(|1 + z|^2 / |1 - z|^2) / 4 + i atan2(2y, (1 - x)(1 + x) - y^2) / 2. atanh is odd, so
+/// the real part is sign(x) log1p(4a / d) / 4 with a = |x| and d = (1 - a)^2 + y^2: no cancellation anywhere
+/// (the ratio of the squares, 1 + 4a / d, loses the digits of a small real part where |y| is large: 3e-5
+/// relative in complex64 for atan(100 - i)). Near z = +-1, where d < 1e-8 could have underflowed in y^2,
+/// (log |1 + a + iy| - log |1 - a + iy|) / 2 instead: two positive terms. Past |z| = 1e4 (float) or 1e8
+/// (double), where the squares could overflow: x / |z|^2 + i (copysign(pi/2, y) - y / |z|^2), exact to
+/// rounding there.
 template <class C>
 PHASOR_HOST_DEVICE C catanh(const C& z) {
   using R = real_t<C>;
@@ -107,9 +220,10 @@ PHASOR_HOST_DEVICE C catanh(const C& z) {
   const R x = z.real(), y = z.imag(), h = ::hypot(x, y);
   if (h > (sizeof(R) == 4 ? R(1e4) : R(1e8)))
     return C(x / h / h, ::copysign(R(1.5707963267948966), y) - y / h / h);
-  const R u = R(1) - x, v = R(1) + x, d = u * u + y * y;
-  const R re = ::fabs(x) < R(0.5) ? R(0.25) * ::log1p(R(4) * x / d) : R(0.25) * ::log((v * v + y * y) / d);
-  return C(re, R(0.5) * ::atan2(R(2) * y, u * v - y * y));
+  const R a = ::fabs(x), u = R(1) - x, v = R(1) + x, d = (R(1) - a) * (R(1) - a) + y * y;
+  const R re = d < R(1e-8) ? R(0.5) * (::log(::hypot(R(1) + a, y)) - ::log(::hypot(R(1) - a, y)))
+                        : R(0.25) * ::log1p(R(4) * a / d);
+  return C(::copysign(re, x), R(0.5) * ::atan2(R(2) * y, u * v - y * y));
 }
 
 /// atan z = -i atanh(iz).
@@ -121,16 +235,21 @@ PHASOR_HOST_DEVICE C catan(const C& z) {
 
 /// tanh(x + iy) by Kahan's formula: with t = tan y, b = 1 + t^2, s = sinh x, r = sqrt(1 + s^2) (= cosh x),
 /// tanh z = (b r s + i t) / (1 + b s^2). For |x| past the point where tanh x rounds to +-1 (9 in float,
-/// 22 in double): +-1 + i 4 sin y cos y e^(-2|x|). No cancellation anywhere.
+/// 22 in double): +-1 + i 4 sin y cos y e^(-2|x|). No cancellation anywhere. Infinite or NaN y: C99's
+/// special values (the far formula would give +-1 for finite x).
 template <class C>
 PHASOR_HOST_DEVICE C ctanh(const C& z) {
   using R = real_t<C>;
   const R x = z.real(), y = z.imag();
   if (y == R(0)) return C(::tanh(x), y);  // the real axis, keeping y's sign (and NaN + 0i)
+  if (!::isfinite(y)) {  // C99's values: +-1 +- 0i for infinite x, x + i NaN for x = 0, else NaN + i NaN
+    if (::isinf(x)) return C(::copysign(R(1), x), ::copysign(R(0), y));
+    const R nan = y - y;
+    return C(x == R(0) ? x : nan, nan);
+  }
   const R far = sizeof(R) == 4 ? R(9) : R(22);
   if (::fabs(x) > far) {  // x = +-inf included
-    const R im = ::isfinite(y) ? R(4) * ::sin(y) * ::cos(y) * ::exp(R(-2) * ::fabs(x)) : ::copysign(R(0), y);
-    return C(::copysign(R(1), x), im);
+    return C(::copysign(R(1), x), R(4) * ::sin(y) * ::cos(y) * ::exp(R(-2) * ::fabs(x)));
   }
   const R t = ::tan(y), b = R(1) + t * t, s = ::sinh(x), r = ::sqrt(R(1) + s * s), d = R(1) + b * s * s;
   return C(b * r * s / d, t / d);

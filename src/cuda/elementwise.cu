@@ -165,16 +165,16 @@ void launch(const Operands& o, F f, const char* what, void* stream_v) {
 }
 
 // ---- device arithmetic --------------------------------------------------------------------------------
-// Complex log, sqrt, tan, tanh, asin, acos and atan are phasor's own: libcu++'s formulas lose digits there (Note
-// [complex elementary functions], core/complex_math.hpp).
-template <class T> __device__ __forceinline__ T d_exp(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::exp(v); else return ::exp(v); }
+// Complex exp, log, sqrt and the trigonometric and hyperbolic functions are phasor's own: libcu++'s formulas
+// lose digits or overflow early there (Note [complex elementary functions], core/complex_math.hpp).
+template <class T> __device__ __forceinline__ T d_exp(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::cexp(v); else return ::exp(v); }
 template <class T> __device__ __forceinline__ T d_log(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::clog(v); else return ::log(v); }
 template <class T> __device__ __forceinline__ T d_sqrt(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::csqrt(v); else return ::sqrt(v); }
-template <class T> __device__ __forceinline__ T d_sin(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::sin(v); else return ::sin(v); }
-template <class T> __device__ __forceinline__ T d_cos(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::cos(v); else return ::cos(v); }
+template <class T> __device__ __forceinline__ T d_sin(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::csin(v); else return ::sin(v); }
+template <class T> __device__ __forceinline__ T d_cos(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::ccos(v); else return ::cos(v); }
 template <class T> __device__ __forceinline__ T d_tan(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::ctan(v); else return ::tan(v); }
-template <class T> __device__ __forceinline__ T d_sinh(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::sinh(v); else return ::sinh(v); }
-template <class T> __device__ __forceinline__ T d_cosh(T v) { if constexpr (is_cplx_v<T>) return ::cuda::std::cosh(v); else return ::cosh(v); }
+template <class T> __device__ __forceinline__ T d_sinh(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::csinh(v); else return ::sinh(v); }
+template <class T> __device__ __forceinline__ T d_cosh(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::ccosh(v); else return ::cosh(v); }
 template <class T> __device__ __forceinline__ T d_tanh(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::ctanh(v); else return ::tanh(v); }
 template <class T> __device__ __forceinline__ T d_asin(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::casin(v); else return ::asin(v); }
 template <class T> __device__ __forceinline__ T d_acos(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::cacos(v); else return ::acos(v); }

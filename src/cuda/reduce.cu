@@ -12,6 +12,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/complex_math.hpp"
 #include "cuda/backend.hpp"
 #include "cuda/device_complex.cuh"
 #include "cuda/launch.cuh"
@@ -257,12 +258,12 @@ __device__ __forceinline__ double nan_max_d(double a, double b) { return a != a 
 __device__ __forceinline__ double nan_min_d(double a, double b) { return a != a ? a : b != b ? b : a < b ? a : b; }
 template <class W>
 __device__ __forceinline__ W exp_w(const W& v) {
-  if constexpr (is_complex_v<W>) return ::cuda::std::exp(v);
+  if constexpr (is_complex_v<W>) return ::phasor::detail::cexp(v);
   else return ::exp(v);
 }
 template <class W>
 __device__ __forceinline__ W log_w(const W& v) {
-  if constexpr (is_complex_v<W>) return ::cuda::std::log(v);
+  if constexpr (is_complex_v<W>) return ::phasor::detail::clog(v);
   else return ::log(v);
 }
 
