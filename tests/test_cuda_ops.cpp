@@ -23,6 +23,82 @@ namespace {
 
 double tol(Dtype dt) { return dt == Dtype::Float32 || dt == Dtype::Complex64 ? 2e-5 : 1e-12; }
 
+using cld = std::complex<long double>;
+
+/// A complex function with a kernel of phasor's own (Note [complex elementary functions]) and its long
+/// double reference.
+struct ComplexFn {
+  const char* name;
+  Tensor (*op)(const Tensor&);
+  cld (*ref)(cld);
+};
+
+const std::vector<ComplexFn>& complex_fns() {
+  static const std::vector<ComplexFn> fns = {
+      {"exp", [](const Tensor& t) { return exp(t); }, [](cld w) { return std::exp(w); }},
+      {"log", [](const Tensor& t) { return log(t); }, [](cld w) { return std::log(w); }},
+      // log |1 + z| from |1 + z|^2 - 1 (exact enough in long double) unless |1 + z| is small
+      {"log1p", [](const Tensor& t) { return log1p(t); },
+       [](cld w) {
+         const long double x = w.real(), y = w.imag(), h = std::hypot(1 + x, y);
+         return cld(h < 0.5L ? std::log(h) : 0.5L * std::log1p(2 * x + x * x + y * y), std::atan2(y, 1 + x));
+       }},
+      {"sqrt", [](const Tensor& t) { return sqrt(t); }, [](cld w) { return std::sqrt(w); }},
+      {"sin", [](const Tensor& t) { return sin(t); }, [](cld w) { return std::sin(w); }},
+      {"cos", [](const Tensor& t) { return cos(t); }, [](cld w) { return std::cos(w); }},
+      {"tan", [](const Tensor& t) { return tan(t); }, [](cld w) { return std::tan(w); }},
+      {"sinh", [](const Tensor& t) { return sinh(t); }, [](cld w) { return std::sinh(w); }},
+      {"cosh", [](const Tensor& t) { return cosh(t); }, [](cld w) { return std::cosh(w); }},
+      {"tanh", [](const Tensor& t) { return tanh(t); }, [](cld w) { return std::tanh(w); }},
+      {"asin", [](const Tensor& t) { return asin(t); }, [](cld w) { return std::asin(w); }},
+      {"acos", [](const Tensor& t) { return acos(t); }, [](cld w) { return std::acos(w); }},
+      {"atan", [](const Tensor& t) { return atan(t); }, [](cld w) { return std::atan(w); }},
+  };
+  return fns;
+}
+
+/// Checks every complex_fns() function on `dev` at `points` (rounded to complex64 and complex128) against
+/// its reference: each part on its own, not only |f(z)| (atan(100 - i)'s imaginary part is 1e-4 of it),
+/// where the part is a normal number of the dtype (a part far below |f(z)| may underflow, as tanh(100 - i)'s
+/// e^-200), within 2e-6 (complex64) or 4e-15 (complex128); a result beyond the dtype's range must be
+/// infinite. Measured on glibc and the emulator's host libm: 3.7e-7 and 6.6e-16 at most.
+void check_complex_accuracy(const Device& dev, const std::vector<std::complex<double>>& points) {
+  for (Dtype dt : {complex64, complex128}) {
+    const Tensor z = from_vector(points).to(dt);
+    const auto zv = to_vector<std::complex<double>>(z.to(complex128));  // the inputs as rounded to dt
+    const double tol = dt == complex64 ? 2e-6 : 4e-15;
+    const long double lo = dt == complex64 ? std::numeric_limits<float>::min() : std::numeric_limits<double>::min();
+    const long double hi = dt == complex64 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
+    for (const ComplexFn& fn : complex_fns()) {
+      const std::string name = fn.name;
+      CAPTURE(name);
+      CAPTURE(dt);
+      const auto got = to_vector<std::complex<double>>(fn.op(z.to(dev)).to(Device::cpu()).to(complex128));
+      double worst = 0;
+      std::complex<double> worst_at;
+      for (std::size_t i = 0; i < zv.size(); ++i) {
+        const cld want = fn.ref(cld(zv[i].real(), zv[i].imag()));
+        if (!(std::abs(want) <= hi)) {
+          CAPTURE(zv[i]);
+          CHECK(std::isinf(std::abs(got[i])));  // beyond dt's range (exp(100 - i) in complex64)
+          continue;
+        }
+        for (int part = 0; part < 2; ++part) {
+          const long double w = part ? want.imag() : want.real();
+          const double g = part ? got[i].imag() : got[i].real();
+          const double err = std::fabs(w) >= lo ? static_cast<double>(std::fabs(g - w) / std::fabs(w)) : 0.0;
+          if (!(err <= worst)) {  // NaN counts as the worst
+            worst = std::isnan(err) ? std::numeric_limits<double>::infinity() : err;
+            worst_at = zv[i];
+          }
+        }
+      }
+      CAPTURE(worst_at);
+      CHECK(worst <= tol);
+    }
+  }
+}
+
 }  // namespace
 
 TEST_CASE("cuda ops: FastDiv divides like / for every divisor to 4096 and random ones to 2^31 - 1") {
@@ -168,64 +244,17 @@ DEVICE_CASE("cuda ops: unary ops keep NaN and stay accurate where the naive form
     check_close(pow(zz.to(dev), w.to(dev)), pow(zz, w), t * 10);
     check_close(zz.to(dev).pow(Scalar(3.0)), zz.pow(Scalar(3.0)), t * 10);
   }
-  // complex tanh, tan, log, asin, acos, atan, exp, sin, cos, sinh and cosh within a few ulps of a long
-  // double reference, also where the textbook formulas cancel or overflow early (Note [complex elementary
-  // functions]): tanh near i pi/2, tan near pi/2, log near 1 and near |z| = 1, asin and acos near 1, atan
-  // near i and far from 0 on the line Re = +-1 (atan(100 - i)'s small imaginary part), sinh and cosh past
-  // exp's range in float
-  // (sinh(88.5 + 1e-30i) = 1.4e38 + 1.4e8i: e^88.5 overflows float, the results do not)
-  using cld = std::complex<long double>;
+  // complex functions within a few ulps of a long double reference, also where the textbook formulas cancel
+  // or overflow early (Note [complex elementary functions]): tanh near i pi/2, tan near pi/2, log near 1 and
+  // near |z| = 1, asin and acos near 1, atan near i and far from 0 on the line Re = +-1 (atan(100 - i)'s small
+  // imaginary part), sinh and cosh past exp's range in float (sinh(88.5 + 1e-30i) = 1.4e38 + 1.4e8i: e^88.5
+  // overflows float, the results do not)
   const double h = 1.5707963267948966;
-  const std::vector<std::complex<double>> pts = {{1e-3, h - 1e-3}, {-2e-4, h + 3e-4}, {h - 1e-3, 1e-3}, {0.3, -1.2},
-                                                 {-4.0, 2.5},     {12.0, -0.7},     {0.6, 0.8},        {1.0, 1e-4},
-                                                 {-0.999, 0.04},  {25.0, 1.0},      {1e-3, 0.999},     {-2e-4, -1.0003},
-                                                 {100.0, -1.0},   {-1.0, 30.0},     {1e-30, 1.0},      {-1e-30, -1.0},
-                                                 {1.0, 1e-30},    {0.7, -1e3},      {88.5, 1e-30},     {-88.5, 2.0},
-                                                 {1e-30, 88.5},   {-3.0, -88.5},    {0.7071, -0.7071}, {-0.28, 0.96}};
-  using CF = std::function<cld(cld)>;
-  const std::vector<std::tuple<const char*, std::function<Tensor(const Tensor&)>, CF>> fns = {
-      {"tanh", [](const Tensor& t) { return tanh(t); }, [](cld w) { return std::tanh(w); }},
-      {"tan", [](const Tensor& t) { return tan(t); }, [](cld w) { return std::tan(w); }},
-      {"log", [](const Tensor& t) { return log(t); }, [](cld w) { return std::log(w); }},
-      {"asin", [](const Tensor& t) { return asin(t); }, [](cld w) { return std::asin(w); }},
-      {"acos", [](const Tensor& t) { return acos(t); }, [](cld w) { return std::acos(w); }},
-      {"atan", [](const Tensor& t) { return atan(t); }, [](cld w) { return std::atan(w); }},
-      {"exp", [](const Tensor& t) { return exp(t); }, [](cld w) { return std::exp(w); }},
-      {"sin", [](const Tensor& t) { return sin(t); }, [](cld w) { return std::sin(w); }},
-      {"cos", [](const Tensor& t) { return cos(t); }, [](cld w) { return std::cos(w); }},
-      {"sinh", [](const Tensor& t) { return sinh(t); }, [](cld w) { return std::sinh(w); }},
-      {"cosh", [](const Tensor& t) { return cosh(t); }, [](cld w) { return std::cosh(w); }},
-  };
-  for (Dtype dt : {complex64, complex128}) {
-    const Tensor z = from_vector(pts).to(dt);
-    const auto zv = to_vector<std::complex<double>>(z);  // the inputs as rounded to dt
-    for (const auto& [name, f, ref] : fns) {
-      const std::string fname = name;
-      CAPTURE(fname);
-      CAPTURE(dt);
-      const double tol = dt == complex64 ? 1e-6 : 1e-14;
-      const long double normal_min = dt == complex64 ? std::numeric_limits<float>::min() : std::numeric_limits<double>::min();
-      const auto got = to_vector<std::complex<double>>(f(z.to(dev)).to(Device::cpu()));
-      for (std::size_t i = 0; i < zv.size(); ++i) {
-        const cld want = ref(cld(zv[i].real(), zv[i].imag()));
-        CAPTURE(zv[i]);
-        if (std::abs(want) > (dt == complex64 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max())) {
-          CHECK(std::isinf(std::abs(got[i])));  // beyond dt's range (exp(100 - i) in complex64)
-          continue;
-        }
-        const long double err = std::abs(cld(got[i].real(), got[i].imag()) - want) / std::abs(want);
-        CHECK(static_cast<double>(err) <= tol);
-        // each part on its own too (atan(100 - i)'s imaginary part, 1e-4; log |z| near |z| = 1), where it is
-        // a normal number of dt (a part far below |w| may underflow: tanh(100 - i)'s e^-200)
-        for (int part = 0; part < 2; ++part) {
-          const long double w = part ? want.imag() : want.real();
-          const double g = part ? got[i].imag() : got[i].real();
-          CAPTURE(part);
-          if (std::fabs(w) >= normal_min) CHECK(static_cast<double>(std::fabs(g - w) / std::fabs(w)) <= tol);
-        }
-      }
-    }
-  }
+  check_complex_accuracy(dev, {{1e-3, h - 1e-3}, {-2e-4, h + 3e-4}, {h - 1e-3, 1e-3}, {0.3, -1.2},     {-4.0, 2.5},
+                               {12.0, -0.7},     {0.6, 0.8},         {1.0, 1e-4},      {-0.999, 0.04},  {25.0, 1.0},
+                               {1e-3, 0.999},    {-2e-4, -1.0003},   {100.0, -1.0},    {-1.0, 30.0},    {1e-30, 1.0},
+                               {-1e-30, -1.0},   {1.0, 1e-30},       {0.7, -1e3},      {88.5, 1e-30},   {-88.5, 2.0},
+                               {1e-30, 88.5},    {-3.0, -88.5},      {0.7071, -0.7071}, {-0.28, 0.96}});
   // on the branch cuts (the side set by the sign of a zero part), at the branch points and at infinities
   // the values and their signs are the CPU's (C99's rules): acos(2 + 0i) = 0 - 1.317i, acos(2 - 0i) = 0 + 1.317i
   const double nz = -0.0, inf = std::numeric_limits<double>::infinity();
@@ -284,10 +313,8 @@ DEVICE_CASE("cuda ops: unary ops keep NaN and stay accurate where the naive form
 
 DEVICE_CASE("cuda ops: complex elementary functions: each part within a few ulps of long double over a sweep") {
   // Note [complex elementary functions]: 18,000 points at six scales and near the lines Re z = +-1, Im z =
-  // +-1 and the circle |z| = 1, where the textbook formulas cancel. Each part (not only |f(z)|) is checked
-  // where it is a normal number of the dtype and the result fits. Not expm1: its real part, e^x cos y - 1,
-  // cancels near e^x cos y = 1 on both engines.
-  using cld = std::complex<long double>;
+  // +-1 and the circle |z| = 1, where the textbook formulas cancel. Not expm1: its real part,
+  // e^x cos y - 1, cancels near e^x cos y = 1 on both engines.
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> u(-1, 1);
   std::vector<std::complex<double>> pts;
@@ -299,57 +326,7 @@ DEVICE_CASE("cuda ops: complex elementary functions: each part within a few ulps
     const double t = u(rng) * 3.2, r = 1 + u(rng) * 1e-3;
     pts.emplace_back(r * std::cos(t), r * std::sin(t));
   }
-  // log1p's reference: log |1 + z| from |1 + z|^2 - 1 (exact-ish in long double) unless |1 + z| is small
-  auto log1p_ref = [](cld w) {
-    const long double x = w.real(), y = w.imag(), h = std::hypot(1 + x, y);
-    return cld(h < 0.5L ? std::log(h) : 0.5L * std::log1p(2 * x + x * x + y * y), std::atan2(y, 1 + x));
-  };
-  using CF = std::function<cld(cld)>;
-  const std::vector<std::tuple<const char*, std::function<Tensor(const Tensor&)>, CF>> fns = {
-      {"exp", [](const Tensor& t) { return exp(t); }, [](cld w) { return std::exp(w); }},
-      {"log", [](const Tensor& t) { return log(t); }, [](cld w) { return std::log(w); }},
-      {"log1p", [](const Tensor& t) { return log1p(t); }, log1p_ref},
-      {"sqrt", [](const Tensor& t) { return sqrt(t); }, [](cld w) { return std::sqrt(w); }},
-      {"sin", [](const Tensor& t) { return sin(t); }, [](cld w) { return std::sin(w); }},
-      {"cos", [](const Tensor& t) { return cos(t); }, [](cld w) { return std::cos(w); }},
-      {"tan", [](const Tensor& t) { return tan(t); }, [](cld w) { return std::tan(w); }},
-      {"sinh", [](const Tensor& t) { return sinh(t); }, [](cld w) { return std::sinh(w); }},
-      {"cosh", [](const Tensor& t) { return cosh(t); }, [](cld w) { return std::cosh(w); }},
-      {"tanh", [](const Tensor& t) { return tanh(t); }, [](cld w) { return std::tanh(w); }},
-      {"asin", [](const Tensor& t) { return asin(t); }, [](cld w) { return std::asin(w); }},
-      {"acos", [](const Tensor& t) { return acos(t); }, [](cld w) { return std::acos(w); }},
-      {"atan", [](const Tensor& t) { return atan(t); }, [](cld w) { return std::atan(w); }},
-  };
-  for (Dtype dt : {complex64, complex128}) {
-    const Tensor z = from_vector(pts).to(dt);
-    const auto zv = to_vector<std::complex<double>>(z.to(complex128));  // the inputs as rounded to dt
-    const double tol = dt == complex64 ? 2e-6 : 4e-15;  // measured: 3.7e-7 and 6.6e-16 (glibc and host libm)
-    const long double lo = dt == complex64 ? std::numeric_limits<float>::min() : std::numeric_limits<double>::min();
-    const long double hi = dt == complex64 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
-    for (const auto& [name, f, ref] : fns) {
-      const std::string fname = name;
-      CAPTURE(fname);
-      CAPTURE(dt);
-      const auto got = to_vector<std::complex<double>>(f(z.to(dev)).to(Device::cpu()).to(complex128));
-      double worst = 0;
-      std::complex<double> worst_at;
-      for (std::size_t i = 0; i < zv.size(); ++i) {
-        const cld want = ref(cld(zv[i].real(), zv[i].imag()));
-        if (!(std::abs(want) < hi)) continue;
-        for (int part = 0; part < 2; ++part) {
-          const long double w = part ? want.imag() : want.real();
-          const double g = part ? got[i].imag() : got[i].real();
-          const double err = std::fabs(w) >= lo ? static_cast<double>(std::fabs(g - w) / std::fabs(w)) : 0.0;
-          if (!(err <= worst)) {
-            worst = std::isnan(err) ? std::numeric_limits<double>::infinity() : err;
-            worst_at = zv[i];
-          }
-        }
-      }
-      CAPTURE(worst_at);
-      CHECK(worst <= tol);
-    }
-  }
+  check_complex_accuracy(dev, pts);
 }
 
 DEVICE_CASE("cuda ops: floating -> int64 casts truncate and saturate (NaN -> 0) identically on the CPU and the GPU") {

@@ -134,33 +134,38 @@ PHASOR_HOST_DEVICE C cexp(const C& z) {
   return C(c, s);
 }
 
-/// sinh z = sinh x cos y + i cosh x sin y. On the real axis sinh x + i y exactly: the textbook formula
-/// gives cosh x * 0 = NaN there once cosh x overflows (sinh of 95 + 0i in complex64). Past exp_range
-/// sinh x = sign(x) e^|x| / 2 and cosh x = e^|x| / 2 to rounding, applied by scale_by_exp.
+/// sinh z = sinh x cos y + i cosh x sin y (odd) or cosh z = cosh x cos y + i sinh x sin y for finite z off
+/// the real axis. Past exp_range sinh x = sign(x) e^|x| / 2 and cosh x = e^|x| / 2 to rounding, applied by
+/// scale_by_exp.
 template <class C>
-PHASOR_HOST_DEVICE C csinh(const C& z) {
+PHASOR_HOST_DEVICE C sinh_or_cosh(const C& z, bool odd) {
   using R = real_t<C>;
   const R x = z.real(), y = z.imag();
-  if (!cfinite(z)) return complex_adl::library_sinh(z);
-  if (y == R(0)) return C(::sinh(x), y);
-  if (::fabs(x) < exp_range<R>()) return C(::sinh(x) * ::cos(y), ::cosh(x) * ::sin(y));
-  R c = ::copysign(R(0.5), x) * ::cos(y), s = R(0.5) * ::sin(y);
+  if (::fabs(x) < exp_range<R>()) {
+    const R sh = ::sinh(x), ch = ::cosh(x);
+    return odd ? C(sh * ::cos(y), ch * ::sin(y)) : C(ch * ::cos(y), sh * ::sin(y));
+  }
+  const R half = R(0.5), signed_half = ::copysign(R(0.5), x);
+  R c = (odd ? signed_half : half) * ::cos(y), s = (odd ? half : signed_half) * ::sin(y);
   scale_by_exp(::fabs(x), c, s);
   return C(c, s);
 }
 
-/// cosh z = cosh x cos y + i sinh x sin y; on the real axis cosh x + i (sign(x) 0) y exactly, past
-/// exp_range scaled as in csinh.
+/// sinh z; on the real axis sinh x + i y exactly: the textbook formula gives cosh x * 0 = NaN there once
+/// cosh x overflows (sinh of 95 + 0i in complex64).
+template <class C>
+PHASOR_HOST_DEVICE C csinh(const C& z) {
+  if (!cfinite(z)) return complex_adl::library_sinh(z);
+  if (z.imag() == 0) return C(::sinh(z.real()), z.imag());
+  return sinh_or_cosh(z, true);
+}
+
+/// cosh z; on the real axis cosh x + i (sign(x) 0) y exactly.
 template <class C>
 PHASOR_HOST_DEVICE C ccosh(const C& z) {
-  using R = real_t<C>;
-  const R x = z.real(), y = z.imag();
   if (!cfinite(z)) return complex_adl::library_cosh(z);
-  if (y == R(0)) return C(::cosh(x), ::copysign(R(0), x) * y);
-  if (::fabs(x) < exp_range<R>()) return C(::cosh(x) * ::cos(y), ::sinh(x) * ::sin(y));
-  R c = R(0.5) * ::cos(y), s = ::copysign(R(0.5), x) * ::sin(y);
-  scale_by_exp(::fabs(x), c, s);
-  return C(c, s);
+  if (z.imag() == 0) return C(::cosh(z.real()), ::copysign(real_t<C>(0), z.real()) * z.imag());
+  return sinh_or_cosh(z, false);
 }
 
 /// sin z = -i sinh(iz).
