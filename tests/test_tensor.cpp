@@ -3,6 +3,8 @@
 #include <doctest/doctest.h>
 
 #include <complex>
+#include <cstdint>
+#include <limits>
 #include <phasor/phasor.hpp>
 
 using namespace phasor;
@@ -77,6 +79,44 @@ TEST_CASE("item, data<T> and to_vector") {
   CHECK(full({2}, true).dtype() == bool_);
   CHECK(to_vector<bool>(from_vector(std::vector<bool>{true, false})) == std::vector<bool>{true, false});
   CHECK_THROWS_WITH_AS(from_vector(std::vector<double>{1, 2, 3}, Shape{2, 2}), doctest::Contains("(2, 2)"), Error);
+}
+
+TEST_CASE("item<integer> truncates toward zero and refuses values the type cannot hold, as PyTorch") {
+  const double nan = std::numeric_limits<double>::quiet_NaN(), inf = std::numeric_limits<double>::infinity();
+  CHECK(full({}, -2.7, float64).item<std::int64_t>() == -2);
+  CHECK(full({}, 2.7f, float32).item<int>() == 2);
+  CHECK(full({}, -0.5, float64).item<unsigned>() == 0u);  // truncates to 0, which fits
+  CHECK(full({}, std::int64_t{-5}).item<std::int8_t>() == -5);
+  CHECK(full({}, std::int64_t{255}).item<std::uint8_t>() == 255);
+  CHECK(full({}, -0x1p63, float64).item<std::int64_t>() == INT64_MIN);  // the ends that fit
+  CHECK(full({}, 0x1p62, float64).item<std::int64_t>() == (std::int64_t{1} << 62));
+  CHECK(full({}, std::int64_t{INT64_MIN}).item<std::int64_t>() == INT64_MIN);
+  CHECK(full({}, cd(3, 0)).item<int>() == 3);
+  CHECK(full({}, 2.0, float64).item<bool>());
+  CHECK_THROWS_WITH_AS(full({}, 1e30, float64).item<std::int64_t>(),
+                       "[item] value 1e+30 cannot be converted to int64 without overflow", Error);
+  CHECK_THROWS_WITH_AS(full({}, 0x1p63, float64).item<std::int64_t>(),
+                       "[item] value 9223372036854775808 cannot be converted to int64 without overflow", Error);
+  CHECK_THROWS_WITH_AS(full({}, nan, float64).item<std::int64_t>(),
+                       "[item] value nan cannot be converted to int64 without overflow", Error);
+  CHECK_THROWS_WITH_AS(full({}, -inf, float32).item<int>(),
+                       "[item] value -inf cannot be converted to int32 without overflow", Error);
+  CHECK_THROWS_WITH_AS(full({}, 2147483648.0, float64).item<int>(),
+                       "[item] value 2147483648 cannot be converted to int32 without overflow", Error);
+  CHECK_THROWS_WITH_AS(full({}, std::int64_t{1} << 40).item<int>(),
+                       "[item] value 1099511627776 cannot be converted to int32 without overflow", Error);
+  CHECK_THROWS_WITH_AS(full({}, std::int64_t{-1}).item<std::uint64_t>(),
+                       "[item] value -1 cannot be converted to uint64 without overflow", Error);
+  CHECK_THROWS_WITH_AS(full({}, std::int64_t{256}).item<std::uint8_t>(),
+                       "[item] value 256 cannot be converted to uint8 without overflow", Error);
+  CHECK_THROWS_WITH_AS(full({}, cd(1, 2)).item<std::int64_t>(),
+                       "[item] complex value 1+2j cannot be converted to int64 (its imaginary part would be lost)",
+                       Error);
+  // Scalar::to_int, the raw conversion, saturates as a float -> int64 tensor cast does (never undefined)
+  CHECK(Scalar(1e30).to_int() == INT64_MAX);
+  CHECK(Scalar(-inf).to_int() == INT64_MIN);
+  CHECK(Scalar(nan).to_int() == 0);
+  CHECK(Scalar(-2.9).to_int() == -2);
 }
 
 TEST_CASE("to(dtype) converts values") {

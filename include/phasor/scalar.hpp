@@ -39,8 +39,15 @@ class Scalar {
   bool is_integral() const { return kind_ == Kind::Int || kind_ == Kind::Bool; }
   /// Value as double (real part for complex).
   double to_double() const { return re_; }
-  /// Value as int64 (truncated for reals).
-  std::int64_t to_int() const { return kind_ == Kind::Int || kind_ == Kind::Bool ? i_ : static_cast<std::int64_t>(re_); }
+  /// Value as int64: reals truncate toward zero and saturate at int64's ends, NaN gives 0 (as a float ->
+  /// int64 tensor cast; never undefined).
+  std::int64_t to_int() const {
+    if (kind_ == Kind::Int || kind_ == Kind::Bool) return i_;
+    if (!(re_ == re_)) return 0;
+    if (re_ >= 0x1p63) return INT64_MAX;
+    if (re_ < -0x1p63) return INT64_MIN;
+    return static_cast<std::int64_t>(re_);
+  }
   /// Value as complex<double>.
   std::complex<double> to_complex() const { return {re_, im_}; }
   /// Value as bool (nonzero).

@@ -197,7 +197,8 @@ class Tensor {
   T* data() const;
   /// The single element's value; throws unless numel() == 1.
   Scalar item() const;
-  /// The single element converted to T (bool, integers, float, double, std::complex).
+  /// The single element converted to T (bool, integers, float, double, std::complex); an integer T must
+  /// hold it (floats truncate toward zero), else phasor::Error, as PyTorch's checked item<T>().
   template <class T>
   T item() const;
   /// Internal implementation (for phasor's own code).
@@ -450,6 +451,10 @@ template <> struct dtype_of<double> { static constexpr Dtype value = Dtype::Floa
 template <> struct dtype_of<std::complex<float>> { static constexpr Dtype value = Dtype::Complex64; };
 template <> struct dtype_of<std::complex<double>> { static constexpr Dtype value = Dtype::Complex128; };
 [[noreturn]] void throw_data_dtype_mismatch(Dtype want, Dtype have);
+/// The value of s as a `bits`-bit (un)signed integer, truncated toward zero; throws "[item] value v cannot be
+/// converted to int32 without overflow" when it does not fit (NaN and infinities included) and refuses a
+/// nonzero imaginary part, as PyTorch's checked item<T>().
+std::int64_t item_as_integer(const Scalar& s, int bits, bool is_signed);
 }  // namespace detail
 
 template <class T>
@@ -465,7 +470,7 @@ T Tensor::item() const {
   if constexpr (std::is_same_v<T, bool>) {
     return s.to_bool();
   } else if constexpr (std::is_integral_v<T>) {
-    return static_cast<T>(s.to_int());
+    return static_cast<T>(detail::item_as_integer(s, static_cast<int>(sizeof(T) * 8), std::is_signed_v<T>));
   } else if constexpr (std::is_floating_point_v<T>) {
     return static_cast<T>(s.to_double());
   } else {

@@ -103,6 +103,30 @@ StridedLoop make_device_loop(std::initializer_list<const Tensor*> ops, const Sha
   return build_loop(ops.begin(), static_cast<int>(ops.size()), shape, /*cpu=*/false);
 }
 
+namespace {
+
+/// A scalar as the conversion errors show it: the shortest round-trip form, complex as 1+2j.
+std::string scalar_text(const Scalar& value) {
+  if (value.is_integral()) return std::to_string(value.to_int());
+  const auto str = [](double d) {
+    char buf[32];
+    return std::string(buf, std::to_chars(buf, buf + sizeof buf, d).ptr);
+  };
+  const std::complex<double> v = value.to_complex();
+  return value.is_complex() ? str(v.real()) + (v.imag() < 0 ? "" : "+") + str(v.imag()) + "j" : str(v.real());
+}
+
+[[noreturn]] void throw_imaginary_lost(const Scalar& value, const std::string& type, const char* op) {
+  throw Error(op, "complex value " + scalar_text(value) + " cannot be converted to " + type +
+                      " (its imaginary part would be lost)");
+}
+
+[[noreturn]] void throw_overflow(const Scalar& value, const std::string& type, const char* op) {
+  throw Error(op, "value " + scalar_text(value) + " cannot be converted to " + type + " without overflow");
+}
+
+}  // namespace
+
 void check_scalar_fits(const Scalar& value, Dtype dtype, const char* op) {
   if (dtype == Dtype::Bool || value.is_integral()) return;  // integers fit every non-bool dtype
   const std::complex<double> v = value.to_complex();
@@ -112,17 +136,28 @@ void check_scalar_fits(const Scalar& value, Dtype dtype, const char* op) {
       return std::isfinite(part) && std::abs(part) > static_cast<double>(std::numeric_limits<float>::max());
     return false;
   };
-  const auto str = [](double d) {  // shortest round-trip form
-    char buf[32];
-    return std::string(buf, std::to_chars(buf, buf + sizeof buf, d).ptr);
-  };
-  const std::string text = value.is_complex() ? str(v.real()) + (v.imag() < 0 ? "" : "+") + str(v.imag()) + "j"
-                                              : str(v.real());
-  if (!is_complex(dtype) && v.imag() != 0)
-    throw Error(op, "complex value " + text + " cannot be converted to " + dtype_name(dtype) +
-                        " (its imaginary part would be lost)");
-  if (fails(v.real()) || fails(v.imag()))
-    throw Error(op, "value " + text + " cannot be converted to " + dtype_name(dtype) + " without overflow");
+  if (!is_complex(dtype) && v.imag() != 0) throw_imaginary_lost(value, dtype_name(dtype), op);
+  if (fails(v.real()) || fails(v.imag())) throw_overflow(value, dtype_name(dtype), op);
+}
+
+std::int64_t item_as_integer(const Scalar& s, int bits, bool is_signed) {
+  const std::string type = (is_signed ? "int" : "uint") + std::to_string(bits);
+  // [lo, hi]: the type's range, clipped to int64's (a Scalar holds no larger integer)
+  const std::int64_t lo = is_signed ? (bits >= 64 ? INT64_MIN : -(std::int64_t{1} << (bits - 1))) : 0;
+  const std::int64_t hi = bits - is_signed >= 63 ? INT64_MAX : (std::int64_t{1} << (bits - is_signed)) - 1;
+  if (s.is_integral()) {
+    const std::int64_t v = s.to_int();
+    if (v < lo || v > hi) throw_overflow(s, type, "item");
+    return v;
+  }
+  if (s.to_complex().imag() != 0) throw_imaginary_lost(s, type, "item");
+  // a real fits when its truncation does: lo - 1 < v < hi + 1, exact as doubles below 64 bits; for int64,
+  // -2^63 <= v < 2^63 (NaN fails both)
+  const double v = s.to_double();
+  const bool above_lo = lo == INT64_MIN ? v >= -0x1p63 : v > static_cast<double>(lo) - 1.0;
+  const bool below_hi = v < (hi == INT64_MAX ? 0x1p63 : static_cast<double>(hi) + 1.0);
+  if (!(above_lo && below_hi)) throw_overflow(s, type, "item");
+  return static_cast<std::int64_t>(v);
 }
 
 void stream_copy(void* dst, const void* src, std::size_t bytes) {
