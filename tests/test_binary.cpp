@@ -281,6 +281,10 @@ TEST_CASE("pow: gradients (real, complex, scalar forms, zero base)") {
   Tensor a2 = real_t({0.0}).requires_grad_();
   pow(a2, 0).sum().backward();
   CHECK(to_vector<double>(a2.grad()) == std::vector<double>{0.0});
+  // the most negative int64 exponent: e a^(e - 1) without overflowing e - 1
+  Tensor a3 = real_t({1.0, 2.0}).requires_grad_();
+  pow(a3, Scalar(std::numeric_limits<std::int64_t>::min())).sum().backward();
+  CHECK(to_vector<double>(a3.grad()) == std::vector<double>{-0x1p63, 0.0});
 }
 
 // ---- maximum / minimum / atan2 ---------------------------------------------------------------------------

@@ -332,7 +332,8 @@ Tensor pow_scalar_kernel(const Tensor& a, const Scalar& e, Dtype dt) {
 Scalar minus_one(const Scalar& e) {
   if (e.is_complex()) return Scalar(e.to_complex() - 1.0);
   if (e.is_floating()) return Scalar(e.to_double() - 1.0);
-  return Scalar(e.to_int() - 1);
+  const std::int64_t n = e.to_int();  // int64's minimum has no int64 predecessor: its double's, -2^63
+  return n == std::numeric_limits<std::int64_t>::min() ? Scalar(-0x1p63) : Scalar(n - 1);
 }
 
 std::string scalar_str(const Scalar& s) {
