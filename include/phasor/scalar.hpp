@@ -41,13 +41,7 @@ class Scalar {
   double to_double() const { return re_; }
   /// Value as int64: reals truncate toward zero and saturate at int64's ends, NaN gives 0 (as a float ->
   /// int64 tensor cast; never undefined).
-  std::int64_t to_int() const {
-    if (kind_ == Kind::Int || kind_ == Kind::Bool) return i_;
-    if (!(re_ == re_)) return 0;
-    if (re_ >= 0x1p63) return INT64_MAX;
-    if (re_ < -0x1p63) return INT64_MIN;
-    return static_cast<std::int64_t>(re_);
-  }
+  std::int64_t to_int() const;
   /// Value as complex<double>.
   std::complex<double> to_complex() const { return {re_, im_}; }
   /// Value as bool (nonzero).

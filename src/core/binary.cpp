@@ -392,25 +392,13 @@ namespace {
 
 struct MaxF {
   template <class T>
-    requires std::is_same_v<T, bool>
-  T operator()(T a, T b) const { return a || b; }
-  template <class T>
-    requires std::is_same_v<T, std::int64_t>
-  T operator()(T a, T b) const { return a < b ? b : a; }
-  template <class T>
-    requires is_real_float_v<T>
-  T operator()(T a, T b) const { return std::isnan(a) ? a : (std::isnan(b) || a < b) ? b : a; }
+    requires(!is_complex_v<T>)
+  T operator()(T a, T b) const { return maximum_of(a, b); }
 };
 struct MinF {
   template <class T>
-    requires std::is_same_v<T, bool>
-  T operator()(T a, T b) const { return a && b; }
-  template <class T>
-    requires std::is_same_v<T, std::int64_t>
-  T operator()(T a, T b) const { return b < a ? b : a; }
-  template <class T>
-    requires is_real_float_v<T>
-  T operator()(T a, T b) const { return std::isnan(a) ? a : (std::isnan(b) || b < a) ? b : a; }
+    requires(!is_complex_v<T>)
+  T operator()(T a, T b) const { return minimum_of(a, b); }
 };
 
 Tensor min_max(const char* name, const Tensor& a, const Tensor& b, bool is_max) {

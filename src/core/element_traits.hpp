@@ -53,6 +53,19 @@ PHASOR_HOST_DEVICE inline A wrap_neg(const A& a) {
   if constexpr (std::is_same_v<A, std::int64_t>) return static_cast<A>(std::uint64_t{0} - static_cast<std::uint64_t>(a));
   else return -a;
 }
+/// maximum(a, b) of a real or bool element, the elementwise op's rule on both devices: a NaN wins (a's
+/// first), a tie (+0 vs -0) gives a.
+template <class A>
+PHASOR_HOST_DEVICE inline A maximum_of(const A& a, const A& b) {
+  if constexpr (std::is_same_v<A, bool>) return a || b;
+  else return a != a ? a : (b != b || a < b) ? b : a;
+}
+/// minimum(a, b), as maximum_of.
+template <class A>
+PHASOR_HOST_DEVICE inline A minimum_of(const A& a, const A& b) {
+  if constexpr (std::is_same_v<A, bool>) return a && b;
+  else return a != a ? a : (b != b || b < a) ? b : a;
+}
 
 /// A floating value as int64: truncated toward zero, saturating beyond the range, NaN -> 0 (CUDA's
 /// conversion instruction and Rust's `as`). Defined for every input, and the same on the CPU and the GPU

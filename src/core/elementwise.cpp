@@ -105,6 +105,13 @@ StridedLoop make_device_loop(std::initializer_list<const Tensor*> ops, const Sha
 
 namespace {
 
+/// True when the truncation of v lies in [lo, hi] (false for NaN and infinities): a real that an integer
+/// type with that range holds. The ends are exact as doubles below 64 bits; for int64, -2^63 <= v < 2^63.
+bool fits_integer(double v, std::int64_t lo, std::int64_t hi) {
+  const bool above_lo = lo == INT64_MIN ? v >= -0x1p63 : v > static_cast<double>(lo) - 1.0;
+  return above_lo && v < (hi == INT64_MAX ? 0x1p63 : static_cast<double>(hi) + 1.0);
+}
+
 /// A scalar as the conversion errors show it: the shortest round-trip form, complex as 1+2j.
 std::string scalar_text(const Scalar& value) {
   if (value.is_integral()) return std::to_string(value.to_int());
@@ -131,7 +138,7 @@ void check_scalar_fits(const Scalar& value, Dtype dtype, const char* op) {
   if (dtype == Dtype::Bool || value.is_integral()) return;  // integers fit every non-bool dtype
   const std::complex<double> v = value.to_complex();
   const auto fails = [&](double part) {
-    if (dtype == Dtype::Int64) return !(part >= -0x1p63 && part < 0x1p63);  // NaN and infinities too
+    if (dtype == Dtype::Int64) return !fits_integer(part, INT64_MIN, INT64_MAX);  // NaN and infinities too
     if (dtype == Dtype::Float32 || dtype == Dtype::Complex64)
       return std::isfinite(part) && std::abs(part) > static_cast<double>(std::numeric_limits<float>::max());
     return false;
@@ -151,14 +158,15 @@ std::int64_t item_as_integer(const Scalar& s, int bits, bool is_signed) {
     return v;
   }
   if (s.to_complex().imag() != 0) throw_imaginary_lost(s, type, "item");
-  // a real fits when its truncation does: lo - 1 < v < hi + 1, exact as doubles below 64 bits; for int64,
-  // -2^63 <= v < 2^63 (NaN fails both)
-  const double v = s.to_double();
-  const bool above_lo = lo == INT64_MIN ? v >= -0x1p63 : v > static_cast<double>(lo) - 1.0;
-  const bool below_hi = v < (hi == INT64_MAX ? 0x1p63 : static_cast<double>(hi) + 1.0);
-  if (!(above_lo && below_hi)) throw_overflow(s, type, "item");
-  return static_cast<std::int64_t>(v);
+  if (!fits_integer(s.to_double(), lo, hi)) throw_overflow(s, type, "item");
+  return static_cast<std::int64_t>(s.to_double());
 }
+
+}  // namespace detail
+
+std::int64_t Scalar::to_int() const { return is_integral() ? i_ : detail::saturating_int64(re_); }
+
+namespace detail {
 
 void stream_copy(void* dst, const void* src, std::size_t bytes) {
 #if defined(__SSE2__)

@@ -279,8 +279,8 @@ struct Sub {
 PHASOR_BINARY(Mul, T, if constexpr (is_cplx_v<T>) return T(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()); else if constexpr (std::is_same_v<T, bool>) return a && b; else return wrap_mul(a, b);)
 PHASOR_BINARY(Div, T, return a / b;)
 PHASOR_BINARY(Pow, T, return d_pow(a, b);)
-PHASOR_BINARY(Maximum, T, if (d_isnan(a)) return a; if (d_isnan(b)) return b; return a < b ? b : a;)  // a tie (+-0) gives a, as on the CPU
-PHASOR_BINARY(Minimum, T, if (d_isnan(a)) return a; if (d_isnan(b)) return b; return b < a ? b : a;)
+PHASOR_BINARY(Maximum, T, return ::phasor::detail::maximum_of(a, b);)  // the CPU's rule (element_traits)
+PHASOR_BINARY(Minimum, T, return ::phasor::detail::minimum_of(a, b);)
 PHASOR_BINARY(Atan2, T, return ::atan2(a, b);)
 PHASOR_BINARY(Eq, bool, return a == b;)
 PHASOR_BINARY(Ne, bool, return a != b;)
