@@ -19,10 +19,12 @@
 #endif
 
 #include <algorithm>
+#include <complex>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <vector>
 
 #include <phasor/phasor.hpp>
 
@@ -284,5 +286,48 @@ void BM_Sum(benchmark::State& st) {
   set_bytes(st, static_cast<double>(n) * sizeof(float));
 }
 BENCHMARK(BM_Sum)->ArgNames({"n", "threads"})->Args({kBig, 1})->Args({kBig, 2})->UseRealTime();
+
+// ---- (c) complex division ----------------------------------------------------------------------
+
+constexpr std::int64_t kDiv = std::int64_t{1} << 20;  // 1M complex elements
+
+// a / b on n random complex elements (complex64: dtype 0, complex128: dtype 1), one thread: phasor's
+// division (Note [complex division]), compute-bound, so time per element is the figure.
+void BM_DivComplex(benchmark::State& st) {
+  const auto n = st.range(0);
+  const phasor::Dtype re = st.range(1) == 0 ? phasor::float32 : phasor::float64;
+  phasor::set_num_threads(1);
+  phasor::manual_seed(5);
+  Tensor a = phasor::complex(phasor::randn({n}, re), phasor::randn({n}, re));
+  Tensor b = phasor::complex(phasor::randn({n}, re), phasor::randn({n}, re));
+  { Tensor warm = a / b; }
+  for (auto _ : st) benchmark::DoNotOptimize(a / b);
+  st.SetItemsProcessed(st.iterations() * n);
+}
+BENCHMARK(BM_DivComplex)->ArgNames({"n", "dtype"})->Args({kDiv, 0})->Args({kDiv, 1})->UseRealTime();
+
+// Reference: the same division as a raw loop of std::complex's operator/ (libgcc's __divsc3 / __divdc3,
+// what phasor's CPU engine called before) on the same values.
+template <class R>
+void raw_div_loop(benchmark::State& st, const Tensor& a, const Tensor& b, std::int64_t n) {
+  const auto* pa = a.data<std::complex<R>>();
+  const auto* pb = b.data<std::complex<R>>();
+  std::vector<std::complex<R>> out(static_cast<std::size_t>(n));
+  for (auto _ : st) {
+    for (std::int64_t i = 0; i < n; ++i) out[static_cast<std::size_t>(i)] = pa[i] / pb[i];
+    benchmark::ClobberMemory();
+  }
+}
+void BM_RawDivComplexLibgcc(benchmark::State& st) {
+  const auto n = st.range(0);
+  const phasor::Dtype re = st.range(1) == 0 ? phasor::float32 : phasor::float64;
+  phasor::manual_seed(5);
+  Tensor a = phasor::complex(phasor::randn({n}, re), phasor::randn({n}, re));
+  Tensor b = phasor::complex(phasor::randn({n}, re), phasor::randn({n}, re));
+  if (st.range(1) == 0) raw_div_loop<float>(st, a, b, n);
+  else raw_div_loop<double>(st, a, b, n);
+  st.SetItemsProcessed(st.iterations() * n);
+}
+BENCHMARK(BM_RawDivComplexLibgcc)->ArgNames({"n", "dtype"})->Args({kDiv, 0})->Args({kDiv, 1})->UseRealTime();
 
 }  // namespace

@@ -38,6 +38,7 @@ except ImportError:  # pragma: no cover - depends on the interpreter
     sys.exit("compare_torch.py needs torch: run it with Debian's /usr/bin/python3")
 
 BIG = 1 << 24  # 16M elements
+DIV = 1 << 20  # complex division rows: 1M elements
 
 
 # ---- phasor side --------------------------------------------------------------------------------
@@ -157,6 +158,10 @@ def torch_rows():
             res[key + "|out="] = time_stmt("torch.add(m, row, out=out)", env2, per_call=True)
         del big_a, big_b, out, env
     torch.set_num_threads(1)
+    for code, dt in ((0, torch.complex64), (1, torch.complex128)):
+        g = torch.Generator().manual_seed(5)
+        env = dict(a=torch.randn(DIV, dtype=dt, generator=g), b=torch.randn(DIV, dtype=dt, generator=g))
+        res[f"BM_DivComplex/n:{DIV}/dtype:{code}"] = time_stmt("a / b", env, per_call=True)
     return res
 
 
@@ -187,6 +192,14 @@ def bandwidth_rows():
             (f"BM_Sum/n:{BIG}/threads:{threads}", "sum of 16M", threads),
         ]
     return rows
+
+
+DIVISION = [
+    (f"BM_RawDivComplexLibgcc/n:{DIV}/dtype:0", "raw loop, libgcc __divsc3 (ref)"),
+    (f"BM_DivComplex/n:{DIV}/dtype:0", "a / b, complex64"),
+    (f"BM_RawDivComplexLibgcc/n:{DIV}/dtype:1", "raw loop, libgcc __divdc3 (ref)"),
+    (f"BM_DivComplex/n:{DIV}/dtype:1", "a / b, complex128"),
+]
 
 
 def fmt(v, width, prec=2, suffix=""):
@@ -237,6 +250,17 @@ def print_tables(ph, th, spread=None):
         tpct = 100 * t_gbs / mem_gbs if (mem_gbs and t_gbs) else None
         print(f"{label:<32}{threads:>4}{fmt(p_ms, 11)}{fmt(p_gbs, 7, 1)}{fmt(pct, 9, 0, '%')}{fmt(t_ms, 10)}"
               f"{fmt(t_gbs, 7, 1)}{fmt(tpct, 9, 0, '%')}{fmt(t_out * 1e3 if t_out else None, 15)}{fmt(ratio, 14)}")
+    print("\n(c) complex division, 1M random elements, 1 thread (ns per element; ratio = phasor / torch)")
+    hdr = f"{'benchmark':<34}{'phasor ns':>11}{'torch ns':>10}{'phasor/torch':>14}"
+    print(hdr)
+    print("-" * len(hdr))
+    for key, label in DIVISION:
+        p = ph.get(key)
+        if p is None:
+            continue
+        p_ns = p["ns"] / DIV
+        t_ns = th[key][0] * 1e9 / DIV if key in th else None
+        print(f"{label:<34}{fmt(p_ns, 11)}{fmt(t_ns, 10)}{fmt(p_ns / t_ns if t_ns else None, 14)}")
     if spread:
         worst = sorted(spread.items(), key=lambda kv: -kv[1])[:5]
         print("\nlargest session spread (max/min of session medians): " +

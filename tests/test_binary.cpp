@@ -3,11 +3,13 @@
 // PyTorch promotion, broadcasting (0-d, size 0), errors, gradcheck and gradgradcheck.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <functional>
 #include <limits>
 #include <phasor/phasor.hpp>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -652,6 +654,101 @@ TEST_CASE("complex multiplication is the textbook product (as PyTorch), NaN wher
   CHECK(p[0].real() == inf);
   CHECK(std::isnan(p[0].imag()));  // torch 1.13: inf+nanj; C99 Annex G (std::complex) would recover 0
   CHECK(p[1] == std::complex<double>(11.0, 2.0));
+}
+
+TEST_CASE("complex division: within 1.6 ulps of long double from subnormal to huge parts, no spurious overflow, C99's infinities and zeros") {
+  // Note [complex division]. Parts from subnormal to near overflow; the reference divides the same
+  // values in long double, whose range no quotient here leaves
+  std::mt19937_64 rng(17);
+  std::uniform_real_distribution<double> u(-1, 1);
+  for (Dtype dt : {complex64, complex128}) {
+    CAPTURE(dt);
+    const bool f = dt == complex64;
+    const int emin = f ? -149 : -1074, emax = f ? 127 : 1023;
+    std::uniform_int_distribution<int> e(emin, emax), e_near(-3, 3);
+    std::vector<cd> n, w;
+    for (int i = 0; i < 40000; ++i) {
+      auto part = [&] { return std::ldexp(u(rng), i % 2 ? e(rng) : e_near(rng)); };
+      const double a = part(), b = i % 7 ? part() : 0.0, c = part(), d = part();
+      n.emplace_back(a, b);
+      w.emplace_back(c, d);
+    }
+    const Tensor nt = from_vector(n).to(dt), wt = from_vector(w).to(dt);
+    const auto nv = to_vector<cd>(nt.to(complex128)), wv = to_vector<cd>(wt.to(complex128));
+    const auto q = to_vector<cd>((nt / wt).to(complex128));
+    const long double ulp = f ? 0x1p-23L : 0x1p-52L, small = f ? 0x1p-100L : 0x1p-1000L, big = f ? 0x1p126L : 0x1p1022L;
+    long double worst = 0;
+    int checked = 0;
+    for (std::size_t i = 0; i < q.size(); ++i) {
+      const cld ref = cld(nv[i]) / cld(wv[i]);
+      const long double m = std::abs(ref);
+      if (!(m >= small && m <= big)) continue;  // a quotient that underflows or overflows the dtype
+      ++checked;
+      worst = std::max(worst, std::abs(cld(q[i]) - ref) / m / ulp);
+    }
+    CAPTURE(static_cast<double>(worst));
+    CHECK(checked > 30000);
+    CHECK(worst <= (f ? 1.0L : 1.6L));
+  }
+  // no spurious overflow or underflow, exact scaling by powers of two, and C99 Annex G's infinities
+  // and zeros (as libgcc's): nonzero / 0 = inf, inf / finite = inf, finite / inf = 0
+  const double nz = -0.0, big = std::ldexp(1.0, 1000);
+  struct Case { cd n, w, q; };
+  const std::vector<Case> common = {
+      {{3, 4}, {big, 0}, {3 / big, 4 / big}},         {{1, 2}, {0, 0}, {kInf, kInf}},
+      {{1, 0}, {0, 0}, {kInf, kNaN}},                   {{-1, 0}, {0, 0}, {-kInf, kNaN}},
+      {{1, 2}, {nz, 0}, {-kInf, -kInf}},                {{0, 0}, {0, 0}, {kNaN, kNaN}},
+      {{kNaN, 1}, {0, 0}, {kNaN, kInf}},                {{1, 1}, {kNaN, 0}, {kNaN, kNaN}},
+      {{kInf, 0}, {1, 0}, {kInf, kNaN}},                {{kInf, kInf}, {1, 2}, {kInf, kNaN}},
+      {{1, 2}, {kInf, 0}, {0, 0}},                      {{1, 2}, {-kInf, kInf}, {0, nz}},
+      {{0, 0}, {-1, 0}, {nz, nz}},                      {{6, -8}, {0, 2}, {-4, -3}}};
+  const double big64 = std::ldexp(1.0, 1000), sub64 = std::ldexp(1.0, -1070), sub32 = std::ldexp(1.0, -140);
+  const std::vector<Case> c128 = {{{1, 0}, {1e-310, 0}, {kInf, 0}},           // 1e310 overflows; the imaginary part stays 0
+                                  {{1e308, 1e308}, {2, 2}, {5e307, 0}},        // 2e308 would overflow in a + b r
+                                  {{sub64, sub64}, {sub64, 0}, {1, 1}},        // subnormal parts scaled exactly
+                                  {{big64, 0}, {1.0 / big64, 0}, {kInf, 0}}};  // overflows only in the quotient
+  const double f_max = std::numeric_limits<float>::max();
+  const std::vector<Case> c64 = {{{1, 0}, {1e-40, 0}, {kInf, 0}},
+                                 {{f_max, f_max}, {2, 2}, {f_max / 2, 0}},
+                                 {{sub32, sub32}, {sub32, 0}, {1, 1}}};
+  auto same = [](double got, double want) {
+    return std::isnan(want) ? std::isnan(got) : got == want && std::signbit(got) == std::signbit(want);
+  };
+  for (Dtype dt : {complex64, complex128}) {
+    std::vector<Case> cases = common;
+    for (const Case& c : dt == complex64 ? c64 : c128) cases.push_back(c);
+    std::vector<cd> n, w;
+    for (const Case& c : cases) {
+      n.push_back(c.n);
+      w.push_back(c.w);
+    }
+    Tensor nt = from_vector(n).to(dt);
+    const Tensor wt = from_vector(w).to(dt);
+    const auto q = to_vector<cd>((nt / wt).to(complex128));
+    nt.div_(wt);  // the in-place form divides the same way
+    const auto q_inplace = to_vector<cd>(nt.to(complex128));
+    for (std::size_t i = 0; i < cases.size(); ++i) {
+      CAPTURE(dt);
+      CAPTURE(cases[i].n);
+      CAPTURE(cases[i].w);
+      CAPTURE(q[i]);
+      const cd want = dt == complex64 ? cd(std::complex<float>(cases[i].q)) : cases[i].q;
+      CHECK(same(q[i].real(), want.real()));
+      CHECK(same(q[i].imag(), want.imag()));
+      CHECK(same(q_inplace[i].real(), want.real()));
+      CHECK(same(q_inplace[i].imag(), want.imag()));
+    }
+  }
+  // rsqrt and sigmoid of complex numbers divide the same way: 1 / sqrt(-4 + 0i) = 0 - 0.5i,
+  // sigmoid(-800 + 0i) = 1 / (1 + e^800) = 0 + 0i (e^800 is inf in double), not NaN
+  const auto r = to_vector<cd>(rsqrt(cplx_t({{-4, 0}, {0, 2}})));
+  CHECK(same(r[0].real(), 0.0));
+  CHECK(same(r[0].imag(), -0.5));
+  CHECK(std::abs(r[1] - cd(0.5, -0.5)) <= 1e-16);
+  const auto sg = to_vector<cd>(sigmoid(cplx_t({{-800, 0}, {0, 0}})));
+  CHECK(same(sg[0].real(), 0.0));
+  CHECK(same(sg[0].imag(), 0.0));
+  CHECK(sg[1] == cd(0.5, 0));
 }
 
 TEST_CASE("isclose, allclose and equal: torch's rules, promotion, broadcasting, errors") {

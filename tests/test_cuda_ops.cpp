@@ -329,6 +329,63 @@ DEVICE_CASE("cuda ops: complex elementary functions: each part within a few ulps
   check_complex_accuracy(dev, pts);
 }
 
+DEVICE_CASE("cuda ops: complex division, sqrt, rsqrt and sigmoid as on the CPU: special values and signed zeros exactly, extremes within 2 ulps") {
+  // Note [complex division]: both engines call cdiv (libcu++'s division gave 1 / (1e-310 + 0i) = inf + 0i
+  // where the CPU gave inf + NaN i, and differed in signed zeros). The GPU may contract a * b + c into an
+  // fma, so finite quotients are compared to within 2 ulps of |n / w|; zeros' signs, infinities and NaN
+  // exactly. The CPU's own accuracy and special values: test_binary.
+  const double nz = -0.0, inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  std::vector<std::complex<double>> n = {{1, 0},   {1e308, 1e308}, {1e-320, 1e-320}, {1, 2},   {1, 0},   {0, 0},  {nan, 1},
+                                         {inf, 0}, {inf, inf},     {1, 2},           {1, 2},   {0, 0},   {1, 2},  {3e38, 3e38},
+                                         {1, 0},   {-1, 0},        {1e-40, 1e-40},   {6, -8}};
+  std::vector<std::complex<double>> w = {{1e-310, 0}, {2, 2},    {1e-320, 0}, {0, 0}, {0, 0},    {0, 0},    {0, 0},
+                                         {1, 0},      {1, 2},    {inf, 0},    {-inf, inf}, {-1, 0}, {nz, 0},  {2, 2},
+                                         {1e-40, 0},  {0, 0},    {1e-40, 0},  {0, 2}};
+  std::mt19937_64 rng(23);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::uniform_int_distribution<int> e(-1074, 1023);
+  for (int i = 0; i < 4000; ++i) {
+    auto part = [&] { return std::ldexp(u(rng), i % 2 ? e(rng) : e(rng) / 64); };
+    n.emplace_back(part(), part());
+    w.emplace_back(part(), part());
+  }
+  for (Dtype dt : {complex64, complex128}) {
+    CAPTURE(dt);
+    const double ulp = dt == complex64 ? 0x1p-23 : 0x1p-52;
+    const Tensor nt = from_vector(n).to(dt), wt = from_vector(w).to(dt);
+    const std::vector<std::function<Tensor(const Tensor&, const Tensor&)>> fs = {
+        [](const Tensor& a, const Tensor& b) { return a / b; },
+        [](const Tensor& a, const Tensor& b) { return a.clone().div_(b); },
+        [](const Tensor& a, const Tensor&) { return sqrt(a); },  // csqrt scales subnormal and huge z exactly
+        [](const Tensor& a, const Tensor&) { return rsqrt(a); },
+        [](const Tensor& a, const Tensor&) { return sigmoid(a); }};
+    for (std::size_t k = 0; k < fs.size(); ++k) {
+      const auto want = to_vector<std::complex<double>>(fs[k](nt, wt).to(complex128));
+      const auto got = to_vector<std::complex<double>>(fs[k](nt.to(dev), wt.to(dev)).to(Device::cpu()).to(complex128));
+      int bad = 0;
+      for (std::size_t i = 0; i < want.size(); ++i) {
+        const double m = std::abs(want[i]);
+        auto same_part = [&](double g, double v) {
+          if (std::isnan(v) || std::isinf(v)) return std::isnan(v) ? std::isnan(g) : g == v;
+          if (v == 0 && i < 18) return g == 0 && std::signbit(g) == std::signbit(v);
+          return std::abs(g - v) <= 2 * ulp * m;
+        };
+        if (!same_part(got[i].real(), want[i].real()) || !same_part(got[i].imag(), want[i].imag())) {
+          if (++bad <= 5) {
+            CAPTURE(k);
+            CAPTURE(n[i]);
+            CAPTURE(w[i]);
+            CAPTURE(got[i]);
+            CAPTURE(want[i]);
+            FAIL_CHECK("the device's quotient differs from the CPU's");
+          }
+        }
+      }
+      CHECK(bad == 0);
+    }
+  }
+}
+
 DEVICE_CASE("cuda ops: floating -> int64 casts truncate and saturate (NaN -> 0) identically on the CPU and the GPU") {
   const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
   const std::int64_t big = std::numeric_limits<std::int64_t>::max(), small = std::numeric_limits<std::int64_t>::min();

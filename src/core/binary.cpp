@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "autodiff/node.hpp"
+#include "core/complex_math.hpp"
 #include "core/elementwise.hpp"
 #include "core/pointwise.hpp"
 #include "core/pow_rules.hpp"
@@ -77,6 +78,11 @@ Tensor empty_broadcast(const Tensor& a, const Tensor& b, Dtype dt, const char* o
   return make_tensor(broadcast_shapes({a.shape(), b.shape()}, op), dt, a.device());
 }
 
+// The per-element functors of arith / arith_inplace (and DivF) are inlined into the loops, whatever their
+// size (complex division's is large): a call passes and returns std::complex through the stack, which cost
+// complex128 division 1.75x its time (bench_core BM_DivComplex).
+#define PHASOR_INLINE_FUNCTOR __attribute__((always_inline))
+
 /// Runs f(x, y) over a and b cast to `dt` (the result type), broadcasting.
 template <class F>
 Tensor arith(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
@@ -95,8 +101,8 @@ Tensor arith(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
       if constexpr (is_complex_v<C>) {
         using R = typename C::value_type;
         Tensor out = empty_broadcast(a, b, dt, op);
-        if (a.dtype() == dt) map_binary_into<C, C, R>(out, a, b, [f](C u, R v) { return f(u, C(v)); });
-        else map_binary_into<C, R, C>(out, a, b, [f](R u, C v) { return f(C(u), v); });
+        if (a.dtype() == dt) map_binary_into<C, C, R>(out, a, b, [f](C u, R v) PHASOR_INLINE_FUNCTOR { return f(u, C(v)); });
+        else map_binary_into<C, R, C>(out, a, b, [f](R u, C v) PHASOR_INLINE_FUNCTOR { return f(C(u), v); });
         return out;
       } else {
         return Tensor();
@@ -106,7 +112,7 @@ Tensor arith(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
   Tensor x = a.to(dt), y = b.to(dt);
   return visit_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    return map_binary<T>(x, y, [f](T u, T v) { return convert<T>(f(u, v)); }, op);
+    return map_binary<T>(x, y, [f](T u, T v) PHASOR_INLINE_FUNCTOR { return convert<T>(f(u, v)); }, op);
   });
 }
 
@@ -129,7 +135,7 @@ void arith_inplace(const Tensor& a, const Tensor& b, const char* op, F f) {
   Tensor y = b.to(a.dtype());
   visit_dtype(a.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
-    map_binary_into<T, T, T>(a, a, y, [f](T u, T v) { return convert<T>(f(u, v)); });
+    map_binary_into<T, T, T>(a, a, y, [f](T u, T v) PHASOR_INLINE_FUNCTOR { return convert<T>(f(u, v)); });
   });
 }
 
@@ -155,8 +161,9 @@ struct MulF {
   }
 };
 struct DivF {
-  template <class T> T operator()(T a, T b) const {
+  template <class T> PHASOR_INLINE_FUNCTOR T operator()(T a, T b) const {
     if constexpr (std::is_same_v<T, bool> || std::is_same_v<T, std::int64_t>) return a;  // never used: div promotes
+    else if constexpr (is_complex_v<T>) return cdiv(a, b);  // Note [complex division]
     else return a / b;
   }
 };

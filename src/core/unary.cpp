@@ -167,7 +167,11 @@ Tensor rsqrt(const Tensor& x) {
   return detail::apply_op(
       "rsqrt", {x}, kSaveOutputs,
       [](In in) {
-        return detail::unary_float_kernel(in[0], "rsqrt", [](auto v) { return decltype(v)(1) / std::sqrt(v); });
+        return detail::unary_float_kernel(in[0], "rsqrt", [](auto v) {
+          using T = decltype(v);
+          if constexpr (is_complex_v<T>) return detail::cdiv(T(1), std::sqrt(v));
+          else return T(1) / std::sqrt(v);
+        });
       },
       // d x^(-1/2) = -x^(-3/2)/2 = -y^3/2
       [](const Ctx& c, const G& g) {

@@ -6,6 +6,7 @@
 #include <numbers>
 
 #include "autodiff/node.hpp"
+#include "core/complex_math.hpp"
 #include "core/gelu_kernels.hpp"
 #include "core/pointwise.hpp"
 #include "core/unary.hpp"
@@ -67,7 +68,7 @@ Tensor sigmoid(const Tensor& x) {
       [](In in) {
         return detail::unary_float_kernel(in[0], "sigmoid", [](auto v) {
           using T = decltype(v);
-          if constexpr (is_complex_v<T>) return T(1) / (T(1) + std::exp(-v));
+          if constexpr (is_complex_v<T>) return detail::cdiv(T(1), T(1) + std::exp(-v));
           else return sigmoid_real(v);
         });
       },

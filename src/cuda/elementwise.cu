@@ -20,6 +20,7 @@
 namespace phasor::cuda {
 namespace {
 
+using ::phasor::detail::cdiv;
 using ::phasor::detail::convert;
 using ::phasor::detail::wrap_add;
 using ::phasor::detail::wrap_mul;
@@ -214,7 +215,7 @@ PHASOR_UNARY(Expm1, T, if constexpr (is_cplx_v<T>) return ::phasor::detail::cexp
 PHASOR_UNARY(Log, T, return d_log(v);)
 PHASOR_UNARY(Log1p, T, if constexpr (is_cplx_v<T>) return ::phasor::detail::clog1p(v); else return ::log1p(v);)
 PHASOR_UNARY(Sqrt, T, return d_sqrt(v);)
-PHASOR_UNARY(Rsqrt, T, if constexpr (is_cplx_v<T>) return T(1) / d_sqrt(v); else return ::rsqrt(v);)
+PHASOR_UNARY(Rsqrt, T, if constexpr (is_cplx_v<T>) return cdiv(T(1), d_sqrt(v)); else return ::rsqrt(v);)
 PHASOR_UNARY(Square, T, return wrap_mul(v, v);)
 PHASOR_UNARY(Sin, T, return d_sin(v);)
 PHASOR_UNARY(Cos, T, return d_cos(v);)
@@ -228,9 +229,9 @@ PHASOR_UNARY(Atan, T, return d_atan(v);)
 PHASOR_UNARY(Erf, T, return ::erf(v);)
 // sigmoid, silu and gelu in the CPU's forms (src/core/unary_nn.cpp): no overflow or cancellation for
 // large negative x; relu keeps NaN as the CPU's does
-PHASOR_UNARY(Sigmoid, T, if constexpr (is_cplx_v<T>) return T(1) / (T(1) + d_exp(-v)); else return d_sigmoid_real(v);)
+PHASOR_UNARY(Sigmoid, T, if constexpr (is_cplx_v<T>) return cdiv(T(1), T(1) + d_exp(-v)); else return d_sigmoid_real(v);)
 PHASOR_UNARY(Relu, T, return v < T(0) ? T(0) : v;)
-PHASOR_UNARY(Silu, T, if constexpr (is_cplx_v<T>) return v / (T(1) + d_exp(-v)); else return v * d_sigmoid_real(v);)
+PHASOR_UNARY(Silu, T, if constexpr (is_cplx_v<T>) return cdiv(v, T(1) + d_exp(-v)); else return v * d_sigmoid_real(v);)
 PHASOR_UNARY(Gelu, T, if (p0 != 0) { const T k2 = T(2 * 0.79788456080286535587989211986876), c = T(0.044715); return v * d_sigmoid_real(k2 * (v + c * v * v * v)); } else { return T(0.5) * v * ::erfc(-v * T(0.70710678118654752440)); })
 PHASOR_UNARY(Softplus, T, const T b = T(p0); const T bx = b * v; return bx > T(p1) ? v : ::log1p(::exp(bx)) / b;)
 PHASOR_UNARY(Floor, T, if constexpr (is_float_v<T>) return ::floor(v); else return v;)
@@ -277,7 +278,7 @@ struct Sub {
   };
 // Complex products as the CPU engine's (textbook formula, Note in src/core/binary.cpp).
 PHASOR_BINARY(Mul, T, if constexpr (is_cplx_v<T>) return T(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()); else if constexpr (std::is_same_v<T, bool>) return a && b; else return wrap_mul(a, b);)
-PHASOR_BINARY(Div, T, return a / b;)
+PHASOR_BINARY(Div, T, if constexpr (is_cplx_v<T>) return cdiv(a, b); else return a / b;)  // Note [complex division]
 PHASOR_BINARY(Pow, T, return d_pow(a, b);)
 PHASOR_BINARY(Maximum, T, return ::phasor::detail::maximum_of(a, b);)  // the CPU's rule (element_traits)
 PHASOR_BINARY(Minimum, T, return ::phasor::detail::minimum_of(a, b);)
