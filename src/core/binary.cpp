@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "autodiff/node.hpp"
+#include "core/complex_div_kernels.hpp"
 #include "core/complex_math.hpp"
 #include "core/elementwise.hpp"
 #include "core/pointwise.hpp"
@@ -170,6 +171,21 @@ struct DivF {
 
 Dtype div_type(Dtype t) { return category(t) < 2 ? default_dtype() : t; }
 
+/// a / b in `dt`: for complex a and b of that dtype on one CPU device, the vectorized rows (Note [vector
+/// complex division]; bit for bit DivF's quotients), else DivF per element.
+Tensor div_forward(const Tensor& a, const Tensor& b, Dtype dt) {
+  if (!is_complex(dt) || a.dtype() != dt || b.dtype() != dt || a.device() != b.device() || !a.device().is_cpu())
+    return arith(a, b, dt, "div", DivF{});
+  const Shape s = a.shape() == b.shape() ? a.shape() : broadcast_shapes({a.shape(), b.shape()}, "div");
+  if (dt == Dtype::Complex64)
+    return map_rows<std::complex<float>, 2>({a, b}, s, dt, [](const auto& in, std::complex<float>* o, std::int64_t n) {
+      div_c64(in[0], in[1], o, n);
+    });
+  return map_rows<std::complex<double>, 2>({a, b}, s, dt, [](const auto& in, std::complex<double>* o, std::int64_t n) {
+    div_c128(in[0], in[1], o, n);
+  });
+}
+
 Tensor scaled(const Tensor& b, const Scalar& alpha) {
   if (!alpha.is_complex() && alpha.to_double() == 1.0) return b;
   return b * alpha;
@@ -217,7 +233,7 @@ Tensor div(const Tensor& a, const Tensor& b) {
   return detail::apply_op(
       "div", {a, b}, detail::kSaveInputs,
       [](detail::TensorList in) {
-        return detail::arith(in[0], in[1], detail::div_type(detail::result_type(in)), "div", detail::DivF{});
+        return detail::div_forward(in[0], in[1], detail::div_type(detail::result_type(in)));
       },
       [](const detail::Ctx& c, const std::vector<Tensor>& g) {
         Tensor b = c.input(1);

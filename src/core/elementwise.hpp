@@ -4,6 +4,7 @@
 #pragma once
 #include <omp.h>
 
+#include <algorithm>
 #include <array>
 #include <initializer_list>
 #include <cmath>
@@ -11,6 +12,7 @@
 #include <cstdint>
 #include <cstring>
 #include <type_traits>
+#include <vector>
 
 #include "core/element_traits.hpp"
 #include "core/tensor_impl.hpp"
@@ -188,6 +190,40 @@ inline void stream_fill(Out* dst, std::int64_t n, Gen&& gen) {
     }
   }
   for (; i < n; ++i) dst[i] = gen(i);
+}
+
+/// out = f(ins) through a row kernel kern(ins, out, n) (ins: a std::array of N const T*), for loops written to
+/// vectorize (Note [vector gelu], Note [complex division]) run by the elementwise engine (broadcast,
+/// threads): contiguous rows go straight to the kernel, strided or broadcast rows through small buffers.
+template <class T, std::size_t N, class Kern>
+Tensor map_rows(const std::array<Tensor, N>& ins, const Shape& shape, Dtype dtype, Kern kern) {
+  Tensor out = make_tensor(shape, dtype, ins[0].device());
+  std::vector<const Tensor*> ops{&out};
+  for (const Tensor& t : ins) ops.push_back(&t);
+  StridedLoop L = make_loop(ops, shape);
+  L.run([&](char** p, const std::int64_t* s, std::int64_t n) {
+    bool contiguous = s[0] == sizeof(T);
+    for (std::size_t k = 0; k < N; ++k) contiguous = contiguous && s[k + 1] == sizeof(T);
+    if (contiguous) {
+      std::array<const T*, N> in;
+      for (std::size_t k = 0; k < N; ++k) in[k] = reinterpret_cast<const T*>(p[k + 1]);
+      kern(in, reinterpret_cast<T*>(p[0]), n);
+      return;
+    }
+    constexpr std::int64_t kBuf = 256;
+    std::array<std::array<T, kBuf>, N + 1> buf;
+    for (std::int64_t i0 = 0; i0 < n; i0 += kBuf) {
+      const std::int64_t m = std::min(kBuf, n - i0);
+      std::array<const T*, N> in;
+      for (std::size_t k = 0; k < N; ++k) {
+        for (std::int64_t i = 0; i < m; ++i) buf[k][i] = *reinterpret_cast<const T*>(p[k + 1] + (i0 + i) * s[k + 1]);
+        in[k] = buf[k].data();
+      }
+      kern(in, buf[N].data(), m);
+      for (std::int64_t i = 0; i < m; ++i) *reinterpret_cast<T*>(p[0] + (i0 + i) * s[0]) = buf[N][i];
+    }
+  });
+  return out;
 }
 
 /// out = f(a) elementwise into an existing tensor (a broadcast to out's shape).

@@ -94,39 +94,6 @@ Tensor relu(const Tensor& x) {
 }
 
 namespace {
-/// Runs a float32 row kernel kern(ins..., out, n) over out = f(ins) through the elementwise
-/// engine's loop (broadcast, threads): contiguous rows go straight to the kernel, strided or
-/// broadcast rows through a small buffer.
-template <std::size_t N, class Kern>
-Tensor map_f32_rows(const std::array<Tensor, N>& ins, const Shape& shape, Kern kern) {
-  Tensor out = detail::make_tensor(shape, float32, ins[0].device());
-  std::vector<const Tensor*> ops{&out};
-  for (const Tensor& t : ins) ops.push_back(&t);
-  detail::StridedLoop L = detail::make_loop(ops, shape);
-  L.run([&](char** p, const std::int64_t* s, std::int64_t n) {
-    bool contiguous = s[0] == 4;
-    for (std::size_t k = 0; k < N; ++k) contiguous = contiguous && s[k + 1] == 4;
-    if (contiguous) {
-      std::array<const float*, N> in;
-      for (std::size_t k = 0; k < N; ++k) in[k] = reinterpret_cast<const float*>(p[k + 1]);
-      kern(in, reinterpret_cast<float*>(p[0]), n);
-      return;
-    }
-    constexpr std::int64_t kBuf = 256;
-    std::array<std::array<float, kBuf>, N + 1> buf;
-    for (std::int64_t i0 = 0; i0 < n; i0 += kBuf) {
-      const std::int64_t m = std::min(kBuf, n - i0);
-      std::array<const float*, N> in;
-      for (std::size_t k = 0; k < N; ++k) {
-        for (std::int64_t i = 0; i < m; ++i) buf[k][i] = *reinterpret_cast<const float*>(p[k + 1] + (i0 + i) * s[k + 1]);
-        in[k] = buf[k].data();
-      }
-      kern(in, buf[N].data(), m);
-      for (std::int64_t i = 0; i < m; ++i) *reinterpret_cast<float*>(p[0] + (i0 + i) * s[0]) = buf[N][i];
-    }
-  });
-  return out;
-}
 
 /// g * gelu'(x) for the exact gelu in one pass (gelu's backward; fused because the composed
 /// formula made ~11 passes over the activation, the largest CPU item of an FNO training step).
@@ -143,7 +110,7 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x) {
           const Shape shape = in[0].shape() == in[1].shape()
                                   ? in[0].shape()
                                   : broadcast_shapes({in[0].shape(), in[1].shape()});
-          return map_f32_rows<2>({in[0], in[1]}, shape, [](const auto& a, float* o, std::int64_t n) {
+          return detail::map_rows<float, 2>({in[0], in[1]}, shape, float32, [](const auto& a, float* o, std::int64_t n) {
             detail::gelu_backward_f32(a[0], a[1], o, n);
           });
         }
@@ -175,7 +142,7 @@ Tensor gelu(const Tensor& x, bool tanh_approximation) {
         "gelu", {x}, kSaveInputs,
         [](In in) {
           if (in[0].dtype() == float32 && in[0].device().is_cpu())  // Note [vector gelu]
-            return map_f32_rows<1>({in[0]}, in[0].shape(), [](const auto& a, float* o, std::int64_t n) {
+            return detail::map_rows<float, 1>({in[0]}, in[0].shape(), float32, [](const auto& a, float* o, std::int64_t n) {
               detail::gelu_f32(a[0], o, n);
             });
           return detail::unary_kernel<kRealFloat>(in[0], "gelu", []<class T>(T v) requires is_real_float_v<T> {
