@@ -2,11 +2,11 @@
 //
 // Note [vector complex division]
 // cdiv (core/complex_math.hpp) divides one element at a time: three double divisions and a branch per
-// element, ~9-10 ns on these machines, where torch's vectorized division takes 0.6 ns (complex64) and
-// 1.7 ns (complex128). These loops run the same arithmetic branch-free over a row: every element takes
+// element, ~9-10 ns on these machines, where torch's vectorized division takes 0.6-0.9 ns (complex64) and
+// 1.7-2.1 ns (complex128). These loops run the same arithmetic branch-free over a row: every element takes
 // Smith's path (div_in_safe_range and smith_div are selects, not branches), so GCC vectorizes it, and
 // an element outside the safe range (rare: parts beyond 2^+-510, zeros, infinities, NaN) is redone by
-// div_parts in a second pass over the row, only when the row has one. The results are cdiv's bit for
+// div_parts_rare in a second pass over the row, only when the row has one. The results are cdiv's bit for
 // bit: the same operations in the same order, and no contraction into fma (the clones are AVX2 without
 // FMA, and the baseline). Compiled once per ISA with the ifunc picked at load time (Note [vector gelu]).
 #include "core/complex_div_kernels.hpp"

@@ -346,7 +346,7 @@ __attribute__((noinline)) PHASOR_HOST_DEVICE inline void div_parts_rare(double a
   }
 }
 
-/// x + iy = (a + ib) / (c + id) in double, to within a few ulps of |n / w| (Note [complex division]).
+/// x + iy = (a + ib) / (c + id) in double, within 1.6 ulps of its modulus (Note [complex division]).
 __attribute__((always_inline)) PHASOR_HOST_DEVICE inline void div_parts(double a, double b, double c, double d,
                                                                          double& x, double& y) {
   if (div_in_safe_range(a, b, c, d)) smith_div(a, b, c, d, x, y);

@@ -193,7 +193,7 @@ inline void stream_fill(Out* dst, std::int64_t n, Gen&& gen) {
 }
 
 /// out = f(ins) through a row kernel kern(ins, out, n) (ins: a std::array of N const T*), for loops written to
-/// vectorize (Note [vector gelu], Note [complex division]) run by the elementwise engine (broadcast,
+/// vectorize (Note [vector gelu], Note [vector complex division]) run by the elementwise engine (broadcast,
 /// threads): contiguous rows go straight to the kernel, strided or broadcast rows through small buffers.
 template <class T, std::size_t N, class Kern>
 Tensor map_rows(const std::array<Tensor, N>& ins, const Shape& shape, Dtype dtype, Kern kern) {
