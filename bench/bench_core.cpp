@@ -287,6 +287,17 @@ void BM_Sum(benchmark::State& st) {
 }
 BENCHMARK(BM_Sum)->ArgNames({"n", "threads"})->Args({kBig, 1})->Args({kBig, 2})->UseRealTime();
 
+// amax over all n float32 elements (one 0-d result); NaN-propagating with +-0 ties by sign.
+void BM_Amax(benchmark::State& st) {
+  const auto n = st.range(0);
+  phasor::set_num_threads(static_cast<int>(st.range(1)));
+  Tensor a = filled({n}, 1.0);
+  benchmark::DoNotOptimize(a.amax());
+  for (auto _ : st) benchmark::DoNotOptimize(a.amax());
+  set_bytes(st, static_cast<double>(n) * sizeof(float));
+}
+BENCHMARK(BM_Amax)->ArgNames({"n", "threads"})->Args({kBig, 1})->Args({kBig, 2})->UseRealTime();
+
 // ---- (c) complex division ----------------------------------------------------------------------
 
 constexpr std::int64_t kDiv = std::int64_t{1} << 20;  // 1M complex elements

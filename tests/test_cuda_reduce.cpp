@@ -186,6 +186,44 @@ DEVICE_CASE("cuda reduce: cumsum agrees with the CPU") {
   CHECK_THROWS_WITH_AS(cumsum(ones({3}, float32, dev), 1), doctest::Contains("[cumsum]"), Error);
 }
 
+DEVICE_CASE("cuda reduce: amax and amin of +0 and -0 give +0 and -0 whatever the order and the split, as on the CPU") {
+  // element_traits' reduce_max / reduce_min: +0 and -0 tie by sign, not by which partial result came first
+  // (SIMD lanes and threads on the CPU, a tree on the GPU), so both devices give the same bits
+  auto negative = [](const Tensor& t) {
+    std::vector<bool> out;
+    for (double v : to_vector<double>(t.to(Device::cpu()).to(float64))) out.push_back(std::signbit(v));
+    return out;
+  };
+  for (Dtype dt : {float32, float64}) {
+    for (const Device& d : {Device::cpu(), dev}) {
+      for (std::int64_t n : std::vector<std::int64_t>{2, 3, 33, 300, std::int64_t{1} << 20}) {
+        for (int pattern = 0; pattern < 3; ++pattern) {
+          CAPTURE(dt);
+          CAPTURE(d.str());
+          CAPTURE(n);
+          CAPTURE(pattern);
+          // -0 then +0s, +0 then -0s, or alternating
+          std::vector<double> v(static_cast<std::size_t>(n));
+          for (std::int64_t i = 0; i < n; ++i) {
+            const bool neg = pattern == 0 ? i == 0 : pattern == 1 ? i != 0 : i % 2 == 0;
+            v[static_cast<std::size_t>(i)] = neg ? -0.0 : 0.0;
+          }
+          const Tensor x = from_vector(v).to(dt).to(d);
+          CHECK(negative(x.amax()) == std::vector<bool>{false});
+          CHECK(negative(x.amin()) == std::vector<bool>{true});
+          const Tensor rows = x.reshape({1, n}).expand({3, n});
+          CHECK(negative(rows.amax(Shape{1})) == std::vector<bool>(3, false));
+          CHECK(negative(rows.amin(Shape{1})) == std::vector<bool>(3, true));
+        }
+        // zeros of one sign keep it
+        const Tensor neg = full({n}, -0.0, dt, d), pos = zeros({n}, dt, d);
+        CHECK(negative(neg.amax()) == std::vector<bool>{true});
+        CHECK(negative(pos.amin()) == std::vector<bool>{false});
+      }
+    }
+  }
+}
+
 DEVICE_CASE("cuda reduce: int64 sums and products wrap on overflow (two's complement) as on the CPU") {
   // expected values from unsigned arithmetic: what PyTorch's int64 reductions give
   const std::int64_t big = std::numeric_limits<std::int64_t>::max();

@@ -67,6 +67,31 @@ PHASOR_HOST_DEVICE inline A minimum_of(const A& a, const A& b) {
   else return a != a ? a : (b != b || b < a) ? b : a;
 }
 
+/// max of a reduction's partial results on both devices, independent of their order: a NaN wins (a's
+/// first), and +0 ties with -0 at +0 (IEEE 754-2019's maximum; a + b of two zeros), so amax's result does
+/// not depend on how the reduction is split (SIMD lanes, threads, a GPU's tree). Branch-free for SIMD.
+template <class A>
+PHASOR_HOST_DEVICE inline A reduce_max(A a, A b) {
+  if constexpr (std::is_floating_point_v<A>) {
+    const A m = a > b ? a : b;  // b when either is NaN
+    const A t = a == A(0) && b == A(0) ? a + b : m;
+    return a != a ? a : t;
+  } else {
+    return a > b ? a : b;
+  }
+}
+/// min of a reduction's partial results, as reduce_max: -0 ties with +0 at -0 (-(-a - b) of two zeros).
+template <class A>
+PHASOR_HOST_DEVICE inline A reduce_min(A a, A b) {
+  if constexpr (std::is_floating_point_v<A>) {
+    const A m = a < b ? a : b;
+    const A t = a == A(0) && b == A(0) ? -(-a - b) : m;
+    return a != a ? a : t;
+  } else {
+    return a < b ? a : b;
+  }
+}
+
 /// A floating value as int64: truncated toward zero, saturating beyond the range, NaN -> 0 (CUDA's
 /// conversion instruction and Rust's `as`). Defined for every input, and the same on the CPU and the GPU
 /// (a plain cast is undefined behaviour there, and x86 and CUDA answer differently).

@@ -73,26 +73,13 @@ struct NoParam {};
 template <class A>
 inline constexpr int lanes_for = sizeof(A) <= 4 ? 32 : sizeof(A) <= 8 ? 16 : 8;
 
-/// max that propagates NaN (a NaN in either argument wins); written to map onto maxps + a blend.
+/// max that propagates NaN, and min: element_traits' reduce_max / reduce_min (+0 and -0 tie at +0 for max,
+/// -0 for min, whatever the order).
 template <class A>
-inline A nan_max(A a, A b) {
-  if constexpr (std::is_floating_point_v<A>) {
-    const A m = a > b ? a : b;  // b when either is NaN
-    return a != a ? a : m;
-  } else {
-    return a > b ? a : b;
-  }
-}
+inline A nan_max(A a, A b) { return reduce_max(a, b); }
 /// min that propagates NaN.
 template <class A>
-inline A nan_min(A a, A b) {
-  if constexpr (std::is_floating_point_v<A>) {
-    const A m = a < b ? a : b;
-    return a != a ? a : m;
-  } else {
-    return a < b ? a : b;
-  }
-}
+inline A nan_min(A a, A b) { return reduce_min(a, b); }
 
 /// Sum of elements converted to A.
 template <class T, class A = T, class O = A>

@@ -55,10 +55,8 @@ struct Extremum {
   using O = T;
   static constexpr bool kHasIdentity = false;
   __device__ A identity() const { return A(0); }  // unused: empty rows are rejected on the host
-  __device__ A combine(A a, A b) const {
-    if (d_isnan(a)) return a;
-    if (d_isnan(b)) return b;
-    return Max ? (a > b ? a : b) : (a < b ? a : b);
+  __device__ A combine(A a, A b) const {  // the CPU's rule: NaN wins, +0 and -0 tie by sign, not order
+    return Max ? ::phasor::detail::reduce_max(a, b) : ::phasor::detail::reduce_min(a, b);
   }
   __device__ A load(T v) const { return v; }
 };
