@@ -5,6 +5,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <functional>
 #include <string>
@@ -113,6 +114,13 @@ inline phasor::Tensor sample(const phasor::Shape& s, phasor::Dtype dt) {
 
 /// `t` copied to `dev` (undefined stays undefined).
 inline phasor::Tensor on(const phasor::Device& dev, const phasor::Tensor& t) { return t.defined() ? t.to(dev) : t; }
+
+/// The sign bit of each element of a real tensor on any device (tells -0 from +0 and -NaN from NaN).
+inline std::vector<bool> sign_bits(const phasor::Tensor& t) {
+  std::vector<bool> out;
+  for (double v : phasor::to_vector<double>(t.to(phasor::Device::cpu()).to(phasor::float64))) out.push_back(std::signbit(v));
+  return out;
+}
 
 /// f on the CPU and on `dev` (inputs copied there) agree within eps (rel_diff); the result lives on `dev`.
 inline void agree(const phasor::Device& dev, const std::string& name, const std::function<phasor::Tensor(const std::vector<phasor::Tensor>&)>& f,

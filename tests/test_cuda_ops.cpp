@@ -443,19 +443,14 @@ DEVICE_CASE("cuda ops: abs clears the sign bit of -0 and -NaN; maximum and minim
   const double nz = -0.0, inf = std::numeric_limits<double>::infinity();
   const double neg_nan = -std::numeric_limits<double>::quiet_NaN();
   REQUIRE(std::signbit(neg_nan));
-  auto signs = [](const Tensor& t) {
-    std::vector<bool> out;
-    for (double v : to_vector<double>(t.to(Device::cpu()).to(float64))) out.push_back(std::signbit(v));
-    return out;
-  };
   for (Dtype dt : {float32, float64}) {
     for (const Device& d : {Device::cpu(), dev}) {
       CAPTURE(dt);
       CAPTURE(d.str());
       const Tensor x = from_vector(std::vector<double>{nz, 0.0, neg_nan, -2.5, -inf}).to(dt).to(d);
-      REQUIRE(signs(x) == std::vector<bool>{true, false, true, true, true});
+      REQUIRE(sign_bits(x) == std::vector<bool>{true, false, true, true, true});
       const Tensor r = x.abs();
-      CHECK(signs(r) == std::vector<bool>(5, false));
+      CHECK(sign_bits(r) == std::vector<bool>(5, false));
       const auto rv = to_vector<double>(r.to(Device::cpu()).to(float64));
       CHECK(rv[0] == 0.0);
       CHECK(std::isnan(rv[2]));
@@ -463,9 +458,9 @@ DEVICE_CASE("cuda ops: abs clears the sign bit of -0 and -NaN; maximum and minim
       CHECK(rv[4] == inf);
       const Tensor a = from_vector(std::vector<double>{0.0, nz, nz, 0.0, 1.0, -1.0}).to(dt).to(d);
       const Tensor b = from_vector(std::vector<double>{nz, 0.0, nz, 0.0, nz, 0.0}).to(dt).to(d);
-      CHECK(signs(maximum(a, b)) == std::vector<bool>{false, true, true, false, false, false});
-      CHECK(signs(minimum(a, b)) == std::vector<bool>{false, true, true, false, true, true});
-      CHECK(signs(maximum(b, a)) == std::vector<bool>{true, false, true, false, false, false});
+      CHECK(sign_bits(maximum(a, b)) == std::vector<bool>{false, true, true, false, false, false});
+      CHECK(sign_bits(minimum(a, b)) == std::vector<bool>{false, true, true, false, true, true});
+      CHECK(sign_bits(maximum(b, a)) == std::vector<bool>{true, false, true, false, false, false});
     }
   }
 }
