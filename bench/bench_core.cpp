@@ -276,26 +276,23 @@ BENCHMARK(BM_AddBcastRow)
     ->Args({64, 2})
     ->UseRealTime();
 
-// sum over all n float32 elements (one 0-d result).
-void BM_Sum(benchmark::State& st) {
+// reduce(a) over all n float32 elements of a (one 0-d result), n and the thread count from the args.
+template <class Reduce>
+void full_reduction(benchmark::State& st, Reduce reduce) {
   const auto n = st.range(0);
   phasor::set_num_threads(static_cast<int>(st.range(1)));
   Tensor a = filled({n}, 1.0);
-  benchmark::DoNotOptimize(a.sum());
-  for (auto _ : st) benchmark::DoNotOptimize(a.sum());
+  benchmark::DoNotOptimize(reduce(a));
+  for (auto _ : st) benchmark::DoNotOptimize(reduce(a));
   set_bytes(st, static_cast<double>(n) * sizeof(float));
 }
+
+// sum over all n float32 elements.
+void BM_Sum(benchmark::State& st) { full_reduction(st, [](const Tensor& a) { return a.sum(); }); }
 BENCHMARK(BM_Sum)->ArgNames({"n", "threads"})->Args({kBig, 1})->Args({kBig, 2})->UseRealTime();
 
-// amax over all n float32 elements (one 0-d result); NaN-propagating with +-0 ties by sign.
-void BM_Amax(benchmark::State& st) {
-  const auto n = st.range(0);
-  phasor::set_num_threads(static_cast<int>(st.range(1)));
-  Tensor a = filled({n}, 1.0);
-  benchmark::DoNotOptimize(a.amax());
-  for (auto _ : st) benchmark::DoNotOptimize(a.amax());
-  set_bytes(st, static_cast<double>(n) * sizeof(float));
-}
+// amax over all n float32 elements (NaN-propagating, +-0 ties by sign).
+void BM_Amax(benchmark::State& st) { full_reduction(st, [](const Tensor& a) { return a.amax(); }); }
 BENCHMARK(BM_Amax)->ArgNames({"n", "threads"})->Args({kBig, 1})->Args({kBig, 2})->UseRealTime();
 
 // ---- (c) complex division ----------------------------------------------------------------------

@@ -73,14 +73,6 @@ struct NoParam {};
 template <class A>
 inline constexpr int lanes_for = sizeof(A) <= 4 ? 32 : sizeof(A) <= 8 ? 16 : 8;
 
-/// max that propagates NaN, and min: element_traits' reduce_max / reduce_min (+0 and -0 tie at +0 for max,
-/// -0 for min, whatever the order).
-template <class A>
-inline A nan_max(A a, A b) { return reduce_max(a, b); }
-/// min that propagates NaN.
-template <class A>
-inline A nan_min(A a, A b) { return reduce_min(a, b); }
-
 /// Sum of elements converted to A.
 template <class T, class A = T, class O = A>
 struct SumOp {
@@ -127,7 +119,7 @@ struct ExtremumOp {
   acc_t map(const T& v, NoParam) const { return static_cast<acc_t>(v); }
   acc_t combine(acc_t a, acc_t b) const {
     if constexpr (kBool) return Max ? (a | b) : (a & b);
-    else return Max ? nan_max(a, b) : nan_min(a, b);
+    else return Max ? reduce_max(a, b) : reduce_min(a, b);  // element_traits: NaN wins, +-0 tie by sign
   }
   T finalize(acc_t a, NoParam) const { return static_cast<T>(a); }
 };

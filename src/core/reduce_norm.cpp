@@ -98,8 +98,8 @@ struct NormOp {
     }
   }
   R combine(R a, R b) const {
-    if constexpr (K == NormKind::Inf) return nan_max(a, b);
-    else if constexpr (K == NormKind::NegInf) return nan_min(a, b);
+    if constexpr (K == NormKind::Inf) return reduce_max(a, b);
+    else if constexpr (K == NormKind::NegInf) return reduce_min(a, b);
     else return a + b;
   }
   R finalize(R a, NoParam) const {

@@ -56,7 +56,7 @@ struct MaxRealOp {
     if constexpr (is_complex_v<T>) return v.real();
     else return v;
   }
-  R combine(R a, R b) const { return nan_max(a, b); }
+  R combine(R a, R b) const { return reduce_max(a, b); }
   R finalize(R a, NoParam) const { return a; }
 };
 

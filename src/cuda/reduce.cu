@@ -251,7 +251,7 @@ __device__ __forceinline__ double abs2_d(const T& v) {
     return x * x;
   }
 }
-/// max and min of doubles where a NaN wins (as the CPU's nan_max/nan_min).
+/// max and min of doubles where a NaN wins (as element_traits' reduce_max/reduce_min, but for +-0 ties).
 __device__ __forceinline__ double nan_max_d(double a, double b) { return a != a ? a : b != b ? b : a > b ? a : b; }
 __device__ __forceinline__ double nan_min_d(double a, double b) { return a != a ? a : b != b ? b : a < b ? a : b; }
 template <class W>
