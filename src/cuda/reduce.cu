@@ -23,6 +23,8 @@ namespace phasor::cuda {
 namespace {
 
 using ::phasor::detail::convert;
+using ::phasor::detail::reduce_max;
+using ::phasor::detail::reduce_min;
 using ::phasor::detail::wrap_add;
 using ::phasor::detail::wrap_mul;
 using ::phasor::detail::is_complex_v;
@@ -56,7 +58,7 @@ struct Extremum {
   static constexpr bool kHasIdentity = false;
   __device__ A identity() const { return A(0); }  // unused: empty rows are rejected on the host
   __device__ A combine(A a, A b) const {  // the CPU's rule: NaN wins, +0 and -0 tie by sign, not order
-    return Max ? ::phasor::detail::reduce_max(a, b) : ::phasor::detail::reduce_min(a, b);
+    return Max ? reduce_max(a, b) : reduce_min(a, b);
   }
   __device__ A load(T v) const { return v; }
 };
@@ -251,9 +253,6 @@ __device__ __forceinline__ double abs2_d(const T& v) {
     return x * x;
   }
 }
-/// max and min of doubles where a NaN wins (as element_traits' reduce_max/reduce_min, but for +-0 ties).
-__device__ __forceinline__ double nan_max_d(double a, double b) { return a != a ? a : b != b ? b : a > b ? a : b; }
-__device__ __forceinline__ double nan_min_d(double a, double b) { return a != a ? a : b != b ? b : a < b ? a : b; }
 template <class W>
 __device__ __forceinline__ W exp_w(const W& v) {
   if constexpr (is_complex_v<W>) return ::phasor::detail::cexp(v);
@@ -293,7 +292,7 @@ enum NormKind : int { kNorm0 = 0, kNorm1, kNorm2, kNormInf, kNormNegInf, kNormP 
 struct NormCombine {
   int kind;
   __device__ double operator()(double a, double b) const {
-    return kind == kNormInf ? nan_max_d(a, b) : kind == kNormNegInf ? nan_min_d(a, b) : a + b;
+    return kind == kNormInf ? reduce_max(a, b) : kind == kNormNegInf ? reduce_min(a, b) : a + b;
   }
 };
 /// A norm's result from its combined accumulation.
@@ -436,7 +435,7 @@ __global__ void lse_kernel(const T* rows, std::int64_t n_units, std::int64_t n_r
                            std::int64_t chunk, T* out, LsePartial<wide_t<T>>* partial) {
   using W = wide_t<T>;
   __shared__ Scratch scratch;
-  auto max_d = [](double a, double b) { return nan_max_d(a, b); };
+  auto max_d = [](double a, double b) { return reduce_max(a, b); };
   auto add_w = [](const W& a, const W& b) { return a + b; };
   for (std::int64_t unit = blockIdx.x; unit < n_units; unit += gridDim.x) {
     const std::int64_t row = unit / splits, c = unit - row * splits;
@@ -445,7 +444,7 @@ __global__ void lse_kernel(const T* rows, std::int64_t n_units, std::int64_t n_r
     auto read = [r](std::int64_t i) { return r[i]; };
     double m = -::cuda::std::numeric_limits<double>::infinity();
     stride_fold<kLoadsInFlight<T>>(threadIdx.x, len, blockDim.x, read,
-                                   [&](const T& v, std::int64_t) { m = nan_max_d(m, real_d(v)); });
+                                   [&](const T& v, std::int64_t) { m = reduce_max(m, real_d(v)); });
     m = block_reduce(m, scratch, max_d);
     const double shift = lse_shift(m);
     W s = W(0);
@@ -476,12 +475,12 @@ __global__ void lse_partials_kernel(const LsePartial<wide_t<T>>* partial, std::i
                                     T* out) {
   using W = wide_t<T>;
   __shared__ Scratch scratch;
-  auto max_d = [](double a, double b) { return nan_max_d(a, b); };
+  auto max_d = [](double a, double b) { return reduce_max(a, b); };
   auto add_w = [](const W& a, const W& b) { return a + b; };
   for (std::int64_t row = blockIdx.x; row < n_out; row += gridDim.x) {
     const LsePartial<W>* p = partial + row * splits;
     double m = -::cuda::std::numeric_limits<double>::infinity();
-    for (std::int64_t i = threadIdx.x; i < splits; i += blockDim.x) m = nan_max_d(m, p[i].m);
+    for (std::int64_t i = threadIdx.x; i < splits; i += blockDim.x) m = reduce_max(m, p[i].m);
     const double shift = lse_shift(block_reduce(m, scratch, max_d));
     W s = W(0);
     for (std::int64_t i = threadIdx.x; i < splits; i += blockDim.x)
