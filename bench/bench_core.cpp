@@ -301,18 +301,35 @@ constexpr std::int64_t kDiv = std::int64_t{1} << 20;  // 1M complex elements
 
 // a / b on n random complex elements (complex64: dtype 0, complex128: dtype 1), one thread: phasor's
 // division (Note [complex division]), compute-bound, so time per element is the figure.
+/// n standard normal complex numbers of the bench's dtype argument (0: complex64, 1: complex128).
+Tensor complex_randn(std::int64_t n, std::int64_t dtype_arg) {
+  const phasor::Dtype re = dtype_arg == 0 ? phasor::float32 : phasor::float64;
+  return phasor::complex(phasor::randn({n}, re), phasor::randn({n}, re));
+}
+
 void BM_DivComplex(benchmark::State& st) {
   const auto n = st.range(0);
-  const phasor::Dtype re = st.range(1) == 0 ? phasor::float32 : phasor::float64;
   phasor::set_num_threads(1);
   phasor::manual_seed(5);
-  Tensor a = phasor::complex(phasor::randn({n}, re), phasor::randn({n}, re));
-  Tensor b = phasor::complex(phasor::randn({n}, re), phasor::randn({n}, re));
+  Tensor a = complex_randn(n, st.range(1)), b = complex_randn(n, st.range(1));
   { Tensor warm = a / b; }
   for (auto _ : st) benchmark::DoNotOptimize(a / b);
   st.SetItemsProcessed(st.iterations() * n);
 }
 BENCHMARK(BM_DivComplex)->ArgNames({"n", "dtype"})->Args({kDiv, 0})->Args({kDiv, 1})->UseRealTime();
+
+// expm1 on n random complex elements, one thread: complex64 computes its parts in double (Note [complex
+// elementary functions]), so this row shows what that costs against complex128.
+void BM_Expm1Complex(benchmark::State& st) {
+  const auto n = st.range(0);
+  phasor::set_num_threads(1);
+  phasor::manual_seed(5);
+  Tensor a = complex_randn(n, st.range(1));
+  { Tensor warm = phasor::expm1(a); }
+  for (auto _ : st) benchmark::DoNotOptimize(phasor::expm1(a));
+  st.SetItemsProcessed(st.iterations() * n);
+}
+BENCHMARK(BM_Expm1Complex)->ArgNames({"n", "dtype"})->Args({kDiv, 0})->Args({kDiv, 1})->UseRealTime();
 
 // Reference: the same division as a raw loop of std::complex's operator/ (libgcc's __divsc3 / __divdc3,
 // what phasor's CPU engine called before) on the same values.
@@ -328,10 +345,8 @@ void raw_div_loop(benchmark::State& st, const Tensor& a, const Tensor& b, std::i
 }
 void BM_RawDivComplexLibgcc(benchmark::State& st) {
   const auto n = st.range(0);
-  const phasor::Dtype re = st.range(1) == 0 ? phasor::float32 : phasor::float64;
   phasor::manual_seed(5);
-  Tensor a = phasor::complex(phasor::randn({n}, re), phasor::randn({n}, re));
-  Tensor b = phasor::complex(phasor::randn({n}, re), phasor::randn({n}, re));
+  Tensor a = complex_randn(n, st.range(1)), b = complex_randn(n, st.range(1));
   if (st.range(1) == 0) raw_div_loop<float>(st, a, b, n);
   else raw_div_loop<double>(st, a, b, n);
   st.SetItemsProcessed(st.iterations() * n);

@@ -314,7 +314,7 @@ DEVICE_CASE("cuda ops: unary ops keep NaN and stay accurate where the naive form
 DEVICE_CASE("cuda ops: complex elementary functions: each part within a few ulps of long double over a sweep") {
   // Note [complex elementary functions]: 18,000 points at six scales and near the lines Re z = +-1, Im z =
   // +-1 and the circle |z| = 1, where the textbook formulas cancel. Not expm1: its real part,
-  // e^x cos y - 1, cancels near e^x cos y = 1 on both engines.
+  // e^x cos y - 1, cancels near e^x cos y = 1 in complex128 (its own case below).
   std::mt19937_64 rng(11);
   std::uniform_real_distribution<double> u(-1, 1);
   std::vector<std::complex<double>> pts;
@@ -327,6 +327,45 @@ DEVICE_CASE("cuda ops: complex elementary functions: each part within a few ulps
     pts.emplace_back(r * std::cos(t), r * std::sin(t));
   }
   check_complex_accuracy(dev, pts);
+}
+
+DEVICE_CASE("cuda ops: complex expm1's real part near e^x cos y = 1: float's digits in complex64, an ulp of its larger term in complex128") {
+  // Note [complex elementary functions]: Re expm1(x + iy) = expm1(x) cos y - 2 sin^2(y/2) cancels on the
+  // curve x = -log cos y. Points on either side of it, 10^-3 to 10^-7 of x away, from tiny to large z; the
+  // error of the real part is at most eps |Re| + 4 * 2^-53 * T, T the larger term (eps = 2^-23 complex64,
+  // 2^-52 complex128), the imaginary part's 2 eps |Im|: complex64 computes in double, so the 2^-53 T is far below its own rounding; computed
+  // in float it would be 2^-24 T, 10^7 times the real part at the closest points. The long double
+  // reference has 11 bits more than double, enough at these distances.
+  std::vector<std::complex<double>> pts;
+  for (double y : {1e-4, -3e-3, 0.05, 0.3, -1.0, 1.4, 1.5, 5.0, -7.0})
+    for (double d : {1e-3, -1e-3, 1e-5, -1e-5, 1e-7, -1e-7}) pts.emplace_back(-std::log(std::cos(y)) * (1 + d), y);
+  pts.emplace_back(-20.0, 1e-20);  // e^x sin y and expm1(x) cos y far apart in scale
+  pts.emplace_back(100.0, 1e-30);  // complex64: inf + 2.7e13i (e^100 sin(1e-30); a float e^100 is inf)
+  for (Dtype dt : {complex64, complex128}) {
+    CAPTURE(dt);
+    const double eps = dt == complex64 ? 0x1p-23 : 0x1p-52;
+    const long double hi = dt == complex64 ? std::numeric_limits<float>::max() : std::numeric_limits<double>::max();
+    const Tensor z = from_vector(pts).to(dt);
+    const auto zv = to_vector<std::complex<double>>(z.to(complex128));  // the inputs as rounded to dt
+    const auto got = to_vector<std::complex<double>>(expm1(z.to(dev)).to(Device::cpu()).to(complex128));
+    int bad = 0;
+    for (std::size_t i = 0; i < zv.size(); ++i) {
+      const long double x = zv[i].real(), y = zv[i].imag(), s = std::sin(y / 2);
+      const long double a = std::expm1(x) * std::cos(y), b = 2 * s * s;
+      const long double re = a - b, im = std::exp(x) * std::sin(y), big = std::max(std::fabs(a), b);
+      const bool ok = (std::fabs(re) > hi ? got[i].real() == std::copysign(HUGE_VAL, static_cast<double>(re))
+                                          : std::fabs(got[i].real() - re) <= eps * std::fabs(re) + 4 * 0x1p-53L * big) &&
+                      std::fabs(got[i].imag() - im) <= 2 * eps * std::fabs(im);
+      if (!ok && ++bad <= 5) {
+        CAPTURE(zv[i]);
+        CAPTURE(got[i]);
+        CAPTURE(static_cast<double>(re));
+        CAPTURE(static_cast<double>(im));
+        FAIL_CHECK("expm1 misses its bound");
+      }
+    }
+    CHECK(bad == 0);
+  }
 }
 
 DEVICE_CASE("cuda ops: complex division, sqrt, rsqrt and sigmoid as on the CPU: special values and signed zeros exactly, extremes within 2 ulps") {
