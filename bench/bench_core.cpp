@@ -295,18 +295,18 @@ BENCHMARK(BM_Sum)->ArgNames({"n", "threads"})->Args({kBig, 1})->Args({kBig, 2})-
 void BM_Amax(benchmark::State& st) { full_reduction(st, [](const Tensor& a) { return a.amax(); }); }
 BENCHMARK(BM_Amax)->ArgNames({"n", "threads"})->Args({kBig, 1})->Args({kBig, 2})->UseRealTime();
 
-// ---- (c) complex division ----------------------------------------------------------------------
+// ---- (c) complex division and expm1 ------------------------------------------------------------
 
 constexpr std::int64_t kDiv = std::int64_t{1} << 20;  // 1M complex elements
 
-// a / b on n random complex elements (complex64: dtype 0, complex128: dtype 1), one thread: phasor's
-// division (Note [complex division]), compute-bound, so time per element is the figure.
 /// n standard normal complex numbers of the bench's dtype argument (0: complex64, 1: complex128).
 Tensor complex_randn(std::int64_t n, std::int64_t dtype_arg) {
   const phasor::Dtype re = dtype_arg == 0 ? phasor::float32 : phasor::float64;
   return phasor::complex(phasor::randn({n}, re), phasor::randn({n}, re));
 }
 
+// a / b on n random complex elements (complex64: dtype 0, complex128: dtype 1), one thread: phasor's
+// division (Note [complex division]), compute-bound, so time per element is the figure.
 void BM_DivComplex(benchmark::State& st) {
   const auto n = st.range(0);
   phasor::set_num_threads(1);

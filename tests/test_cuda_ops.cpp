@@ -333,9 +333,9 @@ DEVICE_CASE("cuda ops: complex expm1's real part near e^x cos y = 1: float's dig
   // Note [complex elementary functions]: Re expm1(x + iy) = expm1(x) cos y - 2 sin^2(y/2) cancels on the
   // curve x = -log cos y. Points on either side of it, 10^-3 to 10^-7 of x away, from tiny to large z; the
   // error of the real part is at most eps |Re| + 4 * 2^-53 * T, T the larger term (eps = 2^-23 complex64,
-  // 2^-52 complex128), the imaginary part's 2 eps |Im|: complex64 computes in double, so the 2^-53 T is far below its own rounding; computed
-  // in float it would be 2^-24 T, 10^7 times the real part at the closest points. The long double
-  // reference has 11 bits more than double, enough at these distances.
+  // 2^-52 complex128), the imaginary part's 2 eps |Im|. complex64 computes in double, so its 2^-53 T is
+  // far below its own rounding; computed in float it would be 2^-24 T, 10^7 times the real part at the
+  // closest points. The long double reference has 11 bits more than double, enough at these distances.
   std::vector<std::complex<double>> pts;
   for (double y : {1e-4, -3e-3, 0.05, 0.3, -1.0, 1.4, 1.5, 5.0, -7.0})
     for (double d : {1e-3, -1e-3, 1e-5, -1e-5, 1e-7, -1e-7}) pts.emplace_back(-std::log(std::cos(y)) * (1 + d), y);
