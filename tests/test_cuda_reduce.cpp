@@ -354,6 +354,58 @@ DEVICE_CASE("cuda reduce: reductions without an identity fail on an empty dim wi
   }
 }
 
+// Note [short rows] (src/cuda/reduce.cu): rows shorter than a block go to groups of threads, several rows
+// per block; lengths around the powers of two, row counts that leave a block's last groups without a row,
+// and split long rows whose few partials per row are combined by small groups.
+DEVICE_CASE("cuda reduce: short rows share a block, a group of threads per row, and agree with the CPU") {
+  manual_seed(33);
+  for (std::int64_t len : {1, 2, 3, 7, 8, 9, 31, 33, 127, 129, 255, 257}) {
+    CAPTURE(len);
+    const std::int64_t rows = 3 * 256 / len + 5;  // some blocks' last groups get no row
+    for (Dtype dt : {int64, float32, float64, complex128}) {
+      CAPTURE(dt);
+      const Tensor x = sample({rows, len}, dt) * 4.0 + 1.0;
+      const Tensor xg = x.to(dev);
+      const double t = tol(dt);
+      CHECK(rel_diff(xg.sum({1}), x.sum({1})) <= t);
+      CHECK(rel_diff(xg.any({1}), x.any({1})) == 0);
+      CHECK(rel_diff(xg.all({0}), x.all({0})) == 0);  // the other way: len rows of `rows`
+      if (dt == int64) continue;
+      CHECK(rel_diff(xg.norm(2.0, {1}), x.norm(2.0, {1})) <= t);
+      CHECK(rel_diff(xg.norm(-kInf, {1}), x.norm(-kInf, {1})) <= t);
+      CHECK(rel_diff(var(xg, {1}), var(x, {1})) <= t);
+      CHECK(rel_diff(logsumexp(xg, {1}), logsumexp(x, {1})) <= t);
+      if (is_complex(dt)) continue;
+      CHECK(rel_diff(xg.amax({1}), x.amax({1})) == 0);
+      CHECK(rel_diff(xg.amin({1}), x.amin({1})) == 0);
+      CHECK(rel_diff(argmax(xg, 1), argmax(x, 1)) == 0);
+      CHECK(rel_diff(argmin(xg, 1), argmin(x, 1)) == 0);
+      CHECK(rel_diff(std::get<0>(max(xg, 1)), std::get<0>(max(x, 1))) == 0);
+    }
+  }
+  // rows of equal elements: the first index wins in every group; a NaN in one row stays in its row
+  Tensor e = full({100, 5}, 2.0, float64);
+  e.index({37, 3}).fill_(std::numeric_limits<double>::quiet_NaN());
+  const Tensor eg = e.to(dev);
+  CHECK(rel_diff(argmax(eg, 1), argmax(e, 1)) == 0);
+  CHECK(rel_diff(eg.amax({1}), e.amax({1})) == 0);
+  CHECK(to_vector<std::int64_t>(argmax(eg, 1).to(Device::cpu()))[37] == 3);
+  CHECK(to_vector<std::int64_t>(argmax(eg, 1).to(Device::cpu()))[36] == 0);
+  // split rows (Note [split rows]): 3 partials per row, each row's combined by a group of 4 threads
+  for (Dtype dt : {float32, float64}) {
+    CAPTURE(dt);
+    const Tensor x = sample({6, 13000}, dt);  // 3 chunks of 4334 (4096 at least) per row
+    const Tensor xg = x.to(dev);
+    const double t = dt == float64 ? 1e-12 : 1e-5;
+    CHECK(rel_diff(xg.sum({1}), x.sum({1})) <= t);
+    CHECK(rel_diff(xg.amax({1}), x.amax({1})) == 0);
+    CHECK(rel_diff(xg.norm(1.0, {1}), x.norm(1.0, {1})) <= t);
+    CHECK(rel_diff(var(xg, {1}), var(x, {1})) <= tol(dt));
+    CHECK(rel_diff(logsumexp(xg, {1}), logsumexp(x, {1})) <= tol(dt));
+    CHECK(rel_diff(argmin(xg, 1), argmin(x, 1)) == 0);
+  }
+}
+
 DEVICE_CASE("cuda reduce: few long rows are split across blocks and still agree with the CPU") {
   manual_seed(31);
   // full reductions and a few rows, with lengths that do not divide into the chunks

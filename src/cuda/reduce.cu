@@ -1,8 +1,9 @@
 // src/cuda/reduce.cu - row reductions for CUDA tensors: sum, prod, amax, amin, all, any, norms, var/std,
 // logsumexp and argmax/argmin over the contiguous (n_out, n_red) rows the host glue (src/cuda/ops.cpp)
-// lays out, one block per row (or per chunk of a long row: Note [split rows]) with a shared-memory tree,
-// accumulating as the CPU reducers do (bool sums in int64; NaN wins max/min) or wider (norms and variances
-// in double); and running sums (cumsum) along the middle dim of a contiguous (outer, n, inner) tensor.
+// lays out, one block per row (a group of a block's threads per short row: Note [short rows]; a block per
+// chunk of a long row: Note [split rows]) with a shared-memory tree, accumulating as the CPU reducers do
+// (bool sums in int64; NaN wins max/min) or wider (norms and variances in double); and running sums
+// (cumsum) along the middle dim of a contiguous (outer, n, inner) tensor.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -114,48 +115,104 @@ __device__ __forceinline__ const T& gapped(const T* base, std::int64_t j, const 
 }
 
 // Note [split rows]
-// A block reduces one unit: a row, or with splits > 1 one of the row's `splits` consecutive chunks of
-// `chunk` elements (the last may be shorter, none is empty). Few long rows - a full reduction, a loss
+// A block (a group of its threads for a short unit: Note [short rows]) reduces one unit: a row, or with
+// splits > 1 one of the row's `splits` consecutive chunks of `chunk` elements (the last may be shorter,
+// none is empty). Few long rows - a full reduction, a loss
 // over a small batch - would leave most of the GPU idle with one block per row, so they are split
 // until there are about 4 blocks per multiprocessor: pass 1 writes each chunk's accumulator, pass 2
 // (the same kernel with Partials<R>) combines each row's partials. Chunks keep every thread's serial
 // sum short, which also keeps float32 sums accurate.
-template <class T, class R, class Out>
-__global__ void rows_kernel(const T* rows, std::int64_t n_units, std::int64_t n_red, std::int64_t splits,
-                            std::int64_t chunk, RowLayout lay, Out* out, R r) {
-  using A = typename R::A;
-  __shared__ __align__(16) unsigned char buf[kThreads * sizeof(A)];
-  A* sh = reinterpret_cast<A*>(buf);
-  for (std::int64_t unit = blockIdx.x; unit < n_units; unit += gridDim.x) {
-    const std::int64_t row = unit / splits, c = unit - row * splits;
-    const T* base = rows + row * lay.row_stride;
-    const std::int64_t start = c * chunk, len = chunk < n_red - start ? chunk : n_red - start;
-    const bool flat = lay.inner.d >= n_red;  // a contiguous row
-    A acc = r.identity();
-    bool first = true;  // Extremum has no identity: start from the first element seen
-    stride_fold<kLoadsInFlight<T>>(
-        start + threadIdx.x, start + len, blockDim.x,
-        [&](std::int64_t j) { return flat ? base[j] : gapped(base, j, lay); },
-        [&](const T& x, std::int64_t) {
-          const A v = r.load(x);
-          acc = first ? v : r.combine(acc, v);
-          first = false;
-        });
-    // threads that saw nothing hold the identity; without one (max/min) they take thread 0's value,
-    // which saw an element whenever len >= 1 (a repeated operand does not change a max or min)
-    sh[threadIdx.x] = acc;
-    __syncthreads();
-    if constexpr (!R::kHasIdentity) {
-      if (first && len > 0) sh[threadIdx.x] = sh[0];
-      __syncthreads();
-    }
-    for (int s = kThreads / 2; s > 0; s >>= 1) {
-      if (threadIdx.x < s) sh[threadIdx.x] = r.combine(sh[threadIdx.x], sh[threadIdx.x + s]);
-      __syncthreads();
-    }
-    if (threadIdx.x == 0) out[unit] = convert<Out>(sh[0]);
+//
+// Note [short rows]
+// Units shorter than a block go to groups of G threads, G the smallest power of two >= the unit's length
+// (at most kThreads): a block reduces kThreads / G units at once (group_size, Group, for_units). One
+// block per short row would leave most of its threads idle and walk the whole log2(kThreads)-step tree
+// for a handful of elements - a reduction over a dim of 4 of a (4, 6000) tensor made 6000 blocks of 252
+// idle threads - where groups keep the threads busy and a warp's loads coalesced across its rows. Each
+// thread folds the same elements in the same order as with one block per unit, and the group's tree
+// pairs the same threads; the block-wide tree's other threads held only identities (x + 0, x * 1 and
+// max(x, -inf) are exact, and an accumulator that starts at +0 is never -0), so results are unchanged.
+
+/// Threads per unit for units of up to `len` elements (Note [short rows]): the smallest power of two
+/// >= len, at most kThreads.
+int group_size(std::int64_t len) {
+  int g = 1;
+  while (g < kThreads && g < len) g <<= 1;
+  return g;
+}
+
+/// This thread's place in its group of `size` consecutive threads of the block (Note [short rows]).
+struct Group {
+  int size;   ///< threads per unit: a power of two dividing kThreads
+  int lane;   ///< this thread's index in its group
+  int first;  ///< the group's first thread in the block
+  __device__ explicit Group(int s)
+      : size(s), lane(static_cast<int>(threadIdx.x) & (s - 1)), first(static_cast<int>(threadIdx.x) - lane) {}
+};
+
+/// Calls body(unit, live) for each unit this thread's group reduces: the block's groups take kThreads / size
+/// consecutive units, then a grid's worth further on. Every thread of the block makes the same calls, so
+/// the body may hold barriers; past n_units `live` is false and `unit` is n_units - 1 (the body then reads
+/// nothing and writes nothing).
+template <class Body>
+__device__ __forceinline__ void for_units(const Group& g, std::int64_t n_units, const Body& body) {
+  const int per = kThreads / g.size;
+  for (std::int64_t u0 = static_cast<std::int64_t>(blockIdx.x) * per; u0 < n_units;
+       u0 += static_cast<std::int64_t>(gridDim.x) * per) {
+    const std::int64_t unit = u0 + g.first / g.size;
+    body(unit < n_units ? unit : n_units - 1, unit < n_units);
+  }
+}
+
+/// Shared scratch of one block: kThreads values of up to 32 bytes (a complex128 variance partial).
+struct alignas(16) Scratch {
+  unsigned char bytes[kThreads * 32];
+};
+
+/// v combined over the threads of this thread's group (a shared-memory tree); every thread of the group
+/// gets its group's result. Must be reached by all threads of the block.
+template <class A, class C>
+__device__ A group_reduce(A v, const Group& g, Scratch& scratch, C combine) {
+  static_assert(sizeof(A) <= 32, "group_reduce: accumulator too large");
+  A* sh = reinterpret_cast<A*>(scratch.bytes);
+  sh[threadIdx.x] = v;
+  __syncthreads();
+  for (int s = g.size / 2; s > 0; s >>= 1) {
+    if (g.lane < s) sh[threadIdx.x] = combine(sh[threadIdx.x], sh[threadIdx.x + s]);
     __syncthreads();
   }
+  const A r = sh[g.first];
+  __syncthreads();  // the scratch may be reused right after
+  return r;
+}
+
+template <class T, class R, class Out>
+__global__ void rows_kernel(const T* rows, std::int64_t n_units, std::int64_t n_red, std::int64_t splits,
+                            std::int64_t chunk, RowLayout lay, Out* out, R r, int group) {
+  using A = typename R::A;
+  __shared__ Scratch scratch;
+  const Group g(group);
+  const bool flat = lay.inner.d >= n_red;  // contiguous rows
+  for_units(g, n_units, [&](std::int64_t unit, bool live) {
+    const std::int64_t row = unit / splits, c = unit - row * splits;
+    const T* base = rows + row * lay.row_stride;
+    const std::int64_t start = c * chunk, len = !live ? 0 : chunk < n_red - start ? chunk : n_red - start;
+    auto read = [&](std::int64_t j) { return flat ? base[j] : gapped(base, j, lay); };
+    A acc = r.identity();
+    bool first = true;  // Extremum has no identity: start from the first element seen
+    stride_fold<kLoadsInFlight<T>>(start + g.lane, start + len, g.size, read, [&](const T& x, std::int64_t) {
+      const A v = r.load(x);
+      acc = first ? v : r.combine(acc, v);
+      first = false;
+    });
+    // threads that saw nothing hold the identity; without one (max/min) they take the unit's first
+    // element (a repeated operand does not change a max or min)
+    if constexpr (!R::kHasIdentity) {
+      if (first && len > 0) acc = r.load(read(start));
+    }
+    const A total = group_reduce(acc, g, scratch, [&](const A& a, const A& b) { return r.combine(a, b); });
+    if (g.lane == 0 && live) out[unit] = convert<Out>(total);
+  });
 }
 
 /// Multiprocessors of the current device (132 on an H100/H200 when the query fails).
@@ -198,6 +255,16 @@ struct PartialBuffer {
   PartialBuffer& operator=(const PartialBuffer&) = delete;
 };
 
+/// The launch of `units` units of up to `len` elements each: threads per unit and blocks (Note [short rows]).
+struct UnitGrid {
+  int group;
+  unsigned blocks;
+};
+UnitGrid unit_grid(std::int64_t units, std::int64_t len) {
+  const int g = group_size(len);
+  return UnitGrid{g, grid_for(units, kThreads / g)};
+}
+
 template <class T, class R>
 void launch(const void* rows, std::int64_t n_out, std::int64_t n_red, const RowLayout& lay, void* out, R r,
             void* stream) {
@@ -207,18 +274,20 @@ void launch(const void* rows, std::int64_t n_out, std::int64_t n_red, const RowL
   const auto s = static_cast<cudaStream_t>(stream);
   const Split sp = split_for(n_out, n_red);
   if (sp.splits == 1) {
-    launch_kernel(rows_kernel<T, R, O>, grid_for(n_out, 1), kThreads, s, static_cast<const T*>(rows), n_out, n_red, 1,
-                  n_red, lay, static_cast<O*>(out), r);
+    const UnitGrid ug = unit_grid(n_out, n_red);
+    launch_kernel(rows_kernel<T, R, O>, ug.blocks, kThreads, s, static_cast<const T*>(rows), n_out, n_red, 1, n_red,
+                  lay, static_cast<O*>(out), r, ug.group);
     check_launch("reduction");
     return;
   }
   PartialBuffer partial(static_cast<std::size_t>(n_out * sp.splits) * sizeof(A));
   A* p = static_cast<A*>(partial.ptr);
-  launch_kernel(rows_kernel<T, R, A>, grid_for(n_out * sp.splits, 1), kThreads, s, static_cast<const T*>(rows),
-                n_out * sp.splits, n_red, sp.splits, sp.chunk, lay, p, r);
+  const UnitGrid u1 = unit_grid(n_out * sp.splits, sp.chunk), u2 = unit_grid(n_out, sp.splits);
+  launch_kernel(rows_kernel<T, R, A>, u1.blocks, kThreads, s, static_cast<const T*>(rows), n_out * sp.splits, n_red,
+                sp.splits, sp.chunk, lay, p, r, u1.group);
   check_launch("reduction (partials)");
-  launch_kernel(rows_kernel<A, Partials<R>, O>, grid_for(n_out, 1), kThreads, s, p, n_out, sp.splits, 1, sp.splits,
-                RowLayout{sp.splits, 0, Divisor(sp.splits, false)}, static_cast<O*>(out), Partials<R>{r});
+  launch_kernel(rows_kernel<A, Partials<R>, O>, u2.blocks, kThreads, s, p, n_out, sp.splits, 1, sp.splits,
+                RowLayout{sp.splits, 0, Divisor(sp.splits, false)}, static_cast<O*>(out), Partials<R>{r}, u2.group);
   check_launch("reduction");
 }
 
@@ -264,28 +333,6 @@ __device__ __forceinline__ W log_w(const W& v) {
   else return ::log(v);
 }
 
-/// Shared scratch of one block: kThreads values of up to 32 bytes (a complex128 variance partial).
-struct alignas(16) Scratch {
-  unsigned char bytes[kThreads * 32];
-};
-
-/// v combined over the block's kThreads threads (a shared-memory tree); every thread gets the result.
-/// Must be reached by all threads of the block.
-template <class A, class C>
-__device__ A block_reduce(A v, Scratch& scratch, C combine) {
-  static_assert(sizeof(A) <= 32, "block_reduce: accumulator too large");
-  A* sh = reinterpret_cast<A*>(scratch.bytes);
-  sh[threadIdx.x] = v;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (static_cast<int>(threadIdx.x) < s) sh[threadIdx.x] = combine(sh[threadIdx.x], sh[threadIdx.x + s]);
-    __syncthreads();
-  }
-  const A r = sh[0];
-  __syncthreads();  // the scratch may be reused right after
-  return r;
-}
-
 enum NormKind : int { kNorm0 = 0, kNorm1, kNorm2, kNormInf, kNormNegInf, kNormP };
 
 /// The combine of a norm's accumulations: max/min with NaN winning (inf/-inf), else a sum.
@@ -306,16 +353,17 @@ __device__ __forceinline__ double norm_finish(int kind, double total, double p) 
 /// norm_partials_kernel; otherwise the row's norm goes to `out`.
 template <class T>
 __global__ void norm_kernel(const T* rows, std::int64_t n_units, std::int64_t n_red, std::int64_t splits,
-                            std::int64_t chunk, real_t<T>* out, double* partial, int kind, double p) {
+                            std::int64_t chunk, real_t<T>* out, double* partial, int kind, double p, int group) {
   __shared__ Scratch scratch;
+  const Group g(group);
   const NormCombine combine{kind};
   const double identity = kind == kNormNegInf ? ::cuda::std::numeric_limits<double>::infinity() : 0.0;
-  for (std::int64_t unit = blockIdx.x; unit < n_units; unit += gridDim.x) {
+  for_units(g, n_units, [&](std::int64_t unit, bool live) {
     const std::int64_t row = unit / splits, c = unit - row * splits;
     const T* r = rows + row * n_red + c * chunk;
-    const std::int64_t len = chunk < n_red - c * chunk ? chunk : n_red - c * chunk;
+    const std::int64_t len = !live ? 0 : chunk < n_red - c * chunk ? chunk : n_red - c * chunk;
     double acc = identity;
-    stride_fold<kLoadsInFlight<T>>(threadIdx.x, len, blockDim.x, [&](std::int64_t i) { return r[i]; },
+    stride_fold<kLoadsInFlight<T>>(g.lane, len, g.size, [&](std::int64_t i) { return r[i]; },
                                    [&](const T& v, std::int64_t) {
                                      double m;
                                      switch (kind) {
@@ -326,26 +374,27 @@ __global__ void norm_kernel(const T* rows, std::int64_t n_units, std::int64_t n_
                                      }
                                      acc = combine(acc, m);
                                    });
-    const double total = block_reduce(acc, scratch, combine);
-    if (threadIdx.x == 0) {
+    const double total = group_reduce(acc, g, scratch, combine);
+    if (g.lane == 0 && live) {
       if (partial) partial[unit] = total;
       else out[row] = static_cast<real_t<T>>(norm_finish(kind, total, p));
     }
-  }
+  });
 }
 
 /// Pass 2 of a split norm: combines each row's `splits` partial accumulations and finishes the norm.
 template <class R>
 __global__ void norm_partials_kernel(const double* partial, std::int64_t n_out, std::int64_t splits, R* out, int kind,
-                                     double p) {
+                                     double p, int group) {
   __shared__ Scratch scratch;
+  const Group g(group);
   const NormCombine combine{kind};
-  for (std::int64_t row = blockIdx.x; row < n_out; row += gridDim.x) {
+  for_units(g, n_out, [&](std::int64_t row, bool live) {
     double acc = kind == kNormNegInf ? ::cuda::std::numeric_limits<double>::infinity() : 0.0;
-    for (std::int64_t i = threadIdx.x; i < splits; i += blockDim.x) acc = combine(acc, partial[row * splits + i]);
-    const double total = block_reduce(acc, scratch, combine);
-    if (threadIdx.x == 0) out[row] = static_cast<R>(norm_finish(kind, total, p));
-  }
+    for (std::int64_t i = g.lane; live && i < splits; i += g.size) acc = combine(acc, partial[row * splits + i]);
+    const double total = group_reduce(acc, g, scratch, combine);
+    if (g.lane == 0 && live) out[row] = static_cast<R>(norm_finish(kind, total, p));
+  });
 }
 
 /// The variance accumulation of n elements: their mean and the sum of |x - mean|^2 (m2).
@@ -378,42 +427,44 @@ __device__ __forceinline__ double var_finish(double m2, double divisor, bool tak
 template <class T>
 __global__ void var_kernel(const T* rows, std::int64_t n_units, std::int64_t n_red, std::int64_t splits,
                            std::int64_t chunk, real_t<T>* out, VarPartial<wide_t<T>>* partial, double divisor,
-                           bool take_sqrt) {
+                           bool take_sqrt, int group) {
   using W = wide_t<T>;
   __shared__ Scratch scratch;
+  const Group g(group);
   auto add_w = [](const W& a, const W& b) { return a + b; };
   auto add_d = [](double a, double b) { return a + b; };
-  for (std::int64_t unit = blockIdx.x; unit < n_units; unit += gridDim.x) {
+  for_units(g, n_units, [&](std::int64_t unit, bool live) {
     const std::int64_t row = unit / splits, c = unit - row * splits;
     const T* r = rows + row * n_red + c * chunk;
-    const std::int64_t len = chunk < n_red - c * chunk ? chunk : n_red - c * chunk;
+    const std::int64_t len = !live ? 0 : chunk < n_red - c * chunk ? chunk : n_red - c * chunk;
     auto read = [r](std::int64_t i) { return r[i]; };
     W s = W(0);
-    stride_fold<kLoadsInFlight<T>>(threadIdx.x, len, blockDim.x, read, [&](const T& v, std::int64_t) { s += convert<W>(v); });
-    const W mean = block_reduce(s, scratch, add_w) / static_cast<double>(len);  // 0/0: NaN, as on the CPU
+    stride_fold<kLoadsInFlight<T>>(g.lane, len, g.size, read, [&](const T& v, std::int64_t) { s += convert<W>(v); });
+    const W mean = group_reduce(s, g, scratch, add_w) / static_cast<double>(len);  // 0/0: NaN, as on the CPU
     double q = 0;
-    stride_fold<kLoadsInFlight<T>>(threadIdx.x, len, blockDim.x, read,
+    stride_fold<kLoadsInFlight<T>>(g.lane, len, g.size, read,
                                    [&](const T& v, std::int64_t) { q += abs2_d(convert<W>(v) - mean); });
-    const double m2 = block_reduce(q, scratch, add_d);
-    if (threadIdx.x == 0) {
+    const double m2 = group_reduce(q, g, scratch, add_d);
+    if (g.lane == 0 && live) {
       if (partial) partial[unit] = VarPartial<W>{mean, m2, static_cast<double>(len)};
       else out[row] = static_cast<real_t<T>>(var_finish(m2, divisor, take_sqrt));
     }
-  }
+  });
 }
 
 /// Pass 2 of a split variance: merges each row's `splits` partials and finishes the variance.
 template <class W, class R>
 __global__ void var_partials_kernel(const VarPartial<W>* partial, std::int64_t n_out, std::int64_t splits, R* out,
-                                    double divisor, bool take_sqrt) {
+                                    double divisor, bool take_sqrt, int group) {
   __shared__ Scratch scratch;
+  const Group g(group);
   auto merge = [](const VarPartial<W>& a, const VarPartial<W>& b) { return var_merge(a, b); };
-  for (std::int64_t row = blockIdx.x; row < n_out; row += gridDim.x) {
+  for_units(g, n_out, [&](std::int64_t row, bool live) {
     VarPartial<W> acc{W(0), 0.0, 0.0};
-    for (std::int64_t i = threadIdx.x; i < splits; i += blockDim.x) acc = var_merge(acc, partial[row * splits + i]);
-    const VarPartial<W> total = block_reduce(acc, scratch, merge);
-    if (threadIdx.x == 0) out[row] = static_cast<R>(var_finish(total.m2, divisor, take_sqrt));
-  }
+    for (std::int64_t i = g.lane; live && i < splits; i += g.size) acc = var_merge(acc, partial[row * splits + i]);
+    const VarPartial<W> total = group_reduce(acc, g, scratch, merge);
+    if (g.lane == 0 && live) out[row] = static_cast<R>(var_finish(total.m2, divisor, take_sqrt));
+  });
 }
 
 /// The logsumexp accumulation of a chunk: its largest real part m (NaN wins) and s = sum(exp(x - shift(m))).
@@ -432,30 +483,31 @@ __device__ __forceinline__ double lse_shift(double m) { return ::isinf(m) ? 0.0 
 /// lse_partials_kernel; otherwise the row's result goes to `out`.
 template <class T>
 __global__ void lse_kernel(const T* rows, std::int64_t n_units, std::int64_t n_red, std::int64_t splits,
-                           std::int64_t chunk, T* out, LsePartial<wide_t<T>>* partial) {
+                           std::int64_t chunk, T* out, LsePartial<wide_t<T>>* partial, int group) {
   using W = wide_t<T>;
   __shared__ Scratch scratch;
+  const Group g(group);
   auto max_d = [](double a, double b) { return reduce_max(a, b); };
   auto add_w = [](const W& a, const W& b) { return a + b; };
-  for (std::int64_t unit = blockIdx.x; unit < n_units; unit += gridDim.x) {
+  for_units(g, n_units, [&](std::int64_t unit, bool live) {
     const std::int64_t row = unit / splits, c = unit - row * splits;
     const T* r = rows + row * n_red + c * chunk;
-    const std::int64_t len = chunk < n_red - c * chunk ? chunk : n_red - c * chunk;
+    const std::int64_t len = !live ? 0 : chunk < n_red - c * chunk ? chunk : n_red - c * chunk;
     auto read = [r](std::int64_t i) { return r[i]; };
     double m = -::cuda::std::numeric_limits<double>::infinity();
-    stride_fold<kLoadsInFlight<T>>(threadIdx.x, len, blockDim.x, read,
+    stride_fold<kLoadsInFlight<T>>(g.lane, len, g.size, read,
                                    [&](const T& v, std::int64_t) { m = reduce_max(m, real_d(v)); });
-    m = block_reduce(m, scratch, max_d);
+    m = group_reduce(m, g, scratch, max_d);
     const double shift = lse_shift(m);
     W s = W(0);
-    stride_fold<kLoadsInFlight<T>>(threadIdx.x, len, blockDim.x, read,
+    stride_fold<kLoadsInFlight<T>>(g.lane, len, g.size, read,
                                    [&](const T& v, std::int64_t) { s += exp_w(convert<W>(v) - W(shift)); });
-    const W total = block_reduce(s, scratch, add_w);
-    if (threadIdx.x == 0) {
+    const W total = group_reduce(s, g, scratch, add_w);
+    if (g.lane == 0 && live) {
       if (partial) partial[unit] = LsePartial<W>{total, m};
       else out[row] = convert<T>(log_w(total) + W(shift));
     }
-  }
+  });
 }
 
 /// v * f with the exact zeros of v kept when f is infinite (complex: per part, as exp(x + 0i) keeps its
@@ -472,22 +524,23 @@ __device__ __forceinline__ W scale_keeping_zeros(const W& v, double f) {
 /// 0 * inf when M is far below the chunk's shift of 0.
 template <class T>
 __global__ void lse_partials_kernel(const LsePartial<wide_t<T>>* partial, std::int64_t n_out, std::int64_t splits,
-                                    T* out) {
+                                    T* out, int group) {
   using W = wide_t<T>;
   __shared__ Scratch scratch;
+  const Group g(group);
   auto max_d = [](double a, double b) { return reduce_max(a, b); };
   auto add_w = [](const W& a, const W& b) { return a + b; };
-  for (std::int64_t row = blockIdx.x; row < n_out; row += gridDim.x) {
+  for_units(g, n_out, [&](std::int64_t row, bool live) {
     const LsePartial<W>* p = partial + row * splits;
     double m = -::cuda::std::numeric_limits<double>::infinity();
-    for (std::int64_t i = threadIdx.x; i < splits; i += blockDim.x) m = reduce_max(m, p[i].m);
-    const double shift = lse_shift(block_reduce(m, scratch, max_d));
+    for (std::int64_t i = g.lane; live && i < splits; i += g.size) m = reduce_max(m, p[i].m);
+    const double shift = lse_shift(group_reduce(m, g, scratch, max_d));
     W s = W(0);
-    for (std::int64_t i = threadIdx.x; i < splits; i += blockDim.x)
+    for (std::int64_t i = g.lane; live && i < splits; i += g.size)
       if (!(p[i].s == W(0))) s += scale_keeping_zeros(p[i].s, ::exp(lse_shift(p[i].m) - shift));
-    const W total = block_reduce(s, scratch, add_w);
-    if (threadIdx.x == 0) out[row] = convert<T>(log_w(total) + W(shift));
-  }
+    const W total = group_reduce(s, g, scratch, add_w);
+    if (g.lane == 0 && live) out[row] = convert<T>(log_w(total) + W(shift));
+  });
 }
 
 /// The better of two (value, index) candidates of an arg-extremum: a NaN beats any number, a larger
@@ -503,75 +556,68 @@ __device__ __forceinline__ bool takes_over(const T& vb, std::int64_t ib, const T
   return ib < ia;
 }
 
-/// The best (value, index) candidate of the block from each thread's (best, bi): a shared-memory tree;
-/// the result is in shv[0], shi[0]. Must be reached by all threads of the block.
+/// An arg-extremum's candidate: a value and its index in the row (-1: none yet).
+template <class T>
+struct ArgCandidate {
+  T v;
+  std::int64_t i;
+};
+/// The better of two candidates (takes_over's rule).
 template <class T, bool Max>
-__device__ void arg_block(const T& best, std::int64_t bi, T* shv, std::int64_t* shi) {
-  shv[threadIdx.x] = best;
-  shi[threadIdx.x] = bi;
-  __syncthreads();
-  for (int s = kThreads / 2; s > 0; s >>= 1) {
-    if (static_cast<int>(threadIdx.x) < s &&
-        takes_over<T, Max>(shv[threadIdx.x + s], shi[threadIdx.x + s], shv[threadIdx.x], shi[threadIdx.x])) {
-      shv[threadIdx.x] = shv[threadIdx.x + s];
-      shi[threadIdx.x] = shi[threadIdx.x + s];
-    }
-    __syncthreads();
+struct ArgBetter {
+  __device__ ArgCandidate<T> operator()(const ArgCandidate<T>& a, const ArgCandidate<T>& b) const {
+    return takes_over<T, Max>(b.v, b.i, a.v, a.i) ? b : a;
   }
-}
+};
 
 /// Index (and value) of the first maximum / minimum of each row (NaN wins); rows have n_red >= 1. Units as
 /// rows_kernel's (Note [split rows]): with splits > 1 each chunk's best (value, index within the row) goes
 /// to pval / pidx, combined by arg_partials_kernel; otherwise the row's to idx / val.
 template <class T, bool Max>
 __global__ void arg_kernel(const T* rows, std::int64_t n_units, std::int64_t n_red, std::int64_t splits,
-                           std::int64_t chunk, std::int64_t* idx, T* val, T* pval, std::int64_t* pidx) {
-  __shared__ __align__(16) T shv[kThreads];
-  __shared__ std::int64_t shi[kThreads];
-  for (std::int64_t unit = blockIdx.x; unit < n_units; unit += gridDim.x) {
+                           std::int64_t chunk, std::int64_t* idx, T* val, T* pval, std::int64_t* pidx, int group) {
+  __shared__ Scratch scratch;
+  const Group g(group);
+  for_units(g, n_units, [&](std::int64_t unit, bool live) {
     const std::int64_t row = unit / splits, c = unit - row * splits, first = c * chunk;
     const T* r = rows + row * n_red;
-    const std::int64_t end = first + chunk < n_red ? first + chunk : n_red;
-    T best = T();
-    std::int64_t bi = -1;
-    stride_fold<kLoadsInFlight<T>>(first + threadIdx.x, end, blockDim.x, [&](std::int64_t i) { return r[i]; },
+    const std::int64_t end = !live ? first : first + chunk < n_red ? first + chunk : n_red;
+    ArgCandidate<T> best{T(), -1};
+    stride_fold<kLoadsInFlight<T>>(first + g.lane, end, g.size, [&](std::int64_t i) { return r[i]; },
                                    [&](const T& v, std::int64_t i) {
-                                     if (takes_over<T, Max>(v, i, best, bi)) best = v, bi = i;
+                                     if (takes_over<T, Max>(v, i, best.v, best.i)) best = ArgCandidate<T>{v, i};
                                    });
-    arg_block<T, Max>(best, bi, shv, shi);
-    if (threadIdx.x == 0) {
+    best = group_reduce(best, g, scratch, ArgBetter<T, Max>{});
+    if (g.lane == 0 && live) {
       if (pidx) {
-        pidx[unit] = shi[0];
-        pval[unit] = shv[0];
+        pidx[unit] = best.i;
+        pval[unit] = best.v;
       } else {
-        idx[row] = shi[0];
-        if (val) val[row] = shv[0];
+        idx[row] = best.i;
+        if (val) val[row] = best.v;
       }
     }
-    __syncthreads();
-  }
+  });
 }
 
 /// Pass 2 of a split arg-extremum: the best of each row's `splits` (value, index) candidates.
 template <class T, bool Max>
 __global__ void arg_partials_kernel(const T* pval, const std::int64_t* pidx, std::int64_t n_out, std::int64_t splits,
-                                    std::int64_t* idx, T* val) {
-  __shared__ __align__(16) T shv[kThreads];
-  __shared__ std::int64_t shi[kThreads];
-  for (std::int64_t row = blockIdx.x; row < n_out; row += gridDim.x) {
-    T best = T();
-    std::int64_t bi = -1;
-    for (std::int64_t i = threadIdx.x; i < splits; i += blockDim.x) {
+                                    std::int64_t* idx, T* val, int group) {
+  __shared__ Scratch scratch;
+  const Group g(group);
+  for_units(g, n_out, [&](std::int64_t row, bool live) {
+    ArgCandidate<T> best{T(), -1};
+    for (std::int64_t i = g.lane; live && i < splits; i += g.size) {
       const std::int64_t k = row * splits + i;
-      if (takes_over<T, Max>(pval[k], pidx[k], best, bi)) best = pval[k], bi = pidx[k];
+      if (takes_over<T, Max>(pval[k], pidx[k], best.v, best.i)) best = ArgCandidate<T>{pval[k], pidx[k]};
     }
-    arg_block<T, Max>(best, bi, shv, shi);
-    if (threadIdx.x == 0) {
-      idx[row] = shi[0];
-      if (val) val[row] = shv[0];
+    best = group_reduce(best, g, scratch, ArgBetter<T, Max>{});
+    if (g.lane == 0 && live) {
+      idx[row] = best.i;
+      if (val) val[row] = best.v;
     }
-    __syncthreads();
-  }
+  });
 }
 
 template <class T> struct scan_acc { using type = T; };
@@ -682,11 +728,11 @@ bool stat_rows(const char* op, Dtype in, const void* rows, std::int64_t n_out, s
   const std::string name(op);
   if (name != "norm" && name != "var" && name != "std" && name != "logsumexp") return false;
   if (n_out == 0) return true;
-  const unsigned blocks = grid_for(n_out, 1);
   const auto s = static_cast<cudaStream_t>(stream);
   const Split sp = split_for(n_out, n_red);  // Note [split rows]
   const std::int64_t units = n_out * sp.splits;
-  const unsigned unit_blocks = grid_for(units, 1);
+  // rows (or chunks) in pass 1, each row's partials in pass 2 (Note [short rows])
+  const UnitGrid u1 = unit_grid(units, sp.chunk), u2 = unit_grid(n_out, sp.splits);
   with_type(in, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<real_t<T>, float> || std::is_same_v<real_t<T>, double>) {
@@ -698,38 +744,41 @@ bool stat_rows(const char* op, Dtype in, const void* rows, std::int64_t n_out, s
         const int kind = param == 0 ? kNorm0 : param == 1 ? kNorm1 : param == 2 ? kNorm2 : param == inf ? kNormInf
                          : param == -inf ? kNormNegInf : kNormP;
         if (sp.splits == 1) {
-          launch_kernel(norm_kernel<T>, blocks, kThreads, s, r, n_out, n_red, 1, n_red, ro, nullptr, kind, param);
+          launch_kernel(norm_kernel<T>, u1.blocks, kThreads, s, r, n_out, n_red, 1, n_red, ro, nullptr, kind, param,
+                        u1.group);
         } else {
           PartialBuffer partial(static_cast<std::size_t>(units) * sizeof(double));
           auto* pp = static_cast<double*>(partial.ptr);
-          launch_kernel(norm_kernel<T>, unit_blocks, kThreads, s, r, units, n_red, sp.splits, sp.chunk, ro, pp, kind,
-                        param);
+          launch_kernel(norm_kernel<T>, u1.blocks, kThreads, s, r, units, n_red, sp.splits, sp.chunk, ro, pp, kind,
+                        param, u1.group);
           check_launch("norm (partials)");
-          launch_kernel(norm_partials_kernel<real_t<T>>, blocks, kThreads, s, pp, n_out, sp.splits, ro, kind, param);
+          launch_kernel(norm_partials_kernel<real_t<T>>, u2.blocks, kThreads, s, pp, n_out, sp.splits, ro, kind, param,
+                        u2.group);
         }
       } else if (name == "logsumexp") {
         auto* o = static_cast<T*>(out);
         if (sp.splits == 1) {
-          launch_kernel(lse_kernel<T>, blocks, kThreads, s, r, n_out, n_red, 1, n_red, o, nullptr);
+          launch_kernel(lse_kernel<T>, u1.blocks, kThreads, s, r, n_out, n_red, 1, n_red, o, nullptr, u1.group);
         } else {
           PartialBuffer partial(static_cast<std::size_t>(units) * sizeof(LsePartial<W>));
           auto* pp = static_cast<LsePartial<W>*>(partial.ptr);
-          launch_kernel(lse_kernel<T>, unit_blocks, kThreads, s, r, units, n_red, sp.splits, sp.chunk, o, pp);
+          launch_kernel(lse_kernel<T>, u1.blocks, kThreads, s, r, units, n_red, sp.splits, sp.chunk, o, pp, u1.group);
           check_launch("logsumexp (partials)");
-          launch_kernel(lse_partials_kernel<T>, blocks, kThreads, s, pp, n_out, sp.splits, o);
+          launch_kernel(lse_partials_kernel<T>, u2.blocks, kThreads, s, pp, n_out, sp.splits, o, u2.group);
         }
       } else {
         const bool take_sqrt = name == "std";
         if (sp.splits == 1) {
-          launch_kernel(var_kernel<T>, blocks, kThreads, s, r, n_out, n_red, 1, n_red, ro, nullptr, param, take_sqrt);
+          launch_kernel(var_kernel<T>, u1.blocks, kThreads, s, r, n_out, n_red, 1, n_red, ro, nullptr, param, take_sqrt,
+                        u1.group);
         } else {
           PartialBuffer partial(static_cast<std::size_t>(units) * sizeof(VarPartial<W>));
           auto* pp = static_cast<VarPartial<W>*>(partial.ptr);
-          launch_kernel(var_kernel<T>, unit_blocks, kThreads, s, r, units, n_red, sp.splits, sp.chunk, ro, pp, param,
-                        take_sqrt);
+          launch_kernel(var_kernel<T>, u1.blocks, kThreads, s, r, units, n_red, sp.splits, sp.chunk, ro, pp, param,
+                        take_sqrt, u1.group);
           check_launch("var (partials)");
-          launch_kernel(var_partials_kernel<W, real_t<T>>, blocks, kThreads, s, pp, n_out, sp.splits, ro, param,
-                        take_sqrt);
+          launch_kernel(var_partials_kernel<W, real_t<T>>, u2.blocks, kThreads, s, pp, n_out, sp.splits, ro, param,
+                        take_sqrt, u2.group);
         }
       }
     }
@@ -742,10 +791,10 @@ bool arg_rows(Dtype in, bool is_max, const void* rows, std::int64_t n_out, std::
               void* values, void* stream) {
   if (in == Dtype::Complex64 || in == Dtype::Complex128) return false;
   if (n_out == 0) return true;
-  const unsigned blocks = grid_for(n_out, 1);
   const auto s = static_cast<cudaStream_t>(stream);
   const Split sp = split_for(n_out, n_red);  // Note [split rows]
   const std::int64_t units = n_out * sp.splits;
+  const UnitGrid u1 = unit_grid(units, sp.chunk), u2 = unit_grid(n_out, sp.splits);  // Note [short rows]
   with_type(in, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!is_complex_v<T>) {
@@ -754,17 +803,19 @@ bool arg_rows(Dtype in, bool is_max, const void* rows, std::int64_t n_out, std::
       auto run = [&](auto max_tag) {
         constexpr bool Max = decltype(max_tag)::value;
         if (sp.splits == 1) {
-          launch_kernel(arg_kernel<T, Max>, blocks, kThreads, s, r, n_out, n_red, 1, n_red, idx, v, nullptr, nullptr);
+          launch_kernel(arg_kernel<T, Max>, u1.blocks, kThreads, s, r, n_out, n_red, 1, n_red, idx, v, nullptr, nullptr,
+                        u1.group);
           return;
         }
         // one buffer: the candidates' indices, then their values (8-byte aligned: sizeof(T) <= 8)
         PartialBuffer partial(static_cast<std::size_t>(units) * (sizeof(std::int64_t) + sizeof(T)));
         auto* pidx = static_cast<std::int64_t*>(partial.ptr);
         auto* pval = reinterpret_cast<T*>(pidx + units);
-        launch_kernel(arg_kernel<T, Max>, grid_for(units, 1), kThreads, s, r, units, n_red, sp.splits, sp.chunk, idx, v,
-                      pval, pidx);
+        launch_kernel(arg_kernel<T, Max>, u1.blocks, kThreads, s, r, units, n_red, sp.splits, sp.chunk, idx, v, pval,
+                      pidx, u1.group);
         check_launch(Max ? "argmax (partials)" : "argmin (partials)");
-        launch_kernel(arg_partials_kernel<T, Max>, blocks, kThreads, s, pval, pidx, n_out, sp.splits, idx, v);
+        launch_kernel(arg_partials_kernel<T, Max>, u2.blocks, kThreads, s, pval, pidx, n_out, sp.splits, idx, v,
+                      u2.group);
       };
       if (is_max) run(std::true_type{});
       else run(std::false_type{});
