@@ -4,7 +4,7 @@
 # conditions, viscous Burgers to t = 1 with ETDRK4), trains a Fourier neural operator on the map
 # u(., 0) -> u(., 1), shows progress, reports the relative L2 test error, writes fno_burgers1d.png
 # (solver vs prediction, loss curves) and a checkpoint in the current folder, and exits non-zero if
-# the error is above the paper's 1.6%. The default (demo) configuration takes about 1-2 minutes on 2
+# the error is above the paper's 1.6%. The default (demo) configuration takes about 1-3 minutes on 2
 # cores; `scripts/demo.sh --full` runs the paper's configuration (1000/200 samples at 1024, 500 epochs).
 #
 #   scripts/demo.sh [arguments for the example: --full, --epochs N, --png PATH]

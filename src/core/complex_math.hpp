@@ -1,6 +1,6 @@
 // src/core/complex_math.hpp - complex elementary functions that phasor writes itself, where the complex
 // library's formula loses accuracy, for the CPU engine (core/unary.cpp, std::complex) and the CUDA kernels
-// (cuda/elementwise.cu, cuda::std::complex) alike.
+// (cuda/elementwise_ops.cuh, cuda::std::complex) alike.
 //
 // Note [complex elementary functions]
 // The CPU takes exp, log, sqrt, sin, tan, tanh, asin, ... of complex numbers from the C library (glibc,

@@ -1,6 +1,6 @@
 // src/core/element_traits.hpp - element-type traits and the one conversion rule between element types,
 // shared by the CPU engine (core/elementwise.hpp, std::complex) and the CUDA kernels
-// (cuda/elementwise.cu, cuda::std::complex): each side specializes is_complex_t and real_of for its
+// (cuda/elementwise_ops.cuh, cuda::std::complex): each side specializes is_complex_t and real_of for its
 // complex type.
 #pragma once
 #include <cstdint>

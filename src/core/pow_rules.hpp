@@ -1,5 +1,5 @@
 // src/core/pow_rules.hpp - integer and complex powers as phasor defines them, one definition for the CPU
-// engine (core/binary.cpp, std::complex) and the CUDA kernels (cuda/elementwise.cu, cuda::std::complex).
+// engine (core/binary.cpp, std::complex) and the CUDA kernels (cuda/elementwise_ops.cuh, cuda::std::complex).
 #pragma once
 #include <math.h>
 

@@ -114,7 +114,7 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x) {
             detail::gelu_backward_f32(a[0], a[1], o, n);
           });
         }
-        // CUDA tensors: the same formula in the "gelu_backward" kernel of src/cuda/elementwise.cu
+        // CUDA tensors: the same formula in the "gelu_backward" kernel of src/cuda/elementwise_ops.cuh
         auto f = []<class T>(T gv, T v) requires is_real_float_v<T> {
           const T cdf = T(0.5) * std::erfc(-v * std::numbers::sqrt2_v<T> / T(2));
           const T pdf = std::exp(T(-0.5) * v * v) * T(0.39894228040143267793994605993438);

@@ -1,5 +1,5 @@
 // src/cuda/elementwise.hpp - the CUDA side of the one elementwise engine (Note [cuda elementwise]).
-// Plain C++: included by host code that prepares the operands; the kernels live in elementwise.cu.
+// Plain C++: included by host code that prepares the operands; the kernels live in elementwise_ops.cuh.
 #pragma once
 #include <cstdint>
 

@@ -117,11 +117,10 @@ __device__ __forceinline__ const T& gapped(const T* base, std::int64_t j, const 
 // Note [split rows]
 // A block (a group of its threads for a short unit: Note [short rows]) reduces one unit: a row, or with
 // splits > 1 one of the row's `splits` consecutive chunks of `chunk` elements (the last may be shorter,
-// none is empty). Few long rows - a full reduction, a loss
-// over a small batch - would leave most of the GPU idle with one block per row, so they are split
-// until there are about 4 blocks per multiprocessor: pass 1 writes each chunk's accumulator, pass 2
-// (the same kernel with Partials<R>) combines each row's partials. Chunks keep every thread's serial
-// sum short, which also keeps float32 sums accurate.
+// none is empty). Few long rows - a full reduction, a loss over a small batch - would leave most of the
+// GPU idle with one block per row, so they are split until there are about 4 blocks per multiprocessor:
+// pass 1 writes each chunk's accumulator, pass 2 (the same kernel with Partials<R>) combines each row's
+// partials. Chunks keep every thread's serial sum short, which also keeps float32 sums accurate.
 //
 // Note [short rows]
 // Units shorter than a block go to groups of G threads, G the smallest power of two >= the unit's length

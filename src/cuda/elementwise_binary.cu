@@ -1,0 +1,17 @@
+// src/cuda/elementwise_binary.cu - binary() for CUDA tensors (its kernels for bool, int64 and real compute
+// dtypes here, complex ones in elementwise_complex.cu: Note [elementwise translation units]) and where().
+#include "cuda/elementwise_ops.cuh"
+
+namespace phasor::cuda {
+
+bool binary(const char* op, Dtype compute, const Operands& o, double alpha, void* stream) {
+  if (is_complex(compute)) return detail::binary_complex(op, compute, o, alpha, stream);
+  return binary_table<kBool | kInt | kReal>(op, compute, o, alpha, stream);
+}
+
+bool where(Dtype compute, const Operands& o, void* stream) {
+  // operands: out, cond, a, b; Select converts cond to the compute type and back to bool
+  return with_type<kAll>(compute, [&](auto tag) { launch<3, decltype(tag)>(o, Select{}, "where", stream); });
+}
+
+}  // namespace phasor::cuda

@@ -1,0 +1,424 @@
+// src/cuda/elementwise_ops.cuh - the elementwise engine's device side (Note [cuda elementwise] in
+// elementwise.hpp): per-op device arithmetic, dtype conversion on load and store, a flat kernel for
+// same-dtype contiguous (or single broadcast element) operands and a general strided one, and the op
+// tables by the CPU op's name. Included only by the elementwise*.cu files, which instantiate the tables
+// for their share of the compute dtypes (Note [elementwise translation units]).
+//
+// Note [elementwise translation units]
+// Every op x compute dtype is a flat and a strided kernel, about 480 in all: in one file they took about
+// 90 s in nvcc and 100 s in g++ with sanitizers (the emulation build), the longest compile of either
+// build and, in the emulation build, nearly all of its critical path. Three files instantiate the tables
+// for a share each, so they compile in parallel: elementwise.cu unary ops on bool, int64 and real
+// dtypes (and fill, ramp); elementwise_binary.cu binary ops on those and where on all; and
+// elementwise_complex.cu unary and binary ops on complex dtypes. The public unary() and binary() pick
+// the file by the compute dtype. Everything here is internal to each including file (an anonymous
+// namespace): each file's kernels are its own.
+#pragma once
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <cuda/std/limits>
+#include <cstring>
+#include <string>
+#include <type_traits>
+
+#include "core/complex_math.hpp"
+#include "core/pow_rules.hpp"
+#include "cuda/device_complex.cuh"
+#include "cuda/elementwise.hpp"
+#include "cuda/launch.cuh"
+#include "phasor/error.hpp"
+
+namespace phasor::cuda {
+
+namespace detail {
+/// unary() and binary() for complex compute dtypes (elementwise_complex.cu).
+bool unary_complex(const char* op, Dtype compute, const Operands& o, double p0, double p1, void* stream);
+bool binary_complex(const char* op, Dtype compute, const Operands& o, double alpha, void* stream);
+}  // namespace detail
+
+namespace {
+
+using ::phasor::detail::cdiv;
+using ::phasor::detail::convert;
+using ::phasor::detail::wrap_add;
+using ::phasor::detail::wrap_mul;
+using ::phasor::detail::wrap_neg;
+using ::phasor::detail::wrap_sub;
+template <class T> inline constexpr bool is_cplx_v = ::phasor::detail::is_complex_v<T>;
+template <class T> using real_t = ::phasor::detail::real_t<T>;
+template <class T> inline constexpr bool is_float_v = ::phasor::detail::is_real_float_v<T>;
+
+/// The element at p (of dtype t) converted to C.
+template <class C>
+__device__ __forceinline__ C load(const char* p, Dtype t) {
+  switch (t) {
+    case Dtype::Bool: return convert<C>(*reinterpret_cast<const bool*>(p));
+    case Dtype::Int64: return convert<C>(*reinterpret_cast<const std::int64_t*>(p));
+    case Dtype::Float32: return convert<C>(*reinterpret_cast<const float*>(p));
+    case Dtype::Float64: return convert<C>(*reinterpret_cast<const double*>(p));
+    case Dtype::Complex64: return convert<C>(*reinterpret_cast<const c64*>(p));
+    case Dtype::Complex128: break;
+  }
+  return convert<C>(*reinterpret_cast<const c128*>(p));
+}
+
+/// Stores v (of type V) at p as dtype t.
+template <class V>
+__device__ __forceinline__ void store(char* p, Dtype t, const V& v) {
+  switch (t) {
+    case Dtype::Bool: *reinterpret_cast<bool*>(p) = convert<bool>(v); return;
+    case Dtype::Int64: *reinterpret_cast<std::int64_t*>(p) = convert<std::int64_t>(v); return;
+    case Dtype::Float32: *reinterpret_cast<float*>(p) = convert<float>(v); return;
+    case Dtype::Float64: *reinterpret_cast<double*>(p) = convert<double>(v); return;
+    case Dtype::Complex64: *reinterpret_cast<c64*>(p) = convert<c64>(v); return;
+    case Dtype::Complex128: *reinterpret_cast<c128*>(p) = convert<c128>(v); return;
+  }
+}
+
+// ---- kernels ----------------------------------------------------------------------------------------------
+/// Elements each thread of the flat kernel loads before it computes (its grid has a quarter of the threads).
+constexpr int kFlatUnroll = 4;
+
+/// f applied to the first N of (x, y, z).
+template <int N, class F, class T>
+__device__ __forceinline__ auto apply(const F& f, const T& x, const T& y, const T& z) {
+  if constexpr (N == 1) return f(x);
+  else if constexpr (N == 2) return f(x, y);
+  else return f(x, y, z);
+}
+
+/// The inputs of one element, loaded before it is computed (stride_fold's unit).
+template <class T>
+struct Loaded {
+  T x, y, z;
+};
+
+/// Same-dtype contiguous operands: out[i] = f(a[i * sa], b[i * sb], c[i * sc]), T everywhere; an input's
+/// step is 1, or 0 for a single element broadcast to all (a 0-d operand such as a wrapped scalar). Each
+/// thread loads the inputs of kFlatUnroll elements (a grid step apart, so every load stays coalesced across
+/// the warp) before it computes and stores any (Note [loads in flight]). In-place use with an input that is
+/// the output itself (x.add_(y), x.mul_(x)) is fine: a thread reads each of its elements before writing it;
+/// partial overlaps are refused before any launch.
+template <int N, class T, class Out, class F>
+__global__ void flat_kernel(Out* out, const T* a, const T* b, const T* c, std::int64_t sa, std::int64_t sb,
+                            std::int64_t sc, std::int64_t n, F f) {
+  stride_fold<kFlatUnroll>(
+      grid_start(), n, grid_step(),
+      [&](std::int64_t j) {
+        Loaded<T> v{};
+        v.x = a[j * sa];
+        if constexpr (N >= 2) v.y = b[j * sb];
+        if constexpr (N >= 3) v.z = c[j * sc];
+        return v;
+      },
+      [&](const Loaded<T>& v, std::int64_t j) { out[j] = apply<N>(f, v.x, v.y, v.z); });
+}
+
+/// Any layout and dtypes: offsets from the linear index, inputs converted to C, the result stored as
+/// the output's dtype; kFlatUnroll elements' inputs loaded before any is computed, as in flat_kernel.
+template <int N, class C, class F>
+__global__ void strided_kernel(Operands o, F f) {
+  struct Element {
+    std::int64_t out;  // the output's byte offset
+    C x, y, z;
+  };
+  stride_fold<kFlatUnroll>(
+      grid_start(), o.numel, grid_step(),
+      [&](std::int64_t i) {
+        std::int64_t off[N + 1];
+        operand_offsets<N>(o, i, off);
+        Element e{};
+        e.out = off[0];
+        e.x = load<C>(o.data[1] + off[1], o.dtype[1]);
+        if constexpr (N >= 2) e.y = load<C>(o.data[2] + off[2], o.dtype[2]);
+        if constexpr (N >= 3) e.z = load<C>(o.data[3] + off[3], o.dtype[3]);
+        return e;
+      },
+      [&](const Element& e, std::int64_t) { store(o.data[0] + e.out, o.dtype[0], apply<N>(f, e.x, e.y, e.z)); });
+}
+
+/// The element step of operand k for the flat kernel when it has dtype t: 1 when contiguous (one coalesced
+/// dim of unit element stride, no dims, or a single element whatever its strides), 0 when one element is
+/// broadcast to all (stride 0), else -1.
+std::int64_t flat_step(const Operands& o, int k, Dtype t) {
+  if (o.dtype[k] != t) return -1;
+  if (o.ndim == 0 || o.numel == 1) return 1;
+  if (o.ndim > 1) return -1;
+  if (o.strides[k][0] == static_cast<std::int64_t>(itemsize(t))) return 1;
+  return o.strides[k][0] == 0 ? 0 : -1;
+}
+
+/// Runs f over the operands (N inputs) computing in C; the output's element type Out is what f returns
+/// for the flat kernel (only taken when the output has that dtype).
+template <int N, class C, class F>
+void launch(const Operands& o, F f, const char* what, void* stream_v) {
+  if (o.numel == 0) return;
+  auto stream = static_cast<cudaStream_t>(stream_v);
+  using Out = typename F::template Out<C>;
+  constexpr Dtype kC = std::is_same_v<C, bool> ? Dtype::Bool
+                       : std::is_same_v<C, std::int64_t> ? Dtype::Int64
+                       : std::is_same_v<C, float> ? Dtype::Float32
+                       : std::is_same_v<C, double> ? Dtype::Float64
+                       : std::is_same_v<C, c64> ? Dtype::Complex64 : Dtype::Complex128;
+  constexpr Dtype kOut = std::is_same_v<Out, bool> ? Dtype::Bool
+                         : std::is_same_v<Out, std::int64_t> ? Dtype::Int64
+                         : std::is_same_v<Out, float> ? Dtype::Float32
+                         : std::is_same_v<Out, double> ? Dtype::Float64
+                         : std::is_same_v<Out, c64> ? Dtype::Complex64 : Dtype::Complex128;
+  // the flat kernel: a contiguous output of dtype Out, inputs of dtype C each contiguous or one broadcast
+  // element (the output, whose type may be narrower than C - bool for comparisons - is checked on its own)
+  bool flat = flat_step(o, 0, kOut) == 1;
+  std::int64_t st[3] = {1, 1, 1};
+  for (int k = 1; k <= N && flat; ++k) flat = (st[k - 1] = flat_step(o, k, kC)) >= 0;
+  if (flat) {
+    const C* a = reinterpret_cast<const C*>(o.data[1]);
+    const C* b = N >= 2 ? reinterpret_cast<const C*>(o.data[2]) : nullptr;
+    const C* c = N >= 3 ? reinterpret_cast<const C*>(o.data[3]) : nullptr;
+    const unsigned blocks = blocks_for((o.numel + kFlatUnroll - 1) / kFlatUnroll);
+    launch_kernel(flat_kernel<N, C, Out, F>, blocks, kThreads, stream, reinterpret_cast<Out*>(o.data[0]), a, b, c,
+                  st[0], st[1], st[2], o.numel, f);
+  } else {
+    launch_kernel(strided_kernel<N, C, F>, blocks_for((o.numel + kFlatUnroll - 1) / kFlatUnroll), kThreads, stream, o, f);
+  }
+  check_launch(what);
+}
+
+// ---- device arithmetic --------------------------------------------------------------------------------
+// Complex exp, log, sqrt and the trigonometric and hyperbolic functions are phasor's own: libcu++'s formulas
+// lose digits or overflow early there (Note [complex elementary functions], core/complex_math.hpp).
+template <class T> __device__ __forceinline__ T d_exp(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::cexp(v); else return ::exp(v); }
+template <class T> __device__ __forceinline__ T d_log(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::clog(v); else return ::log(v); }
+template <class T> __device__ __forceinline__ T d_sqrt(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::csqrt(v); else return ::sqrt(v); }
+template <class T> __device__ __forceinline__ T d_sin(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::csin(v); else return ::sin(v); }
+template <class T> __device__ __forceinline__ T d_cos(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::ccos(v); else return ::cos(v); }
+template <class T> __device__ __forceinline__ T d_tan(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::ctan(v); else return ::tan(v); }
+template <class T> __device__ __forceinline__ T d_sinh(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::csinh(v); else return ::sinh(v); }
+template <class T> __device__ __forceinline__ T d_cosh(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::ccosh(v); else return ::cosh(v); }
+template <class T> __device__ __forceinline__ T d_tanh(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::ctanh(v); else return ::tanh(v); }
+template <class T> __device__ __forceinline__ T d_asin(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::casin(v); else return ::asin(v); }
+template <class T> __device__ __forceinline__ T d_acos(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::cacos(v); else return ::acos(v); }
+template <class T> __device__ __forceinline__ T d_atan(T v) { if constexpr (is_cplx_v<T>) return ::phasor::detail::catan(v); else return ::atan(v); }
+template <class T> __device__ __forceinline__ T d_pow(T a, T b) {
+  if constexpr (is_cplx_v<T>) return ::phasor::detail::cpow(a, b);  // core/pow_rules.hpp, as on the CPU
+  else if constexpr (std::is_same_v<T, std::int64_t>) return ::phasor::detail::ipow(a, b);
+  else return ::pow(a, b);
+}
+/// 1 / (1 + e^-x) for real x without overflow for large |x| (the CPU's sigmoid_real).
+template <class T> __device__ __forceinline__ T d_sigmoid_real(T x) {
+  if (x >= T(0)) return T(1) / (T(1) + ::exp(-x));
+  const T e = ::exp(x);
+  return e / (T(1) + e);
+}
+
+// Ops by the CPU op's name: a functor type per name, instantiated for the compute dtypes it supports.
+// OUT: the result type for compute type T (T itself, bool for predicates, real for |z| and arg z).
+#define PHASOR_UNARY(NAME, OUT, ...)                      \
+  struct NAME {                                            \
+    double p0 = 0, p1 = 0;                                 \
+    template <class T>                                     \
+    using Out = OUT;                                       \
+    template <class T>                                     \
+    __device__ __forceinline__ Out<T> operator()(T v) const { \
+      __VA_ARGS__                                          \
+    }                                                      \
+  };
+
+PHASOR_UNARY(Copy, T, return v;)
+PHASOR_UNARY(Neg, T, if constexpr (std::is_same_v<T, bool>) return v; else return wrap_neg(v);)
+PHASOR_UNARY(Abs, real_t<T>, if constexpr (is_cplx_v<T>) return ::cuda::std::abs(v); else if constexpr (std::is_same_v<T, bool>) return v; else if constexpr (is_float_v<T>) return ::fabs(v); else return v < T(0) ? wrap_neg(v) : v;)
+PHASOR_UNARY(Sign, T, if constexpr (is_cplx_v<T>) { const auto a = ::cuda::std::abs(v); return a == 0 ? T(0) : v / a; } else if constexpr (std::is_same_v<T, bool>) return v; else if constexpr (is_float_v<T>) return d_isnan(v) ? v : T((v > T(0)) - (v < T(0))); else return T((v > T(0)) - (v < T(0)));)
+PHASOR_UNARY(Exp, T, return d_exp(v);)
+// complex expm1/log1p: the CPU's own definitions (core/complex_math.hpp)
+PHASOR_UNARY(Expm1, T, if constexpr (is_cplx_v<T>) return ::phasor::detail::cexpm1(v); else return ::expm1(v);)
+PHASOR_UNARY(Log, T, return d_log(v);)
+PHASOR_UNARY(Log1p, T, if constexpr (is_cplx_v<T>) return ::phasor::detail::clog1p(v); else return ::log1p(v);)
+PHASOR_UNARY(Sqrt, T, return d_sqrt(v);)
+PHASOR_UNARY(Rsqrt, T, if constexpr (is_cplx_v<T>) return cdiv(T(1), d_sqrt(v)); else return ::rsqrt(v);)
+PHASOR_UNARY(Square, T, return wrap_mul(v, v);)
+PHASOR_UNARY(Sin, T, return d_sin(v);)
+PHASOR_UNARY(Cos, T, return d_cos(v);)
+PHASOR_UNARY(Tan, T, return d_tan(v);)
+PHASOR_UNARY(Sinh, T, return d_sinh(v);)
+PHASOR_UNARY(Cosh, T, return d_cosh(v);)
+PHASOR_UNARY(Tanh, T, return d_tanh(v);)
+PHASOR_UNARY(Asin, T, return d_asin(v);)
+PHASOR_UNARY(Acos, T, return d_acos(v);)
+PHASOR_UNARY(Atan, T, return d_atan(v);)
+PHASOR_UNARY(Erf, T, return ::erf(v);)
+// sigmoid, silu and gelu in the CPU's forms (src/core/unary_nn.cpp): no overflow or cancellation for
+// large negative x; relu keeps NaN as the CPU's does
+PHASOR_UNARY(Sigmoid, T, if constexpr (is_cplx_v<T>) return cdiv(T(1), T(1) + d_exp(-v)); else return d_sigmoid_real(v);)
+PHASOR_UNARY(Relu, T, return v < T(0) ? T(0) : v;)
+PHASOR_UNARY(Silu, T, if constexpr (is_cplx_v<T>) return cdiv(v, T(1) + d_exp(-v)); else return v * d_sigmoid_real(v);)
+PHASOR_UNARY(Gelu, T, if (p0 != 0) { const T k2 = T(2 * 0.79788456080286535587989211986876), c = T(0.044715); return v * d_sigmoid_real(k2 * (v + c * v * v * v)); } else { return T(0.5) * v * ::erfc(-v * T(0.70710678118654752440)); })
+PHASOR_UNARY(Softplus, T, const T b = T(p0); const T bx = b * v; return bx > T(p1) ? v : ::log1p(::exp(bx)) / b;)
+PHASOR_UNARY(Floor, T, if constexpr (is_float_v<T>) return ::floor(v); else return v;)
+PHASOR_UNARY(Ceil, T, if constexpr (is_float_v<T>) return ::ceil(v); else return v;)
+PHASOR_UNARY(Round, T, if constexpr (is_float_v<T>) return ::rint(v); else return v;)
+PHASOR_UNARY(Conj, T, if constexpr (is_cplx_v<T>) return ::cuda::std::conj(v); else return v;)
+PHASOR_UNARY(Angle, real_t<T>, if constexpr (is_cplx_v<T>) return ::cuda::std::arg(v); else return d_isnan(v) ? v : (v < T(0) ? T(3.14159265358979323846) : T(0));)
+PHASOR_UNARY(Isfinite, bool, if constexpr (is_cplx_v<T>) return ::isfinite(v.real()) && ::isfinite(v.imag()); else if constexpr (is_float_v<T>) return bool(::isfinite(v)); else return true;)
+PHASOR_UNARY(Isnan, bool, return d_isnan(v);)
+PHASOR_UNARY(LogicalNot, bool, return !convert<bool>(v);)
+// clamp's bounds arrive as doubles (p0 = min, p1 = max, infinite when absent); NaN stays NaN, min > max gives max
+PHASOR_UNARY(Clamp, T, if (double(v) < p0) v = T(p0); if (double(v) > p1) v = T(p1); return v;)
+#undef PHASOR_UNARY
+
+struct Add {
+  double alpha = 1;
+  template <class T>
+  using Out = T;
+  template <class T>
+  __device__ __forceinline__ T operator()(T a, T b) const {
+    if constexpr (std::is_same_v<T, bool>) return a || b;
+    // int64 wraps, as on the CPU; the plain sum and product for other types (element_traits.hpp)
+    else return alpha == 1 ? wrap_add(a, b) : wrap_add(a, wrap_mul(convert<T>(alpha), b));
+  }
+};
+struct Sub {
+  double alpha = 1;
+  template <class T>
+  using Out = T;
+  template <class T>
+  __device__ __forceinline__ T operator()(T a, T b) const {
+    return alpha == 1 ? wrap_sub(a, b) : wrap_sub(a, wrap_mul(convert<T>(alpha), b));
+  }
+};
+#define PHASOR_BINARY(NAME, OUT, ...)                               \
+  struct NAME {                                                      \
+    double alpha = 1;                                                \
+    template <class T>                                               \
+    using Out = OUT;                                                 \
+    template <class T>                                               \
+    __device__ __forceinline__ Out<T> operator()(T a, T b) const {  \
+      __VA_ARGS__                                                    \
+    }                                                                \
+  };
+// Complex products as the CPU engine's (textbook formula, Note in src/core/binary.cpp).
+PHASOR_BINARY(Mul, T, if constexpr (is_cplx_v<T>) return T(a.real() * b.real() - a.imag() * b.imag(), a.real() * b.imag() + a.imag() * b.real()); else if constexpr (std::is_same_v<T, bool>) return a && b; else return wrap_mul(a, b);)
+PHASOR_BINARY(Div, T, if constexpr (is_cplx_v<T>) return cdiv(a, b); else return a / b;)  // Note [complex division]
+PHASOR_BINARY(Pow, T, return d_pow(a, b);)
+PHASOR_BINARY(Maximum, T, return ::phasor::detail::maximum_of(a, b);)  // the CPU's rule (element_traits)
+PHASOR_BINARY(Minimum, T, return ::phasor::detail::minimum_of(a, b);)
+PHASOR_BINARY(Atan2, T, return ::atan2(a, b);)
+PHASOR_BINARY(Eq, bool, return a == b;)
+PHASOR_BINARY(Ne, bool, return a != b;)
+PHASOR_BINARY(Lt, bool, return a < b;)
+PHASOR_BINARY(Le, bool, return a <= b;)
+PHASOR_BINARY(Gt, bool, return a > b;)
+PHASOR_BINARY(Ge, bool, return a >= b;)
+PHASOR_BINARY(And, bool, return convert<bool>(a) && convert<bool>(b);)
+PHASOR_BINARY(Or, bool, return convert<bool>(a) || convert<bool>(b);)
+PHASOR_BINARY(Xor, bool, return convert<bool>(a) != convert<bool>(b);)
+PHASOR_BINARY(MakeComplex, ::cuda::std::complex<T>, return ::cuda::std::complex<T>(a, b);)
+PHASOR_BINARY(Polar, ::cuda::std::complex<T>, return ::cuda::std::complex<T>(a * ::cos(b), a * ::sin(b));)
+// gelu's backward g * (Phi(x) + x phi(x)) for (a, b) = (g, x), in the CPU's form (src/core/unary_nn.cpp)
+PHASOR_BINARY(GeluBackward, T, const T cdf = T(0.5) * ::erfc(-b * T(0.70710678118654752440)); const T pdf = ::exp(T(-0.5) * b * b) * T(0.39894228040143267793994605993438); return a * (cdf + b * pdf);)
+#undef PHASOR_BINARY
+
+struct Select {
+  template <class T>
+  using Out = T;
+  template <class T>
+  __device__ __forceinline__ T operator()(T c, T a, T b) const { return convert<bool>(c) ? a : b; }
+};
+
+// Which compute dtypes an op is instantiated for.
+enum Types : unsigned { kBool = 1, kInt = 2, kReal = 4, kCplx = 8, kAll = 15, kNum = 14, kFloat = 12 };
+
+/// Calls f(C{}) for the C++ type of dtype t when `Allowed` includes it (only those are instantiated);
+/// false otherwise.
+template <unsigned Allowed, class F>
+bool with_type(Dtype t, F&& f) {
+  switch (t) {
+    case Dtype::Bool:
+      if constexpr ((Allowed & kBool) != 0) return f(bool{}), true;
+      return false;
+    case Dtype::Int64:
+      if constexpr ((Allowed & kInt) != 0) return f(std::int64_t{}), true;
+      return false;
+    case Dtype::Float32:
+      if constexpr ((Allowed & kReal) != 0) return f(float{}), true;
+      return false;
+    case Dtype::Float64:
+      if constexpr ((Allowed & kReal) != 0) return f(double{}), true;
+      return false;
+    case Dtype::Complex64:
+      if constexpr ((Allowed & kCplx) != 0) return f(c64{}), true;
+      return false;
+    case Dtype::Complex128:
+      if constexpr ((Allowed & kCplx) != 0) return f(c128{}), true;
+      return false;
+  }
+  return false;
+}
+
+template <unsigned Allowed, class Op>
+bool run_unary(Dtype compute, const Operands& o, Op op, const char* name, void* stream) {
+  return with_type<Allowed>(compute, [&](auto tag) { launch<1, decltype(tag)>(o, op, name, stream); });
+}
+template <unsigned Allowed, class Op>
+bool run_binary(Dtype compute, const Operands& o, Op op, const char* name, void* stream) {
+  return with_type<Allowed>(compute, [&](auto tag) { launch<2, decltype(tag)>(o, op, name, stream); });
+}
+
+/// Runs unary op `op` (the CPU op's name) computing in `compute` when that dtype is one of the op's and in
+/// Mask; false otherwise. Instantiates the kernels of the ops x dtypes in Mask.
+template <unsigned Mask>
+bool unary_table(const char* op, Dtype compute, const Operands& o, double p0, double p1, void* stream) {
+  struct Entry {
+    const char* name;
+    bool (*run)(Dtype, const Operands&, double, double, void*);
+  };
+#define E(NAME, TYPE, TYPES)                                               \
+  Entry{NAME, [](Dtype c, const Operands& o, double a, double b, void* s) { \
+          return run_unary<(TYPES) & Mask>(c, o, TYPE{a, b}, NAME, s);       \
+        }}
+  static const Entry table[] = {
+      E("copy", Copy, kAll),       E("neg", Neg, kNum),         E("abs", Abs, kAll),
+      E("sign", Sign, kAll),       E("exp", Exp, kFloat),       E("expm1", Expm1, kFloat),
+      E("log", Log, kFloat),       E("log1p", Log1p, kFloat),   E("sqrt", Sqrt, kFloat),
+      E("rsqrt", Rsqrt, kFloat),   E("square", Square, kNum),   E("sin", Sin, kFloat),
+      E("cos", Cos, kFloat),       E("tan", Tan, kFloat),       E("sinh", Sinh, kFloat),
+      E("cosh", Cosh, kFloat),     E("tanh", Tanh, kFloat),     E("asin", Asin, kFloat),
+      E("acos", Acos, kFloat),     E("atan", Atan, kFloat),     E("erf", Erf, kReal),
+      E("sigmoid", Sigmoid, kFloat), E("relu", Relu, kInt | kReal), E("silu", Silu, kFloat),
+      E("gelu", Gelu, kReal),      E("softplus", Softplus, kReal), E("floor", Floor, kInt | kReal),
+      E("ceil", Ceil, kInt | kReal), E("round", Round, kInt | kReal), E("conj", Conj, kAll),
+      E("angle", Angle, kFloat),   E("isfinite", Isfinite, kAll), E("isnan", Isnan, kAll),
+      E("logical_not", LogicalNot, kAll), E("clamp", Clamp, kInt | kReal),
+  };
+#undef E
+  for (const auto& e : table)
+    if (std::strcmp(e.name, op) == 0) return e.run(compute, o, p0, p1, stream);
+  return false;
+}
+
+/// Runs binary op `op` computing in `compute` when that dtype is one of the op's and in Mask; false
+/// otherwise. Instantiates the kernels of the ops x dtypes in Mask.
+template <unsigned Mask>
+bool binary_table(const char* op, Dtype compute, const Operands& o, double alpha, void* stream) {
+  struct Entry {
+    const char* name;
+    bool (*run)(Dtype, const Operands&, double, void*);
+  };
+#define E(NAME, TYPE, TYPES) \
+  Entry{NAME, [](Dtype c, const Operands& o, double a, void* s) { return run_binary<(TYPES) & Mask>(c, o, TYPE{a}, NAME, s); }}
+  static const Entry table[] = {
+      E("add", Add, kAll),         E("sub", Sub, kNum),         E("mul", Mul, kAll),
+      E("div", Div, kFloat),       E("pow", Pow, kInt | kFloat),       E("maximum", Maximum, kBool | kInt | kReal),
+      E("minimum", Minimum, kBool | kInt | kReal), E("atan2", Atan2, kReal), E("eq", Eq, kAll),
+      E("ne", Ne, kAll),           E("lt", Lt, kBool | kInt | kReal), E("le", Le, kBool | kInt | kReal),
+      E("gt", Gt, kBool | kInt | kReal), E("ge", Ge, kBool | kInt | kReal), E("logical_and", And, kAll),
+      E("logical_or", Or, kAll),   E("logical_xor", Xor, kAll), E("complex", MakeComplex, kReal),
+      E("polar", Polar, kReal),    E("gelu_backward", GeluBackward, kReal),
+  };
+#undef E
+  for (const auto& e : table)
+    if (std::strcmp(e.name, op) == 0) return e.run(compute, o, alpha, stream);
+  return false;
+}
+
+}  // namespace
+}  // namespace phasor::cuda
