@@ -127,6 +127,13 @@ void BM_sum_rows(benchmark::State& s) {
   memory_bound(s, 1, [](const ph::Tensor& a, const ph::Tensor&) { return a.reshape({4096, -1}).sum({1}); });
 }
 void BM_amax_all(benchmark::State& s) { memory_bound(s, 1, [](const ph::Tensor& a, const ph::Tensor&) { return a.amax(); }); }
+// 8M rows of 8 elements: a group of 8 threads per row, 32 rows per block (Note [short rows] in src/cuda/reduce.cu)
+void BM_sum_short_rows(benchmark::State& s) {
+  memory_bound(s, 1, [](const ph::Tensor& a, const ph::Tensor&) { return a.reshape({-1, 8}).sum({1}); });
+}
+void BM_argmax_short_rows(benchmark::State& s) {
+  memory_bound(s, 1, [](const ph::Tensor& a, const ph::Tensor&) { return ph::argmax(a.reshape({-1, 8}), 1); });
+}
 // full reductions that split the one row across blocks (Note [split rows] in src/cuda/reduce.cu); GBps counts
 // the input once (var reads it twice, its second pass partly from L2)
 void BM_var_all(benchmark::State& s) { memory_bound(s, 1, [](const ph::Tensor& a, const ph::Tensor&) { return ph::var(a); }); }
@@ -142,6 +149,8 @@ GUARDED_BENCHMARK(BM_gelu)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_sum_all)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_sum_rows)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_amax_all)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_sum_short_rows)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_argmax_short_rows)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_var_all)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_logsumexp_all)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_argmax_all)->UseManualTime()->Unit(benchmark::kMillisecond);

@@ -67,6 +67,8 @@ def main():
             ("sum_all", lambda: a.sum(), 1),
             ("sum_rows", lambda: a.reshape(4096, -1).sum(1), 1),
             ("amax_all", lambda: a.amax(), 1),
+            ("sum_short_rows", lambda: a.reshape(-1, 8).sum(1), 1),
+            ("argmax_short_rows", lambda: a.reshape(-1, 8).argmax(1), 1),
             ("var_all", lambda: a.var(), 1),
             ("logsumexp_all", lambda: a.logsumexp(0), 1),
             ("argmax_all", lambda: a.argmax(), 1),
@@ -119,6 +121,8 @@ def table(torch_res, path):
                               ("exp", "BM_exp", copy_target), ("gelu", "BM_gelu", copy_target),
                               ("sum_all", "BM_sum_all", copy_target), ("sum_rows", "BM_sum_rows", copy_target),
                               ("amax_all", "BM_amax_all", copy_target),
+                              ("sum_short_rows", "BM_sum_short_rows", copy_target),
+                              ("argmax_short_rows", "BM_argmax_short_rows", "(none: an int64 out per 8 in)"),
                               ("var_all", "BM_var_all", no_target), ("logsumexp_all", "BM_logsumexp_all", no_target),
                               ("argmax_all", "BM_argmax_all", no_target)]:
         if key in med:  # a row torch could not run keeps phasor's figure

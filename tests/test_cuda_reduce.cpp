@@ -391,6 +391,18 @@ DEVICE_CASE("cuda reduce: short rows share a block, a group of threads per row, 
   CHECK(rel_diff(eg.amax({1}), e.amax({1})) == 0);
   CHECK(to_vector<std::int64_t>(argmax(eg, 1).to(Device::cpu()))[37] == 3);
   CHECK(to_vector<std::int64_t>(argmax(eg, 1).to(Device::cpu()))[36] == 0);
+  // every thread's sum starts from the identity, as the CPU's: rows of -0 sum to +0 whatever their length;
+  // a complex product multiplies by 1 + 0i first: (1 + 0i)(2 + inf i) = nan + inf i on both
+  for (std::int64_t n : {1, 2, 3, 300}) {
+    CAPTURE(n);
+    const Tensor z = full({5, n}, -0.0, float64);
+    CHECK(sign_bits(z.to(dev).sum({1})) == sign_bits(z.sum({1})));
+    CHECK(sign_bits(z.sum({1})) == std::vector<bool>(5, false));
+  }
+  const Tensor ci = complex(full({3, 1}, 2.0, float64), full({3, 1}, kInf, float64));
+  const Tensor pc = ci.prod({1}), pg = ci.to(dev).prod({1}).to(Device::cpu());
+  CHECK(std::isnan(real(pg).index({0}).item<double>()) == std::isnan(real(pc).index({0}).item<double>()));
+  CHECK(imag(pg).index({0}).item<double>() == imag(pc).index({0}).item<double>());
   // split rows (Note [split rows]): 3 partials per row, each row's combined by a group of 4 threads
   for (Dtype dt : {float32, float64}) {
     CAPTURE(dt);

@@ -129,8 +129,11 @@ __device__ __forceinline__ const T& gapped(const T* base, std::int64_t j, const 
 // for a handful of elements - a reduction over a dim of 4 of a (4, 6000) tensor made 6000 blocks of 252
 // idle threads - where groups keep the threads busy and a warp's loads coalesced across its rows. Each
 // thread folds the same elements in the same order as with one block per unit, and the group's tree
-// pairs the same threads; the block-wide tree's other threads held only identities (x + 0, x * 1 and
-// max(x, -inf) are exact, and an accumulator that starts at +0 is never -0), so results are unchanged.
+// pairs the same threads; the block-wide tree's other threads held only identities, and every thread's
+// accumulator starts from the identity, so combining with one more changes nothing (x + 0 for an x that
+// started at +0, real x * 1, max(x, -inf)): results are those of one block per unit, except complex
+// products with an infinite part, which each extra 1 + 0i can turn further into NaN - fewer of them now,
+// nearer the CPU's product, which multiplies by the identity once.
 
 /// Threads per unit for units of up to `len` elements (Note [short rows]): the smallest power of two
 /// >= len, at most kThreads.
@@ -197,11 +200,13 @@ __global__ void rows_kernel(const T* rows, std::int64_t n_units, std::int64_t n_
     const T* base = rows + row * lay.row_stride;
     const std::int64_t start = c * chunk, len = !live ? 0 : chunk < n_red - start ? chunk : n_red - start;
     auto read = [&](std::int64_t j) { return flat ? base[j] : gapped(base, j, lay); };
+    // every thread starts from the identity, as the CPU's reducers do (so a sum of -0s is +0 and a complex
+    // product multiplies by 1 + 0i first); Extremum has none: it starts from the first element it sees
     A acc = r.identity();
-    bool first = true;  // Extremum has no identity: start from the first element seen
+    bool first = true;
     stride_fold<kLoadsInFlight<T>>(start + g.lane, start + len, g.size, read, [&](const T& x, std::int64_t) {
       const A v = r.load(x);
-      acc = first ? v : r.combine(acc, v);
+      acc = R::kHasIdentity || !first ? r.combine(acc, v) : v;
       first = false;
     });
     // threads that saw nothing hold the identity; without one (max/min) they take the unit's first
