@@ -140,8 +140,11 @@ function(phasor_enable_cuda_emulation target)
     # a kernel's access outside its allocations (the emulator poisons what no allocation owns) or its
     # undefined behaviour is reported, while the rest of the library compiles as in the plain emulation
     # build (and shares its ccache entries). Programs linking the library get the runtimes first.
+    # -O1 (after the build type's -O3, so it wins): the sanitized CUDA sources compile in half the time
+    # (the four largest, 130 s -> 62 s of CPU on the 2-core VM) for CUDA tests about 10% slower (85 s ->
+    # 93 s for CI's two runs), and fewer of the sanitizers' checks are optimized away.
     set_property(SOURCE ${_cuda_srcs} TARGET_DIRECTORY ${target} APPEND PROPERTY COMPILE_OPTIONS
-      -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
+      -O1 -fsanitize=address,undefined -fno-omit-frame-pointer -fno-sanitize-recover=undefined)
     target_link_options(${target} PUBLIC -fsanitize=address,undefined)
   endif()
 endfunction()
