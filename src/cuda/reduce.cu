@@ -152,17 +152,27 @@ struct Group {
       : size(s), lane(static_cast<int>(threadIdx.x) & (s - 1)), first(static_cast<int>(threadIdx.x) - lane) {}
 };
 
-/// Calls body(unit, live) for each unit this thread's group reduces: the block's groups take kThreads / size
-/// consecutive units, then a grid's worth further on. Every thread of the block makes the same calls, so
-/// the body may hold barriers; past n_units `live` is false and `unit` is n_units - 1 (the body then reads
-/// nothing and writes nothing).
+/// One unit of a reduction (Note [split rows]): its index, its row, and its elements' span in the row.
+struct Unit {
+  std::int64_t index, row, start, len;
+  bool live;  ///< false for a group past the last unit: len 0, and it writes nothing
+};
+
+/// Calls body(unit) for each unit this thread's group reduces, of n_units units that split rows of n_red
+/// elements into `splits` chunks of `chunk` (a split's pass 2: rows of `splits` partials as (splits, 1,
+/// splits)): the block's groups take kThreads / size consecutive units, then a grid's worth further on.
+/// Every thread of the block makes the same calls, so the body may hold barriers.
 template <class Body>
-__device__ __forceinline__ void for_units(const Group& g, std::int64_t n_units, const Body& body) {
+__device__ __forceinline__ void for_units(const Group& g, std::int64_t n_units, std::int64_t n_red,
+                                          std::int64_t splits, std::int64_t chunk, const Body& body) {
   const int per = kThreads / g.size;
   for (std::int64_t u0 = static_cast<std::int64_t>(blockIdx.x) * per; u0 < n_units;
        u0 += static_cast<std::int64_t>(gridDim.x) * per) {
-    const std::int64_t unit = u0 + g.first / g.size;
-    body(unit < n_units ? unit : n_units - 1, unit < n_units);
+    const std::int64_t i = u0 + g.first / g.size;
+    const bool live = i < n_units;
+    const std::int64_t index = live ? i : n_units - 1, row = index / splits;
+    const std::int64_t start = (index - row * splits) * chunk;
+    body(Unit{index, row, start, !live ? 0 : chunk < n_red - start ? chunk : n_red - start, live});
   }
 }
 
@@ -195,16 +205,14 @@ __global__ void rows_kernel(const T* rows, std::int64_t n_units, std::int64_t n_
   __shared__ Scratch scratch;
   const Group g(group);
   const bool flat = lay.inner.d >= n_red;  // contiguous rows
-  for_units(g, n_units, [&](std::int64_t unit, bool live) {
-    const std::int64_t row = unit / splits, c = unit - row * splits;
-    const T* base = rows + row * lay.row_stride;
-    const std::int64_t start = c * chunk, len = !live ? 0 : chunk < n_red - start ? chunk : n_red - start;
+  for_units(g, n_units, n_red, splits, chunk, [&](const Unit& u) {
+    const T* base = rows + u.row * lay.row_stride;
     auto read = [&](std::int64_t j) { return flat ? base[j] : gapped(base, j, lay); };
     // every thread starts from the identity, as the CPU's reducers do (so a sum of -0s is +0 and a complex
     // product multiplies by 1 + 0i first); Extremum has none: it starts from the first element it sees
     A acc = r.identity();
     bool first = true;
-    stride_fold<kLoadsInFlight<T>>(start + g.lane, start + len, g.size, read, [&](const T& x, std::int64_t) {
+    stride_fold<kLoadsInFlight<T>>(u.start + g.lane, u.start + u.len, g.size, read, [&](const T& x, std::int64_t) {
       const A v = r.load(x);
       acc = R::kHasIdentity || !first ? r.combine(acc, v) : v;
       first = false;
@@ -212,10 +220,10 @@ __global__ void rows_kernel(const T* rows, std::int64_t n_units, std::int64_t n_
     // threads that saw nothing hold the identity; without one (max/min) they take the unit's first
     // element (a repeated operand does not change a max or min)
     if constexpr (!R::kHasIdentity) {
-      if (first && len > 0) acc = r.load(read(start));
+      if (first && u.len > 0) acc = r.load(read(u.start));
     }
     const A total = group_reduce(acc, g, scratch, [&](const A& a, const A& b) { return r.combine(a, b); });
-    if (g.lane == 0 && live) out[unit] = convert<Out>(total);
+    if (g.lane == 0 && u.live) out[u.index] = convert<Out>(total);
   });
 }
 
@@ -362,12 +370,10 @@ __global__ void norm_kernel(const T* rows, std::int64_t n_units, std::int64_t n_
   const Group g(group);
   const NormCombine combine{kind};
   const double identity = kind == kNormNegInf ? ::cuda::std::numeric_limits<double>::infinity() : 0.0;
-  for_units(g, n_units, [&](std::int64_t unit, bool live) {
-    const std::int64_t row = unit / splits, c = unit - row * splits;
-    const T* r = rows + row * n_red + c * chunk;
-    const std::int64_t len = !live ? 0 : chunk < n_red - c * chunk ? chunk : n_red - c * chunk;
+  for_units(g, n_units, n_red, splits, chunk, [&](const Unit& u) {
+    const T* r = rows + u.row * n_red + u.start;
     double acc = identity;
-    stride_fold<kLoadsInFlight<T>>(g.lane, len, g.size, [&](std::int64_t i) { return r[i]; },
+    stride_fold<kLoadsInFlight<T>>(g.lane, u.len, g.size, [&](std::int64_t i) { return r[i]; },
                                    [&](const T& v, std::int64_t) {
                                      double m;
                                      switch (kind) {
@@ -379,9 +385,9 @@ __global__ void norm_kernel(const T* rows, std::int64_t n_units, std::int64_t n_
                                      acc = combine(acc, m);
                                    });
     const double total = group_reduce(acc, g, scratch, combine);
-    if (g.lane == 0 && live) {
-      if (partial) partial[unit] = total;
-      else out[row] = static_cast<real_t<T>>(norm_finish(kind, total, p));
+    if (g.lane == 0 && u.live) {
+      if (partial) partial[u.index] = total;
+      else out[u.row] = static_cast<real_t<T>>(norm_finish(kind, total, p));
     }
   });
 }
@@ -393,11 +399,11 @@ __global__ void norm_partials_kernel(const double* partial, std::int64_t n_out, 
   __shared__ Scratch scratch;
   const Group g(group);
   const NormCombine combine{kind};
-  for_units(g, n_out, [&](std::int64_t row, bool live) {
+  for_units(g, n_out, splits, 1, splits, [&](const Unit& u) {
     double acc = kind == kNormNegInf ? ::cuda::std::numeric_limits<double>::infinity() : 0.0;
-    for (std::int64_t i = g.lane; live && i < splits; i += g.size) acc = combine(acc, partial[row * splits + i]);
+    for (std::int64_t i = g.lane; i < u.len; i += g.size) acc = combine(acc, partial[u.row * splits + i]);
     const double total = group_reduce(acc, g, scratch, combine);
-    if (g.lane == 0 && live) out[row] = static_cast<R>(norm_finish(kind, total, p));
+    if (g.lane == 0 && u.live) out[u.row] = static_cast<R>(norm_finish(kind, total, p));
   });
 }
 
@@ -437,21 +443,19 @@ __global__ void var_kernel(const T* rows, std::int64_t n_units, std::int64_t n_r
   const Group g(group);
   auto add_w = [](const W& a, const W& b) { return a + b; };
   auto add_d = [](double a, double b) { return a + b; };
-  for_units(g, n_units, [&](std::int64_t unit, bool live) {
-    const std::int64_t row = unit / splits, c = unit - row * splits;
-    const T* r = rows + row * n_red + c * chunk;
-    const std::int64_t len = !live ? 0 : chunk < n_red - c * chunk ? chunk : n_red - c * chunk;
+  for_units(g, n_units, n_red, splits, chunk, [&](const Unit& u) {
+    const T* r = rows + u.row * n_red + u.start;
     auto read = [r](std::int64_t i) { return r[i]; };
     W s = W(0);
-    stride_fold<kLoadsInFlight<T>>(g.lane, len, g.size, read, [&](const T& v, std::int64_t) { s += convert<W>(v); });
-    const W mean = group_reduce(s, g, scratch, add_w) / static_cast<double>(len);  // 0/0: NaN, as on the CPU
+    stride_fold<kLoadsInFlight<T>>(g.lane, u.len, g.size, read, [&](const T& v, std::int64_t) { s += convert<W>(v); });
+    const W mean = group_reduce(s, g, scratch, add_w) / static_cast<double>(u.len);  // 0/0: NaN, as on the CPU
     double q = 0;
-    stride_fold<kLoadsInFlight<T>>(g.lane, len, g.size, read,
+    stride_fold<kLoadsInFlight<T>>(g.lane, u.len, g.size, read,
                                    [&](const T& v, std::int64_t) { q += abs2_d(convert<W>(v) - mean); });
     const double m2 = group_reduce(q, g, scratch, add_d);
-    if (g.lane == 0 && live) {
-      if (partial) partial[unit] = VarPartial<W>{mean, m2, static_cast<double>(len)};
-      else out[row] = static_cast<real_t<T>>(var_finish(m2, divisor, take_sqrt));
+    if (g.lane == 0 && u.live) {
+      if (partial) partial[u.index] = VarPartial<W>{mean, m2, static_cast<double>(u.len)};
+      else out[u.row] = static_cast<real_t<T>>(var_finish(m2, divisor, take_sqrt));
     }
   });
 }
@@ -463,11 +467,11 @@ __global__ void var_partials_kernel(const VarPartial<W>* partial, std::int64_t n
   __shared__ Scratch scratch;
   const Group g(group);
   auto merge = [](const VarPartial<W>& a, const VarPartial<W>& b) { return var_merge(a, b); };
-  for_units(g, n_out, [&](std::int64_t row, bool live) {
+  for_units(g, n_out, splits, 1, splits, [&](const Unit& u) {
     VarPartial<W> acc{W(0), 0.0, 0.0};
-    for (std::int64_t i = g.lane; live && i < splits; i += g.size) acc = var_merge(acc, partial[row * splits + i]);
+    for (std::int64_t i = g.lane; i < u.len; i += g.size) acc = var_merge(acc, partial[u.row * splits + i]);
     const VarPartial<W> total = group_reduce(acc, g, scratch, merge);
-    if (g.lane == 0 && live) out[row] = static_cast<R>(var_finish(total.m2, divisor, take_sqrt));
+    if (g.lane == 0 && u.live) out[u.row] = static_cast<R>(var_finish(total.m2, divisor, take_sqrt));
   });
 }
 
@@ -493,23 +497,21 @@ __global__ void lse_kernel(const T* rows, std::int64_t n_units, std::int64_t n_r
   const Group g(group);
   auto max_d = [](double a, double b) { return reduce_max(a, b); };
   auto add_w = [](const W& a, const W& b) { return a + b; };
-  for_units(g, n_units, [&](std::int64_t unit, bool live) {
-    const std::int64_t row = unit / splits, c = unit - row * splits;
-    const T* r = rows + row * n_red + c * chunk;
-    const std::int64_t len = !live ? 0 : chunk < n_red - c * chunk ? chunk : n_red - c * chunk;
+  for_units(g, n_units, n_red, splits, chunk, [&](const Unit& u) {
+    const T* r = rows + u.row * n_red + u.start;
     auto read = [r](std::int64_t i) { return r[i]; };
     double m = -::cuda::std::numeric_limits<double>::infinity();
-    stride_fold<kLoadsInFlight<T>>(g.lane, len, g.size, read,
+    stride_fold<kLoadsInFlight<T>>(g.lane, u.len, g.size, read,
                                    [&](const T& v, std::int64_t) { m = reduce_max(m, real_d(v)); });
     m = group_reduce(m, g, scratch, max_d);
     const double shift = lse_shift(m);
     W s = W(0);
-    stride_fold<kLoadsInFlight<T>>(g.lane, len, g.size, read,
+    stride_fold<kLoadsInFlight<T>>(g.lane, u.len, g.size, read,
                                    [&](const T& v, std::int64_t) { s += exp_w(convert<W>(v) - W(shift)); });
     const W total = group_reduce(s, g, scratch, add_w);
-    if (g.lane == 0 && live) {
-      if (partial) partial[unit] = LsePartial<W>{total, m};
-      else out[row] = convert<T>(log_w(total) + W(shift));
+    if (g.lane == 0 && u.live) {
+      if (partial) partial[u.index] = LsePartial<W>{total, m};
+      else out[u.row] = convert<T>(log_w(total) + W(shift));
     }
   });
 }
@@ -534,16 +536,16 @@ __global__ void lse_partials_kernel(const LsePartial<wide_t<T>>* partial, std::i
   const Group g(group);
   auto max_d = [](double a, double b) { return reduce_max(a, b); };
   auto add_w = [](const W& a, const W& b) { return a + b; };
-  for_units(g, n_out, [&](std::int64_t row, bool live) {
-    const LsePartial<W>* p = partial + row * splits;
+  for_units(g, n_out, splits, 1, splits, [&](const Unit& u) {
+    const LsePartial<W>* p = partial + u.row * splits;
     double m = -::cuda::std::numeric_limits<double>::infinity();
-    for (std::int64_t i = g.lane; live && i < splits; i += g.size) m = reduce_max(m, p[i].m);
+    for (std::int64_t i = g.lane; i < u.len; i += g.size) m = reduce_max(m, p[i].m);
     const double shift = lse_shift(group_reduce(m, g, scratch, max_d));
     W s = W(0);
-    for (std::int64_t i = g.lane; live && i < splits; i += g.size)
+    for (std::int64_t i = g.lane; i < u.len; i += g.size)
       if (!(p[i].s == W(0))) s += scale_keeping_zeros(p[i].s, ::exp(lse_shift(p[i].m) - shift));
     const W total = group_reduce(s, g, scratch, add_w);
-    if (g.lane == 0 && live) out[row] = convert<T>(log_w(total) + W(shift));
+    if (g.lane == 0 && u.live) out[u.row] = convert<T>(log_w(total) + W(shift));
   });
 }
 
@@ -582,23 +584,21 @@ __global__ void arg_kernel(const T* rows, std::int64_t n_units, std::int64_t n_r
                            std::int64_t chunk, std::int64_t* idx, T* val, T* pval, std::int64_t* pidx, int group) {
   __shared__ Scratch scratch;
   const Group g(group);
-  for_units(g, n_units, [&](std::int64_t unit, bool live) {
-    const std::int64_t row = unit / splits, c = unit - row * splits, first = c * chunk;
-    const T* r = rows + row * n_red;
-    const std::int64_t end = !live ? first : first + chunk < n_red ? first + chunk : n_red;
+  for_units(g, n_units, n_red, splits, chunk, [&](const Unit& u) {
+    const T* r = rows + u.row * n_red;
     ArgCandidate<T> best{T(), -1};
-    stride_fold<kLoadsInFlight<T>>(first + g.lane, end, g.size, [&](std::int64_t i) { return r[i]; },
+    stride_fold<kLoadsInFlight<T>>(u.start + g.lane, u.start + u.len, g.size, [&](std::int64_t i) { return r[i]; },
                                    [&](const T& v, std::int64_t i) {
                                      if (takes_over<T, Max>(v, i, best.v, best.i)) best = ArgCandidate<T>{v, i};
                                    });
     best = group_reduce(best, g, scratch, ArgBetter<T, Max>{});
-    if (g.lane == 0 && live) {
+    if (g.lane == 0 && u.live) {
       if (pidx) {
-        pidx[unit] = best.i;
-        pval[unit] = best.v;
+        pidx[u.index] = best.i;
+        pval[u.index] = best.v;
       } else {
-        idx[row] = best.i;
-        if (val) val[row] = best.v;
+        idx[u.row] = best.i;
+        if (val) val[u.row] = best.v;
       }
     }
   });
@@ -610,16 +610,16 @@ __global__ void arg_partials_kernel(const T* pval, const std::int64_t* pidx, std
                                     std::int64_t* idx, T* val, int group) {
   __shared__ Scratch scratch;
   const Group g(group);
-  for_units(g, n_out, [&](std::int64_t row, bool live) {
+  for_units(g, n_out, splits, 1, splits, [&](const Unit& u) {
     ArgCandidate<T> best{T(), -1};
-    for (std::int64_t i = g.lane; live && i < splits; i += g.size) {
-      const std::int64_t k = row * splits + i;
+    for (std::int64_t i = g.lane; i < u.len; i += g.size) {
+      const std::int64_t k = u.row * splits + i;
       if (takes_over<T, Max>(pval[k], pidx[k], best.v, best.i)) best = ArgCandidate<T>{pval[k], pidx[k]};
     }
     best = group_reduce(best, g, scratch, ArgBetter<T, Max>{});
-    if (g.lane == 0 && live) {
-      idx[row] = best.i;
-      if (val) val[row] = best.v;
+    if (g.lane == 0 && u.live) {
+      idx[u.row] = best.i;
+      if (val) val[u.row] = best.v;
     }
   });
 }
