@@ -60,29 +60,36 @@ __device__ __forceinline__ std::int64_t grid_step() { return static_cast<std::in
 // use before it reaches the next load): 1024-2048 resident threads of 4-byte loads make 4-8 KB per
 // multiprocessor, a fifth to a third of the bandwidth. stride_fold issues the loads of U iterations
 // before it uses any of them, so U loads per thread are in flight; it still folds the elements in the
-// plain loop's order, so results are bitwise those of the plain loop. The grid-stride elementwise
-// kernels and every row reduction's serial loop go through it.
+// plain loop's order, so results are bitwise those of the plain loop. Its last round is the same body
+// with each iteration past the end left out, not a load-then-use loop: a thread with fewer than U
+// elements (a short row's, Note [short rows]) still has all of them in flight, and one body instead of
+// a body and a tail took the reductions' registers down (lse_kernel<float> 72 -> 58, norm_kernel<float>
+// 72 -> 62: 4 blocks of 256 threads per multiprocessor again). The grid-stride elementwise kernels and
+// every row reduction's serial loop go through it.
 
-/// Loads per thread in flight for elements of type T in a reduction's loop: about 32 bytes.
+/// Loads per thread in flight for elements of `bytes` bytes in a reduction's loop: about 32 bytes.
+constexpr int loads_in_flight(std::size_t bytes) { return bytes >= 16 ? 2 : bytes >= 8 ? 4 : 8; }
+/// loads_in_flight for elements of type T.
 template <class T>
-inline constexpr int kLoadsInFlight = sizeof(T) >= 16 ? 2 : sizeof(T) >= 8 ? 4 : 8;
+inline constexpr int kLoadsInFlight = loads_in_flight(sizeof(T));
 
 /// fold(load(i), i) for i = first, first + step, ... < end, in that order, with the loads of U consecutive
-/// iterations issued before any of them is folded (Note [loads in flight]). `load` only reads memory;
-/// `fold` may write (an output element whose input it loaded: in-place elementwise ops are fine).
+/// iterations issued before any of them is folded, the last (fewer than U) iterations' too (Note [loads in
+/// flight]). `load` only reads memory; `fold` may write (an output element whose input it loaded: in-place
+/// elementwise ops are fine).
 template <int U, class Load, class Fold>
 __device__ __forceinline__ void stride_fold(std::int64_t first, std::int64_t end, std::int64_t step, const Load& load,
                                             const Fold& fold) {
   using V = decltype(load(first));
-  std::int64_t i = first;
-  for (; i + (U - 1) * step < end; i += U * step) {
+  for (std::int64_t i = first; i < end; i += U * step) {
     V v[U];
 #pragma unroll
-    for (int u = 0; u < U; ++u) v[u] = load(i + u * step);
+    for (int u = 0; u < U; ++u)
+      if (i + u * step < end) v[u] = load(i + u * step);
 #pragma unroll
-    for (int u = 0; u < U; ++u) fold(v[u], i + u * step);
+    for (int u = 0; u < U; ++u)
+      if (i + u * step < end) fold(v[u], i + u * step);
   }
-  for (; i < end; i += step) fold(load(i), i);
 }
 
 /// Byte offsets of operands 0..N of `o` at linear index i of its iteration shape (innermost dim last); with

@@ -637,8 +637,9 @@ __global__ void scan_columns_kernel(const T* x, T* y, std::int64_t outer, std::i
   const std::int64_t cols = outer * inner;
   const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < cols; c += step) {
-    const std::int64_t base = (c / inner) * n * inner + c % inner;
-    auto at = [&](std::int64_t kk) { return base + (reverse ? n - 1 - kk : kk) * inner; };
+    const std::int64_t first = (c / inner) * n * inner + c % inner + (reverse ? (n - 1) * inner : 0);
+    const std::int64_t along = reverse ? -inner : inner;
+    auto at = [&](std::int64_t kk) { return first + kk * along; };
     A acc = A(0);
     // the next loads issued before the running sum reaches them (Note [loads in flight]); each y element
     // is written after its own x element was read, so y may be x itself
