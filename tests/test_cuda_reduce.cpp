@@ -354,12 +354,13 @@ DEVICE_CASE("cuda reduce: reductions without an identity fail on an empty dim wi
   }
 }
 
-// Note [short rows] (src/cuda/reduce.cu): rows shorter than a block go to groups of threads, several rows
-// per block; lengths around the powers of two, row counts that leave a block's last groups without a row,
-// and split long rows whose few partials per row are combined by small groups.
+// Note [short rows] (src/cuda/reduce.cu): rows shorter than a block's worth of loads go to groups of threads
+// (one thread for up to 8 float32 / 4 int64 or float64 / 2 complex128 elements), several rows per block;
+// lengths around the group sizes' limits, row counts that leave a block's last groups without a row, and
+// split long rows whose few partials per row are combined by small groups.
 DEVICE_CASE("cuda reduce: short rows share a block, a group of threads per row, and agree with the CPU") {
   manual_seed(33);
-  for (std::int64_t len : {1, 2, 3, 7, 8, 9, 31, 33, 127, 129, 255, 257}) {
+  for (std::int64_t len : {1, 2, 3, 4, 5, 7, 8, 9, 16, 17, 31, 33, 127, 129, 255, 257, 1023, 1025, 2049}) {
     CAPTURE(len);
     const std::int64_t rows = 3 * 256 / len + 5;  // some blocks' last groups get no row
     for (Dtype dt : {int64, float32, float64, complex128}) {
@@ -403,7 +404,7 @@ DEVICE_CASE("cuda reduce: short rows share a block, a group of threads per row, 
   const Tensor pc = ci.prod({1}), pg = ci.to(dev).prod({1}).to(Device::cpu());
   CHECK(std::isnan(real(pg).index({0}).item<double>()) == std::isnan(real(pc).index({0}).item<double>()));
   CHECK(imag(pg).index({0}).item<double>() == imag(pc).index({0}).item<double>());
-  // split rows (Note [split rows]): 3 partials per row, each row's combined by a group of 4 threads
+  // split rows (Note [split rows]): 3 partials per row, each row's combined by one thread
   for (Dtype dt : {float32, float64}) {
     CAPTURE(dt);
     const Tensor x = sample({6, 13000}, dt);  // 3 chunks of 4334 (4096 at least) per row

@@ -1,9 +1,9 @@
 // src/cuda/reduce.cu - row reductions for CUDA tensors: sum, prod, amax, amin, all, any, norms, var/std,
 // logsumexp and argmax/argmin over the contiguous (n_out, n_red) rows the host glue (src/cuda/ops.cpp)
-// lays out, one block per row (a group of a block's threads per short row: Note [short rows]; a block per
-// chunk of a long row: Note [split rows]) with a shared-memory tree, accumulating as the CPU reducers do
-// (bool sums in int64; NaN wins max/min) or wider (norms and variances in double); and running sums
-// (cumsum) along the middle dim of a contiguous (outer, n, inner) tensor.
+// lays out, one block per row (a group of a block's threads, or one thread, per short row: Note [short
+// rows]; a block per chunk of a long row: Note [split rows]) with a shared-memory tree, accumulating as
+// the CPU reducers do (bool sums in int64; NaN wins max/min) or wider (norms and variances in double);
+// and running sums (cumsum) along the middle dim of a contiguous (outer, n, inner) tensor.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -115,31 +115,35 @@ __device__ __forceinline__ const T& gapped(const T* base, std::int64_t j, const 
 }
 
 // Note [split rows]
-// A block (a group of its threads for a short unit: Note [short rows]) reduces one unit: a row, or with
-// splits > 1 one of the row's `splits` consecutive chunks of `chunk` elements (the last may be shorter,
+// A block (a group of its threads, or one, for a short unit: Note [short rows]) reduces one unit: a row,
+// or with splits > 1 one of the row's `splits` consecutive chunks of `chunk` elements (the last may be shorter,
 // none is empty). Few long rows - a full reduction, a loss over a small batch - would leave most of the
 // GPU idle with one block per row, so they are split until there are about 4 blocks per multiprocessor:
 // pass 1 writes each chunk's accumulator, pass 2 (the same kernel with Partials<R>) combines each row's
 // partials. Chunks keep every thread's serial sum short, which also keeps float32 sums accurate.
 //
 // Note [short rows]
-// Units shorter than a block go to groups of G threads, G the smallest power of two >= the unit's length
-// (at most kThreads): a block reduces kThreads / G units at once (group_size, Group, for_units). One
-// block per short row would leave most of its threads idle and walk the whole log2(kThreads)-step tree
-// for a handful of elements - a reduction over a dim of 4 of a (4, 6000) tensor made 6000 blocks of 252
-// idle threads - where groups keep the threads busy and a warp's loads coalesced across its rows. Each
-// thread folds the same elements in the same order as with one block per unit, and the group's tree
-// pairs the same threads; the block-wide tree's other threads held only identities, and every thread's
-// accumulator starts from the identity, so combining with one more changes nothing (x + 0 for an x that
-// started at +0, real x * 1, max(x, -inf)): results are those of one block per unit, except complex
-// products with an infinite part, which each extra 1 + 0i can turn further into NaN - fewer of them now,
-// nearer the CPU's product, which multiplies by the identity once.
+// A unit goes to a group of G threads, G the smallest power of two that leaves each thread at most
+// loads_in_flight elements (8 float32, 4 float64 or int64, 2 complex128; Note [loads in flight]), at most
+// kThreads: a block reduces kThreads / G units at once (group_size, Group, for_units), and each thread
+// loads all its elements of a unit before it folds any (stride_fold). One block per short row would
+// leave most of its threads idle and walk the whole log2(kThreads)-step tree for a handful of elements -
+// a reduction over a dim of 4 of a (4, 6000) tensor made 6000 blocks of 252 idle threads. A thread per
+// element would do no better on a GPU: each thread would keep one 4-byte load in flight and then wait at
+// the tree's barriers, 1024 resident threads x 4 bytes where a multiprocessor needs about 25 KB in flight.
+// With up to 8 elements a thread, a row of 8 float32 is one thread's (no tree: group_reduce returns at
+// once for G = 1), a row of 100 a group of 16, and rows of more than 1024 the whole block. Every
+// thread's accumulator starts from the identity, as the CPU's reducers do (a sum of -0s is +0; a complex
+// product multiplies by 1 + 0i first), and folds its elements in index order; results differ from the
+// CPU's only in how the additions are grouped. For gapped rows (a sum over dim 0) neighbouring units are
+// neighbouring columns, so a warp of one-thread units reads 32 adjacent elements per load.
 
-/// Threads per unit for units of up to `len` elements (Note [short rows]): the smallest power of two
-/// >= len, at most kThreads.
-int group_size(std::int64_t len) {
+/// Threads per unit for units of up to `len` elements of `bytes` bytes (Note [short rows]): the smallest
+/// power of two that leaves each thread at most loads_in_flight(bytes) elements, at most kThreads.
+int group_size(std::int64_t len, std::size_t bytes) {
+  const std::int64_t per = loads_in_flight(bytes);
   int g = 1;
-  while (g < kThreads && g < len) g <<= 1;
+  while (g < kThreads && g * per < len) g <<= 1;
   return g;
 }
 
@@ -186,6 +190,7 @@ struct alignas(16) Scratch {
 template <class A, class C>
 __device__ A group_reduce(A v, const Group& g, Scratch& scratch, C combine) {
   static_assert(sizeof(A) <= 32, "group_reduce: accumulator too large");
+  if (g.size == 1) return v;  // a unit per thread (the same for the whole block: no thread waits alone)
   A* sh = reinterpret_cast<A*>(scratch.bytes);
   sh[threadIdx.x] = v;
   __syncthreads();
@@ -267,13 +272,14 @@ struct PartialBuffer {
   PartialBuffer& operator=(const PartialBuffer&) = delete;
 };
 
-/// The launch of `units` units of up to `len` elements each: threads per unit and blocks (Note [short rows]).
+/// The launch of `units` units of up to `len` elements of `bytes` bytes each: threads per unit and blocks
+/// (Note [short rows]).
 struct UnitGrid {
   int group;
   unsigned blocks;
 };
-UnitGrid unit_grid(std::int64_t units, std::int64_t len) {
-  const int g = group_size(len);
+UnitGrid unit_grid(std::int64_t units, std::int64_t len, std::size_t bytes) {
+  const int g = group_size(len, bytes);
   return UnitGrid{g, grid_for(units, kThreads / g)};
 }
 
@@ -286,7 +292,7 @@ void launch(const void* rows, std::int64_t n_out, std::int64_t n_red, const RowL
   const auto s = static_cast<cudaStream_t>(stream);
   const Split sp = split_for(n_out, n_red);
   if (sp.splits == 1) {
-    const UnitGrid ug = unit_grid(n_out, n_red);
+    const UnitGrid ug = unit_grid(n_out, n_red, sizeof(T));
     launch_kernel(rows_kernel<T, R, O>, ug.blocks, kThreads, s, static_cast<const T*>(rows), n_out, n_red, 1, n_red,
                   lay, static_cast<O*>(out), r, ug.group);
     check_launch("reduction");
@@ -294,7 +300,7 @@ void launch(const void* rows, std::int64_t n_out, std::int64_t n_red, const RowL
   }
   PartialBuffer partial(static_cast<std::size_t>(n_out * sp.splits) * sizeof(A));
   A* p = static_cast<A*>(partial.ptr);
-  const UnitGrid u1 = unit_grid(n_out * sp.splits, sp.chunk), u2 = unit_grid(n_out, sp.splits);
+  const UnitGrid u1 = unit_grid(n_out * sp.splits, sp.chunk, sizeof(T)), u2 = unit_grid(n_out, sp.splits, sizeof(A));
   launch_kernel(rows_kernel<T, R, A>, u1.blocks, kThreads, s, static_cast<const T*>(rows), n_out * sp.splits, n_red,
                 sp.splits, sp.chunk, lay, p, r, u1.group);
   check_launch("reduction (partials)");
@@ -736,8 +742,7 @@ bool stat_rows(const char* op, Dtype in, const void* rows, std::int64_t n_out, s
   const auto s = static_cast<cudaStream_t>(stream);
   const Split sp = split_for(n_out, n_red);  // Note [split rows]
   const std::int64_t units = n_out * sp.splits;
-  // rows (or chunks) in pass 1, each row's partials in pass 2 (Note [short rows])
-  const UnitGrid u1 = unit_grid(units, sp.chunk), u2 = unit_grid(n_out, sp.splits);
+  const UnitGrid u1 = unit_grid(units, sp.chunk, itemsize(in));  // rows or chunks (Note [short rows])
   with_type(in, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<real_t<T>, float> || std::is_same_v<real_t<T>, double>) {
@@ -757,6 +762,7 @@ bool stat_rows(const char* op, Dtype in, const void* rows, std::int64_t n_out, s
           launch_kernel(norm_kernel<T>, u1.blocks, kThreads, s, r, units, n_red, sp.splits, sp.chunk, ro, pp, kind,
                         param, u1.group);
           check_launch("norm (partials)");
+          const UnitGrid u2 = unit_grid(n_out, sp.splits, sizeof(double));  // each row's partials
           launch_kernel(norm_partials_kernel<real_t<T>>, u2.blocks, kThreads, s, pp, n_out, sp.splits, ro, kind, param,
                         u2.group);
         }
@@ -769,6 +775,7 @@ bool stat_rows(const char* op, Dtype in, const void* rows, std::int64_t n_out, s
           auto* pp = static_cast<LsePartial<W>*>(partial.ptr);
           launch_kernel(lse_kernel<T>, u1.blocks, kThreads, s, r, units, n_red, sp.splits, sp.chunk, o, pp, u1.group);
           check_launch("logsumexp (partials)");
+          const UnitGrid u2 = unit_grid(n_out, sp.splits, sizeof(LsePartial<W>));
           launch_kernel(lse_partials_kernel<T>, u2.blocks, kThreads, s, pp, n_out, sp.splits, o, u2.group);
         }
       } else {
@@ -782,6 +789,7 @@ bool stat_rows(const char* op, Dtype in, const void* rows, std::int64_t n_out, s
           launch_kernel(var_kernel<T>, u1.blocks, kThreads, s, r, units, n_red, sp.splits, sp.chunk, ro, pp, param,
                         take_sqrt, u1.group);
           check_launch("var (partials)");
+          const UnitGrid u2 = unit_grid(n_out, sp.splits, sizeof(VarPartial<W>));
           launch_kernel(var_partials_kernel<W, real_t<T>>, u2.blocks, kThreads, s, pp, n_out, sp.splits, ro, param,
                         take_sqrt, u2.group);
         }
@@ -799,7 +807,8 @@ bool arg_rows(Dtype in, bool is_max, const void* rows, std::int64_t n_out, std::
   const auto s = static_cast<cudaStream_t>(stream);
   const Split sp = split_for(n_out, n_red);  // Note [split rows]
   const std::int64_t units = n_out * sp.splits;
-  const UnitGrid u1 = unit_grid(units, sp.chunk), u2 = unit_grid(n_out, sp.splits);  // Note [short rows]
+  // rows (or chunks) in pass 1, each row's candidates in pass 2 (Note [short rows])
+  const UnitGrid u1 = unit_grid(units, sp.chunk, itemsize(in)), u2 = unit_grid(n_out, sp.splits, itemsize(in));
   with_type(in, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!is_complex_v<T>) {
