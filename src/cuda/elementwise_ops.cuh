@@ -24,7 +24,7 @@
 
 #include "core/complex_math.hpp"
 #include "core/pow_rules.hpp"
-#include "cuda/device_complex.cuh"
+#include "cuda/device_types.cuh"
 #include "cuda/elementwise.hpp"
 #include "cuda/launch.cuh"
 #include "phasor/error.hpp"
@@ -323,36 +323,6 @@ struct Select {
   template <class T>
   __device__ __forceinline__ T operator()(T c, T a, T b) const { return convert<bool>(c) ? a : b; }
 };
-
-// Which compute dtypes an op is instantiated for.
-enum Types : unsigned { kBool = 1, kInt = 2, kReal = 4, kCplx = 8, kAll = 15, kNum = 14, kFloat = 12 };
-
-/// Calls f(C{}) for the C++ type of dtype t when `Allowed` includes it (only those are instantiated);
-/// false otherwise.
-template <unsigned Allowed, class F>
-bool with_type(Dtype t, F&& f) {
-  switch (t) {
-    case Dtype::Bool:
-      if constexpr ((Allowed & kBool) != 0) return f(bool{}), true;
-      return false;
-    case Dtype::Int64:
-      if constexpr ((Allowed & kInt) != 0) return f(std::int64_t{}), true;
-      return false;
-    case Dtype::Float32:
-      if constexpr ((Allowed & kReal) != 0) return f(float{}), true;
-      return false;
-    case Dtype::Float64:
-      if constexpr ((Allowed & kReal) != 0) return f(double{}), true;
-      return false;
-    case Dtype::Complex64:
-      if constexpr ((Allowed & kCplx) != 0) return f(c64{}), true;
-      return false;
-    case Dtype::Complex128:
-      if constexpr ((Allowed & kCplx) != 0) return f(c128{}), true;
-      return false;
-  }
-  return false;
-}
 
 template <unsigned Allowed, class Op>
 bool run_unary(Dtype compute, const Operands& o, Op op, const char* name, void* stream) {

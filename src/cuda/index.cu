@@ -4,7 +4,7 @@
 
 #include <cstdint>
 
-#include "cuda/device_complex.cuh"
+#include "cuda/device_types.cuh"
 #include "cuda/index.hpp"
 #include "cuda/launch.cuh"
 
@@ -171,14 +171,7 @@ bool along_dim(AlongOp op, Dtype dtype, const AlongDim& a, void* stream_v) {
     using T = decltype(tag);
     per_pos ? add<T, true>(a, s) : add<T, false>(a, s);
   };
-  switch (dtype) {
-    case Dtype::Bool: run(bool{}); break;
-    case Dtype::Int64: run(std::int64_t{}); break;
-    case Dtype::Float32: run(float{}); break;
-    case Dtype::Float64: run(double{}); break;
-    case Dtype::Complex64: run(c64{}); break;
-    case Dtype::Complex128: run(c128{}); break;
-  }
+  with_type<kAll>(dtype, run);
   check_launch(per_pos ? "scatter_add" : "index_add");
   return true;
 }

@@ -15,7 +15,7 @@
 
 #include "core/complex_math.hpp"
 #include "cuda/backend.hpp"
-#include "cuda/device_complex.cuh"
+#include "cuda/device_types.cuh"
 #include "cuda/launch.cuh"
 #include "cuda/reduce.hpp"
 #include "phasor/error.hpp"
@@ -690,19 +690,6 @@ __global__ void scan_blocks_kernel(const T* x, T* y, std::int64_t outer, std::in
   }
 }
 
-/// Calls f(T{}) for dtype t (all six).
-template <class F>
-void with_type(Dtype t, F&& f) {
-  switch (t) {
-    case Dtype::Bool: f(bool{}); return;
-    case Dtype::Int64: f(std::int64_t{}); return;
-    case Dtype::Float32: f(float{}); return;
-    case Dtype::Float64: f(double{}); return;
-    case Dtype::Complex64: f(c64{}); return;
-    case Dtype::Complex128: f(c128{}); return;
-  }
-}
-
 }  // namespace
 
 bool reduce_rows(const char* op, Dtype in, const void* rows, std::int64_t n_out, std::int64_t n_red, void* out,
@@ -711,7 +698,7 @@ bool reduce_rows(const char* op, Dtype in, const void* rows, std::int64_t n_out,
   const RowLayout lay = gapped ? RowLayout{inner, outer_stride, Divisor(inner, fits_fast_div(n_red))}
                                : RowLayout{n_red, 0, Divisor(n_red, false)};
   bool done = false;
-  with_type(in, [&](auto tag) {
+  with_type<kAll>(in, [&](auto tag) {
     using T = decltype(tag);
     if (!std::strcmp(op, "sum")) {
       launch<T>(rows, n_out, n_red, lay, out, Sum<T>{}, stream), done = true;
@@ -743,7 +730,7 @@ bool stat_rows(const char* op, Dtype in, const void* rows, std::int64_t n_out, s
   const Split sp = split_for(n_out, n_red);  // Note [split rows]
   const std::int64_t units = n_out * sp.splits;
   const UnitGrid u1 = unit_grid(units, sp.chunk, itemsize(in));  // rows or chunks (Note [short rows])
-  with_type(in, [&](auto tag) {
+  with_type<kAll>(in, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (std::is_same_v<real_t<T>, float> || std::is_same_v<real_t<T>, double>) {
       using W = wide_t<T>;
@@ -809,7 +796,7 @@ bool arg_rows(Dtype in, bool is_max, const void* rows, std::int64_t n_out, std::
   const std::int64_t units = n_out * sp.splits;
   // rows (or chunks) in pass 1, each row's candidates in pass 2 (Note [short rows])
   const UnitGrid u1 = unit_grid(units, sp.chunk, itemsize(in)), u2 = unit_grid(n_out, sp.splits, itemsize(in));
-  with_type(in, [&](auto tag) {
+  with_type<kAll>(in, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!is_complex_v<T>) {
       const T* r = static_cast<const T*>(rows);
@@ -848,7 +835,7 @@ bool scan(Dtype dt, const void* x, void* y, std::int64_t outer, std::int64_t n, 
   // serial per column when the scans are short or there are enough columns to fill the GPU;
   // a block per column (chunked shared-memory scans) for few long scans
   const bool serial = n <= 64 || cols >= 4096;
-  with_type(dt, [&](auto tag) {
+  with_type<kAll>(dt, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!std::is_same_v<T, bool>) {
       const T* xp = static_cast<const T*>(x);
