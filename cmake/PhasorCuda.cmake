@@ -65,6 +65,16 @@ function(phasor_enable_cuda target)
   endforeach()
   set_source_files_properties(${_cuda_srcs} TARGET_DIRECTORY ${target} PROPERTIES
     COMPILE_DEFINITIONS PHASOR_WITH_CUDA=1 COMPILE_OPTIONS "${_isystem}")
+  # No kernel spills registers to local memory on sm_90: ptxas fails the build where one would (a spill
+  # puts memory traffic into a loop that Note [loads in flight] sized by registers; scripts/cuda-resources.sh
+  # lists every kernel's registers). For other architectures a spill is a warning.
+  set(_cu ${_cuda_srcs})
+  list(FILTER _cu INCLUDE REGEX "\\.cu$")
+  set(_spills -Xptxas=--warn-on-spills)
+  if("${CMAKE_CUDA_ARCHITECTURES}" STREQUAL "90")
+    set(_spills -Xptxas=--warn-on-spills,--warning-as-error)
+  endif()
+  set_property(SOURCE ${_cu} TARGET_DIRECTORY ${target} APPEND PROPERTY COMPILE_OPTIONS ${_spills})
   # soname (e.g. libcublas.so.13, from the real file's name) and build-time path of each dlopen()ed library
   set(_lib_defs)
   foreach(_lib cublas cufft)
