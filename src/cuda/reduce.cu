@@ -407,7 +407,9 @@ __global__ void norm_partials_kernel(const double* partial, std::int64_t n_out, 
   const NormCombine combine{kind};
   for_units(g, n_out, splits, 1, splits, [&](const Unit& u) {
     double acc = kind == kNormNegInf ? ::cuda::std::numeric_limits<double>::infinity() : 0.0;
-    for (std::int64_t i = g.lane; i < u.len; i += g.size) acc = combine(acc, partial[u.row * splits + i]);
+    const double* q = partial + u.row * splits;
+    stride_fold<kLoadsInFlight<double>>(g.lane, u.len, g.size, [q](std::int64_t i) { return q[i]; },
+                                        [&](double v, std::int64_t) { acc = combine(acc, v); });
     const double total = group_reduce(acc, g, scratch, combine);
     if (g.lane == 0 && u.live) out[u.row] = static_cast<R>(norm_finish(kind, total, p));
   });
@@ -475,7 +477,9 @@ __global__ void var_partials_kernel(const VarPartial<W>* partial, std::int64_t n
   auto merge = [](const VarPartial<W>& a, const VarPartial<W>& b) { return var_merge(a, b); };
   for_units(g, n_out, splits, 1, splits, [&](const Unit& u) {
     VarPartial<W> acc{W(0), 0.0, 0.0};
-    for (std::int64_t i = g.lane; i < u.len; i += g.size) acc = var_merge(acc, partial[u.row * splits + i]);
+    const VarPartial<W>* q = partial + u.row * splits;
+    stride_fold<kLoadsInFlight<VarPartial<W>>>(g.lane, u.len, g.size, [q](std::int64_t i) { return q[i]; },
+                                               [&](const VarPartial<W>& v, std::int64_t) { acc = var_merge(acc, v); });
     const VarPartial<W> total = group_reduce(acc, g, scratch, merge);
     if (g.lane == 0 && u.live) out[u.row] = static_cast<R>(var_finish(total.m2, divisor, take_sqrt));
   });
@@ -544,12 +548,15 @@ __global__ void lse_partials_kernel(const LsePartial<wide_t<T>>* partial, std::i
   auto add_w = [](const W& a, const W& b) { return a + b; };
   for_units(g, n_out, splits, 1, splits, [&](const Unit& u) {
     const LsePartial<W>* p = partial + u.row * splits;
+    auto read = [p](std::int64_t i) { return p[i]; };
+    constexpr int kU = kLoadsInFlight<LsePartial<W>>;
     double m = -::cuda::std::numeric_limits<double>::infinity();
-    for (std::int64_t i = g.lane; i < u.len; i += g.size) m = reduce_max(m, p[i].m);
+    stride_fold<kU>(g.lane, u.len, g.size, read, [&](const LsePartial<W>& q, std::int64_t) { m = reduce_max(m, q.m); });
     const double shift = lse_shift(group_reduce(m, g, scratch, max_d));
     W s = W(0);
-    for (std::int64_t i = g.lane; i < u.len; i += g.size)
-      if (!(p[i].s == W(0))) s += scale_keeping_zeros(p[i].s, ::exp(lse_shift(p[i].m) - shift));
+    stride_fold<kU>(g.lane, u.len, g.size, read, [&](const LsePartial<W>& q, std::int64_t) {
+      if (!(q.s == W(0))) s += scale_keeping_zeros(q.s, ::exp(lse_shift(q.m) - shift));
+    });
     const W total = group_reduce(s, g, scratch, add_w);
     if (g.lane == 0 && u.live) out[u.row] = convert<T>(log_w(total) + W(shift));
   });
@@ -618,10 +625,12 @@ __global__ void arg_partials_kernel(const T* pval, const std::int64_t* pidx, std
   const Group g(group);
   for_units(g, n_out, splits, 1, splits, [&](const Unit& u) {
     ArgCandidate<T> best{T(), -1};
-    for (std::int64_t i = g.lane; i < u.len; i += g.size) {
-      const std::int64_t k = u.row * splits + i;
-      if (takes_over<T, Max>(pval[k], pidx[k], best.v, best.i)) best = ArgCandidate<T>{pval[k], pidx[k]};
-    }
+    const std::int64_t k0 = u.row * splits;
+    stride_fold<kLoadsInFlight<ArgCandidate<T>>>(
+        g.lane, u.len, g.size, [&](std::int64_t i) { return ArgCandidate<T>{pval[k0 + i], pidx[k0 + i]}; },
+        [&](const ArgCandidate<T>& c, std::int64_t) {
+          if (takes_over<T, Max>(c.v, c.i, best.v, best.i)) best = c;
+        });
     best = group_reduce(best, g, scratch, ArgBetter<T, Max>{});
     if (g.lane == 0 && u.live) {
       idx[u.row] = best.i;
@@ -794,8 +803,7 @@ bool arg_rows(Dtype in, bool is_max, const void* rows, std::int64_t n_out, std::
   const auto s = static_cast<cudaStream_t>(stream);
   const Split sp = split_for(n_out, n_red);  // Note [split rows]
   const std::int64_t units = n_out * sp.splits;
-  // rows (or chunks) in pass 1, each row's candidates in pass 2 (Note [short rows])
-  const UnitGrid u1 = unit_grid(units, sp.chunk, itemsize(in)), u2 = unit_grid(n_out, sp.splits, itemsize(in));
+  const UnitGrid u1 = unit_grid(units, sp.chunk, itemsize(in));  // rows or chunks (Note [short rows])
   with_type<kAll>(in, [&](auto tag) {
     using T = decltype(tag);
     if constexpr (!is_complex_v<T>) {
@@ -815,6 +823,7 @@ bool arg_rows(Dtype in, bool is_max, const void* rows, std::int64_t n_out, std::
         launch_kernel(arg_kernel<T, Max>, u1.blocks, kThreads, s, r, units, n_red, sp.splits, sp.chunk, idx, v, pval,
                       pidx, u1.group);
         check_launch(Max ? "argmax (partials)" : "argmin (partials)");
+        const UnitGrid u2 = unit_grid(n_out, sp.splits, sizeof(ArgCandidate<T>));  // each row's candidates
         launch_kernel(arg_partials_kernel<T, Max>, u2.blocks, kThreads, s, pval, pidx, n_out, sp.splits, idx, v,
                       u2.group);
       };
