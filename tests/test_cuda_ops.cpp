@@ -650,6 +650,77 @@ DEVICE_CASE("cuda ops: the FFT family agrees with FFTW") {
   CHECK(fft::plan_cache_size(dev) == 0);
 }
 
+DEVICE_CASE("cuda ops: numbers next to tensors (host scalars): values, gradients, one launch each, and what still mixes devices") {
+  // Note [host scalars]: on a GPU a number travels in the kernel's arguments, in the flat kernel
+  // (contiguous operands of the compute dtype) and the strided one (views, mixed dtypes) alike
+  using V = std::vector<Tensor>;
+  manual_seed(6);
+  const Tensor x = sample({5, 7}, float32), n = (sample({5, 7}, float64) * 10).to(int64), z = sample({5, 7}, complex64);
+  const Tensor m = sample({5, 7}, float32) > 0;
+  const std::vector<std::pair<std::string, std::function<Tensor(const V&)>>> cases = {
+      {"x * 0.5", [](const V& v) { return v[0] * 0.5; }},
+      {"0.5 * x", [](const V& v) { return 0.5 * v[0]; }},
+      {"1 - x", [](const V& v) { return 1 - v[0]; }},
+      {"x / 3", [](const V& v) { return v[0] / 3; }},
+      {"3 / x", [](const V& v) { return 3.0 / v[0]; }},
+      {"x^T * 0.5 (strided)", [](const V& v) { return v[0].transpose(0, 1) * 0.5; }},
+      {"int64 n * 0.5 (promotes: strided)", [](const V& v) { return v[1] * 0.5; }},
+      {"int64 n + 3", [](const V& v) { return v[1] + 3; }},
+      {"complex z * 2", [](const V& v) { return v[2] * 2.0; }},
+      {"complex z + (1 - 2i)", [](const V& v) { return v[2] + Scalar(std::complex<double>(1, -2)); }},
+      {"x > 0.25", [](const V& v) { return v[0] > 0.25; }},
+      {"n == 3", [](const V& v) { return v[1] == 3; }},
+      {"pow(x, 2.5)", [](const V& v) { return pow(v[0].abs(), 2.5); }},
+      {"pow(2, x)", [](const V& v) { return pow(2.0, v[0]); }},
+      {"where(m, x, -1)", [](const V& v) { return where(v[3], v[0], -1.0); }},
+      {"where(m, 2, x)", [](const V& v) { return where(v[3], 2.0, v[0]); }},
+      {"masked_fill(x, m, 7)", [](const V& v) { return masked_fill(v[0], v[3], 7.0); }},
+      {"x.add_(1).mul_(2)", [](const V& v) { Tensor y = v[0].clone(); y.add_(1); y.mul_(2); return y; }},
+      {"clamp(x, -0.5, 0.5)", [](const V& v) { return clamp(v[0], -0.5, 0.5); }},
+  };
+  const V in = {x, n, z, m};
+  V d;
+  for (const auto& t : in) d.push_back(t.to(dev));
+  for (const auto& [name, f] : cases) {
+    CAPTURE(name);
+    const Tensor got = f(d);
+    CHECK(got.device() == dev);
+    CHECK(rel_diff(got, f(in)) <= 1e-6);
+  }
+  grads_agree(dev, "x * 0.5 + 2, pow, where", [](const V& v) { return where(v[0] > 0, pow(v[0] * 0.5 + 2, 1.5), 1 - v[0]); },
+              {x}, 1e-6);
+  grads_agree(dev, "2^x / 3", [](const V& v) { return pow(2.0, v[0]) / 3; }, {x}, 1e-6);
+  if (!dev.is_cuda()) return;
+  // one kernel per op, no fill for the number (counted where the emulator runs the kernels)
+  const std::vector<std::function<void()>> single = {
+      [&] { (void)(d[0] * 0.5); }, [&] { (void)(1 - d[0]); }, [&] { (void)(d[0].transpose(0, 1) * 0.5); },
+      [&] { (void)(d[1] * 0.5); }, [&] { (void)where(d[3], d[0], -1.0); }, [&] { (void)(d[0] > 0.25); },
+      [&] { d[0].clone().mul_(2); },
+  };
+  for (std::size_t i = 0; i < single.size(); ++i) {
+    CAPTURE(i);
+    const long k = emu_count(dev, EmuCounter::Launches, single[i]);
+    CHECK((k == -1 || k == (i + 1 == single.size() ? 2 : 1)));  // the last clones first
+  }
+  // a 0-d host tensor that needs no gradient mixes as a number does (PyTorch's rule), on either side
+  const Tensor h = scalar_tensor(0.25, float32);
+  CHECK(rel_diff(d[0] * h, x * h) == 0);
+  CHECK(rel_diff(h - d[0], h - x) == 0);
+  CHECK(rel_diff(where(scalar_tensor(true), d[0], h), x) == 0);  // kernels take one value: the others are filled
+  CHECK(rel_diff(where(d[3], h, scalar_tensor(-1.0f)), where(m, h, scalar_tensor(-1.0f))) == 0);
+  CHECK((d[0] * h).device() == dev);
+  // what still mixes nothing: a host tensor of one element that is not 0-d, a 0-d one that needs a
+  // gradient, an in-place op into a host scalar, a matrix product
+  CHECK_THROWS_WITH_AS(d[0] * ones({1}), doctest::Contains("[mul] expected all tensors on one device, got cuda:0 and cpu"), Error);
+  const Tensor hg = scalar_tensor(0.25, float32).requires_grad_();
+  CHECK_THROWS_WITH_AS(d[0] * hg, doctest::Contains("[mul] expected all tensors on one device"), Error);
+  CHECK_THROWS_WITH_AS(where(d[3], d[0], hg), doctest::Contains("[where] expected all tensors on one device"), Error);
+  Tensor hs = scalar_tensor(0.25, float32);
+  CHECK_THROWS_WITH_AS(hs.add_(d[0].sum()), doctest::Contains("[add_] expected all tensors on one device"), Error);
+  CHECK(hs.item<float>() == 0.25f);
+  CHECK_THROWS_WITH_AS(matmul(d[0], ones({7, 2})), doctest::Contains("cuda:0"), Error);
+}
+
 DEVICE_CASE("cuda ops: matmul through cuBLAS (int64 and bool: a kernel of phasor's) agrees with the CPU") {
   manual_seed(5);
   for (Dtype dt : {float32, float64, complex64, complex128}) {

@@ -58,11 +58,8 @@ Dtype result_type(Dtype td, const Scalar& s) {
 }
 
 Tensor wrap_scalar(const Scalar& s, Dtype dtype, Device device) {
-  Tensor t = make_tensor({}, dtype, device);
-  if (device.is_cuda()) {
-    phasor::cuda::detail::fill(t, s);
-    return t;
-  }
+  // next to a CUDA tensor the number is a host scalar: its value rides in the kernel's arguments
+  Tensor t = make_tensor({}, dtype, device.is_cuda() ? Device::cpu() : device);  // Note [host scalars]
   visit_dtype(dtype, [&](auto tag) {
     using T = typename decltype(tag)::type;
     *static_cast<T*>(t.data_ptr()) = scalar_as<T>(s);
@@ -72,11 +69,13 @@ Tensor wrap_scalar(const Scalar& s, Dtype dtype, Device device) {
 
 namespace {
 
-/// An uninitialized `dt` tensor on a's device of a and b's broadcast shape (a's own shape, not copied, when
-/// the two agree: a conditional expression with a prvalue branch would copy it); a mismatch throws naming `op`.
-Tensor empty_broadcast(const Tensor& a, const Tensor& b, Dtype dt, const char* op) {
-  if (a.shape() == b.shape()) return make_tensor(a.shape(), dt, a.device());
-  return make_tensor(broadcast_shapes({a.shape(), b.shape()}, op), dt, a.device());
+/// An uninitialized `dt` tensor on `device` of a and b's broadcast shape (a's or b's own shape, not copied,
+/// when they agree or the other is 0-d, a number: a conditional expression with a prvalue branch would copy
+/// it); a mismatch throws naming `op`.
+Tensor empty_broadcast(const Tensor& a, const Tensor& b, Dtype dt, const char* op, Device device) {
+  if (a.shape() == b.shape() || b.dim() == 0) return make_tensor(a.shape(), dt, device);
+  if (a.dim() == 0) return make_tensor(b.shape(), dt, device);
+  return make_tensor(broadcast_shapes({a.shape(), b.shape()}, op), dt, device);
 }
 
 // The per-element functors of arith / arith_inplace (and DivF) are inlined into the loops, whatever their
@@ -87,9 +86,9 @@ Tensor empty_broadcast(const Tensor& a, const Tensor& b, Dtype dt, const char* o
 /// Runs f(x, y) over a and b cast to `dt` (the result type), broadcasting.
 template <class F>
 Tensor arith(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
-  check_same_device(a, b, op);
-  if (a.device().is_cuda()) {  // Note [cuda elementwise]: the kernel converts a and b per element
-    Tensor out = empty_broadcast(a, b, dt, op);
+  const Device device = elementwise_device(a, b, op);
+  if (device.is_cuda()) {  // Note [cuda elementwise]: the kernel converts a and b per element
+    Tensor out = empty_broadcast(a, b, dt, op, device);
     phasor::cuda::detail::binary(op, out, a, b, dt);
     return out;
   }
@@ -101,7 +100,7 @@ Tensor arith(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
       using C = typename decltype(tag)::type;
       if constexpr (is_complex_v<C>) {
         using R = typename C::value_type;
-        Tensor out = empty_broadcast(a, b, dt, op);
+        Tensor out = empty_broadcast(a, b, dt, op, device);
         if (a.dtype() == dt) map_binary_into<C, C, R>(out, a, b, [f](C u, R v) PHASOR_INLINE_FUNCTOR { return f(u, C(v)); });
         else map_binary_into<C, R, C>(out, a, b, [f](R u, C v) PHASOR_INLINE_FUNCTOR { return f(C(u), v); });
         return out;
@@ -120,7 +119,8 @@ Tensor arith(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
 /// In-place a op= b: result type must be castable to a's dtype.
 template <class F>
 void arith_inplace(const Tensor& a, const Tensor& b, const char* op, F f) {
-  check_same_device(a, b, op);
+  if (elementwise_device(a, b, op) != a.device())  // an in-place output is never a host scalar of a CUDA op
+    check_same_device(a, b, op);
   Dtype rt = result_type({a, b});
   if (category(rt) > category(a.dtype()))
     throw Error(op, std::string("result type ") + dtype_name(rt) + " cannot be cast to the in-place output type " +

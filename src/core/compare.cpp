@@ -148,11 +148,11 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
   return detail::apply_op(
       "where", {cond, a, b}, detail::kSaveInputs,
       [](In in) {
-        detail::check_same_device(in, "where");
+        const Device device = detail::elementwise_device(in, "where");
         const Shape shape = broadcast_shapes({in[0].shape(), in[1].shape(), in[2].shape()}, "where");
         const Dtype dt = detail::result_type({in[1], in[2]});
-        if (in[0].device().is_cuda()) {  // the kernel converts a and b per element
-          Tensor out = detail::make_tensor(shape, dt, in[1].device());
+        if (device.is_cuda()) {  // the kernel converts a and b per element
+          Tensor out = detail::make_tensor(shape, dt, device);
           phasor::cuda::detail::where(out, in[0], in[1], in[2]);
           return out;
         }

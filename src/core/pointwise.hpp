@@ -16,14 +16,16 @@ namespace phasor::detail {
 /// f is a (possibly constrained) generic functor; a dtype it does not accept throws naming `op`.
 template <class F>
 Tensor binary_kernel(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
-  check_same_device(a, b, op);
-  const Shape shape = a.shape() == b.shape() ? a.shape() : broadcast_shapes({a.shape(), b.shape()}, op);
-  if (a.device().is_cuda()) {  // Note [cuda elementwise]: the kernel converts a and b per element
+  const Device device = elementwise_device(a, b, op);
+  const Shape shape = a.shape() == b.shape() || b.dim() == 0 ? a.shape()
+                      : a.dim() == 0                         ? b.shape()
+                                                              : broadcast_shapes({a.shape(), b.shape()}, op);
+  if (device.is_cuda()) {  // Note [cuda elementwise]: the kernel converts a and b per element
     return visit_dtype(dt, [&](auto tag) -> Tensor {
       using T = typename decltype(tag)::type;
       if constexpr (std::is_invocable_v<const F&, T, T>) {
         using Out = std::decay_t<std::invoke_result_t<const F&, T, T>>;
-        Tensor out = make_tensor(shape, dtype_of<Out>::value, a.device());
+        Tensor out = make_tensor(shape, dtype_of<Out>::value, device);
         phasor::cuda::detail::binary(op, out, a, b, dt);
         return out;
       } else {
@@ -42,11 +44,12 @@ Tensor binary_kernel(const Tensor& a, const Tensor& b, Dtype dt, const char* op,
   });
 }
 
-/// The C++ scalar `s` as a 0-d tensor of the dtype it takes next to `t` (it never widens t).
+/// The C++ scalar `s` as a 0-d tensor of the dtype it takes next to `t` (it never widens t): on t's device,
+/// or a host scalar next to a CUDA tensor (Note [host scalars]).
 inline Tensor wrap_for(const Tensor& t, const Scalar& s) { return wrap_scalar(s, result_type(t, s), t.device()); }
 
-/// A 0-d zero of g's dtype (the "else" branch of masked gradients).
-inline Tensor zero_scalar_like(const Tensor& g) { return zeros({}, g.dtype(), g.device()); }
+/// A 0-d zero of g's dtype (the "else" branch of masked gradients), made as wrap_for makes numbers.
+inline Tensor zero_scalar_like(const Tensor& g) { return wrap_scalar(0, g.dtype(), g.device()); }
 
 /// Runs an op without a gradient (bool outputs): observers see it like a primitive, no node is made.
 template <class Fwd>

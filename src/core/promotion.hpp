@@ -15,7 +15,8 @@ Dtype result_type(TensorList ts);
 Dtype result_type(const Tensor& t, const Scalar& s);
 /// Result dtype of (a tensor of dtype t) op scalar.
 Dtype result_type(Dtype t, const Scalar& s);
-/// A 0-d tensor holding `s` as `dtype` (a "wrapped number").
+/// A 0-d tensor holding `s` as `dtype` (a "wrapped number") on `device`, or on the host CPU for a CUDA
+/// device (a host scalar: Note [host scalars] in core/tensor_impl.hpp).
 Tensor wrap_scalar(const Scalar& s, Dtype dtype, Device device);
 
 }  // namespace phasor::detail

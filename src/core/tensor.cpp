@@ -160,6 +160,36 @@ void check_same_device(TensorList ts, const char* op) {
   for (std::size_t i = 1; i < ts.size(); ++i) check_same_device(ts[0], ts[i], op);
 }
 
+namespace {
+/// A 0-d tensor on the host CPU that needs no gradient (Note [host scalars]).
+bool host_scalar(const Tensor& t) { return t.dim() == 0 && t.device() == Device::cpu() && !t.requires_grad(); }
+/// Whether t may join an elementwise op on device d.
+bool joins(const Tensor& t, Device d) { return t.device() == d || (d.is_cuda() && host_scalar(t)); }
+[[noreturn]] void throw_mixed(Device a, Device b, const char* op) {
+  throw Error(op, "expected all tensors on one device, got " + a.str() + " and " + b.str());
+}
+}  // namespace
+
+Device elementwise_device(const Tensor& a, const Tensor& b, const char* op) {
+  const Device da = a.device(), db = b.device();
+  if (da == db) return da;
+  const Device d = db.is_cuda() ? db : da;
+  if (!joins(a, d) || !joins(b, d)) throw_mixed(da, db, op);
+  return d;
+}
+
+Device elementwise_device(TensorList ts, const char* op) {
+  Device d = ts[0].device();
+  for (const Tensor& t : ts)
+    if (t.device().is_cuda()) {
+      d = t.device();
+      break;
+    }
+  for (const Tensor& t : ts)
+    if (!joins(t, d)) throw_mixed(d, t.device(), op);
+  return d;
+}
+
 [[noreturn]] void throw_data_dtype_mismatch(Dtype want, Dtype have) {
   throw Error("data", std::string("requested ") + dtype_name(want) + " pointer from a tensor of dtype " +
                           dtype_name(have));

@@ -163,5 +163,19 @@ void check_cpu(const Tensor& t, const char* op);
 void check_same_device(TensorList ts, const char* op);
 /// check_same_device for two tensors (no list built: it sits on every binary op's path).
 void check_same_device(const Tensor& a, const Tensor& b, const char* op);
+
+// Note [host scalars]
+// An elementwise op (arithmetic, comparisons, pow, where) of CUDA tensors also takes 0-d tensors on the
+// host CPU that need no gradient, as PyTorch does: their value travels in the kernel's arguments (Note
+// [cuda elementwise]). A C++ number next to a CUDA tensor (x * 0.5, x.add_(1), where(m, x, 0)) is wrapped
+// as such a host scalar, so it costs no fill kernel, no device allocation and no host-to-device copy.
+// Every other mix of devices is refused, as is a host scalar that needs a gradient (its gradient would be
+// computed on the GPU) and an in-place op writing into one.
+
+/// The device an elementwise op of `ts` runs on: their common device, or the CUDA device of the others
+/// when the rest are host scalars (Note [host scalars]); throws "[op] expected all tensors on one device".
+Device elementwise_device(TensorList ts, const char* op);
+/// elementwise_device for two tensors (no list built: it sits on every binary op's path).
+Device elementwise_device(const Tensor& a, const Tensor& b, const char* op);
 }  // namespace detail
 }  // namespace phasor

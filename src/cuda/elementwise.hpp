@@ -18,8 +18,11 @@ namespace phasor::cuda {
 // loaded and converted to it, the result converted to the output dtype on store. A contiguous output
 // whose inputs are each contiguous or a single broadcast element (a 0-d operand such as a wrapped
 // scalar), all of the compute dtype, takes a flat kernel; anything else (strides, broadcasts, mixed
-// dtypes) the general one, which derives each operand's offset from the linear index. In-place ops
-// never see an input overlapping the output in part (check_inplace_overlap refuses them first).
+// dtypes) the general one, which derives each operand's offset from the linear index. An input may
+// also be a value (a host scalar: Note [host scalars] in core/tensor_impl.hpp): no pointer, its bytes
+// in the Operands, converted to the compute dtype on the host and passed to either kernel as an argument,
+// so a number next to a tensor (x * 0.5) costs one launch and no device memory. In-place ops never see an
+// input overlapping the output in part (check_inplace_overlap refuses them first).
 
 /// Most operands of one kernel (output first).
 inline constexpr int kMaxOperands = 4;
@@ -31,7 +34,8 @@ struct Operands {
   int count = 0;                                      ///< operands, output included
   int ndim = 0;                                       ///< coalesced dims, innermost last
   std::int64_t numel = 0;                             ///< elements of the output
-  char* data[kMaxOperands] = {};                      ///< first element of each operand (device memory)
+  char* data[kMaxOperands] = {};                      ///< first element of each operand (device memory); null: by value
+  alignas(16) unsigned char value[kMaxOperands][16] = {};  ///< an input given by value: its bytes, of its dtype
   Dtype dtype[kMaxOperands] = {};                     ///< element type of each operand
   std::int64_t sizes[kMaxDims] = {};                  ///< the common (broadcast) shape
   std::int64_t strides[kMaxOperands][kMaxDims] = {};  ///< byte strides per operand and dim (0: broadcast)

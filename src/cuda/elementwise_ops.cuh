@@ -49,9 +49,9 @@ template <class T> inline constexpr bool is_cplx_v = ::phasor::detail::is_comple
 template <class T> using real_t = ::phasor::detail::real_t<T>;
 template <class T> inline constexpr bool is_float_v = ::phasor::detail::is_real_float_v<T>;
 
-/// The element at p (of dtype t) converted to C.
+/// The element at p (of dtype t) converted to C (on the host too: an input given by value).
 template <class C>
-__device__ __forceinline__ C load(const char* p, Dtype t) {
+__host__ __device__ __forceinline__ C load(const char* p, Dtype t) {
   switch (t) {
     case Dtype::Bool: return convert<C>(*reinterpret_cast<const bool*>(p));
     case Dtype::Int64: return convert<C>(*reinterpret_cast<const std::int64_t*>(p));
@@ -94,31 +94,60 @@ struct Loaded {
   T x, y, z;
 };
 
+/// Loads input k of the flat kernel: p[j * step].
+template <class T>
+struct FromPointer {
+  const T* p;
+  std::int64_t step;
+  __device__ __forceinline__ T operator()(std::int64_t j) const { return p[j * step]; }
+};
+/// An input of the flat kernel given by value (a host scalar, Note [cuda elementwise]).
+template <class T>
+struct FromValue {
+  T v;
+  __device__ __forceinline__ T operator()(std::int64_t) const { return v; }
+};
+
+/// out[j] = f(la(j), lb(j), lc(j)) over the grid, kFlatUnroll elements' inputs loaded before any is computed.
+template <int N, class T, class Out, class F, class LA, class LB, class LC>
+__device__ __forceinline__ void flat_loop(Out* out, std::int64_t n, const F& f, const LA& la, const LB& lb, const LC& lc) {
+  stride_fold<kFlatUnroll>(
+      grid_start(), n, grid_step(),
+      [&](std::int64_t j) {
+        Loaded<T> v{};
+        v.x = la(j);
+        if constexpr (N >= 2) v.y = lb(j);
+        if constexpr (N >= 3) v.z = lc(j);
+        return v;
+      },
+      [&](const Loaded<T>& v, std::int64_t j) { out[j] = apply<N>(f, v.x, v.y, v.z); });
+}
+
 /// Same-dtype contiguous operands: out[i] = f(a[i * sa], b[i * sb], c[i * sc]), T everywhere; an input's
-/// step is 1, or 0 for a single element broadcast to all (a 0-d operand such as a wrapped scalar). Each
+/// step is 1, or 0 for a single element broadcast to all (a 0-d operand); a null input is the value in
+/// `val` (x, y, z for a, b, c: a host scalar, Note [cuda elementwise]), at most one of them: each case is
+/// a loop of its own, so the loop over pointers is the plain one (a per-element test of the pointers took
+/// flat add from 32 to 56 registers). Each
 /// thread loads the inputs of kFlatUnroll elements (a grid step apart, so every load stays coalesced across
 /// the warp) before it computes and stores any (Note [loads in flight]). In-place use with an input that is
 /// the output itself (x.add_(y), x.mul_(x)) is fine: a thread reads each of its elements before writing it;
 /// partial overlaps are refused before any launch.
 template <int N, class T, class Out, class F>
 __global__ void flat_kernel(Out* out, const T* a, const T* b, const T* c, std::int64_t sa, std::int64_t sb,
-                            std::int64_t sc, std::int64_t n, F f) {
-  stride_fold<kFlatUnroll>(
-      grid_start(), n, grid_step(),
-      [&](std::int64_t j) {
-        Loaded<T> v{};
-        v.x = a[j * sa];
-        if constexpr (N >= 2) v.y = b[j * sb];
-        if constexpr (N >= 3) v.z = c[j * sc];
-        return v;
-      },
-      [&](const Loaded<T>& v, std::int64_t j) { out[j] = apply<N>(f, v.x, v.y, v.z); });
+                            std::int64_t sc, std::int64_t n, Loaded<T> val, F f) {
+  const FromPointer<T> pa{a, sa}, pb{b, sb}, pc{c, sc};
+  if (N >= 2 && !a) flat_loop<N, T>(out, n, f, FromValue<T>{val.x}, pb, pc);
+  else if (N >= 2 && !b) flat_loop<N, T>(out, n, f, pa, FromValue<T>{val.y}, pc);
+  else if (N >= 3 && !c) flat_loop<N, T>(out, n, f, pa, pb, FromValue<T>{val.z});
+  else flat_loop<N, T>(out, n, f, pa, pb, pc);
 }
 
-/// Any layout and dtypes: offsets from the linear index, inputs converted to C, the result stored as
-/// the output's dtype; kFlatUnroll elements' inputs loaded before any is computed, as in flat_kernel.
+/// Any layout and dtypes: offsets from the linear index, inputs converted to C, the result stored as the
+/// output's dtype; kFlatUnroll elements' inputs loaded before any is computed, as in flat_kernel. An input
+/// with a null pointer is its value in `val` (tested per element: a loop per case, as in flat_kernel, took
+/// the float64 kernels from 64 to 70 registers, the test 64 to 66).
 template <int N, class C, class F>
-__global__ void strided_kernel(Operands o, F f) {
+__global__ void strided_kernel(Operands o, Loaded<C> val, F f) {
   struct Element {
     std::int64_t out;  // the output's byte offset
     C x, y, z;
@@ -128,11 +157,10 @@ __global__ void strided_kernel(Operands o, F f) {
       [&](std::int64_t i) {
         std::int64_t off[N + 1];
         operand_offsets<N>(o, i, off);
-        Element e{};
-        e.out = off[0];
-        e.x = load<C>(o.data[1] + off[1], o.dtype[1]);
-        if constexpr (N >= 2) e.y = load<C>(o.data[2] + off[2], o.dtype[2]);
-        if constexpr (N >= 3) e.z = load<C>(o.data[3] + off[3], o.dtype[3]);
+        Element e{off[0], val.x, val.y, val.z};
+        if (N == 1 || o.data[1]) e.x = load<C>(o.data[1] + off[1], o.dtype[1]);  // unary ops take no values
+        if constexpr (N >= 2) if (o.data[2]) e.y = load<C>(o.data[2] + off[2], o.dtype[2]);
+        if constexpr (N >= 3) if (o.data[3]) e.z = load<C>(o.data[3] + off[3], o.dtype[3]);
         return e;
       },
       [&](const Element& e, std::int64_t) { store(o.data[0] + e.out, o.dtype[0], apply<N>(f, e.x, e.y, e.z)); });
@@ -140,8 +168,9 @@ __global__ void strided_kernel(Operands o, F f) {
 
 /// The element step of operand k for the flat kernel when it has dtype t: 1 when contiguous (one coalesced
 /// dim of unit element stride, no dims, or a single element whatever its strides), 0 when one element is
-/// broadcast to all (stride 0), else -1.
+/// broadcast to all (stride 0) or the input is a value (converted on the host), else -1.
 std::int64_t flat_step(const Operands& o, int k, Dtype t) {
+  if (!o.data[k]) return 0;
   if (o.dtype[k] != t) return -1;
   if (o.ndim == 0 || o.numel == 1) return 1;
   if (o.ndim > 1) return -1;
@@ -171,15 +200,20 @@ void launch(const Operands& o, F f, const char* what, void* stream_v) {
   bool flat = flat_step(o, 0, kOut) == 1;
   std::int64_t st[3] = {1, 1, 1};
   for (int k = 1; k <= N && flat; ++k) flat = (st[k - 1] = flat_step(o, k, kC)) >= 0;
+  Loaded<C> val{};  // the inputs given by value, converted to C here
+  C* vals[3] = {&val.x, &val.y, &val.z};
+  for (int k = 1; k <= N; ++k)
+    if (!o.data[k]) *vals[k - 1] = load<C>(reinterpret_cast<const char*>(o.value[k]), o.dtype[k]);
   if (flat) {
     const C* a = reinterpret_cast<const C*>(o.data[1]);
     const C* b = N >= 2 ? reinterpret_cast<const C*>(o.data[2]) : nullptr;
     const C* c = N >= 3 ? reinterpret_cast<const C*>(o.data[3]) : nullptr;
     const unsigned blocks = blocks_for((o.numel + kFlatUnroll - 1) / kFlatUnroll);
     launch_kernel(flat_kernel<N, C, Out, F>, blocks, kThreads, stream, reinterpret_cast<Out*>(o.data[0]), a, b, c,
-                  st[0], st[1], st[2], o.numel, f);
+                  st[0], st[1], st[2], o.numel, val, f);
   } else {
-    launch_kernel(strided_kernel<N, C, F>, blocks_for((o.numel + kFlatUnroll - 1) / kFlatUnroll), kThreads, stream, o, f);
+    launch_kernel(strided_kernel<N, C, F>, blocks_for((o.numel + kFlatUnroll - 1) / kFlatUnroll), kThreads, stream, o,
+                  val, f);
   }
   check_launch(what);
 }

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <atomic>
 #include <cmath>
+#include <cstring>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -42,9 +43,21 @@ Operands operands(std::initializer_list<const Tensor*> ts, const char* op) { ret
 
 Operands operands(std::initializer_list<const Tensor*> ts, const Shape& shape, const char* op) {
   const Tensor& out = **ts.begin();
-  for (const Tensor* t : ts)
-    if (t->device() != out.device())
-      throw Error(op, "expected all tensors on " + out.device().str() + ", got one on " + t->device().str());
+  const Device device = out.device();
+  // an input may be a host scalar: a 0-d host tensor whose value travels by value (Note [host scalars]);
+  // the kernels take one (Note [cuda elementwise])
+  unsigned by_value = 0;  // bit k: operand k
+  int k = 0;
+  for (const Tensor* t : ts) {
+    const Device d = t->device();
+    if (d != device) {
+      if (k == 0 || t->dim() != 0 || d != Device::cpu())
+        throw Error(op, "expected all tensors on " + device.str() + ", got one on " + d.str());
+      if (by_value) throw Error(op, "internal: a CUDA elementwise kernel takes one input by value, got more");
+      by_value |= 1u << k;
+    }
+    ++k;
+  }
   check_device(out.device(), op);  // "[op] device cuda:i does not exist (...)"
   const ::phasor::detail::StridedLoop loop = ::phasor::detail::make_device_loop(ts, shape);
   if (loop.nd > kMaxDims)
@@ -54,10 +67,14 @@ Operands operands(std::initializer_list<const Tensor*> ts, const Shape& shape, c
   o.count = static_cast<int>(ts.size());
   o.ndim = loop.nd;
   o.numel = loop.numel;
-  int k = 0;
+  k = 0;
   for (const Tensor* t : ts) {
     o.data[k] = loop.base[static_cast<std::size_t>(k)];
     o.dtype[k] = t->dtype();
+    if (by_value >> k & 1u) {
+      std::memcpy(o.value[k], t->data_ptr(), t->itemsize());
+      o.data[k] = nullptr;
+    }
     for (int d = 0; d < loop.nd; ++d)
       o.strides[k][d] = loop.strides[static_cast<std::size_t>(d)][static_cast<std::size_t>(k)];
     ++k;
@@ -97,6 +114,16 @@ void binary(const char* op, const Tensor& out, const Tensor& a, const Tensor& b,
 }
 
 void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
+  // the kernels take one input by value (Note [cuda elementwise]): further host scalars are filled on the device
+  auto on_device = [&](const Tensor& t) {
+    if (t.device() == out.device()) return t;
+    Tensor d = ::phasor::detail::make_tensor({}, t.dtype(), out.device());
+    fill(d, t.item());
+    return d;
+  };
+  if (cond.device() != out.device() && (a.device() != out.device() || b.device() != out.device()))
+    return where(out, on_device(cond), a, b);
+  if (a.device() != out.device() && b.device() != out.device()) return where(out, cond, on_device(a), b);
   const Operands o = operands({&out, &cond, &a, &b}, "where");
   Launch l(out);
   if (!cuda::where(out.dtype(), o, l.stream)) no_kernel("where", out.dtype());
