@@ -650,6 +650,69 @@ DEVICE_CASE("cuda ops: the FFT family agrees with FFTW") {
   CHECK(fft::plan_cache_size(dev) == 0);
 }
 
+DEVICE_CASE("cuda ops: FFT norms on every copy path (input, move back, c2r's own and scratch inputs), inputs left unchanged") {
+  // A CUDA transform applies its norm's scale in the first copy it makes anyway, else in a pass of its
+  // own; c2r copies its input (cuFFT may overwrite it) unless the front end made it (Note [cufft backend])
+  using fft::Norm;
+  using V = std::vector<Tensor>;
+  manual_seed(5);
+  const fft::Sizes none = std::nullopt;
+  for (Norm norm : {Norm::backward, Norm::ortho, Norm::forward}) {
+    CAPTURE(static_cast<int>(norm));
+    const Tensor c = sample({6, 10, 12}, complex64), r = sample({4, 9, 16}, float32);
+    const Tensor s = fft::rfft(r), s4 = fft::rfftn(sample({2, 3, 4, 6}, float32));
+    const double t = 1e-5;
+    const std::vector<std::pair<std::string, std::function<Tensor(const V&)>>> cases = {
+        {"ifft, last dim (no copy)", [&](const V& v) { return fft::ifft(v[0], std::nullopt, -1, norm); }},
+        {"ifft of a narrowed view (input copy)", [&](const V& v) { return fft::ifft(v[0].narrow(2, 1, 10), std::nullopt, -1, norm); }},
+        {"ifft over dim 0 (moved: input copy)", [&](const V& v) { return fft::ifft(v[0], std::nullopt, 0, norm); }},
+        {"fft over dim 0 of a permuted view (move back copy)",
+         [&](const V& v) { return fft::fft(v[0].permute({2, 0, 1}), std::nullopt, 0, norm); }},
+        {"ifftn over 3 dims", [&](const V& v) { return fft::ifftn(v[0], none, none, norm); }},
+        {"rfft, last dim", [&](const V& v) { return fft::rfft(v[1], std::nullopt, -1, norm); }},
+        {"rfft over dim 0 (moved)", [&](const V& v) { return fft::rfft(v[1], std::nullopt, 0, norm); }},
+        {"rfft over dim 0 of a permuted view", [&](const V& v) { return fft::rfft(v[1].permute({2, 0, 1}), std::nullopt, 0, norm); }},
+        {"rfft of an odd-aligned view (alignment copy)",
+         [&](const V& v) { return fft::rfft(v[1].reshape({-1}).narrow(0, 1, 142), std::nullopt, -1, norm); }},
+        {"rfft2 over dims 0, 2", [&](const V& v) { return fft::rfft2(v[1], none, {0, 2}, norm); }},
+        {"irfft (c2r's own copy)", [&](const V& v) { return fft::irfft(v[2], 16, -1, norm); }},
+        {"irfft, zero-padded (scratch input)", [&](const V& v) { return fft::irfft(v[2], 20, -1, norm); }},
+        {"irfft over dim 1 (moved)", [&](const V& v) { return fft::irfft(v[2], 14, 1, norm); }},
+        {"irfft2 over dims 1, 2", [&](const V& v) { return fft::irfft2(v[2], std::vector<std::int64_t>{9, 16}, {1, 2}, norm); }},
+        {"irfftn over 4 dims (two plans)",
+         [&](const V& v) { return fft::irfftn(v[3], std::vector<std::int64_t>{2, 3, 4, 6}, none, norm); }},
+        {"hfft (conjugated scratch input)", [&](const V& v) { return fft::hfft(v[0], 18, -1, norm); }},
+    };
+    const V in = {c, r, s, s4};
+    for (const auto& [name, f] : cases) {
+      V d;
+      for (const auto& x : in) d.push_back(x.to(dev));
+      CAPTURE(name);
+      CHECK(rel_diff(f(d), f(in)) <= t);
+      for (std::size_t i = 0; i < in.size(); ++i) CHECK(rel_diff(d[i], in[i]) == 0);  // inputs unchanged
+    }
+    // kernel launches besides cuFFT's (counted by the emulator): the scale rides on the copies
+    if (norm == Norm::backward) {
+      const Tensor cd = c.to(dev), rd = r.to(dev), sd = s.to(dev);
+      const std::vector<std::pair<std::function<void()>, long>> counted = {
+          {[&] { (void)fft::rfft(rd); }, 0},                                      // no copy, no scale
+          {[&] { (void)fft::ifft(cd); }, 1},                                      // the output's scale pass
+          {[&] { (void)fft::ifft(cd, std::nullopt, 0); }, 2},                     // scaled input copy, move back
+          {[&] { (void)fft::fft(cd.permute({2, 0, 1}), std::nullopt, 0); }, 1},  // move back only
+          {[&] { (void)fft::irfft(sd, 16); }, 1},                                 // c2r's scaled copy
+      };
+      for (std::size_t i = 0; i < counted.size(); ++i) {
+        CAPTURE(i);
+        const long k = emu_count(dev, EmuCounter::Launches, counted[i].first);
+        if (k >= 0) CHECK(k == counted[i].second);
+      }
+    }
+    // r2c's backward runs c2r on a scratch gradient; c2r's backward runs r2c
+    grads_agree(dev, "rfft gradient", [&](const V& v) { return fft::rfft(v[0], std::nullopt, -1, norm); }, {r}, 10 * t);
+    grads_agree(dev, "irfft gradient", [&](const V& v) { return fft::irfft(v[0], 16, -1, norm); }, {s}, 10 * t);
+  }
+}
+
 DEVICE_CASE("cuda ops: numbers next to tensors (host scalars): values, gradients, one launch each, and what still mixes devices") {
   // Note [host scalars]: on a GPU a number travels in the kernel's arguments, in the flat kernel
   // (contiguous operands of the compute dtype) and the strided one (views, mixed dtypes) alike

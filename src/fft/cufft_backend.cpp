@@ -9,9 +9,15 @@
 // r2c over the last group, then c2c over the others; c2r the reverse. Plans live in a bounded LRU
 // per device keyed by (type, lengths, batch); they are made without their own work area
 // (cufftSetAutoAllocation 0) and each execution takes one from the caching device allocator on the
-// current stream, so idle plans hold no device memory. A plan's stream and work area are set and
-// the execution launched under the plan's lock (cuFFT plans are not safe to share unlocked).
-// cuFFT's c2r overwrites its input, so c2r always works on a copy it owns.
+// current stream, so idle plans hold no device memory. A plan's stream and work area are set (only
+// when they differ from the plan's last ones: the caching allocator mostly hands the same block
+// back) and the execution launched under the plan's lock (cuFFT plans are not safe to share
+// unlocked). cuFFT's c2r overwrites its input, so c2r works on a copy it owns, unless its input is
+// the caller's scratch (Note [c2r scratch input]). The norm's scale rides on the first copy a
+// transform makes anyway (its input's, or its output's move back), since the transforms are linear;
+// only a transform that copies nothing scales its output in a pass of its own. Like the FFTW
+// path, a transform over trailing dims makes no heap allocation of its own besides its output (the
+// lengths and plan keys are SmallVecs), so a small transform costs about what its cuFFT call does.
 #include "fft/cufft_backend.hpp"
 
 #include <algorithm>
@@ -70,16 +76,24 @@ void check(cufftResult r, const char* call) {
   if (r != CUFFT_SUCCESS) throw Error("fft", std::string(call) + " failed: " + cufft_error_name(r) + " (" + std::to_string(int(r)) + ")");
 }
 
+/// Transform lengths, outermost first.
+using Lengths = SmallVec<long long, 8>;
+/// The lengths one plan transforms: at most 3 (cuFFT's rank limit).
+using Group = SmallVec<long long, 3>;
+
 struct Key {
   int type = 0;
-  std::vector<long long> n;
+  Group n;
   long long batch = 0;
   bool operator<(const Key& o) const {
     if (type != o.type) return type < o.type;
     if (batch != o.batch) return batch < o.batch;
-    return n < o.n;
+    return std::lexicographical_compare(n.begin(), n.end(), o.n.begin(), o.n.end());
   }
 };
+
+/// A plan's stream or work area before any is set, or after a failed set.
+void* const kUnset = reinterpret_cast<void*>(~std::uintptr_t(0));
 
 struct CufftPlan {
   const ::phasor::cuda::detail::CufftApi* api = nullptr;  // set with the handle
@@ -87,6 +101,8 @@ struct CufftPlan {
   std::size_t work = 0;
   int device = 0;
   std::mutex mu;
+  void* stream = kUnset;     ///< the stream last set (under mu; nullptr is the legacy default stream)
+  void* work_area = kUnset;  ///< the work area last set (under mu)
   /// Destroyed when evicted, cleared, or right after its exec with the cache off: an exec queued on any
   /// stream may still read the plan's device data, and cufftDestroy is not documented to wait for it, so
   /// the device is synchronized first (errors ignored: a destructor must not throw).
@@ -141,8 +157,9 @@ std::shared_ptr<CufftPlan> plan_for(int device, const Key& key) {
     check(api.cufftCreate(&p->handle), "cufftCreate");
     p->api = &api;
     check(api.cufftSetAutoAllocation(p->handle, 0), "cufftSetAutoAllocation");
-    std::vector<long long> n = key.n;
-    const cufftResult r = api.cufftMakePlanMany64(p->handle, static_cast<int>(n.size()), n.data(), nullptr, 1, 0,
+    long long n[3];
+    std::copy(key.n.begin(), key.n.end(), n);
+    const cufftResult r = api.cufftMakePlanMany64(p->handle, static_cast<int>(key.n.size()), n, nullptr, 1, 0,
                                                   nullptr, 1, 0, static_cast<cufftType>(key.type), key.batch, &p->work);
     if (r == CUFFT_ALLOC_FAILED && attempt == 0) {
       ::phasor::cuda::detail::device_empty_cache(device);
@@ -164,8 +181,7 @@ std::shared_ptr<CufftPlan> plan_for(int device, const Key& key) {
 }
 
 /// Runs one batched transform of `n` (innermost, contiguous) from in to out on device's current stream.
-void execute(int device, cufftType type, const std::vector<long long>& n, long long batch, void* in, void* out,
-             int direction) {
+void execute(int device, cufftType type, const Group& n, long long batch, void* in, void* out, int direction) {
   if (batch == 0) return;
   ::phasor::cuda::detail::DeviceGuard guard(device);
   const std::shared_ptr<CufftPlan> plan = plan_for(device, Key{static_cast<int>(type), n, batch});
@@ -182,8 +198,16 @@ void execute(int device, cufftType type, const std::vector<long long>& n, long l
     }
   } release{work, device};  // stream-ordered: later work on this stream may reuse it
   std::lock_guard<std::mutex> lk(plan->mu);
-  check(api.cufftSetStream(plan->handle, static_cast<cudaStream_t>(stream)), "cufftSetStream");
-  if (work) check(api.cufftSetWorkArea(plan->handle, work), "cufftSetWorkArea");
+  if (stream != plan->stream) {
+    plan->stream = kUnset;  // unknown until the call succeeds
+    check(api.cufftSetStream(plan->handle, static_cast<cudaStream_t>(stream)), "cufftSetStream");
+    plan->stream = stream;
+  }
+  if (work && work != plan->work_area) {
+    plan->work_area = kUnset;
+    check(api.cufftSetWorkArea(plan->handle, work), "cufftSetWorkArea");
+    plan->work_area = work;
+  }
   switch (type) {
     case CUFFT_C2C:
       check(api.cufftExecC2C(plan->handle, static_cast<cufftComplex*>(in), static_cast<cufftComplex*>(out), direction),
@@ -211,40 +235,56 @@ void execute(int device, cufftType type, const std::vector<long long>& n, long l
   }
 }
 
+/// A new contiguous copy of x with its values times s; s is then 1 (applied).
+Tensor copy_scaled(const Tensor& x, double& s) {
+  Tensor c = s != 1.0 ? x * s : x.clone();
+  s = 1.0;
+  return c;
+}
+
 /// x with `dims` moved innermost in order (contiguous), and the permutation that undoes it.
+/// A copy made here carries the norm's scale `s` (then set to 1: Note [cufft backend]).
 struct Moved {
   Tensor t;
   Shape undo;
   bool moved = false;  // the dims were not already innermost
   bool copied = false;  // t is a copy made here
 };
-Moved move_innermost(const Tensor& x, const DimList& dims) {
-  const std::int64_t nd = x.dim();
+Moved move_innermost(const Tensor& x, const DimList& dims, double& s) {
+  const std::int64_t nd = x.dim(), k = static_cast<std::int64_t>(dims.size());
+  Moved m;
+  for (std::int64_t i = 0; i < k; ++i) m.moved |= dims[static_cast<std::size_t>(i)] != nd - k + i;
+  if (!m.moved) {  // the dims are the trailing ones, in order: the common case builds no permutation
+    m.copied = !x.is_contiguous();
+    m.t = m.copied ? copy_scaled(x, s) : x;
+    return m;
+  }
   Shape perm;
   for (std::int64_t d = 0; d < nd; ++d)
     if (std::find(dims.begin(), dims.end(), d) == dims.end()) perm.push_back(d);
   for (auto d : dims) perm.push_back(d);
-  Moved m;
-  for (std::int64_t i = 0; i < nd; ++i) m.moved |= perm[static_cast<std::size_t>(i)] != i;
-  Tensor p = m.moved ? x.permute(perm) : x;
+  Tensor p = x.permute(perm);
   m.copied = !p.is_contiguous();
-  m.t = m.copied ? p.contiguous() : p;
+  m.t = m.copied ? copy_scaled(p, s) : p;
   m.undo.assign(static_cast<std::size_t>(nd), 0);
   for (std::int64_t i = 0; i < nd; ++i) m.undo[static_cast<std::size_t>(perm[static_cast<std::size_t>(i)])] = i;
   return m;
 }
 
-/// The output, contiguous in x's dim order.
-Tensor move_back(const Tensor& out, const Moved& m) { return m.moved ? out.permute(m.undo).contiguous() : out; }
+/// The output, contiguous in x's dim order; a copy made here carries the scale left in `s`.
+Tensor move_back(const Tensor& out, const Moved& m, double& s) {
+  if (!m.moved) return out;
+  const Tensor back = out.permute(m.undo);
+  return back.is_contiguous() ? back : copy_scaled(back, s);
+}
 
-long long product(const std::vector<long long>& v) {
+template <class V>
+long long product(const V& v) {
   return std::accumulate(v.begin(), v.end(), 1LL, std::multiplies<long long>());
 }
 
 /// The last min(3, n.size()) lengths of n: the group one cuFFT plan transforms.
-std::vector<long long> last_group(const std::vector<long long>& n) {
-  return std::vector<long long>(n.end() - static_cast<std::ptrdiff_t>(std::min<std::size_t>(3, n.size())), n.end());
-}
+Group last_group(const Lengths& n) { return Group(n.end() - std::min<std::size_t>(3, n.size()), n.end()); }
 
 /// The leading transform dims of a tensor of `nd` dims whose last n_total dims are transformed, when
 /// the last `g` of them are done.
@@ -254,33 +294,41 @@ DimList leading_dims(std::int64_t nd, std::size_t n_total, std::size_t g) {
   return d;
 }
 
+/// A new contiguous tensor of t's shape with the last dim `last` long, of `dtype`, on t's device.
+Tensor empty_with_last(const Tensor& t, std::int64_t last, Dtype dtype) {
+  DimList shape(t.shape().begin(), t.shape().end());
+  shape.back() = last;
+  return ::phasor::detail::make_tensor(shape.data(), shape.size(), dtype, t.device());
+}
+
 Tensor c2c_unscaled(const Tensor& x, const DimList& dims, bool forward);
 
 /// c2c over the trailing n.size() dims of the contiguous t, unscaled.
-Tensor c2c_trailing(const Tensor& t, const std::vector<long long>& n, bool forward) {
+Tensor c2c_trailing(const Tensor& t, const Lengths& n, bool forward) {
   const bool single = t.dtype() == Dtype::Complex64;
   Tensor out = ::phasor::detail::make_tensor(t.shape(), t.dtype(), t.device());
-  const std::vector<long long> g = last_group(n);
+  const Group g = last_group(n);
   execute(t.device().index, single ? CUFFT_C2C : CUFFT_Z2Z, g, t.numel() / product(g), t.data_ptr(), out.data_ptr(),
           forward ? CUFFT_FORWARD : CUFFT_INVERSE);
   if (n.size() > g.size()) out = c2c_unscaled(out, leading_dims(out.dim(), n.size(), g.size()), forward);
   return out;
 }
 
-/// c2c over `dims` of x (any layout), unscaled, contiguous in x's dim order.
-Tensor c2c_unscaled(const Tensor& x, const DimList& dims, bool forward) {
-  Moved m = move_innermost(x, dims);
-  std::vector<long long> n;
-  for (auto d : dims) n.push_back(x.shape()[static_cast<std::size_t>(d)]);
-  return move_back(c2c_trailing(m.t, n, forward), m);
-}
-
-std::vector<long long> lengths(const Tensor& x, const DimList& dims) {
-  std::vector<long long> n;
+/// The lengths of x's `dims`, in order.
+Lengths lengths(const Tensor& x, const DimList& dims) {
+  Lengths n;
   for (auto d : dims) n.push_back(x.shape()[static_cast<std::size_t>(d)]);
   return n;
 }
 
+/// c2c over `dims` of x (any layout), unscaled, contiguous in x's dim order.
+Tensor c2c_unscaled(const Tensor& x, const DimList& dims, bool forward) {
+  double s = 1.0;
+  Moved m = move_innermost(x, dims, s);
+  return move_back(c2c_trailing(m.t, lengths(x, dims), forward), m, s);
+}
+
+/// Applies a scale no copy carried: a pass of its own.
 void scale(Tensor& out, double s) {
   if (s != 1.0) out.mul_(s);
 }
@@ -289,48 +337,50 @@ void scale(Tensor& out, double s) {
 
 Tensor c2c_cuda(const Tensor& x, const DimList& dims, bool forward, Norm norm) {
   ::phasor::cuda::detail::check_device(x.device(), "fft");
-  Tensor out = c2c_unscaled(x, dims, forward);
-  scale(out, norm_scale(norm, product(lengths(x, dims)), forward));
+  const Lengths n = lengths(x, dims);
+  double s = norm_scale(norm, product(n), forward);
+  Moved m = move_innermost(x, dims, s);
+  Tensor out = move_back(c2c_trailing(m.t, n, forward), m, s);
+  scale(out, s);
   return out;
 }
 
 Tensor r2c_cuda(const Tensor& x, const DimList& dims, Norm norm) {
   ::phasor::cuda::detail::check_device(x.device(), "fft");
-  const std::vector<long long> n = lengths(x, dims), g = last_group(n);
-  Moved m = move_innermost(x, dims);
+  const Lengths n = lengths(x, dims);
+  const Group g = last_group(n);
+  double s = norm_scale(norm, product(n), true);
+  Moved m = move_innermost(x, dims, s);
   // cuFFT reads real input as if it were complex: a view starting at an odd element is copied
-  if (reinterpret_cast<std::uintptr_t>(m.t.data_ptr()) % (2 * m.t.itemsize()) != 0) m.t = m.t.clone();
-  Shape oshape = m.t.shape();
-  oshape.back() = oshape.back() / 2 + 1;
+  if (reinterpret_cast<std::uintptr_t>(m.t.data_ptr()) % (2 * m.t.itemsize()) != 0) m.t = copy_scaled(m.t, s);
   const bool single = x.dtype() == Dtype::Float32;
-  Tensor half = ::phasor::detail::make_tensor(oshape, single ? Dtype::Complex64 : Dtype::Complex128, x.device());
+  Tensor half = empty_with_last(m.t, m.t.shape().back() / 2 + 1, single ? Dtype::Complex64 : Dtype::Complex128);
   execute(x.device().index, single ? CUFFT_R2C : CUFFT_D2Z, g, m.t.numel() / product(g), m.t.data_ptr(),
           half.data_ptr(), CUFFT_FORWARD);
   if (n.size() > g.size()) half = c2c_unscaled(half, leading_dims(half.dim(), n.size(), g.size()), true);
-  Tensor out = move_back(half, m);
-  scale(out, norm_scale(norm, product(n), true));
+  Tensor out = move_back(half, m, s);
+  scale(out, s);
   return out;
 }
 
-Tensor c2r_cuda(const Tensor& x, const DimList& dims, Norm norm, std::int64_t last_n) {
+Tensor c2r_cuda(const Tensor& x, const DimList& dims, Norm norm, std::int64_t last_n, bool x_is_scratch) {
   ::phasor::cuda::detail::check_device(x.device(), "fft");
-  std::vector<long long> n = lengths(x, dims);
+  Lengths n = lengths(x, dims);
   n.back() = last_n;
-  const std::vector<long long> g = last_group(n);
-  Moved m = move_innermost(x, dims);
+  const Group g = last_group(n);
+  double s = norm_scale(norm, product(n), false);
+  Moved m = move_innermost(x, dims, s);
   Tensor half = m.t;
   if (n.size() > g.size())  // the leading transform dims first, as inverse c2c of the half spectrum (a new tensor)
     half = c2c_unscaled(half, leading_dims(half.dim(), n.size(), g.size()), false);
-  else if (!m.copied)
-    half = half.clone();  // cuFFT's c2r overwrites its input
-  Shape oshape = half.shape();
-  oshape.back() = last_n;
+  else if (!m.copied && !x_is_scratch)
+    half = copy_scaled(half, s);  // cuFFT's c2r overwrites its input
   const bool single = x.dtype() == Dtype::Complex64;
-  Tensor out = ::phasor::detail::make_tensor(oshape, single ? Dtype::Float32 : Dtype::Float64, x.device());
+  Tensor out = empty_with_last(half, last_n, single ? Dtype::Float32 : Dtype::Float64);
   execute(x.device().index, single ? CUFFT_C2R : CUFFT_Z2D, g, out.numel() / product(g), half.data_ptr(),
           out.data_ptr(), CUFFT_INVERSE);
-  out = move_back(out, m);
-  scale(out, norm_scale(norm, product(n), false));
+  out = move_back(out, m, s);
+  scale(out, s);
   return out;
 }
 
@@ -372,7 +422,7 @@ namespace {
 }  // namespace
 Tensor c2c_cuda(const Tensor& x, const DimList&, bool, Norm) { cpu_only(x); }
 Tensor r2c_cuda(const Tensor& x, const DimList&, Norm) { cpu_only(x); }
-Tensor c2r_cuda(const Tensor& x, const DimList&, Norm, std::int64_t) { cpu_only(x); }
+Tensor c2r_cuda(const Tensor& x, const DimList&, Norm, std::int64_t, bool) { cpu_only(x); }
 std::size_t cufft_plan_cache_size(int) { return 0; }
 void clear_cufft_plan_cache(int) {}
 void set_cufft_plan_cache_capacity(std::size_t) {}

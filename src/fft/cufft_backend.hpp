@@ -13,8 +13,8 @@ Tensor c2c_cuda(const Tensor& x, const DimList& dims, bool forward, Norm norm);
 /// r2c over `dims` of a real CUDA tensor; the last of `dims` keeps n/2+1 bins.
 Tensor r2c_cuda(const Tensor& x, const DimList& dims, Norm norm);
 /// c2r over `dims` of a complex CUDA tensor, output length `last_n` along the last of `dims`; x is
-/// never modified.
-Tensor c2r_cuda(const Tensor& x, const DimList& dims, Norm norm, std::int64_t last_n);
+/// not modified unless `x_is_scratch` (the caller's own copy: Note [c2r scratch input]).
+Tensor c2r_cuda(const Tensor& x, const DimList& dims, Norm norm, std::int64_t last_n, bool x_is_scratch);
 
 /// Plans in the cuFFT plan cache of CUDA device `device` (0 in a CPU-only build).
 std::size_t cufft_plan_cache_size(int device);

@@ -209,9 +209,10 @@ Tensor r2c_kernel(const Tensor& x_in, const DimList& dims, Norm norm) {
 }
 
 // Note [c2r scratch input]
-// FFTW's multi-dimensional c2r always overwrites its input, so it works on a copy. When the
-// front end built the input itself for this one call (a zero-padded or conjugated copy, the
-// weighted gradient in r2c's backward), the copy is skipped if the tensor still owns its
+// FFTW's multi-dimensional c2r always overwrites its input, and cuFFT's c2r may (any rank), so
+// they work on a copy. When the front end built the input itself for this one call (a
+// zero-padded or conjugated copy, the weighted gradient in r2c's backward), the copy is skipped
+// (on the CPU and on CUDA devices) if the tensor still owns its
 // storage alone (no views), came from the caching allocator and has no broadcast dims. No
 // backward saves c2r's input (kSaveNone), so nothing observes the overwritten values.
 bool reusable_scratch(const Tensor& x) {
@@ -220,7 +221,8 @@ bool reusable_scratch(const Tensor& x) {
 }
 
 Tensor c2r_kernel(const Tensor& x_in, const DimList& dims, Norm norm, std::int64_t last_n, bool x_is_scratch) {
-  if (x_in.device().is_cuda() && x_in.numel() > 0) return c2r_cuda(x_in, dims, norm, last_n);
+  if (x_in.device().is_cuda() && x_in.numel() > 0)
+    return c2r_cuda(x_in, dims, norm, last_n, x_is_scratch && reusable_scratch(x_in));
   Shape shape = x_in.shape();
   const std::int64_t L = dims.back();
   shape[u(L)] = last_n;
