@@ -776,7 +776,9 @@ DEVICE_CASE("cuda ops: numbers next to tensors (host scalars): values, gradients
   // gradient, an in-place op into a host scalar, a matrix product
   CHECK_THROWS_WITH_AS(d[0] * ones({1}), doctest::Contains("[mul] expected all tensors on one device, got cuda:0 and cpu"), Error);
   const Tensor hg = scalar_tensor(0.25, float32).requires_grad_();
-  CHECK_THROWS_WITH_AS(d[0] * hg, doctest::Contains("[mul] expected all tensors on one device"), Error);
+  CHECK_THROWS_WITH_AS(d[0] * hg, doctest::Contains("[mul] expected all tensors on one device, got cuda:0 and cpu (a 0-d CPU "
+                                                    "tensor joins a CUDA op only when it needs no gradient)"),
+                       Error);
   CHECK_THROWS_WITH_AS(where(d[3], d[0], hg), doctest::Contains("[where] expected all tensors on one device"), Error);
   Tensor hs = scalar_tensor(0.25, float32);
   CHECK_THROWS_WITH_AS(hs.add_(d[0].sum()), doctest::Contains("[add_] expected all tensors on one device"), Error);

@@ -8,6 +8,7 @@
 
 #include "autodiff/node.hpp"
 #include "core/elementwise.hpp"
+#include "core/promotion.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
 
@@ -262,7 +263,7 @@ namespace {
 Tensor triangle_kernel(const Tensor& x, std::int64_t k, bool lower) {
   if (!x.device().is_cpu()) {  // a mask of column - row against k, by device ops
     const Tensor d = arange(x.size(-1), Dtype::Int64, x.device()) - arange(x.size(-2), Dtype::Int64, x.device()).unsqueeze(1);
-    return where(lower ? d <= Scalar(k) : d >= Scalar(k), x, zeros({}, x.dtype(), x.device()));
+    return where(lower ? d <= Scalar(k) : d >= Scalar(k), x, wrap_scalar(0, x.dtype(), x.device()));  // Note [host scalars]
   }
   Tensor out = make_tensor(x.shape(), x.dtype(), x.device());
   copy_into(out, x);

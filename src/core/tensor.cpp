@@ -165,8 +165,12 @@ namespace {
 bool host_scalar(const Tensor& t) { return t.dim() == 0 && t.device() == Device::cpu() && !t.requires_grad(); }
 /// Whether t may join an elementwise op on device d.
 bool joins(const Tensor& t, Device d) { return t.device() == d || (d.is_cuda() && host_scalar(t)); }
-[[noreturn]] void throw_mixed(Device a, Device b, const char* op) {
-  throw Error(op, "expected all tensors on one device, got " + a.str() + " and " + b.str());
+/// The mixed-devices error of an elementwise op on device d ("got <first> and <second>"); t, the operand
+/// that may not join, gets a hint when it is a host scalar but for its gradient.
+[[noreturn]] void throw_mixed(Device d, Device first, Device second, const Tensor& t, const char* op) {
+  const bool needs_grad = d.is_cuda() && t.dim() == 0 && t.device() == Device::cpu();
+  throw Error(op, "expected all tensors on one device, got " + first.str() + " and " + second.str() +
+                      (needs_grad ? " (a 0-d CPU tensor joins a CUDA op only when it needs no gradient)" : ""));
 }
 }  // namespace
 
@@ -174,7 +178,8 @@ Device elementwise_device(const Tensor& a, const Tensor& b, const char* op) {
   const Device da = a.device(), db = b.device();
   if (da == db) return da;
   const Device d = db.is_cuda() ? db : da;
-  if (!joins(a, d) || !joins(b, d)) throw_mixed(da, db, op);
+  if (!joins(a, d)) throw_mixed(d, da, db, a, op);
+  if (!joins(b, d)) throw_mixed(d, da, db, b, op);
   return d;
 }
 
@@ -186,7 +191,7 @@ Device elementwise_device(TensorList ts, const char* op) {
       break;
     }
   for (const Tensor& t : ts)
-    if (!joins(t, d)) throw_mixed(d, t.device(), op);
+    if (!joins(t, d)) throw_mixed(d, d, t.device(), t, op);
   return d;
 }
 
