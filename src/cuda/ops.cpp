@@ -183,6 +183,8 @@ Rows rows_of(const Tensor& x, const Shape& dims, bool keepdim, const char* op, b
   std::vector<bool> is_red(static_cast<std::size_t>(x.dim()), false);
   for (auto d : r.dims) is_red[static_cast<std::size_t>(d)] = true;
   Shape perm;
+  perm.reserve(static_cast<std::size_t>(x.dim()));
+  r.out_shape.reserve(static_cast<std::size_t>(x.dim()));
   for (std::int64_t d = 0; d < x.dim(); ++d) {
     const std::int64_t sz = x.shape()[static_cast<std::size_t>(d)];
     if (is_red[static_cast<std::size_t>(d)]) {
@@ -202,8 +204,10 @@ Rows rows_of(const Tensor& x, const Shape& dims, bool keepdim, const char* op, b
     }
   }
   for (auto d : r.dims) perm.push_back(d);
+  bool in_order = true;  // the reduced dims are last already: no view to make
+  for (std::size_t i = 0; i < perm.size(); ++i) in_order = in_order && perm[i] == static_cast<std::int64_t>(i);
   NoGradGuard ng;
-  r.rows = (perm.empty() ? x : x.permute(perm)).contiguous();  // reduced dims last (copy kernel)
+  r.rows = (in_order ? x : x.permute(perm)).contiguous();  // reduced dims last (copy kernel)
   return r;
 }
 
