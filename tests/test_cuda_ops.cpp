@@ -700,6 +700,7 @@ DEVICE_CASE("cuda ops: FFT norms on every copy path (input, move back, c2r's own
           {[&] { (void)fft::ifft(cd, std::nullopt, 0); }, 2},                     // scaled input copy, move back
           {[&] { (void)fft::fft(cd.permute({2, 0, 1}), std::nullopt, 0); }, 1},  // move back only
           {[&] { (void)fft::irfft(sd, 16); }, 1},                                 // c2r's scaled copy
+          {[&] { (void)fft::irfft(sd, 20, -1, Norm::forward); }, 2},  // the padded input (2): c2r's scratch, no copy
       };
       for (std::size_t i = 0; i < counted.size(); ++i) {
         CAPTURE(i);
