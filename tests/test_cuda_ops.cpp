@@ -808,6 +808,9 @@ DEVICE_CASE("cuda ops: matmul through cuBLAS (int64 and bool: a kernel of phasor
     CHECK(rel_diff(matmul(a4.to(dev), r.to(dev)), matmul(a4, r)) <= t);
     CHECK(rel_diff(matmul(a4.to(dev), b1.to(dev)), matmul(a4, b1)) <= t);
     CHECK(rel_diff(matmul(r.to(dev).transpose(-1, -2), c4.to(dev)), matmul(r.transpose(-1, -2), c4)) <= t);
+    // batch dims swapped (strides 20, 60: not one stride, copied) against ones one stride apart after a size-1 dim
+    CHECK(rel_diff(matmul(a4.to(dev).transpose(0, 1), c4.to(dev).transpose(0, 1)), matmul(a4.transpose(0, 1), c4.transpose(0, 1))) <= t);
+    CHECK(rel_diff(matmul(a4.to(dev).narrow(0, 1, 1), c4.to(dev).narrow(0, 0, 1)), matmul(a4.narrow(0, 1, 1), c4.narrow(0, 0, 1))) <= t);
     grads_agree(dev, "matmul, broadcast batch", [](const std::vector<Tensor>& x) { return matmul(x[0], x[1]); },
                 {a4, r}, t);
   }

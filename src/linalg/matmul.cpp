@@ -111,11 +111,23 @@ std::vector<std::int64_t> batch_offsets(const Tensor& t, const Shape& batch) {
   return element_offsets(batch, st);
 }
 
-/// True when offsets[i] == i * stride for every i (stride set from the first two; 0 for a broadcast operand).
-bool uniform_stride(const std::vector<std::int64_t>& offsets, std::int64_t& stride) {
-  stride = offsets.size() > 1 ? offsets[1] - offsets[0] : 0;
-  for (std::size_t i = 0; i < offsets.size(); ++i)
-    if (offsets[i] != static_cast<std::int64_t>(i) * stride) return false;
+/// True when t's matrices over the broadcast `batch` lie one element stride apart (batch element i at
+/// i * stride; 0 for a broadcast operand), read off t's strides: each batch dim of more than one element
+/// must step `stride` times the matrices in the dims after it (batch_offsets would list them all).
+bool uniform_batch_stride(const Tensor& t, const Shape& batch, std::int64_t& stride) {
+  const std::size_t nb = batch.size();
+  const std::size_t tb = static_cast<std::size_t>(t.dim()) - 2;  // t's own batch dims, right-aligned
+  stride = 0;
+  std::int64_t inner = 0;  // matrices in the batch dims after d (0: none of more than one element yet)
+  for (std::size_t d = nb; d-- > 0;) {
+    if (batch[d] == 0) return (stride = 0, true);  // no matrices
+    if (batch[d] == 1) continue;
+    const std::size_t own = d + tb - nb;  // t's dim, when it has one here
+    const std::int64_t st = d + tb >= nb && t.shape()[own] != 1 ? t.strides()[own] : 0;
+    if (inner == 0) stride = st;
+    else if (st != stride * inner) return false;
+    inner = (inner == 0 ? 1 : inner) * batch[d];
+  }
   return true;
 }
 
@@ -131,7 +143,7 @@ Tensor expand_batch(const Tensor& t, const Shape& batch) {
 /// offsets are not one stride apart, t becomes a contiguous copy, one matrix per batch element (its batch
 /// dims then in front), and the result is true: the caller re-reads t's layout.
 bool one_batch_stride(Tensor& t, const Shape& batch, std::int64_t& stride) {
-  if (uniform_stride(batch_offsets(t, batch), stride)) return false;
+  if (uniform_batch_stride(t, batch, stride)) return false;
   t = expand_batch(t, batch);
   stride = t.size(-2) * t.size(-1);
   return true;
