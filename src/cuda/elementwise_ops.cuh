@@ -125,13 +125,12 @@ __device__ __forceinline__ void flat_loop(Out* out, std::int64_t n, const F& f, 
 
 /// Same-dtype contiguous operands: out[i] = f(a[i * sa], b[i * sb], c[i * sc]), T everywhere; an input's
 /// step is 1, or 0 for a single element broadcast to all (a 0-d operand); a null input is the value in
-/// `val` (x, y, z for a, b, c: a host scalar, Note [cuda elementwise]), at most one of them: each case is
-/// a loop of its own, so the loop over pointers is the plain one (a per-element test of the pointers took
-/// flat add from 32 to 56 registers). Each
-/// thread loads the inputs of kFlatUnroll elements (a grid step apart, so every load stays coalesced across
-/// the warp) before it computes and stores any (Note [loads in flight]). In-place use with an input that is
-/// the output itself (x.add_(y), x.mul_(x)) is fine: a thread reads each of its elements before writing it;
-/// partial overlaps are refused before any launch.
+/// `val` (x, y, z for a, b, c: a host scalar, Note [cuda elementwise]), at most one of them. Each case is
+/// a loop of its own, so the loop over pointers is the plain one (testing the pointers per element took
+/// flat add from 32 to 56 registers). Each thread loads the inputs of kFlatUnroll elements (a grid step
+/// apart, so every load stays coalesced across the warp) before it computes and stores any (Note [loads in
+/// flight]). In-place use with an input that is the output itself (x.add_(y), x.mul_(x)) is fine: a thread
+/// reads each of its elements before writing it; partial overlaps are refused before any launch.
 template <int N, class T, class Out, class F>
 __global__ void flat_kernel(Out* out, const T* a, const T* b, const T* c, std::int64_t sa, std::int64_t sb,
                             std::int64_t sc, std::int64_t n, Loaded<T> val, F f) {
@@ -144,8 +143,8 @@ __global__ void flat_kernel(Out* out, const T* a, const T* b, const T* c, std::i
 
 /// Any layout and dtypes: offsets from the linear index, inputs converted to C, the result stored as the
 /// output's dtype; kFlatUnroll elements' inputs loaded before any is computed, as in flat_kernel. An input
-/// with a null pointer is its value in `val` (tested per element: a loop per case, as in flat_kernel, took
-/// the float64 kernels from 64 to 70 registers, the test 64 to 66).
+/// with a null pointer is its value in `val`, tested per element here (a loop per case, as in flat_kernel,
+/// took the float64 kernels from 64 to 70 registers, the test to 66).
 template <int N, class C, class F>
 __global__ void strided_kernel(Operands o, Loaded<C> val, F f) {
   struct Element {

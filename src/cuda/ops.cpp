@@ -114,16 +114,19 @@ void binary(const char* op, const Tensor& out, const Tensor& a, const Tensor& b,
 }
 
 void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
-  // the kernels take one input by value (Note [cuda elementwise]): further host scalars are filled on the device
+  // the kernels take one input by value (Note [cuda elementwise]): of more host scalars, all but the last
+  // are filled on the device (any other mix of devices is left for operands() to refuse)
+  auto by_value = [&](const Tensor& t) {
+    return t.device() != out.device() && t.device() == Device::cpu() && t.dim() == 0;
+  };
   auto on_device = [&](const Tensor& t) {
-    if (t.device() == out.device()) return t;
     Tensor d = ::phasor::detail::make_tensor({}, t.dtype(), out.device());
     fill(d, t.item());
     return d;
   };
-  if (cond.device() != out.device() && (a.device() != out.device() || b.device() != out.device()))
-    return where(out, on_device(cond), a, b);
-  if (a.device() != out.device() && b.device() != out.device()) return where(out, cond, on_device(a), b);
+  const bool vc = by_value(cond), va = by_value(a), vb = by_value(b);
+  if (vc && (va || vb)) return where(out, on_device(cond), a, b);
+  if (va && vb) return where(out, cond, on_device(a), b);
   const Operands o = operands({&out, &cond, &a, &b}, "where");
   Launch l(out);
   if (!cuda::where(out.dtype(), o, l.stream)) no_kernel("where", out.dtype());
