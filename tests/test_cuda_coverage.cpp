@@ -546,6 +546,23 @@ TEST_CASE("device constants: made once per (key, device), every call on the host
   CHECK(made == 7);
   CHECK(to_vector<double>(a.to(Device::cpu())) == std::vector<double>{0, 1, 2, 3, 4});
   CHECK(to_vector<double>(again.to(Device::cpu())) == std::vector<double>{0, 1, 2, 3, 4});
+  // a typed key: the kind and every field of the key tell constants apart, no string is built
+  const auto tk = std::make_tuple(static_cast<std::int64_t>(reinterpret_cast<std::uintptr_t>(&made)), float64, 0.5);
+  const auto typed = [&](std::string_view kind, const auto& k, Device d) {
+    return detail::device_constant(d, kind, k, make);
+  };
+  const Tensor t1 = typed("test typed", tk, Device::cpu(1)), t2 = typed("test typed", tk, Device::cpu(1));
+  CHECK(made == 8);
+  CHECK(t1.data_ptr() == t2.data_ptr());
+  (void)typed("test typed", tk, Device::cpu());  // the host: built each call
+  CHECK(made == 9);
+  (void)typed("test typed other", tk, Device::cpu(1));
+  (void)typed("test typed", std::make_tuple(std::get<0>(tk), float64, 0.25), Device::cpu(1));
+  (void)typed("test typed", std::make_tuple(std::get<0>(tk), float32, 0.5), Device::cpu(1));
+  (void)typed("test typed", tk, Device::cpu(2));
+  CHECK(made == 13);
+  CHECK(typed("test typed", tk, Device::cpu(1)).data_ptr() == t1.data_ptr());
+  CHECK(made == 13);
 }
 
 // The overlap check runs before any kernel, so a device gets the host's error (on a GPU the write would

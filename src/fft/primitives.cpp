@@ -23,7 +23,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <cstdio>
 
 #include "autodiff/node.hpp"
 #include "core/device_constants.hpp"
@@ -270,13 +269,8 @@ Tensor primitive(const char* name, const Tensor& x, Kernel&& kernel, Backward&& 
 
 Tensor half_weights(std::int64_t n, std::int64_t dim, std::int64_t ndim, Dtype real_dtype, double interior,
                     Device device) {
-  const auto key = [&] {
-    char k[160];
-    std::snprintf(k, sizeof k, "fft half_weights|%lld|%lld|%lld|%s|%a", static_cast<long long>(n),
-                  static_cast<long long>(dim), static_cast<long long>(ndim), dtype_name(real_dtype), interior);
-    return std::string(k);
-  };
-  return device_constant(device, key, [&] {  // Note [device constants]
+  const auto key = std::make_tuple(n, dim, ndim, real_dtype, interior);
+  return device_constant(device, "fft half_weights", key, [&] {  // Note [device constants]
     const std::int64_t m = n / 2 + 1;
     std::vector<double> w(u(m), interior);
     w[0] = 1.0;

@@ -498,9 +498,8 @@ Tensor conv_weight_cuda(const Tensor& x_, const Tensor& g_, const ConvSpec& s, c
     cuda_gemm_batched("conv", x.dtype(), x.device().index, false, true, d.Og, d.CgK(), d.L, elem_at(g, gi * d.Og * d.L),
                       d.L, d.O * d.L, elem_at(cols, gi * d.CgK() * d.L), d.L, d.C * d.K * d.L,
                       elem_at_mut(part, gi * d.Og * d.CgK()), d.CgK(), W, d.N);
-  const Tensor one = device_constant(
-      x.device(), [&] { return "conv_weight ones " + std::to_string(d.N) + " " + dtype_name(x.dtype()); },
-      [&] { return ones({d.N}, x.dtype()); });
+  const Tensor one = device_constant(x.device(), "conv_weight ones", std::make_tuple(d.N, x.dtype()),
+                                     [&] { return ones({d.N}, x.dtype()); });
   cuda_gemm("conv", x.dtype(), x.device().index, false, false, 1, W, d.N, one.data_ptr(), d.N, part.data_ptr(), W,
             dw.data_ptr(), W);
   return dw;

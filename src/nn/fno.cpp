@@ -201,7 +201,7 @@ Tensor FNO::forward(const Tensor& x_in) {
       es.insert(es.end(), grid.begin(), grid.end());
       const Dtype dt = x.dtype();
       Tensor c = ::phasor::detail::device_constant(  // Note [device constants]: no copy per call on a GPU
-          x.device(), [n, dt] { return std::string("fno grid|") + std::to_string(n) + "|" + dtype_name(dt); },
+          x.device(), "fno grid", std::make_tuple(n, dt),
           [n, dt] { return arange(0, n, 1, dt) * (1.0 / static_cast<double>(n)); });
       c = c.reshape(vs).expand(es);
       parts.push_back(c);

@@ -25,7 +25,6 @@
 #include <atomic>
 #include <cmath>
 #include <complex>
-#include <cstdio>
 #include <map>
 #include <mutex>
 #include <numbers>
@@ -56,13 +55,6 @@ struct MatrixKey {
   bool operator<(const MatrixKey& o) const {
     return std::tie(n, m, inverse, scale, interior, dtype, middle) <
            std::tie(o.n, o.m, o.inverse, o.scale, o.interior, o.dtype, o.middle);
-  }
-  std::string str() const {
-    char buf[160];
-    std::snprintf(buf, sizeof buf, "dft matrix|%lld|%lld|%s|%.17g|%.17g|%s|%s", static_cast<long long>(n),
-                  static_cast<long long>(m), inverse ? "inv" : "fwd", scale, interior, dtype_name(dtype),
-                  middle ? "mid" : "last");
-    return buf;
   }
 };
 
@@ -122,7 +114,7 @@ Tensor dft_matrix(const MatrixKey& key) {
 /// The matrix on `device`: the host's cached one, or made once per device (Note [device constants]).
 Tensor dft_matrix_on(const MatrixKey& key, Device device) {
   if (device == Device::cpu()) return dft_matrix(key);
-  return ::phasor::detail::device_constant(device, [&] { return key.str(); }, [&] { return dft_matrix(key); });
+  return ::phasor::detail::device_constant(device, "dft matrix", key, [&] { return dft_matrix(key); });
 }
 
 /// `batch` row-major products C_i (rows x cols) = A_i (rows x inner) B_i (inner x cols), X_i = X + i *
