@@ -1,7 +1,8 @@
 // tests/test_fastpath.cpp - the per-call fast paths: recycled tensor bookkeeping (Note [small
 // blocks], src/core/allocator.cpp) and the 1-D FFT fast path with its per-thread plan memo (Note
 // [fft fast path], src/fft/primitives.cpp). References are independent: naive long double DFTs
-// and the general (non-contiguous) FFT path, which the memo never serves.
+// and the general (non-contiguous) FFT path, which the memo never serves. Also the inline list
+// (src/core/small_vec.hpp) behind the FFT's dims and a convolution's geometry.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -9,6 +10,8 @@
 #include <phasor/phasor.hpp>
 #include <thread>
 #include <vector>
+
+#include "../src/core/small_vec.hpp"
 
 using namespace phasor;
 namespace F = phasor::fft;
@@ -149,4 +152,33 @@ TEST_CASE("tensors made on one thread and dropped on another; memory stats stay 
     made.clear();
     CHECK(memory_stats().current_bytes == before);
   }
+}
+
+TEST_CASE("SmallVec: inline up to N, spills to the heap beyond, copies and compares by value") {
+  using V = phasor::detail::SmallVec<std::int64_t, 3>;
+  V a{1, 2, 3};
+  CHECK(a.size() == 3);
+  CHECK(a.to_vector() == std::vector<std::int64_t>{1, 2, 3});
+  const std::int64_t* inline_data = a.data();
+  a.push_back(4);  // spills: the first N move to the heap
+  CHECK(a.data() != inline_data);
+  CHECK(a.to_vector() == std::vector<std::int64_t>{1, 2, 3, 4});
+  V b = a;  // a spilled copy is a deep copy
+  b[0] = 9;
+  CHECK(a[0] == 1);
+  CHECK(b.back() == 4);
+  V c(std::vector<std::int64_t>{5, 6});
+  c = b;  // inline <- spilled
+  CHECK(c == b);
+  c = V(2, 7);  // spilled <- inline
+  CHECK(c.to_vector() == std::vector<std::int64_t>{7, 7});
+  CHECK(c.data() != b.data());
+  c.assign(5, 0);
+  CHECK(c.to_vector() == std::vector<std::int64_t>(5, 0));
+  c.assign(1, 8);
+  CHECK(c.to_vector() == std::vector<std::int64_t>{8});
+  CHECK_FALSE(c == V{8, 0});
+  c.clear();
+  CHECK(c.empty());
+  CHECK(c == V());
 }

@@ -17,7 +17,7 @@
 #include <mutex>
 #include <vector>
 
-#include "fft/small_vec.hpp"
+#include "core/small_vec.hpp"
 
 namespace phasor::fft::detail {
 
@@ -31,6 +31,7 @@ struct IoDim {
   std::int64_t os;
   bool operator==(const IoDim& o) const { return n == o.n && is == o.is && os == o.os; }
 };
+using ::phasor::detail::SmallVec;
 /// Transform or batch dims of a problem (inline up to 8).
 using IoDims = SmallVec<IoDim, 8>;
 

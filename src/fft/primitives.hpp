@@ -5,12 +5,13 @@
 #include <vector>
 
 #include "fft/plan_cache.hpp"
-#include "fft/small_vec.hpp"
+#include "core/small_vec.hpp"
 #include "phasor/fft.hpp"
 #include "phasor/tensor.hpp"
 
 namespace phasor::fft::detail {
 
+using ::phasor::detail::SmallVec;
 /// Dims or lengths of a transform (inline up to 8 entries).
 using DimList = SmallVec<std::int64_t, 8>;
 

@@ -92,7 +92,9 @@ Shape spatial_of(const Shape& s, std::size_t skip) { return Shape(s.begin() + st
 /// Sliding-window geometry for `in` with padding (lo, hi); throws when the window does not fit.
 detail::ConvGeometry make_geometry(const char* op, const Shape& in, const Shape& kernel, const Shape& stride,
                                    const Shape& dilation, const Shape& lo, const Shape& hi, const Shape& xshape) {
-  detail::ConvGeometry g{in, Shape(in.size()), kernel, stride, dilation, lo};
+  using detail::SpatialDims;
+  detail::ConvGeometry g{SpatialDims(in),       SpatialDims(in.size()), SpatialDims(kernel), SpatialDims(stride),
+                         SpatialDims(dilation), SpatialDims(lo)};
   Shape span(in.size()), padded(in.size());
   bool fits = true;
   for (std::size_t d = 0; d < in.size(); ++d) {
@@ -162,7 +164,7 @@ Tensor fold_impl(const char* op, const Tensor& x, const Shape& output_size, cons
   if (xb.size(2) != L)
     throw Error(op, "input " + shape_str(x.shape()) + " has " + std::to_string(xb.size(2)) + " blocks, but output_size " +
                         shape_str(output_size) + " with kernel " + shape_str(a.kernel) + " gives " +
-                        std::to_string(L) + " blocks " + shape_str(g.out));
+                        std::to_string(L) + " blocks " + shape_str(g.out.to_vector()));
   return detail::composite(op, {x}, [&] {
     Tensor y = detail::fold_op(xb, g);
     return batched ? y : y.squeeze(0);
@@ -282,7 +284,7 @@ Tensor conv_nd(const Tensor& x, const Tensor& weight, const Tensor& bias, const 
                          : padding_mode == PaddingMode::replicate ? PadMode::replicate
                                                                   : PadMode::circular;
       xb = pad(xb, pads, pm);
-      g.in = spatial_of(xb.shape(), 2);
+      g.in = detail::SpatialDims(spatial_of(xb.shape(), 2));
       g.pad_lo.assign(lo.size(), 0);
     }
     Tensor out = detail::conv_op(xb, weight, detail::ConvSpec{g, groups});

@@ -35,9 +35,19 @@ namespace phasor::detail {
 using G = std::vector<Tensor>;
 using In = ::phasor::detail::TensorList;  // an op's tensor arguments (Note [tensor lists])
 
-std::int64_t ConvGeometry::kernel_numel() const { return shape_numel(kernel); }
-std::int64_t ConvGeometry::out_numel() const { return shape_numel(out); }
-std::int64_t ConvGeometry::in_numel() const { return shape_numel(in); }
+namespace {
+
+std::int64_t numel_of(const SpatialDims& d) {
+  std::int64_t n = 1;
+  for (const std::int64_t v : d) n *= v;
+  return n;
+}
+
+}  // namespace
+
+std::int64_t ConvGeometry::kernel_numel() const { return numel_of(kernel); }
+std::int64_t ConvGeometry::out_numel() const { return numel_of(out); }
+std::int64_t ConvGeometry::in_numel() const { return numel_of(in); }
 
 namespace {
 
@@ -110,7 +120,7 @@ void unfold_kernel(const T* x, T* cols, std::int64_t NC, const ConvGeometry& g, 
   const auto D = g.in.size();
   const std::int64_t K = g.kernel_numel(), L = g.out_numel(), P = g.in_numel();
   const std::int64_t W = g.out[D - 1], s = g.stride[D - 1];
-  const Shape in_strides = contiguous_strides(g.in);
+  const Shape in_strides = contiguous_strides(g.in.to_vector());
   const std::vector<Tap> taps = make_taps(g);
   const std::int64_t rows = NC * K;
   const int threads = parallel ? threads_for(rows, rows * L) : 1;
@@ -143,7 +153,7 @@ void fold_kernel(const T* cols, T* y, std::int64_t NC, const ConvGeometry& g, bo
   const auto D = g.in.size();
   const std::int64_t K = g.kernel_numel(), L = g.out_numel(), P = g.in_numel();
   const std::int64_t W = g.out[D - 1], s = g.stride[D - 1];
-  const Shape in_strides = contiguous_strides(g.in);
+  const Shape in_strides = contiguous_strides(g.in.to_vector());
   const std::vector<Tap> taps = make_taps(g);
   const int threads = parallel ? threads_for(NC, NC * K * L) : 1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)

@@ -2,18 +2,23 @@
 #pragma once
 #include <cstdint>
 
+#include "core/small_vec.hpp"
 #include "phasor/tensor.hpp"
 
 namespace phasor::detail {
 
-/// Geometry of a sliding window over the spatial dims (all vectors have one entry per spatial dim).
+/// One entry per spatial dim, inline for up to 3 (conv1d-3d): every convolution call copies its geometry
+/// (into the op and the backward closures), which then allocates nothing.
+using SpatialDims = SmallVec<std::int64_t, 3>;
+
+/// Geometry of a sliding window over the spatial dims (all lists have one entry per spatial dim).
 struct ConvGeometry {
-  Shape in;        ///< input spatial sizes (before padding)
-  Shape out;       ///< output spatial sizes (number of window positions per dim)
-  Shape kernel;    ///< window sizes
-  Shape stride;    ///< window steps
-  Shape dilation;  ///< spacing of window taps
-  Shape pad_lo;    ///< zero padding before the input (the padding after only limits `out`)
+  SpatialDims in;        ///< input spatial sizes (before padding)
+  SpatialDims out;       ///< output spatial sizes (number of window positions per dim)
+  SpatialDims kernel;    ///< window sizes
+  SpatialDims stride;    ///< window steps
+  SpatialDims dilation;  ///< spacing of window taps
+  SpatialDims pad_lo;    ///< zero padding before the input (the padding after only limits `out`)
   std::int64_t kernel_numel() const;  ///< prod(kernel)
   std::int64_t out_numel() const;     ///< prod(out)
   std::int64_t in_numel() const;      ///< prod(in)

@@ -1,5 +1,5 @@
-// src/fft/small_vec.hpp - a short list of trivially copyable values kept inline: the FFT hot
-// path (dims, plan keys) then makes no heap allocation for tensors of up to N dims.
+// src/core/small_vec.hpp - a short list of trivially copyable values kept inline: hot paths (the FFT's
+// dims and plan keys, a convolution's window geometry) then make no heap allocation for up to N entries.
 #pragma once
 #include <array>
 #include <cstddef>
@@ -7,7 +7,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace phasor::fft::detail {
+namespace phasor::detail {
 
 /// A vector that stores up to N elements inline and spills to the heap beyond.
 template <class T, std::size_t N>
@@ -21,10 +21,12 @@ class SmallVec {
     if (this != &o) copy_from(o);
     return *this;
   }
+  /// n copies of v.
+  explicit SmallVec(std::size_t n, const T& v = T()) { assign(n, v); }
   SmallVec(std::initializer_list<T> il) {
     for (const T& v : il) push_back(v);
   }
-  template <class It>
+  template <class It, class = std::enable_if_t<!std::is_integral_v<It>>>  // (n, v) is the count form
   SmallVec(It first, It last) {
     for (; first != last; ++first) push_back(static_cast<T>(*first));
   }
@@ -42,6 +44,11 @@ class SmallVec {
   void clear() {
     n_ = 0;
     heap_.clear();
+  }
+  /// Replaces the contents with n copies of v.
+  void assign(std::size_t n, const T& v) {
+    clear();
+    for (std::size_t i = 0; i < n; ++i) push_back(v);
   }
   std::size_t size() const { return n_; }
   bool empty() const { return n_ == 0; }
@@ -79,4 +86,4 @@ class SmallVec {
   std::vector<T> heap_;
 };
 
-}  // namespace phasor::fft::detail
+}  // namespace phasor::detail
