@@ -123,26 +123,35 @@ Shape infer_shape(const Shape& shape, std::int64_t numel, const char* op) {
 }  // namespace detail
 
 // ---- bijective views ------------------------------------------------------------------------------------
+namespace detail {
+namespace {
+
+/// x viewed as shape s (-1 resolved) with strides st (from view_strides): the view op both view and
+/// reshape record, reached with the shape and strides worked out once.
+Tensor view_op(const Tensor& x, const Shape& s, const Shape& st) {
+  if (s == x.shape()) return x;
+  return apply_op(
+      "view", {x}, kSaveNone,
+      [&](In in) { return as_view_of(make_view(in[0], s, st, in[0].storage_offset()), x); },
+      [](const Ctx& c, const G& g) { return G{g[0].reshape(c.input_shape(0))}; });
+}
+
+}  // namespace
+}  // namespace detail
+
 Tensor Tensor::view(const Shape& shape_in) const {
   const Shape s = detail::infer_shape(shape_in, numel(), "view");
-  auto st = detail::view_strides(shape(), strides(), s);
+  const auto st = detail::view_strides(shape(), strides(), s);
   if (!st)
     throw Error("view", "a tensor of shape " + detail::shape_str(shape()) + " and strides " +
                             detail::shape_str(strides()) + " cannot be viewed as " + detail::shape_str(s) +
                             "; use reshape()");
-  if (s == shape()) return *this;
-  Shape strides_out = *st;
-  return detail::apply_op(
-      "view", {*this}, detail::kSaveNone,
-      [&](In in) {
-        return detail::as_view_of(detail::make_view(in[0], s, strides_out, in[0].storage_offset()), *this);
-      },
-      [](const detail::Ctx& c, const G& g) { return G{g[0].reshape(c.input_shape(0))}; });
+  return detail::view_op(*this, s, *st);
 }
 
 Tensor Tensor::reshape(const Shape& shape_in) const {
   const Shape s = detail::infer_shape(shape_in, numel(), "reshape");
-  if (detail::view_strides(shape(), strides(), s)) return view(s);
+  if (const auto st = detail::view_strides(shape(), strides(), s)) return detail::view_op(*this, s, *st);
   return contiguous().view(s);
 }
 
