@@ -21,11 +21,13 @@ Shape contiguous_strides(const Shape& shape) {
   return st;
 }
 
-std::int64_t shape_numel(const Shape& shape) {
+std::int64_t shape_numel(const std::int64_t* sizes, std::size_t ndim) {
   std::int64_t n = 1;
-  for (auto s : shape) n *= s;
+  for (std::size_t i = 0; i < ndim; ++i) n *= sizes[i];
   return n;
 }
+
+std::int64_t shape_numel(const Shape& shape) { return shape_numel(shape.data(), shape.size()); }
 
 std::vector<std::int64_t> element_offsets(const Shape& sizes, const Shape& strides) {
   const std::size_t nd = sizes.size();
@@ -45,14 +47,16 @@ std::vector<std::int64_t> element_offsets(const Shape& sizes, const Shape& strid
   return off;
 }
 
-std::string shape_str(const Shape& s) {
+std::string shape_str(const std::int64_t* sizes, std::size_t ndim) {
   std::ostringstream os;
   os << "(";
-  for (std::size_t i = 0; i < s.size(); ++i) os << (i ? ", " : "") << s[i];
-  if (s.size() == 1) os << ",";
+  for (std::size_t i = 0; i < ndim; ++i) os << (i ? ", " : "") << sizes[i];
+  if (ndim == 1) os << ",";
   os << ")";
   return os.str();
 }
+
+std::string shape_str(const Shape& s) { return shape_str(s.data(), s.size()); }
 
 namespace {
 /// The element count of sizes[0..ndim) when the shape is valid for `item`-byte elements (see check_shape);

@@ -136,6 +136,8 @@ Shape contiguous_strides(const Shape& shape);
 std::vector<std::int64_t> element_offsets(const Shape& sizes, const Shape& strides);
 /// Product of sizes.
 std::int64_t shape_numel(const Shape& shape);
+/// Product of sizes[0..ndim) (no Shape needed by the caller).
+std::int64_t shape_numel(const std::int64_t* sizes, std::size_t ndim);
 /// Throws "[op] negative size in shape (...)" when a size is negative, and "[op] shape (...) is too large"
 /// when its element count, its largest contiguous stride (zero sizes counted as 1) or its size in bytes
 /// for `item`-byte elements overflows int64: every tensor's element and byte offsets fit in an int64.
@@ -155,6 +157,8 @@ std::int64_t wrap_dim(std::int64_t d, std::int64_t ndim, const char* op);
 std::vector<std::int64_t> wrap_dims(const Shape& dims, std::int64_t ndim, const char* op, bool empty_is_all = true);
 /// "(2, 3, 4)".
 std::string shape_str(const Shape& s);
+/// shape_str of sizes[0..ndim).
+std::string shape_str(const std::int64_t* sizes, std::size_t ndim);
 /// Marks an in-place write to t's storage.
 inline void bump_version(const Tensor& t) { ++t.impl()->storage->version; }
 /// Throws "[op] expected a CPU tensor" style errors for devices without a kernel.

@@ -26,7 +26,7 @@ ConvGeo to_geo(const ::phasor::detail::ConvGeometry& g, const char* op) {
   const auto nd = static_cast<int>(g.in.size());
   if (nd < 1 || nd > kMaxConvDims)
     throw Error(op, "CUDA convolutions take 1 to " + std::to_string(kMaxConvDims) + " spatial dims, got " +
-                        std::to_string(nd) + " (window " + shape_str(g.kernel.to_vector()) + ")");
+                        std::to_string(nd) + " (window " + shape_str(g.kernel.data(), g.kernel.size()) + ")");
   ConvGeo c;
   c.nd = nd;
   for (int d = 0; d < nd; ++d) {

@@ -164,7 +164,7 @@ Tensor fold_impl(const char* op, const Tensor& x, const Shape& output_size, cons
   if (xb.size(2) != L)
     throw Error(op, "input " + shape_str(x.shape()) + " has " + std::to_string(xb.size(2)) + " blocks, but output_size " +
                         shape_str(output_size) + " with kernel " + shape_str(a.kernel) + " gives " +
-                        std::to_string(L) + " blocks " + shape_str(g.out.to_vector()));
+                        std::to_string(L) + " blocks " + shape_str(g.out.data(), g.out.size()));
   return detail::composite(op, {x}, [&] {
     Tensor y = detail::fold_op(xb, g);
     return batched ? y : y.squeeze(0);

@@ -35,19 +35,9 @@ namespace phasor::detail {
 using G = std::vector<Tensor>;
 using In = ::phasor::detail::TensorList;  // an op's tensor arguments (Note [tensor lists])
 
-namespace {
-
-std::int64_t numel_of(const SpatialDims& d) {
-  std::int64_t n = 1;
-  for (const std::int64_t v : d) n *= v;
-  return n;
-}
-
-}  // namespace
-
-std::int64_t ConvGeometry::kernel_numel() const { return numel_of(kernel); }
-std::int64_t ConvGeometry::out_numel() const { return numel_of(out); }
-std::int64_t ConvGeometry::in_numel() const { return numel_of(in); }
+std::int64_t ConvGeometry::kernel_numel() const { return shape_numel(kernel.data(), kernel.size()); }
+std::int64_t ConvGeometry::out_numel() const { return shape_numel(out.data(), out.size()); }
+std::int64_t ConvGeometry::in_numel() const { return shape_numel(in.data(), in.size()); }
 
 namespace {
 
