@@ -11,6 +11,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <functional>
+#include <limits>
 #include <memory>
 #include <phasor/phasor.hpp>
 #include <string>
@@ -505,9 +506,9 @@ DEVICE_CASE("cuda coverage: warm FNO train steps, solver steps and signal and fi
 TEST_CASE("device constants: made once per (key, device), every call on the host, never shared across devices") {
   cuda_test::VirtualCpu virtual_cpu;
   set_cpu_device_count(3);
-  // device_constant with a fixed key
+  // device_constant with a string key
   const auto dc = [](const std::string& k, Device d, const std::function<Tensor()>& m) {
-    return detail::device_constant(d, [k] { return k; }, m);
+    return detail::device_constant(d, "test constant", k, m);
   };
   int made = 0;
   const auto make = [&made] {
@@ -563,6 +564,15 @@ TEST_CASE("device constants: made once per (key, device), every call on the host
   CHECK(made == 13);
   CHECK(typed("test typed", tk, Device::cpu(1)).data_ptr() == t1.data_ptr());
   CHECK(made == 13);
+  // doubles as bits (key_bits): -0.0 and 0.0 are two keys, a NaN finds itself
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (double v : {0.0, -0.0, nan, 0.0, -0.0, nan})
+    (void)typed("test bits", std::make_tuple(std::get<0>(tk), detail::key_bits(v)), Device::cpu(1));
+  CHECK(made == 16);
+  const std::vector<double> lengths{1.0, nan};
+  CHECK(typed("test bits", detail::key_bits(lengths), Device::cpu(1)).data_ptr() ==
+        typed("test bits", detail::key_bits(lengths), Device::cpu(1)).data_ptr());
+  CHECK(made == 17);
 }
 
 // The overlap check runs before any kernel, so a device gets the host's error (on a GPU the write would

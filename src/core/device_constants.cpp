@@ -16,9 +16,4 @@ Tensor make_device_constant(Device device, const std::function<Tensor()>& make) 
   return t;
 }
 
-Tensor device_constant(Device device, const std::function<std::string()>& key, const std::function<Tensor()>& make) {
-  if (device == Device::cpu()) return make();
-  return device_constant(device, "", key(), make);  // keyed by the string
-}
-
 }  // namespace phasor::detail

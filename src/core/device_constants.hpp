@@ -13,14 +13,17 @@
 // never modify what they get. The key is a value with operator< holding everything make() depends on,
 // compared as it is: a constant looked up on every step (a DFT matrix, 16 lookups per FNO training step)
 // builds no string, where a formatted key cost about 8,000 instructions per lookup (snprintf of two
-// doubles). The string-keyed form asks for its key only off the host.
+// doubles). A double goes into a key as its bits (key_bits): every value, -0.0 and NaN too, is then
+// told apart and compares as itself.
 #pragma once
+#include <cstdint>
+#include <cstring>
 #include <functional>
 #include <map>
 #include <mutex>
-#include <string>
 #include <string_view>
 #include <tuple>
+#include <vector>
 
 #include "phasor/tensor.hpp"
 
@@ -29,17 +32,27 @@ namespace phasor::detail {
 /// Most tensors the device-constant cache holds before it starts over.
 inline constexpr std::size_t kMaxDeviceConstants = 256;
 
-/// make() (a tensor on any device) on `device`: built every call on the host CPU, else built and moved once
-/// per (key(), device) and shared (Note [device constants]). key() must name everything make() depends on;
-/// it is called only off the host CPU, so the host path builds no key.
-Tensor device_constant(Device device, const std::function<std::string()>& key, const std::function<Tensor()>& make);
-
 /// make() moved to `device` (not the host CPU), after which every stream may read it (Note [device constants]).
 Tensor make_device_constant(Device device, const std::function<Tensor()>& make);
 
-/// device_constant keyed by `key`, a value of a type with operator< holding everything make() depends on,
-/// and `kind` (a string literal), which tells apart the constants that share a key type (Note [device
-/// constants]): a lookup compares the key itself, no string is built.
+/// A double as its bits, for a constant's key: every value (-0.0 and NaN too) is told apart and compares as itself.
+inline std::uint64_t key_bits(double v) {
+  std::uint64_t b;
+  std::memcpy(&b, &v, sizeof b);
+  return b;
+}
+
+/// key_bits of each entry.
+inline std::vector<std::uint64_t> key_bits(const std::vector<double>& v) {
+  std::vector<std::uint64_t> b(v.size());
+  for (std::size_t i = 0; i < v.size(); ++i) b[i] = key_bits(v[i]);
+  return b;
+}
+
+/// make() (a tensor on any device) on `device`: built every call on the host CPU, else built and moved once
+/// per (kind, key, device) and shared (Note [device constants]). `key`, a value of a type with operator<,
+/// holds everything make() depends on; `kind`
+/// (a string literal) tells apart the constants that share a key type. A lookup compares the key itself.
 template <class K>
 Tensor device_constant(Device device, std::string_view kind, const K& key, const std::function<Tensor()>& make) {
   if (device == Device::cpu()) return make();

@@ -157,13 +157,8 @@ Tensor pad(const Tensor& x, const Shape& p, PadMode mode, const Scalar& value) {
       if (e.l == 0 && e.r == 0) continue;
       // the source positions: a device constant, in range by construction (no upload, no check on a GPU)
       const std::int64_t n = x.size(e.dim);
-      const Tensor src = detail::device_constant(
-          x.device(),
-          [&] {
-            return "pad_source/" + std::to_string(static_cast<int>(mode)) + "/" + std::to_string(n) + "/" +
-                   std::to_string(e.l) + "/" + std::to_string(e.r);
-          },
-          [&] { return from_vector(detail::pad_source(mode, n, e.l, e.r)); });
+      const Tensor src = detail::device_constant(x.device(), "pad source", std::make_tuple(mode, n, e.l, e.r),
+                                                 [&] { return from_vector(detail::pad_source(mode, n, e.l, e.r)); });
       r = detail::index_select_trusted(r, e.dim, src);
       moved = true;
     }

@@ -8,7 +8,6 @@
 #include <cmath>
 #include <limits>
 #include <numbers>
-#include <sstream>
 #include <string>
 
 #include "autodiff/node.hpp"
@@ -381,14 +380,9 @@ Tensor h1_loss(const Tensor& pred, const Tensor& target, std::int64_t spatial_di
   for (auto s : ss) total *= s;
   const Dtype rdt = to_real(promote_types(pred.dtype(), target.dtype()));
   // the weights depend only on these: made once per device off the host CPU (Note [device constants])
-  const auto key = [&] {
-    std::ostringstream k;
-    k << "h1 weights|" << cplx << '|' << dtype_name(rdt) << std::hexfloat;
-    for (std::size_t i = 0; i < d; ++i)
-      k << '|' << pred.size(static_cast<std::int64_t>(nd - spatial_dims + i)) << ':' << L[i];
-    return k.str();
-  };
-  const Tensor wt = detail::device_constant(pred.device(), key, [&] {
+  const Shape spatial(pred.shape().end() - spatial_dims, pred.shape().end());
+  const auto key = std::make_tuple(cplx, rdt, spatial, detail::key_bits(L));
+  const Tensor wt = detail::device_constant(pred.device(), "h1 weights", key, [&] {
     std::vector<double> w(static_cast<std::size_t>(total));
     const double two_pi = 2 * std::numbers::pi;
     for (std::int64_t flat = 0; flat < total; ++flat) {

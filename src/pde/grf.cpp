@@ -81,13 +81,10 @@ Tensor gaussian_random_field(const Grid& g, std::int64_t batch, double sigma, do
   // amplitude N sqrt(mu_k / |V|), so that ifftn's 1/N leaves sqrt(mu_k / |V|) per mode; complex standard
   // normals have parts of variance 1/2: scaled by sqrt(2) for unit-variance parts. Made once per device off
   // the host CPU (Note [device constants]).
-  const auto key = [&] {
-    std::ostringstream k;
-    k << "grf amplitudes|" << std::hexfloat << sigma << '|' << tau << '|' << gamma << '|' << zero_mean;
-    for (std::int64_t a = 0; a < d; ++a) k << '|' << g.sizes()[a] << ':' << g.lengths()[a];
-    return k.str();
-  };
-  const Tensor amp = ::phasor::detail::device_constant(device, key, [&] {
+  using ::phasor::detail::key_bits;
+  const auto key = std::make_tuple(key_bits(sigma), key_bits(tau), key_bits(gamma), zero_mean, g.sizes(),
+                                   key_bits(g.lengths()));
+  const Tensor amp = ::phasor::detail::device_constant(device, "grf amplitudes", key, [&] {
     std::vector<double> v = mode_variances(g, sigma, tau, gamma, zero_mean);
     const double N = static_cast<double>(g.numel());
     for (double& e : v) e = N * std::sqrt(e) * std::sqrt(2.0);

@@ -6,6 +6,7 @@
 #include <functional>
 #include <sstream>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "autodiff/node.hpp"
@@ -39,25 +40,29 @@ void check_real_dtype(Dtype dtype, const char* op) {
     throw Error(op, std::string("dtype must be float32 or float64, got ") + dtype_name(dtype));
 }
 
+/// Which grid tensor a device_symbol is: a name (a string literal) and, for per-axis tensors, the axis and a
+/// derivative's order.
+struct Symbol {
+  std::string_view name;
+  std::int64_t axis = -1;
+  int order = 0;
+  Symbol(const char* n, std::int64_t a = -1, int o = 0) : name(n), axis(a), order(o) {}  // NOLINT: implicit
+};
+
 /// A grid tensor `kind` (make() builds it on the host, in any dtype) as `dtype` on `device`: on the host CPU
 /// built every time; on another device built and moved once per (grid, kind, dtype, device) and shared (Note
 /// [device constants]), so an operator applied to a GPU field costs no host-to-device copy after the first
 /// call. Operators in this file only read the shared tensors; the Grid methods hand out copies (place).
-Tensor device_symbol(const Grid& g, const std::string& kind, Dtype dtype, Device device,
-                     const std::function<Tensor()>& make) {
-  const auto key = [&] {
-    std::ostringstream k;
-    k << "pde symbol|" << kind << '|' << dtype_name(dtype) << std::hexfloat;
-    for (std::int64_t a = 0; a < g.ndim(); ++a) k << '|' << g.sizes()[a] << ':' << g.lengths()[a];
-    return k.str();
-  };
-  return ::phasor::detail::device_constant(device, key, [&] { return make().to(dtype); });
+Tensor device_symbol(const Grid& g, Symbol kind, Dtype dtype, Device device, const std::function<Tensor()>& make) {
+  const auto key =
+      std::make_tuple(kind.name, kind.axis, kind.order, dtype, g.sizes(), ::phasor::detail::key_bits(g.lengths()));
+  return ::phasor::detail::device_constant(device, "pde symbol", key, [&] { return make().to(dtype); });
 }
 
 /// device_symbol as the caller's own tensor, for the Grid methods: off the host CPU a copy made on the
 /// device (no host-to-device copy or host wait after the first call, so a CUDA graph can capture it). A
 /// device that does not exist throws phasor::Error naming `op` and the device.
-Tensor place(const Grid& g, const std::string& kind, Dtype dtype, Device device, const char* op,
+Tensor place(const Grid& g, Symbol kind, Dtype dtype, Device device, const char* op,
              const std::function<Tensor()>& make) {
   ::phasor::cuda::detail::check_device(device, op);
   const Tensor t = device_symbol(g, kind, dtype, device, make);
@@ -116,12 +121,9 @@ Tensor make_derivative_symbol(const Grid& g, std::int64_t axis, int order) {
 
 /// make_derivative_symbol through device_symbol's cache.
 Tensor derivative_symbol(const Grid& g, std::int64_t axis, int order, Dtype dtype, Device device) {
-  std::string kind = "derivative ";  // appended piecewise (GCC 12's -Wrestrict misfires on "a" + std::string)
-  kind += std::to_string(axis);
-  kind += ' ';
-  kind += std::to_string(order);
   ::phasor::cuda::detail::check_device(device, "pde::derivative");
-  return device_symbol(g, kind, dtype, device, [&] { return make_derivative_symbol(g, axis, order); });
+  return device_symbol(g, {"derivative", axis, order}, dtype, device,
+                       [&] { return make_derivative_symbol(g, axis, order); });
 }
 
 /// Angular wavenumbers along `axis`, float64 on the host, shaped to broadcast over the half spectrum.
@@ -136,7 +138,7 @@ Tensor wavenumber_tensor(const Grid& g, std::int64_t axis) {
 Tensor laplacian_on(const Grid& g, Dtype dtype, Device device) {
   Tensor s;
   for (std::int64_t a = 0; a < g.ndim(); ++a) {
-    const Tensor k = device_symbol(g, "wavenumbers " + std::to_string(a), float64, device,
+    const Tensor k = device_symbol(g, {"wavenumbers", a}, float64, device,
                                    [&] { return wavenumber_tensor(g, a); });
     s = s.defined() ? s + k * k : k * k;
   }
@@ -149,7 +151,7 @@ Tensor dealias_on(const Grid& g, Dtype dtype, Device device) {
   const std::int64_t d = g.ndim();
   Tensor mask;
   for (std::int64_t a = 0; a < d; ++a) {
-    const Tensor t = device_symbol(g, "dealias " + std::to_string(a), float64, device, [&] {
+    const Tensor t = device_symbol(g, {"dealias", a}, float64, device, [&] {
       const std::int64_t n = g.sizes()[a];
       const bool halved = a == d - 1;
       const std::int64_t len = halved ? n / 2 + 1 : n;
@@ -239,7 +241,7 @@ Tensor Grid::coordinates(std::int64_t axis, Dtype dtype, Device device) const {
   const char* op = "pde::Grid::coordinates";
   const std::int64_t a = wrap_axis(axis, op);
   check_real_dtype(dtype, op);
-  return place(*this, "coordinates " + std::to_string(a), dtype, device, op, [&] {
+  return place(*this, {"coordinates", a}, dtype, device, op, [&] {
     const std::int64_t n = sizes_[a];
     std::vector<double> x(static_cast<std::size_t>(n));
     for (std::int64_t j = 0; j < n; ++j) x[j] = static_cast<double>(j) * lengths_[a] / static_cast<double>(n);
@@ -261,7 +263,7 @@ Tensor Grid::wavenumbers(std::int64_t axis, Dtype dtype, Device device) const {
   const char* op = "pde::Grid::wavenumbers";
   const std::int64_t a = wrap_axis(axis, op);
   check_real_dtype(dtype, op);
-  return place(*this, "wavenumbers " + std::to_string(a), dtype, device, op,
+  return place(*this, {"wavenumbers", a}, dtype, device, op,
                [&] { return wavenumber_tensor(*this, a); });
 }
 

@@ -127,9 +127,7 @@ std::vector<Tensor> stepper_coefficients(Stepper s, const Tensor& L, double dt, 
         const std::int64_t cnt = std::min(per, J - j0);
         // the points' offsets, made once per device (Note [device constants]: no host copy per call)
         const Tensor roots = ::phasor::detail::device_constant(
-            Lh.device(),
-            [&] { return "etdrk4 roots|" + std::to_string(M) + '|' + std::to_string(j0) + '|' + std::to_string(cnt); },
-            [&] {
+            Lh.device(), "etdrk4 roots", std::make_tuple(M, j0, cnt), [&] {
               std::vector<std::complex<double>> r(static_cast<std::size_t>(cnt));
               for (std::int64_t j = 0; j < cnt; ++j)
                 r[static_cast<std::size_t>(j)] = std::polar(

@@ -145,7 +145,7 @@ Tensor hilbert(const Tensor& x_in, std::optional<std::int64_t> n, std::int64_t d
   Shape hs(static_cast<std::size_t>(x.dim()), 1);
   hs[static_cast<std::size_t>(d)] = N;
   const Tensor ht = ::phasor::detail::device_constant(  // Note [device constants]
-      x.device(), [&] { return "hilbert|" + str(N) + "|" + str(x.dim()) + "|" + str(d) + "|" + dtype_name(x.dtype()); },
+      x.device(), "hilbert", std::make_tuple(N, x.dim(), d, x.dtype()),
       [&] { return from_vector(h, hs).to(x.dtype()); });
   return ::phasor::detail::composite("hilbert", {x_in}, [&] { return fft::ifft(fft::fft(x, N, d) * ht, N, d); });
 }
@@ -208,11 +208,7 @@ Tensor resample(const Tensor& x_in, std::int64_t num, std::int64_t dim, const Te
     }
     const Dtype rd = detail::real_dtype_of(x);
     Y = Y * ::phasor::detail::device_constant(  // Note [device constants]: scale depends on Nx, num, real_in
-                x.device(),
-                [&] {
-                  return "resample scale|" + str(Nx) + "|" + str(num) + "|" + (real_in ? "real" : "complex") + "|" +
-                         dtype_name(rd);
-                },
+                x.device(), "resample scale", std::make_tuple(Nx, num, real_in, rd),
                 [&] { return from_vector(scale).to(rd); });
     Tensor y = real_in ? fft::irfft(Y, num) : fft::ifft(Y, num);
     y = y * (static_cast<double>(num) / static_cast<double>(Nx));

@@ -69,8 +69,7 @@ ConvMode parse_mode(const std::string& mode, const char* op) {
 
 Tensor frame_index(std::int64_t n_frames, std::int64_t frame_length, std::int64_t hop, Device device) {
   return ::phasor::detail::device_constant(
-      device, [&] { return "frame_index/" + str(n_frames) + "/" + str(frame_length) + "/" + str(hop); },
-      [&] {
+      device, "frame index", std::make_tuple(n_frames, frame_length, hop), [&] {
         std::vector<std::int64_t> idx(static_cast<std::size_t>(n_frames * frame_length));
         std::size_t j = 0;
         for (std::int64_t t = 0; t < n_frames; ++t)
@@ -194,13 +193,10 @@ Tensor window_values(const WindowSpec& w, std::int64_t n, bool periodic, Dtype d
     return w.values;
   }
   // a named window depends only on these: made once per device off the host CPU (Note [device constants])
-  const auto key = [&] {
-    char k[96];
-    std::snprintf(k, sizeof k, "window|%lld|%d|%s|%d|%a|", static_cast<long long>(n), periodic ? 1 : 0,
-                  dtype_name(dtype), w.param ? 1 : 0, w.param.value_or(0.0));
-    return k + w.name;
-  };
-  return ::phasor::detail::device_constant(device, key, [&] { return get_window(w, n, periodic, dtype, device); });
+  const auto key = std::make_tuple(w.name, n, periodic, dtype, w.param.has_value(),
+                                   ::phasor::detail::key_bits(w.param.value_or(0.0)));
+  return ::phasor::detail::device_constant(device, "window", key,
+                                           [&] { return get_window(w, n, periodic, dtype, device); });
 }
 
 }  // namespace detail
