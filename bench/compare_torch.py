@@ -39,6 +39,7 @@ except ImportError:  # pragma: no cover - depends on the interpreter
 
 BIG = 1 << 24  # 16M elements
 DIV = 1 << 20  # complex division rows: 1M elements
+FMA = (33024, 1 << 20)  # multiply-add rows: a 256^2 half spectrum, 1M elements
 
 
 # ---- phasor side --------------------------------------------------------------------------------
@@ -162,6 +163,13 @@ def torch_rows():
         g = torch.Generator().manual_seed(5)
         env = dict(a=torch.randn(DIV, dtype=dt, generator=g), b=torch.randn(DIV, dtype=dt, generator=g))
         res[f"BM_DivComplex/n:{DIV}/dtype:{code}"] = time_stmt("a / b", env, per_call=True)
+    for n in FMA:
+        g = torch.Generator().manual_seed(6)
+        env = dict(torch=torch, x=torch.randn(n, dtype=torch.complex128, generator=g),
+                   b=torch.randn(n, dtype=torch.complex128, generator=g),
+                   r=torch.randn(n, dtype=torch.float64, generator=g))
+        res[f"BM_AddcmulComplex/n:{n}"] = time_stmt("torch.addcmul(x, r, b)", env, per_call=True)
+        res[f"BM_MulAddComplex/n:{n}"] = time_stmt("x + r * b", env, per_call=True)
     return res
 
 
@@ -200,6 +208,10 @@ DIVISION = [
     (f"BM_RawDivComplexLibgcc/n:{DIV}/dtype:1", "raw loop, libgcc __divdc3 (ref)"),
     (f"BM_DivComplex/n:{DIV}/dtype:1", "a / b, complex128"),
 ]
+
+
+MULTIPLY_ADD = [(f"{name}/n:{n}", f"{label}, n = {n}") for n in FMA
+                for name, label in (("BM_MulAddComplex", "x + r * b"), ("BM_AddcmulComplex", "addcmul(x, r, b)"))]
 
 
 def fmt(v, width, prec=2, suffix=""):
@@ -261,6 +273,17 @@ def print_tables(ph, th, spread=None):
         p_ns = p["ns"] / DIV
         t_ns = th[key][0] * 1e9 / DIV if key in th else None
         print(f"{label:<34}{fmt(p_ns, 11)}{fmt(t_ns, 10)}{fmt(p_ns / t_ns if t_ns else None, 14)}")
+    print("\n(d) x + r * b, complex128 x and b, float64 r, 1 thread (us per call; ratio = phasor / torch)")
+    hdr = f"{'benchmark':<34}{'phasor us':>11}{'torch us':>10}{'phasor/torch':>14}"
+    print(hdr)
+    print("-" * len(hdr))
+    for key, label in MULTIPLY_ADD:
+        p = ph.get(key)
+        if p is None:
+            continue
+        p_us = p["ns"] / 1e3
+        t_us = th[key][0] * 1e6 if key in th else None
+        print(f"{label:<34}{fmt(p_us, 11)}{fmt(t_us, 10)}{fmt(p_us / t_us if t_us else None, 14)}")
     if spread:
         worst = sorted(spread.items(), key=lambda kv: -kv[1])[:5]
         print("\nlargest session spread (max/min of session medians): " +

@@ -1,5 +1,5 @@
-// Tests of the broadcasting binary ops (arithmetic, pow, maximum/minimum, atan2, complex, polar),
-// comparisons, logical ops, where, clamp and masked_fill: values against long-double references,
+// Tests of the broadcasting binary ops (arithmetic, the fused addcmul/addcdiv, pow, maximum/minimum, atan2,
+// complex, polar), comparisons, logical ops, where, clamp and masked_fill: values against long-double references,
 // PyTorch promotion, broadcasting (0-d, size 0), errors, gradcheck and gradgradcheck.
 #include <doctest/doctest.h>
 
@@ -805,4 +805,108 @@ TEST_CASE("isclose, allclose and equal: torch's rules, promotion, broadcasting, 
   CHECK_THROWS_WITH_AS(isclose(a, b, -1), doctest::Contains("[isclose] rtol and atol must be non-negative (got rtol=-1"), Error);
   CHECK_THROWS_WITH_AS(allclose(a, b, 1e-5, kNaN), doctest::Contains("[isclose] rtol and atol must be non-negative"), Error);
   CHECK_THROWS_WITH_AS(isclose(real_t({1, 2}), real_t({1, 2, 3})), doctest::Contains("[isclose]"), Error);
+}
+
+// ---- addcmul / addcdiv (Note [fused multiply-add]) -----------------------------------------------------
+TEST_CASE("addcmul and addcdiv: values against long double with broadcasting, the composition bit for bit") {
+  manual_seed(11);
+  for (Dtype dt : {float32, float64, complex64, complex128}) {
+    CAPTURE(dtype_name(dt));
+    const bool cplx = is_complex(dt);
+    const Tensor x = randn({3, 1, 4}, dt), a = randn({5, 1}, dt), b = randn({1, 4}, dt) + 3.0;
+    const Scalar v = cplx ? Scalar(cd(0.5, -2.0)) : Scalar(0.75);
+    const cld vl(v.to_complex().real(), v.to_complex().imag());
+    for (bool div : {false, true}) {
+      CAPTURE(div);
+      const Tensor got = div ? addcdiv(x, a, b, v) : addcmul(x, a, b, v);
+      CHECK(got.dtype() == dt);
+      CHECK(got.shape() == Shape{3, 5, 4});
+      const auto xv = to_vector<cd>(x), av = to_vector<cd>(a), bv = to_vector<cd>(b), ov = to_vector<cd>(got);
+      for (std::int64_t k = 0; k < got.numel(); ++k) {
+        const auto at = [&](const std::vector<cd>& w, const Tensor& t) {
+          const cd e = w[static_cast<std::size_t>(bcast_index(t.shape(), got.shape(), k))];
+          return cld(e.real(), e.imag());
+        };
+        const cld want = at(xv, x) + vl * (div ? at(av, a) / at(bv, b) : at(av, a) * at(bv, b));
+        CHECK(close(ov[static_cast<std::size_t>(k)], want, 8 * rtol_for(dt)));
+      }
+      // the composition x + v * (a op b), bit for bit (mul's and div's kernels, one rounding per step)
+      CHECK(equal(got, x + v * (div ? a / b : a * b)));
+    }
+    CHECK(equal(addcmul(x, a, b), x + a * b));  // value 1 by default
+    CHECK(equal(addcdiv(x, a, b), x + a / b));
+  }
+  // int64 (addcmul only): wraps as mul and add do
+  const Tensor n = from_vector(std::vector<std::int64_t>{1, -2, 3}), m = from_vector(std::vector<std::int64_t>{4, 5, -6});
+  CHECK(to_vector<std::int64_t>(addcmul(n, m, n, 2)) == std::vector<std::int64_t>{9, -22, -33});
+  const Tensor big = from_vector(std::vector<std::int64_t>{std::numeric_limits<std::int64_t>::max()});
+  CHECK(equal(addcmul(big, big, big, 3), big + 3 * (big * big)));
+  // empty and 0-d operands
+  CHECK(addcmul(zeros({0, 3}), ones({3}), ones({1})).shape() == Shape{0, 3});
+  CHECK(addcdiv(scalar_tensor(1.0), scalar_tensor(3.0), scalar_tensor(4.0), 2).item<double>() == 2.5);
+}
+
+TEST_CASE("addcmul and addcdiv: promotion as the three tensors', a real operand next to complex ones widened per element") {
+  const Tensor f = randn({4}, float32), d = randn({4}, float64), i = from_vector(std::vector<std::int64_t>{1, 2, 3, 4});
+  CHECK(addcmul(i, i, f).dtype() == float32);
+  CHECK(addcmul(f, i, d).dtype() == float64);
+  CHECK(addcdiv(i, i, i.to(float32)).dtype() == float32);                 // true division in the result type
+  CHECK(addcmul(f, f, scalar_tensor(2.0)).dtype() == float32);             // a 0-d tensor does not widen
+  CHECK(addcmul(f, f, f, 2.5).dtype() == float32);                        // nor does the value
+  CHECK(addcmul(f, f, scalar_tensor(cd(1, 1))).dtype() == complex64);      // a 0-d complex: complex of f's precision
+  CHECK(equal(addcdiv(i, i, i.to(float32), 2), i + 2 * (i / i.to(float32))));
+  for (Dtype cdt : {complex64, complex128}) {
+    CAPTURE(dtype_name(cdt));
+    const Dtype rdt = to_real(cdt);
+    const Tensor z = randn({3, 4}, cdt), w = randn({4}, cdt), r = randn({3, 4}, rdt) + 2.0, q = randn({4}, rdt);
+    // real tensor1 or tensor2 (the ETDRK4 coefficients' case), real input: the composition's values exactly
+    CHECK(equal(addcmul(z, r, w), z + r * w));
+    CHECK(equal(addcmul(z, w, r), z + w * r));
+    CHECK(equal(addcmul(q, z, r, 0.5), q + 0.5 * (z * r)));
+    CHECK(equal(addcdiv(z, q, w), z + q / w));
+    CHECK(equal(addcdiv(z, w, r), z + w / r));
+    CHECK(equal(addcmul(z, r, q), z + r * q));  // only the input complex
+  }
+}
+
+TEST_CASE("addcmul and addcdiv: errors name the op, the shapes or dtypes and the value, and change nothing") {
+  const Tensor x = randn({2, 3}), a = randn({3}), b = randn({4});
+  const Tensor x0 = x.clone();
+  CHECK_THROWS_WITH_AS(addcmul(x, a, b),
+                       doctest::Contains("[addcmul] shapes (2, 3) and (3,) and (4,) cannot be broadcast together"), Error);
+  CHECK_THROWS_WITH_AS(addcdiv(x, b, a),
+                       doctest::Contains("[addcdiv] shapes (2, 3) and (4,) and (3,) cannot be broadcast together"), Error);
+  const Tensor t = ones({3}, Dtype::Bool);
+  CHECK_THROWS_WITH_AS(addcmul(t, t, t), doctest::Contains("[addcmul] bool tensors are not supported (input bool, tensor1 bool, tensor2 bool)"), Error);
+  const Tensor n = from_vector(std::vector<std::int64_t>{1, 2, 3});
+  CHECK_THROWS_WITH_AS(addcdiv(n, n, n), doctest::Contains("[addcdiv] integer division is not supported: the result type is int64"), Error);
+  CHECK_THROWS_WITH_AS(addcmul(n, n, n, 0.5), doctest::Contains("[addcmul] value 0.5 is not an integer but the result type is int64"), Error);
+  CHECK_THROWS_WITH_AS(addcmul(x, x, x, Scalar(cd(1, 2))), doctest::Contains("[addcmul] value 1+2j is complex but the result type is float32"), Error);
+  CHECK_THROWS_WITH_AS(addcdiv(x, x, x, 1e300), doctest::Contains("[addcdiv] value 1e+300 cannot be converted to float32 without overflow"), Error);
+  CHECK(equal(x, x0));
+}
+
+TEST_CASE("addcmul and addcdiv: gradients (broadcast, complex, a complex value, mixed real and complex), gradgradcheck") {
+  manual_seed(12);
+  const auto mul = [](const Scalar& v) { return [v](const G& in) { return addcmul(in[0], in[1], in[2], v); }; };
+  const auto dv = [](const Scalar& v) { return [v](const G& in) { return addcdiv(in[0], in[1], in[2], v); }; };
+  const Tensor x = randn({3, 1}, float64).requires_grad_(), a = randn({3, 4}, float64).requires_grad_();
+  const Tensor b = (randn({4}, float64) + 3.0).requires_grad_();
+  CHECK(gc(mul(0.5), {x, a, b}));
+  CHECK(gc(dv(-1.5), {x, a, b}));
+  CHECK(ggc(mul(0.5), {x, a, b}));
+  CHECK(ggc(dv(2), {x, a, b}));
+  const Tensor z = randn({2, 3}, complex128).requires_grad_(), w = (randn({3}, complex128) + 2.0).requires_grad_();
+  const Tensor r = (randn({2, 3}, float64) + 2.0).requires_grad_();
+  const Scalar cv(cd(0.5, -1.0));
+  CHECK(gc(mul(cv), {z, w, z}));
+  CHECK(gc(dv(cv), {z, w, z}));
+  CHECK(gc(mul(1), {z, r, w}));   // real tensor1: its gradient keeps the real part
+  CHECK(gc(mul(cv), {r, w, r}));  // real input and tensor2
+  CHECK(gc(dv(cv), {z, w, r}));
+  CHECK(ggc(dv(cv), {z, r, w}));
+  // the input's gradient is the incoming one
+  Tensor xi = randn({3}, float64).requires_grad_();
+  addcmul(xi, randn({3}, float64), randn({3}, float64)).sum().backward();
+  CHECK(equal(xi.grad(), ones({3}, float64)));
 }

@@ -787,6 +787,54 @@ DEVICE_CASE("cuda ops: numbers next to tensors (host scalars): values, gradients
   CHECK_THROWS_WITH_AS(matmul(d[0], ones({7, 2})), doctest::Contains("cuda:0"), Error);
 }
 
+// Note [fused multiply-add]: one kernel, any mix of dtypes (converted per element), broadcasting, host scalars.
+DEVICE_CASE("cuda ops: addcmul and addcdiv agree with the CPU, one launch each, gradients on the device") {
+  manual_seed(13);
+  using V = std::vector<Tensor>;
+  const std::vector<std::tuple<Dtype, Dtype, Dtype>> types = {
+      {float32, float32, float32},   {float64, float64, float64},       {complex64, complex64, complex64},
+      {complex128, float64, complex128}, {complex128, complex128, float64}, {float64, complex128, float32},
+      {int64, int64, int64},         {int64, float32, int64}};
+  for (const auto& [tx, ta, tb] : types) {
+    CAPTURE(dtype_name(tx));
+    CAPTURE(dtype_name(ta));
+    CAPTURE(dtype_name(tb));
+    const Tensor x = sample({4, 1, 33}, tx), a = sample({5, 33}, ta), b = sample({4, 5, 1}, tb) + 4;
+    const Tensor dx = x.to(dev), da = a.to(dev), db = b.to(dev);
+    const bool integral = tx == int64 && ta == int64 && tb == int64;
+    const Scalar v = integral ? Scalar(3) : Scalar(-0.75);
+    CHECK(rel_diff(addcmul(dx, da, db, v), addcmul(x, a, b, v)) <= 2e-6);
+    if (!integral) CHECK(rel_diff(addcdiv(dx, da, db, v), addcdiv(x, a, b, v)) <= 2e-6);
+    CHECK(addcmul(dx, da, db).device() == dev);
+  }
+  const Tensor x = sample({6, 7}, float32), a = sample({6, 7}, float32), b = sample({7}, float32) + 3;
+  const Tensor dx = x.to(dev), da = a.to(dev), db = b.to(dev);
+  CHECK(rel_diff(addcmul(dx, da.transpose(0, 1).contiguous().transpose(0, 1), db, 2), addcmul(x, a, b, 2)) <= 1e-6);
+  grads_agree(dev, "addcmul", [](const V& in) { return addcmul(in[0], in[1], in[2], 0.5); }, {x, a, b}, 1e-6);
+  grads_agree(dev, "addcdiv", [](const V& in) { return addcdiv(in[0], in[1], in[2], -2); }, {x, a, b}, 1e-6);
+  const Tensor z = sample({3, 7}, complex128), r = sample({7}, float64) + 3;
+  grads_agree(dev, "addcdiv complex, real tensor2", [](const V& in) { return addcdiv(in[0], in[1], in[2], 0.5).abs(); },
+              {z, z, r}, 1e-12);
+  // mixing devices is refused as by binary ops, the inputs unchanged
+  CHECK_THROWS_WITH_AS(addcmul(dx, a, db), doctest::Contains("[addcmul] expected all tensors on one device"), Error);
+  CHECK(rel_diff(dx, x) == 0);
+  if (!dev.is_cuda()) return;
+  // numbers and 0-d host tensors (Note [host scalars]) in any slot, several at once (the kernels take one by
+  // value, the others are filled on the device)
+  const Tensor h = scalar_tensor(0.5, float32), h2 = scalar_tensor(-2.0, float32);
+  CHECK(rel_diff(addcmul(dx, h, db), addcmul(x, h, b)) <= 1e-6);
+  CHECK(rel_diff(addcmul(h, da, h2), addcmul(h, a, h2)) <= 1e-6);
+  CHECK(rel_diff(addcdiv(h2, h, db, 3), addcdiv(h2, h, b, 3)) <= 1e-6);
+  CHECK(rel_diff(addcmul(h, h2, da), addcmul(h, h2, a)) <= 1e-6);
+  const Tensor dz = z.to(dev), dr = r.to(dev);
+  for (const auto& f : std::vector<std::function<void()>>{[&] { (void)addcmul(dx, da, db); },
+                                                          [&] { (void)addcdiv(dx, h, db, 3); },
+                                                          [&] { (void)addcmul(dz, dr, dz); }}) {
+    const long k = emu_count(dev, EmuCounter::Launches, f);
+    CHECK((k == -1 || k == 1));
+  }
+}
+
 DEVICE_CASE("cuda ops: matmul through cuBLAS (int64 and bool: a kernel of phasor's) agrees with the CPU") {
   manual_seed(5);
   for (Dtype dt : {float32, float64, complex64, complex128}) {

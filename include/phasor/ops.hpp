@@ -50,6 +50,11 @@ Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);  ///< a +
 Tensor sub(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);  ///< a - alpha * b
 Tensor mul(const Tensor& a, const Tensor& b);      ///< a * b
 Tensor div(const Tensor& a, const Tensor& b);      ///< a / b
+/// input + value * tensor1 * tensor2 in one pass (torch.addcmul; all broadcast, the result type the three
+/// tensors'; the value must fit it).
+Tensor addcmul(const Tensor& input, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1);
+/// input + value * tensor1 / tensor2 in one pass (torch.addcdiv; floating or complex result type).
+Tensor addcdiv(const Tensor& input, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1);
 Tensor pow(const Tensor& a, const Tensor& b);      ///< a ^ b
 Tensor pow(const Tensor& a, const Scalar& e);      ///< a ^ e
 Tensor pow(const Scalar& a, const Tensor& e);      ///< a ^ e

@@ -103,15 +103,6 @@ StridedLoop make_device_loop(std::initializer_list<const Tensor*> ops, const Sha
   return build_loop(ops.begin(), static_cast<int>(ops.size()), shape, /*cpu=*/false);
 }
 
-namespace {
-
-/// True when the truncation of v lies in [lo, hi] (false for NaN and infinities): a real that an integer
-/// type with that range holds. The ends are exact as doubles below 64 bits; for int64, -2^63 <= v < 2^63.
-bool fits_integer(double v, std::int64_t lo, std::int64_t hi) {
-  const bool above_lo = lo == INT64_MIN ? v >= -0x1p63 : v > static_cast<double>(lo) - 1.0;
-  return above_lo && v < (hi == INT64_MAX ? 0x1p63 : static_cast<double>(hi) + 1.0);
-}
-
 /// A scalar as the conversion errors show it: the shortest round-trip form, complex as 1+2j.
 std::string scalar_text(const Scalar& value) {
   if (value.is_integral()) return std::to_string(value.to_int());
@@ -121,6 +112,15 @@ std::string scalar_text(const Scalar& value) {
   };
   const std::complex<double> v = value.to_complex();
   return value.is_complex() ? str(v.real()) + (v.imag() < 0 ? "" : "+") + str(v.imag()) + "j" : str(v.real());
+}
+
+namespace {
+
+/// True when the truncation of v lies in [lo, hi] (false for NaN and infinities): a real that an integer
+/// type with that range holds. The ends are exact as doubles below 64 bits; for int64, -2^63 <= v < 2^63.
+bool fits_integer(double v, std::int64_t lo, std::int64_t hi) {
+  const bool above_lo = lo == INT64_MIN ? v >= -0x1p63 : v > static_cast<double>(lo) - 1.0;
+  return above_lo && v < (hi == INT64_MAX ? 0x1p63 : static_cast<double>(hi) + 1.0);
 }
 
 [[noreturn]] void throw_imaginary_lost(const Scalar& value, const std::string& type, const char* op) {

@@ -11,6 +11,7 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -44,6 +45,9 @@ decltype(auto) visit_dtype(Dtype t, F&& f) {
 
 template <class T> struct is_complex_t<std::complex<T>> : std::true_type {};
 template <class T> struct real_of<std::complex<T>> { using type = T; };
+
+/// A scalar as error messages show it: the shortest round-trip form, complex as 1+2j.
+std::string scalar_text(const Scalar& value);
 
 /// Throws "[op] value v cannot be converted to <dtype> without overflow" when writing `value` into a
 /// `dtype` tensor would not keep it (PyTorch's checked conversion): a non-finite or out-of-range value into
@@ -281,16 +285,28 @@ void map_binary_into(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
   if (stream) stream_fence();
 }
 
-/// out = f(a, b, c) elementwise into an existing tensor.
+/// out = f(a, b, c) elementwise into an existing tensor (a, b, c broadcast to out's shape).
 template <class Out, class A, class B, class C, class F>
 void map_ternary_into(const Tensor& out, const Tensor& a, const Tensor& b, const Tensor& c, F f) {
   StridedLoop L = make_loop({&out, &a, &b, &c}, out.shape());
+  const bool stream = out.nbytes() >= kStreamBytes;
   L.run([&](char** p, const std::int64_t* s, std::int64_t n) {
+    if (s[0] == sizeof(Out) && s[1] == sizeof(A) && s[2] == sizeof(B) && s[3] == sizeof(C)) {  // contiguous rows
+      Out* o = reinterpret_cast<Out*>(p[0]);
+      const A* x = reinterpret_cast<const A*>(p[1]);
+      const B* y = reinterpret_cast<const B*>(p[2]);
+      const C* z = reinterpret_cast<const C*>(p[3]);
+      if (stream) stream_fill(o, n, [&](std::int64_t i) { return f(x[i], y[i], z[i]); });
+      else
+        for (std::int64_t i = 0; i < n; ++i) o[i] = f(x[i], y[i], z[i]);
+      return;
+    }
     for (std::int64_t i = 0; i < n; ++i)
       *reinterpret_cast<Out*>(p[0] + i * s[0]) =
           f(*reinterpret_cast<const A*>(p[1] + i * s[1]), *reinterpret_cast<const B*>(p[2] + i * s[2]),
             *reinterpret_cast<const C*>(p[3] + i * s[3]));
   });
+  if (stream) stream_fence();
 }
 
 /// New tensor f(x) where x's element type is T; the result type is what f returns.

@@ -51,6 +51,10 @@ bool unary(const char* op, Dtype compute, const Operands& ops, const double* par
 bool binary(const char* op, Dtype compute, const Operands& ops, double alpha, void* stream);
 /// out = cond ? a : b (operands out, cond (bool), a, b), computed in `compute` dtype.
 bool where(Dtype compute, const Operands& ops, void* stream);
+/// Ternary arithmetic op `op` (operands out, x, a, b): "addcmul" x + v (a b), "addcdiv" x + v (a / b) (Note
+/// [fused multiply-add] in core/binary.cpp), v = value_re + i value_im (value_int for int64).
+bool ternary(const char* op, Dtype compute, const Operands& ops, double value_re, double value_im,
+             std::int64_t value_int, void* stream);
 /// Sets every element of ops.data[0] (ops.count == 1) to re + i im converted to its dtype.
 void fill(const Operands& ops, double re, double im, void* stream);
 

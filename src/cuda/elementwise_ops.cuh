@@ -350,6 +350,25 @@ PHASOR_BINARY(Polar, ::cuda::std::complex<T>, return ::cuda::std::complex<T>(a *
 PHASOR_BINARY(GeluBackward, T, const T cdf = T(0.5) * ::erfc(-b * T(0.70710678118654752440)); const T pdf = ::exp(T(-0.5) * b * b) * T(0.39894228040143267793994605993438); return a * (cdf + b * pdf);)
 #undef PHASOR_BINARY
 
+/// x + v (a op b), op the product (Mul) or quotient (Div), v = 1 not multiplied: the CPU's AddcF (Note
+/// [fused multiply-add] in core/binary.cpp).
+template <class Op>
+struct Addc {
+  double re = 1, im = 0;
+  std::int64_t integer = 1;
+  template <class T>
+  using Out = T;
+  template <class T>
+  __device__ __forceinline__ T operator()(T x, T a, T b) const {
+    if (re == 1 && im == 0 && integer == 1) return Add{}(x, Op{}(a, b));
+    T v;
+    if constexpr (is_cplx_v<T>) v = T(real_t<T>(re), real_t<T>(im));
+    else if constexpr (std::is_same_v<T, std::int64_t>) v = integer;
+    else v = T(re);
+    return Add{}(x, Mul{}(v, Op{}(a, b)));
+  }
+};
+
 struct Select {
   template <class T>
   using Out = T;

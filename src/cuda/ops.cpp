@@ -3,8 +3,10 @@
 #include "cuda/ops.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <cmath>
+#include <complex>
 #include <cstring>
 #include <string>
 #include <tuple>
@@ -113,23 +115,44 @@ void binary(const char* op, const Tensor& out, const Tensor& a, const Tensor& b,
   if (!cuda::binary(kernel_name(op).c_str(), compute, o, alpha, l.stream)) no_kernel(op, compute);
 }
 
-void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
-  // the kernels take one input by value (Note [cuda elementwise]): of more host scalars, all but the last
-  // are filled on the device (any other mix of devices is left for operands() to refuse)
-  auto by_value = [&](const Tensor& t) {
+namespace {
+
+/// The three inputs of a ternary kernel as it takes them: the kernels take one input by value (Note [cuda
+/// elementwise]), so of several host scalars all but the last are filled on out's device (any other mix of
+/// devices is left for operands() to refuse).
+std::array<Tensor, 3> one_by_value(const Tensor& out, std::array<Tensor, 3> in) {
+  const auto by_value = [&](const Tensor& t) {
     return t.device() != out.device() && t.device() == Device::cpu() && t.dim() == 0;
   };
-  auto on_device = [&](const Tensor& t) {
+  int values = 0;
+  for (const Tensor& t : in) values += by_value(t);
+  for (Tensor& t : in) {
+    if (values < 2) break;
+    if (!by_value(t)) continue;
     Tensor d = ::phasor::detail::make_tensor({}, t.dtype(), out.device());
     fill(d, t.item());
-    return d;
-  };
-  const bool vc = by_value(cond), va = by_value(a), vb = by_value(b);
-  if (vc && (va || vb)) return where(out, on_device(cond), a, b);
-  if (va && vb) return where(out, cond, on_device(a), b);
-  const Operands o = operands({&out, &cond, &a, &b}, "where");
+    t = d;
+    --values;
+  }
+  return in;
+}
+
+}  // namespace
+
+void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b) {
+  const auto in = one_by_value(out, {cond, a, b});
+  const Operands o = operands({&out, &in[0], &in[1], &in[2]}, "where");
   Launch l(out);
   if (!cuda::where(out.dtype(), o, l.stream)) no_kernel("where", out.dtype());
+}
+
+void ternary(const char* op, const Tensor& out, const Tensor& x, const Tensor& a, const Tensor& b, Dtype compute,
+             const Scalar& value) {
+  const auto in = one_by_value(out, {x, a, b});
+  const Operands o = operands({&out, &in[0], &in[1], &in[2]}, op);
+  Launch l(out);
+  const std::complex<double> v = value.to_complex();
+  if (!cuda::ternary(op, compute, o, v.real(), v.imag(), value.to_int(), l.stream)) no_kernel(op, compute);
 }
 
 void fill(const Tensor& out, const Scalar& v) {
@@ -264,6 +287,9 @@ void scan(const char* op, const Tensor& src, const Tensor& out, std::int64_t out
 void unary(const char* op, const Tensor& out, const Tensor&, Dtype, const double*) { no_cuda_backend(op, out.device()); }
 void binary(const char* op, const Tensor& out, const Tensor&, const Tensor&, Dtype, double) { no_cuda_backend(op, out.device()); }
 void where(const Tensor& out, const Tensor&, const Tensor&, const Tensor&) { no_cuda_backend("where", out.device()); }
+void ternary(const char* op, const Tensor& out, const Tensor&, const Tensor&, const Tensor&, Dtype, const Scalar&) {
+  no_cuda_backend(op, out.device());
+}
 void fill(const Tensor& out, const Scalar&) { no_cuda_backend("fill_", out.device()); }
 void ramp(const char* op, const Tensor& out, const ::phasor::detail::Ramp&) { no_cuda_backend(op, out.device()); }
 Tensor reduce(const char* op, const Tensor& x, const Shape&, bool, Dtype) { no_cuda_backend(op, x.device()); }

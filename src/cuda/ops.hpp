@@ -19,6 +19,10 @@ void unary(const char* op, const Tensor& out, const Tensor& in, Dtype compute, c
 void binary(const char* op, const Tensor& out, const Tensor& a, const Tensor& b, Dtype compute, double alpha = 1);
 /// out = cond ? a : b on the GPU.
 void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
+/// out = op(x, a, b; value) on the GPU computed in `compute`: "addcmul" x + value a b, "addcdiv" x + value a / b
+/// (Note [fused multiply-add] in core/binary.cpp).
+void ternary(const char* op, const Tensor& out, const Tensor& x, const Tensor& a, const Tensor& b, Dtype compute,
+             const Scalar& value);
 /// Sets every element of out (a CUDA tensor) to v.
 void fill(const Tensor& out, const Scalar& v);
 /// Writes the sequence r (core/ramp.hpp) into out, a contiguous 1-D CUDA tensor of r.n elements (not
