@@ -412,6 +412,13 @@ TEST_CASE("pde::NavierStokes2D: velocity and nonlinear term against closed forms
   CHECK(maxdiff(n, field2(16, 16, L, L, [](ld x, ld y) {
                   return 1.5L * std::sin(x) * std::sin(2 * y) + 0.1L * std::sin(4 * y);
                 })) < 1e-13);
+  // unforced, and in float32 (the multipliers are formed in float64 and rounded once)
+  const Tensor n_ref = field2(16, 16, L, L, [](ld x, ld y) { return 1.5L * std::sin(x) * std::sin(2 * y); });
+  P::NavierStokes2D free_eq(g, 0.01);
+  CHECK(maxdiff(P::from_spectral(g, free_eq.nonlinear(wh, 0.0)), n_ref) < 1e-13);
+  const Tensor n32 = P::from_spectral(g, free_eq.nonlinear(P::to_spectral(g, w.to(float32)), 0.0));
+  CHECK(n32.dtype() == float32);
+  CHECK(maxdiff(n32.to(float64), n_ref) < 2e-6);
   const auto mv = eq.max_velocity(wh);
   REQUIRE(mv.size() == 2);
   CHECK(mv[0] == doctest::Approx(0.5).epsilon(1e-12));

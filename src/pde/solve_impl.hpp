@@ -24,7 +24,7 @@ class DeviceCopies {
 
 /// Constant spectral multipliers of an equation, built once per equation for float32 and float64:
 /// the 2/3 mask, i k_a (Nyquist dropped) per axis, -(1/2) i k_0 mask (1-D conservative advection), and
-/// for 2-D 1/|k|^2 (0 at k = 0). Built on the host; the copies for a CUDA device are made on first use
+/// for 2-D 1/|k|^2 (0 at k = 0) and NavierStokes2D's four products of them. Built on the host; the copies for a CUDA device are made on first use
 /// (once per device and precision) and kept.
 struct SpectralCache {
   /// One precision's multipliers.
@@ -33,6 +33,9 @@ struct SpectralCache {
     std::vector<Tensor> ik;  ///< i k per axis (complex)
     Tensor half_dx_masked;   ///< -(1/2) i k_0 mask (complex)
     Tensor inv_k2;           ///< 1/|k|^2 with 0 at k = 0 (real; 2-D equations only)
+    /// The dealiased spectra of -u, -v, w_x and w_y are w_hat times these (complex; 2-D equations only):
+    /// -mask i k_1 / |k|^2, mask i k_0 / |k|^2, mask i k_0, mask i k_1.
+    std::vector<Tensor> vorticity_terms;
   };
   Set f32, f64;
   /// Builds both precisions for grid g (on the CPU).
