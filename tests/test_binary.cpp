@@ -910,3 +910,44 @@ TEST_CASE("addcmul and addcdiv: gradients (broadcast, complex, a complex value, 
   addcmul(xi, randn({3}, float64), randn({3}, float64)).sum().backward();
   CHECK(equal(xi.grad(), ones({3}, float64)));
 }
+
+TEST_CASE("addcmul_ and addcdiv_: in self's dtype, the methods, autograd through them, errors leave self unchanged") {
+  manual_seed(14);
+  const Tensor x = randn({2, 3}), a = randn({3}), b = randn({2, 1}) + 3.0;
+  Tensor y = x.clone();
+  Tensor& r = y.addcmul_(a, b, 0.5);
+  CHECK(&r == &y);
+  CHECK(equal(y, addcmul(x, a, b, 0.5)));
+  y = x.clone();
+  y.addcdiv_(a, b, -2);
+  CHECK(equal(y, addcdiv(x, a, b, -2)));
+  CHECK(equal(x.addcmul(a, b, 3), addcmul(x, a, b, 3)));
+  CHECK(equal(x.addcdiv(a, b), addcdiv(x, a, b)));
+  // computed in self's dtype: a float64 operand is rounded to float32 first; a complex self takes real operands
+  y = x.clone();
+  y.addcmul_(a.to(float64), b, 0.5);
+  CHECK(y.dtype() == float32);
+  CHECK(equal(y, addcmul(x, a, b, 0.5)));
+  Tensor z = randn({2, 3}, complex128);
+  const Tensor z0 = z.clone();
+  z.addcmul_(a.to(float64), b.to(float64));
+  CHECK(equal(z, z0 + a.to(float64) * b.to(float64)));
+  // errors: nothing written
+  Tensor n = from_vector(std::vector<std::int64_t>{1, 2, 3});
+  CHECK_THROWS_WITH_AS(n.addcmul_(a, n), doctest::Contains("[addcmul_] result type float32 cannot be cast to the in-place output type int64"), Error);
+  CHECK_THROWS_WITH_AS(n.addcdiv_(n, n), doctest::Contains("[addcdiv_] integer division is not supported"), Error);
+  CHECK_THROWS_WITH_AS(n.addcmul_(n, n, 0.5), doctest::Contains("[addcmul_] value 0.5 is not an integer but the result type is int64"), Error);
+  CHECK(to_vector<std::int64_t>(n) == std::vector<std::int64_t>{1, 2, 3});
+  Tensor row = x.select(0, 0).clone();
+  CHECK_THROWS_WITH_AS(row.addcmul_(a, b), doctest::Contains("[addcmul_] in-place output of shape (3,) does not match the broadcast shape (2, 3)"), Error);
+  Tensor w = arange(0, 6, 1, float32);
+  CHECK_THROWS_WITH_AS(w.narrow(0, 1, 5).addcmul_(w.narrow(0, 0, 5), w.narrow(0, 0, 5)), doctest::Contains("[addcmul_]"), Error);
+  CHECK(equal(w, arange(0, 6, 1, float32)));
+  Tensor leaf = randn({3}, float64).requires_grad_();
+  CHECK_THROWS_WITH_AS(leaf.addcmul_(leaf.detach(), leaf.detach()), doctest::Contains("[addcmul_]"), Error);
+  // autograd through the in-place forms: the same gradients as out of place
+  const Tensor xd = randn({2, 3}, float64).requires_grad_(), ad = randn({3}, float64).requires_grad_();
+  const Tensor bd = (randn({2, 1}, float64) + 3.0).requires_grad_();
+  CHECK(gc([](const G& in) { Tensor t = in[0] * 1.0; t.addcmul_(in[1], in[2], 0.5); return t; }, {xd, ad, bd}));
+  CHECK(gc([](const G& in) { Tensor t = in[0] * 1.0; t.addcdiv_(in[1], in[2], -1.5); return t; }, {xd, ad, bd}));
+}

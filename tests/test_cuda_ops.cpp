@@ -826,8 +826,16 @@ DEVICE_CASE("cuda ops: addcmul and addcdiv agree with the CPU, one launch each, 
   CHECK(rel_diff(addcmul(h, da, h2), addcmul(h, a, h2)) <= 1e-6);
   CHECK(rel_diff(addcdiv(h2, h, db, 3), addcdiv(h2, h, b, 3)) <= 1e-6);
   CHECK(rel_diff(addcmul(h, h2, da), addcmul(h, h2, a)) <= 1e-6);
+  // in place, with a host scalar operand; never into a host scalar
+  Tensor dy = dx.clone();
+  dy.addcmul_(h, db, 2).addcdiv_(da, db);
+  CHECK(rel_diff(dy, addcdiv(addcmul(x, h, b, 2), a, b)) <= 1e-6);
+  Tensor hs = scalar_tensor(0.25, float32);
+  CHECK_THROWS_WITH_AS(hs.addcmul_(dx.sum(), dx.sum()), doctest::Contains("[addcmul_] expected all tensors on one device"), Error);
+  CHECK(hs.item<float>() == 0.25f);
   const Tensor dz = z.to(dev), dr = r.to(dev);
   for (const auto& f : std::vector<std::function<void()>>{[&] { (void)addcmul(dx, da, db); },
+                                                          [&] { dy.addcmul_(da, db, 3); },
                                                           [&] { (void)addcdiv(dx, h, db, 3); },
                                                           [&] { (void)addcmul(dz, dr, dz); }}) {
     const long k = emu_count(dev, EmuCounter::Launches, f);

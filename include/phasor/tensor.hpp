@@ -348,6 +348,8 @@ class Tensor {
   Tensor maximum(const Tensor& o) const;   ///< elementwise max (NaN propagates)
   Tensor minimum(const Tensor& o) const;   ///< elementwise min (NaN propagates)
   Tensor atan2(const Tensor& o) const;     ///< atan2(this, o)
+  Tensor addcmul(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;  ///< this + value * t1 * t2
+  Tensor addcdiv(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;  ///< this + value * t1 / t2
   Tensor eq(const Tensor& o) const;        ///< bool: ==
   Tensor ne(const Tensor& o) const;        ///< bool: !=
   Tensor lt(const Tensor& o) const;        ///< bool: <
@@ -368,6 +370,8 @@ class Tensor {
   Tensor& sub_(const Scalar& s);   ///< in place this -= s
   Tensor& mul_(const Scalar& s);   ///< in place this *= s
   Tensor& div_(const Scalar& s);   ///< in place this /= s
+  Tensor& addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1);  ///< in place this += value * t1 * t2
+  Tensor& addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1);  ///< in place this += value * t1 / t2
   Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);  ///< in place clamp
   Tensor& masked_fill_(const Tensor& mask, const Scalar& value);  ///< in place masked_fill
 

@@ -335,16 +335,17 @@ struct AddcF {
   }
 };
 
-/// The CPU kernel of addcmul (div false) and addcdiv (div true) in `dt` on x, a, b (Note [fused
-/// multiply-add]); a CUDA device runs the CUDA kernel.
-Tensor addc_forward(const char* op, TensorList in, Dtype dt, const Scalar& value, bool div) {
-  const Device device = elementwise_device(in, op);
-  Tensor out = make_tensor(broadcast_shapes({in[0].shape(), in[1].shape(), in[2].shape()}, op), dt, device);
-  if (device.is_cuda()) {  // Note [cuda elementwise]: the kernel converts every operand per element
-    phasor::cuda::detail::ternary(op, out, in[0], in[1], in[2], dt, value);
-    return out;
+/// out = x + value * (a op b) computed in `dt` (out's dtype), op the product (div false) or the quotient
+/// (div true), a and b broadcast to out's shape, x too or out itself (the in-place forms): Note [fused
+/// multiply-add]. A CUDA device runs the CUDA kernel.
+void addc_into(const char* op, const Tensor& out, const Tensor& x_in, const Tensor& a_in, const Tensor& b_in,
+               const Scalar& value, bool div) {
+  const Dtype dt = out.dtype();
+  if (out.device().is_cuda()) {  // Note [cuda elementwise]: the kernel converts every operand per element
+    phasor::cuda::detail::ternary(op, out, x_in, a_in, b_in, dt, value);
+    return;
   }
-  Tensor x = in[0], a = in[1], b = in[2];
+  Tensor x = x_in, a = a_in, b = b_in;
   const bool cplx = phasor::is_complex(dt);
   if (!div && cplx && a.dtype() == dt && b.dtype() == to_real(dt)) std::swap(a, b);
   const bool real_a = cplx && a.dtype() == to_real(dt);
@@ -353,7 +354,7 @@ Tensor addc_forward(const char* op, TensorList in, Dtype dt, const Scalar& value
   if (!real_a) a = a.to(dt);
   visit_dtype(dt, [&](auto tag) {
     using T = typename decltype(tag)::type;
-    if constexpr (!std::is_same_v<T, bool>) {  // refused by addc
+    if constexpr (!std::is_same_v<T, bool>) {  // refused by check_addc
       const auto run = [&](auto f) {
         if constexpr (is_complex_v<T>)
           if (real_a) return map_ternary_into<T, T, typename T::value_type, T>(out, x, a, b, f);
@@ -367,12 +368,12 @@ Tensor addc_forward(const char* op, TensorList in, Dtype dt, const Scalar& value
       else run(AddcF<T, MulF>{v});
     }
   });
-  return out;
 }
 
-/// addcmul (div false) or addcdiv (div true): checks, kernel and gradient (Note [fused multiply-add]).
-Tensor addc(const char* op, const Tensor& x, const Tensor& a, const Tensor& b, const Scalar& value, bool div) {
-  const Dtype dt = result_type({x, a, b});
+/// Throws phasor::Error naming `op` unless x + value * (a op b) can be computed in `dt`: not bool, no
+/// integer division, a value that fits dt (Note [fused multiply-add]).
+void check_addc(const char* op, const Tensor& x, const Tensor& a, const Tensor& b, Dtype dt, const Scalar& value,
+                bool div) {
   const auto types = [&] {
     return std::string(" (input ") + dtype_name(x.dtype()) + ", tensor1 " + dtype_name(a.dtype()) + ", tensor2 " +
            dtype_name(b.dtype()) + ")";
@@ -386,9 +387,21 @@ Tensor addc(const char* op, const Tensor& x, const Tensor& a, const Tensor& b, c
   if (!value.is_integral() && !is_floating_or_complex(dt))
     throw Error(op, "value " + scalar_text(value) + " is not an integer but the result type is " + dtype_name(dt));
   check_scalar_fits(value, dt, op);
+}
+
+/// addcmul (div false) or addcdiv (div true): checks, kernel and gradient (Note [fused multiply-add]).
+Tensor addc(const Tensor& x, const Tensor& a, const Tensor& b, const Scalar& value, bool div) {
+  const char* op = div ? "addcdiv" : "addcmul";
+  const Dtype dt = result_type({x, a, b});
+  check_addc(op, x, a, b, dt, value, div);
   return apply_op(
       op, {x, a, b}, kSaveInputs,
-      [op, dt, value, div](TensorList in) { return addc_forward(op, in, dt, value, div); },
+      [op, dt, value, div](TensorList in) {
+        const Device device = elementwise_device(in, op);
+        Tensor out = make_tensor(broadcast_shapes({in[0].shape(), in[1].shape(), in[2].shape()}, op), dt, device);
+        addc_into(op, out, in[0], in[1], in[2], value, div);
+        return out;
+      },
       // d/dx = g, d/da = g conj(v b) (addcdiv: g conj(v / b)), d/db = g conj(v a) (addcdiv: -g conj(v a / b^2))
       [value, div](const Ctx& c, const std::vector<Tensor>& g) {
         const Tensor &a = c.input(1), &b = c.input(2);
@@ -400,14 +413,46 @@ Tensor addc(const char* op, const Tensor& x, const Tensor& a, const Tensor& b, c
       });
 }
 
+/// addcmul_ / addcdiv_: self = self + value * (a op b) in self's dtype (as add_: the three tensors' result
+/// type must not be of a higher category, and a and b must broadcast to self's shape).
+Tensor& addc_(Tensor& self, const Tensor& a, const Tensor& b, const Scalar& value, bool div) {
+  const char* op = div ? "addcdiv_" : "addcmul_";
+  if (elementwise_device({self, a, b}, op) != self.device())  // an in-place output is never a host scalar
+    check_same_device({self, a, b}, op);
+  const Dtype rt = result_type({self, a, b});
+  if (category(rt) > category(self.dtype()))
+    throw Error(op, std::string("result type ") + dtype_name(rt) + " cannot be cast to the in-place output type " +
+                        dtype_name(self.dtype()));
+  check_addc(op, self, a, b, self.dtype(), value, div);
+  const Shape s = broadcast_shapes({self.shape(), a.shape(), b.shape()}, op);
+  if (s != self.shape())
+    throw Error(op, "in-place output of shape " + shape_str(self.shape()) + " does not match the broadcast shape " +
+                        shape_str(s));
+  return apply_inplace(
+      op, self, {a, b}, [&] { addc_into(op, self, self, a, b, value, div); },
+      [&](const Tensor& x) { return addc(x, a, b, value, div); });
+}
+
 }  // namespace
 }  // namespace detail
 
 Tensor addcmul(const Tensor& input, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value) {
-  return detail::addc("addcmul", input, tensor1, tensor2, value, false);
+  return detail::addc(input, tensor1, tensor2, value, false);
 }
 Tensor addcdiv(const Tensor& input, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value) {
-  return detail::addc("addcdiv", input, tensor1, tensor2, value, true);
+  return detail::addc(input, tensor1, tensor2, value, true);
+}
+Tensor Tensor::addcmul(const Tensor& t1, const Tensor& t2, const Scalar& value) const {
+  return phasor::addcmul(*this, t1, t2, value);
+}
+Tensor Tensor::addcdiv(const Tensor& t1, const Tensor& t2, const Scalar& value) const {
+  return phasor::addcdiv(*this, t1, t2, value);
+}
+Tensor& Tensor::addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  return detail::addc_(*this, t1, t2, value, false);
+}
+Tensor& Tensor::addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value) {
+  return detail::addc_(*this, t1, t2, value, true);
 }
 
 // ---- pow -----------------------------------------------------------------------------------------------

@@ -152,7 +152,8 @@ void ternary(const char* op, const Tensor& out, const Tensor& x, const Tensor& a
   const Operands o = operands({&out, &in[0], &in[1], &in[2]}, op);
   Launch l(out);
   const std::complex<double> v = value.to_complex();
-  if (!cuda::ternary(op, compute, o, v.real(), v.imag(), value.to_int(), l.stream)) no_kernel(op, compute);
+  if (!cuda::ternary(kernel_name(op).c_str(), compute, o, v.real(), v.imag(), value.to_int(), l.stream))
+    no_kernel(op, compute);
 }
 
 void fill(const Tensor& out, const Scalar& v) {
