@@ -219,6 +219,21 @@ def fmt(v, width, prec=2, suffix=""):
     return (f"{v:.{prec}f}{suffix}" if v is not None else "-").rjust(width)
 
 
+def per_call_table(ph, th, title, unit, rows, per_second):
+    """A table of (key, label) rows: phasor's and torch's seconds per iteration times `per_second`, and the ratio."""
+    print("\n" + title)
+    hdr = f"{'benchmark':<34}{'phasor ' + unit:>11}{'torch ' + unit:>10}{'phasor/torch':>14}"
+    print(hdr)
+    print("-" * len(hdr))
+    for key, label in rows:
+        p = ph.get(key)
+        if p is None:
+            continue
+        p_v = p["ns"] * 1e-9 * per_second
+        t_v = th[key][0] * per_second if key in th else None
+        print(f"{label:<34}{fmt(p_v, 11)}{fmt(t_v, 10)}{fmt(p_v / t_v if t_v else None, 14)}")
+
+
 def print_tables(ph, th, spread=None):
     spread = spread or {}
     print("\n(a) eager dispatch, 1 thread: time per op in us (chain rows: per-iteration time / 10);"
@@ -262,28 +277,10 @@ def print_tables(ph, th, spread=None):
         tpct = 100 * t_gbs / mem_gbs if (mem_gbs and t_gbs) else None
         print(f"{label:<32}{threads:>4}{fmt(p_ms, 11)}{fmt(p_gbs, 7, 1)}{fmt(pct, 9, 0, '%')}{fmt(t_ms, 10)}"
               f"{fmt(t_gbs, 7, 1)}{fmt(tpct, 9, 0, '%')}{fmt(t_out * 1e3 if t_out else None, 15)}{fmt(ratio, 14)}")
-    print("\n(c) complex division, 1M random elements, 1 thread (ns per element; ratio = phasor / torch)")
-    hdr = f"{'benchmark':<34}{'phasor ns':>11}{'torch ns':>10}{'phasor/torch':>14}"
-    print(hdr)
-    print("-" * len(hdr))
-    for key, label in DIVISION:
-        p = ph.get(key)
-        if p is None:
-            continue
-        p_ns = p["ns"] / DIV
-        t_ns = th[key][0] * 1e9 / DIV if key in th else None
-        print(f"{label:<34}{fmt(p_ns, 11)}{fmt(t_ns, 10)}{fmt(p_ns / t_ns if t_ns else None, 14)}")
-    print("\n(d) x + r * b, complex128 x and b, float64 r, 1 thread (us per call; ratio = phasor / torch)")
-    hdr = f"{'benchmark':<34}{'phasor us':>11}{'torch us':>10}{'phasor/torch':>14}"
-    print(hdr)
-    print("-" * len(hdr))
-    for key, label in MULTIPLY_ADD:
-        p = ph.get(key)
-        if p is None:
-            continue
-        p_us = p["ns"] / 1e3
-        t_us = th[key][0] * 1e6 if key in th else None
-        print(f"{label:<34}{fmt(p_us, 11)}{fmt(t_us, 10)}{fmt(p_us / t_us if t_us else None, 14)}")
+    per_call_table(ph, th, "(c) complex division, 1M random elements, 1 thread (ns per element; ratio = phasor / torch)",
+                   "ns", DIVISION, 1e9 / DIV)
+    per_call_table(ph, th, "(d) x + r * b, complex128 x and b, float64 r, 1 thread (us per call; ratio = phasor / "
+                   "torch)", "us", MULTIPLY_ADD, 1e6)
     if spread:
         worst = sorted(spread.items(), key=lambda kv: -kv[1])[:5]
         print("\nlargest session spread (max/min of session medians): " +
