@@ -818,6 +818,10 @@ DEVICE_CASE("cuda ops: addcmul and addcdiv agree with the CPU, one launch each, 
   // mixing devices is refused as by binary ops, the inputs unchanged
   CHECK_THROWS_WITH_AS(addcmul(dx, a, db), doctest::Contains("[addcmul] expected all tensors on one device"), Error);
   CHECK(rel_diff(dx, x) == 0);
+  // in place
+  Tensor dy = dx.clone();
+  dy.addcmul_(da, db, 2).addcdiv_(da, db);
+  CHECK(rel_diff(dy, addcdiv(addcmul(x, a, b, 2), a, b)) <= 1e-6);
   if (!dev.is_cuda()) return;
   // numbers and 0-d host tensors (Note [host scalars]) in any slot, several at once (the kernels take one by
   // value, the others are filled on the device)
@@ -826,10 +830,9 @@ DEVICE_CASE("cuda ops: addcmul and addcdiv agree with the CPU, one launch each, 
   CHECK(rel_diff(addcmul(h, da, h2), addcmul(h, a, h2)) <= 1e-6);
   CHECK(rel_diff(addcdiv(h2, h, db, 3), addcdiv(h2, h, b, 3)) <= 1e-6);
   CHECK(rel_diff(addcmul(h, h2, da), addcmul(h, h2, a)) <= 1e-6);
-  // in place, with a host scalar operand; never into a host scalar
-  Tensor dy = dx.clone();
-  dy.addcmul_(h, db, 2).addcdiv_(da, db);
-  CHECK(rel_diff(dy, addcdiv(addcmul(x, h, b, 2), a, b)) <= 1e-6);
+  // in place with a host scalar operand; never into a host scalar
+  dy.addcmul_(h, db, 2);
+  CHECK(rel_diff(dy, addcmul(addcdiv(addcmul(x, a, b, 2), a, b), h, b, 2)) <= 1e-6);
   Tensor hs = scalar_tensor(0.25, float32);
   CHECK_THROWS_WITH_AS(hs.addcmul_(dx.sum(), dx.sum()), doctest::Contains("[addcmul_] expected all tensors on one device"), Error);
   CHECK(hs.item<float>() == 0.25f);

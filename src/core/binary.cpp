@@ -315,10 +315,10 @@ Tensor& operator/=(Tensor& a, const Scalar& b) { return a.div_(b); }
 // for v = 1 (a product by 1 is skipped on both devices: for complex types it costs a third of the CPU
 // loop's arithmetic, and it could only turn an infinite part's zero partner into NaN). The result type is
 // the three tensors' (as in torch the value does not widen it and must fit it: an integer for int64, real
-// for a real type). On the CPU a real `a` next to complex operands of its
-// precision is widened per element, as in binary ops (addcmul puts a real b first: the product commutes
-// bit for bit); a CUDA kernel converts every operand per element. addcdiv refuses integer result types
-// (no integer division), both refuse bool.
+// for a real type); the in-place forms compute in self's dtype, as add_. On the CPU a real `a` next to
+// complex operands of its precision is widened per element, as in binary ops (addcmul puts a real b first:
+// the product commutes bit for bit); a CUDA kernel converts every operand per element. addcdiv refuses
+// integer result types (no integer division), both refuse bool.
 namespace detail {
 namespace {
 

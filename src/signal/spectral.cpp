@@ -67,7 +67,7 @@ std::tuple<Tensor, Tensor> welch_impl(const char* op, const Tensor& x_in, const 
     Tensor seg = frame(xl, p.nperseg, p.nperseg - p.noverlap, -1);  // (..., nseg, nperseg)
     seg = detrend_segments(seg, o.detrend, op) * p.win;
     Tensor S = onesided ? fft::rfft(seg, p.nfft) : fft::fft(seg, p.nfft);
-    Tensor Pxx = (real(S) * real(S) + imag(S) * imag(S)) * scale;
+    Tensor Pxx = addcmul(real(S) * real(S), imag(S), imag(S)) * scale;
     // one-sided: the bins standing for a conjugate pair count twice (DC and Nyquist once), with weights
     // made once per device (Note [device constants])
     if (onesided) Pxx = Pxx * fft::detail::half_weights(p.nfft, 0, 1, rdt, 2.0, Pxx.device());

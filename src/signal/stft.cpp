@@ -266,7 +266,7 @@ Tensor spectrogram(const Tensor& x, const STFTOptions& options, std::optional<do
       S = S / (w * w).sum().sqrt();
     }
     if (!power) return S;
-    if (*power == 2.0) return real(S) * real(S) + imag(S) * imag(S);
+    if (*power == 2.0) return addcmul(real(S) * real(S), imag(S), imag(S));
     if (*power == 1.0) return S.abs();
     return S.abs().pow(*power);
   });
