@@ -156,4 +156,38 @@ inline void grads_agree(const phasor::Device& dev, const std::string& name, cons
   }
 }
 
+/// Second derivatives: h(x) = sum_i |d loss(f(x)) / d x_i|^2 with the first gradients made with create_graph
+/// (loss as in grads_agree); h's gradients on `dev` agree with the CPU's within eps.
+inline void grad2_agree(const phasor::Device& dev, const std::string& name,
+                        const std::function<phasor::Tensor(const std::vector<phasor::Tensor>&)>& f,
+                        const std::vector<phasor::Tensor>& in, double eps) {
+  CAPTURE(name);
+  const auto run = [&](const phasor::Device& d) {
+    std::vector<phasor::Tensor> x;
+    for (const auto& t : in) x.push_back(t.detach().to(d).requires_grad_());
+    const phasor::Tensor y = f(x);
+    const phasor::Tensor l =
+        y.is_complex() ? (phasor::real(y) * phasor::real(y) + phasor::imag(y) * phasor::imag(y)).sum() : (y * y).sum();
+    const auto g = phasor::autodiff::grad({l}, x, {}, std::nullopt, /*create_graph=*/true);
+    phasor::Tensor h;
+    for (const auto& gi : g) {
+      const phasor::Tensor s = gi.is_complex()
+                                   ? (phasor::real(gi) * phasor::real(gi) + phasor::imag(gi) * phasor::imag(gi)).sum()
+                                   : (gi * gi).sum();
+      h = h.defined() ? h + s : s;
+    }
+    h.backward();
+    std::vector<phasor::Tensor> out;
+    for (const auto& t : x) out.push_back(t.grad());
+    return out;
+  };
+  const auto c = run(phasor::Device::cpu()), g = run(dev);
+  for (std::size_t i = 0; i < in.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(g[i].defined());
+    CHECK(g[i].device() == dev);
+    CHECK(rel_diff(g[i], c[i]) <= eps);
+  }
+}
+
 }  // namespace cuda_test

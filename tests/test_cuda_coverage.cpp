@@ -65,6 +65,41 @@ DEVICE_CASE("cuda coverage: the rarer unary ops and their gradients agree with t
   grads_agree(dev, "real+imag", [](const V& a) { return real(a[0]) * imag(a[0]); }, {z}, 1e-12);
 }
 
+// Every op the suite differentiates on the host CPU is differentiated on a device too (tests/main.cpp's
+// gradient coverage): these are the ones no other device case takes a gradient of, and the gradients'
+// own gradients (second derivatives) that only the CPU's gradgradchecks reached.
+DEVICE_CASE("cuda coverage: gradients of the remaining differentiable ops, and second derivatives, agree with the CPU") {
+  manual_seed(40);
+  for (Dtype dt : {float32, float64}) {
+    CAPTURE(dt);
+    const double t = tol(dt);
+    const Tensor x = sample({6, 7}, dt), y = sample({6, 7}, dt), pos = x.abs() + 0.5;
+    grads_agree(dev, "log", [](const V& a) { return a[0].log(); }, {pos}, t);
+    grads_agree(dev, "sqrt", [](const V& a) { return a[0].sqrt(); }, {pos}, t);
+    grads_agree(dev, "minimum", [](const V& a) { return minimum(a[0], a[1]); }, {x, y}, t);
+    grads_agree(dev, "polar", [](const V& a) { return polar(a[0], a[1]); }, {pos, x}, t);
+    // piecewise constant: zero gradients (plus the identity, so the loss depends on x)
+    grads_agree(dev, "floor, ceil, round, angle",
+                [](const V& a) { return a[0].floor() + a[0].ceil() + (a[0] * 3.0).round() + angle(a[0]) + a[0]; }, {x}, t);
+    grads_agree(dev, "norm p = 3", [](const V& a) { return norm(a[0], 3.0, {1}); }, {x}, t);
+    grad2_agree(dev, "norm p = 3", [](const V& a) { return norm(a[0], 3.0, {1}); }, {x}, 20 * t);
+    grad2_agree(dev, "gelu", [](const V& a) { return gelu(a[0]); }, {x}, 20 * t);
+  }
+  const Tensor z = sample({5, 6}, complex128);
+  grads_agree(dev, "angle complex", [](const V& a) { return angle(a[0]); }, {z}, 1e-12);
+  grad2_agree(dev, "einsum diagonal", [](const V& a) { return einsum("ii->i", {a[0]}) * a[0].sum(); },
+              {sample({5, 5}, float64)}, 1e-12);
+  // a spectral convolution's bias: its gradient's gradient (spectral_bias_grad)
+  const Tensor sx = sample({2, 3, 16}, float64), sw = sample({3, 4, 4}, complex128), sb = sample({4}, float64);
+  grad2_agree(dev, "spectral_conv bias",
+              [](const V& a) { return nn::functional::spectral_conv(a[0], a[1], a[2], {4}); }, {sx, sw, sb}, 1e-10);
+  // the Darcy solver runs on CPU devices only (test_cuda_pde.cpp); its gradient on the virtual one
+  if (!dev.is_cuda()) {
+    const Tensor a = sample({9, 9}, float64).abs() + 1.0;
+    grads_agree(dev, "darcy_solve", [](const V& c) { return pde::darcy_solve(c[0]); }, {a}, 1e-12);
+  }
+}
+
 DEVICE_CASE("cuda coverage: logical ops, isclose, where with scalars and vector products agree") {
   manual_seed(32);
   const Tensor a = sample({6, 5}, float64), b = sample({6, 5}, float64);
