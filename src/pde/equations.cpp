@@ -154,7 +154,8 @@ detail::SpectralCache::SpectralCache(const Grid& g, bool with_inv_k2) {
       const Tensor m = g.dealias_mask(float64), ikx = ik(g, 0, float64), iky = ik(g, 1, float64);
       const Tensor k2d = -g.laplacian_symbol(float64);
       const Tensor mk = m * masked_fill(1.0 / masked_fill(k2d, k2d == 0.0, 1.0), k2d == 0.0, 0.0);
-      for (const Tensor& t : {-(mk * iky), mk * ikx, m * ikx, m * iky}) s.vorticity_terms.push_back(t.to(to_complex(dt)));
+      for (const Tensor& t : {-(mk * iky), mk * ikx, m * ikx, m * iky})
+        s.vorticity_terms.push_back(t.to(to_complex(dt)));
     }
   }
 }

@@ -24,8 +24,8 @@ class DeviceCopies {
 
 /// Constant spectral multipliers of an equation, built once per equation for float32 and float64:
 /// the 2/3 mask, i k_a (Nyquist dropped) per axis, -(1/2) i k_0 mask (1-D conservative advection), and
-/// for 2-D 1/|k|^2 (0 at k = 0) and NavierStokes2D's four products of them. Built on the host; the copies for a CUDA device are made on first use
-/// (once per device and precision) and kept.
+/// for 2-D 1/|k|^2 (0 at k = 0) and NavierStokes2D's four products of them. Built on the host; the copies
+/// for a CUDA device are made on first use (once per device and precision) and kept.
 struct SpectralCache {
   /// One precision's multipliers.
   struct Set {
