@@ -133,6 +133,22 @@ inline void agree(const phasor::Device& dev, const std::string& name, const std:
   CHECK(rel_diff(d, c) <= eps);
 }
 
+/// sum |y|^2 (real y: sum y^2), the loss of grads_agree and grad2_agree.
+inline phasor::Tensor sum_sq(const phasor::Tensor& y) {
+  return y.is_complex() ? (phasor::real(y) * phasor::real(y) + phasor::imag(y) * phasor::imag(y)).sum() : (y * y).sum();
+}
+
+/// Each gradient on `dev` (got) is defined, lives on dev and agrees with the CPU's (want) within eps.
+inline void gradients_match(const phasor::Device& dev, const std::vector<phasor::Tensor>& got,
+                            const std::vector<phasor::Tensor>& want, double eps) {
+  for (std::size_t i = 0; i < want.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(got[i].defined());
+    CHECK(got[i].device() == dev);
+    CHECK(rel_diff(got[i], want[i]) <= eps);
+  }
+}
+
 /// Gradients of sum |f(in)|^2 w.r.t. every input, on the CPU and on `dev`, agree.
 inline void grads_agree(const phasor::Device& dev, const std::string& name, const std::function<phasor::Tensor(const std::vector<phasor::Tensor>&)>& f,
                  const std::vector<phasor::Tensor>& in, double eps) {
@@ -142,18 +158,14 @@ inline void grads_agree(const phasor::Device& dev, const std::string& name, cons
     c.push_back(t.detach().clone().requires_grad_());
     g.push_back(t.detach().to(dev).requires_grad_());
   }
-  const auto loss = [&](const std::vector<phasor::Tensor>& x) {
-    const phasor::Tensor y = f(x);
-    return y.is_complex() ? (phasor::real(y) * phasor::real(y) + phasor::imag(y) * phasor::imag(y)).sum() : (y * y).sum();
-  };
-  loss(c).backward();
-  loss(g).backward();
+  sum_sq(f(c)).backward();
+  sum_sq(f(g)).backward();
+  std::vector<phasor::Tensor> want, got;
   for (std::size_t i = 0; i < in.size(); ++i) {
-    CAPTURE(i);
-    REQUIRE(g[i].grad().defined());
-    CHECK(g[i].grad().device() == dev);
-    CHECK(rel_diff(g[i].grad(), c[i].grad()) <= eps);
+    want.push_back(c[i].grad());
+    got.push_back(g[i].grad());
   }
+  gradients_match(dev, got, want, eps);
 }
 
 /// Second derivatives: h(x) = sum_i |d loss(f(x)) / d x_i|^2 with the first gradients made with create_graph
@@ -165,29 +177,15 @@ inline void grad2_agree(const phasor::Device& dev, const std::string& name,
   const auto run = [&](const phasor::Device& d) {
     std::vector<phasor::Tensor> x;
     for (const auto& t : in) x.push_back(t.detach().to(d).requires_grad_());
-    const phasor::Tensor y = f(x);
-    const phasor::Tensor l =
-        y.is_complex() ? (phasor::real(y) * phasor::real(y) + phasor::imag(y) * phasor::imag(y)).sum() : (y * y).sum();
-    const auto g = phasor::autodiff::grad({l}, x, {}, std::nullopt, /*create_graph=*/true);
+    const auto g = phasor::autodiff::grad({sum_sq(f(x))}, x, {}, std::nullopt, /*create_graph=*/true);
     phasor::Tensor h;
-    for (const auto& gi : g) {
-      const phasor::Tensor s = gi.is_complex()
-                                   ? (phasor::real(gi) * phasor::real(gi) + phasor::imag(gi) * phasor::imag(gi)).sum()
-                                   : (gi * gi).sum();
-      h = h.defined() ? h + s : s;
-    }
+    for (const auto& gi : g) h = h.defined() ? h + sum_sq(gi) : sum_sq(gi);
     h.backward();
     std::vector<phasor::Tensor> out;
     for (const auto& t : x) out.push_back(t.grad());
     return out;
   };
-  const auto c = run(phasor::Device::cpu()), g = run(dev);
-  for (std::size_t i = 0; i < in.size(); ++i) {
-    CAPTURE(i);
-    REQUIRE(g[i].defined());
-    CHECK(g[i].device() == dev);
-    CHECK(rel_diff(g[i], c[i]) <= eps);
-  }
+  gradients_match(dev, run(dev), run(phasor::Device::cpu()), eps);
 }
 
 }  // namespace cuda_test

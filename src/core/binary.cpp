@@ -116,19 +116,28 @@ Tensor arith(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
   });
 }
 
+/// Throws phasor::Error naming `op` unless in[0] (self) can take the in-place result of in: every input on
+/// self's device (an in-place output is never a host scalar of a CUDA op), their result type castable to
+/// self's dtype, their broadcast shape self's.
+void check_inplace_output(TensorList in, const char* op) {
+  const Tensor& self = in[0];
+  if (elementwise_device(in, op) != self.device()) check_same_device(in, op);
+  const Dtype rt = result_type(in);
+  if (category(rt) > category(self.dtype()))
+    throw Error(op, std::string("result type ") + dtype_name(rt) + " cannot be cast to the in-place output type " +
+                        dtype_name(self.dtype()));
+  std::vector<Shape> shapes;
+  for (const Tensor& t : in) shapes.push_back(t.shape());
+  const Shape s = broadcast_shapes(shapes, op);
+  if (s != self.shape())
+    throw Error(op, "in-place output of shape " + shape_str(self.shape()) + " does not match the broadcast shape " +
+                        shape_str(s));
+}
+
 /// In-place a op= b: result type must be castable to a's dtype.
 template <class F>
 void arith_inplace(const Tensor& a, const Tensor& b, const char* op, F f) {
-  if (elementwise_device(a, b, op) != a.device())  // an in-place output is never a host scalar of a CUDA op
-    check_same_device(a, b, op);
-  Dtype rt = result_type({a, b});
-  if (category(rt) > category(a.dtype()))
-    throw Error(op, std::string("result type ") + dtype_name(rt) + " cannot be cast to the in-place output type " +
-                        dtype_name(a.dtype()));
-  Shape s = broadcast_shapes({a.shape(), b.shape()}, op);
-  if (s != a.shape())
-    throw Error(op, "in-place output of shape " + shape_str(a.shape()) + " does not match the broadcast shape " +
-                        shape_str(s));
+  check_inplace_output({a, b}, op);
   if (a.device().is_cuda()) {
     phasor::cuda::detail::binary(op, a, a, b, a.dtype());
     return;
@@ -417,17 +426,8 @@ Tensor addc(const Tensor& x, const Tensor& a, const Tensor& b, const Scalar& val
 /// type must not be of a higher category, and a and b must broadcast to self's shape).
 Tensor& addc_(Tensor& self, const Tensor& a, const Tensor& b, const Scalar& value, bool div) {
   const char* op = div ? "addcdiv_" : "addcmul_";
-  if (elementwise_device({self, a, b}, op) != self.device())  // an in-place output is never a host scalar
-    check_same_device({self, a, b}, op);
-  const Dtype rt = result_type({self, a, b});
-  if (category(rt) > category(self.dtype()))
-    throw Error(op, std::string("result type ") + dtype_name(rt) + " cannot be cast to the in-place output type " +
-                        dtype_name(self.dtype()));
+  check_inplace_output({self, a, b}, op);
   check_addc(op, self, a, b, self.dtype(), value, div);
-  const Shape s = broadcast_shapes({self.shape(), a.shape(), b.shape()}, op);
-  if (s != self.shape())
-    throw Error(op, "in-place output of shape " + shape_str(self.shape()) + " does not match the broadcast shape " +
-                        shape_str(s));
   return apply_inplace(
       op, self, {a, b}, [&] { addc_into(op, self, self, a, b, value, div); },
       [&](const Tensor& x) { return addc(x, a, b, value, div); });

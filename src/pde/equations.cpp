@@ -142,21 +142,23 @@ const detail::SpectralCache::Set& detail::SpectralCache::get(Dtype real_dtype, D
 
 detail::SpectralCache::SpectralCache(const Grid& g, bool with_inv_k2) {
   NoGradGuard ng;
+  const auto inverse_k2 = [&](Dtype dt) {  // 1/|k|^2, 0 at k = 0
+    const Tensor k2 = -g.laplacian_symbol(dt);
+    return masked_fill(1.0 / masked_fill(k2, k2 == 0.0, 1.0), k2 == 0.0, 0.0);
+  };
+  std::vector<Tensor> vorticity64;  // formed once in float64, rounded once to each set's precision
+  if (with_inv_k2) {
+    const Tensor m = g.dealias_mask(float64), ikx = ik(g, 0, float64), iky = ik(g, 1, float64);
+    const Tensor mk = m * inverse_k2(float64);
+    vorticity64 = {-(mk * iky), mk * ikx, m * ikx, m * iky};
+  }
   for (Dtype dt : {float32, float64}) {
     Set& s = dt == float32 ? f32 : f64;
     s.mask = g.dealias_mask(dt);
     for (std::int64_t a = 0; a < g.ndim(); ++a) s.ik.push_back(ik(g, a, dt));
     s.half_dx_masked = s.ik[0] * s.mask * -0.5;
-    if (with_inv_k2) {
-      const Tensor k2 = -g.laplacian_symbol(dt);
-      s.inv_k2 = masked_fill(1.0 / masked_fill(k2, k2 == 0.0, 1.0), k2 == 0.0, 0.0);
-      // formed in float64, then rounded once to the set's precision
-      const Tensor m = g.dealias_mask(float64), ikx = ik(g, 0, float64), iky = ik(g, 1, float64);
-      const Tensor k2d = -g.laplacian_symbol(float64);
-      const Tensor mk = m * masked_fill(1.0 / masked_fill(k2d, k2d == 0.0, 1.0), k2d == 0.0, 0.0);
-      for (const Tensor& t : {-(mk * iky), mk * ikx, m * ikx, m * iky})
-        s.vorticity_terms.push_back(t.to(to_complex(dt)));
-    }
+    if (with_inv_k2) s.inv_k2 = inverse_k2(dt);
+    for (const Tensor& t : vorticity64) s.vorticity_terms.push_back(t.to(to_complex(dt)));
   }
 }
 
