@@ -1,4 +1,4 @@
-// Tests of the broadcasting binary ops (arithmetic, the fused addcmul/addcdiv, pow, maximum/minimum, atan2,
+// Tests of the broadcasting binary ops (arithmetic, the fused addcmul/addcdiv, lerp, pow, maximum/minimum, atan2,
 // complex, polar), comparisons, logical ops, where, clamp and masked_fill: values against long-double references,
 // PyTorch promotion, broadcasting (0-d, size 0), errors, gradcheck and gradgradcheck.
 #include <doctest/doctest.h>
@@ -950,4 +950,158 @@ TEST_CASE("addcmul_ and addcdiv_: in self's dtype, the methods, autograd through
   const Tensor bd = (randn({2, 1}, float64) + 3.0).requires_grad_();
   CHECK(gc([](const G& in) { Tensor t = in[0] * 1.0; t.addcmul_(in[1], in[2], 0.5); return t; }, {xd, ad, bd}));
   CHECK(gc([](const G& in) { Tensor t = in[0] * 1.0; t.addcdiv_(in[1], in[2], -1.5); return t; }, {xd, ad, bd}));
+}
+
+// ---- lerp (Note [lerp]) ----------------------------------------------------------------------------------
+TEST_CASE("lerp: values against long double (number and tensor weights, both forms, broadcasting), exact ends") {
+  manual_seed(21);
+  for (Dtype dt : {float32, float64, complex64, complex128}) {
+    CAPTURE(dtype_name(dt));
+    const bool cplx = is_complex(dt);
+    const Tensor x = randn({3, 1, 4}, dt), e = randn({5, 1}, dt);
+    // weights on both sides of |w| = 0.5 (both formulas), as numbers and as a broadcast tensor
+    const std::vector<cd> ws = cplx ? std::vector<cd>{{0.3, 0.2}, {0.6, -0.5}, {-0.1, 0.45}, {1.5, 0.0}}
+                                    : std::vector<cd>{0.25, 0.75, -0.3, 1.5};
+    const Tensor wt = from_vector(ws).to(dt);
+    const auto xv = to_vector<cd>(x), ev = to_vector<cd>(e);
+    const auto check = [&](const Tensor& got, const auto& weight_at) {
+      CHECK(got.dtype() == dt);
+      CHECK(got.shape() == Shape{3, 5, 4});
+      const auto ov = to_vector<cd>(got);
+      for (std::int64_t k = 0; k < got.numel(); ++k) {
+        const cd xe = xv[static_cast<std::size_t>(bcast_index(x.shape(), got.shape(), k))];
+        const cd ee = ev[static_cast<std::size_t>(bcast_index(e.shape(), got.shape(), k))];
+        const cld xl(xe.real(), xe.imag()), el(ee.real(), ee.imag()), wl = weight_at(k);
+        const cld want = xl + wl * (el - xl);
+        // the error is relative to the ends' size (x + w (e - x) cancels)
+        const double tol = 8 * rtol_for(dt) * (std::abs(xe) + std::abs(ee));
+        const cd o = ov[static_cast<std::size_t>(k)];
+        CHECK(std::abs(cld(o.real(), o.imag()) - want) <= tol);
+      }
+    };
+    for (const cd& w : ws) {
+      CAPTURE(w);
+      const Scalar sw = cplx ? Scalar(w) : Scalar(w.real());
+      check(lerp(x, e, sw), [&](std::int64_t) { return cld(w.real(), w.imag()); });
+    }
+    check(lerp(x, e, wt), [&](std::int64_t k) {
+      const cd w = ws[static_cast<std::size_t>(k % 4)];
+      return cld(w.real(), w.imag());
+    });
+    // the number and the tensor weight compute the same arithmetic
+    CHECK(equal(lerp(x, e, wt.select(0, 1)), lerp(x, e, cplx ? Scalar(ws[1]) : Scalar(ws[1].real()))));
+    // exact ends: w = 0 gives x, w = 1 gives e (the second form), broadcast
+    CHECK(equal(lerp(x, e, 0), x.expand({3, 5, 4})));
+    CHECK(equal(lerp(x, e, 1), e.expand({3, 5, 4})));
+    CHECK(equal(lerp(x, e, zeros({4}, dt)), x.expand({3, 5, 4})));
+    CHECK(equal(lerp(x, e, ones({4}, dt)), e.expand({3, 5, 4})));
+    CHECK(equal(x.lerp(e, 0.25), lerp(x, e, 0.25)));
+    CHECK(equal(x.lerp(e, wt), lerp(x, e, wt)));
+  }
+  // the two forms meet: monotone across w = 0.5 for a wide range of ends
+  const Tensor a = real_t({-1e8, 1.0, 3.0}), b = real_t({1e8, 1.0 + 1e-15, -7.0});
+  const Tensor lo = lerp(a, b, std::nextafter(0.5, 0.0)), mid = lerp(a, b, 0.5);
+  const Tensor hi = lerp(a, b, std::nextafter(0.5, 1.0));
+  const auto lv = to_vector<double>(lo), mv = to_vector<double>(mid), hv = to_vector<double>(hi);
+  for (std::size_t k = 0; k < 3; ++k)
+    CHECK(((lv[k] <= mv[k] && mv[k] <= hv[k]) || (lv[k] >= mv[k] && mv[k] >= hv[k])));
+  // empty and 0-d, NaN and infinite ends propagate as the formula does
+  CHECK(lerp(zeros({0, 3}), ones({3}), 0.5).shape() == Shape{0, 3});
+  CHECK(lerp(scalar_tensor(1.0), scalar_tensor(3.0), 0.25).item<double>() == 1.5);
+  CHECK(std::isnan(lerp(real_t({kNaN}), real_t({1.0}), 0.5).item<double>()));
+  CHECK(lerp(real_t({1.0}), real_t({kInf}), 0.25).item<double>() == kInf);
+}
+
+TEST_CASE("lerp: promotion (a number weight does not widen, a tensor weight does), a real end next to complex") {
+  const Tensor f = randn({4}, float32), d = randn({4}, float64), z = randn({4}, complex64);
+  CHECK(lerp(f, f, 0.5).dtype() == float32);
+  CHECK(lerp(f, d, 0.5).dtype() == float64);
+  CHECK(lerp(f, f, d).dtype() == float64);
+  CHECK(lerp(f, f, scalar_tensor(0.5)).dtype() == float32);  // a 0-d float64 weight does not widen
+  CHECK(lerp(f, z, 0.5).dtype() == complex64);
+  CHECK(lerp(d, d, scalar_tensor(cd(0.5, 0.5))).dtype() == complex128);  // a 0-d complex weight: complex result
+  // mixed dtypes: the values of the promoted operands' lerp
+  CHECK(equal(lerp(f, d, 0.75), lerp(f.to(float64), d, 0.75)));
+  CHECK(equal(lerp(f, z, f), lerp(f.to(complex64), z, f.to(complex64))));
+  const Tensor i = from_vector(std::vector<std::int64_t>{1, 2, 3, 4});
+  CHECK(equal(lerp(i, f, 0.5), lerp(i.to(float32), f, 0.5)));  // an int64 end next to a float32 one
+}
+
+TEST_CASE("lerp: errors name the op, the dtypes, shapes or weight, and change nothing") {
+  const Tensor x = randn({2, 3}), e = randn({3}), b = randn({4});
+  const Tensor x0 = x.clone();
+  const Tensor n = from_vector(std::vector<std::int64_t>{1, 2, 3});
+  CHECK_THROWS_WITH_AS(lerp(n, n, 0.5), doctest::Contains("[lerp] the result type int64 is not floating or complex (input int64, end int64); convert a tensor to a floating dtype"), Error);
+  CHECK_THROWS_WITH_AS(lerp(n, n, n), doctest::Contains("[lerp] the result type int64 is not floating or complex (input int64, end int64, weight int64)"), Error);
+  const Tensor t = ones({3}, Dtype::Bool);
+  CHECK_THROWS_WITH_AS(lerp(t, t, 1), doctest::Contains("[lerp] the result type bool is not floating or complex"), Error);
+  CHECK_THROWS_WITH_AS(lerp(x, e, Scalar(cd(0.5, 1))), doctest::Contains("[lerp] weight 0.5+1j is complex but the result type is float32"), Error);
+  CHECK_THROWS_WITH_AS(lerp(x, e, 1e300), doctest::Contains("[lerp] value 1e+300 cannot be converted to float32 without overflow"), Error);
+  CHECK_THROWS_WITH_AS(lerp(x, b, 0.5), doctest::Contains("[lerp] shapes (2, 3) and (4,) cannot be broadcast together"), Error);
+  CHECK_THROWS_WITH_AS(lerp(x, e, b), doctest::Contains("[lerp] shapes (2, 3) and (3,) and (4,) cannot be broadcast together"), Error);
+  CHECK(equal(x, x0));
+}
+
+TEST_CASE("lerp: gradients (number and tensor weights, broadcast, complex, mixed real and complex), gradgradcheck") {
+  manual_seed(22);
+  const auto num = [](const Scalar& w) { return [w](const G& in) { return lerp(in[0], in[1], w); }; };
+  const auto ten = [](const G& in) { return lerp(in[0], in[1], in[2]); };
+  const Tensor x = randn({3, 1}, float64).requires_grad_(), e = randn({3, 4}, float64).requires_grad_();
+  const Tensor w = randn({4}, float64).requires_grad_();
+  CHECK(gc(num(0.3), {x, e}));
+  CHECK(gc(num(0.8), {x, e}));
+  CHECK(gc(ten, {x, e, w}));
+  CHECK(ggc(ten, {x, e, w}));
+  CHECK(ggc(num(0.7), {x, e}));
+  const Tensor z = randn({2, 3}, complex128).requires_grad_(), zw = (0.5 * randn({3}, complex128)).requires_grad_();
+  const Tensor r = randn({2, 3}, float64).requires_grad_();
+  CHECK(gc(num(Scalar(cd(0.2, -0.4))), {z, z.detach().clone().requires_grad_()}));
+  CHECK(gc(num(Scalar(cd(0.9, 0.1))), {r, z}));  // real input next to complex
+  CHECK(gc(ten, {z, r, zw}));
+  CHECK(gc(ten, {z, z.detach().clone().requires_grad_(), w.narrow(0, 0, 3)}));  // real weight, complex ends
+  CHECK(ggc(ten, {z, r, zw}));
+  // the ends' gradients are the weight's complements
+  Tensor xi = randn({3}, float64).requires_grad_(), ei = randn({3}, float64).requires_grad_();
+  lerp(xi, ei, 0.25).sum().backward();
+  CHECK(equal(xi.grad(), full({3}, 0.75, float64)));
+  CHECK(equal(ei.grad(), full({3}, 0.25, float64)));
+}
+
+TEST_CASE("lerp_: in self's dtype, both weights, autograd through it, errors leave self unchanged") {
+  manual_seed(23);
+  const Tensor x = randn({2, 3}), e = randn({3}), w = rand({2, 1});
+  Tensor y = x.clone();
+  Tensor& r = y.lerp_(e, 0.3);
+  CHECK(&r == &y);
+  CHECK(equal(y, lerp(x, e, 0.3)));
+  y = x.clone();
+  y.lerp_(e, w);
+  CHECK(equal(y, lerp(x, e, w)));
+  y = x.clone();
+  y.lerp_(e.to(float64), 0.6);  // computed in self's dtype: e rounded to float32 first
+  CHECK(y.dtype() == float32);
+  CHECK(equal(y, lerp(x, e, 0.6)));
+  Tensor z = randn({2, 3}, complex128);
+  const Tensor z0 = z.clone();
+  z.lerp_(e.to(float64), Scalar(cd(0.25, 0.5)));
+  CHECK(equal(z, lerp(z0, e.to(complex128), Scalar(cd(0.25, 0.5)))));
+  // errors: nothing written
+  Tensor n = from_vector(std::vector<std::int64_t>{1, 2, 3});
+  CHECK_THROWS_WITH_AS(n.lerp_(n, 0.5), doctest::Contains("[lerp_] the result type int64 is not floating or complex"), Error);
+  CHECK_THROWS_WITH_AS(n.lerp_(e, 0.5), doctest::Contains("[lerp_] result type float32 cannot be cast to the in-place output type int64"), Error);
+  CHECK(to_vector<std::int64_t>(n) == std::vector<std::int64_t>{1, 2, 3});
+  Tensor row = x.select(0, 0).clone();
+  const Tensor row0 = row.clone();
+  CHECK_THROWS_WITH_AS(row.lerp_(e, w), doctest::Contains("[lerp_] in-place output of shape (3,) does not match the broadcast shape (2, 3)"), Error);
+  Tensor f = x.clone();
+  CHECK_THROWS_WITH_AS(f.lerp_(e, Scalar(cd(0, 1))), doctest::Contains("[lerp_] weight 0+1j is complex but the result type is float32"), Error);
+  CHECK(equal(row, row0));
+  CHECK(equal(f, x));
+  Tensor leaf = randn({3}, float64).requires_grad_();
+  CHECK_THROWS_WITH_AS(leaf.lerp_(leaf.detach(), 0.5), doctest::Contains("[lerp_]"), Error);
+  // autograd through the in-place form: the same gradients as out of place
+  const Tensor xd = randn({2, 3}, float64).requires_grad_(), ed = randn({3}, float64).requires_grad_();
+  const Tensor wd = rand({2, 1}, float64).requires_grad_();
+  CHECK(gc([](const G& in) { Tensor t = in[0] * 1.0; t.lerp_(in[1], 0.4); return t; }, {xd, ed}));
+  CHECK(gc([](const G& in) { Tensor t = in[0] * 1.0; t.lerp_(in[1], in[2]); return t; }, {xd, ed, wd}));
 }

@@ -846,6 +846,59 @@ DEVICE_CASE("cuda ops: addcmul and addcdiv agree with the CPU, one launch each, 
   }
 }
 
+// Note [lerp]: one kernel with torch's two forms, a number weight by value, any mix of dtypes.
+DEVICE_CASE("cuda ops: lerp agrees with the CPU (number and tensor weights, mixed dtypes), one launch, gradients") {
+  manual_seed(17);
+  using V = std::vector<Tensor>;
+  const std::vector<std::tuple<Dtype, Dtype, Dtype>> types = {
+      {float32, float32, float32},       {float64, float64, float64},    {complex64, complex64, complex64},
+      {complex128, float64, complex128}, {float32, complex64, float32}, {int64, float32, float64}};
+  for (const auto& [tx, te, tw] : types) {
+    CAPTURE(dtype_name(tx));
+    CAPTURE(dtype_name(te));
+    CAPTURE(dtype_name(tw));
+    const Tensor x = sample({4, 1, 33}, tx), e = sample({5, 33}, te), w = sample({4, 5, 1}, tw);
+    const Tensor dx = x.to(dev), de = e.to(dev), dw = w.to(dev);
+    CHECK(rel_diff(lerp(dx, de, dw), lerp(x, e, w)) <= 2e-6);
+    const bool cplx = is_complex(lerp(x, e, w).dtype());
+    for (double re : {0.3, 0.8}) {  // both forms
+      const Scalar v = cplx ? Scalar(std::complex<double>(re, -0.3)) : Scalar(re);
+      CHECK(rel_diff(lerp(dx, de, v), lerp(x, e, v)) <= 2e-6);
+    }
+    CHECK(lerp(dx, de, dw).device() == dev);
+  }
+  // the ends exactly, as on the CPU
+  const Tensor x = sample({6, 7}, float32), e = sample({6, 7}, float32), w = sample({7}, float32);
+  const Tensor dx = x.to(dev), de = e.to(dev), dw = w.to(dev);
+  CHECK(rel_diff(lerp(dx, de, 0), x) == 0);
+  CHECK(rel_diff(lerp(dx, de, 1), e) == 0);
+  CHECK(rel_diff(lerp(dx.transpose(0, 1), de.transpose(0, 1), 0.25), lerp(x.transpose(0, 1), e.transpose(0, 1), 0.25)) <= 1e-6);
+  grads_agree(dev, "lerp", [](const V& in) { return lerp(in[0], in[1], in[2]); }, {x, e, w}, 1e-6);
+  grads_agree(dev, "lerp number", [](const V& in) { return lerp(in[0], in[1], 0.7); }, {x, e}, 1e-6);
+  const Tensor z = sample({3, 7}, complex128), r = sample({7}, float64);
+  grads_agree(dev, "lerp complex, real weight", [](const V& in) { return lerp(in[0], in[1], in[2]).abs(); }, {z, z, r},
+              1e-12);
+  grad2_agree(dev, "lerp", [](const V& in) { return lerp(in[0], in[1], in[2]); }, {x.to(float64), e.to(float64), w.to(float64)}, 1e-12);
+  // mixing devices is refused, the inputs unchanged
+  CHECK_THROWS_WITH_AS(lerp(dx, e, 0.5), doctest::Contains("[lerp] expected all tensors on one device"), Error);
+  CHECK_THROWS_WITH_AS(lerp(dx, de, w), doctest::Contains("[lerp] expected all tensors on one device"), Error);
+  CHECK(rel_diff(dx, x) == 0);
+  // in place, both weights
+  Tensor dy = dx.clone();
+  dy.lerp_(de, 0.3).lerp_(de, dw);
+  CHECK(rel_diff(dy, lerp(lerp(x, e, 0.3), e, w)) <= 1e-6);
+  if (!dev.is_cuda()) return;
+  // a 0-d host weight (Note [host scalars]); one launch for each form
+  const Tensor h = scalar_tensor(0.25, float32);
+  CHECK(rel_diff(lerp(dx, de, h), lerp(x, e, h)) <= 1e-6);
+  for (const auto& f : std::vector<std::function<void()>>{[&] { (void)lerp(dx, de, 0.6); },
+                                                          [&] { (void)lerp(dx, de, dw); },
+                                                          [&] { dy.lerp_(de, 0.5); }}) {
+    const long k = emu_count(dev, EmuCounter::Launches, f);
+    CHECK((k == -1 || k == 1));
+  }
+}
+
 DEVICE_CASE("cuda ops: matmul through cuBLAS (int64 and bool: a kernel of phasor's) agrees with the CPU") {
   manual_seed(5);
   for (Dtype dt : {float32, float64, complex64, complex128}) {

@@ -55,6 +55,11 @@ Tensor div(const Tensor& a, const Tensor& b);      ///< a / b
 Tensor addcmul(const Tensor& input, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1);
 /// input + value * tensor1 / tensor2 in one pass (torch.addcdiv; floating or complex result type).
 Tensor addcdiv(const Tensor& input, const Tensor& tensor1, const Tensor& tensor2, const Scalar& value = 1);
+/// input + weight * (end - input) in one pass (torch.lerp; floating or complex, broadcast; exact at weight 0
+/// and 1). A number weight does not widen the result type and must fit it.
+Tensor lerp(const Tensor& input, const Tensor& end, const Scalar& weight);
+/// lerp with a tensor weight (broadcast with input and end; the result type the three tensors').
+Tensor lerp(const Tensor& input, const Tensor& end, const Tensor& weight);
 Tensor pow(const Tensor& a, const Tensor& b);      ///< a ^ b
 Tensor pow(const Tensor& a, const Scalar& e);      ///< a ^ e
 Tensor pow(const Scalar& a, const Tensor& e);      ///< a ^ e

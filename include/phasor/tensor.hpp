@@ -350,6 +350,8 @@ class Tensor {
   Tensor atan2(const Tensor& o) const;     ///< atan2(this, o)
   Tensor addcmul(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;  ///< this + value * t1 * t2
   Tensor addcdiv(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;  ///< this + value * t1 / t2
+  Tensor lerp(const Tensor& end, const Scalar& weight) const;  ///< this + weight * (end - this)
+  Tensor lerp(const Tensor& end, const Tensor& weight) const;  ///< this + weight * (end - this), tensor weight
   Tensor eq(const Tensor& o) const;        ///< bool: ==
   Tensor ne(const Tensor& o) const;        ///< bool: !=
   Tensor lt(const Tensor& o) const;        ///< bool: <
@@ -372,6 +374,8 @@ class Tensor {
   Tensor& div_(const Scalar& s);   ///< in place this /= s
   Tensor& addcmul_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1);  ///< in place this += value * t1 * t2
   Tensor& addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value = 1);  ///< in place this += value * t1 / t2
+  Tensor& lerp_(const Tensor& end, const Scalar& weight);  ///< in place this += weight * (end - this)
+  Tensor& lerp_(const Tensor& end, const Tensor& weight);  ///< in place this += weight * (end - this), tensor weight
   Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);  ///< in place clamp
   Tensor& masked_fill_(const Tensor& mask, const Scalar& value);  ///< in place masked_fill
 

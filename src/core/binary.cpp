@@ -455,6 +455,126 @@ Tensor& Tensor::addcdiv_(const Tensor& t1, const Tensor& t2, const Scalar& value
   return detail::addc_(*this, t1, t2, value, true);
 }
 
+// ---- lerp ----------------------------------------------------------------------------------------------
+// Note [lerp]
+// lerp(x, e, w) = x + w (e - x) in one pass, in torch.lerp's two forms: x + w (e - x) when |w| < 0.5, else
+// e - (e - x) (1 - w), so that w = 0 gives x and w = 1 gives e exactly (the first form alone can miss e by
+// an ulp) and the result is monotone across the switch. Floating and complex result types only (torch's);
+// the weight is a number (it does not widen the result type, as addcmul's value, and must fit it) or a
+// tensor (broadcast and promoted with x and e, where torch insists on one dtype). Both devices compute the
+// same arithmetic: the CPU through the elementwise engine (a number weight is captured by the functor), a GPU
+// in one kernel (Lerp in src/cuda/elementwise_ops.cuh, a number weight passed by value).
+namespace detail {
+namespace {
+
+/// torch.lerp's value in T (Note [lerp]); |w| < 0.5 is tested as w w* < 0.25 for complex T.
+template <class T>
+inline T lerp_value(T x, T e, T w) {
+  const T d = SubF{}(e, x);
+  bool low;
+  if constexpr (is_complex_v<T>) low = w.real() * w.real() + w.imag() * w.imag() < typename T::value_type(0.25);
+  else low = std::abs(w) < T(0.5);
+  return low ? AddF{}(x, MulF{}(w, d)) : SubF{}(e, MulF{}(d, SubF{}(T(1), w)));
+}
+
+/// out = lerp(x, e, w) computed in out's dtype, w the tensor `wt` when defined, else the number `wv`; x, e
+/// and wt broadcast to out's shape (x may be out itself: lerp_).
+void lerp_into(const char* op, const Tensor& out, const Tensor& x_in, const Tensor& e_in, const Tensor& wt,
+               const Scalar& wv) {
+  const Dtype dt = out.dtype();
+  if (out.device().is_cuda()) {  // a number weight rides as a host scalar (Note [host scalars])
+    phasor::cuda::detail::ternary(op, out, x_in, e_in, wt.defined() ? wt : wrap_scalar(wv, dt, out.device()), dt, 1);
+    return;
+  }
+  const Tensor x = x_in.to(dt), e = e_in.to(dt);
+  visit_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_floating_point_v<T> || is_complex_v<T>) {  // others refused by check_lerp
+      if (wt.defined()) {
+        map_ternary_into<T, T, T, T>(out, x, e, wt.to(dt), [](T a, T b, T w) PHASOR_INLINE_FUNCTOR {
+          return lerp_value(a, b, w);
+        });
+      } else {
+        const T w = scalar_as<T>(wv);
+        map_binary_into<T, T, T>(out, x, e, [w](T a, T b) PHASOR_INLINE_FUNCTOR { return lerp_value(a, b, w); });
+      }
+    }
+  });
+}
+
+/// Throws phasor::Error naming `op` unless lerp can be computed in `dt`: a floating or complex type, a number
+/// weight (wt undefined) that fits it (Note [lerp]).
+void check_lerp(const char* op, const Tensor& x, const Tensor& e, const Tensor& wt, Dtype dt, const Scalar& wv) {
+  if (!is_floating_or_complex(dt))
+    throw Error(op, std::string("the result type ") + dtype_name(dt) + " is not floating or complex (input " +
+                        dtype_name(x.dtype()) + ", end " + dtype_name(e.dtype()) +
+                        (wt.defined() ? std::string(", weight ") + dtype_name(wt.dtype()) : std::string()) +
+                        "); convert a tensor to a floating dtype");
+  if (wt.defined()) return;
+  if (wv.is_complex() && !phasor::is_complex(dt))
+    throw Error(op, "weight " + scalar_text(wv) + " is complex but the result type is " + dtype_name(dt));
+  check_scalar_fits(wv, dt, op);
+}
+
+/// lerp with a tensor weight `wt` (defined) or the number `wv`: checks, kernel and gradient (Note [lerp]).
+Tensor lerp_op(const Tensor& x, const Tensor& e, const Tensor& wt, const Scalar& wv) {
+  const bool tw = wt.defined();
+  const Dtype dt = tw ? result_type({x, e, wt}) : result_type({x, e});
+  check_lerp("lerp", x, e, wt, dt, wv);
+  const auto forward = [dt, wv](TensorList in) {
+    const Device device = elementwise_device(in, "lerp");
+    Shape s = in.size() == 3 ? broadcast_shapes({in[0].shape(), in[1].shape(), in[2].shape()}, "lerp")
+                             : broadcast_shapes({in[0].shape(), in[1].shape()}, "lerp");
+    Tensor out = make_tensor(s, dt, device);
+    lerp_into("lerp", out, in[0], in[1], in.size() == 3 ? in[2] : Tensor(), wv);
+    return out;
+  };
+  if (!tw) {
+    // d/dx = g conj(1 - w), d/de = g conj(w)
+    const std::complex<double> w = wv.to_complex();
+    const auto number = [&](std::complex<double> c) { return wv.is_complex() ? Scalar(c) : Scalar(c.real()); };
+    const Scalar gx = number(std::conj(1.0 - w)), ge = number(std::conj(w));
+    return apply_op("lerp", {x, e}, kSaveNone, forward, [gx, ge](const Ctx& c, const std::vector<Tensor>& g) {
+      return std::vector<Tensor>{c.needs_grad(0) ? g[0] * gx : Tensor(), c.needs_grad(1) ? g[0] * ge : Tensor()};
+    });
+  }
+  // d/dx = g conj(1 - w), d/de = g conj(w), d/dw = g conj(e - x)
+  return apply_op("lerp", {x, e, wt}, kSaveInputs, forward, [](const Ctx& c, const std::vector<Tensor>& g) {
+    const Tensor &xi = c.input(0), &ei = c.input(1), &w = c.input(2);
+    return std::vector<Tensor>{c.needs_grad(0) ? g[0] * (1 - w).conj() : Tensor(),
+                               c.needs_grad(1) ? g[0] * w.conj() : Tensor(),
+                               c.needs_grad(2) ? g[0] * (ei - xi).conj() : Tensor()};
+  });
+}
+
+/// lerp_: self = lerp(self, e, w) in self's dtype (as add_: the result type must not be of a higher category,
+/// e and w must broadcast to self's shape).
+Tensor& lerp_inplace(Tensor& self, const Tensor& e, const Tensor& wt, const Scalar& wv) {
+  if (wt.defined()) check_inplace_output({self, e, wt}, "lerp_");
+  else check_inplace_output({self, e}, "lerp_");
+  check_lerp("lerp_", self, e, wt, self.dtype(), wv);
+  const auto kernel = [&] { lerp_into("lerp_", self, self, e, wt, wv); };
+  const auto out_of_place = [&](const Tensor& x) { return lerp_op(x, e, wt, wv); };
+  if (wt.defined()) return apply_inplace("lerp_", self, {e, wt}, kernel, out_of_place);
+  return apply_inplace("lerp_", self, {e}, kernel, out_of_place);
+}
+
+}  // namespace
+}  // namespace detail
+
+Tensor lerp(const Tensor& input, const Tensor& end, const Scalar& weight) {
+  return detail::lerp_op(input, end, Tensor(), weight);
+}
+Tensor lerp(const Tensor& input, const Tensor& end, const Tensor& weight) {
+  return detail::lerp_op(input, end, weight, 0);
+}
+Tensor Tensor::lerp(const Tensor& end, const Scalar& weight) const { return phasor::lerp(*this, end, weight); }
+Tensor Tensor::lerp(const Tensor& end, const Tensor& weight) const { return phasor::lerp(*this, end, weight); }
+Tensor& Tensor::lerp_(const Tensor& end, const Scalar& weight) {
+  return detail::lerp_inplace(*this, end, Tensor(), weight);
+}
+Tensor& Tensor::lerp_(const Tensor& end, const Tensor& weight) { return detail::lerp_inplace(*this, end, weight, 0); }
+
 // ---- pow -----------------------------------------------------------------------------------------------
 namespace detail {
 namespace {

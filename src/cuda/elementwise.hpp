@@ -52,7 +52,8 @@ bool binary(const char* op, Dtype compute, const Operands& ops, double alpha, vo
 /// out = cond ? a : b (operands out, cond (bool), a, b), computed in `compute` dtype.
 bool where(Dtype compute, const Operands& ops, void* stream);
 /// Ternary arithmetic op `op` (operands out, x, a, b): "addcmul" x + v (a b), "addcdiv" x + v (a / b) (Note
-/// [fused multiply-add] in core/binary.cpp), v = value_re + i value_im (value_int for int64).
+/// [fused multiply-add] in core/binary.cpp), v = value_re + i value_im (value_int for int64); "lerp" (x, e, w)
+/// torch.lerp's two forms (Note [lerp]), no value.
 bool ternary(const char* op, Dtype compute, const Operands& ops, double value_re, double value_im,
              std::int64_t value_int, void* stream);
 /// Sets every element of ops.data[0] (ops.count == 1) to re + i im converted to its dtype.

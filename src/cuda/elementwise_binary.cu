@@ -1,6 +1,6 @@
 // src/cuda/elementwise_binary.cu - binary() for CUDA tensors (its kernels for bool, int64 and real compute
 // dtypes here, complex ones in elementwise_complex.cu: Note [elementwise translation units]), where() and
-// ternary() (addcmul, addcdiv) on all dtypes.
+// ternary() (addcmul, addcdiv, lerp) on all dtypes.
 #include "cuda/elementwise_ops.cuh"
 
 namespace phasor::cuda {
@@ -18,6 +18,8 @@ bool ternary(const char* op, Dtype compute, const Operands& o, double re, double
   if (std::strcmp(op, "addcdiv") == 0)
     return with_type<kFloat>(compute,
                              [&](auto tag) { launch<3, decltype(tag)>(o, Addc<Div>{re, im, integer}, op, stream); });
+  if (std::strcmp(op, "lerp") == 0)
+    return with_type<kFloat>(compute, [&](auto tag) { launch<3, decltype(tag)>(o, Lerp{}, op, stream); });
   return false;
 }
 

@@ -369,6 +369,21 @@ struct Addc {
   }
 };
 
+/// torch.lerp's two forms (x, e, w): x + w (e - x) when |w| < 0.5, else e - (e - x) (1 - w): the CPU's
+/// lerp_value (Note [lerp] in core/binary.cpp).
+struct Lerp {
+  template <class T>
+  using Out = T;
+  template <class T>
+  __device__ __forceinline__ T operator()(T x, T e, T w) const {
+    const T d = Sub{}(e, x);
+    bool low;
+    if constexpr (is_cplx_v<T>) low = w.real() * w.real() + w.imag() * w.imag() < real_t<T>(0.25);
+    else low = ::fabs(w) < T(0.5);
+    return low ? Add{}(x, Mul{}(w, d)) : Sub{}(e, Mul{}(d, Sub{}(T(1), w)));
+  }
+};
+
 struct Select {
   template <class T>
   using Out = T;

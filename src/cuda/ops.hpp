@@ -20,7 +20,8 @@ void binary(const char* op, const Tensor& out, const Tensor& a, const Tensor& b,
 /// out = cond ? a : b on the GPU.
 void where(const Tensor& out, const Tensor& cond, const Tensor& a, const Tensor& b);
 /// out = op(x, a, b; value) on the GPU computed in `compute`: "addcmul" x + value a b, "addcdiv" x + value a / b
-/// (Note [fused multiply-add] in core/binary.cpp; "addcmul_" and "addcdiv_" too, x being out).
+/// (Note [fused multiply-add] in core/binary.cpp; "addcmul_" and "addcdiv_" too, x being out); "lerp" and
+/// "lerp_" (x, end, weight; Note [lerp]) ignore the value.
 void ternary(const char* op, const Tensor& out, const Tensor& x, const Tensor& a, const Tensor& b, Dtype compute,
              const Scalar& value);
 /// Sets every element of out (a CUDA tensor) to v.

@@ -416,12 +416,11 @@ Tensor channel_view(const Tensor& t, std::int64_t rank) {
   return t.reshape(s);
 }
 
-/// running = (1 - m) running + m value, in place without recording.
+/// running = (1 - m) running + m value in one pass (lerp_), in place without recording.
 void update_running(const Tensor& running, const Tensor& value, double m) {
   NoGradGuard ng;
   Tensor r = running;
-  r.mul_(Scalar(1 - m));
-  r.add_(value.detach().to(running.dtype()), Scalar(m));
+  r.lerp_(value.detach(), m);
 }
 
 /// Normalization with given statistics (eval mode): (x - mean) rsqrt(var + eps) weight + bias.
