@@ -351,6 +351,26 @@ void BM_MulAddComplex(benchmark::State& st) { multiply_add(st, false); }
 BENCHMARK(BM_AddcmulComplex)->ArgName("n")->Arg(33024)->Arg(std::int64_t{1} << 20)->UseRealTime();
 BENCHMARK(BM_MulAddComplex)->ArgName("n")->Arg(33024)->Arg(std::int64_t{1} << 20)->UseRealTime();
 
+// ---- (e) lerp (Note [lerp]) ---------------------------------------------------------------------------------
+
+// x + 0.1 (e - x) on 1M float32 elements, one thread: 0 lerp(x, e, 0.1) (one pass), 1 the composition
+// x + 0.1 * (e - x) (three passes, two temporaries), 2 x.lerp_(e, 0.1) in place (a running average's update).
+void BM_Lerp(benchmark::State& st) {
+  const auto n = st.range(0), form = st.range(1);
+  phasor::set_num_threads(1);
+  phasor::manual_seed(7);
+  Tensor x = phasor::randn({n}), e = phasor::randn({n});
+  const auto f = [&] {
+    if (form == 0) benchmark::DoNotOptimize(phasor::lerp(x, e, 0.1));
+    else if (form == 1) benchmark::DoNotOptimize(x + 0.1 * (e - x));
+    else x.lerp_(e, 0.1);
+  };
+  f();
+  for (auto _ : st) f();
+  st.SetItemsProcessed(st.iterations() * n);
+}
+BENCHMARK(BM_Lerp)->ArgNames({"n", "form"})->Args({1 << 20, 0})->Args({1 << 20, 1})->Args({1 << 20, 2})->UseRealTime();
+
 // Reference: the same division as a raw loop of std::complex's operator/ (libgcc's __divsc3 / __divdc3,
 // what phasor's CPU engine called before) on the same values.
 template <class R>

@@ -40,6 +40,7 @@ except ImportError:  # pragma: no cover - depends on the interpreter
 BIG = 1 << 24  # 16M elements
 DIV = 1 << 20  # complex division rows: 1M elements
 FMA = (33024, 1 << 20)  # multiply-add rows: a 256^2 half spectrum, 1M elements
+LERP = 1 << 20  # lerp rows: 1M float32 elements
 
 
 # ---- phasor side --------------------------------------------------------------------------------
@@ -170,6 +171,10 @@ def torch_rows():
                    r=torch.randn(n, dtype=torch.float64, generator=g))
         res[f"BM_AddcmulComplex/n:{n}"] = time_stmt("torch.addcmul(x, r, b)", env, per_call=True)
         res[f"BM_MulAddComplex/n:{n}"] = time_stmt("x + r * b", env, per_call=True)
+    g = torch.Generator().manual_seed(7)
+    env = dict(torch=torch, x=torch.randn(LERP, generator=g), e=torch.randn(LERP, generator=g))
+    for form, stmt in enumerate(("torch.lerp(x, e, 0.1)", "x + 0.1 * (e - x)", "x.lerp_(e, 0.1)")):
+        res[f"BM_Lerp/n:{LERP}/form:{form}"] = time_stmt(stmt, env, per_call=True)
     return res
 
 
@@ -212,6 +217,8 @@ DIVISION = [
 
 MULTIPLY_ADD = [(f"{name}/n:{n}", f"{label}, n = {n}") for n in FMA
                 for name, label in (("BM_MulAddComplex", "x + r * b"), ("BM_AddcmulComplex", "addcmul(x, r, b)"))]
+LERP_ROWS = [(f"BM_Lerp/n:{LERP}/form:{form}", label) for form, label in
+             enumerate(("lerp(x, e, 0.1)", "x + 0.1 * (e - x)", "x.lerp_(e, 0.1)"))]
 
 
 def fmt(v, width, prec=2, suffix=""):
@@ -281,6 +288,8 @@ def print_tables(ph, th, spread=None):
                    "ns", DIVISION, 1e9 / DIV)
     per_call_table(ph, th, "(d) x + r * b, complex128 x and b, float64 r, 1 thread (us per call; ratio = phasor / "
                    "torch)", "us", MULTIPLY_ADD, 1e6)
+    per_call_table(ph, th, "(e) lerp, float32, 1M elements, 1 thread (us per call; ratio = phasor / torch)", "us",
+                   LERP_ROWS, 1e6)
     if spread:
         worst = sorted(spread.items(), key=lambda kv: -kv[1])[:5]
         print("\nlargest session spread (max/min of session medians): " +
