@@ -846,6 +846,53 @@ DEVICE_CASE("cuda ops: addcmul and addcdiv agree with the CPU, one launch each, 
   }
 }
 
+// Note [mixed flat kernel]: contiguous (or single broadcast element) operands of a complex type and its real
+// type, every mask of real inputs, take the flat kernel for mixed operands; the values are the CPU's.
+DEVICE_CASE("cuda ops: real operands next to complex ones, contiguous or one broadcast element, agree with the CPU") {
+  manual_seed(19);
+  using V = std::vector<Tensor>;
+  for (Dtype ct : {complex64, complex128}) {
+    CAPTURE(dtype_name(ct));
+    const Dtype rt = to_real(ct);
+    const double tol = ct == complex64 ? 2e-6 : 1e-14;
+    // operand k of the masks: complex or real, a (6, 7) block or one element broadcast to it
+    const auto operand = [&](bool real, bool one) {
+      const Tensor t = sample(one ? Shape{1} : Shape{6, 7}, real ? rt : ct);
+      return real ? t + 3 : t;  // real operands stay away from zero (they divide)
+    };
+    for (bool one : {false, true}) {
+      CAPTURE(one);
+      for (unsigned mask = 1; mask < 8; ++mask) {
+        CAPTURE(mask);
+        const Tensor x = operand(mask & 1, false), a = operand(mask & 2, one), b = operand(mask & 4, false);
+        const Tensor dx = x.to(dev), da = a.to(dev), db = b.to(dev);
+        if (is_complex(x.dtype()) || is_complex(b.dtype()) || is_complex(a.dtype())) {
+          CHECK(rel_diff(addcmul(dx, da, db, 0.5), addcmul(x, a, b, 0.5)) <= tol);
+          CHECK(rel_diff(addcdiv(dx, da, db), addcdiv(x, a, b)) <= tol);
+          CHECK(rel_diff(lerp(dx, db, da), lerp(x, b, a)) <= tol);
+        }
+        if (mask < 4 && (is_complex(x.dtype()) || is_complex(a.dtype()))) {
+          for (const char* op : {"add", "sub", "mul", "div"}) {
+            CAPTURE(op);
+            const auto f = [&](const Tensor& p, const Tensor& q) {
+              return op[0] == 'a' ? p + q : op[0] == 's' ? p - q : op[0] == 'm' ? p * q : p / q;
+            };
+            CHECK(rel_diff(f(dx, da), f(x, a)) <= tol);
+            CHECK(rel_diff(f(da, dx), f(a, x)) <= tol);
+          }
+        }
+      }
+    }
+    // in place into the complex operand
+    const Tensor z = sample({6, 7}, ct), r = sample({6, 7}, rt) + 3, w = sample({6, 7}, ct);
+    Tensor dz = z.to(dev);
+    dz.mul_(r.to(dev)).addcmul_(r.to(dev), w.to(dev), 2).div_(r.to(dev));
+    CHECK(rel_diff(dz, addcmul(z * r, r, w, 2) / r) <= tol);
+    grads_agree(dev, "mixed addcmul", [](const V& in) { return addcmul(in[0], in[1], in[2]).abs(); },
+                {z.to(complex128), r.to(float64), w.to(complex128)}, 1e-12);
+  }
+}
+
 // Note [lerp]: one kernel with torch's two forms, a number weight by value, any mix of dtypes.
 DEVICE_CASE("cuda ops: lerp agrees with the CPU (number and tensor weights, mixed dtypes), one launch, gradients") {
   manual_seed(17);

@@ -141,6 +141,55 @@ __global__ void flat_kernel(Out* out, const T* a, const T* b, const T* c, std::i
   else flat_loop<N, T>(out, n, f, pa, pb, pc);
 }
 
+/// Loads an input of C's real type for the mixed flat kernel: p[j * step] widened to C.
+template <class C>
+struct FromReal {
+  const real_t<C>* p;
+  std::int64_t step;
+  __device__ __forceinline__ C operator()(std::int64_t j) const { return C(p[j * step]); }
+};
+
+/// flat_kernel for a complex C whose inputs mix C and its real type (Note [mixed flat kernel]): bit k - 1 of
+/// `real` says input k (a, b, c) holds the real type; every input is contiguous (step 1) or one element
+/// broadcast (step 0). Each mask is a loop of its own, as flat_kernel's cases are.
+template <int N, class C, class F>
+__global__ void flat_mixed_kernel(C* out, const void* a, const void* b, const void* c, std::int64_t sa,
+                                  std::int64_t sb, std::int64_t sc, std::int64_t n, unsigned real, F f) {
+  using R = real_t<C>;
+  const FromPointer<C> ca{static_cast<const C*>(a), sa}, cb{static_cast<const C*>(b), sb};
+  const FromReal<C> ra{static_cast<const R*>(a), sa}, rb{static_cast<const R*>(b), sb};
+  if constexpr (N == 2) {
+    if (real == 1) flat_loop<N, C>(out, n, f, ra, cb, cb);
+    else if (real == 2) flat_loop<N, C>(out, n, f, ca, rb, rb);
+    else flat_loop<N, C>(out, n, f, ra, rb, rb);
+  } else {
+    const FromPointer<C> cc{static_cast<const C*>(c), sc};
+    const FromReal<C> rc{static_cast<const R*>(c), sc};
+    switch (real) {
+      case 1: flat_loop<N, C>(out, n, f, ra, cb, cc); break;
+      case 2: flat_loop<N, C>(out, n, f, ca, rb, cc); break;
+      case 3: flat_loop<N, C>(out, n, f, ra, rb, cc); break;
+      case 4: flat_loop<N, C>(out, n, f, ca, cb, rc); break;
+      case 5: flat_loop<N, C>(out, n, f, ra, cb, rc); break;
+      case 6: flat_loop<N, C>(out, n, f, ca, rb, rc); break;
+      default: flat_loop<N, C>(out, n, f, ra, rb, rc); break;
+    }
+  }
+}
+
+// Note [mixed flat kernel]
+// A real operand next to complex ones of its precision is common in spectral code: a real multiplier (a
+// Laplacian's symbol, ETDRK4's coefficients, a window) times a complex spectrum, as mul or addcmul. With one
+// dtype per flat kernel such an op took the strided kernel (offsets from the linear index, every load
+// converted through a dtype switch: for addcmul in complex128, 96 registers). The arithmetic ops that take
+// such operands (mixed_flat: add, sub, mul, div, addcmul, addcdiv, lerp) have a second flat kernel,
+// flat_mixed_kernel, with a loop for each mask of real inputs (one loader per input: a loader that tested a
+// per-input flag per element took addcmul's to 138 registers). It takes inputs in device memory only: a host
+// value next to a real input, or other mixes (a float32 operand next to complex128, an int64 one) still
+// take the strided kernel.
+template <class F>
+struct mixed_flat : std::false_type {};
+
 /// Any layout and dtypes: offsets from the linear index, inputs converted to C, the result stored as the
 /// output's dtype; kFlatUnroll elements' inputs loaded before any is computed, as in flat_kernel. An input
 /// with a null pointer is its value in `val`, tested per element here (a loop per case, as in flat_kernel,
@@ -203,6 +252,24 @@ void launch(const Operands& o, F f, const char* what, void* stream_v) {
   C* vals[3] = {&val.x, &val.y, &val.z};
   for (int k = 1; k <= N; ++k)
     if (!o.data[k]) *vals[k - 1] = load<C>(reinterpret_cast<const char*>(o.value[k]), o.dtype[k]);
+  if constexpr (is_cplx_v<C> && N >= 2 && mixed_flat<F>::value) {
+    // Note [mixed flat kernel]: inputs in device memory of C or its real type, each contiguous or broadcast
+    constexpr Dtype kR = kC == Dtype::Complex64 ? Dtype::Float32 : Dtype::Float64;
+    bool mixed = !flat && flat_step(o, 0, kC) == 1;
+    unsigned real = 0;
+    for (int k = 1; k <= N && mixed; ++k) {
+      const bool r = o.dtype[k] == kR;
+      real |= r ? 1u << (k - 1) : 0u;
+      mixed = o.data[k] && (st[k - 1] = flat_step(o, k, r ? kR : kC)) >= 0;
+    }
+    if (mixed) {
+      launch_kernel(flat_mixed_kernel<N, C, F>, blocks_for((o.numel + kFlatUnroll - 1) / kFlatUnroll), kThreads,
+                    stream, reinterpret_cast<C*>(o.data[0]), o.data[1], o.data[2], N >= 3 ? o.data[3] : nullptr,
+                    st[0], st[1], st[2], o.numel, real, f);
+      check_launch(what);
+      return;
+    }
+  }
   if (flat) {
     const C* a = reinterpret_cast<const C*>(o.data[1]);
     const C* b = N >= 2 ? reinterpret_cast<const C*>(o.data[2]) : nullptr;
@@ -383,6 +450,13 @@ struct Lerp {
     return low ? Add{}(x, Mul{}(w, d)) : Sub{}(e, Mul{}(d, Sub{}(T(1), w)));
   }
 };
+
+template <> struct mixed_flat<Add> : std::true_type {};
+template <> struct mixed_flat<Sub> : std::true_type {};
+template <> struct mixed_flat<Mul> : std::true_type {};
+template <> struct mixed_flat<Div> : std::true_type {};
+template <class Op> struct mixed_flat<Addc<Op>> : std::true_type {};
+template <> struct mixed_flat<Lerp> : std::true_type {};
 
 struct Select {
   template <class T>
