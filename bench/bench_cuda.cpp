@@ -134,6 +134,20 @@ void BM_sum_short_rows(benchmark::State& s) {
 void BM_argmax_short_rows(benchmark::State& s) {
   memory_bound(s, 1, [](const ph::Tensor& a, const ph::Tensor&) { return ph::argmax(a.reshape({-1, 8}), 1); });
 }
+void BM_lerp(benchmark::State& s) {
+  memory_bound(s, 3, [](const ph::Tensor& a, const ph::Tensor& b) { return ph::lerp(a, b, 0.3); });
+}
+// a real multiplier times a complex spectrum plus another (ETDRK4's E u + Q N, Note [mixed flat kernel]): r
+// float32 (256 MiB), x, y and the result complex64 (512 MiB each): 7 streams of 256 MiB
+void BM_addcmul_mixed(benchmark::State& s) {
+  ph::Tensor x, y;
+  if (ph::cuda::is_available()) {
+    ph::manual_seed(1);
+    x = ph::complex(ph::rand({kBig}, ph::float32, kDev), ph::rand({kBig}, ph::float32, kDev));
+    y = ph::complex(ph::rand({kBig}, ph::float32, kDev), ph::rand({kBig}, ph::float32, kDev));
+  }
+  memory_bound(s, 7, [&](const ph::Tensor& r, const ph::Tensor&) { return ph::addcmul(x, r, y); });
+}
 // full reductions that split the one row across blocks (Note [split rows] in src/cuda/reduce.cu); GBps counts
 // the input once (var reads it twice, its second pass partly from L2)
 void BM_var_all(benchmark::State& s) { memory_bound(s, 1, [](const ph::Tensor& a, const ph::Tensor&) { return ph::var(a); }); }
@@ -145,6 +159,8 @@ GUARDED_BENCHMARK(BM_copy_phasor)->UseManualTime()->Unit(benchmark::kMillisecond
 GUARDED_BENCHMARK(BM_add)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_mul_scalar_inplace)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_exp)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_lerp)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_addcmul_mixed)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_gelu)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_sum_all)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_sum_rows)->UseManualTime()->Unit(benchmark::kMillisecond);

@@ -55,6 +55,8 @@ def main():
     print("torch %s on %s" % (torch.__version__, torch.cuda.get_device_name(0)))
     n = 64 << 20  # 256 MiB of float32
     a, b = torch.rand(n, device=dev), torch.rand(n, device=dev)
+    x = torch.complex(torch.rand(n, device=dev), torch.rand(n, device=dev))
+    y = torch.complex(torch.rand(n, device=dev), torch.rand(n, device=dev))
     out = torch.empty_like(a)
     nbytes = a.numel() * 4
     with torch.no_grad():
@@ -63,6 +65,8 @@ def main():
             ("add", lambda: a + b, 3),
             ("mul_scalar_inplace", lambda: a.mul_(1.0), 2),
             ("exp", lambda: a.exp(), 2),
+            ("lerp", lambda: torch.lerp(a, b, 0.3), 3),
+            ("addcmul_mixed", lambda: torch.addcmul(x, a, y), 7),
             ("gelu", lambda: torch.nn.functional.gelu(a), 2),
             ("sum_all", lambda: a.sum(), 1),
             ("sum_rows", lambda: a.reshape(4096, -1).sum(1), 1),
@@ -76,7 +80,7 @@ def main():
             ms = timed(torch, f, 20)
             res[name] = dict(ms=ms, gbps=streams * nbytes / ms / 1e6)
             print("torch_%-24s %10.3f ms %8.1f GBps" % (name, ms, streams * nbytes / ms / 1e6))
-    del a, b, out
+    del a, b, x, y, out
     ffts = [("c2c 2^20 x 16", (16, 1 << 20), False, 1), ("c2c 1024 x 4096", (4096, 1024), False, 1),
             ("r2c 256x256 x 2048", (2048, 256, 256), True, 2), ("r2c 64x64 x 640", (640, 64, 64), True, 2)]
     for label, shape, real, rank in ffts:
@@ -118,7 +122,8 @@ def table(torch_res, path):
     copy_target, no_target = ">= 80% of copy", "(none: split rows)"
     for name, key, target in [("copy", "BM_copy_phasor", copy_target), ("add", "BM_add", copy_target),
                               ("mul_scalar_inplace", "BM_mul_scalar_inplace", copy_target),
-                              ("exp", "BM_exp", copy_target), ("gelu", "BM_gelu", copy_target),
+                              ("exp", "BM_exp", copy_target), ("lerp", "BM_lerp", copy_target),
+                              ("addcmul_mixed", "BM_addcmul_mixed", copy_target), ("gelu", "BM_gelu", copy_target),
                               ("sum_all", "BM_sum_all", copy_target), ("sum_rows", "BM_sum_rows", copy_target),
                               ("amax_all", "BM_amax_all", copy_target),
                               ("sum_short_rows", "BM_sum_short_rows", copy_target),
