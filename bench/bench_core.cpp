@@ -371,6 +371,26 @@ void BM_Lerp(benchmark::State& st) {
 }
 BENCHMARK(BM_Lerp)->ArgNames({"n", "form"})->Args({1 << 20, 0})->Args({1 << 20, 1})->Args({1 << 20, 2})->UseRealTime();
 
+// ---- (f) where and masked_fill on a random mask (select_bits, src/core/elementwise.hpp) --------------------
+
+// 1M float32 elements, a mask true for half of them at random, one thread: 0 where(m, x, e), 1 where(m, x, 0)
+// (a number: one broadcast element), 2 x.masked_fill(m, 0).
+void BM_WhereRandomMask(benchmark::State& st) {
+  const auto n = st.range(0), form = st.range(1);
+  phasor::set_num_threads(1);
+  phasor::manual_seed(8);
+  const Tensor x = phasor::randn({n}), e = phasor::randn({n}), m = phasor::randn({n}) > 0.0;
+  const auto f = [&] {
+    if (form == 0) return phasor::where(m, x, e);
+    if (form == 1) return phasor::where(m, x, 0.0);
+    return x.masked_fill(m, 0.0);
+  };
+  { Tensor warm = f(); }
+  for (auto _ : st) benchmark::DoNotOptimize(f());
+  st.SetItemsProcessed(st.iterations() * n);
+}
+BENCHMARK(BM_WhereRandomMask)->ArgNames({"n", "form"})->Args({1 << 20, 0})->Args({1 << 20, 1})->Args({1 << 20, 2})->UseRealTime();
+
 // Reference: the same division as a raw loop of std::complex's operator/ (libgcc's __divsc3 / __divdc3,
 // what phasor's CPU engine called before) on the same values.
 template <class R>

@@ -40,7 +40,8 @@ except ImportError:  # pragma: no cover - depends on the interpreter
 BIG = 1 << 24  # 16M elements
 DIV = 1 << 20  # complex division rows: 1M elements
 FMA = (33024, 1 << 20)  # multiply-add rows: a 256^2 half spectrum, 1M elements
-LERP = 1 << 20  # lerp rows: 1M float32 elements
+LERP = 1 << 20  # lerp and where rows: 1M float32 elements
+WHERE_STMTS = ("torch.where(m, x, e)", "torch.where(m, x, 0.0)", "x.masked_fill(m, 0.0)")
 
 
 # ---- phasor side --------------------------------------------------------------------------------
@@ -175,6 +176,11 @@ def torch_rows():
     env = dict(torch=torch, x=torch.randn(LERP, generator=g), e=torch.randn(LERP, generator=g))
     for form, stmt in enumerate(("torch.lerp(x, e, 0.1)", "x + 0.1 * (e - x)", "x.lerp_(e, 0.1)")):
         res[f"BM_Lerp/n:{LERP}/form:{form}"] = time_stmt(stmt, env, per_call=True)
+    g = torch.Generator().manual_seed(8)
+    env = dict(torch=torch, x=torch.randn(LERP, generator=g), e=torch.randn(LERP, generator=g))
+    env["m"] = torch.randn(LERP, generator=g) > 0
+    for form, stmt in enumerate(WHERE_STMTS):
+        res[f"BM_WhereRandomMask/n:{LERP}/form:{form}"] = time_stmt(stmt, env, per_call=True)
     return res
 
 
@@ -219,6 +225,8 @@ MULTIPLY_ADD = [(f"{name}/n:{n}", f"{label}, n = {n}") for n in FMA
                 for name, label in (("BM_MulAddComplex", "x + r * b"), ("BM_AddcmulComplex", "addcmul(x, r, b)"))]
 LERP_ROWS = [(f"BM_Lerp/n:{LERP}/form:{form}", label) for form, label in
              enumerate(("lerp(x, e, 0.1)", "x + 0.1 * (e - x)", "x.lerp_(e, 0.1)"))]
+WHERE_ROWS = [(f"BM_WhereRandomMask/n:{LERP}/form:{form}", label) for form, label in
+              enumerate(("where(m, x, e)", "where(m, x, 0)", "x.masked_fill(m, 0)"))]
 
 
 def fmt(v, width, prec=2, suffix=""):
@@ -290,6 +298,8 @@ def print_tables(ph, th, spread=None):
                    "torch)", "us", MULTIPLY_ADD, 1e6)
     per_call_table(ph, th, "(e) lerp, float32, 1M elements, 1 thread (us per call; ratio = phasor / torch)", "us",
                    LERP_ROWS, 1e6)
+    per_call_table(ph, th, "(f) where / masked_fill, float32, 1M elements, random mask, 1 thread (us per call; ratio = "
+                   "phasor / torch)", "us", WHERE_ROWS, 1e6)
     if spread:
         worst = sorted(spread.items(), key=lambda kv: -kv[1])[:5]
         print("\nlargest session spread (max/min of session medians): " +

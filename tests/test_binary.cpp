@@ -507,6 +507,59 @@ TEST_CASE("where: gradients masked to each branch (broadcast), gradgradcheck") {
   CHECK(gc([](const G& in) { return where(bool_t({true, false, true}), in[0] * in[0], in[0].conj()); }, {z}));
 }
 
+// the CPU engine's ternary rows (src/core/elementwise.hpp): every input contiguous, one a single broadcast
+// element in any slot, other layouts, and outputs of 8 MiB or more (streaming stores); where's and
+// masked_fill's branch-free select keeps every bit (NaN payloads, -0)
+TEST_CASE("where, masked_fill, addcmul, lerp: every row kind of the ternary engine, bits kept") {
+  manual_seed(31);
+  for (std::int64_t n : {std::int64_t{1000}, std::int64_t{3} << 20}) {  // 3M float32: a 12 MiB output
+    CAPTURE(n);
+    const Tensor x = randn({n}), y = randn({n}), m = randn({n}) > 0.0, w = rand({n});
+    const Tensor one = scalar_tensor(0.25f), mone = ones({1}, Dtype::Bool);
+    const auto xv = to_vector<float>(x), yv = to_vector<float>(y);
+    const auto mv = to_vector<bool>(m);
+    const auto pick = [&](const Tensor& got, const std::function<float(std::size_t)>& want) {
+      const auto g = to_vector<float>(got);
+      bool same = g.size() == static_cast<std::size_t>(n);
+      for (std::size_t i = 0; same && i < g.size(); ++i) {
+        const float v = want(i);
+        same = std::memcmp(&g[i], &v, sizeof v) == 0;
+      }
+      return same;
+    };
+    CHECK(pick(where(m, x, y), [&](std::size_t i) { return mv[i] ? xv[i] : yv[i]; }));
+    CHECK(pick(where(m, x, 0.5), [&](std::size_t i) { return mv[i] ? xv[i] : 0.5f; }));
+    CHECK(pick(where(m, -1.5, y), [&](std::size_t i) { return mv[i] ? -1.5f : yv[i]; }));
+    CHECK(pick(where(mone, x, y), [&](std::size_t i) { return xv[i]; }));
+    CHECK(pick(x.masked_fill(m, 2.0), [&](std::size_t i) { return mv[i] ? 2.0f : xv[i]; }));
+    CHECK(equal(addcmul(x, y, one), x + y * 0.25));
+    CHECK(equal(addcmul(one, x, y), 0.25 + x * y));
+    CHECK(equal(addcmul(x, one, y, 2), x + 2 * (0.25 * y)));
+    CHECK(equal(lerp(x, y, one), lerp(x, y, 0.25)));
+    // a strided input takes the general loop with the same values
+    const Tensor xs = randn({2 * n}).narrow(0, 0, 2 * n).reshape({n, 2}).select(1, 0);
+    CHECK(!xs.is_contiguous());
+    CHECK(equal(where(m, xs, y), where(m, xs.contiguous(), y)));
+    CHECK(equal(addcmul(xs, y, w), addcmul(xs.contiguous(), y, w)));
+  }
+  // bits: NaN payloads, -0, infinities and complex parts pass through unchanged
+  const double nan2 = -std::numeric_limits<double>::quiet_NaN();
+  const Tensor a = real_t({nan2, -0.0, kInf, 1.0}), b = real_t({0.0, 0.0, -kInf, kNaN});
+  const Tensor c = bool_t({true, true, false, false});
+  const auto got = to_vector<double>(where(c, a, b));
+  CHECK(std::signbit(got[0]));
+  CHECK(std::isnan(got[0]));
+  CHECK((got[1] == 0.0 && std::signbit(got[1])));
+  CHECK(got[2] == -kInf);
+  CHECK(std::isnan(got[3]));
+  const Tensor z = cplx_t({{1, -2}, {3, 4}}), zz = cplx_t({{-5, 6}, {7, -8}});
+  CHECK(to_vector<cd>(where(bool_t({false, true}), z, zz)) == std::vector<cd>{{-5, 6}, {3, 4}});
+  CHECK(to_vector<cd>(where(bool_t({true, false}), z.to(complex64), zz.to(complex64))) == std::vector<cd>{{1, -2}, {7, -8}});
+  CHECK(to_vector<bool>(where(bool_t({true, false}), bool_t({false, false}), bool_t({true, true}))) == std::vector<bool>{false, true});
+  CHECK(to_vector<std::int64_t>(where(bool_t({true, false}), int_t({-1, 2}), int_t({5, std::numeric_limits<std::int64_t>::min()}))) ==
+        std::vector<std::int64_t>{-1, std::numeric_limits<std::int64_t>::min()});
+}
+
 TEST_CASE("clamp and clamp_: values, dtype rules, errors, gradients") {
   Tensor x = real_t({-2.0, -0.5, 0.0, 0.7, 3.0, kNaN}, float32);
   auto c = to_vector<float>(clamp(x, -1.0, 1.0));
@@ -519,6 +572,19 @@ TEST_CASE("clamp and clamp_: values, dtype rules, errors, gradients") {
   auto hi = to_vector<float>(x.clamp(std::nullopt, 0.0));
   CHECK(hi[0] == -2.0f);
   CHECK(hi[4] == 0.0f);
+  CHECK(std::isnan(hi[5]));
+  // a missing bound leaves infinities and the type's ends alone, NaN stays NaN
+  const auto inf = to_vector<double>(clamp(real_t({-kInf, kInf, kNaN, -0.0}), 0.0));
+  CHECK(inf[0] == 0.0);
+  CHECK(inf[1] == kInf);
+  CHECK(std::isnan(inf[2]));
+  const auto ninf = to_vector<double>(clamp(real_t({-kInf, kInf, kNaN}), std::nullopt, 1.0));
+  CHECK(ninf[0] == -kInf);
+  CHECK(ninf[1] == 1.0);
+  CHECK(std::isnan(ninf[2]));
+  constexpr std::int64_t kMin = std::numeric_limits<std::int64_t>::min(), kMax = std::numeric_limits<std::int64_t>::max();
+  CHECK(to_vector<std::int64_t>(clamp(int_t({kMin, kMax, 0}), std::nullopt, 5)) == std::vector<std::int64_t>{kMin, 5, 0});
+  CHECK(to_vector<std::int64_t>(clamp(int_t({kMin, kMax, 0}), -5)) == std::vector<std::int64_t>{-5, kMax, 0});
   // min > max: everything becomes max (as PyTorch)
   auto inv = to_vector<float>(clamp(real_t({-3.0, 0.0, 3.0}, float32), 1, -1));
   CHECK(inv == std::vector<float>{-1.0f, -1.0f, -1.0f});

@@ -160,7 +160,9 @@ Tensor where(const Tensor& cond, const Tensor& a, const Tensor& b) {
         Tensor out = detail::make_tensor(shape, dt, in[1].device());
         detail::visit_dtype(dt, [&](auto tag) {
           using T = typename decltype(tag)::type;
-          detail::map_ternary_into<T, bool, T, T>(out, in[0], x, y, [](bool c, const T& u, const T& v) { return c ? u : v; });
+          detail::map_ternary_into<T, std::uint8_t, T, T>(out, in[0], x, y, [](std::uint8_t c, const T& u, const T& v) {
+            return detail::select_bits(c, u, v);
+          });
         });
         return out;
       },
@@ -202,12 +204,14 @@ void clamp_into(const Tensor& out, const Tensor& in, const std::optional<Scalar>
   detail::visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!is_complex_v<T>) {
-      const bool has_lo = lo.has_value(), has_hi = hi.has_value();
-      const T l = has_lo ? detail::scalar_as<T>(*lo) : T(), h = has_hi ? detail::scalar_as<T>(*hi) : T();
-      detail::map_unary_into<T, T>(out, in, [=](T v) {
-        if (has_lo && v < l) v = l;
-        if (has_hi && v > h) v = h;
-        return v;
+      // a missing bound is the type's end (infinite for floating types), so the loop has no test of its own
+      // and vectorizes (a max and a min; NaN stays NaN: no comparison with it holds)
+      using Lim = std::numeric_limits<T>;
+      const T l = lo ? detail::scalar_as<T>(*lo) : Lim::has_infinity ? -Lim::infinity() : Lim::lowest();
+      const T h = hi ? detail::scalar_as<T>(*hi) : Lim::has_infinity ? Lim::infinity() : Lim::max();
+      detail::map_unary_into<T, T>(out, in, [l, h](T v) {
+        v = v < l ? l : v;
+        return v > h ? h : v;
       });
     }
   });
@@ -270,7 +274,8 @@ void masked_fill_into(const Tensor& out, const Tensor& in, const Tensor& mask, c
   detail::visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T v = detail::scalar_as<T>(value);
-    detail::map_binary_into<T, T, bool>(out, in, mask, [v](const T& a, bool m) { return m ? v : a; });
+    detail::map_binary_into<T, T, std::uint8_t>(out, in, mask,
+                                                [v](const T& a, std::uint8_t m) { return detail::select_bits(m, v, a); });
   });
 }
 
