@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <random>
 #include <complex>
 #include <functional>
 #include <limits>
@@ -312,6 +313,42 @@ TEST_CASE("relu and rounding: dtype rules and values") {
     CHECK(round(x).dtype() == dt);
   }
   CHECK(to_vector<double>(round(real_t({0.5, 1.5, 2.5, -0.5, -1.5}))) == std::vector<double>{0, 2, 2, -0.0, -2});
+  // Note [rounding without libm]: bit for bit libm's floor, ceil and nearbyint (signed zeros included) at
+  // every magnitude, around 2^23 and 2^52 (where the float and double forms stop adding), halves, subnormals
+  std::vector<double> vals = {0.0, -0.0, 0.3, -0.3, 0.7, -0.7, 0.5, -0.5, 1.0, -1.0, 8388607.5, -8388607.5,
+                              8388608.0, 8388609.0, 16777215.0, 4503599627370495.5, -4503599627370495.5,
+                              4503599627370496.0, 9007199254740991.0, 1e-310, -1e-310, 1e-40, -1e-40,
+                              std::numeric_limits<double>::max(), -std::numeric_limits<double>::max(), kInf, -kInf};
+  std::mt19937_64 gen(5);
+  for (int k = 0; k < 4000; ++k) {
+    const double mag = std::ldexp(1.0, static_cast<int>(gen() % 120) - 60);
+    vals.push_back((static_cast<double>(gen() % 2000001) / 1e6 - 1.0) * mag);
+    vals.push_back(std::ldexp(static_cast<double>(gen() % 64) + 0.5, static_cast<int>(gen() % 60) - 8));  // halves
+  }
+  for (Dtype dt : {float32, float64}) {
+    CAPTURE(dtype_name(dt));
+    const Tensor x = from_vector(vals).to(dt);
+    const auto xv = to_vector<double>(x);  // the values as rounded to dt
+    const auto fl = to_vector<double>(floor(x)), ce = to_vector<double>(ceil(x)), ro = to_vector<double>(round(x));
+    bool same = true;
+    for (std::size_t i = 0; i < xv.size(); ++i) {
+      const auto want = [&](double v) { return dt == float32 ? static_cast<double>(static_cast<float>(v)) : v; };
+      const float f = static_cast<float>(xv[i]);
+      const double wf = dt == float32 ? want(std::floor(f)) : std::floor(xv[i]);
+      const double wc = dt == float32 ? want(std::ceil(f)) : std::ceil(xv[i]);
+      const double wr = dt == float32 ? want(std::nearbyint(f)) : std::nearbyint(xv[i]);
+      const bool ok = fl[i] == wf && ce[i] == wc && ro[i] == wr && std::signbit(fl[i]) == std::signbit(wf) &&
+                      std::signbit(ce[i]) == std::signbit(wc) && std::signbit(ro[i]) == std::signbit(wr);
+      if (!ok && same) {
+        CAPTURE(xv[i]);
+        CHECK(ok);
+      }
+      same = same && ok;
+    }
+    CHECK(same);
+    const auto nan = to_vector<double>(floor(real_t({kNaN}, dt)));
+    CHECK(std::isnan(nan[0]));
+  }
   // identity on int64 (a copy, dtype kept)
   Tensor xi = int_t({-3, 4});
   for (const auto& f : {Op([](const Tensor& t) { return floor(t); }), Op([](const Tensor& t) { return ceil(t); }),
