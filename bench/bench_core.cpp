@@ -13,6 +13,8 @@
 //    caching allocator hands each iteration's result the block the previous one freed, so no
 //    timed iteration pays first-touch page faults (~12 us per 4 KiB page on these VMs).
 #include <benchmark/benchmark.h>
+
+#include <functional>
 #include <omp.h>
 #if defined(__SSE__)
 #include <immintrin.h>
@@ -390,6 +392,38 @@ void BM_WhereRandomMask(benchmark::State& st) {
   st.SetItemsProcessed(st.iterations() * n);
 }
 BENCHMARK(BM_WhereRandomMask)->ArgNames({"n", "form"})->Args({1 << 20, 0})->Args({1 << 20, 1})->Args({1 << 20, 2})->UseRealTime();
+
+// ---- (g) elementwise rows, 1 thread (Note [engine rows], [rounding without libm], [vector sigmoid]) ------
+
+/// The ops of BM_Unary1M, by its "op" argument (the names compare_torch.py prints).
+const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&, const Tensor&)>>>& unary_rows() {
+  static const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&, const Tensor&)>>> ops = {
+      {"relu", [](const Tensor& x, const Tensor&) { return x.relu(); }},
+      {"minimum", [](const Tensor& x, const Tensor& e) { return phasor::minimum(x, e); }},
+      {"sign", [](const Tensor& x, const Tensor&) { return x.sign(); }},
+      {"floor", [](const Tensor& x, const Tensor&) { return x.floor(); }},
+      {"logical_not", [](const Tensor& x, const Tensor&) { return (x > 0.0).logical_not(); }},
+      {"sigmoid", [](const Tensor& x, const Tensor&) { return x.sigmoid(); }},
+      {"silu", [](const Tensor& x, const Tensor&) { return x.silu(); }},
+      {"exp", [](const Tensor& x, const Tensor&) { return x.exp(); }},
+      {"tanh", [](const Tensor& x, const Tensor&) { return x.tanh(); }},
+  };
+  return ops;
+}
+
+// one op on 1M float32 normals, one thread (logical_not: of a bool mask, its making included)
+void BM_Unary1M(benchmark::State& st) {
+  const auto n = st.range(0);
+  const auto& op = unary_rows()[static_cast<std::size_t>(st.range(1))];
+  phasor::set_num_threads(1);
+  phasor::manual_seed(9);
+  const Tensor x = phasor::randn({n}), e = phasor::randn({n});
+  { Tensor warm = op.second(x, e); }
+  for (auto _ : st) benchmark::DoNotOptimize(op.second(x, e));
+  st.SetLabel(op.first);
+  st.SetItemsProcessed(st.iterations() * n);
+}
+BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 8, 1)})->UseRealTime();
 
 // Reference: the same division as a raw loop of std::complex's operator/ (libgcc's __divsc3 / __divdc3,
 // what phasor's CPU engine called before) on the same values.

@@ -42,6 +42,10 @@ DIV = 1 << 20  # complex division rows: 1M elements
 FMA = (33024, 1 << 20)  # multiply-add rows: a 256^2 half spectrum, 1M elements
 LERP = 1 << 20  # lerp and where rows: 1M float32 elements
 WHERE_STMTS = ("torch.where(m, x, e)", "torch.where(m, x, 0.0)", "x.masked_fill(m, 0.0)")
+# BM_Unary1M's ops in its order (bench_core.cpp's unary_rows)
+UNARY = [("relu", "x.relu()"), ("minimum", "torch.minimum(x, e)"), ("sign", "x.sign()"), ("floor", "x.floor()"),
+         ("logical_not", "(x > 0.0).logical_not()"), ("sigmoid", "x.sigmoid()"), ("silu", "F.silu(x)"),
+         ("exp", "x.exp()"), ("tanh", "x.tanh()")]
 
 
 # ---- phasor side --------------------------------------------------------------------------------
@@ -181,6 +185,10 @@ def torch_rows():
     env["m"] = torch.randn(LERP, generator=g) > 0
     for form, stmt in enumerate(WHERE_STMTS):
         res[f"BM_WhereRandomMask/n:{LERP}/form:{form}"] = time_stmt(stmt, env, per_call=True)
+    g = torch.Generator().manual_seed(9)
+    env = dict(torch=torch, F=torch.nn.functional, x=torch.randn(LERP, generator=g), e=torch.randn(LERP, generator=g))
+    for k, (_, stmt) in enumerate(UNARY):
+        res[f"BM_Unary1M/n:{LERP}/op:{k}"] = time_stmt(stmt, env, per_call=True)
     return res
 
 
@@ -225,6 +233,7 @@ MULTIPLY_ADD = [(f"{name}/n:{n}", f"{label}, n = {n}") for n in FMA
                 for name, label in (("BM_MulAddComplex", "x + r * b"), ("BM_AddcmulComplex", "addcmul(x, r, b)"))]
 LERP_ROWS = [(f"BM_Lerp/n:{LERP}/form:{form}", label) for form, label in
              enumerate(("lerp(x, e, 0.1)", "x + 0.1 * (e - x)", "x.lerp_(e, 0.1)"))]
+UNARY_ROWS = [(f"BM_Unary1M/n:{LERP}/op:{k}", name) for k, (name, _) in enumerate(UNARY)]
 WHERE_ROWS = [(f"BM_WhereRandomMask/n:{LERP}/form:{form}", label) for form, label in
               enumerate(("where(m, x, e)", "where(m, x, 0)", "x.masked_fill(m, 0)"))]
 
@@ -300,6 +309,8 @@ def print_tables(ph, th, spread=None):
                    LERP_ROWS, 1e6)
     per_call_table(ph, th, "(f) where / masked_fill, float32, 1M elements, random mask, 1 thread (us per call; ratio = "
                    "phasor / torch)", "us", WHERE_ROWS, 1e6)
+    per_call_table(ph, th, "(g) elementwise, float32, 1M elements, 1 thread (us per call; ratio = phasor / torch)",
+                   "us", UNARY_ROWS, 1e6)
     if spread:
         worst = sorted(spread.items(), key=lambda kv: -kv[1])[:5]
         print("\nlargest session spread (max/min of session medians): " +

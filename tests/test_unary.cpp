@@ -535,6 +535,86 @@ TEST_CASE("large tensors take the parallel path and agree with a serial referenc
   CHECK(bad_a == 0);
 }
 
+TEST_CASE("exp float32: the vector kernel against long double over float's range, subnormals too (Note [vector exp])") {
+  std::vector<float> xs;
+  for (int i = -1100000; i <= 950000; ++i) xs.push_back(static_cast<float>(i) * 1e-4f);  // [-110, 95]
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 88.7228f, 88.72284f, -87.33655f, -103.9720f, -103.9721f})
+    xs.push_back(v);
+  const auto yv = to_vector<float>(exp(from_vector(xs)));
+  const long double tiny = std::ldexp(1.0L, -126), unit = std::ldexp(1.0L, -149);
+  const long double big = static_cast<long double>(std::numeric_limits<float>::max());
+  double worst_rel = 0, worst_sub = 0;
+  bool ends = true;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const long double ref = std::exp(static_cast<long double>(xs[i]));
+    const long double err = std::fabs(static_cast<long double>(yv[i]) - ref);
+    if (ref > big) ends = ends && yv[i] == std::numeric_limits<float>::infinity();
+    else if (ref >= tiny) worst_rel = std::max(worst_rel, static_cast<double>(err / ref));
+    else worst_sub = std::max(worst_sub, static_cast<double>(err / unit));
+  }
+  CHECK(worst_rel < 1.2e-7);  // 1 ulp; measured 7.7e-8
+  CHECK(worst_sub <= 1.0);    // a unit of the smallest subnormal; measured 0.85
+  CHECK(ends);
+  const auto sp = to_vector<float>(exp(from_vector(std::vector<float>{
+      0.0f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+      std::numeric_limits<float>::quiet_NaN(), -200.0f, 200.0f})));
+  CHECK(sp[0] == 1.0f);
+  CHECK(sp[1] == std::numeric_limits<float>::infinity());
+  CHECK(sp[2] == 0.0f);
+  CHECK(std::isnan(sp[3]));
+  CHECK(sp[4] == 0.0f);
+  CHECK(sp[5] == std::numeric_limits<float>::infinity());
+  const Tensor b = randn({70, 6}).t();
+  CHECK(to_vector<float>(exp(b)) == to_vector<float>(exp(b.contiguous())));
+  CHECK(allclose(exp(b).to(float64), exp(b.to(float64)), 2.4e-7, 0));
+}
+
+TEST_CASE("sigmoid and silu float32: the vector kernels against long double, in every layout (Note [vector sigmoid])") {
+  std::vector<float> xs;
+  for (int i = -1100000; i <= 1100000; ++i) xs.push_back(static_cast<float>(i) * 1e-4f);  // [-110, 110]
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-8f, -1e-8f, 87.0f, -87.0f, 88.7f, -88.7f}) xs.push_back(v);
+  const Tensor x = from_vector(xs);
+  const auto sv = to_vector<float>(sigmoid(x)), lv = to_vector<float>(silu(x));
+  const long double tiny = std::ldexp(1.0L, -126);  // the smallest normal float
+  double worst_s = 0, worst_l = 0;
+  bool flushed = true;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const long double v = xs[i], ref = 1 / (1 + std::exp(-v)), lref = v * ref;
+    if (v >= -87.3L) {  // a normal float (e^-87.3 = 1.2e-38, 2^-126 = 1.18e-38)
+      worst_s = std::max(worst_s, static_cast<double>(std::fabs(sv[i] - ref) / ref));
+      if (std::fabs(lref) >= tiny) worst_l = std::max(worst_l, static_cast<double>(std::fabs(lv[i] - lref) / std::fabs(lref)));
+    } else {  // flushed to 0 (-0 for silu), never garbage
+      flushed = flushed && sv[i] == 0.0f && lv[i] == 0.0f;
+    }
+  }
+  CHECK(worst_s < 3.6e-7);  // 3 ulps; measured 1.9e-7
+  CHECK(worst_l < 3.6e-7);  // measured 2.3e-7
+  CHECK(flushed);
+  CHECK(to_vector<float>(sigmoid(from_vector(std::vector<float>{0.0f})))[0] == 0.5f);
+  // special values as the scalar formulas give them
+  constexpr float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const auto sp = to_vector<float>(sigmoid(from_vector(std::vector<float>{inf, -inf, nan})));
+  CHECK(sp[0] == 1.0f);
+  CHECK(sp[1] == 0.0f);
+  CHECK(std::isnan(sp[2]));
+  const auto lp = to_vector<float>(silu(from_vector(std::vector<float>{inf, nan, -0.0f})));
+  CHECK(lp[0] == inf);
+  CHECK(std::isnan(lp[1]));
+  CHECK(lp[2] == 0.0f);
+  // strided operands agree with the contiguous path; float64 keeps libm (agrees within float's precision)
+  const Tensor b = randn({70, 6}).t();
+  CHECK(to_vector<float>(sigmoid(b)) == to_vector<float>(sigmoid(b.contiguous())));
+  CHECK(to_vector<float>(silu(b)) == to_vector<float>(silu(b.contiguous())));
+  CHECK(allclose(sigmoid(b).to(float64), sigmoid(b.to(float64)), 3e-7, 0));
+  CHECK(allclose(silu(b).to(float64), silu(b.to(float64)), 3e-7, 1e-30));
+  // gradients through the vector forward
+  Tensor w = b.contiguous().requires_grad_(true);
+  (sigmoid(w) * silu(w)).sum().backward();
+  Tensor w64 = b.to(float64).requires_grad_(true);
+  (sigmoid(w64) * silu(w64)).sum().backward();
+  CHECK(allclose(w.grad().to(float64), w64.grad(), 1e-5, 1e-6));
+}
+
 TEST_CASE("gelu float32: the vector kernel against long double, in every layout (Note [vector gelu])") {
   // a dense grid over [-14, 14] plus signed zeros and tiny values
   std::vector<float> xs;

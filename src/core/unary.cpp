@@ -9,6 +9,7 @@
 #include <numbers>
 
 #include "autodiff/node.hpp"
+#include "core/activation_kernels.hpp"
 #include "core/complex_math.hpp"
 #include "core/pointwise.hpp"
 #include "core/unary.hpp"
@@ -122,7 +123,13 @@ Tensor angle(const Tensor& x) {
 Tensor exp(const Tensor& x) {
   return detail::apply_op(
       "exp", {x}, kSaveOutputs,
-      [](In in) { return detail::unary_float_kernel(in[0], "exp", [](auto v) { return std::exp(v); }); },
+      [](In in) {
+        if (in[0].dtype() == float32 && in[0].device().is_cpu())  // Note [vector exp]
+          return detail::map_rows<float, 1>({in[0]}, in[0].shape(), float32, [](const auto& a, float* o, std::int64_t n) {
+            detail::exp_f32(a[0], o, n);
+          });
+        return detail::unary_float_kernel(in[0], "exp", [](auto v) { return std::exp(v); });
+      },
       [](const Ctx& c, const G& g) { return G{g[0] * c.output(0).conj()}; });
 }
 

@@ -7,7 +7,7 @@
 
 #include "autodiff/node.hpp"
 #include "core/complex_math.hpp"
-#include "core/gelu_kernels.hpp"
+#include "core/activation_kernels.hpp"
 #include "core/pointwise.hpp"
 #include "core/unary.hpp"
 #include "phasor/creation.hpp"
@@ -66,6 +66,10 @@ Tensor sigmoid(const Tensor& x) {
   return detail::apply_op(
       "sigmoid", {x}, kSaveOutputs,
       [](In in) {
+        if (in[0].dtype() == float32 && in[0].device().is_cpu())  // Note [vector sigmoid]
+          return detail::map_rows<float, 1>({in[0]}, in[0].shape(), float32, [](const auto& a, float* o, std::int64_t n) {
+            detail::sigmoid_f32(a[0], o, n);
+          });
         return detail::unary_float_kernel(in[0], "sigmoid", [](auto v) {
           using T = decltype(v);
           if constexpr (is_complex_v<T>) return detail::cdiv(T(1), T(1) + std::exp(-v));
@@ -180,6 +184,10 @@ Tensor silu(const Tensor& x) {
   return detail::apply_op(
       "silu", {x}, kSaveInputs,
       [](In in) {
+        if (in[0].dtype() == float32 && in[0].device().is_cpu())  // Note [vector sigmoid]
+          return detail::map_rows<float, 1>({in[0]}, in[0].shape(), float32, [](const auto& a, float* o, std::int64_t n) {
+            detail::silu_f32(a[0], o, n);
+          });
         return detail::unary_kernel<kRealFloat>(in[0], "silu", []<class T>(T v) requires is_real_float_v<T> {
           return v * sigmoid_real(v);
         });
