@@ -79,9 +79,8 @@ Tensor sign(const Tensor& x) {
             return r == 0 ? T(0) : v / r;
           } else if constexpr (std::is_same_v<T, bool>) {
             return v;
-          } else if constexpr (is_real_float_v<T>) {  // both computed, then picked: the loop vectorizes
-            const T s = T(T(0) < v) - T(v < T(0));
-            return v == v ? s : v;
+          } else if constexpr (is_real_float_v<T>) {
+            return std::isnan(v) ? v : T((T(0) < v) - (v < T(0)));
           } else {
             return T((T(0) < v) - (v < T(0)));
           }
