@@ -407,6 +407,7 @@ const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&, con
       {"silu", [](const Tensor& x, const Tensor&) { return x.silu(); }},
       {"exp", [](const Tensor& x, const Tensor&) { return x.exp(); }},
       {"tanh", [](const Tensor& x, const Tensor&) { return x.tanh(); }},
+      {"clamp", [](const Tensor& x, const Tensor&) { return x.clamp(-1.0, 1.0); }},
   };
   return ops;
 }
@@ -423,7 +424,7 @@ void BM_Unary1M(benchmark::State& st) {
   st.SetLabel(op.first);
   st.SetItemsProcessed(st.iterations() * n);
 }
-BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 8, 1)})->UseRealTime();
+BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 9, 1)})->UseRealTime();
 
 // Reference: the same division as a raw loop of std::complex's operator/ (libgcc's __divsc3 / __divdc3,
 // what phasor's CPU engine called before) on the same values.

@@ -45,7 +45,7 @@ WHERE_STMTS = ("torch.where(m, x, e)", "torch.where(m, x, 0.0)", "x.masked_fill(
 # BM_Unary1M's ops in its order (bench_core.cpp's unary_rows)
 UNARY = [("relu", "x.relu()"), ("minimum", "torch.minimum(x, e)"), ("sign", "x.sign()"), ("floor", "x.floor()"),
          ("logical_not", "(x > 0.0).logical_not()"), ("sigmoid", "x.sigmoid()"), ("silu", "F.silu(x)"),
-         ("exp", "x.exp()"), ("tanh", "x.tanh()")]
+         ("exp", "x.exp()"), ("tanh", "x.tanh()"), ("clamp", "x.clamp(-1.0, 1.0)")]
 
 
 # ---- phasor side --------------------------------------------------------------------------------
