@@ -124,9 +124,7 @@ Tensor exp(const Tensor& x) {
       "exp", {x}, kSaveOutputs,
       [](In in) {
         if (in[0].dtype() == float32 && in[0].device().is_cpu())  // Note [vector exp]
-          return detail::map_rows<float, 1>({in[0]}, in[0].shape(), float32, [](const auto& a, float* o, std::int64_t n) {
-            detail::exp_f32(a[0], o, n);
-          });
+          return detail::map_f32_rows(in[0], detail::exp_f32);
         return detail::unary_float_kernel(in[0], "exp", [](auto v) { return std::exp(v); });
       },
       [](const Ctx& c, const G& g) { return G{g[0] * c.output(0).conj()}; });

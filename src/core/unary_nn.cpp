@@ -67,9 +67,7 @@ Tensor sigmoid(const Tensor& x) {
       "sigmoid", {x}, kSaveOutputs,
       [](In in) {
         if (in[0].dtype() == float32 && in[0].device().is_cpu())  // Note [vector sigmoid]
-          return detail::map_rows<float, 1>({in[0]}, in[0].shape(), float32, [](const auto& a, float* o, std::int64_t n) {
-            detail::sigmoid_f32(a[0], o, n);
-          });
+          return detail::map_f32_rows(in[0], detail::sigmoid_f32);
         return detail::unary_float_kernel(in[0], "sigmoid", [](auto v) {
           using T = decltype(v);
           if constexpr (is_complex_v<T>) return detail::cdiv(T(1), T(1) + std::exp(-v));
@@ -146,9 +144,7 @@ Tensor gelu(const Tensor& x, bool tanh_approximation) {
         "gelu", {x}, kSaveInputs,
         [](In in) {
           if (in[0].dtype() == float32 && in[0].device().is_cpu())  // Note [vector gelu]
-            return detail::map_rows<float, 1>({in[0]}, in[0].shape(), float32, [](const auto& a, float* o, std::int64_t n) {
-              detail::gelu_f32(a[0], o, n);
-            });
+            return detail::map_f32_rows(in[0], detail::gelu_f32);
           return detail::unary_kernel<kRealFloat>(in[0], "gelu", []<class T>(T v) requires is_real_float_v<T> {
             // 1 + erf(x/sqrt2) = erfc(-x/sqrt2): no cancellation for large negative x
             return T(0.5) * v * std::erfc(-v * std::numbers::sqrt2_v<T> / T(2));
@@ -185,9 +181,7 @@ Tensor silu(const Tensor& x) {
       "silu", {x}, kSaveInputs,
       [](In in) {
         if (in[0].dtype() == float32 && in[0].device().is_cpu())  // Note [vector sigmoid]
-          return detail::map_rows<float, 1>({in[0]}, in[0].shape(), float32, [](const auto& a, float* o, std::int64_t n) {
-            detail::silu_f32(a[0], o, n);
-          });
+          return detail::map_f32_rows(in[0], detail::silu_f32);
         return detail::unary_kernel<kRealFloat>(in[0], "silu", []<class T>(T v) requires is_real_float_v<T> {
           return v * sigmoid_real(v);
         });
