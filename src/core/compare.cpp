@@ -274,8 +274,8 @@ void masked_fill_into(const Tensor& out, const Tensor& in, const Tensor& mask, c
   detail::visit_dtype(in.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const T v = detail::scalar_as<T>(value);
-    detail::map_binary_into<T, T, std::uint8_t>(out, in, mask,
-                                                [v](const T& a, std::uint8_t m) { return detail::select_bits(m, v, a); });
+    detail::map_binary_into<T, T, std::uint8_t>(
+        out, in, mask, [v](const T& a, std::uint8_t m) { return detail::select_bits(m, v, a); });
   });
 }
 
