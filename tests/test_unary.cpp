@@ -569,6 +569,31 @@ TEST_CASE("exp float32: the vector kernel against long double over float's range
   CHECK(allclose(exp(b).to(float64), exp(b.to(float64)), 2.4e-7, 0));
 }
 
+TEST_CASE("tanh float32: the vector kernel against long double (Note [vector tanh])") {
+  std::vector<float> xs;
+  for (int i = -200000; i <= 200000; ++i) xs.push_back(static_cast<float>(i) * 1e-4f);  // [-20, 20]
+  for (int i = -3000; i <= 3000; ++i) xs.push_back(0.3f + static_cast<float>(i) * 1e-7f);  // around the switch
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-8f, 1e-40f, 9.0f, 50.0f, -50.0f}) xs.push_back(v);
+  const auto yv = to_vector<float>(tanh(from_vector(xs)));
+  double worst = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const long double ref = std::tanh(static_cast<long double>(xs[i]));
+    if (ref != 0) worst = std::max(worst, static_cast<double>(std::fabs(yv[i] - ref) / std::fabs(ref)));
+    else CHECK(yv[i] == 0.0f);
+  }
+  CHECK(worst < 2.4e-7);  // 2 ulps; measured 1.7e-7
+  constexpr float inf = std::numeric_limits<float>::infinity();
+  const auto sp =
+      to_vector<float>(tanh(from_vector(std::vector<float>{inf, -inf, std::numeric_limits<float>::quiet_NaN(), -0.0f})));
+  CHECK(sp[0] == 1.0f);
+  CHECK(sp[1] == -1.0f);
+  CHECK(std::isnan(sp[2]));
+  CHECK((sp[3] == 0.0f && std::signbit(sp[3])));
+  const Tensor b = randn({70, 6}).t();
+  CHECK(to_vector<float>(tanh(b)) == to_vector<float>(tanh(b.contiguous())));
+  CHECK(allclose(tanh(b).to(float64), tanh(b.to(float64)), 3.6e-7, 1e-30));
+}
+
 TEST_CASE("sigmoid and silu float32: the vector kernels against long double, in every layout (Note [vector sigmoid])") {
   std::vector<float> xs;
   for (int i = -1100000; i <= 1100000; ++i) xs.push_back(static_cast<float>(i) * 1e-4f);  // [-110, 110]

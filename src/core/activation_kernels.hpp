@@ -1,5 +1,6 @@
 // src/core/activation_kernels.hpp - contiguous float32 loops of the exact gelu and its backward, sigmoid,
-// silu and exp, vectorized (Notes [vector gelu], [vector sigmoid], [vector exp] in activation_kernels.cpp).
+// silu, exp and tanh, vectorized (Notes [vector gelu], [vector sigmoid], [vector exp], [vector tanh] in
+// activation_kernels.cpp).
 // float64 keeps libm.
 #pragma once
 #include <cstdint>
@@ -10,6 +11,8 @@ namespace phasor::detail {
 void gelu_f32(const float* x, float* y, std::int64_t n);
 /// out[i] = g[i] * (Phi(x[i]) + x[i] * phi(x[i])) for i < n (phi: the standard normal density).
 void gelu_backward_f32(const float* g, const float* x, float* out, std::int64_t n);
+/// y[i] = tanh(x[i]) for i < n.
+void tanh_f32(const float* x, float* y, std::int64_t n);
 /// y[i] = e^x[i] for i < n.
 void exp_f32(const float* x, float* y, std::int64_t n);
 /// y[i] = 1 / (1 + e^-x[i]) for i < n.

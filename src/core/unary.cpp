@@ -238,7 +238,11 @@ Tensor cosh(const Tensor& x) {
 Tensor tanh(const Tensor& x) {
   return detail::apply_op(
       "tanh", {x}, kSaveOutputs,
-      [](In in) { return detail::unary_float_kernel(in[0], "tanh", [](auto v) { return std::tanh(v); }); },
+      [](In in) {
+        if (in[0].dtype() == float32 && in[0].device().is_cpu())  // Note [vector tanh]
+          return detail::map_f32_rows(in[0], detail::tanh_f32);
+        return detail::unary_float_kernel(in[0], "tanh", [](auto v) { return std::tanh(v); });
+      },
       [](const Ctx& c, const G& g) {
         Tensor y = c.output(0);
         return G{g[0] * (1 - y * y).conj()};
