@@ -26,13 +26,12 @@ namespace {
 
 #define PHASOR_INLINE inline __attribute__((always_inline))
 
-/// e^a for a <= 0 (0 below -87.3); vectorizable (no calls, no branches).
-PHASOR_INLINE float exp_nonpos(float a) {
-  const bool under = a < -87.3f;
-  a = under ? -87.3f : a;
-  // k = round(a / ln2) via the 1.5 * 2^23 trick (exact for |k| < 2^22)
+/// e^r for the reduced argument of a: a = k ln2 + r, |r| <= ln2 / 2 (Cody-Waite, ln2 split in two) and a
+/// degree-7 Taylor polynomial; k (exact for |k| < 2^22) through `k`. Vectorizable (no calls, no branches).
+PHASOR_INLINE float exp_reduced(float a, std::int32_t& k) {
+  // k = round(a / ln2) via the 1.5 * 2^23 trick
   const float kf = (a * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  const float r = (a - kf * 0.693359375f) - kf * -2.12194440e-4f;  // ln2 split in two (Cody-Waite)
+  const float r = (a - kf * 0.693359375f) - kf * -2.12194440e-4f;
   float p = 1.0f / 5040.0f;
   p = p * r + 1.0f / 720.0f;
   p = p * r + 1.0f / 120.0f;
@@ -41,9 +40,21 @@ PHASOR_INLINE float exp_nonpos(float a) {
   p = p * r + 0.5f;
   p = p * r + 1.0f;
   p = p * r + 1.0f;
-  const std::int32_t k = static_cast<std::int32_t>(kf);
-  const float scale = __builtin_bit_cast(float, static_cast<std::int32_t>((k + 127) << 23));  // k >= -126
-  return under ? 0.0f : p * scale;
+  k = static_cast<std::int32_t>(kf);
+  return p;
+}
+
+/// 2^k as a float, for k in [-126, 127].
+PHASOR_INLINE float pow2(std::int32_t k) {
+  return __builtin_bit_cast(float, static_cast<std::int32_t>((k + 127) << 23));
+}
+
+/// e^a for a <= 0 (0 below -87.3); vectorizable (no calls, no branches).
+PHASOR_INLINE float exp_nonpos(float a) {
+  const bool under = a < -87.3f;
+  std::int32_t k;
+  const float p = exp_reduced(under ? -87.3f : a, k);
+  return under ? 0.0f : p * pow2(k);  // k >= -126
 }
 
 /// The standard normal CDF Phi(x) (NaN for NaN).
@@ -66,10 +77,10 @@ PHASOR_INLINE float normal_cdf(float x) {
 
 // Note [vector exp]
 // exp calls libm's expf per element otherwise (4.7x torch's time for a 1M float32 exp on one thread).
-// exp_full extends exp_nonpos (Note [vector gelu]) to float's range: inputs are clamped to [-103.97,
-// 88.72] and the result is +inf above (e^a > FLT_MAX) and 0 below (e^a < 2^-150, which rounds to 0); in
-// between 2^k is applied as two normal factors, 2^(k/2) then 2^(k - k/2), so a subnormal result is rounded
-// once, by the last multiplication. NaN stays NaN (no comparison holds). Measured against long double on a
+// exp_full extends exp_nonpos (Note [vector gelu]; both on exp_reduced) to float's range: inputs are clamped
+// to [-103.97, 88.72] and the result is +inf above (e^a > FLT_MAX) and 0 below (e^a < 2^-150, which rounds to
+// 0); in between 2^k is applied as two normal factors, 2^(k/2) then 2^(k - k/2), so a subnormal result is
+// rounded once, by the last multiplication. NaN stays NaN (no comparison holds). Measured against long double on a
 // grid over [-110, 95] (tests/test_unary.cpp): relative error 7.7e-8 at most for normal results (under an
 // ulp), 0.85 units of 2^-149 for subnormal ones.
 
@@ -89,27 +100,16 @@ PHASOR_INLINE float normal_cdf(float x) {
 // [-110, 110]) for x >= -87.3; below, where the value is under 1.2e-38 (about the smallest normal float,
 // 2^-126), the result is 0 (-0 for silu), as exp_nonpos flushes for gelu.
 
-/// e^a over float's whole range (Note [vector exp]): exp_nonpos's reduction and polynomial, 2^k applied as
+/// e^a over float's whole range (Note [vector exp]): exp_reduced's reduction and polynomial, 2^k applied as
 /// two factors so that results down to the smallest subnormal come out rounded once.
 PHASOR_INLINE float exp_full(float a) {
   const bool over = a > 88.7228394f, under = a < -103.972084f;  // e^a > FLT_MAX, e^a < 2^-150
   a = a < -103.972084f ? -103.972084f : a;
   a = a > 88.7228394f ? 88.7228394f : a;
-  const float kf = (a * 1.44269504088896341f + 12582912.0f) - 12582912.0f;
-  const float r = (a - kf * 0.693359375f) - kf * -2.12194440e-4f;
-  float p = 1.0f / 5040.0f;
-  p = p * r + 1.0f / 720.0f;
-  p = p * r + 1.0f / 120.0f;
-  p = p * r + 1.0f / 24.0f;
-  p = p * r + 1.0f / 6.0f;
-  p = p * r + 0.5f;
-  p = p * r + 1.0f;
-  p = p * r + 1.0f;
-  const std::int32_t k = static_cast<std::int32_t>(kf);  // in [-150, 128]
-  const std::int32_t k1 = k / 2, k2 = k - k1;             // each in [-75, 64]: normal factors
-  const float s1 = __builtin_bit_cast(float, static_cast<std::int32_t>((k1 + 127) << 23));
-  const float s2 = __builtin_bit_cast(float, static_cast<std::int32_t>((k2 + 127) << 23));
-  const float v = (p * s1) * s2;
+  std::int32_t k;                                  // in [-150, 128]
+  const float p = exp_reduced(a, k);
+  const std::int32_t k1 = k / 2, k2 = k - k1;      // each in [-75, 64]: normal factors
+  const float v = (p * pow2(k1)) * pow2(k2);
   return over ? __builtin_inff() : under ? 0.0f : v;
 }
 

@@ -228,9 +228,6 @@ Tensor rounding(const char* name, const Tensor& x, F f) {
       },
       [](const Ctx&, const G& g) { return G{zeros_like(g[0])}; });
 }
-}  // namespace
-
-namespace {
 
 // Note [rounding without libm]
 // floor, ceil and nearbyint are libm calls on the SSE2 baseline (roundps is SSE4.1): a call per element,
@@ -297,7 +294,8 @@ Tensor logical_not(const Tensor& x) {
     if (in[0].dtype() == Dtype::Bool && in[0].device().is_cpu()) {
       // on the bytes (0 or 1): a bool element type keeps the loop from vectorizing
       Tensor out = detail::make_tensor(in[0].shape(), Dtype::Bool, in[0].device());
-      detail::map_unary_into<std::uint8_t, std::uint8_t>(out, in[0], [](std::uint8_t v) { return std::uint8_t(v ^ 1); });
+      detail::map_unary_into<std::uint8_t, std::uint8_t>(out, in[0],
+                                                          [](std::uint8_t v) { return std::uint8_t(v ^ 1); });
       return out;
     }
     return detail::unary_kernel<kAsIs>(in[0], "logical_not",
