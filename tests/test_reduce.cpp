@@ -2,6 +2,7 @@
 // dtypes, dims combos; gradients (gradcheck / gradgradcheck); errors; accuracy of large sums.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <functional>
@@ -486,6 +487,78 @@ TEST_CASE("float32 sum accuracy and no copy for outer reductions") {
   Tensor r3 = sum(m3, {1});
   CHECK(memory_stats().peak_bytes - b3 <= 64 * 256 * 4 + 4096);
   CHECK(r3.shape() == Shape{64, 256});
+}
+
+TEST_CASE("vectorized blocks: float sums match the strided loop bitwise, extrema keep NaN and +-0 rules") {
+  // Note [vector reduction blocks]: a contiguous run takes the ISA kernels, a stride-2 view of the same
+  // values the scalar engine; the sums agree bit for bit and the extrema exactly, at every length that
+  // crosses a lane or block boundary.
+  manual_seed(5);
+  const int saved_threads = get_num_threads();
+  for (Dtype dt : {float32, float64}) {
+    for (std::int64_t n : {1, 7, 31, 32, 33, 63, 64, 65, 100, 4095, 4096, 4097, 70001, 300000}) {
+      INFO(std::string(dtype_name(dt)), " n ", n);
+      Tensor x = randn({n}, dt);
+      Tensor wide = zeros({n, 2}, dt);
+      wide.select(1, 0).copy_(x);
+      Tensor strided = wide.select(1, 0);  // stride 2: the scalar loop
+      REQUIRE((n == 1 || !strided.is_contiguous()));
+      for (int threads : {1, 2}) {
+        set_num_threads(threads);
+        if (n < 16 * 4096) {  // longer contiguous runs read four streams at once (reduce_streams), in their order
+          CHECK(sum(x).item<double>() == sum(strided).item<double>());
+          CHECK(mean(x).item<double>() == mean(strided).item<double>());
+        } else {
+          CHECK(sum(x).item<double>() == doctest::Approx(sum(strided).item<double>()).epsilon(1e-5));
+        }
+        CHECK(amax(x).item<double>() == amax(strided).item<double>());
+        CHECK(amin(x).item<double>() == amin(strided).item<double>());
+      }
+      set_num_threads(saved_threads);
+      // integer values: every order of summation gives the exact total, so a lost or doubled element shows
+      Tensor ints = (randn({n}, dt) * 4.0).round();
+      long double exact = 0;
+      for (double v : to_vector<double>(ints)) exact += v;
+      CHECK(sum(ints).item<double>() == static_cast<double>(exact));
+      // extrema against a plain loop
+      auto v = to_vector<double>(x);
+      CHECK(amax(x).item<double>() == *std::max_element(v.begin(), v.end()));
+      CHECK(amin(x).item<double>() == *std::min_element(v.begin(), v.end()));
+      // a NaN anywhere (lane, tail, either sign) wins
+      for (std::int64_t at : {std::int64_t{0}, n / 2, n - 1}) {
+        for (double nan : {kNaN, -kNaN}) {
+          Tensor y = x.clone();
+          y.narrow(0, at, 1).fill_(nan);
+          CHECK(std::isnan(amax(y).item<double>()));
+          CHECK(std::isnan(amin(y).item<double>()));
+        }
+      }
+      // infinities
+      Tensor y = x.clone();
+      y.narrow(0, n / 3, 1).fill_(-kInf);
+      CHECK(amin(y).item<double>() == -kInf);
+      y.narrow(0, n - 1, 1).fill_(kInf);
+      CHECK(amax(y).item<double>() == kInf);
+      // zeros of both signs: max +0 and min -0 wherever they sit; all -0 stays -0, all +0 stays +0
+      Tensor z = full({n}, -0.0, dt);
+      CHECK(std::signbit(amax(z).item<double>()));
+      CHECK(std::signbit(amin(z).item<double>()));
+      z.narrow(0, (n * 2) / 3, 1).fill_(0.0);
+      CHECK(!std::signbit(amax(z).item<double>()));
+      CHECK(std::signbit(amin(z).item<double>()) == (n > 1));
+      Tensor pz = zeros({n}, dt);
+      pz.narrow(0, n / 2, 1).fill_(-0.0);
+      CHECK(std::signbit(amax(pz).item<double>()) == (n == 1));
+      CHECK(std::signbit(amin(pz).item<double>()));
+    }
+  }
+  // the largest and smallest finite values and subnormals order correctly
+  Tensor e = from_vector(std::vector<float>(100, 1e-45f));
+  e.narrow(0, 70, 1).fill_(std::numeric_limits<float>::max());
+  e.narrow(0, 3, 1).fill_(-std::numeric_limits<float>::max());
+  CHECK(amax(e).item<float>() == std::numeric_limits<float>::max());
+  CHECK(amin(e).item<float>() == -std::numeric_limits<float>::max());
+  CHECK(amin(e.narrow(0, 4, 60)).item<float>() == 1e-45f);
 }
 
 TEST_CASE("dtype rules") {

@@ -640,6 +640,51 @@ TEST_CASE("sigmoid and silu float32: the vector kernels against long double, in 
   CHECK(allclose(w.grad().to(float64), w64.grad(), 1e-5, 1e-6));
 }
 
+TEST_CASE("softplus float32: the vector kernel against long double, in every layout (Note [vector softplus])") {
+  std::vector<float> xs;
+  for (int i = -1100000; i <= 300000; ++i) xs.push_back(static_cast<float>(i) * 1e-4f);  // [-110, 30]
+  for (float v : {0.0f, -0.0f, 1e-30f, -1e-30f, 1e-8f, -1e-8f, 87.0f, -87.0f, 88.7f, -88.7f, -103.0f, -104.0f})
+    xs.push_back(v);
+  const Tensor x = from_vector(xs);
+  for (const auto& [beta, threshold] : {std::pair{1.0, 20.0}, std::pair{2.0, 3.0}, std::pair{0.5, 10.0}}) {
+    INFO("beta ", beta, " threshold ", threshold);
+    const auto yv = to_vector<float>(softplus(x, beta, threshold));
+    const auto bf = static_cast<float>(beta);
+    double worst = 0, worst_sub = 0;
+    for (std::size_t i = 0; i < xs.size(); ++i) {
+      const float bx = xs[i] * bf;  // the op's float product decides the regime
+      if (bx > static_cast<float>(threshold)) {
+        CHECK(yv[i] == xs[i]);
+        continue;
+      }
+      const long double ref = std::log1p(std::exp(static_cast<long double>(bx))) / beta;
+      if (ref >= std::ldexp(1.0L, -126)) worst = std::max(worst, static_cast<double>(std::fabs(yv[i] - ref) / ref));
+      else worst_sub = std::max(worst_sub, static_cast<double>(std::fabs(yv[i] - ref) / std::ldexp(1.0L, -149)));
+    }
+    CHECK(worst < 3.6e-7);    // 3 ulps; measured 2.5e-7
+    CHECK(worst_sub < 2.0);   // subnormal results: within 2 units of the smallest subnormal
+  }
+  // special values as the scalar formula gives them
+  constexpr float inf = std::numeric_limits<float>::infinity(), nan = std::numeric_limits<float>::quiet_NaN();
+  const auto sp = to_vector<float>(softplus(from_vector(std::vector<float>{inf, -inf, nan, 0.0f})));
+  CHECK(sp[0] == inf);
+  CHECK(sp[1] == 0.0f);
+  CHECK(std::isnan(sp[2]));
+  CHECK(std::fabs(sp[3] - 0.693147180559945309f) <= 6e-8f);
+  CHECK(to_vector<float>(softplus(from_vector(std::vector<float>{-inf}), 1.0, kInf))[0] == 0.0f);
+  // strided operands agree with the contiguous path; float64 keeps libm (agrees within float's precision)
+  const Tensor b = (randn({70, 6}) * 8.0).t();
+  CHECK(to_vector<float>(softplus(b)) == to_vector<float>(softplus(b.contiguous())));
+  CHECK(allclose(softplus(b).to(float64), softplus(b.to(float64)), 3e-7, 1e-37));
+  CHECK(allclose(softplus(b, 2.0, 3.0).to(float64), softplus(b.to(float64), 2.0, 3.0), 3e-7, 1e-37));
+  // gradients through the vector forward
+  Tensor w = b.contiguous().requires_grad_(true);
+  softplus(w, 1.5, 4.0).sum().backward();
+  Tensor w64 = b.to(float64).requires_grad_(true);
+  softplus(w64, 1.5, 4.0).sum().backward();
+  CHECK(allclose(w.grad().to(float64), w64.grad(), 1e-5, 1e-6));
+}
+
 TEST_CASE("gelu float32: the vector kernel against long double, in every layout (Note [vector gelu])") {
   // a dense grid over [-14, 14] plus signed zeros and tiny values
   std::vector<float> xs;

@@ -1,6 +1,6 @@
 // src/core/activation_kernels.hpp - contiguous float32 loops of the exact gelu and its backward, sigmoid,
-// silu, exp and tanh, vectorized (Notes [vector gelu], [vector sigmoid], [vector exp], [vector tanh] in
-// activation_kernels.cpp).
+// silu, exp, tanh and softplus, vectorized (Notes [vector gelu], [vector sigmoid], [vector exp], [vector tanh],
+// [vector softplus] in activation_kernels.cpp).
 // float64 keeps libm.
 #pragma once
 #include <cstdint>
@@ -19,5 +19,7 @@ void exp_f32(const float* x, float* y, std::int64_t n);
 void sigmoid_f32(const float* x, float* y, std::int64_t n);
 /// y[i] = x[i] / (1 + e^-x[i]) for i < n.
 void silu_f32(const float* x, float* y, std::int64_t n);
+/// y[i] = log(1 + e^(beta x[i])) / beta, or x[i] where beta x[i] > threshold, for i < n.
+void softplus_f32(const float* x, float* y, std::int64_t n, float beta, float threshold);
 
 }  // namespace phasor::detail

@@ -25,6 +25,7 @@
 #include <vector>
 
 #include "core/elementwise.hpp"
+#include "core/reduce_kernels.hpp"
 
 namespace phasor::detail {
 
@@ -138,6 +139,38 @@ struct BoolOp {
   bool finalize(acc_t a, NoParam) const { return a != 0; }
 };
 
+/// Reducers whose contiguous runs go to a vectorized kernel of reduce_kernels.hpp (Note [vector reduction
+/// blocks]): `block` sums a block and `blocks4` four distant ones as the scalar loops do; `run` is an exact
+/// extremum over any run.
+template <class Red>
+struct VectorBlock {
+  static constexpr bool kBlock = false, kRun = false;
+};
+template <>
+struct VectorBlock<SumOp<float>> {
+  static constexpr bool kBlock = true, kRun = false;
+  static float block(const float* p, std::int64_t n) { return sum_block_f32(p, n); }
+  static void blocks4(const float* p, std::int64_t gap, std::int64_t n, float* out) { sum_blocks4_f32(p, gap, n, out); }
+};
+template <>
+struct VectorBlock<SumOp<double>> {
+  static constexpr bool kBlock = true, kRun = false;
+  static double block(const double* p, std::int64_t n) { return sum_block_f64(p, n); }
+  static void blocks4(const double* p, std::int64_t gap, std::int64_t n, double* out) {
+    sum_blocks4_f64(p, gap, n, out);
+  }
+};
+template <bool Max>
+struct VectorBlock<ExtremumOp<float, Max>> {
+  static constexpr bool kBlock = false, kRun = true;
+  static float run(const float* p, std::int64_t n) { return extremum_block_f32(p, n, Max); }
+};
+template <bool Max>
+struct VectorBlock<ExtremumOp<double, Max>> {
+  static constexpr bool kBlock = false, kRun = true;
+  static double run(const double* p, std::int64_t n) { return extremum_block_f64(p, n, Max); }
+};
+
 // ---- inner loops -----------------------------------------------------------------------------
 /// Elements summed by kLanes accumulators before blocks are combined pairwise.
 inline constexpr std::int64_t kPairwiseBlock = 4096;
@@ -214,6 +247,13 @@ typename Red::acc_t reduce_streams(const typename Red::in_t* p, std::int64_t n, 
         if (b[k] < nb) bs[b[k]] = reduce_seq(p + b[k] * kB, kB, 1, r, q);
       continue;
     }
+    if constexpr (VectorBlock<Red>::kBlock) {
+      static_assert(LS == lanes_for<A> / 2);  // the kernels' lanes
+      A out[4];
+      VectorBlock<Red>::blocks4(p + i * kB, qn * kB, kB, out);
+      for (int k = 0; k < 4; ++k) bs[b[k]] = out[k];
+      continue;
+    }
     const typename Red::in_t* ps[4] = {p + b[0] * kB, p + b[1] * kB, p + b[2] * kB, p + b[3] * kB};
     A a[4][LS];
     for (int k = 0; k < 4; ++k)
@@ -238,7 +278,13 @@ typename Red::acc_t reduce_seq(const typename Red::in_t* p, std::int64_t n, std:
                                const typename Red::param_t& q) {
   using A = typename Red::acc_t;
   constexpr int L = Red::kLanes;
+  if constexpr (VectorBlock<Red>::kRun) {
+    if (s == 1) return VectorBlock<Red>::run(p, n);
+  }
   if (s == 1 && n >= 16 * kPairwiseBlock) return reduce_streams(p, n, r, q);
+  if constexpr (VectorBlock<Red>::kBlock) {
+    if (s == 1 && n >= 2 * L && n <= kPairwiseBlock) return VectorBlock<Red>::block(p, n);
+  }
   if (n > kPairwiseBlock) {
     const std::int64_t h = (n / 2 + L - 1) / L * L;
     return r.combine(reduce_seq(p, h, s, r, q), reduce_seq(p + h * s, n - h, s, r, q));

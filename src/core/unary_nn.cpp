@@ -9,6 +9,7 @@
 #include "core/complex_math.hpp"
 #include "core/activation_kernels.hpp"
 #include "core/pointwise.hpp"
+#include "core/rounding_kernels.hpp"
 #include "core/unary.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
@@ -199,6 +200,12 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
       "softplus", {x}, kSaveInputs,
       [beta, threshold](In in) {
         // log(1 + e^(beta x)) / beta, and x itself once beta x > threshold (linear regime)
+        if (in[0].dtype() == float32 && in[0].device().is_cpu()) {  // Note [vector softplus]
+          const float b = static_cast<float>(beta), th = static_cast<float>(threshold);
+          return detail::map_rows<float, 1>({in[0]}, in[0].shape(), float32, [b, th](const auto& a, float* o, std::int64_t n) {
+            detail::softplus_f32(a[0], o, n, b, th);
+          });
+        }
         const double params[2] = {beta, threshold};  // the CUDA kernel's parameters
         return detail::unary_kernel<kRealFloat>(
             in[0], "softplus",
@@ -216,55 +223,33 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
 
 // ---- rounding (zero gradient; identity on int64) ---------------------------------------------------------
 namespace {
-template <class F>
-Tensor rounding(const char* name, const Tensor& x, F f) {
+/// floor / ceil / round: float32 and float64 on the CPU through rounding_kernels.hpp (Note [rounding
+/// without libm]), CUDA tensors through the kernel named `name`, int64 as it is.
+Tensor rounding(const char* name, const Tensor& x, detail::RoundMode mode) {
   return detail::apply_op(
       name, {x}, kSaveNone,
-      [name, f](In in) {
-        return detail::unary_kernel<kRealKeepInt>(in[0], name, [f]<class T>(T v) requires(!is_complex_v<T>) {
-          if constexpr (is_real_float_v<T>) return f(v);
-          else return v;
-        });
+      [name, mode](In in) {
+        const Tensor& v = in[0];
+        if (v.device().is_cpu() && v.dtype() == float32)
+          return detail::map_rows<float, 1>({v}, v.shape(), float32, [mode](const auto& a, float* o, std::int64_t n) {
+            detail::round_f32(a[0], o, n, mode);
+          });
+        if (v.device().is_cpu() && v.dtype() == float64)
+          return detail::map_rows<double, 1>({v}, v.shape(), float64, [mode](const auto& a, double* o, std::int64_t n) {
+            detail::round_f64(a[0], o, n, mode);
+          });
+        // what is left: int64 (kept as it is), CUDA tensors (the functor's result type only), and the dtypes
+        // unary_kernel refuses with the op's error
+        return detail::unary_kernel<kRealKeepInt>(v, name, []<class T>(T e) requires(!is_complex_v<T>) { return e; });
       },
       [](const Ctx&, const G& g) { return G{zeros_like(g[0])}; });
 }
-
-// Note [rounding without libm]
-// floor, ceil and nearbyint are libm calls on the SSE2 baseline (roundps is SSE4.1): a call per element,
-// 13x torch's time for a 1M floor. For |v| < 2^(p-1) (p the mantissa's bits: 2^23 for float, 2^52 for
-// double) (|v| + 2^(p-1)) - 2^(p-1) is |v| rounded to the nearest integer, ties to even, in the default
-// rounding mode (what nearbyint does); floor and ceil step that by one where it went the wrong way. Larger
-// values, infinities and NaN are integral or NaN already and stay as they are. The result takes v's sign,
-// which is always the sign of floor, ceil and round of v (round(-0.3) = -0, ceil(-0.7) = -0). Branch-free,
-// so the loops vectorize; the library is built without -ffast-math, which would fold the two additions.
-
-/// v rounded to the nearest integer, ties to even (Note [rounding without libm]).
-template <class T>
-inline T round_even(T v) {
-  constexpr T big = T(1) / std::numeric_limits<T>::epsilon();  // 2^(p-1)
-  const T a = std::fabs(v);
-  const T r = std::copysign((a + big) - big, v);
-  return a < big ? r : v;
-}
-
 }  // namespace
 
-Tensor floor(const Tensor& x) {
-  return rounding("floor", x, [](auto v) {
-    const auto r = round_even(v);
-    return std::copysign(r - decltype(v)(r > v), v);
-  });
-}
-Tensor ceil(const Tensor& x) {
-  return rounding("ceil", x, [](auto v) {
-    const auto r = round_even(v);
-    return std::copysign(r + decltype(v)(r < v), v);
-  });
-}
-Tensor round(const Tensor& x) {
-  // half to even (0.5 -> 0, 1.5 -> 2, 2.5 -> 2), as nearbyint in the default rounding mode
-  return rounding("round", x, [](auto v) { return round_even(v); });
-}
+Tensor floor(const Tensor& x) { return rounding("floor", x, detail::RoundMode::Floor); }
+Tensor ceil(const Tensor& x) { return rounding("ceil", x, detail::RoundMode::Ceil); }
+// half to even (0.5 -> 0, 1.5 -> 2, 2.5 -> 2), as nearbyint in the default rounding mode
+Tensor round(const Tensor& x) { return rounding("round", x, detail::RoundMode::HalfEven); }
 
 // ---- predicates (bool output, no gradient) --------------------------------------------------------------
 Tensor isfinite(const Tensor& x) {

@@ -1,0 +1,24 @@
+// src/core/reduce_kernels.hpp - vectorized contiguous blocks of the reduction engine's float32 and float64
+// sums and extrema (Note [vector reduction blocks] in reduce_kernels.cpp).
+#pragma once
+#include <cstdint>
+
+namespace phasor::detail {
+
+/// Sum of p[0..n) for 64 <= n: 32 lanes (lane k adds p[k], p[k + 32], ...), folded as a halving tree,
+/// then the tail in order: bitwise the reduction engine's scalar block.
+float sum_block_f32(const float* p, std::int64_t n);
+/// Sum of p[0..n) for 32 <= n: 16 lanes, as sum_block_f32.
+double sum_block_f64(const double* p, std::int64_t n);
+/// out[k] = sum of p[k gap + i] over i < n for k < 4 (n a multiple of 16), each block with 16 lanes folded as a
+/// halving tree: reduce_streams' scalar loop.
+void sum_blocks4_f32(const float* p, std::int64_t gap, std::int64_t n, float* out);
+/// sum_blocks4_f32 for float64, with 8 lanes (n a multiple of 8).
+void sum_blocks4_f64(const double* p, std::int64_t gap, std::int64_t n, double* out);
+/// max (is_max) or min of p[0..n) for n >= 1 with reduce_max's rule: the first NaN in memory order if any,
+/// else the largest (smallest) value, +0 above -0.
+float extremum_block_f32(const float* p, std::int64_t n, bool is_max);
+/// extremum_block_f32 for float64.
+double extremum_block_f64(const double* p, std::int64_t n, bool is_max);
+
+}  // namespace phasor::detail

@@ -1,0 +1,16 @@
+// src/core/rounding_kernels.hpp - contiguous float32/float64 loops of floor, ceil and round (Note [rounding
+// without libm] in rounding_kernels.cpp).
+#pragma once
+#include <cstdint>
+
+namespace phasor::detail {
+
+/// Which integer a rounding op picks.
+enum class RoundMode { Floor, Ceil, HalfEven };
+
+/// y[i] = x[i] rounded by `mode` for i < n (infinities and NaN as they are; the result keeps x's sign).
+void round_f32(const float* x, float* y, std::int64_t n, RoundMode mode);
+/// round_f32 for float64.
+void round_f64(const double* x, double* y, std::int64_t n, RoundMode mode);
+
+}  // namespace phasor::detail
