@@ -393,7 +393,8 @@ void BM_WhereRandomMask(benchmark::State& st) {
 }
 BENCHMARK(BM_WhereRandomMask)->ArgNames({"n", "form"})->Args({1 << 20, 0})->Args({1 << 20, 1})->Args({1 << 20, 2})->UseRealTime();
 
-// ---- (g) elementwise rows, 1 thread (Note [engine rows], [rounding without libm], [vector sigmoid]) ------
+// ---- (g) elementwise rows and full reductions, 1 thread (Note [engine rows], [rounding without libm], [vector
+// sigmoid], [vector softplus], [vector reduction blocks]) ------
 
 /// The ops of BM_Unary1M, by its "op" argument (the names compare_torch.py prints).
 const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&, const Tensor&)>>>& unary_rows() {
@@ -408,11 +409,16 @@ const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&, con
       {"exp", [](const Tensor& x, const Tensor&) { return x.exp(); }},
       {"tanh", [](const Tensor& x, const Tensor&) { return x.tanh(); }},
       {"clamp", [](const Tensor& x, const Tensor&) { return x.clamp(-1.0, 1.0); }},
+      {"softplus", [](const Tensor& x, const Tensor&) { return x.softplus(); }},
+      {"sum", [](const Tensor& x, const Tensor&) { return x.sum(); }},
+      {"amax", [](const Tensor& x, const Tensor&) { return x.amax(); }},
+      {"round", [](const Tensor& x, const Tensor&) { return x.round(); }},
   };
   return ops;
 }
 
-// one op on 1M float32 normals, one thread (logical_not: of a bool mask, its making included)
+// one op (elementwise or a full reduction) on 1M float32 normals, one thread (logical_not: of a bool mask, its
+// making included)
 void BM_Unary1M(benchmark::State& st) {
   const auto n = st.range(0);
   const auto& op = unary_rows()[static_cast<std::size_t>(st.range(1))];
@@ -424,7 +430,7 @@ void BM_Unary1M(benchmark::State& st) {
   st.SetLabel(op.first);
   st.SetItemsProcessed(st.iterations() * n);
 }
-BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 9, 1)})->UseRealTime();
+BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 13, 1)})->UseRealTime();
 
 // Reference: the same division as a raw loop of std::complex's operator/ (libgcc's __divsc3 / __divdc3,
 // what phasor's CPU engine called before) on the same values.

@@ -45,7 +45,8 @@ WHERE_STMTS = ("torch.where(m, x, e)", "torch.where(m, x, 0.0)", "x.masked_fill(
 # BM_Unary1M's ops in its order (bench_core.cpp's unary_rows)
 UNARY = [("relu", "x.relu()"), ("minimum", "torch.minimum(x, e)"), ("sign", "x.sign()"), ("floor", "x.floor()"),
          ("logical_not", "(x > 0.0).logical_not()"), ("sigmoid", "x.sigmoid()"), ("silu", "F.silu(x)"),
-         ("exp", "x.exp()"), ("tanh", "x.tanh()"), ("clamp", "x.clamp(-1.0, 1.0)")]
+         ("exp", "x.exp()"), ("tanh", "x.tanh()"), ("clamp", "x.clamp(-1.0, 1.0)"),
+         ("softplus", "F.softplus(x)"), ("sum", "x.sum()"), ("amax", "x.amax()"), ("round", "x.round()")]
 
 
 # ---- phasor side --------------------------------------------------------------------------------
@@ -309,7 +310,7 @@ def print_tables(ph, th, spread=None):
                    LERP_ROWS, 1e6)
     per_call_table(ph, th, "(f) where / masked_fill, float32, 1M elements, random mask, 1 thread (us per call; ratio = "
                    "phasor / torch)", "us", WHERE_ROWS, 1e6)
-    per_call_table(ph, th, "(g) elementwise, float32, 1M elements, 1 thread (us per call; ratio = phasor / torch)",
+    per_call_table(ph, th, "(g) elementwise and full reductions, float32, 1M elements, 1 thread (us per call; ratio = phasor / torch)",
                    "us", UNARY_ROWS, 1e6)
     if spread:
         worst = sorted(spread.items(), key=lambda kv: -kv[1])[:5]
