@@ -79,8 +79,12 @@ DEVICE_CASE("cuda coverage: gradients of the remaining differentiable ops, and s
     grads_agree(dev, "minimum", [](const V& a) { return minimum(a[0], a[1]); }, {x, y}, t);
     grads_agree(dev, "polar", [](const V& a) { return polar(a[0], a[1]); }, {pos, x}, t);
     // piecewise constant: zero gradients (plus the identity, so the loss depends on x)
-    grads_agree(dev, "floor, ceil, round, angle",
-                [](const V& a) { return a[0].floor() + a[0].ceil() + (a[0] * 3.0).round() + angle(a[0]) + a[0]; }, {x}, t);
+    grads_agree(dev, "floor, ceil, round, trunc, frac, angle",
+                [](const V& a) {
+                  return a[0].floor() + a[0].ceil() + (a[0] * 3.0).round() + (a[0] * 3.0).trunc() + (a[0] * 3.0).frac() +
+                         angle(a[0]) + a[0];
+                },
+                {x}, t);
     grads_agree(dev, "norm p = 3", [](const V& a) { return norm(a[0], 3.0, {1}); }, {x}, t);
     grad2_agree(dev, "norm p = 3", [](const V& a) { return norm(a[0], 3.0, {1}); }, {x}, 20 * t);
     grad2_agree(dev, "gelu", [](const V& a) { return gelu(a[0]); }, {x}, 20 * t);

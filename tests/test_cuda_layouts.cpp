@@ -279,6 +279,7 @@ const std::vector<Op> kUnary = {
     OP("relu", true, false, relu(a)), OP("gelu", true, false, gelu(a)), OP("gelu tanh", true, false, gelu(a, true)),
     OP("silu", true, false, silu(a)), OP("softplus", true, false, softplus(a, 2.0, 5.0)),
     OP("floor", false, false, floor(a)), OP("ceil", false, false, ceil(a)), OP("round", false, false, round(a)),
+    OP("trunc", false, false, trunc(a)), OP("frac", true, false, frac(a)),
     OP("conj", true, false, conj(a)), OP("angle", false, false, angle(a)), OP("isfinite", false, false, isfinite(a)),
     OP("isnan", false, false, isnan(a)), OP("logical_not", false, false, logical_not(a)),
     OP("clamp", true, false, clamp(a, Scalar(-0.5), Scalar(0.7))),

@@ -182,6 +182,7 @@ DEVICE_CASE("cuda ops: unary ops agree with the CPU") {
       {"gelu", [](const Tensor& x) { return x.gelu(); }},   {"gelu_tanh", [](const Tensor& x) { return x.gelu(true); }},
       {"silu", [](const Tensor& x) { return x.silu(); }},   {"softplus", [](const Tensor& x) { return x.softplus(2.0, 5.0); }},
       {"floor", [](const Tensor& x) { return x.floor(); }}, {"round", [](const Tensor& x) { return x.round(); }},
+      {"trunc", [](const Tensor& x) { return x.trunc(); }}, {"frac", [](const Tensor& x) { return x.frac(); }},
       {"atan", [](const Tensor& x) { return x.atan(); }},   {"clamp", [](const Tensor& x) { return x.clamp(-0.5, 0.7); }},
   };
   for (Dtype dt : {float32, float64, complex64, complex128}) {

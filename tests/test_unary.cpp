@@ -302,6 +302,8 @@ TEST_CASE("relu and rounding: dtype rules and values") {
     Tensor x = real_t({-2.5, -1.5, -0.5, 0.5, 1.5, 2.5, 2.7, -2.7, 1e300, kInf, kNaN}, dt);
     check_real(x, floor(x), [](long double v) { return std::floor(v); }, 0);
     check_real(x, ceil(x), [](long double v) { return std::ceil(v); }, 0);
+    check_real(x, trunc(x), [](long double v) { return std::trunc(v); }, 0);
+    check_real(x, frac(x), [](long double v) { return std::isinf(v) ? NAN : v - std::trunc(v); }, 0);
     // half to even
     check_real(x, round(x), [](long double v) {
       if (!std::isfinite(v)) return v;
@@ -330,6 +332,7 @@ TEST_CASE("relu and rounding: dtype rules and values") {
     const Tensor x = from_vector(vals).to(dt);
     const auto xv = to_vector<double>(x);  // the values as rounded to dt
     const auto fl = to_vector<double>(floor(x)), ce = to_vector<double>(ceil(x)), ro = to_vector<double>(round(x));
+    const auto tr = to_vector<double>(trunc(x));
     bool same = true;
     for (std::size_t i = 0; i < xv.size(); ++i) {
       const auto want = [&](double v) { return dt == float32 ? static_cast<double>(static_cast<float>(v)) : v; };
@@ -337,8 +340,10 @@ TEST_CASE("relu and rounding: dtype rules and values") {
       const double wf = dt == float32 ? want(std::floor(f)) : std::floor(xv[i]);
       const double wc = dt == float32 ? want(std::ceil(f)) : std::ceil(xv[i]);
       const double wr = dt == float32 ? want(std::nearbyint(f)) : std::nearbyint(xv[i]);
+      const double wt = dt == float32 ? want(std::trunc(f)) : std::trunc(xv[i]);
       const bool ok = fl[i] == wf && ce[i] == wc && ro[i] == wr && std::signbit(fl[i]) == std::signbit(wf) &&
-                      std::signbit(ce[i]) == std::signbit(wc) && std::signbit(ro[i]) == std::signbit(wr);
+                      std::signbit(ce[i]) == std::signbit(wc) && std::signbit(ro[i]) == std::signbit(wr) &&
+                      tr[i] == wt && std::signbit(tr[i]) == std::signbit(wt);
       if (!ok && same) {
         CAPTURE(xv[i]);
         CHECK(ok);
@@ -352,7 +357,7 @@ TEST_CASE("relu and rounding: dtype rules and values") {
   // identity on int64 (a copy, dtype kept)
   Tensor xi = int_t({-3, 4});
   for (const auto& f : {Op([](const Tensor& t) { return floor(t); }), Op([](const Tensor& t) { return ceil(t); }),
-                        Op([](const Tensor& t) { return round(t); })}) {
+                        Op([](const Tensor& t) { return round(t); }), Op([](const Tensor& t) { return trunc(t); })}) {
     Tensor y = f(xi);
     CHECK(y.dtype() == int64);
     CHECK(to_vector<std::int64_t>(y) == std::vector<std::int64_t>{-3, 4});
@@ -392,7 +397,9 @@ TEST_CASE("unary errors name the op and leave the input unchanged") {
            {"softplus", [](const Tensor& t) { return softplus(t); }},
            {"floor", [](const Tensor& t) { return floor(t); }},
            {"ceil", [](const Tensor& t) { return ceil(t); }},
-           {"round", [](const Tensor& t) { return round(t); }}}) {
+           {"round", [](const Tensor& t) { return round(t); }},
+           {"trunc", [](const Tensor& t) { return trunc(t); }},
+           {"frac", [](const Tensor& t) { return frac(t); }}}) {
     INFO(name);
     CHECK_THROWS_WITH_AS(f(z), doctest::Contains(("[" + name + "]").c_str()), Error);
     CHECK_THROWS_WITH_AS(f(z), doctest::Contains("complex"), Error);
@@ -403,6 +410,8 @@ TEST_CASE("unary errors name the op and leave the input unchanged") {
   CHECK_THROWS_WITH_AS(-b, doctest::Contains("bool"), Error);
   CHECK_THROWS_WITH_AS(relu(b), doctest::Contains("[relu]"), Error);
   CHECK_THROWS_WITH_AS(floor(b), doctest::Contains("[floor]"), Error);
+  CHECK_THROWS_WITH_AS(trunc(b), doctest::Contains("[trunc]"), Error);
+  CHECK_THROWS_WITH_AS(frac(b), "[frac] not supported for bool input", Error);
   CHECK(to_vector<bool>(b)[0]);
 }
 
@@ -432,6 +441,7 @@ TEST_CASE("gradcheck: abs, sign, angle, square, relu, rounding, softplus regimes
   }
   for (const auto& f : {Op([](const Tensor& t) { return relu(t); }), Op([](const Tensor& t) { return floor(t); }),
                         Op([](const Tensor& t) { return ceil(t); }), Op([](const Tensor& t) { return round(t); }),
+                        Op([](const Tensor& t) { return trunc(t); }), Op([](const Tensor& t) { return frac(t); }),
                         Op([](const Tensor& t) { return softplus(t, 2.0, 3.0); })}) {
     CHECK(gc(f, x));
   }

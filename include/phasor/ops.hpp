@@ -39,6 +39,8 @@ Tensor softplus(const Tensor& x, double beta = 1.0, double threshold = 20.0);  /
 Tensor floor(const Tensor& x);     ///< round down
 Tensor ceil(const Tensor& x);      ///< round up
 Tensor round(const Tensor& x);     ///< round half to even
+Tensor trunc(const Tensor& x);     ///< round toward zero
+Tensor frac(const Tensor& x);      ///< fractional part x - trunc(x), with x's sign (gradient 1)
 Tensor conj(const Tensor& x);      ///< complex conjugate
 Tensor angle(const Tensor& x);     ///< complex argument
 Tensor isfinite(const Tensor& x);  ///< bool: finite

@@ -333,6 +333,8 @@ class Tensor {
   Tensor floor() const;    ///< round down
   Tensor ceil() const;     ///< round up
   Tensor round() const;    ///< round half to even
+  Tensor trunc() const;    ///< round toward zero
+  Tensor frac() const;     ///< fractional part x - trunc(x)
   Tensor conj() const;     ///< complex conjugate (copy; identity for real)
   Tensor angle() const;    ///< argument of a complex number (0 or pi for reals)
   Tensor isfinite() const; ///< bool: finite

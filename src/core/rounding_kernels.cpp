@@ -1,4 +1,4 @@
-// src/core/rounding_kernels.cpp - floor, ceil and round half to even on contiguous float32/float64 rows.
+// src/core/rounding_kernels.cpp - floor, ceil, round half to even and trunc on contiguous float32/float64 rows.
 //
 // Note [rounding without libm]
 // floor, ceil and nearbyint are libm calls on the SSE2 baseline (roundps is SSE4.1): a call per element,
@@ -7,7 +7,8 @@
 // masked. Elsewhere, and with PHASOR_CPU_BASELINE=1 in the environment (ctest's test_unary_baseline sets it
 // to check this form on any machine): for |v| < 2^(p-1) (p the mantissa's bits: 2^23 for float, 2^52 for
 // double) (|v| + 2^(p-1)) - 2^(p-1) is |v| rounded to the nearest integer, ties to even, in the default
-// rounding mode (what nearbyint does); floor and ceil step that by one where it went the wrong way. Larger
+// rounding mode (what nearbyint does); floor and ceil step that by one where it went the wrong way, trunc is
+// the floor of |v|. Larger
 // values, infinities and NaN are integral or NaN already and stay as they are. The result takes v's sign,
 // which is always the sign of floor, ceil and round of v (round(-0.3) = -0, ceil(-0.7) = -0). Branch-free,
 // so the loops vectorize; the library is built without -ffast-math, which would fold the two additions.
@@ -54,6 +55,12 @@ void round_portable(const T* x, T* y, std::int64_t n, RoundMode mode) {
     case RoundMode::HalfEven:
       for (std::int64_t i = 0; i < n; ++i) y[i] = round_even(x[i]);
       break;
+    case RoundMode::Trunc:  // floor of |v|, v's sign
+      for (std::int64_t i = 0; i < n; ++i) {
+        const T a = std::fabs(x[i]), r = round_even(a);
+        y[i] = std::copysign(r - T(r > a), x[i]);
+      }
+      break;
   }
 }
 
@@ -78,6 +85,7 @@ void round_any(const T* x, T* y, std::int64_t n, RoundMode mode) {
     case RoundMode::Floor: return round_avx<_MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC>(x, y, n);
     case RoundMode::Ceil: return round_avx<_MM_FROUND_TO_POS_INF | _MM_FROUND_NO_EXC>(x, y, n);
     case RoundMode::HalfEven: return round_avx<_MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC>(x, y, n);
+    case RoundMode::Trunc: return round_avx<_MM_FROUND_TO_ZERO | _MM_FROUND_NO_EXC>(x, y, n);
   }
 }
 

@@ -223,7 +223,7 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
 
 // ---- rounding (zero gradient; identity on int64) ---------------------------------------------------------
 namespace {
-/// floor / ceil / round: float32 and float64 on the CPU through rounding_kernels.hpp (Note [rounding
+/// floor / ceil / round / trunc: float32 and float64 on the CPU through rounding_kernels.hpp (Note [rounding
 /// without libm]), CUDA tensors through the kernel named `name`, int64 as it is.
 Tensor rounding(const char* name, const Tensor& x, detail::RoundMode mode) {
   return detail::apply_op(
@@ -250,6 +250,13 @@ Tensor floor(const Tensor& x) { return rounding("floor", x, detail::RoundMode::F
 Tensor ceil(const Tensor& x) { return rounding("ceil", x, detail::RoundMode::Ceil); }
 // half to even (0.5 -> 0, 1.5 -> 2, 2.5 -> 2), as nearbyint in the default rounding mode
 Tensor round(const Tensor& x) { return rounding("round", x, detail::RoundMode::HalfEven); }
+Tensor trunc(const Tensor& x) { return rounding("trunc", x, detail::RoundMode::Trunc); }
+Tensor frac(const Tensor& x) {
+  // composed, so its gradient is 1 (trunc's is 0); checked under its own name first
+  if (x.defined() && (x.is_complex() || x.dtype() == Dtype::Bool))
+    throw Error("frac", std::string("not supported for ") + dtype_name(x.dtype()) + " input");
+  return x - trunc(x);
+}
 
 // ---- predicates (bool output, no gradient) --------------------------------------------------------------
 Tensor isfinite(const Tensor& x) {
@@ -297,6 +304,8 @@ Tensor Tensor::silu() const { return phasor::silu(*this); }
 Tensor Tensor::softplus(double beta, double threshold) const { return phasor::softplus(*this, beta, threshold); }
 Tensor Tensor::floor() const { return phasor::floor(*this); }
 Tensor Tensor::ceil() const { return phasor::ceil(*this); }
+Tensor Tensor::trunc() const { return phasor::trunc(*this); }
+Tensor Tensor::frac() const { return phasor::frac(*this); }
 Tensor Tensor::round() const { return phasor::round(*this); }
 Tensor Tensor::isfinite() const { return phasor::isfinite(*this); }
 Tensor Tensor::isnan() const { return phasor::isnan(*this); }

@@ -356,6 +356,7 @@ PHASOR_UNARY(Softplus, T, const T b = T(p0); const T bx = b * v; return bx > T(p
 PHASOR_UNARY(Floor, T, if constexpr (is_float_v<T>) return ::floor(v); else return v;)
 PHASOR_UNARY(Ceil, T, if constexpr (is_float_v<T>) return ::ceil(v); else return v;)
 PHASOR_UNARY(Round, T, if constexpr (is_float_v<T>) return ::rint(v); else return v;)
+PHASOR_UNARY(Trunc, T, if constexpr (is_float_v<T>) return ::trunc(v); else return v;)
 PHASOR_UNARY(Conj, T, if constexpr (is_cplx_v<T>) return ::cuda::std::conj(v); else return v;)
 PHASOR_UNARY(Angle, real_t<T>, if constexpr (is_cplx_v<T>) return ::cuda::std::arg(v); else return d_isnan(v) ? v : (v < T(0) ? T(3.14159265358979323846) : T(0));)
 PHASOR_UNARY(Isfinite, bool, if constexpr (is_cplx_v<T>) return ::isfinite(v.real()) && ::isfinite(v.imag()); else if constexpr (is_float_v<T>) return bool(::isfinite(v)); else return true;)
@@ -496,7 +497,8 @@ bool unary_table(const char* op, Dtype compute, const Operands& o, double p0, do
       E("acos", Acos, kFloat),     E("atan", Atan, kFloat),     E("erf", Erf, kReal),
       E("sigmoid", Sigmoid, kFloat), E("relu", Relu, kInt | kReal), E("silu", Silu, kFloat),
       E("gelu", Gelu, kReal),      E("softplus", Softplus, kReal), E("floor", Floor, kInt | kReal),
-      E("ceil", Ceil, kInt | kReal), E("round", Round, kInt | kReal), E("conj", Conj, kAll),
+      E("ceil", Ceil, kInt | kReal), E("round", Round, kInt | kReal), E("trunc", Trunc, kInt | kReal),
+      E("conj", Conj, kAll),
       E("angle", Angle, kFloat),   E("isfinite", Isfinite, kAll), E("isnan", Isnan, kAll),
       E("logical_not", LogicalNot, kAll), E("clamp", Clamp, kInt | kReal),
   };
