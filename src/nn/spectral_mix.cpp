@@ -7,7 +7,8 @@
 // unit stride in one of its two dims (any stride between modes) goes to BLAS as is (transposed if
 // need be); otherwise (weights (I, O, *M) stored mode-last, a narrowed rfft spectrum) it is
 // packed once into a contiguous (K, r, c) buffer - a pass over an operand that is small next to
-// the gemm work. The output is written mode-major, (*M, B, O) in memory, and returned as a
+// the gemm work. A conjugated operand (the gradients' flags, below) is packed, conjugated on the way,
+// instead of materializing its conjugate first. The output is written mode-major, (*M, B, O) in memory, and returned as a
 // permuted view with the logical shape (B, O, *M); consumers (the scatter into the output
 // spectrum, the weight's gradient) read it through strides.
 // Threads: modes are split over OpenMP threads from 1M complex multiply-adds per call
@@ -64,44 +65,49 @@ struct Operand {
   std::vector<T> packed;  // owns the data when packed
 };
 
-/// Prepares the (r x c) per-mode matrices of `t` (r, c its dims 0 and 1) for cblas.
+/// Prepares the (r x c) per-mode matrices of `t` (r, c its dims 0 and 1), conjugated when `conj`, for cblas.
 template <class T>
-Operand<T> prepare(const Tensor& t, std::int64_t K) {
+Operand<T> prepare(const Tensor& t, std::int64_t K, bool conj) {
   Operand<T> op;
   const std::int64_t r = t.size(0), c = t.size(1), rs = t.stride(0), cs = t.stride(1);
   const T* base = static_cast<const T*>(t.data_ptr());
   const auto off = mode_offsets(t);
   op.ptr.resize(static_cast<std::size_t>(K));
-  if ((cs == 1 || c == 1) && (r == 1 || rs >= c) && rs <= INT_MAX) {
-    op.trans = false;
-    op.ld = r == 1 ? std::max<std::int64_t>(c, 1) : rs;
-  } else if ((rs == 1 || r == 1) && (c == 1 || cs >= r) && cs <= INT_MAX) {
-    op.trans = true;
-    op.ld = c == 1 ? std::max<std::int64_t>(r, 1) : cs;
-  } else {
-    // pack into (K, r, c) contiguous; walk the source in its own memory order where cheap
-    op.packed.resize(static_cast<std::size_t>(K * r * c));
-    T* dst = op.packed.data();
-    for (std::int64_t k = 0; k < K; ++k) {
-      const T* src = base + off[static_cast<std::size_t>(k)];
-      T* d = dst + k * r * c;
+  // in place: row-major (unit column stride) or column-major (transposed) per-mode matrices, unconjugated
+  const bool rows = !conj && (cs == 1 || c == 1) && (r == 1 || rs >= c) && rs <= INT_MAX;
+  const bool cols = !conj && !rows && (rs == 1 || r == 1) && (c == 1 || cs >= r) && cs <= INT_MAX;
+  if (rows || cols) {
+    op.trans = cols;
+    op.ld = rows ? (r == 1 ? std::max<std::int64_t>(c, 1) : rs) : (c == 1 ? std::max<std::int64_t>(r, 1) : cs);
+    for (std::int64_t k = 0; k < K; ++k) op.ptr[static_cast<std::size_t>(k)] = base + off[static_cast<std::size_t>(k)];
+    return op;
+  }
+  // packed into (K, r, c) contiguous, conjugated on the way when asked
+  op.packed.resize(static_cast<std::size_t>(K * r * c));
+  T* dst = op.packed.data();
+  for (std::int64_t k = 0; k < K; ++k) {
+    const T* src = base + off[static_cast<std::size_t>(k)];
+    T* d = dst + k * r * c;
+    if (conj) {
+      for (std::int64_t i = 0; i < r; ++i)
+        for (std::int64_t j = 0; j < c; ++j) d[i * c + j] = std::conj(src[i * rs + j * cs]);
+    } else {
       for (std::int64_t i = 0; i < r; ++i)
         for (std::int64_t j = 0; j < c; ++j) d[i * c + j] = src[i * rs + j * cs];
     }
-    for (std::int64_t k = 0; k < K; ++k) op.ptr[static_cast<std::size_t>(k)] = dst + k * r * c;
-    op.trans = false;
-    op.ld = std::max<std::int64_t>(c, 1);
-    return op;
   }
-  for (std::int64_t k = 0; k < K; ++k) op.ptr[static_cast<std::size_t>(k)] = base + off[static_cast<std::size_t>(k)];
+  for (std::int64_t k = 0; k < K; ++k) op.ptr[static_cast<std::size_t>(k)] = dst + k * r * c;
+  op.trans = false;
+  op.ld = std::max<std::int64_t>(c, 1);
   return op;
 }
 
 /// Complex multiply-adds from which the modes are split over threads (Note [spectral_mix kernel]).
 constexpr std::int64_t kParallelMix = std::int64_t(1) << 20;
 
-/// The kernel: x (B, I, *M), w (I, O, *M), same complex dtype -> (B, O, *M) laid out (*M, B, O).
-Tensor mix_kernel(const Tensor& x, const Tensor& w) {
+/// The kernel: x (B, I, *M), w (I, O, *M), same complex dtype -> (B, O, *M) laid out (*M, B, O), with x and w
+/// conjugated when cx and cw.
+Tensor mix_kernel(const Tensor& x, const Tensor& w, bool cx, bool cw) {
   const std::int64_t B = x.size(0), I = x.size(1), O = w.size(1);
   const Shape modes(x.shape().begin() + 2, x.shape().end());
   const std::int64_t K = ::phasor::detail::shape_numel(modes);
@@ -118,7 +124,7 @@ Tensor mix_kernel(const Tensor& x, const Tensor& w) {
       ::phasor::detail::visit_dtype(x.dtype(), [&](auto tag) {
         using T = typename decltype(tag)::type;
         if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
-          const Operand<T> a = prepare<T>(x, K), b = prepare<T>(w, K);
+          const Operand<T> a = prepare<T>(x, K, cx), b = prepare<T>(w, K, cw);
           T* C = static_cast<T*>(out.data_ptr());
           const std::int64_t work = K * B * I * O;
           const int threads = work >= kParallelMix && K > 1
@@ -166,7 +172,7 @@ Tensor mix_op(const Tensor& x, const Tensor& w, bool cx, bool cw) {
         const Dtype ct = to_complex(::phasor::detail::result_type(in));
         const Tensor a = in[0].to(ct), b = in[1].to(ct);
         if (a.device().is_cuda()) return ::phasor::cuda::detail::spectral_mix(a, b, cx, cw);
-        return mix_kernel(cx ? a.conj() : a, cw ? b.conj() : b);
+        return mix_kernel(a, b, cx, cw);
       },
       [cx, cw](const ::phasor::detail::Ctx& c, const G& g) {
         // out = sum_i X W with X = op(x), W = op(w): grad_X = sum_o g conj(W), grad_W = sum_b conj(X) g, and
