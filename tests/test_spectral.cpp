@@ -211,6 +211,46 @@ TEST_CASE("spectral_mix matches the per-mode sum, any operand strides") {
   CHECK(yr.dtype() == complex128);
 }
 
+TEST_CASE("spectral_mix: the direct kernel (contiguous modes, K >= 64) and the per-mode gemms agree, gradients too") {
+  const int saved_threads = get_num_threads();
+  for (Dtype dt : {complex128, complex64}) {
+    for (int threads : {1, 2}) {
+      set_num_threads(threads);
+      CAPTURE(threads);
+      const double tol = dt == complex128 ? 1e-12 : 2e-5;
+      // B = 6 (a tile of 4 and one of 2), K = 8 x 9 = 72 contiguous modes: the direct kernel
+      Tensor x = randn({6, 5, 8, 9}, dt).requires_grad_();
+      Tensor w = randn({5, 3, 8, 9}, dt).requires_grad_();
+      Tensor y = nn::functional::spectral_mix(x, w);
+      CHECK(y.shape() == Shape{6, 3, 8, 9});
+      Tensor ref = (x.to(complex128).unsqueeze(2) * w.to(complex128).unsqueeze(0)).sum({1});
+      CHECK((y.to(complex128) - ref).abs().max().item<double>() < tol * 10);
+      // the same values with mode-first weights (the per-mode gemm path)
+      Tensor wm = w.detach().permute({2, 3, 0, 1}).contiguous().permute({2, 3, 0, 1});
+      Tensor ym = nn::functional::spectral_mix(x.detach(), wm);
+      CHECK((ym.to(complex128) - y.detach().to(complex128)).abs().max().item<double>() < tol * 10);
+      // gradients (the conjugation flags) against the reference composition's
+      Tensor g = randn({6, 3, 8, 9}, dt);
+      auto grads = autodiff::grad({(y * g.conj()).real().sum()}, {x, w});
+      auto refs = autodiff::grad({(ref * g.to(complex128).conj()).real().sum()}, {x, w});
+      CHECK((grads[0].to(complex128) - refs[0].to(complex128)).abs().max().item<double>() < tol * 10);
+      CHECK((grads[1].to(complex128) - refs[1].to(complex128)).abs().max().item<double>() < tol * 10);
+    }
+  }
+  set_num_threads(saved_threads);
+  // a narrowed spectrum (modes contiguous within each row) and a strided batch
+  Tensor big = randn({4, 3, 80}, complex128);
+  Tensor xs = big.narrow(2, 5, 70).narrow(0, 1, 3);
+  Tensor w = randn({3, 2, 70}, complex128);
+  Tensor ref = (xs.unsqueeze(2) * w.unsqueeze(0)).sum({1});
+  CHECK((nn::functional::spectral_mix(xs, w) - ref).abs().max().item<double>() < 1e-12);
+  // second derivatives through the direct kernel
+  Tensor x2 = randn({2, 2, 64}, complex128).requires_grad_();
+  Tensor w2 = randn({2, 2, 64}, complex128).requires_grad_();
+  auto f = [](const G& in) { return nn::functional::spectral_mix(in[0], in[1]); };
+  CHECK(autodiff::gradgradcheck(f, G{x2, w2}));
+}
+
 TEST_CASE("spectral_mix gradcheck and gradgradcheck") {
   Tensor x = randn({2, 3, 4}, complex128).requires_grad_();
   Tensor w = randn({3, 2, 4}, complex128).requires_grad_();

@@ -1,29 +1,31 @@
 // src/nn/spectral_mix.cpp - the per-mode complex channel contraction of spectral convolutions,
-// out[b,o,*k] = sum_i x[b,i,*k] w[i,o,*k], as one primitive with an OpenBLAS kernel.
+// out[b,o,*k] = sum_i x[b,i,*k] w[i,o,*k], as one primitive with two CPU kernels.
 //
 // Note [spectral_mix kernel]
-// For every mode k the contraction is a (B x I) @ (I x O) complex matrix product, so the kernel
-// runs one cblas_?gemm per mode on mode-major operands. An operand whose per-mode matrix has a
+// Where x's and w's modes are contiguous (every (b, i) and (i, o) row's K modes one element apart: rfft
+// spectra, weights (I, O, *M), their transposes in the gradients) and K >= 64, the direct kernel
+// (spectral_mix_kernels.cpp, compiled per ISA) runs the complex multiply-adds along the modes: for a tile of 4
+// batch rows and one o, out[b, o, :] += x[b, i, :] w[i, o, :] over i, the output rows staying in L1 and each
+// w row read once per tile; the output is (B, O, *M) contiguous. Tiles are split over OpenMP threads. On the
+// FNO-2D bench (B 20, I = O = 32, K = 288) it took the step from 136-138 to 130-131 ms on one thread; at
+// FNO-1D's K = 16 per-mode gemms were 2% faster, hence the K threshold (kDirectModes).
+// Otherwise, for every mode k the contraction is a (B x I) @ (I x O) complex matrix product, and the
+// kernel runs one cblas_?gemm per mode on mode-major operands. An operand whose per-mode matrix has a
 // unit stride in one of its two dims (any stride between modes) goes to BLAS as is (transposed if
-// need be); otherwise (weights (I, O, *M) stored mode-last, a narrowed rfft spectrum) it is
-// packed once into a contiguous (K, r, c) buffer - a pass over an operand that is small next to
-// the gemm work. A conjugated operand (the gradients' flags, below) is packed, conjugated on the way,
-// instead of materializing its conjugate first. The output is written mode-major, (*M, B, O) in memory, and returned as a
-// permuted view with the logical shape (B, O, *M); consumers (the scatter into the output
-// spectrum, the weight's gradient) read it through strides.
+// need be); otherwise it is packed once into a contiguous (K, r, c) buffer - a pass over an operand that is
+// small next to the gemm work. A conjugated operand (the gradients' flags, below) is packed, conjugated on the
+// way, instead of materializing its conjugate first. The output is written mode-major, (*M, B, O) in memory,
+// and returned as a permuted view with the logical shape (B, O, *M); consumers (the scatter into the output
+// spectrum, the weight's gradient) read either layout through strides.
 // Threads: modes are split over OpenMP threads from 1M complex multiply-adds per call
 // (kParallelMix, ~0.3 ms of work on one core); the OpenMP build of OpenBLAS runs single-threaded
 // inside a parallel region, so BLAS threads never nest. (FNO-2D bench: 5.9M per call, FNO-1D:
 // 1.3M. An earlier threshold of 8M, chosen on a VM loaded by other jobs where every barrier waits
 // for a descheduled thread, left FNO-1D's contraction serial.)
-// Why BLAS: OpenBLAS dispatches AVX-512 complex kernels at run time while phasor is compiled for
-// baseline x86-64, and at these sizes (B x I x O = 20 x 64 x 64 or 20 x 32 x 32 per mode) a gemm
-// call's overhead is small next to its work; in the FNO bench profiles (bench/README.md "FNO")
-// the contraction with its packing is ~2-3% of the training step.
 // Gradients (PyTorch's complex convention): grad_x[b,i,k] = sum_o g[b,o,k] conj(w[i,o,k]) and
 // grad_w[i,o,k] = sum_b conj(x[b,i,k]) g[b,o,k]: the primitive carries a conjugation flag per operand,
-// so both are the primitive again on transposed operands (gradients of gradients work), and the CUDA
-// kernel reads the transposed, conjugated operands in place.
+// so both are the primitive again on transposed operands (gradients of gradients work), and the kernels
+// read the transposed, conjugated operands in place (the gemm path packs them).
 // CUDA tensors take a dedicated kernel on contiguous operands (Note [cuda conv kernels] in
 // src/cuda/conv.cu explains why not a batched gemm); same formula, same gradients.
 
@@ -38,6 +40,7 @@
 #include "core/tensor_impl.hpp"
 #include "cuda/nn_ops.hpp"
 #include "linalg/blas.hpp"
+#include "nn/spectral_mix_kernels.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/nn/spectral.hpp"
 #include "phasor/ops.hpp"
@@ -104,13 +107,65 @@ Operand<T> prepare(const Tensor& t, std::int64_t K, bool conj) {
 
 /// Complex multiply-adds from which the modes are split over threads (Note [spectral_mix kernel]).
 constexpr std::int64_t kParallelMix = std::int64_t(1) << 20;
+/// Modes from which contiguous operands take the direct kernel (Note [spectral_mix kernel]).
+constexpr std::int64_t kDirectModes = 64;
 
-/// The kernel: x (B, I, *M), w (I, O, *M), same complex dtype -> (B, O, *M) laid out (*M, B, O), with x and w
-/// conjugated when cx and cw.
+/// Whether t's modes (dims 2...) lie one element apart in the order of their flat index, as the direct kernel
+/// reads them.
+bool modes_contiguous(const Tensor& t) {
+  std::int64_t expect = 1;
+  for (std::int64_t d = t.dim() - 1; d >= 2; --d) {
+    if (t.size(d) != 1 && t.stride(d) != expect) return false;
+    expect *= t.size(d);
+  }
+  return true;
+}
+
+/// Rows of x taken together by the direct kernel (each w row is read once per tile).
+constexpr std::int64_t kMixTile = 4;
+
+/// The direct kernel: x (B, I, *M), w (I, O, *M) with contiguous modes, same complex dtype -> (B, O, *M)
+/// contiguous, x and w conjugated when cx and cw.
+Tensor mix_direct(const Tensor& x, const Tensor& w, bool cx, bool cw) {
+  const std::int64_t B = x.size(0), I = x.size(1), O = w.size(1);
+  Shape os = x.shape();
+  os[1] = O;
+  Tensor out = ::phasor::detail::make_tensor(os, x.dtype(), x.device());
+  const std::int64_t K = ::phasor::detail::shape_numel(Shape(x.shape().begin() + 2, x.shape().end()));
+  const std::int64_t tiles = (B + kMixTile - 1) / kMixTile, work = K * B * I * O;
+  const int threads = work >= kParallelMix && tiles * O > 1
+                          ? static_cast<int>(std::min<std::int64_t>(get_num_threads(), tiles * O))
+                          : 1;
+  ::phasor::detail::visit_dtype(x.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (std::is_same_v<T, std::complex<float>> || std::is_same_v<T, std::complex<double>>) {
+      using R = typename T::value_type;
+      const R* xp = reinterpret_cast<const R*>(x.data_ptr());
+      const R* wp = reinterpret_cast<const R*>(w.data_ptr());
+      R* op = reinterpret_cast<R*>(out.data_ptr());
+      const std::int64_t xb = x.stride(0), xi = x.stride(1), wi = w.stride(0), wo = w.stride(1);
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+      for (std::int64_t t = 0; t < tiles * O; ++t) {
+        const std::int64_t b0 = (t / O) * kMixTile, o = t % O, nb = std::min(kMixTile, B - b0);
+        R* dst = op + 2 * (b0 * O + o) * K;
+        const R* xs = xp + 2 * b0 * xb;
+        const R* ws = wp + 2 * o * wo;
+        if constexpr (std::is_same_v<R, float>) ::phasor::nn::detail::mix_tile_c64(dst, O * K, xs, xb, xi, ws, wi, nb, I, K, cx, cw);
+        else ::phasor::nn::detail::mix_tile_c128(dst, O * K, xs, xb, xi, ws, wi, nb, I, K, cx, cw);
+      }
+    }
+  });
+  return out;
+}
+
+/// The kernel: x (B, I, *M), w (I, O, *M), same complex dtype -> (B, O, *M), with x and w conjugated when cx
+/// and cw: the direct kernel where both operands' modes are contiguous, else a gemm per mode laid out
+/// (*M, B, O).
 Tensor mix_kernel(const Tensor& x, const Tensor& w, bool cx, bool cw) {
   const std::int64_t B = x.size(0), I = x.size(1), O = w.size(1);
   const Shape modes(x.shape().begin() + 2, x.shape().end());
   const std::int64_t K = ::phasor::detail::shape_numel(modes);
+  if (K >= kDirectModes && I > 0 && modes_contiguous(x) && modes_contiguous(w)) return mix_direct(x, w, cx, cw);
   Shape phys = modes;
   phys.push_back(B);
   phys.push_back(O);
