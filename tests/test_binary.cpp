@@ -295,6 +295,37 @@ TEST_CASE("maximum/minimum: values, NaN propagation, promotion, ties split the g
   Tensor a = real_t({1.0, -2.0, kNaN, 3.0, 0.5}, float32);
   Tensor b = real_t({2.0, -3.0, 1.0, kNaN, 0.5}, float32);
   auto mx = to_vector<float>(maximum(a, b)), mn = to_vector<float>(minimum(a, b));
+  {
+    // the rule bit for bit over vector rows and tails: a NaN wins (a's when both are), a tie (+0 and -0) gives a
+    auto to_f = [](std::uint32_t u) {
+      float f;
+      std::memcpy(&f, &u, 4);
+      return f;
+    };
+    auto to_u = [](float f) {
+      std::uint32_t u;
+      std::memcpy(&u, &f, 4);
+      return u;
+    };
+    const float na = to_f(0x7fc00001u), nb = to_f(0xffc00002u);
+    const std::vector<float> pool = {0.0f, -0.0f, 1.0f, -1.0f, 2.5f, na, nb, 1e-40f, -3e38f};
+    std::vector<float> av, bv;
+    for (float x : pool)
+      for (float y : pool) {
+        av.push_back(x);
+        bv.push_back(y);
+      }
+    const auto gx = to_vector<float>(maximum(from_vector(av), from_vector(bv)));
+    const auto gn = to_vector<float>(minimum(from_vector(av), from_vector(bv)));
+    bool same = true;
+    for (std::size_t i = 0; i < av.size(); ++i) {
+      const float x = av[i], y = bv[i];
+      const float wx = std::isnan(x) ? x : std::isnan(y) ? y : x < y ? y : x;
+      const float wn = std::isnan(x) ? x : std::isnan(y) ? y : y < x ? y : x;
+      same = same && to_u(gx[i]) == to_u(wx) && to_u(gn[i]) == to_u(wn);
+    }
+    CHECK(same);
+  }
   CHECK(mx[0] == 2.0f);
   CHECK(mx[1] == -2.0f);
   CHECK(std::isnan(mx[2]));

@@ -55,16 +55,24 @@ PHASOR_HOST_DEVICE inline A wrap_neg(const A& a) {
 }
 /// maximum(a, b) of a real or bool element, the elementwise op's rule on both devices: a NaN wins (a's
 /// first), a tie (+0 vs -0) gives a.
+/// (Written as "b only where b wins or b alone is NaN": `b > a ? b : a` is one SSE maxps, 7 instructions per
+/// 4 floats with the NaN tests where the nested form took 12.)
 template <class A>
 PHASOR_HOST_DEVICE inline A maximum_of(const A& a, const A& b) {
   if constexpr (std::is_same_v<A, bool>) return a || b;
-  else return a != a ? a : (b != b || a < b) ? b : a;
+  else {
+    const A m = b > a ? b : a;             // a when either is NaN or on a tie
+    return b != b && a == a ? b : m;  // b's NaN wins only over a number
+  }
 }
 /// minimum(a, b), as maximum_of.
 template <class A>
 PHASOR_HOST_DEVICE inline A minimum_of(const A& a, const A& b) {
   if constexpr (std::is_same_v<A, bool>) return a && b;
-  else return a != a ? a : (b != b || b < a) ? b : a;
+  else {
+    const A m = b < a ? b : a;
+    return b != b && a == a ? b : m;
+  }
 }
 
 /// max of a reduction's partial results on both devices, independent of their order: a NaN wins (a's

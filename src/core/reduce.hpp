@@ -150,7 +150,9 @@ template <>
 struct VectorBlock<SumOp<float>> {
   static constexpr bool kBlock = true, kRun = false;
   static float block(const float* p, std::int64_t n) { return sum_block_f32(p, n); }
-  static void blocks4(const float* p, std::int64_t gap, std::int64_t n, float* out) { sum_blocks4_f32(p, gap, n, out); }
+  static void blocks4(const float* p, std::int64_t gap, std::int64_t n, float* out) {
+    sum_blocks4_f32(p, gap, n, out);
+  }
 };
 template <>
 struct VectorBlock<SumOp<double>> {

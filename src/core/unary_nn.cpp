@@ -202,9 +202,10 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
         // log(1 + e^(beta x)) / beta, and x itself once beta x > threshold (linear regime)
         if (in[0].dtype() == float32 && in[0].device().is_cpu()) {  // Note [vector softplus]
           const float b = static_cast<float>(beta), th = static_cast<float>(threshold);
-          return detail::map_rows<float, 1>({in[0]}, in[0].shape(), float32, [b, th](const auto& a, float* o, std::int64_t n) {
-            detail::softplus_f32(a[0], o, n, b, th);
-          });
+          return detail::map_rows<float, 1>({in[0]}, in[0].shape(), float32,
+                                            [b, th](const auto& a, float* o, std::int64_t n) {
+                                              detail::softplus_f32(a[0], o, n, b, th);
+                                            });
         }
         const double params[2] = {beta, threshold};  // the CUDA kernel's parameters
         return detail::unary_kernel<kRealFloat>(

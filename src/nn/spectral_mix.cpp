@@ -150,8 +150,9 @@ Tensor mix_direct(const Tensor& x, const Tensor& w, bool cx, bool cw) {
         R* dst = op + 2 * (b0 * O + o) * K;
         const R* xs = xp + 2 * b0 * xb;
         const R* ws = wp + 2 * o * wo;
-        if constexpr (std::is_same_v<R, float>) ::phasor::nn::detail::mix_tile_c64(dst, O * K, xs, xb, xi, ws, wi, nb, I, K, cx, cw);
-        else ::phasor::nn::detail::mix_tile_c128(dst, O * K, xs, xb, xi, ws, wi, nb, I, K, cx, cw);
+        namespace kern = ::phasor::nn::detail;
+        if constexpr (std::is_same_v<R, float>) kern::mix_tile_c64(dst, O * K, xs, xb, xi, ws, wi, nb, I, K, cx, cw);
+        else kern::mix_tile_c128(dst, O * K, xs, xb, xi, ws, wi, nb, I, K, cx, cw);
       }
     }
   });
