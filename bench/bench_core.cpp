@@ -432,6 +432,32 @@ void BM_Unary1M(benchmark::State& st) {
 }
 BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 13, 1)})->UseRealTime();
 
+/// The reductions over some dims of BM_ReduceDims, by its "op" argument (compare_torch.py's REDUCE_DIMS).
+const std::vector<std::pair<const char*, std::function<Tensor()>>>& reduce_dim_rows() {
+  static const Tensor a = [] {
+    phasor::manual_seed(10);
+    return phasor::randn({4096, 256});
+  }();
+  static const Tensor b = phasor::randn({64, 1024, 16}), c = phasor::randn({20, 32, 4096});
+  static const std::vector<std::pair<const char*, std::function<Tensor()>>> ops = {
+      {"a.sum(0)", [] { return a.sum({0}); }},          {"b.sum(1)", [] { return b.sum({1}); }},
+      {"c.sum((0,2))", [] { return c.sum({0, 2}); }},   {"a.amax(0)", [] { return a.amax({0}); }},
+      {"c.mean(2)", [] { return c.mean({2}); }},
+  };
+  return ops;
+}
+
+// a reduction over some dims of a 1M or 2.6M float32 tensor, one thread (Note [vector reduction blocks]: the
+// outer mode's rows, the inner mode's blocks)
+void BM_ReduceDims(benchmark::State& st) {
+  const auto& op = reduce_dim_rows()[static_cast<std::size_t>(st.range(0))];
+  phasor::set_num_threads(1);
+  { Tensor warm = op.second(); }
+  for (auto _ : st) benchmark::DoNotOptimize(op.second());
+  st.SetLabel(op.first);
+}
+BENCHMARK(BM_ReduceDims)->ArgName("op")->DenseRange(0, 4, 1)->UseRealTime();
+
 // Reference: the same division as a raw loop of std::complex's operator/ (libgcc's __divsc3 / __divdc3,
 // what phasor's CPU engine called before) on the same values.
 template <class R>

@@ -190,6 +190,9 @@ def torch_rows():
     env = dict(torch=torch, F=torch.nn.functional, x=torch.randn(LERP, generator=g), e=torch.randn(LERP, generator=g))
     for k, (_, stmt) in enumerate(UNARY):
         res[f"BM_Unary1M/n:{LERP}/op:{k}"] = time_stmt(stmt, env, per_call=True)
+    env = dict(a=torch.randn(4096, 256), b=torch.randn(64, 1024, 16), c=torch.randn(20, 32, 4096))
+    for k, stmt in enumerate(REDUCE_DIMS):
+        res[f"BM_ReduceDims/op:{k}"] = time_stmt(stmt, env, per_call=True)
     return res
 
 
@@ -235,6 +238,9 @@ MULTIPLY_ADD = [(f"{name}/n:{n}", f"{label}, n = {n}") for n in FMA
 LERP_ROWS = [(f"BM_Lerp/n:{LERP}/form:{form}", label) for form, label in
              enumerate(("lerp(x, e, 0.1)", "x + 0.1 * (e - x)", "x.lerp_(e, 0.1)"))]
 UNARY_ROWS = [(f"BM_Unary1M/n:{LERP}/op:{k}", name) for k, (name, _) in enumerate(UNARY)]
+# BM_ReduceDims' statements in its order (bench_core.cpp's reduce_dim_rows)
+REDUCE_DIMS = ["a.sum(0)", "b.sum(1)", "c.sum((0,2))", "a.amax(0)", "c.mean(2)"]
+REDUCE_ROWS = [(f"BM_ReduceDims/op:{k}", stmt) for k, stmt in enumerate(REDUCE_DIMS)]
 WHERE_ROWS = [(f"BM_WhereRandomMask/n:{LERP}/form:{form}", label) for form, label in
               enumerate(("where(m, x, e)", "where(m, x, 0)", "x.masked_fill(m, 0)"))]
 
@@ -312,6 +318,8 @@ def print_tables(ph, th, spread=None):
                    "phasor / torch)", "us", WHERE_ROWS, 1e6)
     per_call_table(ph, th, "(g) elementwise and full reductions, float32, 1M elements, 1 thread (us per call; ratio = phasor / torch)",
                    "us", UNARY_ROWS, 1e6)
+    per_call_table(ph, th, "(h) reductions over some dims, float32, 1 thread (us per call; ratio = phasor / torch)",
+                   "us", REDUCE_ROWS, 1e6)
     if spread:
         worst = sorted(spread.items(), key=lambda kv: -kv[1])[:5]
         print("\nlargest session spread (max/min of session medians): " +

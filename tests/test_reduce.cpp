@@ -561,6 +561,52 @@ TEST_CASE("vectorized blocks: float sums match the strided loop bitwise, extrema
   CHECK(amin(e.narrow(0, 4, 60)).item<float>() == 1e-45f);
 }
 
+TEST_CASE("vectorized outer-mode rows: extrema over dim 0 match the strided loop bit for bit, sums are exact") {
+  // Note [vector reduction blocks]: reduce_rows_tile's four-row step runs fold_rows4 on contiguous columns
+  // (w >= 64); a column stride of 2 takes the scalar loop. Extrema are order-independent, so the two agree bit
+  // for bit (signed zeros, NaNs); sums of integer values are exact in any order.
+  manual_seed(11);
+  for (Dtype dt : {float32, float64}) {
+    for (std::int64_t w : {64, 100, 256}) {
+      for (std::int64_t n : {4, 7, 64, 333}) {
+        CAPTURE(w);
+        CAPTURE(n);
+        Tensor x = randn({n, w}, dt);
+        // zeros of both signs and NaNs of both signs in some columns
+        x.narrow(1, 3, 1).fill_(-0.0);
+        x.narrow(0, n / 2, 1).narrow(1, 3, 1).fill_(0.0);
+        x.narrow(1, 5, 1).fill_(0.0);
+        x.narrow(0, n - 1, 1).narrow(1, 7, 1).fill_(std::numeric_limits<double>::quiet_NaN());
+        x.narrow(0, 0, 1).narrow(1, 9, 1).fill_(-std::numeric_limits<double>::quiet_NaN());
+        Tensor strided = zeros({n, w, 2}, dt).select(2, 0);
+        strided.copy_(x);
+        REQUIRE(!strided.is_contiguous());
+        for (bool is_max : {true, false}) {
+          const auto av = to_vector<double>((is_max ? x.amax({0}) : x.amin({0})).to(float64));
+          const auto bv = to_vector<double>((is_max ? strided.amax({0}) : strided.amin({0})).to(float64));
+          bool same = true;
+          for (std::size_t j = 0; j < av.size(); ++j)
+            same = same && (std::isnan(av[j]) ? std::isnan(bv[j])
+                                              : av[j] == bv[j] && std::signbit(av[j]) == std::signbit(bv[j]));
+          CHECK(same);
+        }
+        CHECK(!std::signbit(x.amax({0}).to(float64).select(0, 3).item<double>()));
+        CHECK(std::signbit(x.amin({0}).to(float64).select(0, 3).item<double>()));
+        CHECK(std::signbit(x.amax({0}).to(float64).select(0, 5).item<double>()) == false);
+        CHECK(std::isnan(x.amax({0}).to(float64).select(0, 7).item<double>()));
+        CHECK(std::isnan(x.amin({0}).to(float64).select(0, 9).item<double>()));
+        // integer values: the column sums are exact whatever the order
+        Tensor ints = (randn({n, w}, dt) * 8.0).round();
+        const auto iv = to_vector<double>(ints);
+        std::vector<double> col(static_cast<std::size_t>(w), 0.0);
+        for (std::int64_t i = 0; i < n; ++i)
+          for (std::int64_t j = 0; j < w; ++j) col[static_cast<std::size_t>(j)] += iv[static_cast<std::size_t>(i * w + j)];
+        CHECK(to_vector<double>(ints.sum({0}).to(float64)) == col);
+      }
+    }
+  }
+}
+
 TEST_CASE("dtype rules") {
   Tensor i = from_vector(std::vector<std::int64_t>{1, 2, 3});
   Tensor b = from_vector(std::vector<bool>{true, false, true});

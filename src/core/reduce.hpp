@@ -141,14 +141,15 @@ struct BoolOp {
 
 /// Reducers whose contiguous runs go to a vectorized kernel of reduce_kernels.hpp (Note [vector reduction
 /// blocks]): `block` sums a block and `blocks4` four distant ones as the scalar loops do; `run` is an exact
-/// extremum over any run.
+/// extremum over any run; `rows4` is the outer mode's four-row step.
 template <class Red>
 struct VectorBlock {
-  static constexpr bool kBlock = false, kRun = false;
+  static constexpr bool kBlock = false, kRun = false, kRows4 = false;
 };
 template <>
 struct VectorBlock<SumOp<float>> {
-  static constexpr bool kBlock = true, kRun = false;
+  static constexpr bool kBlock = true, kRun = false, kRows4 = true;
+  static void rows4(float* acc, const float* const* r, std::int64_t w) { fold_rows4_f32(acc, r, w, RowFold::Sum); }
   static float block(const float* p, std::int64_t n) { return sum_block_f32(p, n); }
   static void blocks4(const float* p, std::int64_t gap, std::int64_t n, float* out) {
     sum_blocks4_f32(p, gap, n, out);
@@ -156,7 +157,8 @@ struct VectorBlock<SumOp<float>> {
 };
 template <>
 struct VectorBlock<SumOp<double>> {
-  static constexpr bool kBlock = true, kRun = false;
+  static constexpr bool kBlock = true, kRun = false, kRows4 = true;
+  static void rows4(double* acc, const double* const* r, std::int64_t w) { fold_rows4_f64(acc, r, w, RowFold::Sum); }
   static double block(const double* p, std::int64_t n) { return sum_block_f64(p, n); }
   static void blocks4(const double* p, std::int64_t gap, std::int64_t n, double* out) {
     sum_blocks4_f64(p, gap, n, out);
@@ -164,12 +166,18 @@ struct VectorBlock<SumOp<double>> {
 };
 template <bool Max>
 struct VectorBlock<ExtremumOp<float, Max>> {
-  static constexpr bool kBlock = false, kRun = true;
+  static constexpr bool kBlock = false, kRun = true, kRows4 = true;
+  static void rows4(float* acc, const float* const* r, std::int64_t w) {
+    fold_rows4_f32(acc, r, w, Max ? RowFold::Max : RowFold::Min);
+  }
   static float run(const float* p, std::int64_t n) { return extremum_block_f32(p, n, Max); }
 };
 template <bool Max>
 struct VectorBlock<ExtremumOp<double, Max>> {
-  static constexpr bool kBlock = false, kRun = true;
+  static constexpr bool kBlock = false, kRun = true, kRows4 = true;
+  static void rows4(double* acc, const double* const* r, std::int64_t w) {
+    fold_rows4_f64(acc, r, w, Max ? RowFold::Max : RowFold::Min);
+  }
   static double run(const double* p, std::int64_t n) { return extremum_block_f64(p, n, Max); }
 };
 
@@ -396,7 +404,10 @@ void reduce_rows_tile(const typename Red::in_t* base, std::int64_t w, std::int64
     for (std::int64_t j = 0; j < w; ++j) tmp[j] = r.identity();
     std::int64_t b = 0;
     if constexpr (!kHasParam) {
-      if (sw == 1) {
+      if (sw == 1 && VectorBlock<Red>::kRows4 && w >= 64) {  // narrower rows: the call costs more than it saves
+        if constexpr (VectorBlock<Red>::kRows4)
+          for (; b + 4 <= nb; b += 4) VectorBlock<Red>::rows4(tmp, rows + b, w);
+      } else if (sw == 1) {
         for (; b + 4 <= nb; b += 4) {
           const T *r0p = rows[b], *r1p = rows[b + 1], *r2p = rows[b + 2], *r3p = rows[b + 3];
           for (std::int64_t j = 0; j < w; ++j)

@@ -21,4 +21,12 @@ float extremum_block_f32(const float* p, std::int64_t n, bool is_max);
 /// extremum_block_f32 for float64.
 double extremum_block_f64(const double* p, std::int64_t n, bool is_max);
 
+/// How fold_rows4 combines.
+enum class RowFold { Sum, Max, Min };
+/// acc[j] = f(acc[j], f(f(r[0][j], r[1][j]), f(r[2][j], r[3][j]))) for j < w, f = + or reduce_max / reduce_min:
+/// the outer-mode reduction's four-row step (reduce_rows_tile), bitwise as its scalar loop.
+void fold_rows4_f32(float* acc, const float* const* r, std::int64_t w, RowFold f);
+/// fold_rows4_f32 for float64.
+void fold_rows4_f64(double* acc, const double* const* r, std::int64_t w, RowFold f);
+
 }  // namespace phasor::detail
