@@ -20,7 +20,8 @@
 //    least 64 of them; narrower rows cost more in calls than they save) folds four rows into the column
 //    accumulators in the scalar loop's order; reduce_max / reduce_min written as selects only
 //    (extremum_rule), as its `&&` kept GCC's loop scalar. amax over dim 0 of a (4096, 256) float32 tensor
-//    took 622 us, now 145-165 (torch 51); its sum 65 -> 50 us (torch 48).
+//    took 631 us, now 153 (torch 70); its sum 66 -> 47 us (torch 58): bench_core BM_ReduceDims,
+//    bench/README.md (l).
 #include "core/reduce_kernels.hpp"
 
 #include "core/cpu_features.hpp"
