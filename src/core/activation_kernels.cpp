@@ -19,13 +19,13 @@
 // always_inline builtins: an out-of-line call (std::bit_cast was one) keeps a clone scalar.
 #include "core/activation_kernels.hpp"
 
+#include "core/cpu_features.hpp"
+
 #include <cstdint>
 
 namespace phasor::detail {
 
 namespace {
-
-#define PHASOR_INLINE inline __attribute__((always_inline))
 
 /// e^r for the reduced argument of a: a = k ln2 + r, |r| <= ln2 / 2 (Cody-Waite, ln2 split in two) and a
 /// degree-7 Taylor polynomial; k (exact for |k| < 2^22) through `k`. Vectorizable (no calls, no branches).
@@ -169,37 +169,37 @@ PHASOR_INLINE float softplus_vec(float x, float beta, float threshold) {
 
 }  // namespace
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
+PHASOR_CLONES
 void softplus_f32(const float* x, float* y, std::int64_t n, float beta, float threshold) {
   for (std::int64_t i = 0; i < n; ++i) y[i] = softplus_vec(x[i], beta, threshold);
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
+PHASOR_CLONES
 void exp_f32(const float* x, float* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) y[i] = exp_full(x[i]);
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
+PHASOR_CLONES
 void tanh_f32(const float* x, float* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) y[i] = tanh_vec(x[i]);
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
+PHASOR_CLONES
 void sigmoid_f32(const float* x, float* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) y[i] = sigmoid(x[i]);
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
+PHASOR_CLONES
 void silu_f32(const float* x, float* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] * sigmoid(x[i]);
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
+PHASOR_CLONES
 void gelu_f32(const float* x, float* y, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) y[i] = x[i] * normal_cdf(x[i]);
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
+PHASOR_CLONES
 void gelu_backward_f32(const float* g, const float* x, float* out, std::int64_t n) {
   for (std::int64_t i = 0; i < n; ++i) {
     const float v = x[i];

@@ -1,5 +1,13 @@
-// src/core/cpu_features.hpp - the CPU features that kernels dispatched by hand test at run time.
+// src/core/cpu_features.hpp - how vector kernels pick their ISA: per-ISA clones (PHASOR_CLONES) or a run-time
+// test (cpu_avx) for kernels dispatched by hand.
 #pragma once
+
+/// A vector kernel compiled once per ISA (AVX-512, AVX2, the baseline), the loader's ifunc picking one at load
+/// time by CPU feature (Note [vector gelu]).
+#define PHASOR_CLONES __attribute__((target_clones("avx512f", "avx2", "default")))
+/// A helper of such a kernel, inlined into every clone (an out-of-line call would be compiled for the baseline
+/// only and keep the clone's loop scalar).
+#define PHASOR_INLINE inline __attribute__((always_inline))
 
 namespace phasor::detail {
 

@@ -142,43 +142,27 @@ struct BoolOp {
 /// Reducers whose contiguous runs go to a vectorized kernel of reduce_kernels.hpp (Note [vector reduction
 /// blocks]): `block` sums a block and `blocks4` four distant ones as the scalar loops do; `run` is an exact
 /// extremum over any run; `rows4` is the outer mode's four-row step.
-template <class Red>
+template <class Red, class = void>
 struct VectorBlock {
   static constexpr bool kBlock = false, kRun = false, kRows4 = false;
 };
-template <>
-struct VectorBlock<SumOp<float>> {
+/// float and double: the element types with kernels.
+template <class T>
+inline constexpr bool kVectorReal = std::is_same_v<T, float> || std::is_same_v<T, double>;
+template <class T>
+struct VectorBlock<SumOp<T>, std::enable_if_t<kVectorReal<T>>> {
   static constexpr bool kBlock = true, kRun = false, kRows4 = true;
-  static void rows4(float* acc, const float* const* r, std::int64_t w) { fold_rows4_f32(acc, r, w, RowFold::Sum); }
-  static float block(const float* p, std::int64_t n) { return sum_block_f32(p, n); }
-  static void blocks4(const float* p, std::int64_t gap, std::int64_t n, float* out) {
-    sum_blocks4_f32(p, gap, n, out);
-  }
+  static T block(const T* p, std::int64_t n) { return sum_block(p, n); }
+  static void blocks4(const T* p, std::int64_t gap, std::int64_t n, T* out) { sum_blocks4(p, gap, n, out); }
+  static void rows4(T* acc, const T* const* r, std::int64_t w) { fold_rows4(acc, r, w, RowFold::Sum); }
 };
-template <>
-struct VectorBlock<SumOp<double>> {
-  static constexpr bool kBlock = true, kRun = false, kRows4 = true;
-  static void rows4(double* acc, const double* const* r, std::int64_t w) { fold_rows4_f64(acc, r, w, RowFold::Sum); }
-  static double block(const double* p, std::int64_t n) { return sum_block_f64(p, n); }
-  static void blocks4(const double* p, std::int64_t gap, std::int64_t n, double* out) {
-    sum_blocks4_f64(p, gap, n, out);
-  }
-};
-template <bool Max>
-struct VectorBlock<ExtremumOp<float, Max>> {
+template <class T, bool Max>
+struct VectorBlock<ExtremumOp<T, Max>, std::enable_if_t<kVectorReal<T>>> {
   static constexpr bool kBlock = false, kRun = true, kRows4 = true;
-  static void rows4(float* acc, const float* const* r, std::int64_t w) {
-    fold_rows4_f32(acc, r, w, Max ? RowFold::Max : RowFold::Min);
+  static T run(const T* p, std::int64_t n) { return extremum_block(p, n, Max); }
+  static void rows4(T* acc, const T* const* r, std::int64_t w) {
+    fold_rows4(acc, r, w, Max ? RowFold::Max : RowFold::Min);
   }
-  static float run(const float* p, std::int64_t n) { return extremum_block_f32(p, n, Max); }
-};
-template <bool Max>
-struct VectorBlock<ExtremumOp<double, Max>> {
-  static constexpr bool kBlock = false, kRun = true, kRows4 = true;
-  static void rows4(double* acc, const double* const* r, std::int64_t w) {
-    fold_rows4_f64(acc, r, w, Max ? RowFold::Max : RowFold::Min);
-  }
-  static double run(const double* p, std::int64_t n) { return extremum_block_f64(p, n, Max); }
 };
 
 // ---- inner loops -----------------------------------------------------------------------------

@@ -35,11 +35,14 @@ namespace phasor::detail {
 
 namespace {
 
-#define PHASOR_INLINE inline __attribute__((always_inline))
+/// The engine's lanes for a block of F (lanes_for in reduce.hpp: 32 float, 16 double); four blocks at once
+/// take half as many each.
+template <class F>
+inline constexpr int kLanes = static_cast<int>(128 / sizeof(F));
 
 /// Sum of p[0..n) with L lanes folded as a halving tree, then the tail (the engine's reduce_seq block).
-template <class F, int L>
-PHASOR_INLINE F sum_block(const F* p, std::int64_t n) {
+template <class F, int L = kLanes<F>>
+PHASOR_INLINE F sum_lanes(const F* p, std::int64_t n) {
   F a[L];
   for (int k = 0; k < L; ++k) a[k] = F(0);
   std::int64_t i = 0;
@@ -52,9 +55,9 @@ PHASOR_INLINE F sum_block(const F* p, std::int64_t n) {
   return t;
 }
 
-/// Sums of four blocks of n elements, p + b gap for b < 4, each with L lanes folded as sum_block folds them
+/// Sums of four blocks of n elements, p + b gap for b < 4, each with L lanes folded as sum_lanes folds them
 /// (n a multiple of L): reduce_streams' scalar loop, for CPUs without AVX.
-template <class F, int L>
+template <class F, int L = kLanes<F> / 2>
 void sum_blocks4_portable(const F* p, std::int64_t gap, std::int64_t n, F* out) {
   for (int b = 0; b < 4; ++b) {
     F a[L];
@@ -113,8 +116,9 @@ PHASOR_INLINE I order_key(I b) {
 }
 
 /// max (Max) or min of p[0..n) by order keys in L lanes; the first NaN if there is one.
-template <class F, class I, int L, bool Max>
-PHASOR_INLINE F extremum_block(const F* p, std::int64_t n) {
+template <bool Max, class F, int L = kLanes<F>>
+PHASOR_INLINE F extremum_keys(const F* p, std::int64_t n) {
+  using I = std::conditional_t<sizeof(F) == 4, std::int32_t, std::int64_t>;
   constexpr I kMag = std::numeric_limits<I>::max();  // every bit but the sign
   constexpr F kInf = std::numeric_limits<F>::infinity();
   const I start = order_key(__builtin_bit_cast(I, Max ? -kInf : kInf));
@@ -171,7 +175,7 @@ PHASOR_INLINE R extremum_rule(R a, R b) {
 }
 
 template <class R>
-PHASOR_INLINE void fold_rows4(R* acc, const R* const* r, std::int64_t w, RowFold f) {
+PHASOR_INLINE void fold_rows4_any(R* acc, const R* const* r, std::int64_t w, RowFold f) {
   switch (f) {
     case RowFold::Sum: return fold4(acc, r[0], r[1], r[2], r[3], w, [](R a, R b) { return a + b; });
     case RowFold::Max: return fold4(acc, r[0], r[1], r[2], r[3], w, [](R a, R b) { return extremum_rule<R, true>(a, b); });
@@ -181,46 +185,30 @@ PHASOR_INLINE void fold_rows4(R* acc, const R* const* r, std::int64_t w, RowFold
 
 }  // namespace
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void fold_rows4_f32(float* acc, const float* const* r, std::int64_t w, RowFold f) {
-  fold_rows4(acc, r, w, f);
-}
+PHASOR_CLONES float sum_block(const float* p, std::int64_t n) { return sum_lanes(p, n); }
+PHASOR_CLONES double sum_block(const double* p, std::int64_t n) { return sum_lanes(p, n); }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
-void fold_rows4_f64(double* acc, const double* const* r, std::int64_t w, RowFold f) {
-  fold_rows4(acc, r, w, f);
-}
-
-__attribute__((target_clones("avx512f", "avx2", "default")))
-float sum_block_f32(const float* p, std::int64_t n) {
-  return sum_block<float, 32>(p, n);
-}
-
-__attribute__((target_clones("avx512f", "avx2", "default")))
-double sum_block_f64(const double* p, std::int64_t n) {
-  return sum_block<double, 16>(p, n);
-}
-
-void sum_blocks4_f32(const float* p, std::int64_t gap, std::int64_t n, float* out) {
+void sum_blocks4(const float* p, std::int64_t gap, std::int64_t n, float* out) {
   if (cpu_avx()) sum_blocks4_avx(p, gap, n, out);
-  else sum_blocks4_portable<float, 16>(p, gap, n, out);
+  else sum_blocks4_portable(p, gap, n, out);
 }
-
-void sum_blocks4_f64(const double* p, std::int64_t gap, std::int64_t n, double* out) {
+void sum_blocks4(const double* p, std::int64_t gap, std::int64_t n, double* out) {
   if (cpu_avx()) sum_blocks4_avx(p, gap, n, out);
-  else sum_blocks4_portable<double, 8>(p, gap, n, out);
+  else sum_blocks4_portable(p, gap, n, out);
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
-float extremum_block_f32(const float* p, std::int64_t n, bool is_max) {
-  return is_max ? extremum_block<float, std::int32_t, 32, true>(p, n)
-                : extremum_block<float, std::int32_t, 32, false>(p, n);
+PHASOR_CLONES float extremum_block(const float* p, std::int64_t n, bool is_max) {
+  return is_max ? extremum_keys<true>(p, n) : extremum_keys<false>(p, n);
+}
+PHASOR_CLONES double extremum_block(const double* p, std::int64_t n, bool is_max) {
+  return is_max ? extremum_keys<true>(p, n) : extremum_keys<false>(p, n);
 }
 
-__attribute__((target_clones("avx512f", "avx2", "default")))
-double extremum_block_f64(const double* p, std::int64_t n, bool is_max) {
-  return is_max ? extremum_block<double, std::int64_t, 16, true>(p, n)
-                : extremum_block<double, std::int64_t, 16, false>(p, n);
+PHASOR_CLONES void fold_rows4(float* acc, const float* const* r, std::int64_t w, RowFold f) {
+  fold_rows4_any(acc, r, w, f);
+}
+PHASOR_CLONES void fold_rows4(double* acc, const double* const* r, std::int64_t w, RowFold f) {
+  fold_rows4_any(acc, r, w, f);
 }
 
 }  // namespace phasor::detail

@@ -91,7 +91,7 @@ void round_any(const T* x, T* y, std::int64_t n, RoundMode mode) {
 
 }  // namespace
 
-void round_f32(const float* x, float* y, std::int64_t n, RoundMode mode) { round_any(x, y, n, mode); }
-void round_f64(const double* x, double* y, std::int64_t n, RoundMode mode) { round_any(x, y, n, mode); }
+void round_rows(const float* x, float* y, std::int64_t n, RoundMode mode) { round_any(x, y, n, mode); }
+void round_rows(const double* x, double* y, std::int64_t n, RoundMode mode) { round_any(x, y, n, mode); }
 
 }  // namespace phasor::detail

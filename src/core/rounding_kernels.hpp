@@ -8,9 +8,9 @@ namespace phasor::detail {
 /// Which integer a rounding op picks.
 enum class RoundMode { Floor, Ceil, HalfEven, Trunc };
 
-/// y[i] = x[i] rounded by `mode` for i < n (infinities and NaN as they are; the result keeps x's sign).
-void round_f32(const float* x, float* y, std::int64_t n, RoundMode mode);
-/// round_f32 for float64.
-void round_f64(const double* x, double* y, std::int64_t n, RoundMode mode);
+/// y[i] = x[i] rounded by `mode` for i < n (infinities and NaN as they are; the result keeps x's sign); float32
+/// and float64.
+void round_rows(const float* x, float* y, std::int64_t n, RoundMode mode);
+void round_rows(const double* x, double* y, std::int64_t n, RoundMode mode);
 
 }  // namespace phasor::detail

@@ -124,7 +124,7 @@ Tensor exp(const Tensor& x) {
       "exp", {x}, kSaveOutputs,
       [](In in) {
         if (in[0].dtype() == float32 && in[0].device().is_cpu())  // Note [vector exp]
-          return detail::map_f32_rows(in[0], detail::exp_f32);
+          return detail::map_rows_of<float>(in[0], detail::exp_f32);
         return detail::unary_float_kernel(in[0], "exp", [](auto v) { return std::exp(v); });
       },
       [](const Ctx& c, const G& g) { return G{g[0] * c.output(0).conj()}; });
@@ -240,7 +240,7 @@ Tensor tanh(const Tensor& x) {
       "tanh", {x}, kSaveOutputs,
       [](In in) {
         if (in[0].dtype() == float32 && in[0].device().is_cpu())  // Note [vector tanh]
-          return detail::map_f32_rows(in[0], detail::tanh_f32);
+          return detail::map_rows_of<float>(in[0], detail::tanh_f32);
         return detail::unary_float_kernel(in[0], "tanh", [](auto v) { return std::tanh(v); });
       },
       [](const Ctx& c, const G& g) {

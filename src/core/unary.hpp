@@ -19,11 +19,13 @@ Tensor cuda_map_unary(const Tensor& x, const char* op, const F&, const double* p
   return out;
 }
 
-/// kernel(x_row, y_row, n) (a vector loop of activation_kernels.hpp) over every row of x, a float32 CPU
-/// tensor: a new contiguous float32 tensor of x's shape (strided rows through map_rows' buffers).
-inline Tensor map_f32_rows(const Tensor& x, void (*kernel)(const float*, float*, std::int64_t)) {
-  return map_rows<float, 1>({x}, x.shape(), Dtype::Float32,
-                            [kernel](const auto& a, float* o, std::int64_t n) { kernel(a[0], o, n); });
+/// kernel(x_row, y_row, n) (a vector loop: activation_kernels.hpp, rounding_kernels.hpp) over every row of x,
+/// a CPU tensor of element type T: a new contiguous tensor of x's shape and dtype (strided rows through
+/// map_rows' buffers).
+template <class T, class K>
+Tensor map_rows_of(const Tensor& x, const K& kernel) {
+  return map_rows<T, 1>({x}, x.shape(), dtype_of<T>::value,
+                        [&kernel](const auto& a, T* o, std::int64_t n) { kernel(a[0], o, n); });
 }
 
 /// Runs a floating-point function: bool/int64 inputs promote to the default float dtype.

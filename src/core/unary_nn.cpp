@@ -68,7 +68,7 @@ Tensor sigmoid(const Tensor& x) {
       "sigmoid", {x}, kSaveOutputs,
       [](In in) {
         if (in[0].dtype() == float32 && in[0].device().is_cpu())  // Note [vector sigmoid]
-          return detail::map_f32_rows(in[0], detail::sigmoid_f32);
+          return detail::map_rows_of<float>(in[0], detail::sigmoid_f32);
         return detail::unary_float_kernel(in[0], "sigmoid", [](auto v) {
           using T = decltype(v);
           if constexpr (is_complex_v<T>) return detail::cdiv(T(1), T(1) + std::exp(-v));
@@ -145,7 +145,7 @@ Tensor gelu(const Tensor& x, bool tanh_approximation) {
         "gelu", {x}, kSaveInputs,
         [](In in) {
           if (in[0].dtype() == float32 && in[0].device().is_cpu())  // Note [vector gelu]
-            return detail::map_f32_rows(in[0], detail::gelu_f32);
+            return detail::map_rows_of<float>(in[0], detail::gelu_f32);
           return detail::unary_kernel<kRealFloat>(in[0], "gelu", []<class T>(T v) requires is_real_float_v<T> {
             // 1 + erf(x/sqrt2) = erfc(-x/sqrt2): no cancellation for large negative x
             return T(0.5) * v * std::erfc(-v * std::numbers::sqrt2_v<T> / T(2));
@@ -182,7 +182,7 @@ Tensor silu(const Tensor& x) {
       "silu", {x}, kSaveInputs,
       [](In in) {
         if (in[0].dtype() == float32 && in[0].device().is_cpu())  // Note [vector sigmoid]
-          return detail::map_f32_rows(in[0], detail::silu_f32);
+          return detail::map_rows_of<float>(in[0], detail::silu_f32);
         return detail::unary_kernel<kRealFloat>(in[0], "silu", []<class T>(T v) requires is_real_float_v<T> {
           return v * sigmoid_real(v);
         });
@@ -202,10 +202,8 @@ Tensor softplus(const Tensor& x, double beta, double threshold) {
         // log(1 + e^(beta x)) / beta, and x itself once beta x > threshold (linear regime)
         if (in[0].dtype() == float32 && in[0].device().is_cpu()) {  // Note [vector softplus]
           const float b = static_cast<float>(beta), th = static_cast<float>(threshold);
-          return detail::map_rows<float, 1>({in[0]}, in[0].shape(), float32,
-                                            [b, th](const auto& a, float* o, std::int64_t n) {
-                                              detail::softplus_f32(a[0], o, n, b, th);
-                                            });
+          return detail::map_rows_of<float>(
+              in[0], [b, th](const float* x, float* y, std::int64_t n) { detail::softplus_f32(x, y, n, b, th); });
         }
         const double params[2] = {beta, threshold};  // the CUDA kernel's parameters
         return detail::unary_kernel<kRealFloat>(
@@ -231,14 +229,9 @@ Tensor rounding(const char* name, const Tensor& x, detail::RoundMode mode) {
       name, {x}, kSaveNone,
       [name, mode](In in) {
         const Tensor& v = in[0];
-        if (v.device().is_cpu() && v.dtype() == float32)
-          return detail::map_rows<float, 1>({v}, v.shape(), float32, [mode](const auto& a, float* o, std::int64_t n) {
-            detail::round_f32(a[0], o, n, mode);
-          });
-        if (v.device().is_cpu() && v.dtype() == float64)
-          return detail::map_rows<double, 1>({v}, v.shape(), float64, [mode](const auto& a, double* o, std::int64_t n) {
-            detail::round_f64(a[0], o, n, mode);
-          });
+        const auto kernel = [mode](const auto* x, auto* y, std::int64_t n) { detail::round_rows(x, y, n, mode); };
+        if (v.device().is_cpu() && v.dtype() == float32) return detail::map_rows_of<float>(v, kernel);
+        if (v.device().is_cpu() && v.dtype() == float64) return detail::map_rows_of<double>(v, kernel);
         // what is left: int64 (kept as it is), CUDA tensors (the functor's result type only), and the dtypes
         // unary_kernel refuses with the op's error
         return detail::unary_kernel<kRealKeepInt>(v, name, []<class T>(T e) requires(!is_complex_v<T>) { return e; });

@@ -13,6 +13,7 @@
 #include "cuda/launch.hpp"
 #include "cuda/nn_kernels.hpp"
 #include "cuda/runtime.hpp"
+#include "nn/spectral_mix_kernels.hpp"
 #endif
 
 namespace phasor::cuda::detail {
@@ -80,18 +81,6 @@ Tensor fold(const Tensor& cols, const ::phasor::detail::ConvGeometry& g, const c
   return y;
 }
 
-namespace {
-/// True when dims [2, ndim) of t are row-major with unit stride (the CUDA mix kernel's mode layout).
-bool modes_contiguous(const Tensor& t) {
-  std::int64_t expected = 1;
-  for (std::int64_t d = t.dim() - 1; d >= 2; --d) {
-    if (t.size(d) != 1 && t.stride(d) != expected) return false;
-    expected *= t.size(d);
-  }
-  return true;
-}
-}  // namespace
-
 Tensor spectral_mix(const Tensor& x, const Tensor& w, bool conj_x, bool conj_w) {
   const char* op = "spectral_mix";
   check_device(x.device(), op);
@@ -100,6 +89,7 @@ Tensor spectral_mix(const Tensor& x, const Tensor& w, bool conj_x, bool conj_w) 
     throw Error(op, std::string("the CUDA kernel takes two complex64 or two complex128 tensors, got ") +
                         dtype_name(x.dtype()) + " and " + dtype_name(w.dtype()));
   NoGradGuard ng;
+  using nn::detail::modes_contiguous;  // src/nn/spectral_mix_kernels.hpp
   const Tensor xc = modes_contiguous(x) ? x : x.contiguous(), wc = modes_contiguous(w) ? w : w.contiguous();
   const std::int64_t B = x.size(0), I = x.size(1), O = w.size(1);
   Shape os{B, O};

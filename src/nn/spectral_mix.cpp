@@ -110,17 +110,6 @@ constexpr std::int64_t kParallelMix = std::int64_t(1) << 20;
 /// Modes from which contiguous operands take the direct kernel (Note [spectral_mix kernel]).
 constexpr std::int64_t kDirectModes = 64;
 
-/// Whether t's modes (dims 2...) lie one element apart in the order of their flat index, as the direct kernel
-/// reads them.
-bool modes_contiguous(const Tensor& t) {
-  std::int64_t expect = 1;
-  for (std::int64_t d = t.dim() - 1; d >= 2; --d) {
-    if (t.size(d) != 1 && t.stride(d) != expect) return false;
-    expect *= t.size(d);
-  }
-  return true;
-}
-
 /// Rows of x taken together by the direct kernel (each w row is read once per tile).
 constexpr std::int64_t kMixTile = 4;
 
@@ -150,9 +139,7 @@ Tensor mix_direct(const Tensor& x, const Tensor& w, bool cx, bool cw) {
         R* dst = op + 2 * (b0 * O + o) * K;
         const R* xs = xp + 2 * b0 * xb;
         const R* ws = wp + 2 * o * wo;
-        namespace kern = ::phasor::nn::detail;
-        if constexpr (std::is_same_v<R, float>) kern::mix_tile_c64(dst, O * K, xs, xb, xi, ws, wi, nb, I, K, cx, cw);
-        else kern::mix_tile_c128(dst, O * K, xs, xb, xi, ws, wi, nb, I, K, cx, cw);
+        ::phasor::nn::detail::mix_tile(dst, O * K, xs, xb, xi, ws, wi, nb, I, K, cx, cw);
       }
     }
   });
@@ -166,6 +153,7 @@ Tensor mix_kernel(const Tensor& x, const Tensor& w, bool cx, bool cw) {
   const std::int64_t B = x.size(0), I = x.size(1), O = w.size(1);
   const Shape modes(x.shape().begin() + 2, x.shape().end());
   const std::int64_t K = ::phasor::detail::shape_numel(modes);
+  using ::phasor::nn::detail::modes_contiguous;
   if (K >= kDirectModes && I > 0 && modes_contiguous(x) && modes_contiguous(w)) return mix_direct(x, w, cx, cw);
   Shape phys = modes;
   phys.push_back(B);
