@@ -413,6 +413,13 @@ const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&, con
       {"sum", [](const Tensor& x, const Tensor&) { return x.sum(); }},
       {"amax", [](const Tensor& x, const Tensor&) { return x.amax(); }},
       {"round", [](const Tensor& x, const Tensor&) { return x.round(); }},
+      {"gelu", [](const Tensor& x, const Tensor&) { return x.gelu(); }},
+      {"gelu fwd+bwd", [](const Tensor& x, const Tensor& e) {  // autograd: gelu, then gelu_backward
+         Tensor leaf = x.detach();
+         leaf.requires_grad_();
+         leaf.gelu().backward(e);
+         return leaf.grad();
+       }},
   };
   return ops;
 }
@@ -430,7 +437,7 @@ void BM_Unary1M(benchmark::State& st) {
   st.SetLabel(op.first);
   st.SetItemsProcessed(st.iterations() * n);
 }
-BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 13, 1)})->UseRealTime();
+BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 15, 1)})->UseRealTime();
 
 /// The reductions over some dims of BM_ReduceDims, by its "op" argument (compare_torch.py's REDUCE_DIMS).
 const std::vector<std::pair<const char*, std::function<Tensor()>>>& reduce_dim_rows() {

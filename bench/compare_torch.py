@@ -46,7 +46,8 @@ WHERE_STMTS = ("torch.where(m, x, e)", "torch.where(m, x, 0.0)", "x.masked_fill(
 UNARY = [("relu", "x.relu()"), ("minimum", "torch.minimum(x, e)"), ("sign", "x.sign()"), ("floor", "x.floor()"),
          ("logical_not", "(x > 0.0).logical_not()"), ("sigmoid", "x.sigmoid()"), ("silu", "F.silu(x)"),
          ("exp", "x.exp()"), ("tanh", "x.tanh()"), ("clamp", "x.clamp(-1.0, 1.0)"),
-         ("softplus", "F.softplus(x)"), ("sum", "x.sum()"), ("amax", "x.amax()"), ("round", "x.round()")]
+         ("softplus", "F.softplus(x)"), ("sum", "x.sum()"), ("amax", "x.amax()"), ("round", "x.round()"),
+         ("gelu", "F.gelu(x)"), ("gelu fwd+bwd", "F.gelu(x.detach().requires_grad_()).backward(e)")]
 
 
 # ---- phasor side --------------------------------------------------------------------------------
