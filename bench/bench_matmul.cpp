@@ -60,8 +60,9 @@ void BM_cblas_cgemm(benchmark::State& state) {
   set_gflops(state, flops_per_gemm(n, n, n, true));
 }
 
-/// Many small products (the FNO spectral mixing shape): phasor's batched path.
-void BM_phasor_bmm_small(benchmark::State& state, Dtype dtype) {
+/// A batch of products: small ones (the FNO spectral mixing shape) run one per thread, large ones threaded
+/// by OpenBLAS (Note [batched gemm threading]); phasor's batched path.
+void BM_phasor_bmm(benchmark::State& state, Dtype dtype) {
   const std::int64_t batch = state.range(0), n = state.range(1);
   manual_seed(0);
   Tensor a = randn({batch, n, n}, dtype), b = randn({batch, n, n}, dtype);
@@ -73,7 +74,7 @@ void BM_phasor_bmm_small(benchmark::State& state, Dtype dtype) {
 }
 
 /// The same batch as a plain loop of cblas gemm calls.
-void BM_cblas_loop_small(benchmark::State& state, Dtype dtype) {
+void BM_cblas_loop(benchmark::State& state, Dtype dtype) {
   const std::int64_t batch = state.range(0), n = state.range(1);
   manual_seed(0);
   Tensor a = randn({batch, n, n}, dtype), b = randn({batch, n, n}, dtype), c = empty({batch, n, n}, dtype);
@@ -98,15 +99,22 @@ void small_args(benchmark::internal::Benchmark* b) {
   for (std::int64_t n : {4, 8, 16, 24, 32, 64}) b->Args({(1 << 18) / (n * n), n});
 }
 
+/// Batches of products above kSmallGemm multiply-adds each (OpenBLAS threads each call).
+void large_args(benchmark::internal::Benchmark* b) {
+  for (std::int64_t n : {128, 256, 512}) b->Args({(1 << 21) / (n * n), n});
+}
+
 }  // namespace
 
 BENCHMARK_CAPTURE(BM_phasor_matmul, float32, float32)->Arg(kN)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_cblas_sgemm)->Arg(kN)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK_CAPTURE(BM_phasor_matmul, complex64, complex64)->Arg(kN)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_cblas_cgemm)->Arg(kN)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_phasor_bmm_small, complex64, complex64)->Apply(small_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_cblas_loop_small, complex64, complex64)->Apply(small_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_phasor_bmm_small, float32, float32)->Apply(small_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
-BENCHMARK_CAPTURE(BM_cblas_loop_small, float32, float32)->Apply(small_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_phasor_bmm, complex64, complex64)->Apply(small_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_cblas_loop, complex64, complex64)->Apply(small_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_phasor_bmm, float32, float32)->Apply(small_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_cblas_loop, float32, float32)->Apply(small_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_phasor_bmm, float32_large, float32)->Apply(large_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
+BENCHMARK_CAPTURE(BM_cblas_loop, float32_large, float32)->Apply(large_args)->Unit(benchmark::kMicrosecond)->UseRealTime();
 
 BENCHMARK_MAIN();

@@ -13,13 +13,18 @@
 // Note [batched gemm threading]
 // One product, or a batch of large ones: gemm calls threaded by OpenBLAS itself. A batch of
 // small products (< kSmallGemm multiply-adds each, >= kBatchParallelWork in all): OpenMP over
-// the batch. The OpenMP build of OpenBLAS checks omp_in_parallel() and runs single-threaded
+// the batch (the rule is batched_gemm_threads in src/linalg/blas.hpp, shared with the truncated
+// DFT's per-plane products, gemm_on in src/nn/spectral_dft.cpp). The OpenMP build of OpenBLAS checks omp_in_parallel() and runs single-threaded
 // inside an active parallel region, so BLAS threads never nest, and we never touch OpenBLAS's
 // global thread count (which would race with other threads). Smaller batches stay serial: on
 // the shared 2-vCPU VMs, concurrent single-threaded gemm calls from two OpenMP threads measured
 // 2-3x slower than one thread looping (contention inside OpenBLAS when a thread is descheduled),
 // so the parallel path is kept for batches with enough work to pay off on an idle machine;
-// set_num_threads(1) forces the serial loop. A hand-written loop kernel was slower than
+// set_num_threads(1) forces the serial loop. The serial loop must be a plain loop (gemm_loop, blas.hpp),
+// not the parallel one under `if (threads > 1)`: an inactive region still counts as a nesting level, so
+// OpenBLAS's own parallel region inside it is a nested one that libgomp runs with a new thread team while
+// the pool's idle thread spins beside it. On 2 cores that made every OpenBLAS call in such a loop about
+// 2x slower (FNO-1D step 34 -> 62-70 ms when the truncated DFT's products were looped that way, 2026-12-06). A hand-written loop kernel was slower than
 // OpenBLAS's single-threaded gemm even at 8x8 (OpenBLAS picks AVX-512 kernels at run time, we
 // compile for baseline x86-64), so every floating product goes to BLAS; int64 and bool (which
 // BLAS lacks) use a plain loop kernel, parallel over output rows (on a GPU: src/cuda/int_gemm.cu).
@@ -149,11 +154,6 @@ bool one_batch_stride(Tensor& t, const Shape& batch, std::int64_t& stride) {
   return true;
 }
 
-/// Batched products below this many multiply-adds each run one per OpenMP thread (BLAS single-threaded).
-constexpr std::int64_t kSmallGemm = 96 * 96 * 96;
-/// ... when the whole batch has at least this many multiply-adds (Note [batched gemm threading]).
-constexpr std::int64_t kBatchParallelWork = std::int64_t(1) << 20;
-
 /// Threads for `work` multiply-adds split into `parts` independent pieces.
 int threads_for(std::int64_t work, std::int64_t parts) {
   if (parts < 2 || work < kParallelGrain) return 1;
@@ -251,18 +251,16 @@ void matmul_into(const Tensor& out, Tensor a, Tensor b, const Shape& batch) {
           cuda_gemm_batched("matmul", out.dtype(), out.device().index, la.trans, lb.trans, n, m, k, A, la.ld, sa, B,
                             lb.ld, sb, C, ldc, n * m, nb);
         else
-          for (std::int64_t i = 0; i < nb; ++i)
+          gemm_loop(batched_gemm_threads(flops, nb), nb, [&](std::int64_t i) {
             gemm<T>(la.trans, lb.trans, n, m, k, T(1), A + i * sa, la.ld, B + i * sb, lb.ld, T(0), C + i * n * m, ldc);
+          });
         return;
       }
       const auto oa = batch_offsets(a, batch), ob = batch_offsets(b, batch);
-      const int threads = flops < kSmallGemm && nb * flops >= kBatchParallelWork
-                              ? static_cast<int>(std::min<std::int64_t>(get_num_threads(), nb))
-                              : 1;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-      for (std::int64_t i = 0; i < nb; ++i)
+      gemm_loop(batched_gemm_threads(flops, nb), nb, [&](std::int64_t i) {
         mm(la.trans, lb.trans, n, m, A + oa[static_cast<std::size_t>(i)], la.ld, B + ob[static_cast<std::size_t>(i)],
            lb.ld, C + i * n * m);
+      });
     }
   });
 }

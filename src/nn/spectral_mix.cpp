@@ -174,10 +174,10 @@ Tensor mix_kernel(const Tensor& x, const Tensor& w, bool cx, bool cw) {
           const int threads = work >= kParallelMix && K > 1
                                   ? static_cast<int>(std::min<std::int64_t>(get_num_threads(), K))
                                   : 1;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-          for (std::int64_t k = 0; k < K; ++k)
+          ::phasor::detail::gemm_loop(threads, K, [&](std::int64_t k) {
             ::phasor::detail::gemm<T>(a.trans, b.trans, B, O, I, T(1), a.ptr[static_cast<std::size_t>(k)], a.ld,
                                       b.ptr[static_cast<std::size_t>(k)], b.ld, T(0), C + k * B * O, O);
+          });
         }
       });
     }
