@@ -294,6 +294,10 @@ ChunkPlan plan_chunks(const Dims& d, std::size_t itemsize) {
   if (threads > 1 && d.N >= 2 && work >= kConvParallelWork) {
     p.chunk = std::min(p.chunk, (d.N + threads - 1) / threads);
     p.outer = static_cast<int>(std::min<std::int64_t>(threads, (d.N + p.chunk - 1) / p.chunk));
+    // a whole number of chunks per thread, then the chunk size that spreads N over them: N 20 in chunks of 8
+    // was 8 + 8 on one thread and 4 on the other (an FNO-2D step's 1x1 convolutions)
+    const std::int64_t per_thread = ((d.N + p.chunk - 1) / p.chunk + p.outer - 1) / p.outer;
+    p.chunk = (d.N + per_thread * p.outer - 1) / (per_thread * p.outer);
   }
   p.nchunks = d.N == 0 ? 0 : (d.N + p.chunk - 1) / p.chunk;
   return p;
