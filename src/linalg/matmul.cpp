@@ -13,21 +13,24 @@
 // Note [batched gemm threading]
 // One product, or a batch of large ones: gemm calls threaded by OpenBLAS itself. A batch of
 // small products (< kSmallGemm multiply-adds each, >= kBatchParallelWork in all): OpenMP over
-// the batch (the rule is batched_gemm_threads in src/linalg/blas.hpp, shared with the truncated
-// DFT's per-plane products, gemm_on in src/nn/spectral_dft.cpp). The OpenMP build of OpenBLAS checks omp_in_parallel() and runs single-threaded
-// inside an active parallel region, so BLAS threads never nest, and we never touch OpenBLAS's
-// global thread count (which would race with other threads). Smaller batches stay serial: on
-// the shared 2-vCPU VMs, concurrent single-threaded gemm calls from two OpenMP threads measured
-// 2-3x slower than one thread looping (contention inside OpenBLAS when a thread is descheduled),
-// so the parallel path is kept for batches with enough work to pay off on an idle machine;
-// set_num_threads(1) forces the serial loop. The serial loop must be a plain loop (gemm_loop, blas.hpp),
-// not the parallel one under `if (threads > 1)`: an inactive region still counts as a nesting level, so
-// OpenBLAS's own parallel region inside it is a nested one that libgomp runs with a new thread team while
-// the pool's idle thread spins beside it. On 2 cores that made every OpenBLAS call in such a loop about
-// 2x slower (FNO-1D step 34 -> 62-70 ms when the truncated DFT's products were looped that way, 2026-12-06). A hand-written loop kernel was slower than
-// OpenBLAS's single-threaded gemm even at 8x8 (OpenBLAS picks AVX-512 kernels at run time, we
-// compile for baseline x86-64), so every floating product goes to BLAS; int64 and bool (which
-// BLAS lacks) use a plain loop kernel, parallel over output rows (on a GPU: src/cuda/int_gemm.cu).
+// the batch (batched_gemm_threads in src/linalg/blas.hpp; the truncated DFT's per-plane products,
+// gemm_on in src/nn/spectral_dft.cpp, follow the same rule). The OpenMP build of OpenBLAS checks
+// omp_in_parallel() and runs single-threaded inside an active parallel region, so BLAS threads
+// never nest, and we never touch OpenBLAS's global thread count (which would race with other
+// threads). Smaller batches stay serial: on the shared 2-vCPU VMs, concurrent single-threaded
+// gemm calls from two OpenMP threads measured 2-3x slower than one thread looping (contention
+// inside OpenBLAS when a thread is descheduled), so the parallel path is kept for batches with
+// enough work to pay off on an idle machine; set_num_threads(1) forces the serial loop.
+// The serial loop is a plain loop (gemm_loop, blas.hpp), never the parallel one under
+// `if (threads > 1)`: an inactive region still counts as a nesting level, so OpenBLAS's own
+// parallel region inside it is a nested one, which libgomp runs with a new thread team while the
+// pool's idle thread spins beside it. On 2 cores that made such calls 2-5x slower (a batch of 128
+// float32 products of 128^3: 19.9 ms, 4.0 ms as a plain loop, bench/README.md (c); an FNO-1D step
+// 34 -> 62-70 ms when gemm_on looped that way).
+// A hand-written loop kernel was slower than OpenBLAS's single-threaded gemm even at 8x8 (OpenBLAS
+// picks AVX-512 kernels at run time, we compile for baseline x86-64), so every floating product
+// goes to BLAS; int64 and bool (which BLAS lacks) use a plain loop kernel, parallel over output
+// rows (on a GPU: src/cuda/int_gemm.cu).
 
 #include <algorithm>
 #include <climits>
