@@ -75,25 +75,33 @@ PHASOR_HOST_DEVICE inline A minimum_of(const A& a, const A& b) {
   }
 }
 
+/// The bits of equal floats a and b combined: ANDed (Max) or ORed: the value itself, or for a tie of +0 and
+/// -0, +0 (Max) or -0. A select on these, not a test for two zeros, keeps reduce_max / reduce_min free of
+/// `&&`, which kept GCC's loops over them scalar.
+template <bool Max, class A>
+PHASOR_HOST_DEVICE inline A tie_of(A a, A b) {
+  using I = std::conditional_t<sizeof(A) == 4, std::int32_t, std::int64_t>;
+  static_assert(sizeof(A) == sizeof(I), "tie_of: float or double");
+  const I ia = __builtin_bit_cast(I, a), ib = __builtin_bit_cast(I, b);
+  return __builtin_bit_cast(A, Max ? (ia & ib) : (ia | ib));
+}
 /// max of a reduction's partial results on both devices, independent of their order: a NaN wins (a's
-/// first), and +0 ties with -0 at +0 (IEEE 754-2019's maximum; a + b of two zeros), so amax's result does
-/// not depend on how the reduction is split (SIMD lanes, threads, a GPU's tree). Branch-free for SIMD.
+/// first), and +0 ties with -0 at +0 (IEEE 754-2019's maximum), so amax's result does not depend on how the
+/// reduction is split (SIMD lanes, threads, a GPU's tree). Selects only, so loops of it vectorize.
 template <class A>
 PHASOR_HOST_DEVICE inline A reduce_max(A a, A b) {
   if constexpr (std::is_floating_point_v<A>) {
-    const A m = a > b ? a : b;  // b when either is NaN
-    const A t = a == A(0) && b == A(0) ? a + b : m;
+    const A t = a == b ? tie_of<true>(a, b) : a > b ? a : b;  // b when either is NaN
     return a != a ? a : t;
   } else {
     return a > b ? a : b;
   }
 }
-/// min of a reduction's partial results, as reduce_max: -0 ties with +0 at -0 (-(-a - b) of two zeros).
+/// min of a reduction's partial results, as reduce_max: -0 ties with +0 at -0.
 template <class A>
 PHASOR_HOST_DEVICE inline A reduce_min(A a, A b) {
   if constexpr (std::is_floating_point_v<A>) {
-    const A m = a < b ? a : b;
-    const A t = a == A(0) && b == A(0) ? -(-a - b) : m;
+    const A t = a == b ? tie_of<false>(a, b) : a < b ? a : b;
     return a != a ? a : t;
   } else {
     return a < b ? a : b;

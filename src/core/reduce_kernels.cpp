@@ -18,13 +18,15 @@
 //    any length is one call.
 //  - the outer mode's four-row step (reduce_rows_tile: a reduction over leading dims, columns contiguous, at
 //    least 64 of them; narrower rows cost more in calls than they save) folds four rows into the column
-//    accumulators in the scalar loop's order; reduce_max / reduce_min written as selects only
-//    (extremum_rule), as its `&&` kept GCC's loop scalar. amax over dim 0 of a (4096, 256) float32 tensor
-//    took 631 us, now 153 (torch 70); its sum 66 -> 47 us (torch 58): bench_core BM_ReduceDims,
+//    accumulators in the scalar loop's order, with reduce_max / reduce_min themselves (element_traits.hpp:
+//    selects only, as a `&&` there kept GCC's loop scalar). amax over dim 0 of a (4096, 256) float32 tensor
+//    took 631 us, then 153, and 121-127 once reduce_max itself was selects only (its block combines in
+//    reduce_rows_tile vectorize too; torch 70); its sum 66 -> 47 us (torch 58): bench_core BM_ReduceDims,
 //    bench/README.md (l).
 #include "core/reduce_kernels.hpp"
 
 #include "core/cpu_features.hpp"
+#include "core/element_traits.hpp"
 
 #include <immintrin.h>
 
@@ -55,57 +57,60 @@ PHASOR_INLINE F sum_lanes(const F* p, std::int64_t n) {
   return t;
 }
 
-/// Sums of four blocks of n elements, p + b gap for b < 4, each with L lanes folded as sum_lanes folds them
-/// (n a multiple of L): reduce_streams' scalar loop, for CPUs without AVX.
-template <class F, int L = kLanes<F> / 2>
+/// Sums of four blocks of n elements, p + b gap for b < 4, each with half the lanes of a block alone (n a
+/// multiple of them, so no tail): reduce_streams' scalar loop, for CPUs without AVX.
+template <class F>
 void sum_blocks4_portable(const F* p, std::int64_t gap, std::int64_t n, F* out) {
-  for (int b = 0; b < 4; ++b) {
-    F a[L];
-    for (int k = 0; k < L; ++k) a[k] = F(0);
-    for (std::int64_t i = 0; i < n; i += L)
-      for (int k = 0; k < L; ++k) a[k] += p[b * gap + i + k];
-    for (int w = L / 2; w >= 1; w /= 2)
-      for (int k = 0; k < w; ++k) a[k] += a[k + w];
-    out[b] = a[0];
-  }
+  for (int b = 0; b < 4; ++b) out[b] = sum_lanes<F, kLanes<F> / 2>(p + b * gap, n);
 }
 
 // With AVX: four blocks at once, each block's 16 float (8 double) lanes in two registers, lanes 0-7 (0-3) in
-// the first; the halving tree is then the sum of the two registers, of its 128-bit halves, and so on. GCC left
-// the same loop written with arrays of lanes on the stack (a store and a reload per add, 3x slower than
-// before), so these are intrinsics.
+// the first; the halving tree is then the sum of the two registers, of its 128-bit halves, and so on (Avx::fold).
+// GCC left the same loop written with arrays of lanes on the stack (a store and a reload per add, 3x slower
+// than before), so these are intrinsics.
 
-/// sum_blocks4_portable<float, 16> with AVX.
-__attribute__((target("avx"))) void sum_blocks4_avx(const float* p, std::int64_t gap, std::int64_t n, float* out) {
-  __m256 lo[4], hi[4];
-  for (int b = 0; b < 4; ++b) lo[b] = hi[b] = _mm256_setzero_ps();
-  for (std::int64_t i = 0; i < n; i += 16)
-    for (int b = 0; b < 4; ++b) {
-      lo[b] = _mm256_add_ps(lo[b], _mm256_loadu_ps(p + b * gap + i));
-      hi[b] = _mm256_add_ps(hi[b], _mm256_loadu_ps(p + b * gap + i + 8));
-    }
-  for (int b = 0; b < 4; ++b) {
-    const __m256 v = _mm256_add_ps(lo[b], hi[b]);                                         // w = 8
+/// One AVX register of F lanes: 8 float or 4 double.
+template <class F>
+struct Avx;
+template <>
+struct Avx<float> {
+  using V = __m256;
+  __attribute__((target("avx"), always_inline)) static V zero() { return _mm256_setzero_ps(); }
+  __attribute__((target("avx"), always_inline)) static V load(const float* p) { return _mm256_loadu_ps(p); }
+  __attribute__((target("avx"), always_inline)) static V add(V a, V b) { return _mm256_add_ps(a, b); }
+  /// The halving tree of v's 8 lanes.
+  __attribute__((target("avx"), always_inline)) static float fold(V v) {
     const __m128 x = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));  // w = 4
     const __m128 y = _mm_add_ps(x, _mm_movehl_ps(x, x));                                  // w = 2
-    out[b] = _mm_cvtss_f32(_mm_add_ss(y, _mm_shuffle_ps(y, y, 1)));                      // w = 1
+    return _mm_cvtss_f32(_mm_add_ss(y, _mm_shuffle_ps(y, y, 1)));                        // w = 1
   }
-}
-
-/// sum_blocks4_portable<double, 8> with AVX.
-__attribute__((target("avx"))) void sum_blocks4_avx(const double* p, std::int64_t gap, std::int64_t n, double* out) {
-  __m256d lo[4], hi[4];
-  for (int b = 0; b < 4; ++b) lo[b] = hi[b] = _mm256_setzero_pd();
-  for (std::int64_t i = 0; i < n; i += 8)
-    for (int b = 0; b < 4; ++b) {
-      lo[b] = _mm256_add_pd(lo[b], _mm256_loadu_pd(p + b * gap + i));
-      hi[b] = _mm256_add_pd(hi[b], _mm256_loadu_pd(p + b * gap + i + 4));
-    }
-  for (int b = 0; b < 4; ++b) {
-    const __m256d v = _mm256_add_pd(lo[b], hi[b]);                                          // w = 4
+};
+template <>
+struct Avx<double> {
+  using V = __m256d;
+  __attribute__((target("avx"), always_inline)) static V zero() { return _mm256_setzero_pd(); }
+  __attribute__((target("avx"), always_inline)) static V load(const double* p) { return _mm256_loadu_pd(p); }
+  __attribute__((target("avx"), always_inline)) static V add(V a, V b) { return _mm256_add_pd(a, b); }
+  /// The halving tree of v's 4 lanes.
+  __attribute__((target("avx"), always_inline)) static double fold(V v) {
     const __m128d x = _mm_add_pd(_mm256_castpd256_pd128(v), _mm256_extractf128_pd(v, 1));  // w = 2
-    out[b] = _mm_cvtsd_f64(_mm_add_sd(x, _mm_unpackhi_pd(x, x)));                          // w = 1
+    return _mm_cvtsd_f64(_mm_add_sd(x, _mm_unpackhi_pd(x, x)));                          // w = 1
   }
+};
+
+/// sum_blocks4_portable with AVX (above).
+template <class F>
+__attribute__((target("avx"))) void sum_blocks4_avx(const F* p, std::int64_t gap, std::int64_t n, F* out) {
+  using A = Avx<F>;
+  constexpr std::int64_t kW = 32 / sizeof(F);  // lanes per register
+  typename A::V lo[4], hi[4];
+  for (int b = 0; b < 4; ++b) lo[b] = hi[b] = A::zero();
+  for (std::int64_t i = 0; i < n; i += 2 * kW)
+    for (int b = 0; b < 4; ++b) {
+      lo[b] = A::add(lo[b], A::load(p + b * gap + i));
+      hi[b] = A::add(hi[b], A::load(p + b * gap + i + kW));
+    }
+  for (int b = 0; b < 4; ++b) out[b] = A::fold(A::add(lo[b], hi[b]));
 }
 
 /// The ordering key of a float's bits b (I: the same-width signed integer): b itself for a clear sign bit,
@@ -162,24 +167,12 @@ PHASOR_INLINE void fold4(R* __restrict acc, const R* __restrict r0, const R* __r
   for (std::int64_t j = 0; j < w; ++j) acc[j] = f(acc[j], f(f(r0[j], r1[j]), f(r2[j], r3[j])));
 }
 
-/// reduce_max (Max) or reduce_min of element_traits.hpp as selects only (its `&&` kept GCC's loop scalar): equal
-/// operands give their bits ANDed (max) or ORed (min), which is +0 (-0) for a tie of zeros and the value
-/// otherwise; then the larger (smaller); a's NaN first, then b's (no comparison holds).
-template <class R, bool Max>
-PHASOR_INLINE R extremum_rule(R a, R b) {
-  using I = std::conditional_t<sizeof(R) == 4, std::int32_t, std::int64_t>;
-  const I ia = __builtin_bit_cast(I, a), ib = __builtin_bit_cast(I, b);
-  const R tie = __builtin_bit_cast(R, Max ? (ia & ib) : (ia | ib));
-  const R t = a == b ? tie : Max ? (a > b ? a : b) : (a < b ? a : b);
-  return a != a ? a : t;
-}
-
 template <class R>
 PHASOR_INLINE void fold_rows4_any(R* acc, const R* const* r, std::int64_t w, RowFold f) {
   switch (f) {
     case RowFold::Sum: return fold4(acc, r[0], r[1], r[2], r[3], w, [](R a, R b) { return a + b; });
-    case RowFold::Max: return fold4(acc, r[0], r[1], r[2], r[3], w, [](R a, R b) { return extremum_rule<R, true>(a, b); });
-    case RowFold::Min: return fold4(acc, r[0], r[1], r[2], r[3], w, [](R a, R b) { return extremum_rule<R, false>(a, b); });
+    case RowFold::Max: return fold4(acc, r[0], r[1], r[2], r[3], w, [](R a, R b) { return reduce_max(a, b); });
+    case RowFold::Min: return fold4(acc, r[0], r[1], r[2], r[3], w, [](R a, R b) { return reduce_min(a, b); });
   }
 }
 
@@ -189,12 +182,10 @@ PHASOR_CLONES float sum_block(const float* p, std::int64_t n) { return sum_lanes
 PHASOR_CLONES double sum_block(const double* p, std::int64_t n) { return sum_lanes(p, n); }
 
 void sum_blocks4(const float* p, std::int64_t gap, std::int64_t n, float* out) {
-  if (cpu_avx()) sum_blocks4_avx(p, gap, n, out);
-  else sum_blocks4_portable(p, gap, n, out);
+  (cpu_avx() ? sum_blocks4_avx<float> : sum_blocks4_portable<float>)(p, gap, n, out);
 }
 void sum_blocks4(const double* p, std::int64_t gap, std::int64_t n, double* out) {
-  if (cpu_avx()) sum_blocks4_avx(p, gap, n, out);
-  else sum_blocks4_portable(p, gap, n, out);
+  (cpu_avx() ? sum_blocks4_avx<double> : sum_blocks4_portable<double>)(p, gap, n, out);
 }
 
 PHASOR_CLONES float extremum_block(const float* p, std::int64_t n, bool is_max) {
