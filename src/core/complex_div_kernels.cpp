@@ -12,6 +12,7 @@
 #include "core/complex_div_kernels.hpp"
 
 #include "core/complex_math.hpp"
+#include "core/cpu_features.hpp"
 
 namespace phasor::detail {
 
@@ -43,12 +44,12 @@ inline __attribute__((always_inline)) void div_row(const R* __restrict a, const 
 
 }  // namespace
 
-__attribute__((target_clones("avx2", "default")))
+PHASOR_CLONES_EXACT
 void div_c64(const std::complex<float>* a, const std::complex<float>* b, std::complex<float>* out, std::int64_t n) {
   div_row(reinterpret_cast<const float*>(a), reinterpret_cast<const float*>(b), reinterpret_cast<float*>(out), n);
 }
 
-__attribute__((target_clones("avx2", "default")))
+PHASOR_CLONES_EXACT
 void div_c128(const std::complex<double>* a, const std::complex<double>* b, std::complex<double>* out,
               std::int64_t n) {
   div_row(reinterpret_cast<const double*>(a), reinterpret_cast<const double*>(b), reinterpret_cast<double*>(out),

@@ -15,6 +15,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "core/cpu_features.hpp"
 #include "core/element_traits.hpp"
 #include "core/tensor_impl.hpp"
 #include "phasor/ops.hpp"
@@ -259,17 +260,22 @@ Tensor map_rows(const std::array<Tensor, N>& ins, const Shape& shape, Dtype dtyp
 // table (k)). One call per row costs nothing beside a row's elements. The output may be an input
 // itself (in-place ops: x.add_(y) passes o == x): each element is read before it is written, at the same
 // index, so no load can move past the store that depends on it; partial overlaps are refused before.
+// The rows are compiled for AVX2 and the baseline, the loader's ifunc picking one (PHASOR_CLONES_EXACT): the
+// SSE2 baseline's 4 float lanes left compare-and-select ops compute-bound on cached data (a 1M float32 sign
+// 229 -> 103 us, minimum 209 -> 135, clamp 109 -> 85, relu 106 -> 88; bench table (n)). Not AVX-512: GCC
+// contracts a * b + c into its fma there, and a contiguous row must give a strided row's values bit for bit
+// (tests/test_binary.cpp compares addcmul with its composition, and a / b with a.div_(b)).
 
 /// o[i] = f(x[i]) for i < n (Note [engine rows]).
 template <class Out, class A, class F>
-__attribute__((noinline)) void unary_row(Out* __restrict o, const A* __restrict x, std::int64_t n, const F& f) {
+__attribute__((noinline)) PHASOR_CLONES_EXACT void unary_row(Out* __restrict o, const A* __restrict x, std::int64_t n, const F& f) {
   for (std::int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
 }
 
 /// o[i] = f(x[i], y[i]) for i < n, an input with its B* flag set being one element broadcast (Note [engine
 /// rows]).
 template <bool BX, bool BY, class Out, class A, class B, class F>
-__attribute__((noinline)) void binary_row(Out* __restrict o, const A* __restrict x, const B* __restrict y,
+__attribute__((noinline)) PHASOR_CLONES_EXACT void binary_row(Out* __restrict o, const A* __restrict x, const B* __restrict y,
                                           std::int64_t n, const F& f) {
   for (std::int64_t i = 0; i < n; ++i) o[i] = f(x[BX ? 0 : i], y[BY ? 0 : i]);
 }
@@ -328,7 +334,7 @@ void map_binary_into(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
 /// o[i] = f(x[i], y[i], z[i]) for i < n, an input with its B* flag set being one element broadcast (x[0])
 /// (Note [engine rows]).
 template <bool BX, bool BY, bool BZ, class Out, class A, class B, class C, class F>
-__attribute__((noinline)) void ternary_row(Out* __restrict o, const A* __restrict x, const B* __restrict y,
+__attribute__((noinline)) PHASOR_CLONES_EXACT void ternary_row(Out* __restrict o, const A* __restrict x, const B* __restrict y,
                                            const C* __restrict z, std::int64_t n, const F& f) {
   for (std::int64_t i = 0; i < n; ++i) o[i] = f(x[BX ? 0 : i], y[BY ? 0 : i], z[BZ ? 0 : i]);
 }
