@@ -30,12 +30,21 @@
 // The CPU's std::complex division calls libgcc's __divdc3 / __divsc3 (Smith's algorithm) and libcu++'s
 // scales the denominator by logb: the two differed in signed zeros and at the extremes (1 / (1e-310 + 0i) was
 // inf + NaN i on the CPU, inf + 0i on the GPU; (1e308 + 1e308i) / (2 + 2i) was inf on both). Both engines
-// now divide with cdiv, in double for complex64 too (float's products are exact there, and no float
-// quotient needs scaling). Where the larger part of each operand lies in [2^-510, 2^510], or the
+// now divide with cdiv, in double for complex64 too.
+// complex64 (float_div): float's products are exact in double and no float squared leaves double's range
+// (2^-298 to 2^256), so the textbook ((ac + bd) + i(bc - ad)) / (c^2 + d^2) needs no scaling and loses no
+// digits where a part cancels: each sum is rounded once, then 1 / (c^2 + d^2) and the product, so each part
+// is within 4 * 2^-53 of itself before it is rounded to float: within 0.5 ulp of itself and 2^-27 ulp more
+// (tests/test_binary.cpp: 0.499997 over 44,000 points, 4,000 of them cancelling in the real part, where
+// Smith's in double was off by up to 30 ulps). One double division an element where Smith's takes three.
+// Fused multiply-adds (the GPU's contraction) change nothing: they add an exact product. Zero numerators and
+// denominators and infinite or NaN parts take the complex128 path below (div_parts), so signed zeros and
+// C99's infinities are as there.
+// complex128: where the larger part of each operand lies in [2^-510, 2^510], or the
 // numerator is 0, Smith's algorithm needs no scaling: no intermediate overflows, one that underflows
 // (r = d / c for a tiny d) costs far less than an ulp of |n / w|, and the quotient is within 1.6 ulps of
-// |n / w| (each part too, unless that part cancels in a + b r or b - a r). There it is libgcc's result bit
-// for bit (2 * 10^6 random points of each type); the swap that makes |c| >= |d| is a select and the rare
+// |n / w| (each part too, unless that part cancels in a + b r or b - a r). There it is libgcc's __divdc3 result
+// bit for bit (2 * 10^6 random points); the swap that makes |c| >= |d| is a select and the rare
 // cases are out of line, so the CPU's contiguous rows vectorize (Note [vector complex division], about
 // 4.5x libgcc's speed) and GPU threads do not diverge. Other finite operands are scaled by powers of two
 // (exact) into that range first, so (1e308 + 1e308i) / (2 + 2i) is 5e307. Zero, infinite and NaN operands
@@ -358,13 +367,35 @@ __attribute__((always_inline)) PHASOR_HOST_DEVICE inline void div_parts(double a
   else div_parts_rare(a, b, c, d, x, y);
 }
 
+/// Whether float_div applies to float parts held in double: all four finite, numerator and denominator
+/// nonzero (Note [complex division]). For float parts a^2 + b^2 is finite exactly when a and b are, and
+/// nonzero exactly when one is (no float squared leaves double's range); NaN fails both comparisons.
+/// Branch-free, so loops of it vectorize (and share c^2 + d^2 with float_div).
+__attribute__((always_inline)) PHASOR_HOST_DEVICE inline bool float_div_applies(double a, double b, double c,
+                                                                                double d) {
+  const double n2 = a * a + b * b, d2 = c * c + d * d, m = 1.7976931348623157e308;
+  return (n2 > 0) & (n2 <= m) & (d2 > 0) & (d2 <= m);
+}
+
+/// x + iy = (a + ib) / (c + id) for float parts held in double (where float_div_applies): the textbook
+/// ((ac + bd) + i(bc - ad)) / (c^2 + d^2) with exact products, each part within 2^-50 of itself
+/// (Note [complex division]). Branch-free.
+__attribute__((always_inline)) PHASOR_HOST_DEVICE inline void float_div(double a, double b, double c, double d,
+                                                                        double& x, double& y) {
+  const double t = 1.0 / (c * c + d * d);
+  x = (a * c + b * d) * t;
+  y = (b * c - a * d) * t;
+}
+
 /// n / w for complex numbers, one definition for both engines (Note [complex division]). Always inlined:
 /// a call returns a complex<float> through memory, which costs more than the division (measured).
 template <class C>
 __attribute__((always_inline)) PHASOR_HOST_DEVICE inline C cdiv(const C& n, const C& w) {
   using R = real_t<C>;
+  const double a = n.real(), b = n.imag(), c = w.real(), d = w.imag();
   double x, y;
-  div_parts(n.real(), n.imag(), w.real(), w.imag(), x, y);
+  if (sizeof(R) == sizeof(float) && float_div_applies(a, b, c, d)) float_div(a, b, c, d, x, y);
+  else div_parts(a, b, c, d, x, y);
   return C(R(x), R(y));
 }
 

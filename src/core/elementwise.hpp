@@ -268,15 +268,16 @@ Tensor map_rows(const std::array<Tensor, N>& ins, const Shape& shape, Dtype dtyp
 
 /// o[i] = f(x[i]) for i < n (Note [engine rows]).
 template <class Out, class A, class F>
-__attribute__((noinline)) PHASOR_CLONES_EXACT void unary_row(Out* __restrict o, const A* __restrict x, std::int64_t n, const F& f) {
+__attribute__((noinline)) PHASOR_CLONES_EXACT void unary_row(Out* __restrict o, const A* __restrict x, std::int64_t n,
+                                                              const F& f) {
   for (std::int64_t i = 0; i < n; ++i) o[i] = f(x[i]);
 }
 
 /// o[i] = f(x[i], y[i]) for i < n, an input with its B* flag set being one element broadcast (Note [engine
 /// rows]).
 template <bool BX, bool BY, class Out, class A, class B, class F>
-__attribute__((noinline)) PHASOR_CLONES_EXACT void binary_row(Out* __restrict o, const A* __restrict x, const B* __restrict y,
-                                          std::int64_t n, const F& f) {
+__attribute__((noinline)) PHASOR_CLONES_EXACT void binary_row(Out* __restrict o, const A* __restrict x,
+                                                               const B* __restrict y, std::int64_t n, const F& f) {
   for (std::int64_t i = 0; i < n; ++i) o[i] = f(x[BX ? 0 : i], y[BY ? 0 : i]);
 }
 
@@ -334,8 +335,9 @@ void map_binary_into(const Tensor& out, const Tensor& a, const Tensor& b, F f) {
 /// o[i] = f(x[i], y[i], z[i]) for i < n, an input with its B* flag set being one element broadcast (x[0])
 /// (Note [engine rows]).
 template <bool BX, bool BY, bool BZ, class Out, class A, class B, class C, class F>
-__attribute__((noinline)) PHASOR_CLONES_EXACT void ternary_row(Out* __restrict o, const A* __restrict x, const B* __restrict y,
-                                           const C* __restrict z, std::int64_t n, const F& f) {
+__attribute__((noinline)) PHASOR_CLONES_EXACT void ternary_row(Out* __restrict o, const A* __restrict x,
+                                                                const B* __restrict y, const C* __restrict z,
+                                                                std::int64_t n, const F& f) {
   for (std::int64_t i = 0; i < n; ++i) o[i] = f(x[BX ? 0 : i], y[BY ? 0 : i], z[BZ ? 0 : i]);
 }
 
