@@ -44,6 +44,12 @@ DEVICE_CASE("cuda coverage: the rarer unary ops and their gradients agree with t
         {"acos", [](const V& a) { return a[0].clamp(-0.9, 0.9).acos(); }},
         {"rsqrt", [](const V& a) { return (a[0].abs() + 0.2).rsqrt(); }},
         {"log1p", [](const V& a) { return a[0].abs().log1p(); }},
+        {"asinh", [](const V& a) { return a[0].asinh(); }},  {"acosh", [](const V& a) { return (a[0].abs() + 1.2).acosh(); }},
+        {"atanh", [](const V& a) { return a[0].clamp(-0.9, 0.9).atanh(); }},
+        {"exp2", [](const V& a) { return a[0].exp2(); }},    {"log2", [](const V& a) { return (a[0].abs() + 0.2).log2(); }},
+        {"log10", [](const V& a) { return (a[0].abs() + 0.2).log10(); }},
+        {"reciprocal", [](const V& a) { return (a[0].abs() + 0.2).reciprocal(); }},
+        {"erfc", [](const V& a) { return a[0].erfc(); }},
         {"softplus", [](const V& a) { return softplus(a[0], 1.5, 10.0); }},
         {"permute+movedim", [](const V& a) { return a[0].unsqueeze(0).permute({2, 0, 1}).movedim(0, 1) * 2.0; }},
         {"sum_to", [](const V& a) { return sum_to(a[0], Shape{1, 9}); }},
@@ -77,6 +83,8 @@ DEVICE_CASE("cuda coverage: gradients of the remaining differentiable ops, and s
     grads_agree(dev, "log", [](const V& a) { return a[0].log(); }, {pos}, t);
     grads_agree(dev, "sqrt", [](const V& a) { return a[0].sqrt(); }, {pos}, t);
     grads_agree(dev, "minimum", [](const V& a) { return minimum(a[0], a[1]); }, {x, y}, t);
+    grads_agree(dev, "maximum", [](const V& a) { return maximum(a[0], a[1]); }, {x, y}, t);
+    grads_agree(dev, "atan2", [](const V& a) { return atan2(a[0], a[1]); }, {x, y}, t);
     grads_agree(dev, "polar", [](const V& a) { return polar(a[0], a[1]); }, {pos, x}, t);
     // piecewise constant: zero gradients (plus the identity, so the loss depends on x)
     grads_agree(dev, "floor, ceil, round, trunc, frac, angle",

@@ -53,6 +53,11 @@ const std::vector<ComplexFn>& complex_fns() {
       {"asin", [](const Tensor& t) { return asin(t); }, [](cld w) { return std::asin(w); }},
       {"acos", [](const Tensor& t) { return acos(t); }, [](cld w) { return std::acos(w); }},
       {"atan", [](const Tensor& t) { return atan(t); }, [](cld w) { return std::atan(w); }},
+      {"asinh", [](const Tensor& t) { return asinh(t); }, [](cld w) { return std::asinh(w); }},
+      {"acosh", [](const Tensor& t) { return acosh(t); }, [](cld w) { return std::acosh(w); }},
+      {"atanh", [](const Tensor& t) { return atanh(t); }, [](cld w) { return std::atanh(w); }},
+      {"log2", [](const Tensor& t) { return log2(t); }, [](cld w) { return std::log(w) / std::log(2.0L); }},
+      {"log10", [](const Tensor& t) { return log10(t); }, [](cld w) { return std::log10(w); }},
   };
   return fns;
 }

@@ -122,6 +122,22 @@ std::vector<FloatCase> float_cases() {
        [](cld z) { return std::acos(z); }, kUnit},
       {"atan", [](const Tensor& x) { return atan(x); }, [](long double v) { return std::atan(v); },
        [](cld z) { return std::atan(z); }, kAll},
+      {"asinh", [](const Tensor& x) { return asinh(x); }, [](long double v) { return std::asinh(v); },
+       [](cld z) { return std::asinh(z); }, kAll},
+      {"acosh", [](const Tensor& x) { return acosh(x); }, [](long double v) { return std::acosh(v); },
+       [](cld z) { return std::acosh(z); }, {1.2, 1.5, 3.0, 10.0}},
+      {"atanh", [](const Tensor& x) { return atanh(x); }, [](long double v) { return std::atanh(v); },
+       [](cld z) { return std::atanh(z); }, kUnit},
+      {"exp2", [](const Tensor& x) { return exp2(x); }, [](long double v) { return std::exp2(v); },
+       [](cld z) { return std::exp(z * std::log(2.0L)); }, kAll},
+      {"log2", [](const Tensor& x) { return log2(x); }, [](long double v) { return std::log2(v); },
+       [](cld z) { return std::log(z) / std::log(2.0L); }, kPos},
+      {"log10", [](const Tensor& x) { return log10(x); }, [](long double v) { return std::log10(v); },
+       [](cld z) { return std::log10(z); }, kPos},
+      {"reciprocal", [](const Tensor& x) { return reciprocal(x); }, [](long double v) { return 1 / v; },
+       [](cld z) { return 1.0L / z; }, {-2.5, -1.0, -0.3, 0.4, 1.0, 3.0}},
+      {"erfc", [](const Tensor& x) { return erfc(x); }, [](long double v) { return std::erfc(v); }, nullptr,
+       {-2.5, -1.0, -0.3, 0.0, 0.4, 1.0, 3.0, 9.0}},
       {"sigmoid", [](const Tensor& x) { return sigmoid(x); }, sigmoid_ld,
        [](cld z) { return 1.0L / (1.0L + std::exp(-z)); }, {-30.0, -2.5, -0.3, 0.0, 0.4, 3.0, 30.0}},
       {"erf", [](const Tensor& x) { return erf(x); }, [](long double v) { return std::erf(v); }, nullptr, kAll},
@@ -513,6 +529,14 @@ TEST_CASE("Tensor methods forward to the free functions") {
   CHECK(same(x.acos(), acos(x)));
   CHECK(same(x.atan(), atan(x)));
   CHECK(same(x.erf(), erf(x)));
+  CHECK(same(x.erfc(), erfc(x)));
+  CHECK(same(x.asinh(), asinh(x)));
+  CHECK(same((x.abs() + 1).acosh(), acosh(abs(x) + 1)));
+  CHECK(same(x.atanh(), atanh(x)));
+  CHECK(same(x.exp2(), exp2(x)));
+  CHECK(same(x.abs().log2(), log2(abs(x))));
+  CHECK(same(x.abs().log10(), log10(abs(x))));
+  CHECK(same(x.reciprocal(), reciprocal(x)));
   CHECK(same(x.sigmoid(), sigmoid(x)));
   CHECK(same(x.relu(), relu(x)));
   CHECK(same(x.gelu(true), gelu(x, true)));

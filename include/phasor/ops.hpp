@@ -16,10 +16,14 @@ Tensor abs(const Tensor& x);       ///< |x|
 Tensor sign(const Tensor& x);      ///< sign
 Tensor exp(const Tensor& x);       ///< e^x
 Tensor expm1(const Tensor& x);     ///< e^x - 1
+Tensor exp2(const Tensor& x);      ///< 2^x (complex: e^(x ln 2))
 Tensor log(const Tensor& x);       ///< natural log
 Tensor log1p(const Tensor& x);     ///< log(1 + x)
+Tensor log2(const Tensor& x);      ///< base-2 log (complex: log(x) / ln 2)
+Tensor log10(const Tensor& x);     ///< base-10 log (complex: log(x) / ln 10), e.g. decibels 20 log10|X|
 Tensor sqrt(const Tensor& x);      ///< square root
 Tensor rsqrt(const Tensor& x);     ///< 1 / sqrt(x)
+Tensor reciprocal(const Tensor& x);  ///< 1 / x (int and bool promote to the default float dtype)
 Tensor square(const Tensor& x);    ///< x * x
 Tensor sin(const Tensor& x);       ///< sine
 Tensor cos(const Tensor& x);       ///< cosine
@@ -30,7 +34,11 @@ Tensor tanh(const Tensor& x);      ///< hyperbolic tangent
 Tensor asin(const Tensor& x);      ///< arcsine
 Tensor acos(const Tensor& x);      ///< arccosine
 Tensor atan(const Tensor& x);      ///< arctangent
+Tensor asinh(const Tensor& x);     ///< inverse hyperbolic sine
+Tensor acosh(const Tensor& x);     ///< inverse hyperbolic cosine (real part >= 0 for complex x)
+Tensor atanh(const Tensor& x);     ///< inverse hyperbolic tangent
 Tensor erf(const Tensor& x);       ///< error function
+Tensor erfc(const Tensor& x);      ///< complementary error function 1 - erf(x), without its cancellation
 Tensor sigmoid(const Tensor& x);   ///< logistic sigmoid
 Tensor relu(const Tensor& x);      ///< max(x, 0)
 Tensor gelu(const Tensor& x, bool tanh_approximation = false);  ///< GELU

@@ -310,10 +310,14 @@ class Tensor {
   Tensor sign() const;     ///< sign (x/|x| for complex, 0 at 0)
   Tensor exp() const;      ///< e^x
   Tensor expm1() const;    ///< e^x - 1
+  Tensor exp2() const;     ///< 2^x
   Tensor log() const;      ///< natural log
   Tensor log1p() const;    ///< log(1 + x)
+  Tensor log2() const;     ///< base-2 log
+  Tensor log10() const;    ///< base-10 log
   Tensor sqrt() const;     ///< square root
   Tensor rsqrt() const;    ///< 1 / sqrt(x)
+  Tensor reciprocal() const;  ///< 1 / x
   Tensor square() const;   ///< x * x
   Tensor sin() const;      ///< sine
   Tensor cos() const;      ///< cosine
@@ -324,7 +328,11 @@ class Tensor {
   Tensor asin() const;     ///< arcsine
   Tensor acos() const;     ///< arccosine
   Tensor atan() const;     ///< arctangent
+  Tensor asinh() const;    ///< inverse hyperbolic sine
+  Tensor acosh() const;    ///< inverse hyperbolic cosine
+  Tensor atanh() const;    ///< inverse hyperbolic tangent
   Tensor erf() const;      ///< error function
+  Tensor erfc() const;     ///< complementary error function
   Tensor sigmoid() const;  ///< 1 / (1 + e^-x)
   Tensor relu() const;     ///< max(x, 0)
   Tensor gelu(bool tanh_approximation = false) const;  ///< GELU (exact erf form, or tanh form)

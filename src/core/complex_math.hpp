@@ -3,27 +3,26 @@
 // (cuda/elementwise_ops.cuh, cuda::std::complex) alike.
 //
 // Note [complex elementary functions]
-// The CPU takes exp, log, sqrt, sin, tan, tanh, asin, ... of complex numbers from the C library (glibc,
-// within a few ulps). The GPU's complex library (libcu++) computes some of them by textbook formulas that
-// cancel: tanh(x + iy) as (sinh 2x + i sin 2y) / (cosh 2x + cos 2y) loses all digits where the denominator
-// nearly vanishes (measured: 2.8e-3 relative error in complex64, 2.9e-12 in complex128; tan likewise,
-// through tanh); log loses digits near z = 1 (1.8e-13 in complex128); asin, acos and atan near +-1 and +-i
-// (up to 1.2e-5 in complex64, 1.2e-13 in complex128); sqrt misses the axes' exact values (a real part of
-// -4e-8 for sqrt(-1 - 0i) in complex64, where acos(2 + 0i) then comes out -5e-8 - 1.317i, not 0 - 1.317i).
-// libcu++'s exp, sinh and cosh (and so sin and cos) multiply e^x by cos y and sin y after e^x has
-// overflowed, which turns sinh(95 + 0i) in complex64 into inf + NaN i and exp(95 + 1e-30i) into inf + inf i
-// where glibc gives inf + 0i and inf + 1.8e11i. So the kernels use the functions below instead: clog
-// (log1p of an exact |z|^2 - 1 near |z| = 1), csqrt, ctanh / ctan, casin / cacos (Kahan's formulas),
-// catanh / catan, and cexp, csinh / csin, ccosh / ccos (exact on the axes, scaled past exp's range). Over
-// 2.2 * 10^5 points (six scales, and near Re z = +-1, Im z = +-1 and |z| = 1) each part of each result stays
-// within 3.7e-7 (complex64) and 6.6e-16 (complex128) of a long double reference, as glibc's do (measured
-// with the host's libm, tests/cuda_emu). Infinite and NaN arguments follow C99's special values, as
-// glibc's do: most go to the library's own function, ctanh handles its own. expm1 and log1p of complex
-// numbers have no C library function at all: both engines use cexpm1 / clog1p. cexpm1's real part, e^x cos y
-// - 1 = expm1(x) cos y - 2 sin^2(y/2), cancels near the curve e^x cos y = 1: its error is about an ulp of the
-// larger term, 2^-53 of it in double. So complex64 computes it in double, which keeps float's digits unless
-// the result is below 2^-29 of that term (measured: 0.78 half-ulps at 10^-7 of x from the curve, where float
-// arithmetic lost every digit). complex128 still loses digits there (2e-9 relative error at 10^-7): it would
+// The CPU takes exp, log, sqrt, sin, tan, tanh, asin, ... of complex numbers from the C library (glibc, within a
+// few ulps). The GPU's complex library (libcu++) computes some of them by textbook formulas that cancel: tanh(x +
+// iy) as (sinh 2x + i sin 2y) / (cosh 2x + cos 2y) loses all digits where the denominator nearly vanishes
+// (measured: 2.8e-3 relative error in complex64, 2.9e-12 in complex128; tan likewise, through tanh); log loses
+// digits near z = 1 (1.8e-13 in complex128); asin, acos and atan near +-1 and +-i (up to 1.2e-5 in complex64,
+// 1.2e-13 in complex128); sqrt misses the axes' exact values (a real part of -4e-8 for sqrt(-1 - 0i) in complex64,
+// where acos(2 + 0i) then comes out -5e-8 - 1.317i, not 0 - 1.317i). libcu++'s exp, sinh and cosh (and so sin and
+// cos) multiply e^x by cos y and sin y after e^x has overflowed, which turns sinh(95 + 0i) in complex64 into inf +
+// NaN i and exp(95 + 1e-30i) into inf + inf i where glibc gives inf + 0i and inf + 1.8e11i. So the kernels use the
+// functions below instead: clog (log1p of an exact |z|^2 - 1 near |z| = 1), csqrt, ctanh / ctan, casin / cacos
+// (Kahan's formulas), catanh / catan (casinh / cacosh from casin / cacos), and cexp, csinh / csin, ccosh / ccos
+// (exact on the axes, scaled past exp's range). Over 2.2 * 10^5 points (six scales, and near Re z = +-1, Im z =
+// +-1 and |z| = 1) each part of each result stays within 3.7e-7 (complex64) and 6.6e-16 (complex128) of a long
+// double reference, as glibc's do (measured with the host's libm, tests/cuda_emu). Infinite and NaN arguments
+// follow C99's special values, as glibc's do: most go to the library's own function, ctanh handles its own. expm1
+// and log1p of complex numbers have no C library function at all: both engines use cexpm1 / clog1p. cexpm1's real
+// part, e^x cos y - 1 = expm1(x) cos y - 2 sin^2(y/2), cancels near the curve e^x cos y = 1: its error is about an
+// ulp of the larger term, 2^-53 of it in double. So complex64 computes it in double, which keeps float's digits
+// unless the result is below 2^-29 of that term (measured: 0.78 half-ulps at 10^-7 of x from the curve, where
+// float arithmetic lost every digit). complex128 still loses digits there (2e-9 relative error at 10^-7): it would
 // need expm1, cos and sin to more than double's precision.
 //
 // Note [complex division]
@@ -277,6 +276,22 @@ template <class C>
 PHASOR_HOST_DEVICE C catan(const C& z) {
   const C w = catanh(C(-z.imag(), z.real()));
   return C(w.imag(), -w.real());
+}
+
+/// asinh z = -i asin(iz) (C99 defines casin by casinh the same way, special values included).
+template <class C>
+PHASOR_HOST_DEVICE C casinh(const C& z) {
+  const C w = casin(C(-z.imag(), z.real()));
+  return C(w.imag(), -w.real());
+}
+
+/// acosh z = +-i acos z, the sign that makes the real part nonnegative (C99's cacosh): i acos z where acos z's
+/// imaginary part has its sign bit set (acosh(2 + 0i) = 1.317 + 0i), -i acos z otherwise (acosh(2 - 0i) =
+/// 1.317 - 0i).
+template <class C>
+PHASOR_HOST_DEVICE C cacosh(const C& z) {
+  const C w = cacos(z);
+  return ::signbit(w.imag()) ? C(-w.imag(), w.real()) : C(w.imag(), -w.real());
 }
 
 /// tanh(x + iy) by Kahan's formula: with t = tan y, b = 1 + t^2, s = sinh x, r = sqrt(1 + s^2) (= cosh x),

@@ -142,6 +142,19 @@ Tensor expm1(const Tensor& x) {
       [](const Ctx& c, const G& g) { return G{g[0] * (c.output(0) + 1).conj()}; });
 }
 
+Tensor exp2(const Tensor& x) {
+  return detail::apply_op(
+      "exp2", {x}, kSaveOutputs,
+      [](In in) {
+        return detail::unary_float_kernel(in[0], "exp2", [](auto v) {
+          using T = decltype(v);
+          if constexpr (is_complex_v<T>) return std::exp(v * detail::real_t<T>(std::numbers::ln2));  // as torch
+          else return std::exp2(v);
+        });
+      },
+      [](const Ctx& c, const G& g) { return G{g[0] * (c.output(0) * std::numbers::ln2).conj()}; });
+}
+
 Tensor log(const Tensor& x) {
   return detail::apply_op(
       "log", {x}, kSaveInputs,
@@ -160,6 +173,26 @@ Tensor log1p(const Tensor& x) {
       },
       [](const Ctx& c, const G& g) { return G{g[0] / (c.input(0) + 1).conj()}; });
 }
+
+namespace {
+/// log2 (base 2) or log10 (base 10): the real library function, log(z) / log(base) for complex z.
+Tensor log_base(const Tensor& x, const char* op, double base) {
+  const double k = 1 / std::log(base);
+  return detail::apply_op(
+      op, {x}, kSaveInputs,
+      [op, base, k](In in) {
+        return detail::unary_float_kernel(in[0], op, [base, k](auto v) {
+          using T = decltype(v);
+          if constexpr (is_complex_v<T>) return std::log(v) * detail::real_t<T>(k);
+          else return base == 2 ? std::log2(v) : std::log10(v);
+        });
+      },
+      [base](const Ctx& c, const G& g) { return G{g[0] / (c.input(0) * std::log(base)).conj()}; });
+}
+}  // namespace
+
+Tensor log2(const Tensor& x) { return log_base(x, "log2", 2); }
+Tensor log10(const Tensor& x) { return log_base(x, "log10", 10); }
 
 Tensor sqrt(const Tensor& x) {
   return detail::apply_op(
@@ -182,6 +215,23 @@ Tensor rsqrt(const Tensor& x) {
       [](const Ctx& c, const G& g) {
         Tensor y = c.output(0);
         return G{g[0] * (y * y * y * -0.5).conj()};
+      });
+}
+
+Tensor reciprocal(const Tensor& x) {
+  return detail::apply_op(
+      "reciprocal", {x}, kSaveOutputs,
+      [](In in) {
+        return detail::unary_float_kernel(in[0], "reciprocal", [](auto v) {
+          using T = decltype(v);
+          if constexpr (is_complex_v<T>) return detail::cdiv(T(1), v);  // Note [complex division], as 1 / z
+          else return T(1) / v;
+        });
+      },
+      // d (1/x) = -1/x^2 = -y^2
+      [](const Ctx& c, const G& g) {
+        Tensor y = c.output(0);
+        return G{g[0] * (y * y).neg().conj()};
       });
 }
 
@@ -279,6 +329,37 @@ Tensor atan(const Tensor& x) {
       });
 }
 
+Tensor asinh(const Tensor& x) {
+  return detail::apply_op(
+      "asinh", {x}, kSaveInputs,
+      [](In in) { return detail::unary_float_kernel(in[0], "asinh", [](auto v) { return std::asinh(v); }); },
+      [](const Ctx& c, const G& g) {
+        Tensor x = c.input(0);
+        return G{g[0] / (x * x + 1).sqrt().conj()};
+      });
+}
+
+Tensor acosh(const Tensor& x) {
+  return detail::apply_op(
+      "acosh", {x}, kSaveInputs,
+      [](In in) { return detail::unary_float_kernel(in[0], "acosh", [](auto v) { return std::acosh(v); }); },
+      // 1 / (sqrt(x - 1) sqrt(x + 1)): acosh's own branch for complex x (sqrt(x^2 - 1) differs in sign off it)
+      [](const Ctx& c, const G& g) {
+        Tensor x = c.input(0);
+        return G{g[0] / ((x - 1).sqrt() * (x + 1).sqrt()).conj()};
+      });
+}
+
+Tensor atanh(const Tensor& x) {
+  return detail::apply_op(
+      "atanh", {x}, kSaveInputs,
+      [](In in) { return detail::unary_float_kernel(in[0], "atanh", [](auto v) { return std::atanh(v); }); },
+      [](const Ctx& c, const G& g) {
+        Tensor x = c.input(0);
+        return G{g[0] / (1 - x * x).conj()};
+      });
+}
+
 // ---- methods ---------------------------------------------------------------------------------------------
 Tensor Tensor::neg() const { return phasor::neg(*this); }
 Tensor Tensor::conj() const { return phasor::conj(*this); }
@@ -298,6 +379,13 @@ Tensor Tensor::tan() const { return phasor::tan(*this); }
 Tensor Tensor::sinh() const { return phasor::sinh(*this); }
 Tensor Tensor::cosh() const { return phasor::cosh(*this); }
 Tensor Tensor::tanh() const { return phasor::tanh(*this); }
+Tensor Tensor::asinh() const { return phasor::asinh(*this); }
+Tensor Tensor::acosh() const { return phasor::acosh(*this); }
+Tensor Tensor::atanh() const { return phasor::atanh(*this); }
+Tensor Tensor::reciprocal() const { return phasor::reciprocal(*this); }
+Tensor Tensor::exp2() const { return phasor::exp2(*this); }
+Tensor Tensor::log2() const { return phasor::log2(*this); }
+Tensor Tensor::log10() const { return phasor::log10(*this); }
 Tensor Tensor::asin() const { return phasor::asin(*this); }
 Tensor Tensor::acos() const { return phasor::acos(*this); }
 Tensor Tensor::atan() const { return phasor::atan(*this); }

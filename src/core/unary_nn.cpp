@@ -63,6 +63,21 @@ Tensor erf(const Tensor& x) {
       });
 }
 
+Tensor erfc(const Tensor& x) {
+  return detail::apply_op(
+      "erfc", {x}, kSaveInputs,
+      [](In in) {
+        return detail::unary_kernel<kRealFloat>(in[0], "erfc", []<class T>(T v) requires is_real_float_v<T> {
+          return std::erfc(v);  // keeps its digits where 1 - erf(x) would cancel (x > 0)
+        });
+      },
+      // d erfc / dx = -2/sqrt(pi) e^(-x^2)
+      [](const Ctx& c, const G& g) {
+        Tensor x = c.input(0);
+        return G{g[0] * (x * x).neg().exp() * (-2 / std::sqrt(std::numbers::pi))};
+      });
+}
+
 Tensor sigmoid(const Tensor& x) {
   return detail::apply_op(
       "sigmoid", {x}, kSaveOutputs,
@@ -291,6 +306,7 @@ Tensor logical_not(const Tensor& x) {
 
 // ---- methods ---------------------------------------------------------------------------------------------
 Tensor Tensor::erf() const { return phasor::erf(*this); }
+Tensor Tensor::erfc() const { return phasor::erfc(*this); }
 Tensor Tensor::sigmoid() const { return phasor::sigmoid(*this); }
 Tensor Tensor::relu() const { return phasor::relu(*this); }
 Tensor Tensor::gelu(bool tanh_approximation) const { return phasor::gelu(*this, tanh_approximation); }

@@ -346,6 +346,16 @@ PHASOR_UNARY(Asin, T, return d_asin(v);)
 PHASOR_UNARY(Acos, T, return d_acos(v);)
 PHASOR_UNARY(Atan, T, return d_atan(v);)
 PHASOR_UNARY(Erf, T, return ::erf(v);)
+PHASOR_UNARY(Erfc, T, return ::erfc(v);)
+// the CPU's forms (core/unary.cpp): complex exp2 = e^(z ln 2), log2 / log10 = log z / ln(base); complex
+// asinh / acosh from casin / cacos (core/complex_math.hpp)
+PHASOR_UNARY(Exp2, T, if constexpr (is_cplx_v<T>) return d_exp(v * real_t<T>(0.69314718055994530942)); else return ::exp2(v);)
+PHASOR_UNARY(Log2, T, if constexpr (is_cplx_v<T>) return d_log(v) * real_t<T>(1 / 0.69314718055994530942); else return ::log2(v);)
+PHASOR_UNARY(Log10, T, if constexpr (is_cplx_v<T>) return d_log(v) * real_t<T>(1 / 2.30258509299404568402); else return ::log10(v);)
+PHASOR_UNARY(Reciprocal, T, if constexpr (is_cplx_v<T>) return cdiv(T(1), v); else return T(1) / v;)
+PHASOR_UNARY(Asinh, T, if constexpr (is_cplx_v<T>) return ::phasor::detail::casinh(v); else return ::asinh(v);)
+PHASOR_UNARY(Acosh, T, if constexpr (is_cplx_v<T>) return ::phasor::detail::cacosh(v); else return ::acosh(v);)
+PHASOR_UNARY(Atanh, T, if constexpr (is_cplx_v<T>) return ::phasor::detail::catanh(v); else return ::atanh(v);)
 // sigmoid, silu and gelu in the CPU's forms (src/core/unary_nn.cpp): no overflow or cancellation for
 // large negative x; relu keeps NaN as the CPU's does
 PHASOR_UNARY(Sigmoid, T, if constexpr (is_cplx_v<T>) return cdiv(T(1), T(1) + d_exp(-v)); else return d_sigmoid_real(v);)
@@ -495,6 +505,9 @@ bool unary_table(const char* op, Dtype compute, const Operands& o, double p0, do
       E("cos", Cos, kFloat),       E("tan", Tan, kFloat),       E("sinh", Sinh, kFloat),
       E("cosh", Cosh, kFloat),     E("tanh", Tanh, kFloat),     E("asin", Asin, kFloat),
       E("acos", Acos, kFloat),     E("atan", Atan, kFloat),     E("erf", Erf, kReal),
+      E("erfc", Erfc, kReal),      E("exp2", Exp2, kFloat),     E("log2", Log2, kFloat),
+      E("log10", Log10, kFloat),   E("reciprocal", Reciprocal, kFloat), E("asinh", Asinh, kFloat),
+      E("acosh", Acosh, kFloat),   E("atanh", Atanh, kFloat),
       E("sigmoid", Sigmoid, kFloat), E("relu", Relu, kInt | kReal), E("silu", Silu, kFloat),
       E("gelu", Gelu, kReal),      E("softplus", Softplus, kReal), E("floor", Floor, kInt | kReal),
       E("ceil", Ceil, kInt | kReal), E("round", Round, kInt | kReal), E("trunc", Trunc, kInt | kReal),
