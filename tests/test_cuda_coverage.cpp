@@ -61,6 +61,7 @@ DEVICE_CASE("cuda coverage: the rarer unary ops and their gradients agree with t
     // not differentiable (or piecewise constant)
     agree(dev, "ceil", [](const V& a) { return a[0].ceil(); }, {x * 5.0}, 0);
     agree(dev, "isnan", [](const V& a) { return (a[0].log()).isnan(); }, {x}, 0);
+    agree(dev, "isinf", [](const V& a) { return where(a[0] > 0.0, a[0] * 0.0, a[0]).reciprocal().isinf(); }, {x}, 0);
     agree(dev, "logical_not", [](const V& a) { return logical_not(a[0] > 0.0); }, {x}, 0);
     agree(dev, "angle", [](const V& a) { return angle(a[0]); }, {x}, tol(dt));
     agree(dev, "pos", [](const V& a) { return a[0].sqrt(); }, {pos}, tol(dt));

@@ -381,23 +381,28 @@ TEST_CASE("relu and rounding: dtype rules and values") {
   }
 }
 
-TEST_CASE("predicates: isfinite, isnan, logical_not return bool for every dtype") {
+TEST_CASE("predicates: isfinite, isnan, isinf, logical_not return bool for every dtype") {
   Tensor x = real_t({1.0, kInf, -kInf, kNaN, 0.0}, float32);
   CHECK(isfinite(x).dtype() == bool_);
   CHECK(to_vector<bool>(isfinite(x)) == std::vector<bool>{true, false, false, false, true});
   CHECK(to_vector<bool>(isnan(x)) == std::vector<bool>{false, false, false, true, false});
+  CHECK(to_vector<bool>(isinf(x)) == std::vector<bool>{false, true, true, false, false});
   CHECK(to_vector<bool>(logical_not(x)) == std::vector<bool>{false, false, false, false, true});
   Tensor z = cplx_t({{1, kInf}, {kNaN, 0}, {0, 0}, {0, 2}});
   CHECK(to_vector<bool>(isfinite(z)) == std::vector<bool>{false, false, true, true});
   CHECK(to_vector<bool>(isnan(z)) == std::vector<bool>{false, true, false, false});
+  CHECK(to_vector<bool>(isinf(z)) == std::vector<bool>{true, false, false, false});
   CHECK(to_vector<bool>(logical_not(z)) == std::vector<bool>{false, false, true, false});
   Tensor i = int_t({0, 7});
   CHECK(to_vector<bool>(isfinite(i)) == std::vector<bool>{true, true});
   CHECK(to_vector<bool>(isnan(i)) == std::vector<bool>{false, false});
+  CHECK(to_vector<bool>(isinf(i)) == std::vector<bool>{false, false});
+  CHECK(to_vector<bool>(isinf(real_t({kInf, 1.0}, float64))) == std::vector<bool>{true, false});
   CHECK(to_vector<bool>(logical_not(i)) == std::vector<bool>{true, false});
   Tensor b = from_vector(std::vector<bool>{true, false});
   CHECK(to_vector<bool>(~b) == std::vector<bool>{false, true});
   CHECK(to_vector<bool>(b.isnan()) == std::vector<bool>{false, false});
+  CHECK(to_vector<bool>(b.isinf()) == std::vector<bool>{false, false});
   // no gradient flows through predicates
   Tensor xr = real_t({1.0}).requires_grad_();
   CHECK(!isnan(xr).requires_grad());

@@ -53,6 +53,7 @@ Tensor conj(const Tensor& x);      ///< complex conjugate
 Tensor angle(const Tensor& x);     ///< complex argument
 Tensor isfinite(const Tensor& x);  ///< bool: finite
 Tensor isnan(const Tensor& x);     ///< bool: NaN
+Tensor isinf(const Tensor& x);     ///< bool: +-inf (complex: either part)
 Tensor logical_not(const Tensor& x);  ///< bool: !x
 
 // ---- binary, broadcasting --------------------------------------------------------------------

@@ -347,6 +347,7 @@ class Tensor {
   Tensor angle() const;    ///< argument of a complex number (0 or pi for reals)
   Tensor isfinite() const; ///< bool: finite
   Tensor isnan() const;    ///< bool: NaN
+  Tensor isinf() const;    ///< bool: +-inf
   Tensor logical_not() const;  ///< bool: !x
 
   Tensor add(const Tensor& o, const Scalar& alpha = 1) const;  ///< this + alpha * o

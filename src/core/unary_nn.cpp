@@ -290,6 +290,17 @@ Tensor isnan(const Tensor& x) {
   });
 }
 
+Tensor isinf(const Tensor& x) {
+  return detail::apply_nondiff("isinf", {x}, [](In in) {
+    return detail::unary_kernel<kAsIs>(in[0], "isinf", [](auto v) -> bool {
+      using T = decltype(v);
+      if constexpr (is_complex_v<T>) return std::isinf(v.real()) || std::isinf(v.imag());
+      else if constexpr (is_real_float_v<T>) return std::isinf(v);
+      else return false;
+    });
+  });
+}
+
 Tensor logical_not(const Tensor& x) {
   return detail::apply_nondiff("logical_not", {x}, [](In in) {
     if (in[0].dtype() == Dtype::Bool && in[0].device().is_cpu()) {
@@ -319,6 +330,7 @@ Tensor Tensor::frac() const { return phasor::frac(*this); }
 Tensor Tensor::round() const { return phasor::round(*this); }
 Tensor Tensor::isfinite() const { return phasor::isfinite(*this); }
 Tensor Tensor::isnan() const { return phasor::isnan(*this); }
+Tensor Tensor::isinf() const { return phasor::isinf(*this); }
 Tensor Tensor::logical_not() const { return phasor::logical_not(*this); }
 
 }  // namespace phasor

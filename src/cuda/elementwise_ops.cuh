@@ -371,6 +371,7 @@ PHASOR_UNARY(Conj, T, if constexpr (is_cplx_v<T>) return ::cuda::std::conj(v); e
 PHASOR_UNARY(Angle, real_t<T>, if constexpr (is_cplx_v<T>) return ::cuda::std::arg(v); else return d_isnan(v) ? v : (v < T(0) ? T(3.14159265358979323846) : T(0));)
 PHASOR_UNARY(Isfinite, bool, if constexpr (is_cplx_v<T>) return ::isfinite(v.real()) && ::isfinite(v.imag()); else if constexpr (is_float_v<T>) return bool(::isfinite(v)); else return true;)
 PHASOR_UNARY(Isnan, bool, return d_isnan(v);)
+PHASOR_UNARY(Isinf, bool, if constexpr (is_cplx_v<T>) return ::isinf(v.real()) || ::isinf(v.imag()); else if constexpr (is_float_v<T>) return bool(::isinf(v)); else return false;)
 PHASOR_UNARY(LogicalNot, bool, return !convert<bool>(v);)
 // clamp's bounds arrive as doubles (p0 = min, p1 = max, infinite when absent); NaN stays NaN, min > max gives max
 PHASOR_UNARY(Clamp, T, if (double(v) < p0) v = T(p0); if (double(v) > p1) v = T(p1); return v;)
@@ -513,6 +514,7 @@ bool unary_table(const char* op, Dtype compute, const Operands& o, double p0, do
       E("ceil", Ceil, kInt | kReal), E("round", Round, kInt | kReal), E("trunc", Trunc, kInt | kReal),
       E("conj", Conj, kAll),
       E("angle", Angle, kFloat),   E("isfinite", Isfinite, kAll), E("isnan", Isnan, kAll),
+      E("isinf", Isinf, kAll),
       E("logical_not", LogicalNot, kAll), E("clamp", Clamp, kInt | kReal),
   };
 #undef E
