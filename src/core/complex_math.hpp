@@ -409,8 +409,12 @@ __attribute__((always_inline)) PHASOR_HOST_DEVICE inline C cdiv(const C& n, cons
   using R = real_t<C>;
   const double a = n.real(), b = n.imag(), c = w.real(), d = w.imag();
   double x, y;
-  if (sizeof(R) == sizeof(float) && float_div_applies(a, b, c, d)) float_div(a, b, c, d, x, y);
-  else div_parts(a, b, c, d, x, y);
+  if constexpr (sizeof(R) == sizeof(float)) {
+    if (float_div_applies(a, b, c, d)) float_div(a, b, c, d, x, y);
+    else div_parts(a, b, c, d, x, y);
+  } else {
+    div_parts(a, b, c, d, x, y);
+  }
   return C(R(x), R(y));
 }
 

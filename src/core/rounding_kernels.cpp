@@ -8,9 +8,10 @@
 // to check this form on any machine): for |v| < 2^(p-1) (p the mantissa's bits: 2^23 for float, 2^52 for
 // double) (|v| + 2^(p-1)) - 2^(p-1) is |v| rounded to the nearest integer, ties to even, in the default
 // rounding mode (what nearbyint does); floor and ceil step that by one where it went the wrong way, trunc is
-// the floor of |v|. Larger values, infinities and NaN are integral or NaN already and stay as they are. The
-// result takes v's sign, which is always the sign of floor, ceil and round of v (round(-0.3) = -0, ceil(-0.7) = -0). Branch-free,
-// so the loops vectorize; the library is built without -ffast-math, which would fold the two additions.
+// the floor of |v|. Larger values, infinities and NaN are integral or NaN already and stay as they are. The result
+// takes v's sign, which is always the sign of floor, ceil and round of v (round(-0.3) = -0, ceil(-0.7) = -0).
+// Branch-free, so the loops vectorize; the library is built without -ffast-math, which would fold the two
+// additions.
 // Both forms give libm's values bit for bit (tests/test_unary.cpp compares them with std::floor / ceil /
 // nearbyint).
 #include "core/rounding_kernels.hpp"

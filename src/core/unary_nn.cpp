@@ -279,26 +279,28 @@ Tensor isfinite(const Tensor& x) {
   });
 }
 
-Tensor isnan(const Tensor& x) {
-  return detail::apply_nondiff("isnan", {x}, [](In in) {
-    return detail::unary_kernel<kAsIs>(in[0], "isnan", [](auto v) -> bool {
+namespace {
+/// A bool tensor of `test` (std::isnan, std::isinf) per element: a complex element when either part passes,
+/// an integer or bool element never.
+template <class Test>
+Tensor part_test(const char* op, const Tensor& x, Test test) {
+  return detail::apply_nondiff(op, {x}, [op, test](In in) {
+    return detail::unary_kernel<kAsIs>(in[0], op, [test](auto v) -> bool {
       using T = decltype(v);
-      if constexpr (is_complex_v<T>) return std::isnan(v.real()) || std::isnan(v.imag());
-      else if constexpr (is_real_float_v<T>) return std::isnan(v);
+      if constexpr (is_complex_v<T>) return test(v.real()) || test(v.imag());
+      else if constexpr (is_real_float_v<T>) return test(v);
       else return false;
     });
   });
 }
+}  // namespace
+
+Tensor isnan(const Tensor& x) {
+  return part_test("isnan", x, [](auto r) { return std::isnan(r); });
+}
 
 Tensor isinf(const Tensor& x) {
-  return detail::apply_nondiff("isinf", {x}, [](In in) {
-    return detail::unary_kernel<kAsIs>(in[0], "isinf", [](auto v) -> bool {
-      using T = decltype(v);
-      if constexpr (is_complex_v<T>) return std::isinf(v.real()) || std::isinf(v.imag());
-      else if constexpr (is_real_float_v<T>) return std::isinf(v);
-      else return false;
-    });
-  });
+  return part_test("isinf", x, [](auto r) { return std::isinf(r); });
 }
 
 Tensor logical_not(const Tensor& x) {
