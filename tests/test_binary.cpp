@@ -14,68 +14,10 @@
 #include <string>
 #include <vector>
 
+#include "binary_ref.hpp"
+
 using namespace phasor;
-using cd = std::complex<double>;
-using cld = std::complex<long double>;
-using G = std::vector<Tensor>;
-
-namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
-
-Tensor real_t(const std::vector<double>& v, Dtype dt = float64) { return from_vector(v).to(dt); }
-Tensor real_t(const std::vector<double>& v, const Shape& s, Dtype dt = float64) { return from_vector(v, s).to(dt); }
-Tensor cplx_t(const std::vector<cd>& v, Dtype dt = complex128) { return from_vector(v).to(dt); }
-Tensor int_t(const std::vector<std::int64_t>& v) { return from_vector(v); }
-Tensor bool_t(const std::vector<bool>& v) { return from_vector(v); }
-
-double rtol_for(Dtype t) { return t == float32 || t == complex64 ? 2e-6 : 1e-14; }
-
-bool close(cd got, cld want, double rtol) {
-  const bool wn = std::isnan(static_cast<double>(want.real())) || std::isnan(static_cast<double>(want.imag()));
-  const bool gn = std::isnan(got.real()) || std::isnan(got.imag());
-  if (wn || gn) return wn && gn;
-  if (std::isinf(static_cast<double>(want.real())) || std::isinf(static_cast<double>(want.imag())))
-    return got.real() == static_cast<double>(want.real()) && got.imag() == static_cast<double>(want.imag());
-  return std::abs(cld(got.real(), got.imag()) - want) <= rtol * std::abs(want) + 1e-300;
-}
-
-/// Row-major index of `idx` (in `out` coordinates) into a tensor of shape `s` broadcast to `out`.
-std::int64_t bcast_index(const Shape& s, const Shape& out, std::int64_t flat) {
-  std::int64_t r = 0, stride = 1;
-  for (std::int64_t d = static_cast<std::int64_t>(out.size()) - 1; d >= 0; --d) {
-    const std::int64_t i = flat % out[static_cast<std::size_t>(d)];
-    flat /= out[static_cast<std::size_t>(d)];
-    const std::int64_t sd = d - static_cast<std::int64_t>(out.size() - s.size());
-    if (sd >= 0) {
-      const std::int64_t n = s[static_cast<std::size_t>(sd)];
-      r += (n == 1 ? 0 : i) * stride;
-      stride *= n;
-    }
-  }
-  return r;
-}
-
-/// Checks out == ref(a, b) with a naive broadcasting loop in long double.
-void check_binary(const Tensor& a, const Tensor& b, const Tensor& out, const std::function<cld(cld, cld)>& ref,
-                  double rtol) {
-  auto av = to_vector<cd>(a), bv = to_vector<cd>(b), ov = to_vector<cd>(out);
-  REQUIRE(out.numel() == static_cast<std::int64_t>(ov.size()));
-  for (std::int64_t k = 0; k < out.numel(); ++k) {
-    const cd x = av[static_cast<std::size_t>(bcast_index(a.shape(), out.shape(), k))];
-    const cd y = bv[static_cast<std::size_t>(bcast_index(b.shape(), out.shape(), k))];
-    const cld want = ref(cld(x.real(), x.imag()), cld(y.real(), y.imag()));
-    INFO("a = ", x, ", b = ", y, ", got ", ov[static_cast<std::size_t>(k)], ", want ",
-         cd(static_cast<double>(want.real()), static_cast<double>(want.imag())));
-    CHECK(close(ov[static_cast<std::size_t>(k)], want, rtol));
-  }
-}
-
-bool gc(const std::function<Tensor(const G&)>& f, const G& in) { return autodiff::gradcheck(f, in); }
-bool ggc(const std::function<Tensor(const G&)>& f, const G& in) { return autodiff::gradgradcheck(f, in); }
-
-}  // namespace
+using namespace phasor::test;
 
 // ---- promotion and broadcasting ---------------------------------------------------------------------------
 TEST_CASE("type promotion follows PyTorch (checked against torch 1.13)") {

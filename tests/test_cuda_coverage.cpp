@@ -83,10 +83,36 @@ DEVICE_CASE("cuda coverage: gradients of the remaining differentiable ops, and s
     const Tensor x = sample({6, 7}, dt), y = sample({6, 7}, dt), pos = x.abs() + 0.5;
     grads_agree(dev, "log", [](const V& a) { return a[0].log(); }, {pos}, t);
     grads_agree(dev, "sqrt", [](const V& a) { return a[0].sqrt(); }, {pos}, t);
+    grads_agree(dev, "erf, silu", [](const V& a) { return erf(a[0]) * silu(a[0]); }, {x}, t);
     grads_agree(dev, "minimum", [](const V& a) { return minimum(a[0], a[1]); }, {x, y}, t);
     grads_agree(dev, "maximum", [](const V& a) { return maximum(a[0], a[1]); }, {x, y}, t);
     grads_agree(dev, "atan2", [](const V& a) { return atan2(a[0], a[1]); }, {x, y}, t);
     grads_agree(dev, "polar", [](const V& a) { return polar(a[0], a[1]); }, {pos, x}, t);
+    grads_agree(dev, "fmod, remainder, floor_divide, div trunc",
+                [](const V& a) {
+                  return fmod(a[0], a[1]) + remainder(a[0], a[1]) * a[1] + floor_divide(a[0], a[1]) +
+                         div(a[0], a[1], "trunc");
+                },
+                {x * 4.0, y}, t);
+    grads_agree(dev, "hypot, copysign", [](const V& a) { return hypot(a[0], a[1]) + copysign(a[0], a[1]); }, {x, y}, t);
+    grads_agree(dev, "logaddexp, logaddexp2", [](const V& a) { return logaddexp(a[0], a[1]) * logaddexp2(a[1], a[0]); },
+                {x, y}, t);
+    grads_agree(dev, "xlogy", [](const V& a) { return xlogy(a[0], a[1]); }, {x, pos}, t);
+    grad2_agree(dev, "logaddexp", [](const V& a) { return logaddexp(a[0], a[1]); }, {x, y}, 20 * t);
+    grad2_agree(dev, "xlogy", [](const V& a) { return xlogy(a[0], a[1]); }, {x, pos}, 20 * t);
+    grad2_agree(dev, "cumprod with zeros", [](const V& a) { return cumprod(a[0], 1); },
+                {where(x.abs() < 0.3, zeros({}, dt), x)}, 20 * t);
+    grads_agree(dev, "diagonal, diag_embed, diag, trace",
+                [](const V& a) {
+                  return cat({diag_embed(a[0].diagonal(1), -1).flatten(), diag(a[0].select(0, 2), 2).flatten(),
+                              trace(a[0]).reshape({1}), diag(a[0].narrow(0, 0, 5), -1)});
+                },
+                {x}, t);
+    grads_agree(dev, "diff", [](const V& a) { return diff(a[0], 2, 0, a[1].narrow(0, 0, 1), a[1].narrow(0, 1, 2)); }, {x, y}, t);
+    grads_agree(dev, "nan_to_num, clamp_min, clamp_max",
+                [](const V& a) { return nan_to_num(a[0].log(), 0.5, 3.0, -3.0) + clamp_min(a[0], 0.2) + clamp_max(a[0], -0.1); },
+                {x}, t);
+    agree(dev, "signbit", [](const V& a) { return signbit(a[0]) ^ signbit(a[0] * 0.0); }, {x}, 0);
     // piecewise constant: zero gradients (plus the identity, so the loss depends on x)
     grads_agree(dev, "floor, ceil, round, trunc, frac, angle",
                 [](const V& a) {

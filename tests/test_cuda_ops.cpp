@@ -563,6 +563,59 @@ DEVICE_CASE("cuda ops: binary ops, broadcasting and type promotion agree with th
 // The flat kernel (contiguous operands, each thread loading 4 elements a grid step apart, with a tail
 // loop) and its 0-d operands: sizes on both sides of every boundary, scalars on either side, in place,
 // a bool output, three inputs (where), and contiguous and strided fills.
+DEVICE_CASE("cuda ops: fmod, remainder, floor_divide, hypot, copysign, logaddexp(2) and xlogy agree with the CPU, bit for bit on special values") {
+  manual_seed(3);
+  using B = std::function<Tensor(const Tensor&, const Tensor&)>;
+  const std::vector<std::pair<std::string, B>> ops = {
+      {"fmod", [](const Tensor& a, const Tensor& b) { return fmod(a, b); }},
+      {"remainder", [](const Tensor& a, const Tensor& b) { return a % b; }},
+      {"floor_divide", [](const Tensor& a, const Tensor& b) { return floor_divide(a, b); }},
+      {"div trunc", [](const Tensor& a, const Tensor& b) { return div(a, b, "trunc"); }},
+      {"hypot", [](const Tensor& a, const Tensor& b) { return hypot(a, b); }},
+      {"copysign", [](const Tensor& a, const Tensor& b) { return copysign(a, b); }},
+      {"logaddexp", [](const Tensor& a, const Tensor& b) { return logaddexp(a, b); }},
+      {"logaddexp2", [](const Tensor& a, const Tensor& b) { return logaddexp2(a, b); }},
+      {"xlogy", [](const Tensor& a, const Tensor& b) { return xlogy(a, b); }},
+  };
+  const double inf = std::numeric_limits<double>::infinity(), nan = std::numeric_limits<double>::quiet_NaN();
+  const std::vector<double> av = {7.5, -7.5, 6.0, -0.0, 0.0, 1e300, inf, -inf, nan, 0.3};
+  const std::vector<double> bv = {2.0, -2.0, 0.1, -0.7, 0.0, -0.0, inf, -inf, nan};
+  for (Dtype dt : {float32, float64}) {
+    CAPTURE(dt);
+    const Tensor a = from_vector(av).reshape({10, 1}).to(dt), b = from_vector(bv).reshape({1, 9}).to(dt);
+    for (const auto& [name, f] : ops) {
+      CAPTURE(name);
+      const Tensor want = f(a, b), got = f(a.to(dev), b.to(dev));
+      CHECK(got.device() == dev);
+      // the division family is exact, the rest within rounding; signs of zeros and NaN placement exactly
+      CHECK(rel_diff(got, want) <= (name == "hypot" || name.rfind("log", 0) == 0 || name == "xlogy" ? 4e-7 : 0));
+      CHECK(sign_bits(where(got.isnan(), got.abs(), got)) == sign_bits(where(want.isnan(), want.abs(), want)));
+    }
+    // random operands, mixed dtypes, broadcasting
+    const Tensor x = sample({8, 1, 33}, dt) * 4.0, y = sample({5, 33}, float64);
+    for (const auto& [name, f] : ops) {
+      CAPTURE(name);
+      CHECK(rel_diff(f(x.to(dev), y.to(dev)), f(x, y)) <= 2e-6);
+    }
+  }
+  // int64: exact, wrapping at INT64_MIN / -1; a zero divisor throws on the device as on the CPU
+  const std::int64_t lo = std::numeric_limits<std::int64_t>::min();
+  const Tensor ia = from_vector(std::vector<std::int64_t>{7, -7, 7, -7, lo, lo, 0, 9});
+  const Tensor ib = from_vector(std::vector<std::int64_t>{3, 3, -3, -3, -1, 2, 5, -4});
+  for (const auto& [name, f] : ops) {
+    if (name != "fmod" && name != "remainder" && name != "floor_divide" && name != "div trunc") continue;
+    CAPTURE(name);
+    const Tensor got = f(ia.to(dev), ib.to(dev));
+    CHECK(got.dtype() == int64);
+    CHECK(rel_diff(got, f(ia, ib)) == 0);
+    const Tensor zero_in = from_vector(std::vector<std::int64_t>{1, 0, 2, 3, 4, 5, 6, 7}).to(dev);
+    CHECK_THROWS_WITH_AS(f(ia.to(dev), zero_in), doctest::Contains("integer division by zero"), Error);
+  }
+  CHECK_THROWS_WITH_AS(ia.to(dev) % 0, doctest::Contains("[remainder] integer division by zero"), Error);
+  CHECK(rel_diff(ia.to(dev) % 4, ia % 4) == 0);  // a host scalar divisor
+  CHECK(rel_diff(fmod(ia.to(dev), 2.5), fmod(ia, 2.5)) == 0);
+}
+
 DEVICE_CASE("cuda ops: the flat elementwise kernel covers every size, 0-d operands and in-place use") {
   manual_seed(22);
   for (std::int64_t n : {1, 2, 3, 255, 256, 257, 1023, 1024, 1025, 4097, 65537, 262147, (1 << 20) + 7}) {

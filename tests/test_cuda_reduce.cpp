@@ -186,6 +186,31 @@ DEVICE_CASE("cuda reduce: cumsum agrees with the CPU") {
   CHECK_THROWS_WITH_AS(cumsum(ones({3}, float32, dev), 1), doctest::Contains("[cumsum]"), Error);
 }
 
+DEVICE_CASE("cuda reduce: cumprod agrees with the CPU, gradients with zeros included") {
+  manual_seed(16);
+  for (Dtype dt : {bool_, int64, float32, float64, complex64, complex128}) {
+    CAPTURE(dt);
+    const double t = dt == bool_ || dt == int64 ? 0 : 10 * tol(dt);
+    // factors near 1 keep long products in range (int64 products wrap, identically in any order)
+    auto draw = [dt](const Shape& s) { return dt == bool_ || dt == int64 ? sample(s, dt) : sample(s, dt) * 0.05 + 1.0; };
+    const Tensor x = draw({3, 300, 5});  // short columns: one thread per column
+    for (std::int64_t d : {0, 1, 2, -1}) {
+      CAPTURE(d);
+      check_op(dev, [d](const Tensor& a) { return cumprod(a, d); }, x, t);
+    }
+    const Tensor y = draw({2, 5000});  // few long rows: a block per row, chunked scans
+    check_op(dev, [](const Tensor& a) { return a.cumprod(1); }, y, t);
+    check_op(dev, [](const Tensor& a) { return a.cumprod(0); }, y, t);
+    CHECK(cumprod(x.to(dev), 0).dtype() == (dt == bool_ ? int64 : dt));
+  }
+  // zeros: the gradient's three cases, on the device
+  const Tensor z = where(sample({4, 40}, float64) > 1.2, zeros({}, float64), sample({4, 40}, float64));
+  check_grad(dev, [](const Tensor& a) { return cumprod(a, 1); }, z);
+  check_grad(dev, [](const Tensor& a) { return cumprod(a, 0); }, sample({3, 45, 5}, complex128));
+  CHECK(cumprod(zeros({0, 4}, float32, dev), 0).shape() == Shape{0, 4});
+  CHECK_THROWS_WITH_AS(cumprod(ones({3}, float32, dev), 1), doctest::Contains("[cumprod]"), Error);
+}
+
 DEVICE_CASE("cuda reduce: amax and amin of +0 and -0 give +0 and -0 whatever the order and the split, as on the CPU") {
   // element_traits' reduce_max / reduce_min: +0 and -0 tie by sign, not by which partial result came first
   // (SIMD lanes and threads on the CPU, a tree on the GPU), so both devices give the same bits

@@ -377,14 +377,16 @@ TEST_CASE("argmax/argmin and max/min along a dim") {
   CHECK(kidx.shape() == Shape{2, 1});
 }
 
-TEST_CASE("cumsum values, dtypes and layouts") {
+TEST_CASE("cumsum and cumprod values, dtypes and layouts") {
+  for (bool product : {false, true})
   for (Dtype dt : {float64, int64, bool_, complex128, float32}) {
     for (auto& [name, x] : layouts(dt, 5)) {
       CAPTURE(name);
+      CAPTURE(product);
       const auto vals = to_vector<cd>(x);
       const Shape s = x.shape();
       for (std::int64_t d : {0, 1, 2, -1}) {
-        Tensor y = cumsum(x, d);
+        Tensor y = product ? cumprod(x, d) : cumsum(x, d);
         CHECK(y.dtype() == (dt == bool_ ? int64 : dt));
         REQUIRE(y.shape() == s);
         const std::int64_t dd = d < 0 ? d + 3 : d;
@@ -394,12 +396,13 @@ TEST_CASE("cumsum values, dtypes and layouts") {
           for (std::int64_t i1 = 0; i1 < s[1]; ++i1)
             for (std::int64_t i2 = 0; i2 < s[2]; ++i2) {
               std::int64_t pos[3] = {i0, i1, i2};
-              cld acc = 0;
+              cld acc = product ? 1 : 0;
               for (std::int64_t j = 0; j <= pos[dd]; ++j) {
                 std::int64_t q[3] = {i0, i1, i2};
                 q[dd] = j;
-                acc += cld(vals[static_cast<std::size_t>((q[0] * s[1] + q[1]) * s[2] + q[2])].real(),
-                           vals[static_cast<std::size_t>((q[0] * s[1] + q[1]) * s[2] + q[2])].imag());
+                const cld v(vals[static_cast<std::size_t>((q[0] * s[1] + q[1]) * s[2] + q[2])].real(),
+                            vals[static_cast<std::size_t>((q[0] * s[1] + q[1]) * s[2] + q[2])].imag());
+                acc = product ? acc * v : acc + v;
               }
               const cd g = got[static_cast<std::size_t>((i0 * s[1] + i1) * s[2] + i2)];
               if (!close(cld(g.real(), g.imag()), acc, dt == float32 ? 1e-5 : 1e-13, 1e-6)) ++bad;
@@ -679,6 +682,39 @@ TEST_CASE("gradcheck: sum, mean, cumsum (real and complex)") {
   CHECK(autodiff::gradgradcheck(Fn1([](const std::vector<Tensor>& in) { return (sum(in[0], {1}) * in[0].sum()).sum({}); }), {x}));
   CHECK(autodiff::gradgradcheck(Fn1([](const std::vector<Tensor>& in) { return mean(in[0] * in[0], {0}, true); }), {x}));
   CHECK(autodiff::gradgradcheck(Fn1([](const std::vector<Tensor>& in) { return cumsum(in[0] * in[0], 1); }), {x}));
+}
+
+TEST_CASE("cumprod: int64 wraps, zeros, empty and 0-d tensors, errors, gradients (zeros included)") {
+  const std::int64_t big = std::int64_t{1} << 40;
+  CHECK(to_vector<std::int64_t>(cumprod(from_vector(std::vector<std::int64_t>{big, big, 3}), 0)) ==
+        std::vector<std::int64_t>{big, 0, 0});  // 2^80 wraps to 0, as torch
+  CHECK(cumprod(from_vector(std::vector<bool>{true, false}), 0).dtype() == int64);
+  CHECK(to_vector<double>(from_vector(std::vector<double>{2, 0.5, 0, 4}).cumprod(0)) == std::vector<double>{2, 1, 0, 0});
+  CHECK(cumprod(zeros({0, 3}), 0).shape() == Shape{0, 3});
+  CHECK(cumprod(scalar_tensor(2.5), 0).item<double>() == 2.5);
+  CHECK_THROWS_WITH_AS(cumprod(zeros({2, 2}), 2), "[cumprod] dim 2 out of range for a tensor of 2 dims", Error);
+  // rows with no zero, one zero (first, middle, last), two and three zeros (Note [cumprod gradient])
+  Tensor x = from_vector(std::vector<double>{1.5, -0.7, 2.0, 0.9, 1.1,   //
+                                             0.0, 1.3, -0.8, 1.1, 0.6,   //
+                                             1.2, 0.6, 0.0, -1.2, 0.8,   //
+                                             0.5, 1.4, -0.3, 0.7, 0.0,   //
+                                             0.9, 0.0, 0.7, 0.0, 1.3,   //
+                                             0.0, 0.0, 0.7, 0.0, -2.0},
+                         Shape{6, 5})
+                 .requires_grad_();
+  for (std::int64_t d : {0, 1})
+    CHECK(autodiff::gradcheck(Fn1([d](const std::vector<Tensor>& in) { return cumprod(in[0], d); }), {x}));
+  CHECK(autodiff::gradgradcheck(Fn1([](const std::vector<Tensor>& in) { return cumprod(in[0], 1); }), {x}));
+  CHECK(autodiff::gradgradcheck(Fn1([](const std::vector<Tensor>& in) { return cumprod(in[0].t(), 0); }), {x}));
+  // the gradient at a row's first zero: the products that skip it (y = [2, 0, 0], dL/dx1 = 2 + 2 * 3)
+  Tensor y = from_vector(std::vector<double>{2, 0, 3}).requires_grad_();
+  cumprod(y, 0).sum().backward();
+  CHECK(to_vector<double>(y.grad()) == std::vector<double>{1, 8, 0});
+  Tensor z = from_vector(std::vector<cd>{{1, 1}, {0, 0}, {0.5, -2}, {1.2, 0.3}, {-0.4, 0.9}, {0.7, 0.2}}, Shape{2, 3})
+                 .requires_grad_();
+  CHECK(autodiff::gradcheck(Fn1([](const std::vector<Tensor>& in) { return cumprod(in[0], 1); }), {z}));
+  CHECK(autodiff::gradcheck(Fn1([](const std::vector<Tensor>& in) { return cumprod(in[0], 0); }), {z}));
+  CHECK(autodiff::gradgradcheck(Fn1([](const std::vector<Tensor>& in) { return cumprod(in[0], 1); }), {z}));
 }
 
 TEST_CASE("gradcheck: prod with zeros (real and complex)") {

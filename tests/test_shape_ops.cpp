@@ -1,5 +1,5 @@
 // tests/test_shape_ops.cpp - cat, stack, split, chunk, pad, flip, roll, gather, scatter_add,
-// index_select, index_add, tril, triu: values against naive loops or PyTorch outputs, gradients
+// index_select, index_add, tril, triu, diag, trace, diff: values against naive loops or PyTorch outputs, gradients
 // against finite differences, and errors.
 #include <doctest/doctest.h>
 
@@ -563,4 +563,56 @@ TEST_CASE("roll: repeated dims add their shifts; gradient is the opposite roll")
   CHECK(vals(roll(x, {2, -2}, {1, 1})) == vals(x));
   CHECK(autodiff::gradcheck([](const V& in) { return roll(in[0], {1, -1}, {0, 1}) * seq({4, 3}); }, {leaf64({4, 3})}));
   CHECK(autodiff::gradgradcheck([](const V& in) { return roll(in[0] * in[0], {5}, {-1}); }, {leaf64({2, 3})}));
+}
+
+// ---- diag / trace / diff --------------------------------------------------------------------------------------
+TEST_CASE("diag builds and reads diagonals; trace sums the main one") {
+  const Tensor v = vec({1, 2, 3});
+  CHECK(vals(diag(v)) == std::vector<double>{1, 0, 0, 0, 2, 0, 0, 0, 3});
+  CHECK(diag(v, 1).shape() == Shape{4, 4});
+  CHECK(vals(diag(v, -1).diagonal(-1)) == std::vector<double>{1, 2, 3});
+  CHECK(diag(v, -1).sum().item<double>() == 6.0);
+  const Tensor m = seq({3, 4});
+  Tensor d = diag(m, 1);
+  CHECK(vals(d) == std::vector<double>{1, 6, 11});
+  d.fill_(0.0);  // a copy, not a view
+  CHECK(vals(m.diagonal(1)) == std::vector<double>{1, 6, 11});
+  CHECK(vals(diag(m, -2)) == std::vector<double>{8});
+  CHECK(diag(m, 5).numel() == 0);
+  CHECK(trace(m).item<double>() == 0 + 5 + 10);
+  CHECK(trace(from_vector(std::vector<std::int64_t>{1, 2, 3, 4}, Shape{2, 2})).dtype() == int64);
+  CHECK_THROWS_WITH_AS(diag(seq({2, 2, 2})), Contains("[diag] expected a 1-D or 2-D tensor, got shape (2, 2, 2)"), Error);
+  CHECK_THROWS_WITH_AS(trace(v), Contains("[trace] expected a 2-D tensor, got shape (3,)"), Error);
+  CHECK(autodiff::gradcheck([](const V& in) { return diag(in[0], 1); }, {leaf64({3})}));
+  CHECK(autodiff::gradcheck([](const V& in) { return diag(in[0], -1); }, {leaf64({3, 4})}));
+  CHECK(autodiff::gradcheck([](const V& in) { return trace(in[0]); }, {leafc({3, 3})}));
+  CHECK(autodiff::gradgradcheck([](const V& in) { return trace(in[0] * in[0]); }, {leaf64({3, 2})}));
+}
+
+TEST_CASE("diff: orders, dims, prepend and append, bools, gradients") {
+  const Tensor x = vec({1, 4, 9, 16, 25});
+  CHECK(vals(diff(x)) == std::vector<double>{3, 5, 7, 9});
+  CHECK(vals(diff(x, 2)) == std::vector<double>{2, 2, 2});
+  CHECK(vals(x.diff(3)) == std::vector<double>{0, 0});
+  CHECK(diff(x, 0).shape() == Shape{5});
+  CHECK(diff(x, 7).shape() == Shape{0});  // more orders than elements: empty
+  CHECK(vals(diff(x, 1, 0, vec({0}), vec({36, 49}))) == std::vector<double>{1, 3, 5, 7, 9, 11, 13});
+  // along a chosen dim of a matrix, prepend broadcasting nothing: same dims
+  const Tensor m = seq({3, 4});
+  CHECK(vals(diff(m, 1, 0)) == std::vector<double>(8, 4.0));
+  CHECK(vals(diff(m, 1, -1, zeros({3, 1}))) == std::vector<double>{0, 1, 1, 1, 4, 1, 1, 1, 8, 1, 1, 1});
+  // int64 stays int64; bools differ (xor), as torch
+  CHECK(diff(from_vector(std::vector<std::int64_t>{3, 1, 4})).dtype() == int64);
+  CHECK(ivals(diff(from_vector(std::vector<std::int64_t>{3, 1, 4}))) == std::vector<std::int64_t>{-2, 3});
+  const Tensor b = diff(from_vector(std::vector<bool>{true, true, false, true}));
+  CHECK(b.dtype() == Dtype::Bool);
+  CHECK(to_vector<bool>(b) == std::vector<bool>{false, true, true});
+  CHECK_THROWS_WITH_AS(diff(scalar_tensor(1.0)), Contains("[diff] expected a tensor of at least 1 dim"), Error);
+  CHECK_THROWS_WITH_AS(diff(x, -1), Contains("[diff] order n must be non-negative, got -1"), Error);
+  CHECK_THROWS_WITH_AS(diff(m, 1, 2), Contains("[diff]"), Error);
+  CHECK_THROWS_WITH_AS(diff(m, 1, 0, vec({1, 2, 3, 4})), Contains("[diff] prepend of shape (4,) must have the input's 2 dims"), Error);
+  CHECK_THROWS_WITH_AS(diff(m, 1, 0, Tensor(), zeros({1, 3})), Contains("[cat]"), Error);
+  CHECK(autodiff::gradcheck([](const V& in) { return diff(in[0], 2, 0); }, {leaf64({4, 3})}));
+  CHECK(autodiff::gradcheck([](const V& in) { return diff(in[0], 1, 1, in[1], in[1]); }, {leaf64({2, 3}), leaf64({2, 1})}));
+  CHECK(autodiff::gradcheck([](const V& in) { return diff(in[0]); }, {leafc({5})}));
 }

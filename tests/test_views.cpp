@@ -1,8 +1,9 @@
 // tests/test_views.cpp - view ops (reshape view flatten permute transpose t movedim squeeze
-// unsqueeze expand broadcast_to slice select narrow real imag index): storage sharing, layouts,
+// unsqueeze expand broadcast_to slice select narrow diagonal real imag index) and diag_embed: storage sharing, layouts,
 // numpy-style indexing, version counters, gradients and errors.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <complex>
 #include <phasor/phasor.hpp>
 
@@ -142,6 +143,63 @@ TEST_CASE("slice, select and narrow follow Python bounds") {
 }
 
 // ---- numpy-style indexing ----------------------------------------------------------------------------------------
+TEST_CASE("diagonal is a view at every offset and dim pair; diag_embed is its adjoint") {
+  const Tensor x = seq({3, 4, 5});
+  // naive reference: out[..., k] = x[i, j] on the diagonal, the remaining dims in order
+  for (std::int64_t d1 = -3; d1 < 3; ++d1)
+    for (std::int64_t d2 = -3; d2 < 3; ++d2) {
+      const std::int64_t w1 = (d1 + 3) % 3, w2 = (d2 + 3) % 3;
+      if (w1 == w2) continue;
+      for (std::int64_t off = -6; off <= 6; ++off) {
+        CAPTURE(d1);
+        CAPTURE(d2);
+        CAPTURE(off);
+        const Tensor v = x.diagonal(off, d1, d2);
+        const std::int64_t other = 3 - w1 - w2, n1 = x.size(w1), n2 = x.size(w2);
+        const std::int64_t len = std::max<std::int64_t>(0, off >= 0 ? std::min(n1, n2 - off) : std::min(n1 + off, n2));
+        REQUIRE(v.shape() == Shape{x.size(other), len});
+        if (len > 0) CHECK(shares(v, x));
+        const auto got = vals(v);
+        for (std::int64_t o = 0; o < x.size(other); ++o)
+          for (std::int64_t k = 0; k < len; ++k) {
+            Shape idx(3);
+            idx[static_cast<std::size_t>(other)] = o;
+            idx[static_cast<std::size_t>(w1)] = off >= 0 ? k : k - off;
+            idx[static_cast<std::size_t>(w2)] = off >= 0 ? k + off : k;
+            CHECK(got[static_cast<std::size_t>(o * len + k)] == static_cast<double>((idx[0] * 4 + idx[1]) * 5 + idx[2]));
+          }
+        // diag_embed puts it back: zeros elsewhere, the diagonal equal to its input
+        if (len > 0) {
+          const Tensor e = diag_embed(v, off, d1, d2);
+          CHECK(vals(e.diagonal(off, d1, d2)) == got);
+          CHECK(e.abs().sum().item<double>() == v.abs().sum().item<double>());
+        }
+      }
+    }
+  // writes through the view reach the base
+  Tensor m = zeros({3, 3});
+  m.diagonal().fill_(2.0);
+  m.diagonal(1).fill_(1.0);
+  CHECK(vals(m) == std::vector<double>{2, 1, 0, 0, 2, 1, 0, 0, 2});
+  // diag_embed: batches of (n + |offset|)^2 matrices at the chosen dims
+  const Tensor d = seq({2, 3}) + 1.0;
+  const Tensor e = diag_embed(d);
+  CHECK(e.shape() == Shape{2, 3, 3});
+  CHECK(vals(e.select(0, 1)) == std::vector<double>{4, 0, 0, 0, 5, 0, 0, 0, 6});
+  const Tensor e2 = diag_embed(d, 1, 0, 2);
+  CHECK(e2.shape() == Shape{4, 2, 4});
+  CHECK(vals(e2.select(1, 0).diagonal(1)) == std::vector<double>{1, 2, 3});
+  CHECK(vals(e2).size() == 32);
+  CHECK(e2.sum().item<double>() == 21.0);
+  CHECK(diag_embed(from_vector(std::vector<std::int64_t>{1, 2})).dtype() == int64);
+  // errors
+  CHECK_THROWS_WITH_AS(seq({4}).diagonal(), Contains("[diagonal] expected a tensor of at least 2 dims, got shape (4,)"), Error);
+  CHECK_THROWS_WITH_AS(x.diagonal(0, 1, -2), Contains("[diagonal] dim1 and dim2 must differ, got 1 and -2"), Error);
+  CHECK_THROWS_WITH_AS(x.diagonal(0, 0, 3), Contains("[diagonal]"), Error);
+  CHECK_THROWS_WITH_AS(diag_embed(scalar_tensor(1.0)), Contains("[diag_embed] expected a tensor of at least 1 dim"), Error);
+  CHECK_THROWS_WITH_AS(diag_embed(d, 0, 1, -2), Contains("[diag_embed] dim1 and dim2 must differ"), Error);
+}
+
 TEST_CASE("index with integers, slices, None and Ellipsis") {
   Tensor x = seq({6, 4, 5, 3});
   Tensor r = x.index({Slice(1, 5), 2, None, Ellipsis});  // x[1:5, 2, None, ...]
@@ -285,6 +343,9 @@ TEST_CASE("view gradients (float64, complex128)") {
       {"slice", [](const V& in) { return in[0].slice(2, 1, std::nullopt, 2); }},
       {"select", [](const V& in) { return in[0].select(1, -1); }},
       {"narrow", [](const V& in) { return in[0].narrow(0, 1, 1); }},
+      {"diagonal", [](const V& in) { return in[0].diagonal(1, 2, 1); }},
+      {"diagonal below", [](const V& in) { return diagonal(in[0], -1, -2, -1); }},
+      {"diag_embed", [](const V& in) { return diag_embed(in[0], -1, 0, 2); }},
       {"index", [](const V& in) { return in[0].index({Slice(1), None, Ellipsis, 2}); }},
       {"index int64", [](const V& in) { return in[0].index({Slice(), from_vector(std::vector<std::int64_t>{2, 0, 2})}); }},
       {"index bool", [](const V& in) { return in[0].index({from_vector(std::vector<bool>{false, true})}); }},

@@ -55,6 +55,11 @@ Tensor isfinite(const Tensor& x);  ///< bool: finite
 Tensor isnan(const Tensor& x);     ///< bool: NaN
 Tensor isinf(const Tensor& x);     ///< bool: +-inf (complex: either part)
 Tensor logical_not(const Tensor& x);  ///< bool: !x
+Tensor signbit(const Tensor& x);    ///< bool: the sign bit is set (true for -0 and -NaN; real dtypes)
+/// NaN -> nan, +inf -> posinf, -inf -> neginf (defaults: the dtype's largest and lowest finite values);
+/// complex: each part; integer and bool tensors are copied unchanged. The gradient passes where x is kept.
+Tensor nan_to_num(const Tensor& x, double nan = 0.0, std::optional<double> posinf = std::nullopt,
+                  std::optional<double> neginf = std::nullopt);
 
 // ---- binary, broadcasting --------------------------------------------------------------------
 Tensor add(const Tensor& a, const Tensor& b, const Scalar& alpha = 1);  ///< a + alpha * b
@@ -77,6 +82,28 @@ Tensor pow(const Scalar& a, const Tensor& e);      ///< a ^ e
 Tensor maximum(const Tensor& a, const Tensor& b);  ///< elementwise max
 Tensor minimum(const Tensor& a, const Tensor& b);  ///< elementwise min
 Tensor atan2(const Tensor& y, const Tensor& x);    ///< atan2(y, x)
+/// a - trunc(a / b) * b, the sign of a (C's fmod; torch.fmod). int64 too: a zero int64 divisor throws.
+Tensor fmod(const Tensor& a, const Tensor& b);
+Tensor fmod(const Tensor& a, const Scalar& b);  ///< fmod by a number
+/// a - floor(a / b) * b, the sign of b (Python's %; torch.remainder). int64 too: a zero int64 divisor throws.
+Tensor remainder(const Tensor& a, const Tensor& b);
+Tensor remainder(const Tensor& a, const Scalar& b);  ///< remainder by a number
+Tensor remainder(const Scalar& a, const Tensor& b);  ///< remainder of a number
+/// floor(a / b) (Python's //; torch.floor_divide), int64 or floating; zero gradient. A zero int64 divisor throws.
+Tensor floor_divide(const Tensor& a, const Tensor& b);
+Tensor floor_divide(const Tensor& a, const Scalar& b);  ///< floor_divide by a number
+/// a / b rounded as torch.div's rounding_mode: "floor" (floor_divide), "trunc" (toward zero; int64 stays
+/// int64, zero gradient) or "" (true division, div(a, b)).
+Tensor div(const Tensor& a, const Tensor& b, const std::string& rounding_mode);
+Tensor div(const Tensor& a, const Scalar& b, const std::string& rounding_mode);  ///< div by a number, rounded
+Tensor hypot(const Tensor& a, const Tensor& b);      ///< sqrt(a^2 + b^2) without overflow (ints -> default float)
+Tensor copysign(const Tensor& a, const Tensor& b);   ///< |a| with b's sign bit (ints -> default float)
+Tensor logaddexp(const Tensor& a, const Tensor& b);  ///< log(e^a + e^b) without overflow
+Tensor logaddexp2(const Tensor& a, const Tensor& b); ///< log2(2^a + 2^b) without overflow
+/// x log y, 0 where x = 0 (also for y = 0) unless y is NaN (torch.xlogy; entropies)
+Tensor xlogy(const Tensor& x, const Tensor& y);
+Tensor xlogy(const Scalar& x, const Tensor& y);  ///< xlogy of a number
+Tensor xlogy(const Tensor& x, const Scalar& y);  ///< xlogy with a number
 Tensor complex(const Tensor& real, const Tensor& imag);   ///< real + i imag (float -> complex)
 Tensor polar(const Tensor& abs, const Tensor& angle);     ///< abs * e^(i angle)
 Tensor eq(const Tensor& a, const Tensor& b);  ///< bool: ==
@@ -103,6 +130,8 @@ Tensor where(const Tensor& cond, const Tensor& a, const Scalar& b);
 Tensor where(const Tensor& cond, const Scalar& a, const Tensor& b);
 /// Clips to [min, max] (either bound optional).
 Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);
+Tensor clamp_min(const Tensor& x, const Scalar& min);  ///< max(x, min): clamp with a lower bound only
+Tensor clamp_max(const Tensor& x, const Scalar& max);  ///< min(x, max): clamp with an upper bound only
 /// `value` where `mask` (broadcast to x) is true.
 Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value);
 
@@ -126,6 +155,8 @@ Tensor norm(const Tensor& x, double p = 2, const Shape& dims = {}, bool keepdim 
 Tensor norm(const Tensor& x, const std::string& p, const Shape& dims = {}, bool keepdim = false);
 Tensor logsumexp(const Tensor& x, const Shape& dims = {}, bool keepdim = false);  ///< log(sum(exp))
 Tensor cumsum(const Tensor& x, std::int64_t dim);  ///< running sum along dim
+/// Running product along dim (bool and int64: int64, wrapping); its gradient is exact where x holds zeros.
+Tensor cumprod(const Tensor& x, std::int64_t dim);
 Tensor all(const Tensor& x, const Shape& dims = {}, bool keepdim = false);  ///< bool: all nonzero
 Tensor any(const Tensor& x, const Shape& dims = {}, bool keepdim = false);  ///< bool: any nonzero
 /// Sums `x` down to `shape` (the inverse of broadcasting); used for broadcast gradients.
@@ -165,6 +196,19 @@ Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const T
 Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index);
 /// Copy of `x` with `src` added at `index` along dim (torch.scatter_add).
 Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src);
+/// The diagonal at `offset` (> 0 above, < 0 below) of the dims dim1 and dim2 as a view: those dims removed, the
+/// diagonal appended last (torch.diagonal).
+Tensor diagonal(const Tensor& x, std::int64_t offset = 0, std::int64_t dim1 = 0, std::int64_t dim2 = 1);
+/// Zeros with x's last dim written on the diagonal at `offset` of new dims dim1 and dim2 (of the result, both
+/// of size n + |offset|): batches of diagonal matrices (torch.diag_embed; its adjoint is diagonal).
+Tensor diag_embed(const Tensor& x, std::int64_t offset = 0, std::int64_t dim1 = -2, std::int64_t dim2 = -1);
+/// 1-D x: the square matrix with x on diagonal `diagonal`; 2-D x: a copy of that diagonal (torch.diag).
+Tensor diag(const Tensor& x, std::int64_t diagonal = 0);
+Tensor trace(const Tensor& x);  ///< sum of a 2-D tensor's main diagonal
+/// n-th forward difference along dim, x[i + 1] - x[i] (bool: !=), after joining prepend and append (tensors of
+/// x's dims, undefined for none) to x along dim (torch.diff); each order shortens dim by one.
+Tensor diff(const Tensor& x, std::int64_t n = 1, std::int64_t dim = -1, const Tensor& prepend = Tensor(),
+            const Tensor& append = Tensor());
 Tensor tril(const Tensor& x, std::int64_t diagonal = 0);  ///< lower triangle of the last two dims
 Tensor triu(const Tensor& x, std::int64_t diagonal = 0);  ///< upper triangle of the last two dims
 

@@ -349,6 +349,10 @@ class Tensor {
   Tensor isnan() const;    ///< bool: NaN
   Tensor isinf() const;    ///< bool: +-inf
   Tensor logical_not() const;  ///< bool: !x
+  Tensor signbit() const;  ///< bool: the sign bit is set (-0 and -NaN too)
+  /// NaN, +inf, -inf replaced (defaults: 0 and the dtype's largest and lowest finite values)
+  Tensor nan_to_num(double nan = 0.0, std::optional<double> posinf = std::nullopt,
+                    std::optional<double> neginf = std::nullopt) const;
 
   Tensor add(const Tensor& o, const Scalar& alpha = 1) const;  ///< this + alpha * o
   Tensor sub(const Tensor& o, const Scalar& alpha = 1) const;  ///< this - alpha * o
@@ -359,6 +363,17 @@ class Tensor {
   Tensor maximum(const Tensor& o) const;   ///< elementwise max (NaN propagates)
   Tensor minimum(const Tensor& o) const;   ///< elementwise min (NaN propagates)
   Tensor atan2(const Tensor& o) const;     ///< atan2(this, o)
+  Tensor fmod(const Tensor& o) const;          ///< this - trunc(this / o) * o (sign of this)
+  Tensor fmod(const Scalar& o) const;          ///< fmod by a number
+  Tensor remainder(const Tensor& o) const;     ///< this - floor(this / o) * o (sign of o)
+  Tensor remainder(const Scalar& o) const;     ///< remainder by a number
+  Tensor floor_divide(const Tensor& o) const;  ///< floor(this / o)
+  Tensor floor_divide(const Scalar& o) const;  ///< floor(this / o) for a number o
+  Tensor hypot(const Tensor& o) const;         ///< sqrt(this^2 + o^2)
+  Tensor copysign(const Tensor& o) const;      ///< |this| with o's sign
+  Tensor logaddexp(const Tensor& o) const;     ///< log(e^this + e^o)
+  Tensor logaddexp2(const Tensor& o) const;    ///< log2(2^this + 2^o)
+  Tensor xlogy(const Tensor& o) const;         ///< this log o (0 where this = 0)
   Tensor addcmul(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;  ///< this + value * t1 * t2
   Tensor addcdiv(const Tensor& t1, const Tensor& t2, const Scalar& value = 1) const;  ///< this + value * t1 / t2
   Tensor lerp(const Tensor& end, const Scalar& weight) const;  ///< this + weight * (end - this)
@@ -371,6 +386,13 @@ class Tensor {
   Tensor ge(const Tensor& o) const;        ///< bool: >=
   Tensor clamp(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt) const;  ///< clip to [min, max]
   Tensor masked_fill(const Tensor& mask, const Scalar& value) const;  ///< value where mask
+  Tensor clamp_min(const Scalar& min) const;  ///< clamp with a lower bound only
+  Tensor clamp_max(const Scalar& max) const;  ///< clamp with an upper bound only
+  /// The diagonal at `offset` of dims dim1, dim2 as a view (appended as the last dim)
+  Tensor diagonal(std::int64_t offset = 0, std::int64_t dim1 = 0, std::int64_t dim2 = 1) const;
+  /// n-th forward difference along dim (see phasor::diff)
+  Tensor diff(std::int64_t n = 1, std::int64_t dim = -1, const Tensor& prepend = Tensor(),
+              const Tensor& append = Tensor()) const;
 
   // In-place ops (the *_ forms, copy_, fill_) throw when an input shares memory with this other than
   // element for element (x.div_(x[0]), x[1:].add_(x[:-1])) or when this is an expanded tensor: the result
@@ -407,6 +429,7 @@ class Tensor {
   Tensor norm(double p = 2, const Shape& dims = {}, bool keepdim = false) const;  ///< vector p-norm (p may be inf)
   Tensor logsumexp(const Shape& dims = {}, bool keepdim = false) const;  ///< log(sum(exp(x)))
   Tensor cumsum(std::int64_t dim) const;  ///< running sum along dim
+  Tensor cumprod(std::int64_t dim) const;  ///< running product along dim
   Tensor all(const Shape& dims = {}, bool keepdim = false) const;  ///< bool: all nonzero
   Tensor any(const Shape& dims = {}, bool keepdim = false) const;  ///< bool: any nonzero
 
@@ -427,6 +450,8 @@ Tensor operator+(const Tensor& a, const Scalar& b);     ///< sum with a scalar
 Tensor operator-(const Tensor& a, const Scalar& b);     ///< difference with a scalar
 Tensor operator*(const Tensor& a, const Scalar& b);     ///< product with a scalar
 Tensor operator/(const Tensor& a, const Scalar& b);     ///< quotient by a scalar
+Tensor operator%(const Tensor& a, const Tensor& b);     ///< remainder (sign of b, as Python)
+Tensor operator%(const Tensor& a, const Scalar& b);     ///< remainder by a scalar
 Tensor operator+(const Scalar& a, const Tensor& b);     ///< scalar plus tensor
 Tensor operator-(const Scalar& a, const Tensor& b);     ///< scalar minus tensor
 Tensor operator*(const Scalar& a, const Tensor& b);     ///< scalar times tensor

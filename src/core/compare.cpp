@@ -1,5 +1,5 @@
-// src/core/compare.cpp - comparisons and logical ops (bool results, no gradient), and the
-// masking ops where / clamp / masked_fill with their gradients and in-place forms.
+// src/core/compare.cpp - comparisons and logical ops (bool results, no gradient), signbit, and the
+// masking ops where / clamp / masked_fill / nan_to_num with their gradients and in-place forms.
 #include <complex>
 #include <limits>
 #include <string>
@@ -239,6 +239,39 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> m
 }
 
 Tensor Tensor::clamp(std::optional<Scalar> min, std::optional<Scalar> max) const { return phasor::clamp(*this, min, max); }
+Tensor clamp_min(const Tensor& x, const Scalar& min) { return clamp(x, min, std::nullopt); }
+Tensor clamp_max(const Tensor& x, const Scalar& max) { return clamp(x, std::nullopt, max); }
+Tensor Tensor::clamp_min(const Scalar& min) const { return phasor::clamp(*this, min, std::nullopt); }
+Tensor Tensor::clamp_max(const Scalar& max) const { return phasor::clamp(*this, std::nullopt, max); }
+
+// ---- nan_to_num, signbit ------------------------------------------------------------------------------------
+Tensor nan_to_num(const Tensor& x, double nan, std::optional<double> posinf, std::optional<double> neginf) {
+  return detail::composite("nan_to_num", {x}, [&]() -> Tensor {
+    if (x.is_complex()) return complex(nan_to_num(x.real(), nan, posinf, neginf), nan_to_num(x.imag(), nan, posinf, neginf));
+    if (!is_floating(x.dtype())) return x.clone();
+    const double big = x.dtype() == Dtype::Float32 ? static_cast<double>(std::numeric_limits<float>::max())
+                                                   : std::numeric_limits<double>::max();
+    const double inf = std::numeric_limits<double>::infinity();
+    // the replacements are numbers of x's dtype (a double never widens float32); each where passes the
+    // gradient where it keeps x
+    Tensor r = where(x.isnan(), Scalar(nan), x);
+    r = where(r == inf, Scalar(posinf.value_or(big)), r);
+    return where(r == -inf, Scalar(neginf.value_or(-big)), r);
+  });
+}
+Tensor Tensor::nan_to_num(double nan, std::optional<double> posinf, std::optional<double> neginf) const {
+  return phasor::nan_to_num(*this, nan, posinf, neginf);
+}
+
+Tensor signbit(const Tensor& x) {
+  if (x.is_complex()) throw Error("signbit", std::string("not supported for complex tensors (got ") + dtype_name(x.dtype()) + ")");
+  return detail::composite("signbit", {x}, [&] {
+    if (x.dtype() == Dtype::Bool) return zeros(x.shape(), Dtype::Bool, x.device());
+    if (x.dtype() == Dtype::Int64) return x < 0;
+    return copysign(ones({}, x.dtype(), x.device()), x.detach()) < 0;  // sees -0 and -NaN
+  });
+}
+Tensor Tensor::signbit() const { return phasor::signbit(*this); }
 
 Tensor& Tensor::clamp_(std::optional<Scalar> min, std::optional<Scalar> max) {
   const Dtype dt = clamp_type(*this, min, max, "clamp_");

@@ -3,6 +3,7 @@
 #include <cmath>
 
 #include "autodiff/node.hpp"
+#include "core/pointwise.hpp"
 #include "core/reduce.hpp"
 #include "cuda/ops.hpp"
 #include "phasor/creation.hpp"
@@ -139,13 +140,14 @@ Tensor var_std(const char* op, const Tensor& x, const Shape& dims, double correc
       });
 }
 
-// ---- cumsum ------------------------------------------------------------------------------------
+// ---- cumsum, cumprod -------------------------------------------------------------------------------
 template <class T> struct scan_acc { using type = T; };
 template <> struct scan_acc<float> { using type = double; };
 template <> struct scan_acc<c64> { using type = c128; };
 
-/// Running sum along dim d (from the end when `reverse`); bool/int64 give int64.
-Tensor cumsum_kernel(const Tensor& x, std::int64_t d, bool reverse) {
+/// Running sums, or products when `product`, along dim d (from the end when `reverse`); bool/int64 give
+/// int64 (wrapping), float32 accumulates in double, complex64 in complex128.
+Tensor scan_kernel(const Tensor& x, std::int64_t d, bool reverse, bool product) {
   const Dtype od = x.dtype() == Dtype::Bool ? Dtype::Int64 : x.dtype();
   Tensor src = x.to(od).contiguous();
   Tensor out = make_tensor(x.shape(), od, x.device());
@@ -158,7 +160,7 @@ Tensor cumsum_kernel(const Tensor& x, std::int64_t d, bool reverse) {
   }
   if (out.numel() == 0) return out;
   if (x.device().is_cuda()) {
-    phasor::cuda::detail::scan("cumsum", src, out, outer, n, inner, reverse);
+    phasor::cuda::detail::scan(product ? "cumprod" : "cumsum", src, out, outer, n, inner, reverse);
     return out;
   }
   visit_dtype(od, [&](auto tag) {
@@ -177,15 +179,15 @@ Tensor cumsum_kernel(const Tensor& x, std::int64_t d, bool reverse) {
         const T* xr = xp + o * n * inner + i0;
         T* orow = op + o * n * inner + i0;
         A* acc = thread_scratch<A>(static_cast<std::size_t>(w));
-        for (std::int64_t j = 0; j < w; ++j) acc[j] = A(0);
+        for (std::int64_t j = 0; j < w; ++j) acc[j] = A(product ? 1 : 0);
         for (std::int64_t kk = 0; kk < n; ++kk) {
           const std::int64_t k = reverse ? n - 1 - kk : kk;
           const T* a = xr + k * inner;
           T* b = orow + k * inner;
-          for (std::int64_t j = 0; j < w; ++j) {
-            acc[j] = wrap_add(acc[j], static_cast<A>(a[j]));
-            b[j] = static_cast<T>(acc[j]);
-          }
+          if (product)
+            for (std::int64_t j = 0; j < w; ++j) b[j] = static_cast<T>(acc[j] = wrap_mul(acc[j], static_cast<A>(a[j])));
+          else
+            for (std::int64_t j = 0; j < w; ++j) b[j] = static_cast<T>(acc[j] = wrap_add(acc[j], static_cast<A>(a[j])));
         }
       }
     }
@@ -197,8 +199,38 @@ Tensor cumsum_kernel(const Tensor& x, std::int64_t d, bool reverse) {
 Tensor cumsum_dir(const Tensor& x, std::int64_t d, bool reverse) {
   return apply_op(
       reverse ? "cumsum_reverse" : "cumsum", {x}, kSaveNone,
-      [&](In in) { return cumsum_kernel(in[0], d, reverse); },
+      [&](In in) { return scan_kernel(in[0], d, reverse, false); },
       [d, reverse](const Ctx&, const G& g) { return G{cumsum_dir(g[0], d, !reverse)}; });
+}
+
+// Note [cumprod gradient]
+// y_j = x_0 ... x_j, so dL/dx_k = sum_{j >= k} g_j conj(o_kj) with o_kj = prod_{i <= j, i != k} x_i (conj:
+// PyTorch's convention, Note [complex gradcheck]). As in Note [prod gradient with zeros], let m be the
+// (constant) indicator of zeros, c_j = m_0 + ... + m_j the zeros up to j, y = x + m (no zeros), Y = cumprod(y)
+// and s_j = sum_{i <= j} m_i x_i (value 0, derivative 1 at the zeros). Then, exactly in value and first
+// derivative (so double backward is right too):
+//   c_j == 0: o_kj = Y_j / y_k;
+//   c_j == 1: o_kj = Y_j / y_k at the zero (k = z), Y_j / y_k * s_j elsewhere;
+//   c_j == 2: o_kj = Y_j / y_k * (s_j - x_k) at the two zeros, 0 elsewhere;
+//   c_j >= 3: o_kj = 0.
+// The masks split into a factor of j and one of k, so each term is a reverse running sum over j of g conj(Y)
+// times a mask of j (and conj(s)), scaled per k; all of it ops with gradients of their own, one pass each and
+// no host wait (no test for zeros first), so it runs in CUDA graphs too.
+Tensor cumprod_backward(const Tensor& x, const Tensor& g, std::int64_t d) {
+  const Dtype rd = to_real(x.dtype());
+  Tensor m, none, one, two;
+  {
+    NoGradGuard ng;  // constant masks
+    m = (x.detach() == 0.0).to(rd);
+    const Tensor c = cumsum(m, d);
+    none = (c == 0.0).to(rd), one = (c == 1.0).to(rd), two = (c == 2.0).to(rd);
+  }
+  const Tensor y = x + m, gY = g * cumprod(y, d).conj(), sc = cumsum(x * m, d).conj();
+  const auto rsum = [d](const Tensor& t) { return cumsum_dir(t, d, true); };  // sum over j >= k
+  const Tensor g1 = gY * one, g2 = gY * two;
+  const Tensor terms = rsum(gY * none) + m * rsum(g1) + (1.0 - m) * rsum(g1 * sc) +
+                       m * (rsum(g2 * sc) - x.conj() * rsum(g2));
+  return terms / y.conj();
 }
 
 }  // namespace
@@ -238,5 +270,13 @@ Tensor Tensor::std(const Shape& dims, double correction, bool keepdim) const {
 }
 Tensor Tensor::logsumexp(const Shape& dims, bool keepdim) const { return phasor::logsumexp(*this, dims, keepdim); }
 Tensor Tensor::cumsum(std::int64_t dim) const { return phasor::cumsum(*this, dim); }
+
+Tensor cumprod(const Tensor& x, std::int64_t dim) {
+  const std::int64_t d = detail::wrap_dim(dim, x.dim(), "cumprod");
+  return detail::apply_op(
+      "cumprod", {x}, detail::kSaveInputs, [&](In in) { return detail::scan_kernel(in[0], d, false, true); },
+      [d](const detail::Ctx& c, const G& g) { return G{detail::cumprod_backward(c.input(0), g[0], d)}; });
+}
+Tensor Tensor::cumprod(std::int64_t dim) const { return phasor::cumprod(*this, dim); }
 
 }  // namespace phasor

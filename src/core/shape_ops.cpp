@@ -1,8 +1,10 @@
-// src/core/shape_ops.cpp - joining and rearranging: cat, stack, split, chunk, flip, roll, tril, triu.
+// src/core/shape_ops.cpp - joining and rearranging: cat, stack, split, chunk, flip, roll, tril, triu,
+// diag, trace, diff.
 //
 // Primitives (kernel + gradient here): cat (gradient = narrow of each piece), flip (its own
-// adjoint), tril/triu (their own adjoints). stack, split, chunk and roll are compositions of
-// views, cat and index_select, so their gradients come from those.
+// adjoint), tril/triu (their own adjoints). stack, split, chunk, roll, diag, trace and diff are
+// compositions of views (diagonal, diag_embed: core/views.cpp), cat, sub and index_select, so their
+// gradients come from those.
 #include <algorithm>
 #include <cstring>
 
@@ -303,5 +305,45 @@ Tensor triangle(const Tensor& x, std::int64_t diagonal, bool lower) {
 
 Tensor tril(const Tensor& x, std::int64_t diagonal) { return detail::triangle(x, diagonal, true); }
 Tensor triu(const Tensor& x, std::int64_t diagonal) { return detail::triangle(x, diagonal, false); }
+
+// ---- diag, trace, diff ---------------------------------------------------------------------------------
+Tensor diag(const Tensor& x, std::int64_t diagonal) {
+  if (x.dim() == 1) return detail::composite("diag", {x}, [&] { return diag_embed(x, diagonal, 0, 1); });
+  if (x.dim() == 2) return detail::composite("diag", {x}, [&] { return x.diagonal(diagonal).clone(); });
+  throw Error("diag", "expected a 1-D or 2-D tensor, got shape " + detail::shape_str(x.shape()));
+}
+
+Tensor trace(const Tensor& x) {
+  if (x.dim() != 2) throw Error("trace", "expected a 2-D tensor, got shape " + detail::shape_str(x.shape()));
+  return detail::composite("trace", {x}, [&] { return x.diagonal().sum(); });
+}
+
+Tensor diff(const Tensor& x, std::int64_t n, std::int64_t dim, const Tensor& prepend, const Tensor& append) {
+  if (x.dim() == 0) throw Error("diff", "expected a tensor of at least 1 dim, got a 0-d tensor");
+  if (n < 0) throw Error("diff", "order n must be non-negative, got " + std::to_string(n));
+  const std::int64_t d = detail::wrap_dim(dim, x.dim(), "diff");
+  for (const Tensor* t : {&prepend, &append})
+    if (t->defined() && t->dim() != x.dim())
+      throw Error("diff", std::string(t == &prepend ? "prepend" : "append") + " of shape " + detail::shape_str(t->shape()) +
+                              " must have the input's " + std::to_string(x.dim()) + " dims (input " +
+                              detail::shape_str(x.shape()) + ")");
+  return detail::composite("diff", {x}, [&] {
+    std::vector<Tensor> parts;
+    if (prepend.defined()) parts.push_back(prepend);
+    parts.push_back(x);
+    if (append.defined()) parts.push_back(append);
+    Tensor r = parts.size() == 1 ? x : cat(parts, d);
+    for (std::int64_t k = 0; k < n && r.size(d) > 0; ++k) {
+      const std::int64_t len = r.size(d) - 1;
+      const Tensor hi = r.narrow(d, 1, len), lo = r.narrow(d, 0, len);
+      r = r.dtype() == Dtype::Bool ? logical_xor(hi, lo) : hi - lo;  // bools: "differ", as torch
+    }
+    return r;
+  });
+}
+
+Tensor Tensor::diff(std::int64_t n, std::int64_t dim, const Tensor& prepend, const Tensor& append) const {
+  return phasor::diff(*this, n, dim, prepend, append);
+}
 
 }  // namespace phasor

@@ -5,9 +5,10 @@
 //  - bijective views (reshape, permute, squeeze, unsqueeze, movedim): apply the inverse view;
 //  - broadcasting (expand): the gradient passes through and the engine sums it back to the
 //    input's shape (Note [gradient reduction]);
-//  - selections (slice, select, narrow): view_scatter puts the gradient into zeros of the
+//  - selections (slice, select, narrow, diagonal): view_scatter puts the gradient into zeros of the
 //    input's shape through the same view. view_scatter is itself a primitive whose gradient is
 //    the view again, so gradients of gradients work.
+#include <algorithm>
 #include <numeric>
 
 #include "autodiff/node.hpp"
@@ -29,11 +30,11 @@ Tensor as_view_of(Tensor v, const Tensor& x) {
   return v;
 }
 
-/// Zeros of `shape` with `g` written through `view` (the adjoint of a selection view).
+/// Zeros of `shape` with `g` written through `view` (the adjoint of a selection view; diag_embed's forward).
 template <class View>
-Tensor view_scatter(const Tensor& g, const Shape& shape, View view) {
+Tensor view_scatter(const Tensor& g, const Shape& shape, View view, const char* name = "view_scatter") {
   return apply_op(
-      "view_scatter", {g}, kSaveNone,
+      name, {g}, kSaveNone,
       [shape, view](In in) {
         Tensor z = zeros(shape, in[0].dtype(), in[0].device());
         copy_into(view(z), in[0]);
@@ -328,6 +329,60 @@ Tensor Tensor::select(std::int64_t d, std::int64_t i) const {
     st.erase(st.begin() + w);
     return detail::make_view(t, s, st, off);
   });
+}
+
+// ---- diagonals ------------------------------------------------------------------------------------------
+namespace detail {
+namespace {
+
+/// The diagonal view of t at `offset` over dims d1 != d2 (wrapped): those dims removed, the diagonal appended.
+Tensor raw_diagonal(const Tensor& t, std::int64_t offset, std::int64_t d1, std::int64_t d2) {
+  const auto n1 = t.shape()[static_cast<std::size_t>(d1)], n2 = t.shape()[static_cast<std::size_t>(d2)];
+  const auto s1 = t.strides()[static_cast<std::size_t>(d1)], s2 = t.strides()[static_cast<std::size_t>(d2)];
+  const std::int64_t len = std::max<std::int64_t>(0, offset >= 0 ? std::min(n1, n2 - offset) : std::min(n1 + offset, n2));
+  const std::int64_t start = len == 0 ? 0 : offset >= 0 ? offset * s2 : -offset * s1;
+  Shape s, st;
+  for (std::int64_t d = 0; d < t.dim(); ++d)
+    if (d != d1 && d != d2) {
+      s.push_back(t.shape()[static_cast<std::size_t>(d)]);
+      st.push_back(t.strides()[static_cast<std::size_t>(d)]);
+    }
+  s.push_back(len);
+  st.push_back(s1 + s2);
+  return make_view(t, s, st, t.storage_offset() + start);
+}
+
+/// dim1 and dim2 of a diagonal op wrapped for `ndim` dims; equal ones throw naming `op`.
+std::pair<std::int64_t, std::int64_t> diagonal_dims(std::int64_t dim1, std::int64_t dim2, std::int64_t ndim, const char* op) {
+  const auto d1 = wrap_dim(dim1, ndim, op), d2 = wrap_dim(dim2, ndim, op);
+  if (d1 == d2)
+    throw Error(op, "dim1 and dim2 must differ, got " + std::to_string(dim1) + " and " + std::to_string(dim2) +
+                        " (both dim " + std::to_string(d1) + ")");
+  return {d1, d2};
+}
+
+}  // namespace
+}  // namespace detail
+
+Tensor Tensor::diagonal(std::int64_t offset, std::int64_t dim1, std::int64_t dim2) const {
+  if (dim() < 2) throw Error("diagonal", "expected a tensor of at least 2 dims, got shape " + detail::shape_str(shape()));
+  const auto [d1, d2] = detail::diagonal_dims(dim1, dim2, dim(), "diagonal");
+  return detail::selection_view("diagonal", *this,
+                                [offset, d1 = d1, d2 = d2](const Tensor& t) { return detail::raw_diagonal(t, offset, d1, d2); });
+}
+Tensor diagonal(const Tensor& x, std::int64_t offset, std::int64_t dim1, std::int64_t dim2) {
+  return x.diagonal(offset, dim1, dim2);
+}
+
+Tensor diag_embed(const Tensor& x, std::int64_t offset, std::int64_t dim1, std::int64_t dim2) {
+  if (x.dim() < 1) throw Error("diag_embed", "expected a tensor of at least 1 dim, got a 0-d tensor");
+  const auto [d1, d2] = detail::diagonal_dims(dim1, dim2, x.dim() + 1, "diag_embed");
+  const std::int64_t n = x.shape().back() + (offset < 0 ? -offset : offset);
+  Shape out;  // x's leading dims in order, n at d1 and d2
+  for (std::int64_t d = 0, k = 0; d < x.dim() + 1; ++d) out.push_back(d == d1 || d == d2 ? n : x.shape()[static_cast<std::size_t>(k++)]);
+  detail::check_shape(out, "diag_embed", x.itemsize());
+  return detail::view_scatter(
+      x, out, [offset, d1 = d1, d2 = d2](const Tensor& t) { return detail::raw_diagonal(t, offset, d1, d2); }, "diag_embed");
 }
 
 // ---- real / imag -----------------------------------------------------------------------------------------

@@ -24,6 +24,7 @@
 
 #include "core/complex_math.hpp"
 #include "core/pow_rules.hpp"
+#include "core/real_binary_rules.hpp"
 #include "cuda/device_types.cuh"
 #include "cuda/elementwise.hpp"
 #include "cuda/launch.cuh"
@@ -414,6 +415,16 @@ PHASOR_BINARY(Pow, T, return d_pow(a, b);)
 PHASOR_BINARY(Maximum, T, return ::phasor::detail::maximum_of(a, b);)  // the CPU's rule (element_traits)
 PHASOR_BINARY(Minimum, T, return ::phasor::detail::minimum_of(a, b);)
 PHASOR_BINARY(Atan2, T, return ::atan2(a, b);)
+// the division family and the real functions of core/real_binary_rules.hpp, as on the CPU
+PHASOR_BINARY(Fmod, T, return ::phasor::detail::fmod_of(a, b);)
+PHASOR_BINARY(Remainder, T, return ::phasor::detail::remainder_of(a, b);)
+PHASOR_BINARY(FloorDivide, T, return ::phasor::detail::floor_divide_of(a, b);)
+PHASOR_BINARY(TruncDivide, T, if constexpr (std::is_integral_v<T>) return b == -1 ? wrap_neg(a) : b == 0 ? T(0) : T(a / b); else return ::trunc(a / b);)
+PHASOR_BINARY(Hypot, T, return ::hypot(a, b);)
+PHASOR_BINARY(Copysign, T, return ::copysign(a, b);)
+PHASOR_BINARY(Logaddexp, T, return ::phasor::detail::logaddexp_of(a, b);)
+PHASOR_BINARY(Logaddexp2, T, return ::phasor::detail::logaddexp2_of(a, b);)
+PHASOR_BINARY(Xlogy, T, return ::phasor::detail::xlogy_of(a, b);)
 PHASOR_BINARY(Eq, bool, return a == b;)
 PHASOR_BINARY(Ne, bool, return a != b;)
 PHASOR_BINARY(Lt, bool, return a < b;)
@@ -541,6 +552,10 @@ bool binary_table(const char* op, Dtype compute, const Operands& o, double alpha
       E("gt", Gt, kBool | kInt | kReal), E("ge", Ge, kBool | kInt | kReal), E("logical_and", And, kAll),
       E("logical_or", Or, kAll),   E("logical_xor", Xor, kAll), E("complex", MakeComplex, kReal),
       E("polar", Polar, kReal),    E("gelu_backward", GeluBackward, kReal),
+      E("fmod", Fmod, kInt | kReal), E("remainder", Remainder, kInt | kReal),
+      E("floor_divide", FloorDivide, kInt | kReal), E("trunc_divide", TruncDivide, kInt | kReal),
+      E("hypot", Hypot, kReal),    E("copysign", Copysign, kReal), E("logaddexp", Logaddexp, kReal),
+      E("logaddexp2", Logaddexp2, kReal), E("xlogy", Xlogy, kReal),
   };
 #undef E
   for (const auto& e : table)

@@ -279,7 +279,8 @@ void scan(const char* op, const Tensor& src, const Tensor& out, std::int64_t out
           bool reverse) {
   check_device(out.device(), op);
   Launch l(out);
-  if (!cuda::scan(out.dtype(), src.data_ptr(), out.data_ptr(), outer, n, inner, reverse, l.stream))
+  const bool product = std::strcmp(op, "cumprod") == 0;
+  if (!cuda::scan(out.dtype(), src.data_ptr(), out.data_ptr(), outer, n, inner, reverse, product, l.stream))
     no_kernel(op, out.dtype());
 }
 

@@ -42,8 +42,8 @@ Tensor reduce_stat(const char* op, const Tensor& x, const Shape& dims, bool keep
 /// is not empty.
 std::pair<Tensor, Tensor> arg_reduce(const char* op, const Tensor& x, std::int64_t d, bool keepdim, bool is_max,
                                      bool want_values);
-/// Running sums of the contiguous CUDA tensor src, viewed as (outer, n, inner), along n into out (same
-/// dtype and layout; int64, floating or complex), from the end when `reverse`.
+/// Running sums (op "cumsum") or products ("cumprod") of the contiguous CUDA tensor src, viewed as (outer, n,
+/// inner), along n into out (same dtype and layout; int64, floating or complex), from the end when `reverse`.
 void scan(const char* op, const Tensor& src, const Tensor& out, std::int64_t outer, std::int64_t n, std::int64_t inner,
           bool reverse);
 

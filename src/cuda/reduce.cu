@@ -3,7 +3,7 @@
 // lays out, one block per row (a group of a block's threads, or one thread, per short row: Note [short
 // rows]; a block per chunk of a long row: Note [split rows]) with a shared-memory tree, accumulating as
 // the CPU reducers do (bool sums in int64; NaN wins max/min) or wider (norms and variances in double);
-// and running sums (cumsum) along the middle dim of a contiguous (outer, n, inner) tensor.
+// and running sums and products (cumsum, cumprod) along the middle dim of a contiguous (outer, n, inner) tensor.
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -643,57 +643,66 @@ template <class T> struct scan_acc { using type = T; };
 template <> struct scan_acc<float> { using type = double; };
 template <> struct scan_acc<c64> { using type = c128; };
 
-/// Running sums along the middle dim of a contiguous (outer, n, inner) tensor, one thread per
-/// column (o, i) scanning serially: for short scans or many columns.
-template <class T>
+/// A scan's operation on its accumulator type A: running sums (cumsum) or products (cumprod), int64 wrapping.
+template <class A, bool Product>
+struct ScanOp {
+  __device__ __forceinline__ A identity() const { return A(Product ? 1 : 0); }
+  __device__ __forceinline__ A combine(A a, A b) const { return Product ? wrap_mul(a, b) : wrap_add(a, b); }
+};
+
+/// Running sums or products along the middle dim of a contiguous (outer, n, inner) tensor, one thread
+/// per column (o, i) scanning serially: for short scans or many columns.
+template <class T, bool Product>
 __global__ void scan_columns_kernel(const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner,
                                     bool reverse) {
   using A = typename scan_acc<T>::type;
+  const ScanOp<A, Product> op;
   const std::int64_t cols = outer * inner;
   const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < cols; c += step) {
     const std::int64_t first = (c / inner) * n * inner + c % inner + (reverse ? (n - 1) * inner : 0);
     const std::int64_t along = reverse ? -inner : inner;
     auto at = [&](std::int64_t kk) { return first + kk * along; };
-    A acc = A(0);
-    // the next loads issued before the running sum reaches them (Note [loads in flight]); each y element
+    A acc = op.identity();
+    // the next loads issued before the running value reaches them (Note [loads in flight]); each y element
     // is written after its own x element was read, so y may be x itself
     stride_fold<kLoadsInFlight<T>>(0, n, 1, [&](std::int64_t kk) { return x[at(kk)]; },
                                    [&](const T& v, std::int64_t kk) {
-                                     acc = wrap_add(acc, convert<A>(v));
+                                     acc = op.combine(acc, convert<A>(v));
                                      y[at(kk)] = convert<T>(acc);
                                    });
   }
 }
 
 /// The same with one block per column: chunks of kThreads elements scanned in shared memory
-/// (Hillis-Steele inclusive scan), each chunk offset by the running total of the ones before it.
-template <class T>
+/// (Hillis-Steele inclusive scan), each chunk combined with the running value of the ones before it.
+template <class T, bool Product>
 __global__ void scan_blocks_kernel(const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner,
                                    bool reverse) {
   using A = typename scan_acc<T>::type;
+  const ScanOp<A, Product> op;
   __shared__ Scratch scratch;
   static_assert(sizeof(A) <= 16, "scan: accumulator too large");
   A* sh = reinterpret_cast<A*>(scratch.bytes);
   const int t = static_cast<int>(threadIdx.x);
   for (std::int64_t c = blockIdx.x; c < outer * inner; c += gridDim.x) {
     const std::int64_t base = (c / inner) * n * inner + c % inner;
-    A carry = A(0);
+    A carry = op.identity();
     for (std::int64_t k0 = 0; k0 < n; k0 += kThreads) {
       const std::int64_t kk = k0 + t;
       const std::int64_t at = base + (reverse ? n - 1 - kk : kk) * inner;
-      A v = kk < n ? convert<A>(x[at]) : A(0);
+      A v = kk < n ? convert<A>(x[at]) : op.identity();
       sh[t] = v;
       __syncthreads();
       for (int s = 1; s < kThreads; s <<= 1) {
-        const A left = t >= s ? sh[t - s] : A(0);
+        const A left = t >= s ? sh[t - s] : op.identity();
         __syncthreads();
-        v = wrap_add(v, left);
+        v = op.combine(left, v);
         sh[t] = v;
         __syncthreads();
       }
-      if (kk < n) y[at] = convert<T>(wrap_add(carry, v));
-      carry = wrap_add(carry, sh[kThreads - 1]);  // the chunk's total
+      if (kk < n) y[at] = convert<T>(op.combine(carry, v));
+      carry = op.combine(carry, sh[kThreads - 1]);  // the chunk's total
       __syncthreads();  // before the next chunk overwrites sh
     }
   }
@@ -836,7 +845,7 @@ bool arg_rows(Dtype in, bool is_max, const void* rows, std::int64_t n_out, std::
 }
 
 bool scan(Dtype dt, const void* x, void* y, std::int64_t outer, std::int64_t n, std::int64_t inner, bool reverse,
-          void* stream) {
+          bool product, void* stream) {
   if (dt == Dtype::Bool) return false;
   const std::int64_t cols = outer * inner;
   if (cols == 0 || n == 0) return true;
@@ -849,13 +858,18 @@ bool scan(Dtype dt, const void* x, void* y, std::int64_t outer, std::int64_t n, 
     if constexpr (!std::is_same_v<T, bool>) {
       const T* xp = static_cast<const T*>(x);
       T* yp = static_cast<T*>(y);
-      if (serial)
-        launch_kernel(scan_columns_kernel<T>, grid_for(cols, kThreads), kThreads, s, xp, yp, outer, n, inner, reverse);
-      else
-        launch_kernel(scan_blocks_kernel<T>, grid_for(cols, 1), kThreads, s, xp, yp, outer, n, inner, reverse);
+      auto run = [&](auto product_tag) {
+        constexpr bool P = decltype(product_tag)::value;
+        if (serial)
+          launch_kernel(scan_columns_kernel<T, P>, grid_for(cols, kThreads), kThreads, s, xp, yp, outer, n, inner, reverse);
+        else
+          launch_kernel(scan_blocks_kernel<T, P>, grid_for(cols, 1), kThreads, s, xp, yp, outer, n, inner, reverse);
+      };
+      if (product) run(std::true_type{});
+      else run(std::false_type{});
     }
   });
-  check_launch("cumsum");
+  check_launch(product ? "cumprod" : "cumsum");
   return true;
 }
 

@@ -27,10 +27,10 @@ bool stat_rows(const char* op, Dtype in, const void* rows, std::int64_t n_out, s
 bool arg_rows(Dtype in, bool is_max, const void* rows, std::int64_t n_out, std::int64_t n_red, std::int64_t* idx,
               void* values, void* stream);
 
-/// y = running sums of x along the middle dim of contiguous (outer, n, inner) tensors of dtype `dt`
-/// (int64 wraps, float32 sums in double, complex64 in complex128), from the end when `reverse`; false
-/// for bool (the caller converts it to int64 first).
+/// y = running sums (products when `product`) of x along the middle dim of contiguous (outer, n, inner)
+/// tensors of dtype `dt` (int64 wraps, float32 accumulates in double, complex64 in complex128), from the end
+/// when `reverse`; false for bool (the caller converts it to int64 first).
 bool scan(Dtype dt, const void* x, void* y, std::int64_t outer, std::int64_t n, std::int64_t inner, bool reverse,
-          void* stream);
+          bool product, void* stream);
 
 }  // namespace phasor::cuda

@@ -1,0 +1,201 @@
+// src/core/binary_math.cpp - real binary functions with their gradients: the division family (fmod,
+// remainder, floor_divide, div with a rounding mode) and hypot, copysign, logaddexp, logaddexp2, xlogy.
+// Their element functions live in core/real_binary_rules.hpp, shared with the CUDA kernels.
+#include <cmath>
+#include <string>
+
+#include "autodiff/node.hpp"
+#include "core/device_check.hpp"
+#include "core/pointwise.hpp"
+#include "core/promotion.hpp"
+#include "core/real_binary_rules.hpp"
+#include "phasor/ops.hpp"
+
+namespace phasor {
+
+using G = std::vector<Tensor>;
+
+namespace detail {
+namespace {
+
+/// Element types the division family computes in: int64 and the real floating types.
+template <class T> inline constexpr bool is_divisible_v = std::is_same_v<T, std::int64_t> || is_real_float_v<T>;
+
+/// The dtype a real binary op computes in: the inputs' promoted type, complex refused; `integral` ops keep
+/// int64 (and refuse bool), the others compute ints and bools in the default float dtype (as atan2).
+Dtype real_compute_type(const char* op, TensorList in, bool integral) {
+  Dtype dt = result_type(in);
+  if (phasor::is_complex(dt))
+    throw Error(op, std::string("not supported for complex tensors (got ") + dtype_name(in[0].dtype()) + " and " +
+                        dtype_name(in[1].dtype()) + ")");
+  if (integral && dt == Dtype::Bool) throw Error(op, "not implemented for two bool tensors");
+  if (!integral && category(dt) < 2) dt = default_dtype();
+  return dt;
+}
+
+/// Throws when an int64 division's divisor `b` holds a zero (Note [integer division]).
+void check_integer_divisor(const char* op, const Tensor& b, Dtype dt) {
+  if (dt != Dtype::Int64) return;
+  check_device_value(
+      op, any(b == 0), [] { return std::pair<Tensor, Tensor>{}; },
+      [b_shape = b.shape()](double, double) {
+        return "integer division by zero (a divisor of shape " + shape_str(b_shape) + " holds 0)";
+      });
+}
+
+/// A broadcasting real binary op named `op` computing f, with gradient `bwd` (apply_op's).
+template <class F, class Bwd>
+Tensor real_binary(const char* op, const Tensor& a, const Tensor& b, bool integral, unsigned save, F f, Bwd bwd) {
+  return apply_op(
+      op, {a, b}, save,
+      [op, integral, f](TensorList in) {
+        const Dtype dt = real_compute_type(op, in, integral);
+        if (integral) check_integer_divisor(op, in[1], dt);
+        return binary_kernel(in[0], in[1], dt, op, f);
+      },
+      bwd);
+}
+
+struct FmodF {
+  template <class T>
+    requires is_divisible_v<T>
+  T operator()(T a, T b) const { return fmod_of(a, b); }
+};
+struct RemainderF {
+  template <class T>
+    requires is_divisible_v<T>
+  T operator()(T a, T b) const { return remainder_of(a, b); }
+};
+struct FloorDivideF {
+  template <class T>
+    requires is_divisible_v<T>
+  T operator()(T a, T b) const { return floor_divide_of(a, b); }
+};
+struct TruncDivideF {
+  template <class T>
+    requires is_divisible_v<T>
+  T operator()(T a, T b) const {
+    if constexpr (std::is_integral_v<T>) return b == -1 ? wrap_neg(a) : b == 0 ? T(0) : T(a / b);
+    else return std::trunc(a / b);
+  }
+};
+
+/// The gradient of a piecewise-constant op: zeros (as floor's).
+G zero_grads(const Ctx& c, const G& g) {
+  return G{c.needs_grad(0) ? zeros_like(g[0]) : Tensor(), c.needs_grad(1) ? zeros_like(g[0]) : Tensor()};
+}
+
+}  // namespace
+}  // namespace detail
+
+// ---- the division family ------------------------------------------------------------------------------
+// a = q b + r: each gives a the gradient 1 (q is piecewise constant) and b the gradient -q.
+Tensor fmod(const Tensor& a, const Tensor& b) {
+  return detail::real_binary("fmod", a, b, true, detail::kSaveInputs, detail::FmodF{},
+                             [](const detail::Ctx& c, const G& g) {
+                               return G{g[0], c.needs_grad(1) ? -g[0] * (c.input(0) / c.input(1)).trunc() : Tensor()};
+                             });
+}
+Tensor fmod(const Tensor& a, const Scalar& b) { return fmod(a, detail::wrap_for(a, b)); }
+
+Tensor remainder(const Tensor& a, const Tensor& b) {
+  return detail::real_binary("remainder", a, b, true, detail::kSaveInputs, detail::RemainderF{},
+                             [](const detail::Ctx& c, const G& g) {
+                               return G{g[0], c.needs_grad(1) ? -g[0] * floor_divide(c.input(0), c.input(1)) : Tensor()};
+                             });
+}
+Tensor remainder(const Tensor& a, const Scalar& b) { return remainder(a, detail::wrap_for(a, b)); }
+Tensor remainder(const Scalar& a, const Tensor& b) { return remainder(detail::wrap_for(b, a), b); }
+
+Tensor floor_divide(const Tensor& a, const Tensor& b) {
+  return detail::real_binary("floor_divide", a, b, true, detail::kSaveNone, detail::FloorDivideF{}, detail::zero_grads);
+}
+Tensor floor_divide(const Tensor& a, const Scalar& b) { return floor_divide(a, detail::wrap_for(a, b)); }
+
+Tensor div(const Tensor& a, const Tensor& b, const std::string& rounding_mode) {
+  if (rounding_mode == "floor") return floor_divide(a, b);
+  if (rounding_mode == "trunc")
+    return detail::real_binary("trunc_divide", a, b, true, detail::kSaveNone, detail::TruncDivideF{}, detail::zero_grads);
+  if (rounding_mode.empty()) return div(a, b);
+  throw Error("div", "rounding_mode must be \"floor\", \"trunc\" or empty (true division), got \"" + rounding_mode + "\"");
+}
+Tensor div(const Tensor& a, const Scalar& b, const std::string& rounding_mode) {
+  return div(a, detail::wrap_for(a, b), rounding_mode);
+}
+
+Tensor operator%(const Tensor& a, const Tensor& b) { return remainder(a, b); }
+Tensor operator%(const Tensor& a, const Scalar& b) { return remainder(a, b); }
+
+Tensor Tensor::fmod(const Tensor& o) const { return phasor::fmod(*this, o); }
+Tensor Tensor::fmod(const Scalar& o) const { return phasor::fmod(*this, o); }
+Tensor Tensor::remainder(const Tensor& o) const { return phasor::remainder(*this, o); }
+Tensor Tensor::remainder(const Scalar& o) const { return phasor::remainder(*this, o); }
+Tensor Tensor::floor_divide(const Tensor& o) const { return phasor::floor_divide(*this, o); }
+Tensor Tensor::floor_divide(const Scalar& o) const { return phasor::floor_divide(*this, o); }
+
+// ---- hypot, copysign, logaddexp, logaddexp2, xlogy ----------------------------------------------------------
+Tensor hypot(const Tensor& a, const Tensor& b) {
+  return detail::real_binary(
+      "hypot", a, b, false, detail::kSaveInputs | detail::kSaveOutputs,
+      []<class T>(T x, T y) requires detail::is_real_float_v<T> { return std::hypot(x, y); },
+      // d/da = a / h, d/db = b / h; 0 at h = 0 (the subgradient of |.| at 0, as abs's)
+      [](const detail::Ctx& c, const G& g) {
+        const Tensor h = c.output(0), r = where(h == 0, detail::zero_scalar_like(g[0]), g[0] / h);
+        return G{c.needs_grad(0) ? r * c.input(0) : Tensor(), c.needs_grad(1) ? r * c.input(1) : Tensor()};
+      });
+}
+
+Tensor copysign(const Tensor& a, const Tensor& b) {
+  return detail::real_binary(
+      "copysign", a, b, false, detail::kSaveInputs | detail::kSaveOutputs,
+      []<class T>(T x, T y) requires detail::is_real_float_v<T> { return std::copysign(x, y); },
+      // +-1 for a (the flip, or not), 0 at a = 0; b only chooses a sign: 0
+      [](const detail::Ctx& c, const G& g) {
+        return G{c.needs_grad(0) ? g[0] * (c.input(0).sign() * c.output(0).sign()) : Tensor(),
+                 c.needs_grad(1) ? zeros_like(g[0]) : Tensor()};
+      });
+}
+
+Tensor logaddexp(const Tensor& a, const Tensor& b) {
+  return detail::real_binary(
+      "logaddexp", a, b, false, detail::kSaveInputs,
+      []<class T>(T x, T y) requires detail::is_real_float_v<T> { return detail::logaddexp_of(x, y); },
+      // d/da = e^a / (e^a + e^b) = sigmoid(a - b)
+      [](const detail::Ctx& c, const G& g) {
+        const Tensor d = c.input(0) - c.input(1);
+        return G{c.needs_grad(0) ? g[0] * d.sigmoid() : Tensor(), c.needs_grad(1) ? g[0] * (-d).sigmoid() : Tensor()};
+      });
+}
+
+Tensor logaddexp2(const Tensor& a, const Tensor& b) {
+  return detail::real_binary(
+      "logaddexp2", a, b, false, detail::kSaveInputs,
+      []<class T>(T x, T y) requires detail::is_real_float_v<T> { return detail::logaddexp2_of(x, y); },
+      // d/da = 2^a / (2^a + 2^b) = sigmoid((a - b) ln 2)
+      [](const detail::Ctx& c, const G& g) {
+        const Tensor d = (c.input(0) - c.input(1)) * 0.69314718055994530942;
+        return G{c.needs_grad(0) ? g[0] * d.sigmoid() : Tensor(), c.needs_grad(1) ? g[0] * (-d).sigmoid() : Tensor()};
+      });
+}
+
+Tensor xlogy(const Tensor& x, const Tensor& y) {
+  return detail::real_binary(
+      "xlogy", x, y, false, detail::kSaveInputs,
+      []<class T>(T u, T v) requires detail::is_real_float_v<T> { return detail::xlogy_of(u, v); },
+      // d/dx = log y (0 where x = 0, as the value there), d/dy = x / y
+      [](const detail::Ctx& c, const G& g) {
+        const Tensor a = c.input(0), b = c.input(1);
+        return G{c.needs_grad(0) ? g[0] * xlogy((a != 0).to(g[0].dtype()), b) : Tensor(),
+                 c.needs_grad(1) ? g[0] * a / b : Tensor()};
+      });
+}
+Tensor xlogy(const Scalar& x, const Tensor& y) { return xlogy(detail::wrap_for(y, x), y); }
+Tensor xlogy(const Tensor& x, const Scalar& y) { return xlogy(x, detail::wrap_for(x, y)); }
+
+Tensor Tensor::hypot(const Tensor& o) const { return phasor::hypot(*this, o); }
+Tensor Tensor::copysign(const Tensor& o) const { return phasor::copysign(*this, o); }
+Tensor Tensor::logaddexp(const Tensor& o) const { return phasor::logaddexp(*this, o); }
+Tensor Tensor::logaddexp2(const Tensor& o) const { return phasor::logaddexp2(*this, o); }
+Tensor Tensor::xlogy(const Tensor& o) const { return phasor::xlogy(*this, o); }
+
+}  // namespace phasor
