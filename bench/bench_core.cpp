@@ -26,6 +26,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <tuple>
 #include <vector>
 
 #include <phasor/phasor.hpp>
@@ -420,12 +421,20 @@ const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&, con
          leaf.gelu().backward(e);
          return leaf.grad();
        }},
+      {"remainder", [](const Tensor& x, const Tensor& e) { return x.remainder(e); }},
+      {"fmod", [](const Tensor& x, const Tensor& e) { return x.fmod(e); }},
+      {"hypot", [](const Tensor& x, const Tensor& e) { return x.hypot(e); }},
+      {"logaddexp", [](const Tensor& x, const Tensor& e) { return x.logaddexp(e); }},
+      {"xlogy", [](const Tensor& x, const Tensor& e) { return x.xlogy(e); }},
+      {"cumprod", [](const Tensor& x, const Tensor&) { return x.cumprod(0); }},
+      {"sort", [](const Tensor& x, const Tensor&) { return std::get<0>(x.sort()); }},
+      {"topk 10", [](const Tensor& x, const Tensor&) { return std::get<0>(x.topk(10)); }},
   };
   return ops;
 }
 
-// one op (elementwise or a full reduction) on 1M float32 normals, one thread (logical_not: of a bool mask, its
-// making included)
+// one op (elementwise, a full reduction, a scan or a sort) on 1M float32 normals, one thread (logical_not: of a
+// bool mask, its making included)
 void BM_Unary1M(benchmark::State& st) {
   const auto n = st.range(0);
   const auto& op = unary_rows()[static_cast<std::size_t>(st.range(1))];
@@ -437,7 +446,7 @@ void BM_Unary1M(benchmark::State& st) {
   st.SetLabel(op.first);
   st.SetItemsProcessed(st.iterations() * n);
 }
-BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 15, 1)})->UseRealTime();
+BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 23, 1)})->UseRealTime();
 
 /// The reductions over some dims of BM_ReduceDims, by its "op" argument (compare_torch.py's REDUCE_DIMS).
 const std::vector<std::pair<const char*, std::function<Tensor()>>>& reduce_dim_rows() {

@@ -47,7 +47,10 @@ UNARY = [("relu", "x.relu()"), ("minimum", "torch.minimum(x, e)"), ("sign", "x.s
          ("logical_not", "(x > 0.0).logical_not()"), ("sigmoid", "x.sigmoid()"), ("silu", "F.silu(x)"),
          ("exp", "x.exp()"), ("tanh", "x.tanh()"), ("clamp", "x.clamp(-1.0, 1.0)"),
          ("softplus", "F.softplus(x)"), ("sum", "x.sum()"), ("amax", "x.amax()"), ("round", "x.round()"),
-         ("gelu", "F.gelu(x)"), ("gelu fwd+bwd", "F.gelu(x.detach().requires_grad_()).backward(e)")]
+         ("gelu", "F.gelu(x)"), ("gelu fwd+bwd", "F.gelu(x.detach().requires_grad_()).backward(e)"),
+         ("remainder", "x.remainder(e)"), ("fmod", "x.fmod(e)"), ("hypot", "x.hypot(e)"),
+         ("logaddexp", "x.logaddexp(e)"), ("xlogy", "x.xlogy(e)"), ("cumprod", "x.cumprod(0)"),
+         ("sort", "x.sort()[0]"), ("topk 10", "x.topk(10)[0]")]
 
 
 # ---- phasor side --------------------------------------------------------------------------------

@@ -7,8 +7,10 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <limits>
 #include <phasor/phasor.hpp>
+#include <random>
 #include <vector>
 
 #include "binary_ref.hpp"
@@ -117,6 +119,49 @@ TEST_CASE("fmod and remainder: values, signs and special values against long dou
   const auto w = to_vector<double>(real_t({-0.5, 7.0, 12.0, -13.0}).remainder(two_pi));
   for (double v : w) CHECK((v >= 0 && v < two_pi));
   CHECK(w[0] == doctest::Approx(two_pi - 0.5).epsilon(1e-15));
+}
+
+TEST_CASE("fmod is C's fmod bit for bit, remainder and floor_divide exact, over random operands of every scale (Note [fast fmod])") {
+  // a = m1 2^e1, b = m2 2^e2 with random signs, mantissas and exponents 60 apart at most: quotients from 2^-60
+  // to 2^60 (the C library's range past 2^52), cancelling ones (a within an ulp of a multiple of b) included
+  std::mt19937_64 rng(11);
+  std::uniform_real_distribution<double> mant(1.0, 2.0);
+  std::uniform_int_distribution<int> ex(-30, 30), coin(0, 1), kind(0, 9);
+  std::vector<double> av, bv;
+  for (int i = 0; i < 200000; ++i) {
+    const double b = (coin(rng) ? -1 : 1) * std::ldexp(mant(rng), ex(rng));
+    double a = (coin(rng) ? -1 : 1) * std::ldexp(mant(rng), ex(rng));
+    if (kind(rng) == 0) a = std::nextafter(std::round(a / b) * b, kind(rng) < 5 ? kInf : -kInf);  // near a multiple
+    av.push_back(a);
+    bv.push_back(b);
+  }
+  for (Dtype dt : {float64, float32}) {
+    CAPTURE(dt);
+    const Tensor a = real_t(av, dt), b = real_t(bv, dt);
+    const auto got = to_vector<double>(fmod(a, b).to(float64)), rem = to_vector<double>(remainder(a, b).to(float64));
+    const auto fdiv = to_vector<double>(floor_divide(a, b).to(float64));
+    const auto ad = to_vector<double>(a.to(float64)), bd = to_vector<double>(b.to(float64));
+    auto round_dt = [dt](ld v) { return dt == float32 ? static_cast<double>(static_cast<float>(v)) : static_cast<double>(v); };
+    int bad = 0, bad_rem = 0, bad_div = 0;
+    std::size_t first = 0;
+    for (std::size_t i = 0; i < av.size(); ++i) {
+      const double want = dt == float32 ? static_cast<double>(std::fmod(static_cast<float>(ad[i]), static_cast<float>(bd[i])))
+                                        : std::fmod(ad[i], bd[i]);
+      if (std::memcmp(&got[i], &want, sizeof want) != 0 && bad++ == 0) first = i;
+      // remainder: C's exact fmod, moved into b's sign by one rounded sum in dt (a zero keeps a's sign)
+      const double m = want;
+      const double moved = dt == float32 ? static_cast<double>(static_cast<float>(m) + static_cast<float>(bd[i])) : m + bd[i];
+      const double want_rem = m != 0 && ((m < 0) != (bd[i] < 0)) ? moved : want;
+      if (std::memcmp(&rem[i], &want_rem, sizeof want_rem) != 0) ++bad_rem;
+      // floor_divide: the floor of the long double quotient, where that decides it and dt holds it exactly
+      const ld qd = static_cast<ld>(ad[i]) / static_cast<ld>(bd[i]);
+      if (std::fabs(qd) < (dt == float32 ? 0x1p24L : 0x1p40L) && fdiv[i] != static_cast<double>(std::floor(qd))) ++bad_div;
+    }
+    INFO("mismatches: ", bad, ", first: fmod(", ad[first], ", ", bd[first], ") = ", got[first]);
+    CHECK(bad == 0);
+    CHECK(bad_rem == 0);
+    CHECK(bad_div == 0);
+  }
 }
 
 TEST_CASE("fmod, remainder, floor_divide and div(trunc) on int64: exact, wrapping, zero divisors throw") {

@@ -5,6 +5,7 @@
 
 #include "cuda_test_util.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <functional>
@@ -165,6 +166,44 @@ DEVICE_CASE("cuda index: gradients of the index ops are computed on the GPU") {
     CHECK(xg.grad().device() == dev);
     CHECK(rel_diff(xg.grad(), xc.grad()) <= 1e-12);
   }
+}
+
+DEVICE_CASE("cuda index: sort, argsort and topk give the CPU's indices exactly (stable, NaN placed alike)") {
+  manual_seed(31);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  // line lengths around powers of two (the network pads to one), one, and long; many ties, NaN, -0 and +0
+  for (const Shape& s : std::vector<Shape>{{7, 1}, {5, 2}, {3, 33}, {4, 64}, {2, 100}, {3, 1000}, {1, 5000}, {300, 9}}) {
+    CAPTURE(s[0]);
+    CAPTURE(s[1]);
+    Tensor r = (randn(s, float64) * 3.0).round();
+    r = where(rand(s) < 0.05, full({}, nan, float64), r);
+    r = where(r == 0.0, where(rand(s) < 0.5, full({}, -0.0, float64), r), r);
+    for (Dtype dt : {float64, float32, int64, bool_}) {
+      CAPTURE(dt);
+      const Tensor x = dt == bool_ ? r > 0.0 : r.to(dt);
+      for (std::int64_t dim : {0, 1})
+        for (bool descending : {false, true}) {
+          CAPTURE(dim);
+          CAPTURE(descending);
+          const auto [cv, ci] = sort(x, dim, descending);
+          const auto [gv, gi] = sort(x.to(dev), dim, descending);
+          CHECK(gi.device() == dev);
+          CHECK(rel_diff(gi, ci) == 0);
+          CHECK(rel_diff(gv, cv) == 0);
+          CHECK(rel_diff(argsort(x.to(dev).t(), dim, descending), argsort(x.t(), dim, descending)) == 0);  // strided
+        }
+      const std::int64_t k = std::min<std::int64_t>(3, s[1]);
+      const auto [tv, ti] = topk(x.to(dev), k, 1, true);
+      CHECK(rel_diff(ti, std::get<1>(topk(x, k, 1, true))) == 0);
+      CHECK(rel_diff(tv, std::get<0>(topk(x, k, 1, true))) == 0);
+    }
+  }
+  // the gradient (gather's scatter) on the device
+  const Tensor x = sample({6, 40}, float64);
+  grads_agree(dev, "sort", [](const std::vector<Tensor>& a) { return std::get<0>(sort(a[0], 1, true)); }, {x}, 1e-12);
+  grads_agree(dev, "topk", [](const std::vector<Tensor>& a) { return std::get<0>(topk(a[0], 5, 0)); }, {x}, 1e-12);
+  CHECK_THROWS_WITH_AS(sort(sample({3}, complex64).to(dev)), doctest::Contains("[sort] not supported for complex"), Error);
+  CHECK_THROWS_WITH_AS(topk(sample({3}, float32).to(dev), 4), doctest::Contains("[topk] k (4) out of range"), Error);
 }
 
 DEVICE_CASE("cuda index: cat, flip, roll, pad, tril/triu, masks and einsum agree with the CPU") {

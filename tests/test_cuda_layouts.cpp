@@ -333,6 +333,8 @@ const std::vector<Op> kUnary = {
     OP("argmax", false, true, argmax(a)), OP("max", false, true, max(a)), OP("min", false, true, min(a)),
     OP("cumsum", true, true, cumsum(a, p.dim)),
     OP("cumprod", true, true, cumprod(a, p.dim)),
+    OP("sort", true, true, std::get<0>(sort(a, p.dim, p.keep))), OP("argsort", false, true, argsort(a, p.dim, !p.keep)),
+    OP("topk", true, true, std::get<0>(topk(a, std::min<std::int64_t>(2, a.dim() == 0 ? 1 : a.size(p.dim)), p.dim))),
     // transforms
     OP("fft", true, true, fft::fft(a, p.n, p.dim)), OP("ifft", true, true, fft::ifft(a, p.n, p.dim, fft::Norm::ortho)),
     OP("rfft", true, true, fft::rfft(a, p.n, p.dim)), OP("irfft", true, true, fft::irfft(a, p.n, p.dim)),

@@ -598,6 +598,15 @@ DEVICE_CASE("cuda ops: fmod, remainder, floor_divide, hypot, copysign, logaddexp
       CHECK(rel_diff(f(x.to(dev), y.to(dev)), f(x, y)) <= 2e-6);
     }
   }
+  // large float quotients (2^22 to 2^30 and past): the same exact quotients on both devices (Note [fast fmod])
+  for (Dtype dt : {float32, float64}) {
+    const Tensor a = sample({4096}, dt) * 3e8, b = sample({4096}, dt);
+    for (const auto& [name, f] : ops) {
+      if (name != "fmod" && name != "remainder" && name != "floor_divide" && name != "div trunc") continue;
+      CAPTURE(name);
+      CHECK(rel_diff(f(a.to(dev), b.to(dev)), f(a, b)) == 0);
+    }
+  }
   // int64: exact, wrapping at INT64_MIN / -1; a zero divisor throws on the device as on the CPU
   const std::int64_t lo = std::numeric_limits<std::int64_t>::min();
   const Tensor ia = from_vector(std::vector<std::int64_t>{7, -7, 7, -7, lo, lo, 0, 9});

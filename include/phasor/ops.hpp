@@ -159,6 +159,17 @@ Tensor cumsum(const Tensor& x, std::int64_t dim);  ///< running sum along dim
 Tensor cumprod(const Tensor& x, std::int64_t dim);
 Tensor all(const Tensor& x, const Shape& dims = {}, bool keepdim = false);  ///< bool: all nonzero
 Tensor any(const Tensor& x, const Shape& dims = {}, bool keepdim = false);  ///< bool: any nonzero
+// ---- sorting (NaN sorts above every number; equal keys keep their order: always stable) ------------------
+/// (values, indices) of x sorted along dim, ascending or descending (torch.sort; `stable` is accepted for
+/// torch's signature: the sort is always stable). The values' gradient goes back to the sorted positions.
+std::tuple<Tensor, Tensor> sort(const Tensor& x, std::int64_t dim = -1, bool descending = false, bool stable = false);
+/// The int64 indices that sort x along dim (torch.argsort; always stable).
+Tensor argsort(const Tensor& x, std::int64_t dim = -1, bool descending = false, bool stable = false);
+/// (values, indices) of the k largest (or smallest) entries along dim, in sorted order (torch.topk; NaN counts
+/// as the largest). `sorted` is accepted for torch's signature: the result is always sorted.
+std::tuple<Tensor, Tensor> topk(const Tensor& x, std::int64_t k, std::int64_t dim = -1, bool largest = true,
+                                bool sorted = true);
+
 /// Sums `x` down to `shape` (the inverse of broadcasting); used for broadcast gradients.
 Tensor sum_to(const Tensor& x, const Shape& shape);
 

@@ -430,6 +430,12 @@ class Tensor {
   Tensor logsumexp(const Shape& dims = {}, bool keepdim = false) const;  ///< log(sum(exp(x)))
   Tensor cumsum(std::int64_t dim) const;  ///< running sum along dim
   Tensor cumprod(std::int64_t dim) const;  ///< running product along dim
+  /// (values, indices) sorted along dim (always stable; see phasor::sort)
+  std::tuple<Tensor, Tensor> sort(std::int64_t dim = -1, bool descending = false, bool stable = false) const;
+  /// indices that sort along dim (always stable)
+  Tensor argsort(std::int64_t dim = -1, bool descending = false, bool stable = false) const;
+  /// (values, indices) of the k largest (smallest) entries along dim, sorted
+  std::tuple<Tensor, Tensor> topk(std::int64_t k, std::int64_t dim = -1, bool largest = true, bool sorted = true) const;
   Tensor all(const Shape& dims = {}, bool keepdim = false) const;  ///< bool: all nonzero
   Tensor any(const Shape& dims = {}, bool keepdim = false) const;  ///< bool: any nonzero
 

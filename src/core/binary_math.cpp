@@ -80,6 +80,16 @@ struct TruncDivideF {
   }
 };
 
+/// logaddexp (ln_base 1) or logaddexp2 (ln_base ln 2) with element function f: d/da = base^a / (base^a + base^b)
+/// = sigmoid((a - b) ln_base), d/db likewise.
+template <class F>
+Tensor log_add_exp(const char* op, const Tensor& a, const Tensor& b, F f, double ln_base) {
+  return real_binary(op, a, b, false, kSaveInputs, f, [ln_base](const Ctx& c, const G& g) {
+    const Tensor diff = c.input(0) - c.input(1), d = ln_base == 1.0 ? diff : diff * ln_base;
+    return G{c.needs_grad(0) ? g[0] * d.sigmoid() : Tensor(), c.needs_grad(1) ? g[0] * (-d).sigmoid() : Tensor()};
+  });
+}
+
 /// The gradient of a piecewise-constant op: zeros (as floor's).
 G zero_grads(const Ctx& c, const G& g) {
   return G{c.needs_grad(0) ? zeros_like(g[0]) : Tensor(), c.needs_grad(1) ? zeros_like(g[0]) : Tensor()};
@@ -157,25 +167,15 @@ Tensor copysign(const Tensor& a, const Tensor& b) {
 }
 
 Tensor logaddexp(const Tensor& a, const Tensor& b) {
-  return detail::real_binary(
-      "logaddexp", a, b, false, detail::kSaveInputs,
-      []<class T>(T x, T y) requires detail::is_real_float_v<T> { return detail::logaddexp_of(x, y); },
-      // d/da = e^a / (e^a + e^b) = sigmoid(a - b)
-      [](const detail::Ctx& c, const G& g) {
-        const Tensor d = c.input(0) - c.input(1);
-        return G{c.needs_grad(0) ? g[0] * d.sigmoid() : Tensor(), c.needs_grad(1) ? g[0] * (-d).sigmoid() : Tensor()};
-      });
+  return detail::log_add_exp(
+      "logaddexp", a, b, []<class T>(T x, T y) requires detail::is_real_float_v<T> { return detail::logaddexp_of(x, y); },
+      1.0);
 }
 
 Tensor logaddexp2(const Tensor& a, const Tensor& b) {
-  return detail::real_binary(
-      "logaddexp2", a, b, false, detail::kSaveInputs,
-      []<class T>(T x, T y) requires detail::is_real_float_v<T> { return detail::logaddexp2_of(x, y); },
-      // d/da = 2^a / (2^a + 2^b) = sigmoid((a - b) ln 2)
-      [](const detail::Ctx& c, const G& g) {
-        const Tensor d = (c.input(0) - c.input(1)) * 0.69314718055994530942;
-        return G{c.needs_grad(0) ? g[0] * d.sigmoid() : Tensor(), c.needs_grad(1) ? g[0] * (-d).sigmoid() : Tensor()};
-      });
+  return detail::log_add_exp(
+      "logaddexp2", a, b, []<class T>(T x, T y) requires detail::is_real_float_v<T> { return detail::logaddexp2_of(x, y); },
+      0.69314718055994530942);
 }
 
 Tensor xlogy(const Tensor& x, const Tensor& y) {

@@ -169,6 +169,21 @@ Tensor scan_kernel(const Tensor& x, std::int64_t d, bool reverse, bool product) 
       using A = typename scan_acc<T>::type;
       const T* xp = static_cast<const T*>(src.data_ptr());
       T* op = static_cast<T*>(out.data_ptr());
+      if (inner == 1) {  // lines along the last dim: one running value per line, no accumulator array
+        const int threads = reduce_threads(out.numel()) > 1 && outer > 1 ? get_num_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+        for (std::int64_t o = 0; o < outer; ++o) {
+          const T* a = xp + o * n;
+          T* b = op + o * n;
+          A acc = A(product ? 1 : 0);
+          for (std::int64_t kk = 0; kk < n; ++kk) {
+            const std::int64_t k = reverse ? n - 1 - kk : kk;
+            acc = product ? wrap_mul(acc, static_cast<A>(a[k])) : wrap_add(acc, static_cast<A>(a[k]));
+            b[k] = static_cast<T>(acc);
+          }
+        }
+        return;
+      }
       const std::int64_t tile = std::min<std::int64_t>(inner, 1024);
       const std::int64_t ntiles = (inner + tile - 1) / tile;
       const std::int64_t tasks = outer * ntiles;

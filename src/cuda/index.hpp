@@ -1,5 +1,5 @@
 // src/cuda/index.hpp - gathers and scatters along one dim on the GPU (kernels in index.cu), the CUDA
-// side of Note [along-dim kernels] in core/index_ops.cpp. Plain C++, no CUDA types.
+// side of Note [along-dim kernels] in core/index_ops.cpp, and the sort of lines (sort.cu). Plain C++, no CUDA types.
 #pragma once
 #include <cstdint>
 
@@ -43,5 +43,12 @@ bool along_dim(AlongOp op, Dtype dtype, const AlongDim& a, void* stream);
 /// words[0] = id and lowers words[1] to its position, and a second kernel stores the value there in words[2].
 void check_index_range(const Operands& index, std::int64_t lo, std::int64_t hi, std::uint64_t id, std::uint64_t* words,
                        void* stream);
+
+/// Sorts each of the `lines` contiguous lines of n elements of x (dtype dt: bool, int64 or real) in the order
+/// of Note [sort order] (core/sort.cpp), writing each line's source positions to out (lines x n int64). keys
+/// (lines x p elements of dt) and pos (lines x p int64) are scratch, p the power of two >= n. False for a dtype
+/// without a kernel.
+bool sort_lines(Dtype dt, const void* x, void* keys, std::int64_t* pos, std::int64_t* out, std::int64_t lines,
+                std::int64_t n, std::int64_t p, bool descending, void* stream);
 
 }  // namespace phasor::cuda

@@ -82,6 +82,20 @@ void scatter_add(const Tensor& out, const Tensor& src, std::int64_t d, const Ten
   run(AlongOp::scatter_add, "scatter_add", out, src, &index, d, index.shape(), index.size(d), nullptr, 0, checks);
 }
 
+void sort_lines(const Tensor& rows, const Tensor& out, std::int64_t n, bool descending) {
+  check_device(out.device(), "sort");
+  std::int64_t p = 1;
+  while (p < n) p *= 2;
+  const std::int64_t lines = rows.numel() / n;
+  // scratch from the stream's pool: freed after the launches, reused only by later work on that stream
+  const Tensor keys = ::phasor::detail::make_tensor({lines, p}, rows.dtype(), out.device());
+  const Tensor pos = ::phasor::detail::make_tensor({lines, p}, Dtype::Int64, out.device());
+  Launch l(out);
+  if (!cuda::sort_lines(rows.dtype(), rows.data_ptr(), keys.data_ptr(), static_cast<std::int64_t*>(pos.data_ptr()),
+                        static_cast<std::int64_t*>(out.data_ptr()), lines, n, p, descending, l.stream))
+    no_kernel("sort", rows.dtype());
+}
+
 const std::uint64_t* check_index_in_capture(const Tensor& index, std::int64_t lo, std::int64_t hi, const char* op,
                                             std::string prefix, std::string suffix) {
   if (!index.device().is_cuda() || index.numel() == 0) return nullptr;
@@ -135,6 +149,7 @@ const std::uint64_t* check_index_in_capture(const Tensor&, std::int64_t, std::in
                                             std::string) {
   return nullptr;
 }
+void sort_lines(const Tensor&, const Tensor& out, std::int64_t, bool) { no_cuda_backend("sort", out.device()); }
 bool check_flag_in_capture(const Tensor&, const Tensor&, const Tensor&, const char*, CheckReport) { return false; }
 void random_fill(RandomKind, const Tensor& t, std::int64_t, const Counters&, double, std::int64_t, std::uint64_t) {
   no_cuda_backend("random", t.device());

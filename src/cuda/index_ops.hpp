@@ -1,4 +1,4 @@
-// src/cuda/index_ops.hpp - CUDA-free glue for the core's along-dim ops (core/index_ops.cpp), device checks
+// src/cuda/index_ops.hpp - CUDA-free glue for the core's along-dim ops (core/index_ops.cpp) and sort (core/sort.cpp), device checks
 // in CUDA graphs (core/device_check.cpp) and random creation (core/random.cpp): every build has these; a
 // CPU-only build's throw.
 #pragma once
@@ -28,6 +28,9 @@ void gather(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& in
 /// index_select's).
 void scatter_add(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index,
                  const std::uint64_t* checks = nullptr);
+/// out (int64, lines x n) = the positions that sort each contiguous line of n elements of the CUDA tensor rows
+/// (bool, int64 or real), as Note [sort order] in core/sort.cpp.
+void sort_lines(const Tensor& rows, const Tensor& out, std::int64_t n, bool descending);
 /// While the calling thread captures a CUDA graph on index's device: queues a device-side check that every
 /// element of the int64 tensor `index` lies in [lo, hi), which replay() reports as
 /// phasor::Error(op, "<prefix><value><suffix> (in a CUDA graph replay)") naming the first offending one (Note

@@ -1,0 +1,154 @@
+// tests/test_sort.cpp - sort, argsort, topk: values and indices against a reference (a sort of (NaN flag,
+// value, position) tuples per line), stability, NaN placement, every dim and layout, dtypes, errors and
+// gradients.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <phasor/phasor.hpp>
+#include <tuple>
+#include <vector>
+
+#include "test_util.hpp"
+
+using namespace phasor;
+using namespace phasor::test;
+using doctest::Contains;
+using V = std::vector<Tensor>;
+
+namespace {
+
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+/// The positions that sort v: NaN after every number ascending, before descending; ties by position.
+std::vector<std::int64_t> ref_order(const std::vector<double>& v, bool descending) {
+  std::vector<std::tuple<int, double, std::int64_t>> keys;
+  for (std::size_t i = 0; i < v.size(); ++i) {
+    const bool nan = std::isnan(v[i]);
+    // descending: NaN first (flag 0), numbers by -value; ascending: numbers (flag 0) by value, NaN last
+    const int flag = descending ? (nan ? 0 : 1) : (nan ? 1 : 0);
+    const double key = nan ? 0.0 : (descending ? -v[i] : v[i]) + 0.0;  // + 0.0: -0 and +0 tie
+    keys.emplace_back(flag, key, static_cast<std::int64_t>(i));
+  }
+  std::sort(keys.begin(), keys.end());
+  std::vector<std::int64_t> out;
+  for (const auto& k : keys) out.push_back(std::get<2>(k));
+  return out;
+}
+
+/// Checks sort(x, dim, descending) line by line against ref_order (x float64-convertible, any layout).
+void check_sort(const Tensor& x, std::int64_t dim, bool descending) {
+  const auto [values, indices] = sort(x, dim, descending);
+  REQUIRE(values.shape() == x.shape());
+  REQUIRE(indices.dtype() == int64);
+  CHECK(values.dtype() == x.dtype());
+  const std::int64_t d = dim < 0 ? dim + x.dim() : dim;
+  const Tensor xl = x.to(float64).movedim(d, -1).contiguous(), vl = values.to(float64).movedim(d, -1).contiguous();
+  const Tensor il = indices.movedim(d, -1).contiguous();
+  const std::int64_t n = x.size(d), lines = n == 0 ? 0 : x.numel() / n;
+  const auto xv = vals(xl), vv = vals(vl);
+  const auto iv = ivals(il);
+  int bad = 0;
+  for (std::int64_t r = 0; r < lines; ++r) {
+    const std::vector<double> line(xv.begin() + r * n, xv.begin() + (r + 1) * n);
+    const auto want = ref_order(line, descending);
+    for (std::int64_t k = 0; k < n; ++k) {
+      const auto i = static_cast<std::size_t>(r * n + k);
+      const double wv = line[static_cast<std::size_t>(want[static_cast<std::size_t>(k)])];
+      if (iv[i] != want[static_cast<std::size_t>(k)]) ++bad;
+      if (!(vv[i] == wv || (std::isnan(vv[i]) && std::isnan(wv))) || std::signbit(vv[i]) != std::signbit(wv)) ++bad;
+    }
+  }
+  CHECK(bad == 0);
+}
+
+}  // namespace
+
+TEST_CASE("sort: values and indices against a reference, every dim, layouts, dtypes, NaN and ties") {
+  manual_seed(7);
+  for (Dtype dt : {float64, float32, int64, bool_}) {
+    CAPTURE(dt);
+    Tensor x = (randn({4, 9, 6}) * 3.0).round();  // many ties
+    if (dt == float64 || dt == float32) {
+      x = where(rand({4, 9, 6}) < 0.1, full({}, kNaN), x);
+      x = where(x == 0.0, where(rand({4, 9, 6}) < 0.5, full({}, -0.0), x), x);  // -0 and +0 mixed
+    }
+    x = dt == bool_ ? x > 0.0 : x.to(dt);
+    for (std::int64_t dim : {0, 1, 2, -1})
+      for (bool descending : {false, true}) {
+        CAPTURE(dim);
+        CAPTURE(descending);
+        check_sort(x, dim, descending);
+        check_sort(x.transpose(0, 2), dim, descending);  // a strided input
+        check_sort(x.slice(1, 1, std::nullopt, 2), dim, descending);
+      }
+  }
+  // long lines (the parallel path), a line of one, empty tensors, 0-d
+  check_sort(randn({3, 20000}), 1, false);
+  check_sort(randn({70000, 1}), 0, true);
+  check_sort(randn({5, 1}), 1, false);
+  const auto [ev, ei] = sort(zeros({0, 3}), 0);
+  CHECK(ev.shape() == Shape{0, 3});
+  CHECK(ei.shape() == Shape{0, 3});
+  const auto [sv, si] = sort(scalar_tensor(2.5));
+  CHECK(sv.item<double>() == 2.5);
+  CHECK(si.item<std::int64_t>() == 0);
+  // stable: equal keys keep their order, ascending and descending
+  const Tensor t = vec({1, 0, 1, 0, 1});
+  CHECK(ivals(argsort(t)) == std::vector<std::int64_t>{1, 3, 0, 2, 4});
+  CHECK(ivals(argsort(t, -1, true)) == std::vector<std::int64_t>{0, 2, 4, 1, 3});
+  CHECK(ivals(t.argsort(0, false, true)) == std::vector<std::int64_t>{1, 3, 0, 2, 4});
+  const auto [mv, mi] = vec({3, kNaN, -1, 2}).sort(0, true);
+  CHECK(std::isnan(vals(mv)[0]));
+  CHECK(ivals(mi) == std::vector<std::int64_t>{1, 0, 3, 2});
+}
+
+TEST_CASE("topk: the k largest or smallest, sorted, NaN largest") {
+  const Tensor x = vec({4, kNaN, -2, 7, 7, 0, 1});
+  const auto [v, i] = topk(x, 3);
+  CHECK(std::isnan(vals(v)[0]));
+  CHECK(ivals(i) == std::vector<std::int64_t>{1, 3, 4});
+  const auto [sv, si] = x.topk(2, 0, false);
+  CHECK(vals(sv) == std::vector<double>{-2, 0});
+  CHECK(ivals(si) == std::vector<std::int64_t>{2, 5});
+  const Tensor m = seq({3, 4});
+  const auto [mv, mi] = topk(m, 2, 0);
+  CHECK(vals(mv) == std::vector<double>{8, 9, 10, 11, 4, 5, 6, 7});
+  CHECK(ivals(mi) == std::vector<std::int64_t>{2, 2, 2, 2, 1, 1, 1, 1});
+  CHECK(std::get<0>(topk(m, 0, 1)).shape() == Shape{3, 0});
+  CHECK(std::get<0>(topk(m, 4, 1)).shape() == Shape{3, 4});
+  CHECK(std::get<0>(topk(scalar_tensor(1.5), 1)).item<double>() == 1.5);
+  CHECK_THROWS_WITH_AS(topk(m, 5, 1), Contains("[topk] k (5) out of range for dim 1 of size 4 (shape (3, 4))"), Error);
+  // every k, both directions, ties and NaN: the first k of the stable sort (heap for few, sort for many)
+  manual_seed(9);
+  Tensor r = (randn({6, 50}) * 2.0).round();
+  r = where(rand({6, 50}) < 0.1, full({}, kNaN), r);
+  for (bool largest : {true, false})
+    for (std::int64_t k = 0; k <= 50; ++k) {
+      CAPTURE(k);
+      const auto [tv, ti] = topk(r, k, 1, largest);
+      const auto [sv, si] = sort(r, 1, largest);
+      CHECK(ivals(ti) == ivals(si.narrow(1, 0, k)));
+      CHECK(ivals(std::get<1>(topk(r.t(), k, 0, largest))) == ivals(si.narrow(1, 0, k).t()));
+    }
+  CHECK_THROWS_WITH_AS(topk(m, -1), Contains("[topk] k (-1) out of range"), Error);
+}
+
+TEST_CASE("sort, argsort, topk: errors and gradients") {
+  const Tensor c = from_vector(std::vector<std::complex<double>>{{1, 1}, {0, 1}});
+  CHECK_THROWS_WITH_AS(sort(c), Contains("[sort] not supported for complex tensors (got complex128)"), Error);
+  CHECK_THROWS_WITH_AS(argsort(c), Contains("[argsort] not supported for complex tensors"), Error);
+  CHECK_THROWS_WITH_AS(topk(c, 1), Contains("[topk] not supported for complex tensors"), Error);
+  CHECK_THROWS_WITH_AS(sort(seq({2, 3}), 2), Contains("[sort] dim 2 out of range"), Error);
+  CHECK_THROWS_WITH_AS(argsort(seq({2, 3}), -3), Contains("[argsort]"), Error);
+  CHECK_THROWS_WITH_AS(topk(seq({2, 3}), 1, 5), Contains("[topk]"), Error);
+  // the values' gradient goes back to the sorted positions
+  Tensor x = vec({3, 1, 2}).requires_grad_();
+  (std::get<0>(sort(x)) * vec({1, 10, 100})).sum().backward();
+  CHECK(vals(x.grad()) == std::vector<double>{100, 1, 10});
+  manual_seed(8);
+  CHECK(autodiff::gradcheck([](const V& in) { return std::get<0>(sort(in[0], 1, true)); }, {leaf64({3, 5})}));
+  CHECK(autodiff::gradcheck([](const V& in) { return std::get<0>(topk(in[0], 2, 0)); }, {leaf64({4, 3})}));
+  CHECK(autodiff::gradgradcheck([](const V& in) { return std::get<0>(sort(in[0] * in[0], 0)); }, {leaf64({4, 2})}));
+}
