@@ -119,6 +119,7 @@ TEST_CASE("topk: the k largest or smallest, sorted, NaN largest") {
   CHECK(std::get<0>(topk(m, 0, 1)).shape() == Shape{3, 0});
   CHECK(std::get<0>(topk(m, 4, 1)).shape() == Shape{3, 4});
   CHECK(std::get<0>(topk(scalar_tensor(1.5), 1)).item<double>() == 1.5);
+  CHECK(std::get<1>(topk(scalar_tensor(1.5), 0)).numel() == 0);
   CHECK_THROWS_WITH_AS(topk(m, 5, 1), Contains("[topk] k (5) out of range for dim 1 of size 4 (shape (3, 4))"), Error);
   // every k, both directions, ties and NaN: the first k of the stable sort (heap for few, sort for many)
   manual_seed(9);

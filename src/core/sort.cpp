@@ -65,10 +65,15 @@ void sort_lines_cpu(const Tensor& rows, const Tensor& out, std::int64_t n, std::
   });
 }
 
+/// Throws naming `op` for complex x (no order).
+void check_sortable(const Tensor& x, const char* op) {
+  if (x.is_complex()) throw Error(op, std::string("not supported for complex tensors (got ") + dtype_name(x.dtype()) + ")");
+}
+
 /// The indices of the first k (of n = x.size(d)) in the sort of x along d (wrapped; x not 0-d): int64 of x's
 /// shape with dim d of size k, on x's device (Note [sort order]).
 Tensor sort_indices(const Tensor& x, std::int64_t d, bool descending, std::int64_t k, const char* op) {
-  if (x.is_complex()) throw Error(op, std::string("not supported for complex tensors (got ") + dtype_name(x.dtype()) + ")");
+  check_sortable(x, op);
   const Tensor rows = x.detach().movedim(d, -1).contiguous();
   const std::int64_t n = x.size(d);
   const bool cuda = x.device().is_cuda();
@@ -89,7 +94,7 @@ Tensor sort_indices(const Tensor& x, std::int64_t d, bool descending, std::int64
 std::tuple<Tensor, Tensor> sort(const Tensor& x, std::int64_t dim, bool descending, bool /*stable*/) {
   const std::int64_t d = detail::wrap_dim(dim, std::max<std::int64_t>(x.dim(), 1), "sort");
   if (x.dim() == 0) {
-    if (x.is_complex()) throw Error("sort", std::string("not supported for complex tensors (got ") + dtype_name(x.dtype()) + ")");
+    detail::check_sortable(x, "sort");
     return {detail::composite("sort", {x}, [&] { return x.clone(); }), zeros({}, Dtype::Int64, x.device())};
   }
   const Tensor idx = detail::sort_indices(x, d, descending, x.size(d), "sort");
@@ -99,7 +104,7 @@ std::tuple<Tensor, Tensor> sort(const Tensor& x, std::int64_t dim, bool descendi
 Tensor argsort(const Tensor& x, std::int64_t dim, bool descending, bool /*stable*/) {
   const std::int64_t d = detail::wrap_dim(dim, std::max<std::int64_t>(x.dim(), 1), "argsort");
   if (x.dim() == 0) {
-    if (x.is_complex()) throw Error("argsort", std::string("not supported for complex tensors (got ") + dtype_name(x.dtype()) + ")");
+    detail::check_sortable(x, "argsort");
     return zeros({}, Dtype::Int64, x.device());
   }
   return detail::sort_indices(x, d, descending, x.size(d), "argsort");
@@ -111,7 +116,11 @@ std::tuple<Tensor, Tensor> topk(const Tensor& x, std::int64_t k, std::int64_t di
   if (k < 0 || k > n)
     throw Error("topk", "k (" + std::to_string(k) + ") out of range for dim " + std::to_string(dim) + " of size " +
                             std::to_string(n) + " (shape " + detail::shape_str(x.shape()) + ")");
-  if (x.dim() == 0) return sort(x, dim, largest);
+  if (x.dim() == 0) {  // a line of one element: itself or nothing
+    detail::check_sortable(x, "topk");
+    if (k == 1) return sort(x, dim, largest);
+    return {x.reshape({1}).narrow(0, 0, 0), zeros({0}, Dtype::Int64, x.device())};
+  }
   const Tensor idx = detail::sort_indices(x, d, largest, k, "topk");
   return {detail::composite("topk", {x}, [&] { return detail::gather_trusted(x, d, idx); }), idx};
 }
