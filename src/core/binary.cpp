@@ -1,6 +1,6 @@
 // src/core/binary.cpp - broadcasting binary arithmetic (add sub mul div) with PyTorch promotion,
 // their gradients, the scalar and operator spellings, and in-place forms; pow (three spellings),
-// maximum / minimum, atan2, complex and polar with their gradients.
+// maximum / minimum, complex and polar with their gradients (atan2: binary_math.cpp).
 #include <cmath>
 #include <complex>
 #include <limits>
@@ -720,27 +720,6 @@ Tensor maximum(const Tensor& a, const Tensor& b) { return detail::min_max("maxim
 Tensor minimum(const Tensor& a, const Tensor& b) { return detail::min_max("minimum", a, b, false); }
 Tensor Tensor::maximum(const Tensor& o) const { return phasor::maximum(*this, o); }
 Tensor Tensor::minimum(const Tensor& o) const { return phasor::minimum(*this, o); }
-
-// ---- atan2 ------------------------------------------------------------------------------------------------------
-Tensor atan2(const Tensor& y, const Tensor& x) {
-  return detail::apply_op(
-      "atan2", {y, x}, detail::kSaveInputs,
-      [](detail::TensorList in) {
-        Dtype dt = detail::result_type(in);
-        if (phasor::is_complex(dt))
-          throw Error("atan2", std::string("not supported for complex tensors (got ") + dtype_name(dt) + ")");
-        if (detail::category(dt) < 2) dt = default_dtype();
-        return detail::binary_kernel(in[0], in[1], dt, "atan2",
-                                     []<class T>(T a, T b) requires detail::is_real_float_v<T> { return std::atan2(a, b); });
-      },
-      // d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2)
-      [](const detail::Ctx& c, const std::vector<Tensor>& g) {
-        Tensor y = c.input(0), x = c.input(1);
-        Tensor gr = g[0] / (x * x + y * y);
-        return std::vector<Tensor>{c.needs_grad(0) ? gr * x : Tensor(), c.needs_grad(1) ? -gr * y : Tensor()};
-      });
-}
-Tensor Tensor::atan2(const Tensor& o) const { return phasor::atan2(*this, o); }
 
 // ---- complex / polar -------------------------------------------------------------------------------------------
 namespace {

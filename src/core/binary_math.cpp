@@ -1,5 +1,5 @@
 // src/core/binary_math.cpp - real binary functions with their gradients: the division family (fmod,
-// remainder, floor_divide, div with a rounding mode) and hypot, copysign, logaddexp, logaddexp2, xlogy.
+// remainder, floor_divide, div with a rounding mode) and atan2, hypot, copysign, logaddexp, logaddexp2, xlogy.
 // Their element functions live in core/real_binary_rules.hpp, shared with the CUDA kernels.
 #include <cmath>
 #include <string>
@@ -56,30 +56,6 @@ Tensor real_binary(const char* op, const Tensor& a, const Tensor& b, bool integr
       bwd);
 }
 
-struct FmodF {
-  template <class T>
-    requires is_divisible_v<T>
-  T operator()(T a, T b) const { return fmod_of(a, b); }
-};
-struct RemainderF {
-  template <class T>
-    requires is_divisible_v<T>
-  T operator()(T a, T b) const { return remainder_of(a, b); }
-};
-struct FloorDivideF {
-  template <class T>
-    requires is_divisible_v<T>
-  T operator()(T a, T b) const { return floor_divide_of(a, b); }
-};
-struct TruncDivideF {
-  template <class T>
-    requires is_divisible_v<T>
-  T operator()(T a, T b) const {
-    if constexpr (std::is_integral_v<T>) return b == -1 ? wrap_neg(a) : b == 0 ? T(0) : T(a / b);
-    else return std::trunc(a / b);
-  }
-};
-
 /// logaddexp (ln_base 1) or logaddexp2 (ln_base ln 2) with element function f: d/da = base^a / (base^a + base^b)
 /// = sigmoid((a - b) ln_base), d/db likewise.
 template <class F>
@@ -101,31 +77,41 @@ G zero_grads(const Ctx& c, const G& g) {
 // ---- the division family ------------------------------------------------------------------------------
 // a = q b + r: each gives a the gradient 1 (q is piecewise constant) and b the gradient -q.
 Tensor fmod(const Tensor& a, const Tensor& b) {
-  return detail::real_binary("fmod", a, b, true, detail::kSaveInputs, detail::FmodF{},
-                             [](const detail::Ctx& c, const G& g) {
-                               return G{g[0], c.needs_grad(1) ? -g[0] * (c.input(0) / c.input(1)).trunc() : Tensor()};
-                             });
+  return detail::real_binary(
+      "fmod", a, b, true, detail::kSaveInputs,
+      []<class T>(T x, T y) requires detail::is_divisible_v<T> { return detail::fmod_of(x, y); },
+      [](const detail::Ctx& c, const G& g) {
+        return G{g[0], c.needs_grad(1) ? -g[0] * (c.input(0) / c.input(1)).trunc() : Tensor()};
+      });
 }
 Tensor fmod(const Tensor& a, const Scalar& b) { return fmod(a, detail::wrap_for(a, b)); }
 
 Tensor remainder(const Tensor& a, const Tensor& b) {
-  return detail::real_binary("remainder", a, b, true, detail::kSaveInputs, detail::RemainderF{},
-                             [](const detail::Ctx& c, const G& g) {
-                               return G{g[0], c.needs_grad(1) ? -g[0] * floor_divide(c.input(0), c.input(1)) : Tensor()};
-                             });
+  return detail::real_binary(
+      "remainder", a, b, true, detail::kSaveInputs,
+      []<class T>(T x, T y) requires detail::is_divisible_v<T> { return detail::remainder_of(x, y); },
+      [](const detail::Ctx& c, const G& g) {
+        return G{g[0], c.needs_grad(1) ? -g[0] * floor_divide(c.input(0), c.input(1)) : Tensor()};
+      });
 }
 Tensor remainder(const Tensor& a, const Scalar& b) { return remainder(a, detail::wrap_for(a, b)); }
 Tensor remainder(const Scalar& a, const Tensor& b) { return remainder(detail::wrap_for(b, a), b); }
 
 Tensor floor_divide(const Tensor& a, const Tensor& b) {
-  return detail::real_binary("floor_divide", a, b, true, detail::kSaveNone, detail::FloorDivideF{}, detail::zero_grads);
+  return detail::real_binary(
+      "floor_divide", a, b, true, detail::kSaveNone,
+      []<class T>(T x, T y) requires detail::is_divisible_v<T> { return detail::floor_divide_of(x, y); },
+      detail::zero_grads);
 }
 Tensor floor_divide(const Tensor& a, const Scalar& b) { return floor_divide(a, detail::wrap_for(a, b)); }
 
 Tensor div(const Tensor& a, const Tensor& b, const std::string& rounding_mode) {
   if (rounding_mode == "floor") return floor_divide(a, b);
   if (rounding_mode == "trunc")
-    return detail::real_binary("trunc_divide", a, b, true, detail::kSaveNone, detail::TruncDivideF{}, detail::zero_grads);
+    return detail::real_binary(
+        "trunc_divide", a, b, true, detail::kSaveNone,
+        []<class T>(T x, T y) requires detail::is_divisible_v<T> { return detail::trunc_divide_of(x, y); },
+        detail::zero_grads);
   if (rounding_mode.empty()) return div(a, b);
   throw Error("div", "rounding_mode must be \"floor\", \"trunc\" or empty (true division), got \"" + rounding_mode + "\"");
 }
@@ -143,7 +129,20 @@ Tensor Tensor::remainder(const Scalar& o) const { return phasor::remainder(*this
 Tensor Tensor::floor_divide(const Tensor& o) const { return phasor::floor_divide(*this, o); }
 Tensor Tensor::floor_divide(const Scalar& o) const { return phasor::floor_divide(*this, o); }
 
-// ---- hypot, copysign, logaddexp, logaddexp2, xlogy ----------------------------------------------------------
+// ---- atan2, hypot, copysign, logaddexp, logaddexp2, xlogy --------------------------------------------------
+Tensor atan2(const Tensor& y, const Tensor& x) {
+  return detail::real_binary(
+      "atan2", y, x, false, detail::kSaveInputs,
+      []<class T>(T a, T b) requires detail::is_real_float_v<T> { return std::atan2(a, b); },
+      // d/dy = x / (x^2 + y^2), d/dx = -y / (x^2 + y^2)
+      [](const detail::Ctx& c, const G& g) {
+        Tensor y = c.input(0), x = c.input(1);
+        Tensor gr = g[0] / (x * x + y * y);
+        return G{c.needs_grad(0) ? gr * x : Tensor(), c.needs_grad(1) ? -gr * y : Tensor()};
+      });
+}
+Tensor Tensor::atan2(const Tensor& o) const { return phasor::atan2(*this, o); }
+
 Tensor hypot(const Tensor& a, const Tensor& b) {
   return detail::real_binary(
       "hypot", a, b, false, detail::kSaveInputs | detail::kSaveOutputs,

@@ -1,5 +1,5 @@
 // src/core/real_binary_rules.hpp - the real binary functions phasor defines itself (fmod, remainder,
-// floor_divide, logaddexp, logaddexp2, xlogy), one definition for the CPU engine (core/binary_math.cpp)
+// floor_divide, trunc_divide, logaddexp, logaddexp2, xlogy), one definition for the CPU engine (core/binary_math.cpp)
 // and the CUDA kernels (cuda/elementwise_ops.cuh), so both devices give the same values.
 //
 // Note [integer division]
@@ -113,6 +113,14 @@ PHASOR_HOST_DEVICE inline T floor_divide_of(T a, T b) {
     if (d - f > T(0.5)) f += T(1);  // d rounded just below an integer
     return f;
   }
+}
+
+/// trunc(a / b) (torch.div's "trunc" mode): the rounded quotient truncated for floating types; int64 divides
+/// toward zero, wrapping for INT64_MIN / -1, 0 for b = 0 (Note [integer division]).
+template <class T>
+PHASOR_HOST_DEVICE inline T trunc_divide_of(T a, T b) {
+  if constexpr (std::is_integral_v<T>) return b == -1 ? wrap_neg(a) : b == 0 ? T(0) : T(a / b);
+  else return ::trunc(a / b);
 }
 
 /// log(1 + u) (base 2 when `base2`) for u = e^-d or 2^-d in (0, 1]. float: log(1 + u) in double, where
