@@ -429,6 +429,17 @@ const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&, con
       {"cumprod", [](const Tensor& x, const Tensor&) { return x.cumprod(0); }},
       {"sort", [](const Tensor& x, const Tensor&) { return std::get<0>(x.sort()); }},
       {"topk 10", [](const Tensor& x, const Tensor&) { return std::get<0>(x.topk(10)); }},
+      {"cummax", [](const Tensor& x, const Tensor&) { return std::get<0>(x.cummax(0)); }},
+      {"logcumsumexp", [](const Tensor& x, const Tensor&) { return x.logcumsumexp(0); }},
+      {"median", [](const Tensor& x, const Tensor&) { return x.median(); }},
+      {"quantile 3", [](const Tensor& x, const Tensor&) {
+         static const Tensor q = phasor::from_vector(std::vector<float>{0.25f, 0.5f, 0.75f});
+         return x.quantile(q);
+       }},
+      {"searchsorted", [](const Tensor& x, const Tensor& e) {  // e's 1M values in x sorted (made at the warm-up)
+         static const Tensor sorted = std::get<0>(x.sort());
+         return phasor::searchsorted(sorted, e);
+       }},
   };
   return ops;
 }
@@ -446,7 +457,7 @@ void BM_Unary1M(benchmark::State& st) {
   st.SetLabel(op.first);
   st.SetItemsProcessed(st.iterations() * n);
 }
-BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 23, 1)})->UseRealTime();
+BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 28, 1)})->UseRealTime();
 
 /// The reductions over some dims of BM_ReduceDims, by its "op" argument (compare_torch.py's REDUCE_DIMS).
 const std::vector<std::pair<const char*, std::function<Tensor()>>>& reduce_dim_rows() {

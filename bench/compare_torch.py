@@ -50,7 +50,9 @@ UNARY = [("relu", "x.relu()"), ("minimum", "torch.minimum(x, e)"), ("sign", "x.s
          ("gelu", "F.gelu(x)"), ("gelu fwd+bwd", "F.gelu(x.detach().requires_grad_()).backward(e)"),
          ("remainder", "x.remainder(e)"), ("fmod", "x.fmod(e)"), ("hypot", "x.hypot(e)"),
          ("logaddexp", "x.logaddexp(e)"), ("xlogy", "x.xlogy(e)"), ("cumprod", "x.cumprod(0)"),
-         ("sort", "x.sort()[0]"), ("topk 10", "x.topk(10)[0]")]
+         ("sort", "x.sort()[0]"), ("topk 10", "x.topk(10)[0]"), ("cummax", "x.cummax(0)[0]"),
+         ("logcumsumexp", "x.logcumsumexp(0)"), ("median", "x.median()"), ("quantile 3", "x.quantile(q)"),
+         ("searchsorted", "torch.searchsorted(xs, e)")]
 
 
 # ---- phasor side --------------------------------------------------------------------------------
@@ -192,6 +194,7 @@ def torch_rows():
         res[f"BM_WhereRandomMask/n:{LERP}/form:{form}"] = time_stmt(stmt, env, per_call=True)
     g = torch.Generator().manual_seed(9)
     env = dict(torch=torch, F=torch.nn.functional, x=torch.randn(LERP, generator=g), e=torch.randn(LERP, generator=g))
+    env["xs"], env["q"] = env["x"].sort()[0], torch.tensor([0.25, 0.5, 0.75])
     for k, (_, stmt) in enumerate(UNARY):
         res[f"BM_Unary1M/n:{LERP}/op:{k}"] = time_stmt(stmt, env, per_call=True)
     env = dict(a=torch.randn(4096, 256), b=torch.randn(64, 1024, 16), c=torch.randn(20, 32, 4096))

@@ -206,6 +206,62 @@ DEVICE_CASE("cuda index: sort, argsort and topk give the CPU's indices exactly (
   CHECK_THROWS_WITH_AS(topk(sample({3}, float32).to(dev), 4), doctest::Contains("[topk] k (4) out of range"), Error);
 }
 
+DEVICE_CASE("cuda index: kthvalue, median, quantile, msort, searchsorted and bucketize agree with the CPU exactly") {
+  manual_seed(32);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  Tensor r = (randn({6, 37}, float64) * 3.0).round();
+  r = where(rand({6, 37}) < 0.08, full({}, nan, float64), r);
+  for (Dtype dt : {float64, float32, int64}) {
+    CAPTURE(dt);
+    const Tensor x = r.to(dt), g = x.to(dev);
+    for (std::int64_t d : {0, 1}) {
+      CAPTURE(d);
+      const auto same = [](const std::tuple<Tensor, Tensor>& a, const std::tuple<Tensor, Tensor>& b) {
+        CHECK(rel_diff(std::get<0>(a), std::get<0>(b)) == 0);
+        CHECK(rel_diff(std::get<1>(a), std::get<1>(b)) == 0);
+      };
+      same(kthvalue(g, 3, d, true), kthvalue(x, 3, d, true));
+      same(median(g, d), median(x, d));
+      same(nanmedian(g.t(), 1 - d), nanmedian(x.t(), 1 - d));
+      CHECK(rel_diff(msort(g), msort(x)) == 0);
+      if (dt != int64)
+        for (const std::string how : {"linear", "lower", "higher", "midpoint", "nearest"}) {
+          const Tensor q = from_vector(std::vector<double>{0, 0.3, 0.5, 1});
+          CHECK(rel_diff(quantile(g, q.to(dev), d, false, how), quantile(x, q, d, false, how)) == 0);
+          CHECK(rel_diff(nanquantile(g, 0.7, d, true, how), nanquantile(x, 0.7, d, true, how)) == 0);
+        }
+    }
+    CHECK(rel_diff(median(g), median(x)) == 0);
+    CHECK(rel_diff(nanmedian(g), nanmedian(x)) == 0);
+    // searchsorted: a 1-d and a batched sequence, both sides, NaN values, a sorter
+    const Tensor s1 = std::get<0>(sort(x.reshape({-1}))), s2 = std::get<0>(sort(x, 1));
+    const Tensor v = ((randn({6, 50}, float64) * 4.0).round()).to(dt);
+    for (bool right : {false, true}) {
+      CHECK(rel_diff(searchsorted(s1.to(dev), v.to(dev), right), searchsorted(s1, v, right)) == 0);
+      CHECK(rel_diff(searchsorted(s2.to(dev), v.to(dev), right), searchsorted(s2, v, right)) == 0);
+      CHECK(rel_diff(searchsorted(s1.to(dev), r.to(dt).to(dev), right), searchsorted(s1, r.to(dt), right)) == 0);
+      CHECK(rel_diff(bucketize(v.to(dev).t(), s1.narrow(0, 0, 20).to(dev), right), bucketize(v.t(), s1.narrow(0, 0, 20), right)) == 0);
+    }
+    const Tensor perm = argsort(x.reshape({-1}));
+    CHECK(rel_diff(searchsorted(x.reshape({-1}).to(dev), v.to(dev), false, "right", perm.to(dev)),
+                   searchsorted(x.reshape({-1}), v, false, "right", perm)) == 0);
+    CHECK(searchsorted(s1.to(dev), 2.5).device() == dev);
+  }
+  // gradients on the device
+  const Tensor x = sample({6, 40}, float64);
+  grads_agree(dev, "kthvalue", [](const std::vector<Tensor>& a) { return std::get<0>(kthvalue(a[0], 7, 1)); }, {x}, 1e-12);
+  grads_agree(dev, "median", [](const std::vector<Tensor>& a) { return std::get<0>(median(a[0], 0)) + median(a[0]); }, {x}, 1e-12);
+  grads_agree(dev, "nanmedian", [](const std::vector<Tensor>& a) { return std::get<0>(nanmedian(a[0], 1)) + nanmedian(a[0]); }, {x}, 1e-12);
+  grads_agree(dev, "msort", [](const std::vector<Tensor>& a) { return msort(a[0]); }, {x}, 1e-12);
+  grads_agree(dev, "quantile", [](const std::vector<Tensor>& a) { return quantile(a[0], 0.35, 1) + nanquantile(a[0], 0.8); }, {x}, 1e-12);
+  CHECK_THROWS_WITH_AS(quantile(x.to(dev), from_vector(std::vector<double>{0.5})), doctest::Contains("[quantile]"), Error);
+  CHECK_THROWS_WITH_AS(quantile(x.to(dev), from_vector(std::vector<double>{1.5}).to(dev)),
+                       doctest::Contains("[quantile] q values must lie in [0, 1], got 1.5"), Error);
+  CHECK_THROWS_WITH_AS(searchsorted(x.to(dev), x), doctest::Contains("[searchsorted]"), Error);
+  CHECK_THROWS_WITH_AS(searchsorted(x.reshape({-1}).to(dev), x.to(dev), false, std::nullopt, full({240}, 240, int64, dev)),
+                       doctest::Contains("[searchsorted] sorter index 240 out of range"), Error);
+}
+
 DEVICE_CASE("cuda index: cat, flip, roll, pad, tril/triu, masks and einsum agree with the CPU") {
   manual_seed(14);
   for (Dtype dt : kAll) {

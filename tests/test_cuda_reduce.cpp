@@ -211,6 +211,43 @@ DEVICE_CASE("cuda reduce: cumprod agrees with the CPU, gradients with zeros incl
   CHECK_THROWS_WITH_AS(cumprod(ones({3}, float32, dev), 1), doctest::Contains("[cumprod]"), Error);
 }
 
+DEVICE_CASE("cuda reduce: cummax, cummin and logcumsumexp agree with the CPU (indices exactly), gradients too") {
+  manual_seed(17);
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (Dtype dt : {bool_, int64, float32, float64}) {
+    CAPTURE(dt);
+    // ties, NaN and -inf: the indices pick the same element on both devices
+    Tensor r = (sample({3, 300, 5}, float64) * 2.0).round();
+    r = where(rand({3, 300, 5}) < 0.02, full({}, nan, float64), where(rand({3, 300, 5}) < 0.02, full({}, -kInf, float64), r));
+    const Tensor x = dt == bool_ ? r > 0.0 : r.to(dt);
+    const Tensor y = dt == bool_ ? sample({2, 5000}, dt) : sample({2, 5000}, float64).to(dt);  // a block per row
+    for (const Tensor& in : {x, y})
+      for (std::int64_t d : {0, 1, -1})
+        for (bool is_max : {true, false}) {
+          CAPTURE(d);
+          const auto [cv, ci] = is_max ? cummax(in, d) : cummin(in, d);
+          const auto [gv, gi] = is_max ? cummax(in.to(dev), d) : cummin(in.to(dev), d);
+          CHECK(gi.device() == dev);
+          CHECK(rel_diff(gi, ci) == 0);
+          CHECK(rel_diff(gv, cv) == 0);
+          CHECK(rel_diff(std::get<1>(cummax(in.to(dev).transpose(0, 1), 0)), std::get<1>(cummax(in.transpose(0, 1), 0))) == 0);
+        }
+    if (dt == float32 || dt == float64) {
+      const Tensor big = (sample({3, 300, 5}, float64) * 30.0).to(dt);
+      for (std::int64_t d : {0, 1, 2}) check_op(dev, [d](const Tensor& a) { return logcumsumexp(a, d); }, big, tol(dt));
+      check_op(dev, [](const Tensor& a) { return logcumsumexp(a, 1); }, y, tol(dt));
+      check_op(dev, [](const Tensor& a) { return a.logcumsumexp(0); }, where(x.isnan(), Scalar(0.0), x), tol(dt));
+    }
+  }
+  const Tensor z = sample({4, 40}, float64);
+  check_grad(dev, [](const Tensor& a) { return std::get<0>(cummax(a, 1)); }, z);
+  check_grad(dev, [](const Tensor& a) { return std::get<0>(cummin(a, 0)); }, z);
+  check_grad(dev, [](const Tensor& a) { return logcumsumexp(a, 1); }, z * 5.0);
+  grad2_agree(dev, "logcumsumexp", [](const std::vector<Tensor>& a) { return logcumsumexp(a[0], 0); }, {z}, 1e-12);
+  CHECK_THROWS_WITH_AS(cummax(sample({3}, complex64).to(dev), 0), doctest::Contains("[cummax] not supported for complex"), Error);
+  CHECK_THROWS_WITH_AS(logcumsumexp(sample({3}, int64).to(dev), 0), doctest::Contains("[logcumsumexp] expected a real floating"), Error);
+}
+
 DEVICE_CASE("cuda reduce: amax and amin of +0 and -0 give +0 and -0 whatever the order and the split, as on the CPU") {
   // element_traits' reduce_max / reduce_min: +0 and -0 tie by sign, not by which partial result came first
   // (SIMD lanes and threads on the CPU, a tree on the GPU), so both devices give the same bits
@@ -309,7 +346,11 @@ TEST_CASE("cuda reduce: a CPU-only build's reduction glue throws a named error" 
   CHECK_THROWS_WITH_AS(reduce_stat("logsumexp", x, {}, false, 0), doctest::Contains("[logsumexp] no CUDA kernels"), Error);
   CHECK_THROWS_WITH_AS(arg_reduce("argmax", x, 1, false, true, false), doctest::Contains("[argmax] no CUDA kernels"),
                        Error);
-  CHECK_THROWS_WITH_AS(scan("cumsum", x, x, 3, 4, 1, false), doctest::Contains("[cumsum] no CUDA kernels"), Error);
+  // ScanKind (core/scan_rules.hpp) by its values: Sum 0, LogAddExp 4
+  CHECK_THROWS_WITH_AS(scan(static_cast<phasor::detail::ScanKind>(0), x, x, 3, 4, 1, false),
+                       doctest::Contains("[cumsum] no CUDA kernels"), Error);
+  CHECK_THROWS_WITH_AS(scan(static_cast<phasor::detail::ScanKind>(4), x, x, 3, 4, 1, false),
+                       doctest::Contains("[logcumsumexp] no CUDA kernels"), Error);
   CHECK_THROWS_WITH_AS(norm(x, 2.0, {}, false).to(Device::cuda(0)), doctest::Contains("device cuda:0 does not exist"),
                        Error);
   CHECK(x.sum().item<double>() == 12.0);  // input unchanged

@@ -157,9 +157,16 @@ Tensor logsumexp(const Tensor& x, const Shape& dims = {}, bool keepdim = false);
 Tensor cumsum(const Tensor& x, std::int64_t dim);  ///< running sum along dim
 /// Running product along dim (bool and int64: int64, wrapping); its gradient is exact where x holds zeros.
 Tensor cumprod(const Tensor& x, std::int64_t dim);
+/// (values, indices) of the running max along dim (torch.cummax): a NaN wins and stays; on a tie the later
+/// index. The values' gradient goes back to the indices.
+std::tuple<Tensor, Tensor> cummax(const Tensor& x, std::int64_t dim);
+/// (values, indices) of the running min along dim, as cummax.
+std::tuple<Tensor, Tensor> cummin(const Tensor& x, std::int64_t dim);
+/// log(cumsum(exp(x))) along dim without overflow (real floating x; float32 accumulates in double).
+Tensor logcumsumexp(const Tensor& x, std::int64_t dim);
 Tensor all(const Tensor& x, const Shape& dims = {}, bool keepdim = false);  ///< bool: all nonzero
 Tensor any(const Tensor& x, const Shape& dims = {}, bool keepdim = false);  ///< bool: any nonzero
-// ---- sorting (NaN sorts above every number; equal keys keep their order: always stable) ------------------
+// ---- sorting and searching (NaN sorts above every number; equal keys keep their order: always stable) ------
 /// (values, indices) of x sorted along dim, ascending or descending (torch.sort; `stable` is accepted for
 /// torch's signature: the sort is always stable). The values' gradient goes back to the sorted positions.
 std::tuple<Tensor, Tensor> sort(const Tensor& x, std::int64_t dim = -1, bool descending = false, bool stable = false);
@@ -169,6 +176,47 @@ Tensor argsort(const Tensor& x, std::int64_t dim = -1, bool descending = false, 
 /// as the largest). `sorted` is accepted for torch's signature: the result is always sorted.
 std::tuple<Tensor, Tensor> topk(const Tensor& x, std::int64_t k, std::int64_t dim = -1, bool largest = true,
                                 bool sorted = true);
+
+/// x sorted along dim 0 (torch.msort).
+Tensor msort(const Tensor& x);
+/// (values, indices) of the k-th smallest entry (k from 1) along dim (torch.kthvalue; NaN counts as the largest).
+std::tuple<Tensor, Tensor> kthvalue(const Tensor& x, std::int64_t k, std::int64_t dim = -1, bool keepdim = false);
+/// The lower median of all elements (torch.median): NaN when x holds one (or is empty).
+Tensor median(const Tensor& x);
+/// (values, indices) of the lower median along dim; a line holding NaN gives its first NaN.
+std::tuple<Tensor, Tensor> median(const Tensor& x, std::int64_t dim, bool keepdim = false);
+/// The lower median of the non-NaN elements (NaN when there are none).
+Tensor nanmedian(const Tensor& x);
+/// (values, indices) of the lower median of the non-NaN entries along dim (a NaN for an all-NaN line).
+std::tuple<Tensor, Tensor> nanmedian(const Tensor& x, std::int64_t dim, bool keepdim = false);
+/// The q-th quantiles (q: 0-d or 1-d in [0, 1]; its dim comes first) of the float x along dim, of all
+/// elements when none (torch.quantile); interpolation "linear", "lower", "higher", "midpoint" or "nearest".
+/// NaN where the reduced elements hold one.
+Tensor quantile(const Tensor& x, const Tensor& q, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false,
+                const std::string& interpolation = "linear");
+/// quantile at one q in [0, 1] (the result has no q dim).
+Tensor quantile(const Tensor& x, double q, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false,
+                const std::string& interpolation = "linear");
+/// quantile of the non-NaN elements (NaN where there are none).
+Tensor nanquantile(const Tensor& x, const Tensor& q, std::optional<std::int64_t> dim = std::nullopt,
+                   bool keepdim = false, const std::string& interpolation = "linear");
+/// nanquantile at one q in [0, 1].
+Tensor nanquantile(const Tensor& x, double q, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false,
+                   const std::string& interpolation = "linear");
+/// int64 positions where `values` go in sorted_sequence, sorted ascending along its last dim (1-d: one sequence
+/// for all values; else its leading dims match the values'): the first fitting place, or the last when
+/// `right` or side == "right" (torch.searchsorted; int64 indices only, phasor has no int32). `sorter`: int64
+/// indices that sort the sequence along its last dim. NaN values go after the numbers.
+Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, bool right = false,
+                    const std::optional<std::string>& side = std::nullopt, const Tensor& sorter = Tensor());
+/// searchsorted of one number in a 1-d sorted sequence (0-d result).
+Tensor searchsorted(const Tensor& sorted_sequence, const Scalar& value, bool right = false,
+                    const std::optional<std::string>& side = std::nullopt, const Tensor& sorter = Tensor());
+/// The int64 bucket of each element of input among the ascending 1-d boundaries (torch.bucketize): i with
+/// boundaries[i-1] < x <= boundaries[i], or boundaries[i-1] <= x < boundaries[i] when `right`.
+Tensor bucketize(const Tensor& input, const Tensor& boundaries, bool right = false);
+/// bucketize of one number (0-d result).
+Tensor bucketize(const Scalar& input, const Tensor& boundaries, bool right = false);
 
 /// Sums `x` down to `shape` (the inverse of broadcasting); used for broadcast gradients.
 Tensor sum_to(const Tensor& x, const Shape& shape);

@@ -430,12 +430,34 @@ class Tensor {
   Tensor logsumexp(const Shape& dims = {}, bool keepdim = false) const;  ///< log(sum(exp(x)))
   Tensor cumsum(std::int64_t dim) const;  ///< running sum along dim
   Tensor cumprod(std::int64_t dim) const;  ///< running product along dim
+  std::tuple<Tensor, Tensor> cummax(std::int64_t dim) const;  ///< (values, indices) of the running max
+  std::tuple<Tensor, Tensor> cummin(std::int64_t dim) const;  ///< (values, indices) of the running min
+  Tensor logcumsumexp(std::int64_t dim) const;  ///< log(cumsum(exp(x))) without overflow
   /// (values, indices) sorted along dim (always stable; see phasor::sort)
   std::tuple<Tensor, Tensor> sort(std::int64_t dim = -1, bool descending = false, bool stable = false) const;
   /// indices that sort along dim (always stable)
   Tensor argsort(std::int64_t dim = -1, bool descending = false, bool stable = false) const;
   /// (values, indices) of the k largest (smallest) entries along dim, sorted
   std::tuple<Tensor, Tensor> topk(std::int64_t k, std::int64_t dim = -1, bool largest = true, bool sorted = true) const;
+  Tensor msort() const;  ///< sorted along dim 0
+  /// (values, indices) of the k-th smallest (k from 1) along dim
+  std::tuple<Tensor, Tensor> kthvalue(std::int64_t k, std::int64_t dim = -1, bool keepdim = false) const;
+  Tensor median() const;  ///< lower median of all elements (NaN if any)
+  std::tuple<Tensor, Tensor> median(std::int64_t dim, bool keepdim = false) const;  ///< (values, indices) along dim
+  Tensor nanmedian() const;  ///< lower median of the non-NaN elements
+  std::tuple<Tensor, Tensor> nanmedian(std::int64_t dim, bool keepdim = false) const;  ///< ignoring NaN, along dim
+  /// q-th quantiles (see phasor::quantile)
+  Tensor quantile(const Tensor& q, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false,
+                  const std::string& interpolation = "linear") const;
+  /// quantile at one q
+  Tensor quantile(double q, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false,
+                  const std::string& interpolation = "linear") const;
+  /// quantiles of the non-NaN elements
+  Tensor nanquantile(const Tensor& q, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false,
+                     const std::string& interpolation = "linear") const;
+  /// nanquantile at one q
+  Tensor nanquantile(double q, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false,
+                     const std::string& interpolation = "linear") const;
   Tensor all(const Shape& dims = {}, bool keepdim = false) const;  ///< bool: all nonzero
   Tensor any(const Shape& dims = {}, bool keepdim = false) const;  ///< bool: any nonzero
 

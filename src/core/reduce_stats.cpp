@@ -1,10 +1,16 @@
-// src/core/reduce_stats.cpp - var, std, logsumexp and cumsum (CUDA tensors: kernels in src/cuda/reduce.cu
-// through the glue of src/cuda/ops.hpp; gradients are public ops, so they run on the GPU too).
+// src/core/reduce_stats.cpp - var, std, logsumexp and the scans: cumsum, cumprod, cummax, cummin,
+// logcumsumexp (CUDA tensors: kernels in src/cuda/reduce.cu through the glue of src/cuda/ops.hpp; gradients
+// are public ops, so they run on the GPU too).
+#include <algorithm>
 #include <cmath>
+#include <limits>
+#include <tuple>
 
 #include "autodiff/node.hpp"
 #include "core/pointwise.hpp"
 #include "core/reduce.hpp"
+#include "core/index_ops.hpp"
+#include "core/scan_rules.hpp"
 #include "cuda/ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
@@ -140,14 +146,15 @@ Tensor var_std(const char* op, const Tensor& x, const Shape& dims, double correc
       });
 }
 
-// ---- cumsum, cumprod -------------------------------------------------------------------------------
+// ---- scans: cumsum, cumprod, cummax, cummin, logcumsumexp ------------------------------------------
 template <class T> struct scan_acc { using type = T; };
 template <> struct scan_acc<float> { using type = double; };
 template <> struct scan_acc<c64> { using type = c128; };
 
-/// Running sums, or products when `product`, along dim d (from the end when `reverse`); bool/int64 give
-/// int64 (wrapping), float32 accumulates in double, complex64 in complex128.
-Tensor scan_kernel(const Tensor& x, std::int64_t d, bool reverse, bool product) {
+/// The running values of `kind` (scan_rules.hpp) along dim d, from the end when `reverse`: bool and int64
+/// give int64 (sums and products wrap), float32 accumulates in double, complex64 in complex128. The caller
+/// has checked that the kind takes x's dtype.
+Tensor scan_kernel(const Tensor& x, std::int64_t d, bool reverse, ScanKind kind) {
   const Dtype od = x.dtype() == Dtype::Bool ? Dtype::Int64 : x.dtype();
   Tensor src = x.to(od).contiguous();
   Tensor out = make_tensor(x.shape(), od, x.device());
@@ -160,52 +167,52 @@ Tensor scan_kernel(const Tensor& x, std::int64_t d, bool reverse, bool product) 
   }
   if (out.numel() == 0) return out;
   if (x.device().is_cuda()) {
-    phasor::cuda::detail::scan(product ? "cumprod" : "cumsum", src, out, outer, n, inner, reverse);
+    phasor::cuda::detail::scan(kind, src, out, outer, n, inner, reverse);
     return out;
   }
-  visit_dtype(od, [&](auto tag) {
-    using T = typename decltype(tag)::type;
-    if constexpr (!std::is_same_v<T, bool>) {
+  visit_scan(kind, [&](auto kind_tag) {
+    constexpr ScanKind K = decltype(kind_tag)::value;
+    visit_dtype(od, [&](auto tag) {
+      using T = typename decltype(tag)::type;
       using A = typename scan_acc<T>::type;
-      const T* xp = static_cast<const T*>(src.data_ptr());
-      T* op = static_cast<T*>(out.data_ptr());
-      if (inner == 1) {  // lines along the last dim: one running value per line, no accumulator array
-        const int threads = reduce_threads(out.numel()) > 1 && outer > 1 ? get_num_threads() : 1;
+      if constexpr (!std::is_same_v<T, bool> && scan_supports_v<K, A>) {
+        const T* xp = static_cast<const T*>(src.data_ptr());
+        T* op = static_cast<T*>(out.data_ptr());
+        if (inner == 1) {  // lines along the last dim: one running value per line, no accumulator array
+          const int threads = reduce_threads(out.numel()) > 1 && outer > 1 ? get_num_threads() : 1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-        for (std::int64_t o = 0; o < outer; ++o) {
-          const T* a = xp + o * n;
-          T* b = op + o * n;
-          A acc = A(product ? 1 : 0);
+          for (std::int64_t o = 0; o < outer; ++o) {
+            const T* a = xp + o * n;
+            T* b = op + o * n;
+            A acc = scan_identity<K, A>();
+            for (std::int64_t kk = 0; kk < n; ++kk) {
+              const std::int64_t k = reverse ? n - 1 - kk : kk;
+              acc = scan_combine<K>(acc, static_cast<A>(a[k]));
+              b[k] = static_cast<T>(acc);
+            }
+          }
+          return;
+        }
+        const std::int64_t tile = std::min<std::int64_t>(inner, 1024);
+        const std::int64_t ntiles = (inner + tile - 1) / tile;
+        const std::int64_t tasks = outer * ntiles;
+        const int threads = reduce_threads(out.numel()) > 1 && tasks > 1 ? get_num_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+        for (std::int64_t task = 0; task < tasks; ++task) {
+          const std::int64_t o = task / ntiles, i0 = (task % ntiles) * tile, w = std::min(tile, inner - i0);
+          const T* xr = xp + o * n * inner + i0;
+          T* orow = op + o * n * inner + i0;
+          A* acc = thread_scratch<A>(static_cast<std::size_t>(w));
+          for (std::int64_t j = 0; j < w; ++j) acc[j] = scan_identity<K, A>();
           for (std::int64_t kk = 0; kk < n; ++kk) {
             const std::int64_t k = reverse ? n - 1 - kk : kk;
-            acc = product ? wrap_mul(acc, static_cast<A>(a[k])) : wrap_add(acc, static_cast<A>(a[k]));
-            b[k] = static_cast<T>(acc);
+            const T* a = xr + k * inner;
+            T* b = orow + k * inner;
+            for (std::int64_t j = 0; j < w; ++j) b[j] = static_cast<T>(acc[j] = scan_combine<K>(acc[j], static_cast<A>(a[j])));
           }
         }
-        return;
       }
-      const std::int64_t tile = std::min<std::int64_t>(inner, 1024);
-      const std::int64_t ntiles = (inner + tile - 1) / tile;
-      const std::int64_t tasks = outer * ntiles;
-      const int threads = reduce_threads(out.numel()) > 1 && tasks > 1 ? get_num_threads() : 1;
-#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
-      for (std::int64_t task = 0; task < tasks; ++task) {
-        const std::int64_t o = task / ntiles, i0 = (task % ntiles) * tile, w = std::min(tile, inner - i0);
-        const T* xr = xp + o * n * inner + i0;
-        T* orow = op + o * n * inner + i0;
-        A* acc = thread_scratch<A>(static_cast<std::size_t>(w));
-        for (std::int64_t j = 0; j < w; ++j) acc[j] = A(product ? 1 : 0);
-        for (std::int64_t kk = 0; kk < n; ++kk) {
-          const std::int64_t k = reverse ? n - 1 - kk : kk;
-          const T* a = xr + k * inner;
-          T* b = orow + k * inner;
-          if (product)
-            for (std::int64_t j = 0; j < w; ++j) b[j] = static_cast<T>(acc[j] = wrap_mul(acc[j], static_cast<A>(a[j])));
-          else
-            for (std::int64_t j = 0; j < w; ++j) b[j] = static_cast<T>(acc[j] = wrap_add(acc[j], static_cast<A>(a[j])));
-        }
-      }
-    }
+    });
   });
   return out;
 }
@@ -214,7 +221,7 @@ Tensor scan_kernel(const Tensor& x, std::int64_t d, bool reverse, bool product) 
 Tensor cumsum_dir(const Tensor& x, std::int64_t d, bool reverse) {
   return apply_op(
       reverse ? "cumsum_reverse" : "cumsum", {x}, kSaveNone,
-      [&](In in) { return scan_kernel(in[0], d, reverse, false); },
+      [&](In in) { return scan_kernel(in[0], d, reverse, ScanKind::Sum); },
       [d, reverse](const Ctx&, const G& g) { return G{cumsum_dir(g[0], d, !reverse)}; });
 }
 
@@ -246,6 +253,57 @@ Tensor cumprod_backward(const Tensor& x, const Tensor& g, std::int64_t d) {
   const Tensor terms = rsum(gY * none) + m * rsum(g1) + (1.0 - m) * rsum(g1 * sc) +
                        m * (rsum(g2 * sc) - x.conj() * rsum(g2));
   return terms / y.conj();
+}
+
+
+// Note [cummax indices]
+// cummax's (cummin's) index at j is the last i <= j where x_i equals the running max at i, a NaN matching a
+// NaN: the running max is constant from the position of its value on, so that i holds the value, and a
+// later tie wins (torch.cummax). One running-max scan gives the values to match, a second one over the
+// matching positions (-1 elsewhere) the indices; the values returned are x gathered at them, so their
+// gradient is gather's on any device.
+std::tuple<Tensor, Tensor> running_extreme(const Tensor& x, std::int64_t dim, ScanKind kind) {
+  const char* op = scan_name(kind);
+  const std::int64_t d = wrap_dim(dim, std::max<std::int64_t>(x.dim(), 1), op);
+  if (x.is_complex()) throw Error(op, std::string("not supported for complex tensors (got ") + dtype_name(x.dtype()) + ")");
+  if (x.dim() == 0) return {composite(op, {x}, [&] { return x.clone(); }), zeros({}, Dtype::Int64, x.device())};
+  Tensor idx;
+  {
+    NoGradGuard ng;
+    const Tensor xd = x.detach();
+    const Tensor run = scan_kernel(xd, d, false, kind);  // bool runs as int64
+    const Tensor xv = xd.to(run.dtype());
+    Tensor match = xv == run;
+    if (is_floating(x.dtype())) match = match | (xv.isnan() & run.isnan());
+    Shape ps(static_cast<std::size_t>(x.dim()), 1);
+    ps[static_cast<std::size_t>(d)] = x.size(d);
+    const Tensor pos = arange(x.size(d), Dtype::Int64, x.device()).reshape(ps);
+    idx = scan_kernel(where(match, pos, Scalar(std::int64_t{-1})), d, false, ScanKind::Max);
+  }
+  return {composite(op, {x}, [&] { return gather_trusted(x, d, idx); }), idx};
+}
+
+/// logcumsumexp along d (from the end when `reverse`) as a primitive. Its gradient, sum over j >= i of
+/// g_j e^(x_i - y_j), is two logcumsumexps the other way over log|g| - y (positive and negative g apart),
+/// so it never overflows and has gradients of its own.
+Tensor logcumsumexp_dir(const Tensor& x, std::int64_t d, bool reverse) {
+  return apply_op(
+      "logcumsumexp", {x}, kSaveInputs | kSaveOutputs,
+      [&](In in) { return scan_kernel(in[0], d, reverse, ScanKind::LogAddExp); },
+      [d, reverse](const Ctx& c, const G& g) {
+        const Tensor& gy = g[0];
+        const Tensor y = c.output(0), x = c.input(0);
+        Tensor pos, neg;
+        {
+          NoGradGuard ng;
+          pos = gy.detach() > 0.0;
+          neg = gy.detach() < 0.0;
+        }
+        const double inf = std::numeric_limits<double>::infinity();
+        const Tensor lp = where(pos, where(pos, gy, 1.0).log() - y, -inf);
+        const Tensor ln = where(neg, where(neg, -gy, 1.0).log() - y, -inf);
+        return G{(x + logcumsumexp_dir(lp, d, !reverse)).exp() - (x + logcumsumexp_dir(ln, d, !reverse)).exp()};
+      });
 }
 
 }  // namespace
@@ -289,9 +347,30 @@ Tensor Tensor::cumsum(std::int64_t dim) const { return phasor::cumsum(*this, dim
 Tensor cumprod(const Tensor& x, std::int64_t dim) {
   const std::int64_t d = detail::wrap_dim(dim, x.dim(), "cumprod");
   return detail::apply_op(
-      "cumprod", {x}, detail::kSaveInputs, [&](In in) { return detail::scan_kernel(in[0], d, false, true); },
+      "cumprod", {x}, detail::kSaveInputs, [&](In in) { return detail::scan_kernel(in[0], d, false, detail::ScanKind::Prod); },
       [d](const detail::Ctx& c, const G& g) { return G{detail::cumprod_backward(c.input(0), g[0], d)}; });
 }
 Tensor Tensor::cumprod(std::int64_t dim) const { return phasor::cumprod(*this, dim); }
+
+}  // namespace phasor
+
+namespace phasor {
+
+std::tuple<Tensor, Tensor> cummax(const Tensor& x, std::int64_t dim) {
+  return detail::running_extreme(x, dim, detail::ScanKind::Max);
+}
+std::tuple<Tensor, Tensor> cummin(const Tensor& x, std::int64_t dim) {
+  return detail::running_extreme(x, dim, detail::ScanKind::Min);
+}
+Tensor logcumsumexp(const Tensor& x, std::int64_t dim) {
+  const std::int64_t d = detail::wrap_dim(dim, std::max<std::int64_t>(x.dim(), 1), "logcumsumexp");
+  if (!is_floating(x.dtype()))
+    throw Error("logcumsumexp", std::string("expected a real floating tensor, got ") + dtype_name(x.dtype()));
+  if (x.dim() == 0) return detail::composite("logcumsumexp", {x}, [&] { return x.clone(); });
+  return detail::logcumsumexp_dir(x, d, false);
+}
+std::tuple<Tensor, Tensor> Tensor::cummax(std::int64_t dim) const { return phasor::cummax(*this, dim); }
+std::tuple<Tensor, Tensor> Tensor::cummin(std::int64_t dim) const { return phasor::cummin(*this, dim); }
+Tensor Tensor::logcumsumexp(std::int64_t dim) const { return phasor::logcumsumexp(*this, dim); }
 
 }  // namespace phasor

@@ -1,4 +1,5 @@
-// src/core/sort.cpp - sort, argsort and topk along a dim.
+// src/core/sort.cpp - sort, argsort, topk, msort and what reads a sort: kthvalue, median, nanmedian,
+// quantile, nanquantile; searchsorted and bucketize (the binary search of core/sort_rules.hpp).
 //
 // Note [sort order]
 // One order on every device: ascending puts NaN after every number, descending before; equal keys (+0 and -0,
@@ -8,13 +9,20 @@
 // (a scatter of the incoming gradient back to the sorted positions) on any device.
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <limits>
+#include <optional>
+#include <string>
 #include <numeric>
 #include <tuple>
 #include <vector>
 
 #include "autodiff/node.hpp"
+#include "core/device_check.hpp"
 #include "core/elementwise.hpp"
+#include "core/promotion.hpp"
 #include "core/index_ops.hpp"
+#include "core/sort_rules.hpp"
 #include "cuda/index_ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
@@ -23,15 +31,6 @@ namespace phasor {
 
 namespace detail {
 namespace {
-
-/// True when key a goes before key b in the sort's order (Note [sort order]); ties are left to the caller.
-template <class T>
-bool goes_before(T a, T b, bool descending) {
-  if constexpr (is_real_float_v<T>) {
-    if (std::isnan(a) || std::isnan(b)) return descending ? std::isnan(a) && !std::isnan(b) : !std::isnan(a) && std::isnan(b);
-  }
-  return descending ? b < a : a < b;
-}
 
 /// The first k of the int64 positions sorting each contiguous line of `rows` (lines x n) into `out` (lines x
 /// k), on the CPU: a stable merge sort, or for k < n / 4 a partial (heap) sort under the order with positions
@@ -52,17 +51,45 @@ void sort_lines_cpu(const Tensor& rows, const Tensor& out, std::int64_t n, std::
         std::iota(p, p + n, std::int64_t{0});
         if (k * 4 >= n) {
           std::stable_sort(p, p + n, [line, descending](std::int64_t i, std::int64_t j) {
-            return goes_before(line[i], line[j], descending);
+            return key_before(line[i], line[j], descending);
           });
         } else {  // a few of many: a heap of k
           std::partial_sort(p, p + k, p + n, [line, descending](std::int64_t i, std::int64_t j) {
-            return goes_before(line[i], line[j], descending) || (!goes_before(line[j], line[i], descending) && i < j);
+            return key_before(line[i], line[j], descending) || (!key_before(line[j], line[i], descending) && i < j);
           });
         }
         if (k < n) std::copy(p, p + k, idx + r * k);
       }
     }
   });
+}
+
+/// The CPU's at_rank positions without a whole sort: per line a selection (std::nth_element, linear on
+/// average) under the stable order's strict form (ties by position), so the same element as the sort's.
+Tensor select_rank_cpu(const Tensor& x, std::int64_t d, const Tensor& rank) {
+  const Tensor rows = x.detach().movedim(d, -1).contiguous(), ranks = rank.movedim(d, -1).contiguous();
+  const std::int64_t n = x.size(d), lines = ranks.numel();
+  Tensor out = make_tensor(ranks.shape(), Dtype::Int64, x.device());
+  visit_dtype(rows.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!is_complex_v<T>) {
+      const T* xp = static_cast<const T*>(rows.data_ptr());
+      const std::int64_t* rp = static_cast<const std::int64_t*>(ranks.data_ptr());
+      std::int64_t* op = static_cast<std::int64_t*>(out.data_ptr());
+      const int threads = lines > 1 && lines * n >= 32768 ? get_num_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(dynamic, 1) if (threads > 1)
+      for (std::int64_t r = 0; r < lines; ++r) {
+        const T* line = xp + r * n;
+        std::vector<std::int64_t> p(static_cast<std::size_t>(n));
+        std::iota(p.begin(), p.end(), std::int64_t{0});
+        std::nth_element(p.begin(), p.begin() + rp[r], p.end(), [line](std::int64_t i, std::int64_t j) {
+          return key_before(line[i], line[j], false) || (!key_before(line[j], line[i], false) && i < j);
+        });
+        op[r] = p[static_cast<std::size_t>(rp[r])];
+      }
+    }
+  });
+  return out.movedim(-1, d);
 }
 
 /// Throws naming `op` for complex x (no order).
@@ -86,6 +113,204 @@ Tensor sort_indices(const Tensor& x, std::int64_t d, bool descending, std::int64
   }
   if (cuda && k < n) out = out.narrow(-1, 0, k);
   return out.movedim(-1, d).contiguous();
+}
+
+
+/// v printed as %g (an error's offending value).
+std::string num_str(double v) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%g", v);
+  return buf;
+}
+
+/// The first element of t (in logical order) where the bool tensor `bad` (t's shape) holds, 0-d.
+Tensor first_of(const Tensor& t, const Tensor& bad) {
+  const Tensor first = bad.reshape({-1}).to(Dtype::Int64).argmax().reshape({1});
+  return index_select_trusted(t.reshape({-1}), 0, first).reshape({});
+}
+
+/// (values, indices) of x at the per-line positions `rank` (int64, x's shape with dim d of size 1, each in
+/// [0, n)) of its ascending sort along d; dim d dropped unless keepdim. The values are a gather of x.
+std::tuple<Tensor, Tensor> at_rank(const Tensor& x, std::int64_t d, const Tensor& rank, bool keepdim, const char* op) {
+  Tensor idx = x.device().is_cuda() ? gather_trusted(sort_indices(x, d, false, x.size(d), op), d, rank)
+                                    : select_rank_cpu(x, d, rank);
+  Tensor v = composite(op, {x}, [&] { return gather_trusted(x, d, idx); });
+  if (!keepdim) return {v.squeeze(d), idx.squeeze(d)};
+  return {v, idx};
+}
+
+// Note [median and quantile]
+// Both read x's ascending sort (Note [sort order]: NaNs last, in input order) at computed positions, so the
+// same values and indices come on every device and the gradient is the sort's gather's. median is the lower
+// median, position (n - 1) / 2; a line with NaN gives its first NaN (position n - #NaN). nanmedian and
+// nanquantile count only the c numbers of a line (position (c - 1) / 2, or q (c - 1)), an all-NaN line
+// giving NaN. quantile's position r = q (n - 1) (n - 1 with NaN present) is computed in double; "linear"
+// interpolates lerp(x_floor(r), x_ceil(r), r - floor(r)), "midpoint" at weight 1/2, "lower", "higher" and
+// "nearest" (round half to even, as torch) take one element.
+
+/// (values, indices) of the (nan)median along d (wrapped; x not 0-d, dim d not empty).
+std::tuple<Tensor, Tensor> median_along(const Tensor& x, std::int64_t d, bool keepdim, bool ignore_nan, const char* op) {
+  const std::int64_t n = x.size(d);
+  if (n == 0)
+    throw Error(op, "cannot take the median over dim " + std::to_string(d) + " of size 0 (shape " + shape_str(x.shape()) + ")");
+  Tensor rank;
+  {
+    NoGradGuard ng;
+    Shape ks = x.shape();
+    ks[static_cast<std::size_t>(d)] = 1;
+    if (!is_floating(x.dtype())) {
+      rank = full(ks, (n - 1) / 2, Dtype::Int64, x.device());
+    } else {
+      const Tensor nans = x.detach().isnan().sum({d}, true);
+      rank = ignore_nan ? floor_divide(clamp_min(n - nans - 1, 0), 2)  // over the numbers; 0 (a NaN) for none
+                        : where(nans > 0, n - nans, Scalar((n - 1) / 2));
+    }
+  }
+  return at_rank(x, d, rank, keepdim, op);
+}
+
+/// The whole-tensor (nan)median: 0-d, NaN for an empty floating x.
+Tensor median_all(const Tensor& x, bool ignore_nan, const char* op) {
+  check_sortable(x, op);
+  if (x.numel() == 0) {
+    if (!is_floating(x.dtype())) throw Error(op, "cannot take the median of an empty " + std::string(dtype_name(x.dtype())) + " tensor");
+    return composite(op, {x}, [&] { return full({}, std::numeric_limits<double>::quiet_NaN(), x.dtype(), x.device()) + x.sum() * 0.0; });
+  }
+  return std::get<0>(median_along(x.reshape({-1}), 0, false, ignore_nan, op));
+}
+
+/// (nan)median along an optional dim: 0-d x gives itself and index 0.
+std::tuple<Tensor, Tensor> median_dim(const Tensor& x, std::int64_t dim, bool keepdim, bool ignore_nan, const char* op) {
+  const std::int64_t d = wrap_dim(dim, std::max<std::int64_t>(x.dim(), 1), op);
+  check_sortable(x, op);
+  if (x.dim() == 0) return {composite(op, {x}, [&] { return x.clone(); }), zeros({}, Dtype::Int64, x.device())};
+  return median_along(x, d, keepdim, ignore_nan, op);
+}
+
+/// (nan)quantile of x at q (0-d or 1-d floating, x's device) along dim (the flattened x when none), Note
+/// [median and quantile]; the q dim comes first, dropped for a 0-d q.
+Tensor quantile_impl(const Tensor& x, const Tensor& q, std::optional<std::int64_t> dim, bool keepdim,
+                     const std::string& interpolation, bool ignore_nan, const char* op) {
+  if (!is_floating(x.dtype()))
+    throw Error(op, std::string("expected a float32 or float64 input, got ") + dtype_name(x.dtype()));
+  if (!q.defined() || q.dim() > 1 || !is_floating(q.dtype()))
+    throw Error(op, "q must be a 0-d or 1-d float32 or float64 tensor, got " +
+                        (q.defined() ? std::string(dtype_name(q.dtype())) + " of shape " + shape_str(q.shape()) : "undefined"));
+  check_same_device(x, q, op);
+  if (interpolation != "linear" && interpolation != "lower" && interpolation != "higher" &&
+      interpolation != "midpoint" && interpolation != "nearest")
+    throw Error(op, "interpolation must be \"linear\", \"lower\", \"higher\", \"midpoint\" or \"nearest\", got \"" +
+                        interpolation + "\"");
+  const Tensor xs = dim ? (x.dim() == 0 ? x.reshape({1}) : x) : x.reshape({-1});
+  const std::int64_t d = dim ? wrap_dim(*dim, std::max<std::int64_t>(x.dim(), 1), op) : 0;
+  const std::int64_t n = xs.size(d);
+  if (n == 0) throw Error(op, "input is empty along the reduced dim (shape " + shape_str(x.shape()) + ")");
+  const Tensor qd = q.detach().to(Dtype::Float64).reshape({-1});
+  {
+    NoGradGuard ng;
+    const Tensor bad = logical_or(logical_or(qd < 0.0, qd > 1.0), qd.isnan());
+    check_device_value(
+        op, bad.any(), [&] { return std::pair<Tensor, Tensor>{first_of(qd, bad), Tensor()}; },
+        [](double v, double) { return "q values must lie in [0, 1], got " + num_str(v); });
+  }
+  // positions in the sorted lines (..., Q), in double
+  Tensor lo, hi, w;
+  {
+    NoGradGuard ng;
+    const Tensor nans = xs.detach().isnan().sum({d}, true).movedim(d, -1).to(Dtype::Float64);  // (..., 1)
+    Tensor r = ignore_nan ? clamp_min(qd * (n - nans - 1.0), 0.0) : where(nans > 0.0, Scalar(double(n - 1)), qd * double(n - 1));
+    r = clamp(r, 0.0, double(n - 1));  // q checked above; the clamp keeps a capture's replay in range
+    if (interpolation == "nearest") r = r.round();
+    lo = interpolation == "higher" ? r.ceil() : r.floor();
+    hi = r.ceil();
+    w = interpolation == "midpoint" ? full_like(r, 0.5) : r - lo;
+    lo = lo.to(Dtype::Int64), hi = hi.to(Dtype::Int64), w = w.to(x.dtype());
+  }
+  const bool one_element = interpolation == "lower" || interpolation == "higher" || interpolation == "nearest";
+  Tensor out = composite(op, {x}, [&] {
+    const Tensor sl = std::get<0>(sort(xs, d)).movedim(d, -1);  // (..., n)
+    const Tensor vlo = gather_trusted(sl, -1, lo);
+    return one_element ? vlo : lerp(vlo, gather_trusted(sl, -1, hi), w);
+  });
+  out = out.movedim(-1, 0);  // (Q, ...)
+  if (keepdim) {
+    if (dim) {
+      if (x.dim() > 0) out = out.unsqueeze(d + 1);
+    } else {
+      Shape ks(static_cast<std::size_t>(x.dim()) + 1, 1);
+      ks[0] = out.size(0);
+      out = out.reshape(ks);
+    }
+  }
+  return q.dim() == 0 ? out.squeeze(0) : out;
+}
+
+/// A number q as a 0-d float64 tensor on `device`, checked to lie in [0, 1].
+Tensor quantile_scalar(double q, Device device, const char* op) {
+  if (!(q >= 0.0 && q <= 1.0)) throw Error(op, "q must lie in [0, 1], got " + num_str(q));
+  return full({}, q, Dtype::Float64, device);
+}
+
+/// searchsorted's work: where each element of `values` goes in its line of seq (sorted along its last dim).
+Tensor search_impl(const Tensor& seq_in, const Tensor& values, bool right, const std::optional<std::string>& side,
+                   const Tensor& sorter) {
+  const char* op = "searchsorted";
+  if (side) {
+    if (*side != "left" && *side != "right") throw Error(op, "side must be \"left\" or \"right\", got \"" + *side + "\"");
+    if (right && *side == "left") throw Error(op, "side and right can't be set to opposites (side \"left\", right true)");
+    right = *side == "right";
+  }
+  if (sorter.defined()) check_same_device({seq_in, values, sorter}, op);
+  else check_same_device(seq_in, values, op);
+  if (seq_in.dim() == 0) throw Error(op, "the sorted sequence must have at least 1 dim, got a 0-d tensor");
+  if (seq_in.is_complex() || values.is_complex())
+    throw Error(op, std::string("not supported for complex tensors (got ") + dtype_name(seq_in.dtype()) + " and " +
+                        dtype_name(values.dtype()) + ")");
+  if (seq_in.dim() > 1) {
+    bool ok = values.dim() == seq_in.dim();
+    for (std::int64_t i = 0; ok && i + 1 < seq_in.dim(); ++i) ok = values.size(i) == seq_in.size(i);
+    if (!ok)
+      throw Error(op, "the sorted sequence's leading dims must match the values' (sequence shape " + shape_str(seq_in.shape()) +
+                          ", values shape " + shape_str(values.shape()) + ")");
+  }
+  const std::int64_t m = seq_in.size(-1);
+  Tensor seq = seq_in.detach();
+  if (sorter.defined()) {
+    if (sorter.dtype() != Dtype::Int64 || sorter.shape() != seq.shape())
+      throw Error(op, "sorter must be an int64 tensor of the sequence's shape " + shape_str(seq.shape()) + ", got " +
+                          dtype_name(sorter.dtype()) + " of shape " + shape_str(sorter.shape()));
+    const Tensor bad = logical_or(sorter < 0, sorter >= m);
+    check_device_value(
+        op, bad.any(), [&] { return std::pair<Tensor, Tensor>{first_of(sorter, bad), Tensor()}; },
+        [m](double v, double) {
+          return "sorter index " + std::to_string(static_cast<std::int64_t>(v)) + " out of range for a sequence of " +
+                 std::to_string(m);
+        });
+    seq = gather_trusted(seq, -1, sorter.clamp(0, std::max<std::int64_t>(m - 1, 0)));
+  }
+  const Dtype dt = promote_types(seq.dtype(), values.dtype());
+  const Tensor s = seq.to(dt).contiguous(), v = values.detach().to(dt).contiguous();
+  Tensor out = make_tensor(values.shape(), Dtype::Int64, values.device());
+  if (out.numel() == 0) return out;
+  if (m == 0) return out.zero_();
+  const std::int64_t k = seq.dim() == 1 ? v.numel() : v.size(-1);  // values per line
+  if (out.device().is_cuda()) {
+    phasor::cuda::detail::search_sorted(s, v, out, m, k, right);
+    return out;
+  }
+  visit_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!is_complex_v<T>) {
+      const T* sp = static_cast<const T*>(s.data_ptr());
+      const T* vp = static_cast<const T*>(v.data_ptr());
+      std::int64_t* op_ = static_cast<std::int64_t*>(out.data_ptr());
+      const std::int64_t count = out.numel();
+      const int threads = count >= 16384 ? get_num_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+      for (std::int64_t t = 0; t < count; ++t) op_[t] = sorted_position(sp + (t / k) * m, m, 1, vp[t], right);
+    }
+  });
+  return out;
 }
 
 }  // namespace
@@ -125,6 +350,77 @@ std::tuple<Tensor, Tensor> topk(const Tensor& x, std::int64_t k, std::int64_t di
   return {detail::composite("topk", {x}, [&] { return detail::gather_trusted(x, d, idx); }), idx};
 }
 
+Tensor msort(const Tensor& x) {
+  if (x.dim() == 0) {
+    detail::check_sortable(x, "msort");
+    return detail::composite("msort", {x}, [&] { return x.clone(); });
+  }
+  return std::get<0>(sort(x, 0));
+}
+
+std::tuple<Tensor, Tensor> kthvalue(const Tensor& x, std::int64_t k, std::int64_t dim, bool keepdim) {
+  const std::int64_t d = detail::wrap_dim(dim, std::max<std::int64_t>(x.dim(), 1), "kthvalue");
+  const std::int64_t n = x.dim() == 0 ? 1 : x.size(d);
+  if (k < 1 || k > n)
+    throw Error("kthvalue", "k (" + std::to_string(k) + ") out of range [1, " + std::to_string(n) + "] for dim " +
+                                std::to_string(dim) + " (shape " + detail::shape_str(x.shape()) + ")");
+  detail::check_sortable(x, "kthvalue");
+  if (x.dim() == 0) return {detail::composite("kthvalue", {x}, [&] { return x.clone(); }), zeros({}, Dtype::Int64, x.device())};
+  Shape ks = x.shape();
+  ks[static_cast<std::size_t>(d)] = 1;
+  return detail::at_rank(x, d, full(ks, k - 1, Dtype::Int64, x.device()), keepdim, "kthvalue");
+}
+
+Tensor median(const Tensor& x) { return detail::median_all(x, false, "median"); }
+std::tuple<Tensor, Tensor> median(const Tensor& x, std::int64_t dim, bool keepdim) {
+  return detail::median_dim(x, dim, keepdim, false, "median");
+}
+Tensor nanmedian(const Tensor& x) { return detail::median_all(x, true, "nanmedian"); }
+std::tuple<Tensor, Tensor> nanmedian(const Tensor& x, std::int64_t dim, bool keepdim) {
+  return detail::median_dim(x, dim, keepdim, true, "nanmedian");
+}
+
+Tensor quantile(const Tensor& x, const Tensor& q, std::optional<std::int64_t> dim, bool keepdim,
+                const std::string& interpolation) {
+  return detail::quantile_impl(x, q, dim, keepdim, interpolation, false, "quantile");
+}
+Tensor quantile(const Tensor& x, double q, std::optional<std::int64_t> dim, bool keepdim,
+                const std::string& interpolation) {
+  return quantile(x, detail::quantile_scalar(q, x.device(), "quantile"), dim, keepdim, interpolation);
+}
+Tensor nanquantile(const Tensor& x, const Tensor& q, std::optional<std::int64_t> dim, bool keepdim,
+                   const std::string& interpolation) {
+  return detail::quantile_impl(x, q, dim, keepdim, interpolation, true, "nanquantile");
+}
+Tensor nanquantile(const Tensor& x, double q, std::optional<std::int64_t> dim, bool keepdim,
+                   const std::string& interpolation) {
+  return nanquantile(x, detail::quantile_scalar(q, x.device(), "nanquantile"), dim, keepdim, interpolation);
+}
+
+Tensor searchsorted(const Tensor& sorted_sequence, const Tensor& values, bool right,
+                    const std::optional<std::string>& side, const Tensor& sorter) {
+  return detail::search_impl(sorted_sequence, values, right, side, sorter);
+}
+Tensor searchsorted(const Tensor& sorted_sequence, const Scalar& value, bool right,
+                    const std::optional<std::string>& side, const Tensor& sorter) {
+  if (sorted_sequence.dim() != 1)
+    throw Error("searchsorted", "a number as the value needs a 1-d sorted sequence, got shape " +
+                                    detail::shape_str(sorted_sequence.shape()));
+  const Tensor v = full({}, value, detail::result_type(sorted_sequence, value), sorted_sequence.device());
+  return detail::search_impl(sorted_sequence, v, right, side, sorter);
+}
+Tensor bucketize(const Tensor& input, const Tensor& boundaries, bool right) {
+  if (boundaries.dim() != 1)
+    throw Error("bucketize", "boundaries must be a 1-d tensor, got shape " + detail::shape_str(boundaries.shape()));
+  return detail::search_impl(boundaries, input, right, std::nullopt, Tensor());
+}
+Tensor bucketize(const Scalar& input, const Tensor& boundaries, bool right) {
+  if (boundaries.dim() != 1)
+    throw Error("bucketize", "boundaries must be a 1-d tensor, got shape " + detail::shape_str(boundaries.shape()));
+  const Tensor v = full({}, input, detail::result_type(boundaries, input), boundaries.device());
+  return detail::search_impl(boundaries, v, right, std::nullopt, Tensor());
+}
+
 std::tuple<Tensor, Tensor> Tensor::sort(std::int64_t dim, bool descending, bool stable) const {
   return phasor::sort(*this, dim, descending, stable);
 }
@@ -133,6 +429,34 @@ Tensor Tensor::argsort(std::int64_t dim, bool descending, bool stable) const {
 }
 std::tuple<Tensor, Tensor> Tensor::topk(std::int64_t k, std::int64_t dim, bool largest, bool sorted) const {
   return phasor::topk(*this, k, dim, largest, sorted);
+}
+
+}  // namespace phasor
+
+namespace phasor {
+
+Tensor Tensor::msort() const { return phasor::msort(*this); }
+std::tuple<Tensor, Tensor> Tensor::kthvalue(std::int64_t k, std::int64_t dim, bool keepdim) const {
+  return phasor::kthvalue(*this, k, dim, keepdim);
+}
+Tensor Tensor::median() const { return phasor::median(*this); }
+std::tuple<Tensor, Tensor> Tensor::median(std::int64_t dim, bool keepdim) const { return phasor::median(*this, dim, keepdim); }
+Tensor Tensor::nanmedian() const { return phasor::nanmedian(*this); }
+std::tuple<Tensor, Tensor> Tensor::nanmedian(std::int64_t dim, bool keepdim) const {
+  return phasor::nanmedian(*this, dim, keepdim);
+}
+Tensor Tensor::quantile(const Tensor& q, std::optional<std::int64_t> dim, bool keepdim, const std::string& interpolation) const {
+  return phasor::quantile(*this, q, dim, keepdim, interpolation);
+}
+Tensor Tensor::quantile(double q, std::optional<std::int64_t> dim, bool keepdim, const std::string& interpolation) const {
+  return phasor::quantile(*this, q, dim, keepdim, interpolation);
+}
+Tensor Tensor::nanquantile(const Tensor& q, std::optional<std::int64_t> dim, bool keepdim,
+                           const std::string& interpolation) const {
+  return phasor::nanquantile(*this, q, dim, keepdim, interpolation);
+}
+Tensor Tensor::nanquantile(double q, std::optional<std::int64_t> dim, bool keepdim, const std::string& interpolation) const {
+  return phasor::nanquantile(*this, q, dim, keepdim, interpolation);
 }
 
 }  // namespace phasor

@@ -1,5 +1,5 @@
 // src/cuda/index.hpp - gathers and scatters along one dim on the GPU (kernels in index.cu), the CUDA
-// side of Note [along-dim kernels] in core/index_ops.cpp, and the sort of lines (sort.cu). Plain C++, no CUDA types.
+// side of Note [along-dim kernels] in core/index_ops.cpp, and the sort of lines and the search in them (sort.cu). Plain C++, no CUDA types.
 #pragma once
 #include <cstdint>
 
@@ -50,5 +50,10 @@ void check_index_range(const Operands& index, std::int64_t lo, std::int64_t hi, 
 /// without a kernel.
 bool sort_lines(Dtype dt, const void* x, void* keys, std::int64_t* pos, std::int64_t* out, std::int64_t lines,
                 std::int64_t n, std::int64_t p, bool descending, void* stream);
+
+/// out[t] (t < count) = where values[t] goes in line t / k of the contiguous sorted lines of m elements seq
+/// (dtype dt, like values): sorted_position in core/sort_rules.hpp. False for a dtype without a kernel.
+bool search_sorted(Dtype dt, const void* seq, const void* values, std::int64_t* out, std::int64_t count,
+                   std::int64_t m, std::int64_t k, bool right, void* stream);
 
 }  // namespace phasor::cuda

@@ -96,6 +96,15 @@ void sort_lines(const Tensor& rows, const Tensor& out, std::int64_t n, bool desc
     no_kernel("sort", rows.dtype());
 }
 
+void search_sorted(const Tensor& seq, const Tensor& values, const Tensor& out, std::int64_t m, std::int64_t k,
+                   bool right) {
+  check_device(out.device(), "searchsorted");
+  Launch l(out);
+  if (!cuda::search_sorted(seq.dtype(), seq.data_ptr(), values.data_ptr(), static_cast<std::int64_t*>(out.data_ptr()),
+                           out.numel(), m, k, right, l.stream))
+    no_kernel("searchsorted", seq.dtype());
+}
+
 const std::uint64_t* check_index_in_capture(const Tensor& index, std::int64_t lo, std::int64_t hi, const char* op,
                                             std::string prefix, std::string suffix) {
   if (!index.device().is_cuda() || index.numel() == 0) return nullptr;
@@ -150,6 +159,9 @@ const std::uint64_t* check_index_in_capture(const Tensor&, std::int64_t, std::in
   return nullptr;
 }
 void sort_lines(const Tensor&, const Tensor& out, std::int64_t, bool) { no_cuda_backend("sort", out.device()); }
+void search_sorted(const Tensor&, const Tensor&, const Tensor& out, std::int64_t, std::int64_t, bool) {
+  no_cuda_backend("searchsorted", out.device());
+}
 bool check_flag_in_capture(const Tensor&, const Tensor&, const Tensor&, const char*, CheckReport) { return false; }
 void random_fill(RandomKind, const Tensor& t, std::int64_t, const Counters&, double, std::int64_t, std::uint64_t) {
   no_cuda_backend("random", t.device());

@@ -31,6 +31,10 @@ void scatter_add(const Tensor& out, const Tensor& src, std::int64_t d, const Ten
 /// out (int64, lines x n) = the positions that sort each contiguous line of n elements of the CUDA tensor rows
 /// (bool, int64 or real), as Note [sort order] in core/sort.cpp.
 void sort_lines(const Tensor& rows, const Tensor& out, std::int64_t n, bool descending);
+/// out (int64, like values) = where each element of the contiguous CUDA tensor values goes in its line (element
+/// t: line t / k) of the contiguous sorted lines of m elements seq (same dtype), as searchsorted.
+void search_sorted(const Tensor& seq, const Tensor& values, const Tensor& out, std::int64_t m, std::int64_t k,
+                   bool right);
 /// While the calling thread captures a CUDA graph on index's device: queues a device-side check that every
 /// element of the int64 tensor `index` lies in [lo, hi), which replay() reports as
 /// phasor::Error(op, "<prefix><value><suffix> (in a CUDA graph replay)") naming the first offending one (Note

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "core/elementwise.hpp"
+#include "core/scan_rules.hpp"
 #include "phasor/autodiff.hpp"
 
 #include "cuda/backend.hpp"
@@ -275,12 +276,12 @@ std::pair<Tensor, Tensor> arg_reduce(const char* op, const Tensor& x, std::int64
   return {val, idx};
 }
 
-void scan(const char* op, const Tensor& src, const Tensor& out, std::int64_t outer, std::int64_t n, std::int64_t inner,
-          bool reverse) {
+void scan(::phasor::detail::ScanKind kind, const Tensor& src, const Tensor& out, std::int64_t outer, std::int64_t n,
+          std::int64_t inner, bool reverse) {
+  const char* op = ::phasor::detail::scan_name(kind);
   check_device(out.device(), op);
   Launch l(out);
-  const bool product = std::strcmp(op, "cumprod") == 0;
-  if (!cuda::scan(out.dtype(), src.data_ptr(), out.data_ptr(), outer, n, inner, reverse, product, l.stream))
+  if (!cuda::scan(kind, out.dtype(), src.data_ptr(), out.data_ptr(), outer, n, inner, reverse, l.stream))
     no_kernel(op, out.dtype());
 }
 
@@ -299,8 +300,9 @@ Tensor reduce_stat(const char* op, const Tensor& x, const Shape&, bool, double) 
 std::pair<Tensor, Tensor> arg_reduce(const char* op, const Tensor& x, std::int64_t, bool, bool, bool) {
   no_cuda_backend(op, x.device());
 }
-void scan(const char* op, const Tensor&, const Tensor& out, std::int64_t, std::int64_t, std::int64_t, bool) {
-  no_cuda_backend(op, out.device());
+void scan(::phasor::detail::ScanKind kind, const Tensor&, const Tensor& out, std::int64_t, std::int64_t, std::int64_t,
+          bool) {
+  no_cuda_backend(::phasor::detail::scan_name(kind), out.device());
 }
 
 #endif

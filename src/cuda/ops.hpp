@@ -7,7 +7,8 @@
 #include "phasor/tensor.hpp"
 
 namespace phasor::detail {
-struct Ramp;  // core/ramp.hpp
+struct Ramp;                           // core/ramp.hpp
+enum class ScanKind : std::uint8_t;  // core/scan_rules.hpp
 }
 
 namespace phasor::cuda::detail {
@@ -42,9 +43,10 @@ Tensor reduce_stat(const char* op, const Tensor& x, const Shape& dims, bool keep
 /// is not empty.
 std::pair<Tensor, Tensor> arg_reduce(const char* op, const Tensor& x, std::int64_t d, bool keepdim, bool is_max,
                                      bool want_values);
-/// Running sums (op "cumsum") or products ("cumprod") of the contiguous CUDA tensor src, viewed as (outer, n,
-/// inner), along n into out (same dtype and layout; int64, floating or complex), from the end when `reverse`.
-void scan(const char* op, const Tensor& src, const Tensor& out, std::int64_t outer, std::int64_t n, std::int64_t inner,
-          bool reverse);
+/// The running values of `kind` (core/scan_rules.hpp: cumsum, cumprod, cummax, cummin, logcumsumexp) of the
+/// contiguous CUDA tensor src, viewed as (outer, n, inner), along n into out (same dtype and layout; int64,
+/// floating or complex where the kind takes it), from the end when `reverse`.
+void scan(::phasor::detail::ScanKind kind, const Tensor& src, const Tensor& out, std::int64_t outer, std::int64_t n,
+          std::int64_t inner, bool reverse);
 
 }  // namespace phasor::cuda::detail

@@ -14,6 +14,7 @@
 #include <type_traits>
 
 #include "core/complex_math.hpp"
+#include "core/scan_rules.hpp"
 #include "cuda/backend.hpp"
 #include "cuda/device_types.cuh"
 #include "cuda/launch.cuh"
@@ -30,6 +31,12 @@ using ::phasor::detail::wrap_add;
 using ::phasor::detail::wrap_mul;
 using ::phasor::detail::is_complex_v;
 using ::phasor::detail::real_t;
+using ::phasor::detail::scan_combine;
+using ::phasor::detail::scan_identity;
+using ::phasor::detail::scan_name;
+using ::phasor::detail::scan_supports_v;
+using ::phasor::detail::ScanKind;
+using ::phasor::detail::visit_scan;
 
 // Reducers: accumulator A from input T, result O.
 // Sums of float32 / complex64 accumulate in double / complex128: a thread adds up to a chunk's
@@ -643,32 +650,24 @@ template <class T> struct scan_acc { using type = T; };
 template <> struct scan_acc<float> { using type = double; };
 template <> struct scan_acc<c64> { using type = c128; };
 
-/// A scan's operation on its accumulator type A: running sums (cumsum) or products (cumprod), int64 wrapping.
-template <class A, bool Product>
-struct ScanOp {
-  __device__ __forceinline__ A identity() const { return A(Product ? 1 : 0); }
-  __device__ __forceinline__ A combine(A a, A b) const { return Product ? wrap_mul(a, b) : wrap_add(a, b); }
-};
-
-/// Running sums or products along the middle dim of a contiguous (outer, n, inner) tensor, one thread
-/// per column (o, i) scanning serially: for short scans or many columns.
-template <class T, bool Product>
+/// The running values of kind K (core/scan_rules.hpp) along the middle dim of a contiguous (outer, n, inner)
+/// tensor, one thread per column (o, i) scanning serially: for short scans or many columns.
+template <class T, ScanKind K>
 __global__ void scan_columns_kernel(const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner,
                                     bool reverse) {
   using A = typename scan_acc<T>::type;
-  const ScanOp<A, Product> op;
   const std::int64_t cols = outer * inner;
   const std::int64_t step = static_cast<std::int64_t>(gridDim.x) * blockDim.x;
   for (std::int64_t c = static_cast<std::int64_t>(blockIdx.x) * blockDim.x + threadIdx.x; c < cols; c += step) {
     const std::int64_t first = (c / inner) * n * inner + c % inner + (reverse ? (n - 1) * inner : 0);
     const std::int64_t along = reverse ? -inner : inner;
     auto at = [&](std::int64_t kk) { return first + kk * along; };
-    A acc = op.identity();
+    A acc = scan_identity<K, A>();
     // the next loads issued before the running value reaches them (Note [loads in flight]); each y element
     // is written after its own x element was read, so y may be x itself
     stride_fold<kLoadsInFlight<T>>(0, n, 1, [&](std::int64_t kk) { return x[at(kk)]; },
                                    [&](const T& v, std::int64_t kk) {
-                                     acc = op.combine(acc, convert<A>(v));
+                                     acc = scan_combine<K>(acc, convert<A>(v));
                                      y[at(kk)] = convert<T>(acc);
                                    });
   }
@@ -676,33 +675,32 @@ __global__ void scan_columns_kernel(const T* x, T* y, std::int64_t outer, std::i
 
 /// The same with one block per column: chunks of kThreads elements scanned in shared memory
 /// (Hillis-Steele inclusive scan), each chunk combined with the running value of the ones before it.
-template <class T, bool Product>
+template <class T, ScanKind K>
 __global__ void scan_blocks_kernel(const T* x, T* y, std::int64_t outer, std::int64_t n, std::int64_t inner,
                                    bool reverse) {
   using A = typename scan_acc<T>::type;
-  const ScanOp<A, Product> op;
   __shared__ Scratch scratch;
   static_assert(sizeof(A) <= 16, "scan: accumulator too large");
   A* sh = reinterpret_cast<A*>(scratch.bytes);
   const int t = static_cast<int>(threadIdx.x);
   for (std::int64_t c = blockIdx.x; c < outer * inner; c += gridDim.x) {
     const std::int64_t base = (c / inner) * n * inner + c % inner;
-    A carry = op.identity();
+    A carry = scan_identity<K, A>();
     for (std::int64_t k0 = 0; k0 < n; k0 += kThreads) {
       const std::int64_t kk = k0 + t;
       const std::int64_t at = base + (reverse ? n - 1 - kk : kk) * inner;
-      A v = kk < n ? convert<A>(x[at]) : op.identity();
+      A v = kk < n ? convert<A>(x[at]) : scan_identity<K, A>();
       sh[t] = v;
       __syncthreads();
       for (int s = 1; s < kThreads; s <<= 1) {
-        const A left = t >= s ? sh[t - s] : op.identity();
+        const A left = t >= s ? sh[t - s] : scan_identity<K, A>();
         __syncthreads();
-        v = op.combine(left, v);
+        v = scan_combine<K>(left, v);
         sh[t] = v;
         __syncthreads();
       }
-      if (kk < n) y[at] = convert<T>(op.combine(carry, v));
-      carry = op.combine(carry, sh[kThreads - 1]);  // the chunk's total
+      if (kk < n) y[at] = convert<T>(scan_combine<K>(carry, v));
+      carry = scan_combine<K>(carry, sh[kThreads - 1]);  // the chunk's total
       __syncthreads();  // before the next chunk overwrites sh
     }
   }
@@ -844,8 +842,8 @@ bool arg_rows(Dtype in, bool is_max, const void* rows, std::int64_t n_out, std::
   return true;
 }
 
-bool scan(Dtype dt, const void* x, void* y, std::int64_t outer, std::int64_t n, std::int64_t inner, bool reverse,
-          bool product, void* stream) {
+bool scan(ScanKind kind, Dtype dt, const void* x, void* y, std::int64_t outer, std::int64_t n, std::int64_t inner,
+          bool reverse, void* stream) {
   if (dt == Dtype::Bool) return false;
   const std::int64_t cols = outer * inner;
   if (cols == 0 || n == 0) return true;
@@ -853,24 +851,24 @@ bool scan(Dtype dt, const void* x, void* y, std::int64_t outer, std::int64_t n, 
   // serial per column when the scans are short or there are enough columns to fill the GPU;
   // a block per column (chunked shared-memory scans) for few long scans
   const bool serial = n <= 64 || cols >= 4096;
-  with_type<kAll>(dt, [&](auto tag) {
-    using T = decltype(tag);
-    if constexpr (!std::is_same_v<T, bool>) {
-      const T* xp = static_cast<const T*>(x);
-      T* yp = static_cast<T*>(y);
-      auto run = [&](auto product_tag) {
-        constexpr bool P = decltype(product_tag)::value;
+  bool done = false;
+  visit_scan(kind, [&](auto kind_tag) {
+    constexpr ScanKind K = decltype(kind_tag)::value;
+    with_type<kAll>(dt, [&](auto tag) {
+      using T = decltype(tag);
+      if constexpr (!std::is_same_v<T, bool> && scan_supports_v<K, typename scan_acc<T>::type>) {
+        const T* xp = static_cast<const T*>(x);
+        T* yp = static_cast<T*>(y);
         if (serial)
-          launch_kernel(scan_columns_kernel<T, P>, grid_for(cols, kThreads), kThreads, s, xp, yp, outer, n, inner, reverse);
+          launch_kernel(scan_columns_kernel<T, K>, grid_for(cols, kThreads), kThreads, s, xp, yp, outer, n, inner, reverse);
         else
-          launch_kernel(scan_blocks_kernel<T, P>, grid_for(cols, 1), kThreads, s, xp, yp, outer, n, inner, reverse);
-      };
-      if (product) run(std::true_type{});
-      else run(std::false_type{});
-    }
+          launch_kernel(scan_blocks_kernel<T, K>, grid_for(cols, 1), kThreads, s, xp, yp, outer, n, inner, reverse);
+        done = true;
+      }
+    });
   });
-  check_launch(product ? "cumprod" : "cumsum");
-  return true;
+  if (done) check_launch(scan_name(kind));
+  return done;
 }
 
 }  // namespace phasor::cuda

@@ -4,6 +4,10 @@
 
 #include "phasor/dtype.hpp"
 
+namespace phasor::detail {
+enum class ScanKind : std::uint8_t;  // core/scan_rules.hpp
+}
+
 namespace phasor::cuda {
 
 /// out[r] = op over rows[r * n_red .. (r + 1) * n_red) for r < n_out, on `stream` (a cudaStream_t), for
@@ -27,10 +31,11 @@ bool stat_rows(const char* op, Dtype in, const void* rows, std::int64_t n_out, s
 bool arg_rows(Dtype in, bool is_max, const void* rows, std::int64_t n_out, std::int64_t n_red, std::int64_t* idx,
               void* values, void* stream);
 
-/// y = running sums (products when `product`) of x along the middle dim of contiguous (outer, n, inner)
-/// tensors of dtype `dt` (int64 wraps, float32 accumulates in double, complex64 in complex128), from the end
-/// when `reverse`; false for bool (the caller converts it to int64 first).
-bool scan(Dtype dt, const void* x, void* y, std::int64_t outer, std::int64_t n, std::int64_t inner, bool reverse,
-          bool product, void* stream);
+/// y = the running values of `kind` (core/scan_rules.hpp) of x along the middle dim of contiguous (outer, n,
+/// inner) tensors of dtype `dt` (int64 sums and products wrap, float32 accumulates in double, complex64 in
+/// complex128), from the end when `reverse`; false for bool (the caller converts it to int64 first) and
+/// for a dtype the kind does not take.
+bool scan(::phasor::detail::ScanKind kind, Dtype dt, const void* x, void* y, std::int64_t outer, std::int64_t n,
+          std::int64_t inner, bool reverse, void* stream);
 
 }  // namespace phasor::cuda

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <type_traits>
 
+#include "core/sort_rules.hpp"
 #include "cuda/device_types.cuh"
 #include "cuda/index.hpp"
 #include "cuda/launch.cuh"
@@ -14,20 +15,16 @@
 namespace phasor::cuda {
 namespace {
 
+using ::phasor::detail::key_before;
+using ::phasor::detail::sorted_position;
+
 /// True when (key a, position i) goes before (key b, position j): padding (positions >= n) last, then
 /// Note [sort order] on the keys, then the positions.
 template <class T>
 __device__ __forceinline__ bool before(T a, std::int64_t i, T b, std::int64_t j, std::int64_t n, bool descending) {
   if (i >= n || j >= n) return i < j;  // a real element before padding; paddings by position
-  if constexpr (std::is_floating_point_v<T>) {
-    const bool na = a != a, nb = b != b;
-    if (na || nb) {
-      if (na && nb) return i < j;
-      return descending ? na : nb;  // NaN first descending, last ascending
-    }
-  }
-  if (a != b) return descending ? b < a : a < b;
-  return i < j;
+  if (key_before(a, b, descending)) return true;
+  return !key_before(b, a, descending) && i < j;
 }
 
 /// keys, pos = line elements and their positions, padded to p per line.
@@ -71,7 +68,26 @@ __global__ void sort_out_kernel(const std::int64_t* pos, std::int64_t* out, std:
   for (std::int64_t t = grid_start(); t < lines * n; t += grid_step()) out[t] = pos[(t / n) * p + t % n];
 }
 
+/// out[t] = where value t goes in its line (t / k) of m sorted elements (sorted_position).
+template <class T>
+__global__ void search_sorted_kernel(const T* seq, const T* values, std::int64_t* out, std::int64_t count,
+                                     std::int64_t m, std::int64_t k, bool right) {
+  for (std::int64_t t = grid_start(); t < count; t += grid_step())
+    out[t] = sorted_position(seq + (t / k) * m, m, 1, values[t], right);
+}
+
 }  // namespace
+
+bool search_sorted(Dtype dt, const void* seq, const void* values, std::int64_t* out, std::int64_t count,
+                   std::int64_t m, std::int64_t k, bool right, void* stream) {
+  const auto s = static_cast<cudaStream_t>(stream);
+  return with_type<kBool | kInt | kReal>(dt, [&](auto tag) {
+    using T = decltype(tag);
+    launch_kernel(search_sorted_kernel<T>, blocks_for(count), kThreads, s, static_cast<const T*>(seq),
+                  static_cast<const T*>(values), out, count, m, k, right);
+    check_launch("searchsorted");
+  });
+}
 
 bool sort_lines(Dtype dt, const void* x, void* keys, std::int64_t* pos, std::int64_t* out, std::int64_t lines,
                 std::int64_t n, std::int64_t p, bool descending, void* stream) {
