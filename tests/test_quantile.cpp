@@ -23,16 +23,6 @@ namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
-/// The lines of x along dim d (moved last), as float64 rows.
-std::vector<std::vector<double>> lines_of(const Tensor& x, std::int64_t d) {
-  const Tensor l = x.to(float64).movedim(d, -1).contiguous();
-  const std::int64_t n = x.size(d), count = n == 0 ? 0 : x.numel() / n;
-  const auto v = vals(l);
-  std::vector<std::vector<double>> out;
-  for (std::int64_t r = 0; r < count; ++r) out.emplace_back(v.begin() + r * n, v.begin() + (r + 1) * n);
-  return out;
-}
-
 /// The positions of a line in ascending stable order, NaN last.
 std::vector<std::int64_t> ascending(const std::vector<double>& v) {
   std::vector<std::int64_t> p(v.size());

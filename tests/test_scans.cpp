@@ -23,16 +23,6 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kInf = std::numeric_limits<double>::infinity();
 
-/// The lines of x along dim d (moved last), as float64 rows.
-std::vector<std::vector<double>> lines_of(const Tensor& x, std::int64_t d) {
-  const Tensor l = x.to(float64).movedim(d, -1).contiguous();
-  const std::int64_t n = x.dim() == 0 ? 1 : x.size(d), count = n == 0 ? 0 : x.numel() / n;
-  const auto v = vals(l);
-  std::vector<std::vector<double>> out;
-  for (std::int64_t r = 0; r < count; ++r) out.emplace_back(v.begin() + r * n, v.begin() + (r + 1) * n);
-  return out;
-}
-
 /// torch.cummax's loop on one line (cummin with `is_max` false): a NaN takes over, a tie moves the index on.
 void ref_running(const std::vector<double>& line, bool is_max, std::vector<double>& v, std::vector<std::int64_t>& i) {
   double best = 0;
@@ -89,13 +79,8 @@ TEST_CASE("cummax and cummin: values and indices against torch's loop, every dim
   manual_seed(41);
   for (Dtype dt : {float64, float32, int64, bool_}) {
     CAPTURE(dt);
-    Tensor x = (randn({4, 9, 6}) * 2.0).round();  // many ties
-    if (dt == float64 || dt == float32) {
-      x = where(rand({4, 9, 6}) < 0.05, full({}, kNaN), x);
-      x = where(x == 0.0, where(rand({4, 9, 6}) < 0.5, full({}, -0.0), x), x);  // -0 and +0 mixed
-      x = where(rand({4, 9, 6}) < 0.03, full({}, -kInf), x);
-    }
-    x = dt == bool_ ? x > 0.0 : x.to(dt);
+    Tensor x = tie_sample({4, 9, 6}, dt, 2.0, 0.05);
+    if (dt == float64 || dt == float32) x = where(rand({4, 9, 6}) < 0.03, full({}, -kInf, dt), x);
     for (std::int64_t dim : {0, 1, 2, -1})
       for (bool is_max : {true, false}) {
         CAPTURE(dim);

@@ -69,12 +69,7 @@ TEST_CASE("sort: values and indices against a reference, every dim, layouts, dty
   manual_seed(7);
   for (Dtype dt : {float64, float32, int64, bool_}) {
     CAPTURE(dt);
-    Tensor x = (randn({4, 9, 6}) * 3.0).round();  // many ties
-    if (dt == float64 || dt == float32) {
-      x = where(rand({4, 9, 6}) < 0.1, full({}, kNaN), x);
-      x = where(x == 0.0, where(rand({4, 9, 6}) < 0.5, full({}, -0.0), x), x);  // -0 and +0 mixed
-    }
-    x = dt == bool_ ? x > 0.0 : x.to(dt);
+    const Tensor x = tie_sample({4, 9, 6}, dt, 3.0, 0.1);
     for (std::int64_t dim : {0, 1, 2, -1})
       for (bool descending : {false, true}) {
         CAPTURE(dim);

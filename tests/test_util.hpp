@@ -4,6 +4,7 @@
 #include <phasor/phasor.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <vector>
 
 namespace phasor::test {
@@ -22,6 +23,27 @@ inline Tensor seq(const Shape& shape, Dtype dt = float64) {
 inline Tensor leaf64(const Shape& s) { return randn(s, float64).requires_grad_(); }
 /// A 1-D float64 tensor.
 inline Tensor vec(const std::vector<double>& v) { return from_vector(v); }
+
+/// The lines of x along dim d (moved last; a 0-d x is one line of one), as float64 rows.
+inline std::vector<std::vector<double>> lines_of(const Tensor& x, std::int64_t d) {
+  const Tensor l = x.to(float64).movedim(d, -1).contiguous();
+  const std::int64_t n = x.dim() == 0 ? 1 : x.size(d), count = n == 0 ? 0 : x.numel() / n;
+  const auto v = vals(l);
+  std::vector<std::vector<double>> out;
+  for (std::int64_t r = 0; r < count; ++r) out.emplace_back(v.begin() + r * n, v.begin() + (r + 1) * n);
+  return out;
+}
+
+/// Rounded normals times `scale` (many ties) for the ordering ops' tests, as dt: floating ones with NaN at
+/// rate `nan_rate` and -0 mixed with +0; bool: the positive ones.
+inline Tensor tie_sample(const Shape& shape, Dtype dt, double scale, double nan_rate) {
+  Tensor x = (randn(shape) * scale).round();
+  if (dt == Dtype::Float64 || dt == Dtype::Float32) {
+    x = where(rand(shape) < nan_rate, full({}, std::numeric_limits<double>::quiet_NaN()), x);
+    x = where(x == 0.0, where(rand(shape) < 0.5, full({}, -0.0), x), x);
+  }
+  return dt == Dtype::Bool ? x > 0.0 : x.to(dt);
+}
 
 /// Checks every value of `t` against `ref` with relative tolerance `tol` (absolute near zero), reporting
 /// the number of mismatches and the first one.

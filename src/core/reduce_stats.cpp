@@ -7,9 +7,9 @@
 #include <tuple>
 
 #include "autodiff/node.hpp"
+#include "core/index_ops.hpp"
 #include "core/pointwise.hpp"
 #include "core/reduce.hpp"
-#include "core/index_ops.hpp"
 #include "core/scan_rules.hpp"
 #include "cuda/ops.hpp"
 #include "phasor/creation.hpp"
@@ -260,15 +260,48 @@ Tensor cumprod_backward(const Tensor& x, const Tensor& g, std::int64_t d) {
 // cummax's (cummin's) index at j is the last i <= j where x_i equals the running max at i, a NaN matching a
 // NaN: the running max is constant from the position of its value on, so that i holds the value, and a
 // later tie wins (torch.cummax). One running-max scan gives the values to match, a second one over the
-// matching positions (-1 elsewhere) the indices; the values returned are x gathered at them, so their
-// gradient is gather's on any device.
+// matching positions (-1 elsewhere) the indices (the GPU's way; the CPU runs torch's one-pass loop); the
+// values returned are x gathered at them, so their gradient is gather's on any device.
+/// The CPU's cummax (cummin) indices in one pass per line, torch.cummax's loop: the index moves to an
+/// element that ties or beats the running extreme, or is NaN, and stays on a NaN. The same indices as the
+/// two scans (DEVICE_CASEs compare them).
+Tensor running_extreme_indices_cpu(const Tensor& x, std::int64_t d, bool is_max) {
+  const Tensor rows = x.detach().movedim(d, -1).contiguous();
+  const std::int64_t n = x.size(d), lines = n == 0 ? 0 : x.numel() / n;
+  Tensor out = make_tensor(rows.shape(), Dtype::Int64, x.device());
+  visit_dtype(rows.dtype(), [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    if constexpr (!is_complex_v<T>) {
+      const T* xp = static_cast<const T*>(rows.data_ptr());
+      std::int64_t* op = static_cast<std::int64_t*>(out.data_ptr());
+      const int threads = reduce_threads(out.numel()) > 1 && lines > 1 ? get_num_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+      for (std::int64_t r = 0; r < lines; ++r) {
+        const T* a = xp + r * n;
+        std::int64_t* o = op + r * n;
+        T best = a[0];
+        std::int64_t at = 0;
+        for (std::int64_t j = 0; j < n; ++j) {
+          const T v = a[j];
+          // a NaN takes over (a later one too); a number ties or beats a number
+          if (v != v || (best == best && (is_max ? v >= best : v <= best))) best = v, at = j;
+          o[j] = at;
+        }
+      }
+    }
+  });
+  return out.movedim(-1, d);
+}
+
 std::tuple<Tensor, Tensor> running_extreme(const Tensor& x, std::int64_t dim, ScanKind kind) {
   const char* op = scan_name(kind);
   const std::int64_t d = wrap_dim(dim, std::max<std::int64_t>(x.dim(), 1), op);
   if (x.is_complex()) throw Error(op, std::string("not supported for complex tensors (got ") + dtype_name(x.dtype()) + ")");
   if (x.dim() == 0) return {composite(op, {x}, [&] { return x.clone(); }), zeros({}, Dtype::Int64, x.device())};
   Tensor idx;
-  {
+  if (!x.device().is_cuda()) {
+    idx = running_extreme_indices_cpu(x, d, kind == ScanKind::Max);
+  } else {
     NoGradGuard ng;
     const Tensor xd = x.detach();
     const Tensor run = scan_kernel(xd, d, false, kind);  // bool runs as int64
