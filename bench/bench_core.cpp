@@ -440,11 +440,14 @@ const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&, con
          static const Tensor sorted = std::get<0>(x.sort());
          return phasor::searchsorted(sorted, e);
        }},
+      {"nonzero", [](const Tensor& x, const Tensor&) { return (x > 0.0).nonzero(); }},
+      {"masked_select", [](const Tensor& x, const Tensor&) { return x.masked_select(x > 0.0); }},
+      {"unique", [](const Tensor& x, const Tensor&) { return std::get<0>((x * 100.0).round().unique()); }},
   };
   return ops;
 }
 
-// one op (elementwise, a full reduction, a scan or a sort) on 1M float32 normals, one thread (logical_not: of a
+// one op (elementwise, a full reduction, a scan, a sort or a selection) on 1M float32 normals, one thread (logical_not: of a
 // bool mask, its making included)
 void BM_Unary1M(benchmark::State& st) {
   const auto n = st.range(0);
@@ -457,7 +460,7 @@ void BM_Unary1M(benchmark::State& st) {
   st.SetLabel(op.first);
   st.SetItemsProcessed(st.iterations() * n);
 }
-BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 28, 1)})->UseRealTime();
+BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 31, 1)})->UseRealTime();
 
 /// The reductions over some dims of BM_ReduceDims, by its "op" argument (compare_torch.py's REDUCE_DIMS).
 const std::vector<std::pair<const char*, std::function<Tensor()>>>& reduce_dim_rows() {

@@ -52,7 +52,8 @@ UNARY = [("relu", "x.relu()"), ("minimum", "torch.minimum(x, e)"), ("sign", "x.s
          ("logaddexp", "x.logaddexp(e)"), ("xlogy", "x.xlogy(e)"), ("cumprod", "x.cumprod(0)"),
          ("sort", "x.sort()[0]"), ("topk 10", "x.topk(10)[0]"), ("cummax", "x.cummax(0)[0]"),
          ("logcumsumexp", "x.logcumsumexp(0)"), ("median", "x.median()"), ("quantile 3", "x.quantile(q)"),
-         ("searchsorted", "torch.searchsorted(xs, e)")]
+         ("searchsorted", "torch.searchsorted(xs, e)"), ("nonzero", "(x > 0.0).nonzero()"),
+         ("masked_select", "x.masked_select(x > 0.0)"), ("unique", "(x * 100.0).round().unique()")]
 
 
 # ---- phasor side --------------------------------------------------------------------------------

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <limits>
+#include <optional>
 #include <phasor/phasor.hpp>
 #include <string>
 #include <vector>
@@ -260,6 +261,68 @@ DEVICE_CASE("cuda index: kthvalue, median, quantile, msort, searchsorted and buc
   CHECK_THROWS_WITH_AS(searchsorted(x.to(dev), x), doctest::Contains("[searchsorted]"), Error);
   CHECK_THROWS_WITH_AS(searchsorted(x.reshape({-1}).to(dev), x.to(dev), false, std::nullopt, full({240}, 240, int64, dev)),
                        doctest::Contains("[searchsorted] sorter index 240 out of range"), Error);
+}
+
+DEVICE_CASE("cuda index: repeat, tile, rot90, meshgrid, the selections, unique and take agree with the CPU") {
+  manual_seed(33);
+  using I = std::vector<std::int64_t>;
+  const double nan = std::numeric_limits<double>::quiet_NaN();
+  for (Dtype dt : {float64, float32, int64, bool_, complex64}) {
+    CAPTURE(dt);
+    Tensor r = (randn({5, 6}, float64) * 1.5).round();
+    if (dt == float64 || dt == float32) r = where(rand({5, 6}) < 0.1, full({}, nan, float64), r);
+    const Tensor x = dt == bool_ ? r > 0.0 : r.to(dt), g = x.to(dev);
+    const auto same = [&](const Tensor& got, const Tensor& want) {
+      CHECK(got.device() == dev);
+      CHECK(rel_diff(got, want) == 0);
+    };
+    same(repeat(g, {2, 1, 3}), repeat(x, {2, 1, 3}));
+    same(tile(g.t(), {2}), tile(x.t(), {2}));
+    same(rot90(g, 3), rot90(x, 3));
+    same(repeat_interleave(g, 2, 1), repeat_interleave(x, 2, 1));
+    same(repeat_interleave(g, from_vector(I{0, 1, 2, 0, 3}).to(dev), 0), repeat_interleave(x, from_vector(I{0, 1, 2, 0, 3}), 0));
+    same(nonzero(g), nonzero(x));
+    same(argwhere(g.t()), argwhere(x.t()));
+    same(count_nonzero(g, {1}), count_nonzero(x, {1}));
+    const Tensor mask = rand({5, 6}) < 0.4;
+    same(masked_select(g, mask.to(dev)), masked_select(x, mask));
+    same(masked_select(g, mask.select(0, 1).to(dev)), masked_select(x, mask.select(0, 1)));
+    same(take(g, from_vector(I{3, -2, 29, 0}).to(dev)), take(x, from_vector(I{3, -2, 29, 0})));
+    const Tensor idx = (rand({5, 4}) * 6.0).floor().to(int64);
+    same(take_along_dim(g, idx.to(dev), 1), take_along_dim(x, idx, 1));
+    same(take_along_dim(g, idx.narrow(0, 0, 1).to(dev), 1), take_along_dim(x, idx.narrow(0, 0, 1), 1));
+    if (dt != complex64) {
+      for (bool consecutive : {false, true})
+        for (std::optional<std::int64_t> dim : {std::optional<std::int64_t>(), std::optional<std::int64_t>(0), std::optional<std::int64_t>(1)}) {
+          const auto [gv, gi, gc] = consecutive ? unique_consecutive(g, true, true, dim) : unique(g, true, true, true, dim);
+          const auto [cv, ci, cc] = consecutive ? unique_consecutive(x, true, true, dim) : unique(x, true, true, true, dim);
+          same(gv, cv);
+          same(gi, ci);
+          same(gc, cc);
+        }
+    }
+  }
+  const auto gm = meshgrid({from_vector(std::vector<double>{1, 2}).to(dev), from_vector(std::vector<double>{3, 4, 5}).to(dev)}, "xy");
+  CHECK(rel_diff(gm[1], meshgrid({from_vector(std::vector<double>{1, 2}), from_vector(std::vector<double>{3, 4, 5})}, "xy")[1]) == 0);
+  CHECK(unbind(sample({3, 2}, float64).to(dev), 1)[1].device() == dev);
+  // gradients on the device
+  const Tensor x = sample({4, 6}, float64);
+  const Tensor mask = x > 0.3;
+  grads_agree(dev, "repeat", [](const std::vector<Tensor>& a) { return repeat(a[0], {2, 1, 3}) * 1.5; }, {x}, 1e-12);
+  grads_agree(dev, "tile", [](const std::vector<Tensor>& a) { return tile(a[0], {2, 2}) * 1.5; }, {x}, 1e-12);
+  grads_agree(dev, "rot90", [](const std::vector<Tensor>& a) { return rot90(a[0], 1) * 1.5; }, {x}, 1e-12);
+  grads_agree(dev, "meshgrid", [](const std::vector<Tensor>& a) { return meshgrid({a[0].select(0, 0), a[0].select(0, 1)})[0] * 1.5; }, {x}, 1e-12);
+  grads_agree(dev, "unbind", [](const std::vector<Tensor>& a) { return unbind(a[0], 1)[2] * 1.5; }, {x}, 1e-12);
+  grads_agree(dev, "repeat_interleave", [](const std::vector<Tensor>& a) {
+    return repeat_interleave(a[0], 2, 0) + repeat_interleave(a[0], from_vector(I{1, 0, 2, 1}).to(a[0].device()), 0).sum();
+  }, {x}, 1e-12);
+  grads_agree(dev, "masked_select", [&](const std::vector<Tensor>& a) { return masked_select(a[0], mask.to(a[0].device())); }, {x}, 1e-12);
+  grads_agree(dev, "take", [](const std::vector<Tensor>& a) { return take(a[0], from_vector(I{0, -1, 5, 5}).to(a[0].device())); }, {x}, 1e-12);
+  grads_agree(dev, "take_along_dim", [](const std::vector<Tensor>& a) {
+    return take_along_dim(a[0], from_vector(I{5, 0, 5}, Shape{1, 3}).to(a[0].device()), 1);
+  }, {x}, 1e-12);
+  CHECK_THROWS_WITH_AS(take(x.to(dev), from_vector(I{24}).to(dev)), doctest::Contains("[take] index 24 out of range"), Error);
+  CHECK_THROWS_WITH_AS(masked_select(x.to(dev), mask), doctest::Contains("[masked_select]"), Error);
 }
 
 DEVICE_CASE("cuda index: cat, flip, roll, pad, tril/triu, masks and einsum agree with the CPU") {

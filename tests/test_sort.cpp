@@ -20,6 +20,7 @@ using V = std::vector<Tensor>;
 namespace {
 
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+constexpr double kInf = std::numeric_limits<double>::infinity();
 
 /// The positions that sort v: NaN after every number ascending, before descending; ties by position.
 std::vector<std::int64_t> ref_order(const std::vector<double>& v, bool descending) {
@@ -79,6 +80,16 @@ TEST_CASE("sort: values and indices against a reference, every dim, layouts, dty
         check_sort(x.slice(1, 1, std::nullopt, 2), dim, descending);
       }
   }
+  // long lines (the radix sort, Note [radix sort]) with ties, NaN, -0 and +0, every dtype, both directions
+  for (Dtype dt : {float64, float32, int64, bool_})
+    for (bool descending : {false, true}) {
+      CAPTURE(dt);
+      CAPTURE(descending);
+      check_sort(tie_sample({2, 3000}, dt, 50.0, 0.02), 1, descending);
+      check_sort(tie_sample({2, 3000}, dt, 1e6, 0.0), 1, descending);  // keys differing in every digit
+    }
+  check_sort(from_vector(std::vector<double>{-1e300, 1e300, -kInf, kInf, 0.0, -0.0, 5e-324, -5e-324}).repeat({100}), 0, false);
+  check_sort(from_vector(std::vector<std::int64_t>{INT64_MIN, INT64_MAX, 0, -1, 1}).repeat({200}), 0, true);
   // long lines (the parallel path), a line of one, empty tensors, 0-d
   check_sort(randn({3, 20000}), 1, false);
   check_sort(randn({70000, 1}), 0, true);

@@ -37,6 +37,14 @@ Tensor arange(const Scalar& end, std::optional<Dtype> dtype = std::nullopt, Devi
 /// `steps` evenly spaced values from start to end inclusive.
 Tensor linspace(const Scalar& start, const Scalar& end, std::int64_t steps, Dtype dtype = default_dtype(),
                 Device device = Device::cpu());
+/// `steps` numbers base^e for e evenly spaced from start to end (torch.logspace); computed in double.
+Tensor logspace(const Scalar& start, const Scalar& end, std::int64_t steps, double base = 10.0,
+                Dtype dtype = default_dtype(), Device device = Device::cpu());
+/// int64 (2, count): the row and column indices of the lower triangle (diagonal `offset` and below) of a
+/// rows x cols matrix, row by row (torch.tril_indices).
+Tensor tril_indices(std::int64_t rows, std::int64_t cols, std::int64_t offset = 0, Device device = Device::cpu());
+/// The indices of the upper triangle (diagonal `offset` and above), as tril_indices.
+Tensor triu_indices(std::int64_t rows, std::int64_t cols, std::int64_t offset = 0, Device device = Device::cpu());
 /// n x m identity (m defaults to n).
 Tensor eye(std::int64_t n, std::optional<std::int64_t> m = std::nullopt, Dtype dtype = default_dtype(),
            Device device = Device::cpu());

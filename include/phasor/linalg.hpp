@@ -19,6 +19,14 @@ Tensor dot(const Tensor& a, const Tensor& b);
 Tensor vdot(const Tensor& a, const Tensor& b);
 /// Outer product of two 1-D tensors.
 Tensor outer(const Tensor& a, const Tensor& b);
+/// Cross product of 3-vectors along dim (size 3; a and b broadcast), as torch.linalg.cross.
+Tensor cross(const Tensor& a, const Tensor& b, std::int64_t dim = -1);
+/// Kronecker product: block (i, j, ...) of the result is a[i, j, ...] * b (shapes padded with leading 1s).
+Tensor kron(const Tensor& a, const Tensor& b);
+/// p-norm distances between the rows of x1 (..., P, M) and x2 (..., R, M): (..., P, R), batch dims broadcast
+/// (torch.cdist; p = 0 counts differing features, inf takes the largest; pairwise differences, no matmul
+/// shortcut, so P * R * M elements are made).
+Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2.0);
 /// Einstein summation, e.g. einsum("bix,iox->box", {x, w}); supports "..." and implicit output.
 Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
 

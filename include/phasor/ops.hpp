@@ -135,6 +135,17 @@ Tensor clamp_max(const Tensor& x, const Scalar& max);  ///< min(x, max): clamp w
 /// `value` where `mask` (broadcast to x) is true.
 Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value);
 
+// ---- elementwise functions built from other ops -----------------------------------------------------------
+Tensor sinc(const Tensor& x);  ///< sin(pi x) / (pi x), 1 at 0 (normalized sinc)
+/// log(z / (1 - z)) with z = x clamped to [eps, 1 - eps] when eps is given (torch.logit).
+Tensor logit(const Tensor& x, std::optional<double> eps = std::nullopt);
+Tensor deg2rad(const Tensor& x);  ///< degrees to radians
+Tensor rad2deg(const Tensor& x);  ///< radians to degrees
+/// Step function: 0 for x < 0, `values` at x == 0, 1 for x > 0 (torch.heaviside; no gradient).
+Tensor heaviside(const Tensor& x, const Tensor& values);
+Tensor fmax(const Tensor& a, const Tensor& b);  ///< elementwise max where a NaN loses to a number
+Tensor fmin(const Tensor& a, const Tensor& b);  ///< elementwise min where a NaN loses to a number
+
 // ---- reductions (empty dims = all dims) -----------------------------------------------------
 Tensor sum(const Tensor& x, const Shape& dims = {}, bool keepdim = false);    ///< sum
 Tensor mean(const Tensor& x, const Shape& dims = {}, bool keepdim = false);   ///< mean
@@ -157,6 +168,18 @@ Tensor logsumexp(const Tensor& x, const Shape& dims = {}, bool keepdim = false);
 Tensor cumsum(const Tensor& x, std::int64_t dim);  ///< running sum along dim
 /// Running product along dim (bool and int64: int64, wrapping); its gradient is exact where x holds zeros.
 Tensor cumprod(const Tensor& x, std::int64_t dim);
+/// sum over dims with NaNs counted as zero (integers: sum).
+Tensor nansum(const Tensor& x, const Shape& dims = {}, bool keepdim = false);
+/// mean over dims of the non-NaN elements (NaN where there are none).
+Tensor nanmean(const Tensor& x, const Shape& dims = {}, bool keepdim = false);
+/// (amin, amax) over dim (all dims when none).
+std::tuple<Tensor, Tensor> aminmax(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt, bool keepdim = false);
+/// Covariance matrix of the variables in x's rows (observations in columns; 1-d x: one variable, 0-d result),
+/// divided by (observations - correction), with optional int64 frequency and float observation weights
+/// (torch.cov).
+Tensor cov(const Tensor& x, double correction = 1, const Tensor& fweights = Tensor(), const Tensor& aweights = Tensor());
+/// Pearson correlation coefficients of x's rows (torch.corrcoef; clipped to [-1, 1]).
+Tensor corrcoef(const Tensor& x);
 /// (values, indices) of the running max along dim (torch.cummax): a NaN wins and stays; on a tie the later
 /// index. The values' gradient goes back to the indices.
 std::tuple<Tensor, Tensor> cummax(const Tensor& x, std::int64_t dim);
@@ -242,6 +265,55 @@ std::vector<Tensor> split(const Tensor& x, std::int64_t split_size, std::int64_t
 std::vector<Tensor> split(const Tensor& x, const Shape& sizes, std::int64_t dim = 0);
 /// `chunks` nearly equal pieces along dim; views.
 std::vector<Tensor> chunk(const Tensor& x, std::int64_t chunks, std::int64_t dim = 0);
+/// x repeated along each dim (torch.repeat): repeats has at least x's dims; extra leading ones add dims.
+Tensor repeat(const Tensor& x, const Shape& repeats);
+/// x repeated as numpy.tile: reps shorter than x's dims is padded with leading 1s.
+Tensor tile(const Tensor& x, const Shape& reps);
+/// The slices of x along dim, as views (torch.unbind).
+std::vector<Tensor> unbind(const Tensor& x, std::int64_t dim = 0);
+/// Coordinate grids of 0-d / 1-d tensors, as expanded views: indexing "ij" (matrix) or "xy" (Cartesian: the
+/// first two inputs vary along the second and first dims).
+std::vector<Tensor> meshgrid(const std::vector<Tensor>& xs, const std::string& indexing = "ij");
+/// (count, n) rows: every combination of one element from each 1-d tensor, the last varying fastest.
+Tensor cartesian_prod(const std::vector<Tensor>& xs);
+/// x rotated by 90 degrees k times in the plane of dims, from dims[0] toward dims[1] (torch.rot90).
+Tensor rot90(const Tensor& x, std::int64_t k = 1, const Shape& dims = {0, 1});
+/// Each entry of x repeated `repeats` times along dim (x flattened when none), as torch.repeat_interleave.
+Tensor repeat_interleave(const Tensor& x, std::int64_t repeats, std::optional<std::int64_t> dim = std::nullopt);
+/// repeat_interleave with a count per entry (int64, 0-d or 1-d; one host read of the total on a GPU).
+Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<std::int64_t> dim = std::nullopt);
+/// 0, 1, ... each repeated repeats[i] times (torch.repeat_interleave(repeats)).
+Tensor repeat_interleave(const Tensor& repeats);
+// ---- selections: the result's size depends on the values (one host read on a GPU; Note [selections]) ------
+/// int64 (count, x.dim()) coordinates of x's nonzero elements in row-major order (torch.nonzero).
+Tensor nonzero(const Tensor& x);
+Tensor argwhere(const Tensor& x);  ///< same as nonzero (torch.argwhere)
+/// int64 number of nonzero elements over dims (all when empty).
+Tensor count_nonzero(const Tensor& x, const Shape& dims = {});
+/// 1-D: the elements of x where the bool mask (broadcast with x) holds, in row-major order; the gradient
+/// goes back to them.
+Tensor masked_select(const Tensor& x, const Tensor& mask);
+/// (values, inverse, counts): the distinct elements of x sorted (of its slices along dim, sorted
+/// lexicographically), and when asked, the index of each element's value in values (x's shape; along dim:
+/// one per slice) and each value's count (undefined tensors when not asked). NaNs are distinct, as in
+/// torch. `sorted` is accepted for torch's signature: the values are always sorted. No gradient.
+std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& x, bool sorted = true, bool return_inverse = false,
+                                          bool return_counts = false, std::optional<std::int64_t> dim = std::nullopt);
+/// unique of runs: each run of equal consecutive elements (slices along dim) kept once, in order.
+std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& x, bool return_inverse = false,
+                                                      bool return_counts = false,
+                                                      std::optional<std::int64_t> dim = std::nullopt);
+/// Counts of each value 0 .. max(x) (at least minlength bins) in the non-negative 1-d int64 x, or sums of
+/// `weights` (x's shape; the result its dtype, with gradient) per value (torch.bincount; one host read).
+Tensor bincount(const Tensor& x, const Tensor& weights = Tensor(), std::int64_t minlength = 0);
+/// Histogram of the float x in `bins` equal bins over [min, max] (the data's range when min == max; elements
+/// outside left out), as x's dtype (torch.histc; no gradient).
+Tensor histc(const Tensor& x, std::int64_t bins = 100, double min = 0, double max = 0);
+/// The elements of x (as if flattened) at int64 `index` (negative from the end), in index's shape (torch.take).
+Tensor take(const Tensor& x, const Tensor& index);
+/// gather along dim with the other dims of x and indices broadcast (torch.take_along_dim); flattened when
+/// dim is none.
+Tensor take_along_dim(const Tensor& x, const Tensor& indices, std::optional<std::int64_t> dim = std::nullopt);
 /// Pads the last dims: `pad` = (left_last, right_last, left_prev, right_prev, ...), as torch.nn.functional.pad.
 Tensor pad(const Tensor& x, const Shape& pad, PadMode mode = PadMode::constant, const Scalar& value = 0);
 Tensor flip(const Tensor& x, const Shape& dims);  ///< reverse along dims

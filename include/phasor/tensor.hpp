@@ -440,6 +440,14 @@ class Tensor {
   /// (values, indices) of the k largest (smallest) entries along dim, sorted
   std::tuple<Tensor, Tensor> topk(std::int64_t k, std::int64_t dim = -1, bool largest = true, bool sorted = true) const;
   Tensor msort() const;  ///< sorted along dim 0
+  Tensor repeat(const Shape& repeats) const;  ///< repeated along each dim (see phasor::repeat)
+  /// each entry repeated along dim (flattened when none)
+  Tensor repeat_interleave(std::int64_t repeats, std::optional<std::int64_t> dim = std::nullopt) const;
+  Tensor nonzero() const;  ///< (count, dim) coordinates of the nonzero elements
+  Tensor masked_select(const Tensor& mask) const;  ///< 1-D: the elements where mask holds
+  /// (values, inverse, counts) of the distinct elements (see phasor::unique)
+  std::tuple<Tensor, Tensor, Tensor> unique(bool sorted = true, bool return_inverse = false, bool return_counts = false,
+                                            std::optional<std::int64_t> dim = std::nullopt) const;
   /// (values, indices) of the k-th smallest (k from 1) along dim
   std::tuple<Tensor, Tensor> kthvalue(std::int64_t k, std::int64_t dim = -1, bool keepdim = false) const;
   Tensor median() const;  ///< lower median of all elements (NaN if any)

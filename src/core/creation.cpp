@@ -166,6 +166,31 @@ Tensor linspace(const Scalar& start, const Scalar& end, std::int64_t steps, Dtyp
   return detail::ramp_tensor("linspace", r, dtype, device);
 }
 
+Tensor logspace(const Scalar& start, const Scalar& end, std::int64_t steps, double base, Dtype dtype, Device device) {
+  if (steps < 0) throw Error("logspace", "number of steps must be non-negative, got " + std::to_string(steps));
+  if (dtype == Dtype::Bool) throw Error("logspace", "bool dtype is not supported");
+  // the exponents in double (complex ones complex), base^e, then dtype
+  const Dtype work = is_complex(dtype) || start.is_complex() || end.is_complex() ? Dtype::Complex128 : Dtype::Float64;
+  return pow(Scalar(base), linspace(start, end, steps, work, device)).to(dtype);
+}
+
+namespace {
+/// The (2, count) row and column indices of the lower (or upper) triangle of a rows x cols matrix.
+Tensor triangle_indices(const char* op, std::int64_t rows, std::int64_t cols, std::int64_t offset, bool lower, Device device) {
+  if (rows < 0 || cols < 0)
+    throw Error(op, "sizes must be non-negative, got rows=" + std::to_string(rows) + " cols=" + std::to_string(cols));
+  const Tensor m = ones({rows, cols}, Dtype::Float32, device);
+  return nonzero(lower ? tril(m, offset) : triu(m, offset)).t().contiguous();
+}
+}  // namespace
+
+Tensor tril_indices(std::int64_t rows, std::int64_t cols, std::int64_t offset, Device device) {
+  return triangle_indices("tril_indices", rows, cols, offset, true, device);
+}
+Tensor triu_indices(std::int64_t rows, std::int64_t cols, std::int64_t offset, Device device) {
+  return triangle_indices("triu_indices", rows, cols, offset, false, device);
+}
+
 Tensor eye(std::int64_t n, std::optional<std::int64_t> m, Dtype dtype, Device device) {
   const std::int64_t cols = m.value_or(n);
   if (n < 0 || cols < 0)

@@ -4,15 +4,20 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <optional>
+#include <string>
 #include <tuple>
+#include <vector>
 
 #include "autodiff/node.hpp"
+#include "core/device_check.hpp"
 #include "core/index_ops.hpp"
 #include "core/pointwise.hpp"
 #include "core/reduce.hpp"
 #include "core/scan_rules.hpp"
 #include "cuda/ops.hpp"
 #include "phasor/creation.hpp"
+#include "phasor/linalg.hpp"
 #include "phasor/ops.hpp"
 
 namespace phasor {
@@ -405,5 +410,81 @@ Tensor logcumsumexp(const Tensor& x, std::int64_t dim) {
 std::tuple<Tensor, Tensor> Tensor::cummax(std::int64_t dim) const { return phasor::cummax(*this, dim); }
 std::tuple<Tensor, Tensor> Tensor::cummin(std::int64_t dim) const { return phasor::cummin(*this, dim); }
 Tensor Tensor::logcumsumexp(std::int64_t dim) const { return phasor::logcumsumexp(*this, dim); }
+
+}  // namespace phasor
+
+namespace phasor {
+
+// ---- NaN-ignoring reductions, aminmax, cov, corrcoef ---------------------------------------------------------
+Tensor nansum(const Tensor& x, const Shape& dims, bool keepdim) {
+  if (!is_floating_or_complex(x.dtype())) return x.sum(dims, keepdim);
+  return detail::composite("nansum", {x}, [&] { return where(x.isnan(), Scalar(0), x).sum(dims, keepdim); });
+}
+
+Tensor nanmean(const Tensor& x, const Shape& dims, bool keepdim) {
+  if (!is_floating_or_complex(x.dtype()))
+    throw Error("nanmean", std::string("expected a floating or complex tensor, got ") + dtype_name(x.dtype()));
+  return detail::composite("nanmean", {x}, [&] {
+    const Tensor count = x.detach().isnan().logical_not().sum(dims, keepdim).to(to_real(x.dtype()));
+    return nansum(x, dims, keepdim) / count;
+  });
+}
+
+std::tuple<Tensor, Tensor> aminmax(const Tensor& x, std::optional<std::int64_t> dim, bool keepdim) {
+  const Shape dims = dim ? Shape{*dim} : Shape{};
+  return {amin(x, dims, keepdim), amax(x, dims, keepdim)};
+}
+
+Tensor cov(const Tensor& x, double correction, const Tensor& fweights, const Tensor& aweights) {
+  const char* op = "cov";
+  if (x.dim() > 2) throw Error(op, "expected a 1-d or 2-d tensor (variables x observations), got shape " + detail::shape_str(x.shape()));
+  const Tensor X0 = x.dim() < 2 ? x.reshape({1, -1}) : x;
+  const Tensor X = is_floating_or_complex(X0.dtype()) ? X0 : X0.to(default_dtype());
+  const std::int64_t n = X.size(1);
+  const auto check_weights = [&](const Tensor& w, const char* name, bool integral) {
+    if (!w.defined()) return;
+    detail::check_same_device(x, w, op);
+    if (w.dim() != 1 || w.numel() != n)
+      throw Error(op, std::string(name) + " must be 1-d with one entry per observation (" + std::to_string(n) + "), got shape " +
+                          detail::shape_str(w.shape()));
+    if (integral ? w.dtype() != Dtype::Int64 : !is_floating(w.dtype()))
+      throw Error(op, std::string(name) + (integral ? " must be int64" : " must be float32 or float64") + ", got " + dtype_name(w.dtype()));
+    NoGradGuard ng;
+    detail::check_device_value(
+        op, (w < 0).any(), [&] { return std::pair<Tensor, Tensor>{w.min().to(Dtype::Float64), Tensor()}; },
+        [name](double v, double) { return std::string(name) + " must be non-negative, got " + std::to_string(v); });
+  };
+  check_weights(fweights, "fweights", true);
+  check_weights(aweights, "aweights", false);
+  std::vector<Tensor> ins{x};
+  if (aweights.defined()) ins.push_back(aweights);
+  Tensor c = detail::composite(op, ins, [&] {
+    const Dtype rd = to_real(X.dtype());
+    if (!fweights.defined() && !aweights.defined()) {
+      const Tensor xc = X - X.mean({1}, true);
+      const double fact = std::max(0.0, static_cast<double>(n) - correction);
+      return matmul(xc, xc.conj().t()) / fact;
+    }
+    Tensor w = fweights.defined() ? fweights.to(rd) : Tensor();
+    if (aweights.defined()) w = w.defined() ? w * aweights.to(rd) : aweights.to(rd);
+    const Tensor wsum = w.sum();
+    const Tensor xc = X - (X * w).sum({1}, true) / wsum;
+    const Tensor fact = aweights.defined() ? wsum - correction * (w * aweights.to(rd)).sum() / wsum : wsum - correction;
+    return matmul(xc * w, xc.conj().t()) / clamp_min(fact, 0.0);
+  });
+  return x.dim() < 2 ? c.reshape({}) : c;
+}
+
+Tensor corrcoef(const Tensor& x) {
+  return detail::composite("corrcoef", {x}, [&] {
+    const Tensor c = cov(x);
+    if (c.dim() == 0) return c / c;
+    const Tensor sd = real(diagonal(c)).sqrt();
+    const Tensor r = c / sd.unsqueeze(1) / sd.unsqueeze(0);
+    // rounding can carry |r| past 1: clipped, both parts for complex (as numpy and torch)
+    if (!r.is_complex()) return clamp(r, -1.0, 1.0);
+    return complex(clamp(real(r), -1.0, 1.0), clamp(imag(r), -1.0, 1.0));
+  });
+}
 
 }  // namespace phasor

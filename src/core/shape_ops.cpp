@@ -1,12 +1,15 @@
-// src/core/shape_ops.cpp - joining and rearranging: cat, stack, split, chunk, flip, roll, tril, triu,
-// diag, trace, diff.
+// src/core/shape_ops.cpp - joining and rearranging: cat, stack, split, chunk, repeat, tile, unbind,
+// meshgrid, cartesian_prod, rot90, flip, roll, tril, triu, diag, trace, diff.
 //
 // Primitives (kernel + gradient here): cat (gradient = narrow of each piece), flip (its own
-// adjoint), tril/triu (their own adjoints). stack, split, chunk, roll, diag, trace and diff are
-// compositions of views (diagonal, diag_embed: core/views.cpp), cat, sub and index_select, so their
-// gradients come from those.
+// adjoint), tril/triu (their own adjoints). stack, split, chunk, repeat, tile, unbind, meshgrid, rot90, roll,
+// diag, trace and diff are compositions of views (expand, select, diagonal, diag_embed: core/views.cpp), cat,
+// flip, sub and index_select, so their gradients come from those.
 #include <algorithm>
 #include <cstring>
+#include <string>
+#include <utility>
+#include <vector>
 
 #include "autodiff/node.hpp"
 #include "core/elementwise.hpp"
@@ -166,6 +169,94 @@ std::vector<Tensor> chunk(const Tensor& x, std::int64_t chunks, std::int64_t dim
   const std::int64_t n = x.size(d);
   if (n == 0) return std::vector<Tensor>(static_cast<std::size_t>(chunks), x.narrow(d, 0, 0));
   return split(x, (n + chunks - 1) / chunks, d);
+}
+
+// ---- repeat / tile / unbind / meshgrid / rot90 ---------------------------------------------------------------------
+Tensor repeat(const Tensor& x, const Shape& repeats) {
+  const auto nd = static_cast<std::size_t>(x.dim());
+  if (repeats.size() < nd)
+    throw Error("repeat", "the number of repeats (" + std::to_string(repeats.size()) + ") is smaller than the dims of the tensor of shape " +
+                              detail::shape_str(x.shape()));
+  for (auto r : repeats)
+    if (r < 0) throw Error("repeat", "repeats must be non-negative, got " + detail::shape_str(repeats));
+  // x as (1, s0, 1, s1, ...) with leading 1s for the new dims, expanded to (r0, s0, r1, s1, ...), merged pairwise
+  Shape padded(repeats.size() - nd, 1);
+  padded.insert(padded.end(), x.shape().begin(), x.shape().end());
+  Shape split, expanded, out;
+  for (std::size_t i = 0; i < repeats.size(); ++i) {
+    split.insert(split.end(), {1, padded[i]});
+    expanded.insert(expanded.end(), {repeats[i], padded[i]});
+    out.push_back(repeats[i] * padded[i]);
+  }
+  return detail::composite("repeat", {x}, [&] { return x.reshape(split).expand(expanded).reshape(out); });
+}
+Tensor Tensor::repeat(const Shape& repeats) const { return phasor::repeat(*this, repeats); }
+
+Tensor tile(const Tensor& x, const Shape& reps) {
+  Shape r(reps);
+  if (r.size() < static_cast<std::size_t>(x.dim())) r.insert(r.begin(), static_cast<std::size_t>(x.dim()) - r.size(), 1);
+  return repeat(x, r);
+}
+
+std::vector<Tensor> unbind(const Tensor& x, std::int64_t dim) {
+  if (x.dim() == 0) throw Error("unbind", "cannot unbind a 0-d tensor");
+  const auto d = detail::wrap_dim(dim, x.dim(), "unbind");
+  std::vector<Tensor> out;
+  for (std::int64_t i = 0; i < x.size(d); ++i) out.push_back(x.select(d, i));
+  return out;
+}
+
+std::vector<Tensor> meshgrid(const std::vector<Tensor>& xs, const std::string& indexing) {
+  if (indexing != "ij" && indexing != "xy")
+    throw Error("meshgrid", "indexing must be \"ij\" or \"xy\", got \"" + indexing + "\"");
+  if (xs.empty()) throw Error("meshgrid", "expected a non-empty list of tensors");
+  Shape full;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    if (!xs[i].defined()) throw Error("meshgrid", "tensor " + std::to_string(i) + " is undefined");
+    if (xs[i].dim() > 1)
+      throw Error("meshgrid", "expected 0-d or 1-d tensors, got shape " + detail::shape_str(xs[i].shape()) + " at entry " +
+                                  std::to_string(i));
+    if (xs[i].dtype() != xs[0].dtype())
+      throw Error("meshgrid", std::string("expected tensors of one dtype, got ") + dtype_name(xs[0].dtype()) +
+                                  " at entry 0 and " + dtype_name(xs[i].dtype()) + " at entry " + std::to_string(i));
+    full.push_back(xs[i].numel());
+  }
+  detail::check_same_device(xs, "meshgrid");
+  // "xy": the first two inputs vary along the output's second and first dims (Cartesian, as numpy)
+  const bool xy = indexing == "xy" && xs.size() >= 2;
+  if (xy) std::swap(full[0], full[1]);
+  std::vector<Tensor> out;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    const std::size_t at = xy && i < 2 ? 1 - i : i;
+    Shape s(xs.size(), 1);
+    s[at] = xs[i].numel();
+    out.push_back(xs[i].reshape(s).expand(full));
+  }
+  return out;
+}
+
+Tensor cartesian_prod(const std::vector<Tensor>& xs) {
+  for (std::size_t i = 0; i < xs.size(); ++i)
+    if (xs[i].defined() && xs[i].dim() != 1)
+      throw Error("cartesian_prod", "expected 1-d tensors, got shape " + detail::shape_str(xs[i].shape()) + " at entry " +
+                                        std::to_string(i));
+  if (xs.size() == 1) return xs[0].clone();
+  std::vector<Tensor> cols;
+  for (const Tensor& g : meshgrid(xs, "ij")) cols.push_back(g.reshape({-1}));
+  return stack(cols, 1);
+}
+
+Tensor rot90(const Tensor& x, std::int64_t k, const Shape& dims) {
+  if (dims.size() != 2) throw Error("rot90", "expected 2 dims, got " + detail::shape_str(dims));
+  if (x.dim() < 2) throw Error("rot90", "expected a tensor of 2 or more dims, got shape " + detail::shape_str(x.shape()));
+  const auto d0 = detail::wrap_dim(dims[0], x.dim(), "rot90"), d1 = detail::wrap_dim(dims[1], x.dim(), "rot90");
+  if (d0 == d1) throw Error("rot90", "the two dims must differ, got " + detail::shape_str(dims));
+  switch (((k % 4) + 4) % 4) {  // turns from dims[0] toward dims[1]
+    case 1: return flip(x, {d1}).transpose(d0, d1);
+    case 2: return flip(x, {d0, d1});
+    case 3: return flip(x, {d0}).transpose(d0, d1);
+    default: return x.clone();
+  }
 }
 
 // ---- flip / roll -----------------------------------------------------------------------------------------------------

@@ -1,0 +1,286 @@
+// src/core/select_ops.cpp - ops whose result size depends on the values: nonzero, argwhere, masked_select,
+// unique, unique_consecutive, repeat_interleave with a tensor of repeats, bincount; and the index-taking ops
+// take and take_along_dim, with count_nonzero and histc.
+//
+// Note [selections]
+// One mechanism serves them all: true_positions ranks the true elements of a mask by a prefix sum and
+// writes each one's flat position to its rank (an index_add into slots no two elements share), so it is a
+// handful of existing ops, on any device, with their kernels. The number of true elements decides the
+// result's shape, so the host reads it: one wait on a GPU, and no such op inside a CUDA graph capture (as
+// in PyTorch). The values reach the result through index_select / gather at the positions, which carry the
+// gradient (unique's and the position results have none).
+#include <algorithm>
+#include <cmath>
+#include <optional>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "autodiff/node.hpp"
+#include "core/device_check.hpp"
+#include "core/index_ops.hpp"
+#include "core/tensor_impl.hpp"
+#include "phasor/creation.hpp"
+#include "phasor/ops.hpp"
+
+namespace phasor {
+
+namespace detail {
+namespace {
+
+/// The flat (row-major) positions where the bool tensor m holds, in order: int64 1-D on m's device (Note
+/// [selections]; one host read of their number).
+Tensor true_positions(const Tensor& m_in) {
+  NoGradGuard ng;
+  const Tensor m = m_in.reshape({-1});
+  const std::int64_t n = m.numel();
+  if (n == 0) return zeros({0}, Dtype::Int64, m.device());
+  const Tensor rank = cumsum(m, 0);  // int64: 1 + the trues before, at each true
+  const std::int64_t count = rank.select(0, n - 1).item<std::int64_t>();
+  const Tensor at = arange(n, Dtype::Int64, m.device());
+  // a true element to its rank - 1, a false one to a slot of its own past the count (cut off below)
+  const Tensor slot = where(m, rank - 1, at + count);
+  return index_add_trusted(zeros({count + n}, Dtype::Int64, m.device()), 0, slot, at).narrow(0, 0, count);
+}
+
+/// Throws naming `op` unless every element of the int64 tensor idx lies in [lo, hi) (one host wait on a
+/// GPU; in a CUDA graph capture a check at each replay, Note [device checks in CUDA graphs]). True when the
+/// check was deferred to the replays (the caller then clamps idx so a failing replay reads in range).
+bool check_index_values(const Tensor& idx, std::int64_t lo, std::int64_t hi, const std::string& what, const char* op) {
+  if (idx.dtype() != Dtype::Int64) throw Error(op, std::string("indices must be int64, got ") + dtype_name(idx.dtype()));
+  if (idx.numel() == 0) return false;
+  NoGradGuard ng;
+  const Tensor bad = logical_or(idx < lo, idx >= hi);
+  return check_device_value(
+      op, bad.any(),
+      [&] {
+        const Tensor first = bad.reshape({-1}).to(Dtype::Int64).argmax().reshape({1});
+        return std::pair<Tensor, Tensor>{index_select_trusted(idx.reshape({-1}), 0, first).reshape({}), Tensor()};
+      },
+      [what](double v, double) { return "index " + std::to_string(static_cast<std::int64_t>(v)) + " out of range " + what; });
+}
+
+/// unique's work on the n items (slices along dim 0 of rows, a (n, L) view) given their order (perm: the
+/// items in the order grouping them, equal ones adjacent): the first item of each group (its position in x),
+/// and when asked the group of each item (inverse, in x's item order) and each group's size.
+std::tuple<Tensor, Tensor, Tensor> groups_of(const Tensor& rows, const Tensor& perm, bool return_inverse,
+                                             bool return_counts) {
+  NoGradGuard ng;
+  const std::int64_t n = rows.size(0);
+  const Device dev = rows.device();
+  if (n == 0) {
+    const Tensor none = zeros({0}, Dtype::Int64, dev);
+    return {none, return_inverse ? none : Tensor(), return_counts ? none : Tensor()};
+  }
+  const Tensor r = index_select_trusted(rows, 0, perm);
+  // an item starts a group where it differs from the one before (NaN differs from everything, as in torch)
+  Tensor differs = r.narrow(0, 1, n - 1) != r.narrow(0, 0, n - 1);
+  if (r.dim() > 1) differs = differs.any({1});
+  const Tensor starts_group = cat({ones({1}, Dtype::Bool, dev), differs});
+  const Tensor starts = true_positions(starts_group);
+  Tensor inverse, counts;
+  if (return_inverse)  // perm is a permutation: each item's slot written once
+    inverse = index_add_trusted(zeros({n}, Dtype::Int64, dev), 0, perm, cumsum(starts_group, 0) - 1);
+  if (return_counts) counts = diff(starts, 1, 0, Tensor(), full({1}, n, Dtype::Int64, dev));
+  return {index_select_trusted(perm, 0, starts), inverse, counts};
+}
+
+/// unique and unique_consecutive: the items are x's elements (no dim) or its slices along dim.
+std::tuple<Tensor, Tensor, Tensor> unique_impl(const Tensor& x, bool sort_items, bool return_inverse,
+                                               bool return_counts, std::optional<std::int64_t> dim, const char* op) {
+  if (x.is_complex()) throw Error(op, std::string("not supported for complex tensors (got ") + dtype_name(x.dtype()) + ")");
+  const Tensor xd = x.detach();
+  const std::int64_t d = dim ? wrap_dim(*dim, std::max<std::int64_t>(x.dim(), 1), op) : 0;
+  if (dim && x.dim() == 0) throw Error(op, "cannot take the unique slices of a 0-d tensor along a dim");
+  const Tensor items = dim ? xd.movedim(d, 0) : xd.reshape({-1});
+  const std::int64_t n = items.size(0);
+  const Tensor rows = items.reshape({n, n == 0 ? 0 : items.numel() / n});  // (n, L)
+  Tensor perm = arange(n, Dtype::Int64, x.device());
+  if (sort_items) {
+    NoGradGuard ng;
+    // lexicographic order of the rows: stable sorts by each column, last to first (Note [sort order])
+    for (std::int64_t c = rows.size(1) - 1; c >= 0; --c)
+      perm = index_select_trusted(perm, 0, argsort(index_select_trusted(rows.select(1, c), 0, perm)));
+  }
+  auto [first, inverse, counts] = groups_of(rows, perm, return_inverse, return_counts);
+  const Tensor values = dim ? index_select_trusted(xd, d, first) : index_select_trusted(items, 0, first);
+  if (inverse.defined() && !dim) inverse = inverse.reshape(x.shape());
+  return {values, inverse, counts};
+}
+
+/// The repeats of repeat_interleave as an int64 1-D tensor of n entries (a 0-d or one-entry one
+/// broadcast), checked non-negative.
+Tensor repeats_for(const Tensor& repeats, std::int64_t n, const char* op) {
+  if (repeats.dtype() != Dtype::Int64) throw Error(op, std::string("repeats must be int64, got ") + dtype_name(repeats.dtype()));
+  if (repeats.dim() > 1 || (repeats.numel() != n && repeats.numel() != 1))
+    throw Error(op, "repeats must be 0-d or 1-d with 1 or " + std::to_string(n) + " entries, got shape " +
+                        shape_str(repeats.shape()));
+  const Tensor r = repeats.reshape({-1}).expand({n});
+  NoGradGuard ng;
+  check_device_value(
+      op, (r < 0).any(), [&] { return std::pair<Tensor, Tensor>{r.min(), Tensor()}; },
+      [](double v, double) { return "repeats must be non-negative, got " + std::to_string(static_cast<std::int64_t>(v)); });
+  return r;
+}
+
+}  // namespace
+}  // namespace detail
+
+Tensor nonzero(const Tensor& x) {
+  const Tensor flat = detail::true_positions(x.dtype() == Dtype::Bool ? x.detach() : x.detach() != 0);
+  // row-major coordinates of each flat position, one column per dim
+  std::vector<Tensor> cols;
+  std::int64_t stride = 1;
+  for (std::int64_t k = x.dim() - 1; k >= 0; --k) {
+    const Tensor q = stride == 1 ? flat : floor_divide(flat, stride);
+    cols.insert(cols.begin(), k == 0 ? q : remainder(q, x.size(k)));
+    stride *= x.size(k);
+  }
+  if (cols.empty()) return zeros({flat.size(0), 0}, Dtype::Int64, x.device());
+  return stack(cols, 1);
+}
+
+Tensor argwhere(const Tensor& x) { return nonzero(x); }
+
+Tensor count_nonzero(const Tensor& x, const Shape& dims) {
+  return (x.dtype() == Dtype::Bool ? x.detach() : x.detach() != 0).sum(dims);
+}
+
+Tensor masked_select(const Tensor& x, const Tensor& mask) {
+  if (mask.dtype() != Dtype::Bool)
+    throw Error("masked_select", std::string("mask must be bool, got ") + dtype_name(mask.dtype()));
+  detail::check_same_device(x, mask, "masked_select");
+  const Shape s = broadcast_shapes({x.shape(), mask.shape()}, "masked_select");
+  const Tensor at = detail::true_positions(mask.broadcast_to(s));
+  return detail::composite("masked_select", {x},
+                           [&] { return detail::index_select_trusted(x.broadcast_to(s).reshape({-1}), 0, at); });
+}
+
+std::tuple<Tensor, Tensor, Tensor> unique(const Tensor& x, bool /*sorted*/, bool return_inverse, bool return_counts,
+                                          std::optional<std::int64_t> dim) {
+  return detail::unique_impl(x, true, return_inverse, return_counts, dim, "unique");
+}
+
+std::tuple<Tensor, Tensor, Tensor> unique_consecutive(const Tensor& x, bool return_inverse, bool return_counts,
+                                                      std::optional<std::int64_t> dim) {
+  return detail::unique_impl(x, false, return_inverse, return_counts, dim, "unique_consecutive");
+}
+
+Tensor repeat_interleave(const Tensor& x, std::int64_t repeats, std::optional<std::int64_t> dim) {
+  if (repeats < 0) throw Error("repeat_interleave", "repeats must be non-negative, got " + std::to_string(repeats));
+  const Tensor xs = dim ? (x.dim() == 0 ? x.reshape({1}) : x) : x.reshape({-1});
+  const std::int64_t d = dim ? detail::wrap_dim(*dim, std::max<std::int64_t>(x.dim(), 1), "repeat_interleave") : 0;
+  Shape e = xs.shape();
+  e.insert(e.begin() + d + 1, repeats);
+  return detail::composite("repeat_interleave", {x}, [&] { return xs.unsqueeze(d + 1).expand(e).flatten(d, d + 1); });
+}
+
+Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<std::int64_t> dim) {
+  detail::check_same_device(x, repeats, "repeat_interleave");
+  const Tensor xs = dim ? (x.dim() == 0 ? x.reshape({1}) : x) : x.reshape({-1});
+  const std::int64_t d = dim ? detail::wrap_dim(*dim, std::max<std::int64_t>(x.dim(), 1), "repeat_interleave") : 0;
+  const std::int64_t n = xs.size(d);
+  const Tensor r = detail::repeats_for(repeats, n, "repeat_interleave");
+  Tensor idx;
+  {
+    NoGradGuard ng;
+    // output j comes from the entry whose running total of repeats first passes j
+    const Tensor ends = cumsum(r, 0);
+    const std::int64_t total = n == 0 ? 0 : ends.select(0, n - 1).item<std::int64_t>();
+    idx = searchsorted(ends, arange(total, Dtype::Int64, x.device()), true);
+  }
+  return detail::composite("repeat_interleave", {x}, [&] { return detail::index_select_trusted(xs, d, idx); });
+}
+
+Tensor repeat_interleave(const Tensor& repeats) {
+  if (repeats.dim() != 1) throw Error("repeat_interleave", "repeats alone must be 1-d, got shape " + detail::shape_str(repeats.shape()));
+  return repeat_interleave(arange(repeats.numel(), Dtype::Int64, repeats.device()), repeats, 0);
+}
+
+Tensor take(const Tensor& x, const Tensor& index) {
+  detail::check_same_device(x, index, "take");
+  const std::int64_t n = x.numel();
+  const bool deferred = detail::check_index_values(index, -n, n, "for a tensor of " + std::to_string(n) + " elements", "take");
+  Tensor i = index.detach().reshape({-1});
+  if (deferred) i = i.clamp(-n, std::max<std::int64_t>(n - 1, 0));
+  return detail::composite("take", {x}, [&] {
+    return detail::index_select_trusted(x.reshape({-1}), 0, i).reshape(index.shape());
+  });
+}
+
+Tensor take_along_dim(const Tensor& x, const Tensor& indices, std::optional<std::int64_t> dim) {
+  detail::check_same_device(x, indices, "take_along_dim");
+  if (!dim) return take_along_dim(x.reshape({-1}), indices.reshape({-1}), 0);
+  if (x.dim() != indices.dim())
+    throw Error("take_along_dim", "input and indices must have the same number of dims, got shapes " +
+                                      detail::shape_str(x.shape()) + " and " + detail::shape_str(indices.shape()));
+  const std::int64_t d = detail::wrap_dim(*dim, std::max<std::int64_t>(x.dim(), 1), "take_along_dim");
+  if (x.dim() == 0) return take_along_dim(x.reshape({1}), indices.reshape({1}), 0).reshape({});
+  // the other dims broadcast; dim d keeps each side's length
+  Shape xs = x.shape(), is = indices.shape();
+  xs[static_cast<std::size_t>(d)] = 1, is[static_cast<std::size_t>(d)] = 1;
+  Shape s = broadcast_shapes({xs, is}, "take_along_dim");
+  const std::int64_t n = x.size(d);
+  const bool deferred = detail::check_index_values(indices, 0, n, "for dim " + std::to_string(d) + " of size " + std::to_string(n), "take_along_dim");
+  s[static_cast<std::size_t>(d)] = indices.size(d);
+  Tensor i = indices.detach().broadcast_to(s);
+  if (deferred) i = i.clamp(0, std::max<std::int64_t>(n - 1, 0));
+  s[static_cast<std::size_t>(d)] = n;
+  return detail::composite("take_along_dim", {x}, [&] { return detail::gather_trusted(x.broadcast_to(s), d, i); });
+}
+
+Tensor bincount(const Tensor& x, const Tensor& weights, std::int64_t minlength) {
+  const char* op = "bincount";
+  if (x.dim() != 1 || x.dtype() != Dtype::Int64)
+    throw Error(op, "expected a 1-d int64 tensor, got " + std::string(dtype_name(x.dtype())) + " of shape " + detail::shape_str(x.shape()));
+  if (minlength < 0) throw Error(op, "minlength must be non-negative, got " + std::to_string(minlength));
+  if (weights.defined()) {
+    detail::check_same_device(x, weights, op);
+    if (weights.shape() != x.shape())
+      throw Error(op, "weights must have the input's shape " + detail::shape_str(x.shape()) + ", got " + detail::shape_str(weights.shape()));
+  }
+  std::int64_t size = minlength;
+  if (x.numel() > 0) {
+    NoGradGuard ng;
+    detail::check_device_value(
+        op, (x < 0).any(), [&] { return std::pair<Tensor, Tensor>{x.min(), Tensor()}; },
+        [](double v, double) { return "the input must be non-negative, got " + std::to_string(static_cast<std::int64_t>(v)); });
+    size = std::max(size, x.max().item<std::int64_t>() + 1);  // one host read
+  }
+  const Dtype dt = weights.defined() ? weights.dtype() : Dtype::Int64;
+  const Tensor w = weights.defined() ? weights : ones({x.numel()}, Dtype::Int64, x.device());
+  return detail::composite(op, {w}, [&] { return detail::index_add_trusted(zeros({size}, dt, x.device()), 0, x.detach(), w); });
+}
+
+Tensor histc(const Tensor& x, std::int64_t bins, double min, double max) {
+  const char* op = "histc";
+  if (!is_floating(x.dtype())) throw Error(op, std::string("expected a float32 or float64 tensor, got ") + dtype_name(x.dtype()));
+  if (bins <= 0) throw Error(op, "bins must be positive, got " + std::to_string(bins));
+  if (min > max) throw Error(op, "min (" + std::to_string(min) + ") must not exceed max (" + std::to_string(max) + ")");
+  NoGradGuard ng;
+  const Tensor xd = x.detach().reshape({-1});
+  if (min == max && xd.numel() > 0) {  // the data's range (one host read)
+    const Tensor lo_hi = stack({xd.amin(), xd.amax()}).to(Device::cpu()).to(Dtype::Float64);
+    min = lo_hi.data<double>()[0], max = lo_hi.data<double>()[1];
+    if (!std::isfinite(min) || !std::isfinite(max))
+      throw Error(op, "the range of the data [" + std::to_string(min) + ", " + std::to_string(max) + "] is not finite");
+  }
+  if (min == max) min -= 1, max += 1;  // as torch: one unit either side
+  // bin i holds [min + i w, min + (i + 1) w), the last one max too; elements outside (and NaN) are left out
+  const Tensor inside = logical_and(xd >= min, xd <= max);
+  const Tensor bin = clamp(((xd - min) * (static_cast<double>(bins) / (max - min))).floor(), 0.0, static_cast<double>(bins - 1));
+  return detail::index_add_trusted(zeros({bins}, x.dtype(), x.device()), 0, where(inside, bin, 0.0).to(Dtype::Int64),
+                                   inside.to(x.dtype()));
+}
+
+std::tuple<Tensor, Tensor, Tensor> Tensor::unique(bool sorted, bool return_inverse, bool return_counts,
+                                                  std::optional<std::int64_t> dim) const {
+  return phasor::unique(*this, sorted, return_inverse, return_counts, dim);
+}
+Tensor Tensor::nonzero() const { return phasor::nonzero(*this); }
+Tensor Tensor::masked_select(const Tensor& mask) const { return phasor::masked_select(*this, mask); }
+Tensor Tensor::repeat_interleave(std::int64_t repeats, std::optional<std::int64_t> dim) const {
+  return phasor::repeat_interleave(*this, repeats, dim);
+}
+
+}  // namespace phasor
