@@ -5,7 +5,7 @@
 // Note [selections]
 // One mechanism serves them all: true_positions ranks the true elements of a mask by a prefix sum and
 // writes each one's flat position to its rank (an index_add into slots no two elements share), so it is a
-// handful of existing ops, on any device, with their kernels. The number of true elements decides the
+// handful of existing ops, on any device, with their kernels (the host CPU writes them in one loop instead). The number of true elements decides the
 // result's shape, so the host reads it: one wait on a GPU, and no such op inside a CUDA graph capture (as
 // in PyTorch). The values reach the result through index_select / gather at the positions, which carry the
 // gradient (unique's and the position results have none).
@@ -35,6 +35,17 @@ Tensor true_positions(const Tensor& m_in) {
   const Tensor m = m_in.reshape({-1});
   const std::int64_t n = m.numel();
   if (n == 0) return zeros({0}, Dtype::Int64, m.device());
+  if (!m.device().is_cuda()) {  // the host: one pass that writes the positions in order
+    const Tensor mc = m.contiguous();
+    const bool* p = mc.data<bool>();
+    std::int64_t count = 0;
+    for (std::int64_t i = 0; i < n; ++i) count += p[i];
+    Tensor out = make_tensor({count}, Dtype::Int64, m.device());
+    std::int64_t* o = out.data<std::int64_t>();
+    for (std::int64_t i = 0, w = 0; i < n; ++i)
+      if (p[i]) o[w++] = i;
+    return out;
+  }
   const Tensor rank = cumsum(m, 0);  // int64: 1 + the trues before, at each true
   const std::int64_t count = rank.select(0, n - 1).item<std::int64_t>();
   const Tensor at = arange(n, Dtype::Int64, m.device());
