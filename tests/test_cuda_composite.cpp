@@ -1,6 +1,6 @@
 // CPU-vs-device agreement of the ops written with other ops (tests/test_stats.cpp, test_composite_math.cpp):
-// nansum, nanmean, aminmax, cov, corrcoef, bincount, histc, cross, kron, cdist, cartesian_prod, logspace,
-// tril_indices, triu_indices, sinc, logit, deg2rad, rad2deg, heaviside, fmax, fmin, and their gradients
+// nansum, nanmean, aminmax, cov, corrcoef, bincount, histc, index_fill, masked_scatter, the stacks, block_diag,
+// diagflat, flipud, fliplr, cross, kron, cdist, cartesian_prod, logspace, tril_indices, triu_indices, sinc, logit, deg2rad, rad2deg, heaviside, fmax, fmin, and their gradients
 // computed on the device. Skipped without a GPU (they run on the virtual CPU device everywhere).
 #include <doctest/doctest.h>
 
@@ -43,6 +43,13 @@ DEVICE_CASE("cuda composite: statistics, products and elementwise compositions a
   agree(dev, "deg2rad", [](const V& a) { return deg2rad(a[0]) + rad2deg(a[0]); }, {y}, 1e-15);
   agree(dev, "heaviside", [](const V& a) { return heaviside(a[0], a[1]); }, {y.round(), sample({6}, float64)}, 0);
   agree(dev, "fmax", [](const V& a) { return fmax(a[0], a[1]) + fmin(a[1], a[0]); }, {x, where(rand({4, 6}) < 0.2, full({}, nan, float64), y)}, 0);
+  agree(dev, "index_fill", [](const V& a) { return index_fill(a[0], 1, a[1], -2.5); }, {y, from_vector(I{0, -1, 3})}, 0);
+  agree(dev, "masked_scatter", [](const V& a) { return masked_scatter(a[0], a[1], a[2]); },
+        {y, rand({1, 6}) < 0.5, sample({24}, float64)}, 0);
+  agree(dev, "stacks", [](const V& a) { return hstack({a[0], a[1]}) + vstack({a[0], a[1]}).sum() + dstack({a[0], a[1]}).sum() +
+                                              column_stack({a[0], a[1]}).sum(); }, {sample({3}, float64), sample({3}, float64)}, 1e-14);
+  agree(dev, "block_diag", [](const V& a) { return block_diag({a[0], a[1]}) + diagflat(a[1], -1).sum(); }, {sample({2, 3}, float64), sample({4}, float64)}, 1e-14);
+  agree(dev, "flipud", [](const V& a) { return flipud(a[0]) * fliplr(a[0]); }, {y}, 0);
   // gradients on the device
   grads_agree(dev, "nansum", [](const V& a) { return nansum(a[0], {0}) + nanmean(a[0], {1}).sum(); }, {x}, 1e-13);
   grads_agree(dev, "cov", [](const V& a) { return cov(a[0], 1, Tensor(), a[1]); }, {y, rand({6}, float64) + 0.5}, 1e-12);
@@ -54,6 +61,11 @@ DEVICE_CASE("cuda composite: statistics, products and elementwise compositions a
   grads_agree(dev, "sinc", [](const V& a) { return sinc(a[0]) + logit(a[0].sigmoid()); }, {y}, 1e-13);
   grads_agree(dev, "deg2rad", [](const V& a) { return deg2rad(a[0]) * rad2deg(a[0]); }, {y}, 1e-13);
   grads_agree(dev, "fmax", [](const V& a) { return fmax(a[0], a[1]) * fmin(a[0], a[1]); }, {y, sample({4, 6}, float64)}, 1e-13);
+  grads_agree(dev, "index_fill", [](const V& a) { return index_fill(a[0], 0, from_vector(I{1}).to(a[0].device()), 3.0); }, {y}, 1e-14);
+  grads_agree(dev, "masked_scatter", [](const V& a) {
+    return masked_scatter(a[0], (arange(24, int64, a[0].device()).reshape({4, 6}) % 3) == 0, a[1]);
+  }, {y, sample({8}, float64)}, 1e-14);
+  grads_agree(dev, "block_diag", [](const V& a) { return block_diag({a[0], a[1]}) * 1.5; }, {sample({2, 2}, float64), sample({3}, float64)}, 1e-14);
   CHECK_THROWS_WITH_AS(cross(sample({2, 3}, float64).to(dev), sample({2, 3}, float64)), doctest::Contains("[cross]"), Error);
   CHECK_THROWS_WITH_AS(bincount(from_vector(I{1, -1}).to(dev)), doctest::Contains("[bincount] the input must be non-negative, got -1"), Error);
 }

@@ -220,3 +220,53 @@ TEST_CASE("take and take_along_dim: negative indices, broadcasting, errors, grad
   CHECK(autodiff::gradcheck([](const V& in) { return take(in[0], from_vector(I{0, -1, 3, 3}, Shape{2, 2})); }, {leaf64({2, 3})}));
   CHECK(autodiff::gradcheck([](const V& in) { return take_along_dim(in[0], from_vector(I{2, 0}, Shape{1, 2}), 1); }, {leaf64({2, 3})}));
 }
+
+TEST_CASE("index_fill and masked_scatter: values, broadcasting, dtypes, errors, gradients") {
+  const Tensor x = seq({3, 4});
+  CHECK(vals(index_fill(x, 1, ivec({0, -1}), -1.5)) == std::vector<double>{-1.5, 1, 2, -1.5, -1.5, 5, 6, -1.5, -1.5, 9, 10, -1.5});
+  CHECK(vals(index_fill(x, 0, ivec({1, 1}), 0)) == std::vector<double>{0, 1, 2, 3, 0, 0, 0, 0, 8, 9, 10, 11});
+  CHECK(index_fill(seq({3}, int64), 0, ivec({0}), 7).dtype() == int64);
+  CHECK_THROWS_WITH_AS(index_fill(x, 1, ivec({4}), 0), Contains("[index_fill] index 4 out of range for dim 1 of size 4"), Error);
+  CHECK_THROWS_WITH_AS(index_fill(seq({3}, int64), 0, ivec({0}), 1e30), Contains("[index_fill] value 1e+30 cannot be converted to int64 without overflow"), Error);
+  // masked_scatter takes source's elements in order
+  const Tensor m = from_vector(std::vector<bool>{true, false, true, false}, Shape{1, 4});  // broadcast over rows
+  CHECK(vals(masked_scatter(x, m, vec({10, 20, 30, 40, 50, 60, 70}))) == std::vector<double>{10, 1, 20, 3, 30, 5, 40, 7, 50, 9, 60, 11});
+  CHECK(vals(masked_scatter(x, x > 100.0, zeros({0}, float64))) == vals(x));
+  CHECK_THROWS_WITH_AS(masked_scatter(x, m, vec({1, 2})), Contains("[masked_scatter] the mask selects 6 elements but source has only 2"), Error);
+  CHECK_THROWS_WITH_AS(masked_scatter(x, m, seq({6}, int64)), Contains("[masked_scatter] source must have the input's dtype float64, got int64"), Error);
+  CHECK_THROWS_WITH_AS(masked_scatter(vec({1}), m, seq({6})), Contains("[masked_scatter] mask of shape (1, 4) must broadcast to the input's shape (1,)"), Error);
+  manual_seed(67);
+  CHECK(autodiff::gradcheck([](const V& in) { return index_fill(in[0], 0, ivec({2}), 3.0); }, {leaf64({3, 2})}));
+  CHECK(autodiff::gradcheck([&](const V& in) { return masked_scatter(in[0], m.expand({3, 4}), in[1]); }, {leaf64({3, 4}), leaf64({8})}));
+}
+
+TEST_CASE("hstack, vstack, dstack, column_stack, atleast_nd, flipud, fliplr, block_diag, diagflat") {
+  const Tensor a = vec({1, 2}), b = vec({3, 4});
+  CHECK(vals(hstack({a, b})) == std::vector<double>{1, 2, 3, 4});
+  CHECK(hstack({seq({2, 1}), seq({2, 3})}).shape() == Shape{2, 4});
+  CHECK(vstack({a, b}).shape() == Shape{2, 2});
+  CHECK(vals(vstack({a, b})) == std::vector<double>{1, 2, 3, 4});
+  CHECK(dstack({a, b}).shape() == Shape{1, 2, 2});
+  CHECK(vals(dstack({a, b})) == std::vector<double>{1, 3, 2, 4});
+  CHECK(vals(column_stack({a, b})) == std::vector<double>{1, 3, 2, 4});
+  CHECK(column_stack({a, seq({2, 2})}).shape() == Shape{2, 3});
+  CHECK(atleast_1d(scalar_tensor(1.0)).shape() == Shape{1});
+  CHECK(atleast_2d(a).shape() == Shape{1, 2});
+  CHECK(atleast_3d(a).shape() == Shape{1, 2, 1});
+  CHECK(atleast_3d(seq({2, 3})).shape() == Shape{2, 3, 1});
+  CHECK(atleast_3d(scalar_tensor(1.0)).shape() == Shape{1, 1, 1});
+  CHECK(vals(flipud(seq({2, 2}))) == std::vector<double>{2, 3, 0, 1});
+  CHECK(vals(fliplr(seq({2, 2}))) == std::vector<double>{1, 0, 3, 2});
+  CHECK_THROWS_WITH_AS(fliplr(a), Contains("[fliplr] expected a tensor of 2 or more dims, got shape (2,)"), Error);
+  CHECK_THROWS_WITH_AS(flipud(scalar_tensor(1.0)), Contains("[flipud]"), Error);
+  CHECK_THROWS_WITH_AS(vstack({}), Contains("[vstack] expected a non-empty list"), Error);
+  const Tensor bd = block_diag({from_vector(std::vector<double>{1, 2, 3, 4}, Shape{2, 2}), scalar_tensor(5.0, float64), vec({6, 7})});
+  REQUIRE(bd.shape() == Shape{4, 5});
+  CHECK(vals(bd) == std::vector<double>{1, 2, 0, 0, 0, 3, 4, 0, 0, 0, 0, 0, 5, 0, 0, 0, 0, 0, 6, 7});
+  CHECK(block_diag({seq({1, 1}, int64), vec({1})}).dtype() == float64);
+  CHECK_THROWS_WITH_AS(block_diag({seq({1, 1, 1})}), Contains("[block_diag] expected 0-d, 1-d or 2-d tensors, got shape (1, 1, 1) at entry 0"), Error);
+  CHECK(vals(diagflat(seq({2, 1}), 1)) == std::vector<double>{0, 0, 0, 0, 0, 1, 0, 0, 0});
+  manual_seed(68);
+  CHECK(autodiff::gradcheck([](const V& in) { return block_diag({in[0], in[1]}); }, {leaf64({2, 2}), leaf64({3})}));
+  CHECK(autodiff::gradcheck([](const V& in) { return dstack({in[0], in[1]}) * 2.0; }, {leaf64({3}), leaf64({3})}));
+}

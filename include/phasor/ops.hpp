@@ -274,6 +274,21 @@ std::vector<Tensor> unbind(const Tensor& x, std::int64_t dim = 0);
 /// Coordinate grids of 0-d / 1-d tensors, as expanded views: indexing "ij" (matrix) or "xy" (Cartesian: the
 /// first two inputs vary along the second and first dims).
 std::vector<Tensor> meshgrid(const std::vector<Tensor>& xs, const std::string& indexing = "ij");
+Tensor atleast_1d(const Tensor& x);  ///< x, a 0-d one as (1)
+Tensor atleast_2d(const Tensor& x);  ///< x with leading dims added up to 2: (n) -> (1, n)
+Tensor atleast_3d(const Tensor& x);  ///< x with dims added up to 3 as numpy: (n) -> (1, n, 1), (m, n) -> (m, n, 1)
+/// The tensors joined column-wise: along dim 1, or dim 0 when all are 0-d or 1-d (numpy.hstack).
+Tensor hstack(const std::vector<Tensor>& xs);
+Tensor vstack(const std::vector<Tensor>& xs);  ///< joined along dim 0 after atleast_2d (numpy.vstack)
+Tensor dstack(const std::vector<Tensor>& xs);  ///< joined along dim 2 after atleast_3d (numpy.dstack)
+/// 0-d and 1-d tensors as columns (n, 1), joined along dim 1 with the 2-d ones (numpy.column_stack).
+Tensor column_stack(const std::vector<Tensor>& xs);
+Tensor flipud(const Tensor& x);  ///< reversed along dim 0
+Tensor fliplr(const Tensor& x);  ///< reversed along dim 1
+/// The 0-d, 1-d (a row) and 2-d tensors as the diagonal blocks of a zero matrix, in their promoted dtype.
+Tensor block_diag(const std::vector<Tensor>& xs);
+/// The flattened x on diagonal `offset` of a square matrix (torch.diagflat).
+Tensor diagflat(const Tensor& x, std::int64_t offset = 0);
 /// (count, n) rows: every combination of one element from each 1-d tensor, the last varying fastest.
 Tensor cartesian_prod(const std::vector<Tensor>& xs);
 /// x rotated by 90 degrees k times in the plane of dims, from dims[0] toward dims[1] (torch.rot90).
@@ -309,6 +324,12 @@ Tensor bincount(const Tensor& x, const Tensor& weights = Tensor(), std::int64_t 
 /// Histogram of the float x in `bins` equal bins over [min, max] (the data's range when min == max; elements
 /// outside left out), as x's dtype (torch.histc; no gradient).
 Tensor histc(const Tensor& x, std::int64_t bins = 100, double min = 0, double max = 0);
+/// Copy of x with the slices at int64 `index` (0-d or 1-d, negative from the end) along dim set to value
+/// (torch.index_fill; the value must fit x's dtype).
+Tensor index_fill(const Tensor& x, std::int64_t dim, const Tensor& index, const Scalar& value);
+/// Copy of x with the elements where the bool mask (broadcast to x) holds taken from source's elements in
+/// order (torch.masked_scatter; source of x's dtype with at least as many elements; one host read).
+Tensor masked_scatter(const Tensor& x, const Tensor& mask, const Tensor& source);
 /// The elements of x (as if flattened) at int64 `index` (negative from the end), in index's shape (torch.take).
 Tensor take(const Tensor& x, const Tensor& index);
 /// gather along dim with the other dims of x and indices broadcast (torch.take_along_dim); flattened when

@@ -1,6 +1,6 @@
 // src/core/select_ops.cpp - ops whose result size depends on the values: nonzero, argwhere, masked_select,
 // unique, unique_consecutive, repeat_interleave with a tensor of repeats, bincount; and the index-taking ops
-// take and take_along_dim, with count_nonzero and histc.
+// take, take_along_dim, index_fill and masked_scatter, with count_nonzero and histc.
 //
 // Note [selections]
 // One mechanism serves them all: true_positions ranks the true elements of a mask by a prefix sum and
@@ -18,6 +18,7 @@
 
 #include "autodiff/node.hpp"
 #include "core/device_check.hpp"
+#include "core/elementwise.hpp"
 #include "core/index_ops.hpp"
 #include "core/tensor_impl.hpp"
 #include "phasor/creation.hpp"
@@ -238,6 +239,52 @@ Tensor take_along_dim(const Tensor& x, const Tensor& indices, std::optional<std:
   if (deferred) i = i.clamp(0, std::max<std::int64_t>(n - 1, 0));
   s[static_cast<std::size_t>(d)] = n;
   return detail::composite("take_along_dim", {x}, [&] { return detail::gather_trusted(x.broadcast_to(s), d, i); });
+}
+
+Tensor index_fill(const Tensor& x, std::int64_t dim, const Tensor& index, const Scalar& value) {
+  detail::check_same_device(x, index, "index_fill");
+  detail::check_scalar_fits(value, x.dtype(), "index_fill");
+  const std::int64_t d = detail::wrap_dim(dim, std::max<std::int64_t>(x.dim(), 1), "index_fill");
+  if (index.dim() > 1) throw Error("index_fill", "index must be 0-d or 1-d, got shape " + detail::shape_str(index.shape()));
+  const std::int64_t n = x.dim() == 0 ? 1 : x.size(d);
+  const bool deferred = detail::check_index_values(index, -n, n, "for dim " + std::to_string(d) + " of size " + std::to_string(n), "index_fill");
+  Tensor hit;
+  {
+    NoGradGuard ng;
+    Tensor i = index.detach().reshape({-1});
+    if (deferred) i = i.clamp(-n, std::max<std::int64_t>(n - 1, 0));
+    i = where(i < 0, i + n, i);
+    Shape hs(static_cast<std::size_t>(x.dim()), 1);
+    if (x.dim() > 0) hs[static_cast<std::size_t>(d)] = n;
+    hit = (detail::index_add_trusted(zeros({n}, Dtype::Int64, x.device()), 0, i, ones_like(i)) > 0).reshape(hs);
+  }
+  const Tensor v = full({}, value, x.dtype(), x.device());  // x keeps its dtype; the value must fit it
+  return detail::composite("index_fill", {x}, [&] { return where(hit, v, x); });
+}
+
+Tensor masked_scatter(const Tensor& x, const Tensor& mask, const Tensor& source) {
+  const char* op = "masked_scatter";
+  if (mask.dtype() != Dtype::Bool) throw Error(op, std::string("mask must be bool, got ") + dtype_name(mask.dtype()));
+  detail::check_same_device({x, mask, source}, op);
+  if (source.dtype() != x.dtype())
+    throw Error(op, std::string("source must have the input's dtype ") + dtype_name(x.dtype()) + ", got " + dtype_name(source.dtype()));
+  const Tensor m = mask.broadcast_to(broadcast_shapes({x.shape(), mask.shape()}, op));
+  if (m.shape() != x.shape())
+    throw Error(op, "mask of shape " + detail::shape_str(mask.shape()) + " must broadcast to the input's shape " + detail::shape_str(x.shape()));
+  Tensor at;
+  std::int64_t count = 0;
+  {
+    NoGradGuard ng;
+    const Tensor rank = cumsum(m.reshape({-1}), 0);  // the number of trues up to each element
+    count = x.numel() == 0 ? 0 : rank.select(0, x.numel() - 1).item<std::int64_t>();
+    at = clamp_min(rank - 1, 0);  // the source element each true takes, in order
+  }
+  if (count > source.numel())
+    throw Error(op, "the mask selects " + std::to_string(count) + " elements but source has only " + std::to_string(source.numel()));
+  if (count == 0) return detail::composite(op, {x, source}, [&] { return x.clone(); });
+  return detail::composite(op, {x, source}, [&] {
+    return where(m, detail::index_select_trusted(source.reshape({-1}), 0, at).reshape(x.shape()), x);
+  });
 }
 
 Tensor bincount(const Tensor& x, const Tensor& weights, std::int64_t minlength) {

@@ -1,5 +1,6 @@
-// src/core/shape_ops.cpp - joining and rearranging: cat, stack, split, chunk, repeat, tile, unbind,
-// meshgrid, cartesian_prod, rot90, flip, roll, tril, triu, diag, trace, diff.
+// src/core/shape_ops.cpp - joining and rearranging: cat, stack, hstack, vstack, dstack, column_stack, split,
+// chunk, repeat, tile, unbind, meshgrid, cartesian_prod, atleast_1d/2d/3d, block_diag, diagflat, rot90, flipud,
+// fliplr, flip, roll, tril, triu, diag, trace, diff.
 //
 // Primitives (kernel + gradient here): cat (gradient = narrow of each piece), flip (its own
 // adjoint), tril/triu (their own adjoints). stack, split, chunk, repeat, tile, unbind, meshgrid, rot90, roll,
@@ -245,6 +246,70 @@ Tensor cartesian_prod(const std::vector<Tensor>& xs) {
   for (const Tensor& g : meshgrid(xs, "ij")) cols.push_back(g.reshape({-1}));
   return stack(cols, 1);
 }
+
+Tensor atleast_1d(const Tensor& x) { return x.dim() == 0 ? x.reshape({1}) : x; }
+Tensor atleast_2d(const Tensor& x) { return x.dim() >= 2 ? x : atleast_1d(x).unsqueeze(0); }
+Tensor atleast_3d(const Tensor& x) {
+  if (x.dim() >= 3) return x;
+  if (x.dim() == 2) return x.unsqueeze(2);
+  return atleast_1d(x).reshape({1, -1, 1});  // numpy: (n) -> (1, n, 1)
+}
+
+namespace {
+/// Each of xs through f, then cat along dim; throws naming `op` for an empty list.
+Tensor stack_with(const char* op, const std::vector<Tensor>& xs, Tensor (*f)(const Tensor&), std::int64_t dim) {
+  if (xs.empty()) throw Error(op, "expected a non-empty list of tensors");
+  std::vector<Tensor> ys;
+  for (const Tensor& x : xs) ys.push_back(f(x));
+  return cat(ys, dim);
+}
+Tensor as_column(const Tensor& x) { return x.dim() < 2 ? x.reshape({-1, 1}) : x; }
+}  // namespace
+
+Tensor hstack(const std::vector<Tensor>& xs) {
+  const bool all_1d = std::all_of(xs.begin(), xs.end(), [](const Tensor& x) { return x.dim() <= 1; });
+  return stack_with("hstack", xs, atleast_1d, all_1d ? 0 : 1);
+}
+Tensor vstack(const std::vector<Tensor>& xs) { return stack_with("vstack", xs, atleast_2d, 0); }
+Tensor dstack(const std::vector<Tensor>& xs) { return stack_with("dstack", xs, atleast_3d, 2); }
+Tensor column_stack(const std::vector<Tensor>& xs) { return stack_with("column_stack", xs, as_column, 1); }
+
+Tensor flipud(const Tensor& x) {
+  if (x.dim() < 1) throw Error("flipud", "expected a tensor of 1 or more dims, got a 0-d tensor");
+  return flip(x, {0});
+}
+Tensor fliplr(const Tensor& x) {
+  if (x.dim() < 2) throw Error("fliplr", "expected a tensor of 2 or more dims, got shape " + detail::shape_str(x.shape()));
+  return flip(x, {1});
+}
+
+Tensor block_diag(const std::vector<Tensor>& xs) {
+  if (xs.empty()) throw Error("block_diag", "expected a non-empty list of tensors");
+  std::int64_t rows = 0, cols = 0;
+  for (std::size_t i = 0; i < xs.size(); ++i) {
+    if (!xs[i].defined() || xs[i].dim() > 2)
+      throw Error("block_diag", "expected 0-d, 1-d or 2-d tensors, got " +
+                                    (xs[i].defined() ? "shape " + detail::shape_str(xs[i].shape()) : std::string("undefined")) +
+                                    " at entry " + std::to_string(i));
+    const Tensor b = atleast_2d(xs[i]);
+    rows += b.size(0), cols += b.size(1);
+  }
+  detail::check_same_device(xs, "block_diag");
+  const Dtype dt = detail::result_type(xs);
+  return detail::composite("block_diag", xs, [&] {
+    // each block padded with zeros to the full width at its column offset, the rows stacked
+    std::vector<Tensor> bands;
+    std::int64_t at = 0;
+    for (const Tensor& x : xs) {
+      const Tensor b = atleast_2d(x).to(dt);
+      bands.push_back(pad(b, {at, cols - at - b.size(1)}));
+      at += b.size(1);
+    }
+    return cat(bands, 0);
+  });
+}
+
+Tensor diagflat(const Tensor& x, std::int64_t offset) { return diag(x.reshape({-1}), offset); }
 
 Tensor rot90(const Tensor& x, std::int64_t k, const Shape& dims) {
   if (dims.size() != 2) throw Error("rot90", "expected 2 dims, got " + detail::shape_str(dims));
