@@ -90,6 +90,16 @@ TEST_CASE("sort: values and indices against a reference, every dim, layouts, dty
     }
   check_sort(from_vector(std::vector<double>{-1e300, 1e300, -kInf, kInf, 0.0, -0.0, 5e-324, -5e-324}).repeat({100}), 0, false);
   check_sort(from_vector(std::vector<std::int64_t>{INT64_MIN, INT64_MAX, 0, -1, 1}).repeat({200}), 0, true);
+  // a line past the radix sort's kept buffers (4M elements): sorted, a permutation, ties by position
+  {
+    const Tensor big = (randn({(1 << 22) + 1000}) * 1000.0).round();
+    const Tensor idx = argsort(big), v = gather(big, 0, idx);
+    const std::int64_t n = big.numel();
+    const Tensor lo = v.narrow(0, 0, n - 1), hi = v.narrow(0, 1, n - 1);
+    CHECK((hi >= lo).all().item<bool>());
+    CHECK(((hi > lo) | (idx.narrow(0, 1, n - 1) > idx.narrow(0, 0, n - 1))).all().item<bool>());
+    CHECK((bincount(idx) == 1).all().item<bool>());
+  }
   // long lines (the parallel path), a line of one, empty tensors, 0-d
   check_sort(randn({3, 20000}), 1, false);
   check_sort(randn({70000, 1}), 0, true);

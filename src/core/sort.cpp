@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstring>
 #include <limits>
+#include <memory>
 #include <numeric>
 #include <optional>
 #include <string>
@@ -42,12 +43,14 @@ namespace {
 // its sign bit flipped; complemented for descending, which puts NaN first. A least-significant-digit radix
 // sort (8-bit digits, a pass skipped where all keys share its digit) of (key, position) pairs is stable, so it
 // gives the stable sort's answer (Note [sort order]) in 4 (float32) or 8 passes over the data, in per-thread
-// buffers kept across calls (fresh ones cost more in page faults than the sort): 1M float32 took 134 ms as a
-// comparison sort of positions into the line, 100 ms as one of (key, position) pairs, 16 ms so (torch 1.13:
-// 98 ms). Lines shorter than kRadixMin sort their (key, position) pairs by comparisons.
+// buffers kept across calls for lines up to 4M elements (fresh ones cost more in page faults than the sort):
+// 1M float32 took 134 ms as a comparison sort of positions into the line, 100 ms as one of (key, position)
+// pairs, 15 ms so (torch 1.13: 95 ms). Lines shorter than kRadixMin sort their (key, position) pairs by comparisons.
 
 /// The shortest line the radix sort takes: below it, its 256-bucket passes cost more than comparisons.
 constexpr std::int64_t kRadixMin = 512;
+/// The longest line whose radix buffers a thread keeps for the next sort (at most 64 MiB of them).
+constexpr std::int64_t kKeptRadix = std::int64_t{1} << 22;
 
 /// The radix key of v (Note [radix sort]).
 template <class T>
@@ -79,11 +82,19 @@ template <class T>
 void radix_sort_line(const T* line, std::int64_t n, std::int64_t k, bool descending, std::int64_t* out) {
   using K = decltype(radix_key(T(), false));
   const auto sz = static_cast<std::size_t>(n);
-  // per-thread buffers kept across calls: fresh ones cost more in page faults and zeroing than the sort
-  K* key = thread_scratch<K>(sz, 0);
-  K* key2 = thread_scratch<K>(sz, 1);
-  std::int64_t* pos = thread_scratch<std::int64_t>(sz, 0);
-  std::int64_t* pos2 = thread_scratch<std::int64_t>(sz, 1);
+  // per-thread buffers kept across calls (fresh ones cost more in page faults than the sort), up to
+  // kKeptRadix elements a line; a longer line's own, uninitialized, freed after it
+  std::unique_ptr<K[]> own_keys;
+  std::unique_ptr<std::int64_t[]> own_pos;
+  K *key, *key2;
+  std::int64_t *pos, *pos2;
+  if (n <= kKeptRadix) {
+    key = thread_scratch<K>(sz, 0), key2 = thread_scratch<K>(sz, 1);
+    pos = thread_scratch<std::int64_t>(sz, 0), pos2 = thread_scratch<std::int64_t>(sz, 1);
+  } else {
+    own_keys.reset(new K[2 * sz]), own_pos.reset(new std::int64_t[2 * sz]);
+    key = own_keys.get(), key2 = key + sz, pos = own_pos.get(), pos2 = pos + sz;
+  }
   for (std::size_t i = 0; i < sz; ++i) key[i] = radix_key(line[i], descending), pos[i] = static_cast<std::int64_t>(i);
   for (unsigned shift = 0; shift < 8 * sizeof(K); shift += 8) {
     std::size_t start[257] = {};
