@@ -46,6 +46,22 @@ __global__ void sort_init_kernel(const T* x, T* keys, std::int64_t* pos, std::in
   }
 }
 
+/// One compare-exchange of the network: the pairs (k[a], s[a]) and (k[b], s[b]) put in order, ascending when
+/// `up` (Note [sort order], positions breaking ties; padding last).
+template <class T>
+__device__ __forceinline__ void order_pair(T* k, std::int64_t* s, std::int64_t a, std::int64_t b, bool up,
+                                           std::int64_t n, bool descending) {
+  const bool swap = up ? before(k[b], s[b], k[a], s[a], n, descending) : before(k[a], s[a], k[b], s[b], n, descending);
+  if (swap) {
+    const T tk = k[a];
+    k[a] = k[b];
+    k[b] = tk;
+    const std::int64_t ts = s[a];
+    s[a] = s[b];
+    s[b] = ts;
+  }
+}
+
 /// One step (block size `size`, partner distance `dist`) of the bitonic network on every line: each thread
 /// orders one pair, ascending where its block of `size` is even-numbered, descending where odd.
 template <class T>
@@ -57,16 +73,7 @@ __global__ void bitonic_step_kernel(T* keys, std::int64_t* pos, std::int64_t lin
     const std::int64_t a = (q / dist) * 2 * dist + q % dist, b = a + dist;
     T* k = keys + r * p;
     std::int64_t* s = pos + r * p;
-    const bool up = (a & size) == 0;
-    const bool swap = up ? before(k[b], s[b], k[a], s[a], n, descending) : before(k[a], s[a], k[b], s[b], n, descending);
-    if (swap) {
-      const T tk = k[a];
-      k[a] = k[b];
-      k[b] = tk;
-      const std::int64_t ts = s[a];
-      s[a] = s[b];
-      s[b] = ts;
-    }
+    order_pair(k, s, a, b, (a & size) == 0, n, descending);
   }
 }
 
@@ -92,17 +99,7 @@ __global__ void bitonic_tile_kernel(T* keys, std::int64_t* pos, std::int64_t lin
     for (std::int64_t size = size_lo; size <= size_hi; size *= 2)
       for (std::int64_t dist = (size < kTile ? size : kTile) / 2; dist > 0; dist /= 2) {
         const std::int64_t a = (q / dist) * 2 * dist + q % dist, b = a + dist;
-        const bool up = ((base + a) & size) == 0;  // the direction of a's block of `size` in the line
-        const bool swap = up ? before(sk[b], sp[b], sk[a], sp[a], n, descending)
-                             : before(sk[a], sp[a], sk[b], sp[b], n, descending);
-        if (swap) {
-          const T tk = sk[a];
-          sk[a] = sk[b];
-          sk[b] = tk;
-          const std::int64_t ts = sp[a];
-          sp[a] = sp[b];
-          sp[b] = ts;
-        }
+        order_pair(sk, sp, a, b, ((base + a) & size) == 0, n, descending);  // a's block of `size` in the line
         __syncthreads();
       }
     for (int i = q; i < kTile; i += kThreads) k[i] = sk[i], s[i] = sp[i];
