@@ -1,8 +1,9 @@
-// src/core/device_check.cpp - check_device_value (see device_check.hpp).
+// src/core/device_check.cpp - check_device_value and first_where (see device_check.hpp).
 #include "core/device_check.hpp"
 
 #include <cstring>
 
+#include "core/index_ops.hpp"
 #include "cuda/graph.hpp"
 #include "cuda/index_ops.hpp"
 #include "phasor/error.hpp"
@@ -42,6 +43,11 @@ bool check_device_value(const char* op, const Tensor& bad, const CheckValues& va
   const auto [a, b] = values();
   const auto value = [](const Tensor& t) { return t.defined() ? t.detach().item<double>() : 0.0; };
   throw Error(op, message(value(a), value(b)));
+}
+
+Tensor first_where(const Tensor& t, const Tensor& bad) {
+  const Tensor first = bad.reshape({-1}).to(Dtype::Int64).argmax().reshape({1});
+  return index_select_trusted(t.reshape({-1}), 0, first).reshape({});
 }
 
 }  // namespace phasor::detail

@@ -23,4 +23,8 @@ using CheckMessage = std::function<std::string(double, double)>;
 /// failure harmless to the captured work after it (inputs unchanged, nothing read out of range).
 bool check_device_value(const char* op, const Tensor& bad, const CheckValues& values, const CheckMessage& message);
 
+/// The first element of t in logical order where the bool tensor `bad` (t's shape) holds, 0-d on t's device
+/// (the offending value a failed check names; argmax finds the first true).
+Tensor first_where(const Tensor& t, const Tensor& bad);
+
 }  // namespace phasor::detail

@@ -411,9 +411,6 @@ std::tuple<Tensor, Tensor> Tensor::cummax(std::int64_t dim) const { return phaso
 std::tuple<Tensor, Tensor> Tensor::cummin(std::int64_t dim) const { return phasor::cummin(*this, dim); }
 Tensor Tensor::logcumsumexp(std::int64_t dim) const { return phasor::logcumsumexp(*this, dim); }
 
-}  // namespace phasor
-
-namespace phasor {
 
 // ---- NaN-ignoring reductions, aminmax, cov, corrcoef ---------------------------------------------------------
 Tensor nansum(const Tensor& x, const Shape& dims, bool keepdim) {
@@ -425,8 +422,9 @@ Tensor nanmean(const Tensor& x, const Shape& dims, bool keepdim) {
   if (!is_floating_or_complex(x.dtype()))
     throw Error("nanmean", std::string("expected a floating or complex tensor, got ") + dtype_name(x.dtype()));
   return detail::composite("nanmean", {x}, [&] {
-    const Tensor count = x.detach().isnan().logical_not().sum(dims, keepdim).to(to_real(x.dtype()));
-    return nansum(x, dims, keepdim) / count;
+    const Tensor nan = x.detach().isnan();  // one mask for the sum and the count
+    const Tensor count = nan.logical_not().sum(dims, keepdim).to(to_real(x.dtype()));
+    return where(nan, Scalar(0), x).sum(dims, keepdim) / count;
   });
 }
 
@@ -465,11 +463,12 @@ Tensor cov(const Tensor& x, double correction, const Tensor& fweights, const Ten
       const double fact = std::max(0.0, static_cast<double>(n) - correction);
       return matmul(xc, xc.conj().t()) / fact;
     }
+    const Tensor aw = aweights.defined() ? aweights.to(rd) : Tensor();
     Tensor w = fweights.defined() ? fweights.to(rd) : Tensor();
-    if (aweights.defined()) w = w.defined() ? w * aweights.to(rd) : aweights.to(rd);
+    if (aw.defined()) w = w.defined() ? w * aw : aw;
     const Tensor wsum = w.sum();
     const Tensor xc = X - (X * w).sum({1}, true) / wsum;
-    const Tensor fact = aweights.defined() ? wsum - correction * (w * aweights.to(rd)).sum() / wsum : wsum - correction;
+    const Tensor fact = aw.defined() ? wsum - correction * (w * aw).sum() / wsum : wsum - correction;
     return matmul(xc * w, xc.conj().t()) / clamp_min(fact, 0.0);
   });
   return x.dim() < 2 ? c.reshape({}) : c;

@@ -65,10 +65,7 @@ bool check_index_values(const Tensor& idx, std::int64_t lo, std::int64_t hi, con
   const Tensor bad = logical_or(idx < lo, idx >= hi);
   return check_device_value(
       op, bad.any(),
-      [&] {
-        const Tensor first = bad.reshape({-1}).to(Dtype::Int64).argmax().reshape({1});
-        return std::pair<Tensor, Tensor>{index_select_trusted(idx.reshape({-1}), 0, first).reshape({}), Tensor()};
-      },
+      [&] { return std::pair<Tensor, Tensor>{first_where(idx, bad), Tensor()}; },
       [what](double v, double) { return "index " + std::to_string(static_cast<std::int64_t>(v)) + " out of range " + what; });
 }
 

@@ -222,12 +222,6 @@ std::string num_str(double v) {
   return buf;
 }
 
-/// The first element of t (in logical order) where the bool tensor `bad` (t's shape) holds, 0-d.
-Tensor first_of(const Tensor& t, const Tensor& bad) {
-  const Tensor first = bad.reshape({-1}).to(Dtype::Int64).argmax().reshape({1});
-  return index_select_trusted(t.reshape({-1}), 0, first).reshape({});
-}
-
 /// (values, indices) of x at the per-line positions `rank` (int64, x's shape with dim d of size 1, each in
 /// [0, n)) of its ascending sort along d; dim d dropped unless keepdim. The values are a gather of x.
 std::tuple<Tensor, Tensor> at_rank(const Tensor& x, std::int64_t d, const Tensor& rank, bool keepdim, const char* op) {
@@ -309,7 +303,7 @@ Tensor quantile_impl(const Tensor& x, const Tensor& q, std::optional<std::int64_
     NoGradGuard ng;
     const Tensor bad = logical_or(logical_or(qd < 0.0, qd > 1.0), qd.isnan());
     check_device_value(
-        op, bad.any(), [&] { return std::pair<Tensor, Tensor>{first_of(qd, bad), Tensor()}; },
+        op, bad.any(), [&] { return std::pair<Tensor, Tensor>{first_where(qd, bad), Tensor()}; },
         [](double v, double) { return "q values must lie in [0, 1], got " + num_str(v); });
   }
   // positions in the sorted lines (..., Q), in double
@@ -380,7 +374,7 @@ Tensor search_impl(const Tensor& seq_in, const Tensor& values, bool right, const
                           dtype_name(sorter.dtype()) + " of shape " + shape_str(sorter.shape()));
     const Tensor bad = logical_or(sorter < 0, sorter >= m);
     check_device_value(
-        op, bad.any(), [&] { return std::pair<Tensor, Tensor>{first_of(sorter, bad), Tensor()}; },
+        op, bad.any(), [&] { return std::pair<Tensor, Tensor>{first_where(sorter, bad), Tensor()}; },
         [m](double v, double) {
           return "sorter index " + std::to_string(static_cast<std::int64_t>(v)) + " out of range for a sequence of " +
                  std::to_string(m);

@@ -207,10 +207,7 @@ std::pair<Tensor, Tensor> prepare_index_target(const Tensor& input, const Tensor
   const Tensor bad = logical_not(ignored) & ((t < Scalar(0)) | (t >= Scalar(C)));
   const bool deferred = ::phasor::detail::check_device_value(
       op, bad.any(),
-      [&] {  // the first bad target in logical order (argmax: the first maximum)
-        const Tensor first = bad.reshape({-1}).to(int64).argmax().reshape({1});
-        return std::pair{::phasor::detail::index_select_trusted(t.reshape({-1}), 0, first).reshape({}), Tensor()};
-      },
+      [&] { return std::pair{::phasor::detail::first_where(t, bad), Tensor()}; },  // the first bad target
       [C](double v, double) {
         return "target " + std::to_string(static_cast<std::int64_t>(v)) + " is out of bounds for " + std::to_string(C) +
                " classes";
