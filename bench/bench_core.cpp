@@ -443,6 +443,19 @@ const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&, con
       {"nonzero", [](const Tensor& x, const Tensor&) { return (x > 0.0).nonzero(); }},
       {"masked_select", [](const Tensor& x, const Tensor&) { return x.masked_select(x > 0.0); }},
       {"unique", [](const Tensor& x, const Tensor&) { return std::get<0>((x * 100.0).round().unique()); }},
+      // the scatters: 1M values into 1024 bins picked by e (the index made at the warm-up), or a permutation
+      {"scatter_reduce amax", [](const Tensor& x, const Tensor& e) {
+         static const Tensor bins = (e.abs() * 300.0).floor().clamp_max(1023.0).to(phasor::int64);
+         return phasor::scatter_reduce(phasor::zeros({1024}), 0, bins, x, "amax");
+       }},
+      {"index_put acc", [](const Tensor& x, const Tensor& e) {
+         static const Tensor bins = (e.abs() * 300.0).floor().clamp_max(1023.0).to(phasor::int64);
+         return phasor::index_put(phasor::zeros({1024}), {bins}, x, true);
+       }},
+      {"scatter perm", [](const Tensor& x, const Tensor& e) {
+         static const Tensor perm = e.argsort();
+         return phasor::scatter(x, 0, perm, e);
+       }},
   };
   return ops;
 }
@@ -460,7 +473,7 @@ void BM_Unary1M(benchmark::State& st) {
   st.SetLabel(op.first);
   st.SetItemsProcessed(st.iterations() * n);
 }
-BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 31, 1)})->UseRealTime();
+BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 34, 1)})->UseRealTime();
 
 /// The reductions over some dims of BM_ReduceDims, by its "op" argument (compare_torch.py's REDUCE_DIMS).
 const std::vector<std::pair<const char*, std::function<Tensor()>>>& reduce_dim_rows() {

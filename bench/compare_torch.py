@@ -53,7 +53,10 @@ UNARY = [("relu", "x.relu()"), ("minimum", "torch.minimum(x, e)"), ("sign", "x.s
          ("sort", "x.sort()[0]"), ("topk 10", "x.topk(10)[0]"), ("cummax", "x.cummax(0)[0]"),
          ("logcumsumexp", "x.logcumsumexp(0)"), ("median", "x.median()"), ("quantile 3", "x.quantile(q)"),
          ("searchsorted", "torch.searchsorted(xs, e)"), ("nonzero", "(x > 0.0).nonzero()"),
-         ("masked_select", "x.masked_select(x > 0.0)"), ("unique", "(x * 100.0).round().unique()")]
+         ("masked_select", "x.masked_select(x > 0.0)"), ("unique", "(x * 100.0).round().unique()"),
+         ("scatter_reduce amax", "torch.zeros(1024).scatter_reduce(0, bins, x, 'amax')"),
+         ("index_put acc", "torch.zeros(1024).index_put_((bins,), x, accumulate=True)"),
+         ("scatter perm", "x.scatter(0, perm, e)")]
 
 
 # ---- phasor side --------------------------------------------------------------------------------
@@ -196,6 +199,8 @@ def torch_rows():
     g = torch.Generator().manual_seed(9)
     env = dict(torch=torch, F=torch.nn.functional, x=torch.randn(LERP, generator=g), e=torch.randn(LERP, generator=g))
     env["xs"], env["q"] = env["x"].sort()[0], torch.tensor([0.25, 0.5, 0.75])
+    env["bins"] = (env["e"].abs() * 300.0).floor().clamp(max=1023.0).long()
+    env["perm"] = env["e"].argsort()
     for k, (_, stmt) in enumerate(UNARY):
         res[f"BM_Unary1M/n:{LERP}/op:{k}"] = time_stmt(stmt, env, per_call=True)
     env = dict(a=torch.randn(4096, 256), b=torch.randn(64, 1024, 16), c=torch.randn(20, 32, 4096))

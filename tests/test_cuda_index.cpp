@@ -122,6 +122,108 @@ DEVICE_CASE("cuda index: gather and scatter_add agree with the CPU") {
   CHECK_THROWS_WITH_AS(gather(x, 0, bad.to(Device::cpu())), doctest::Contains("index on cpu"), Error);
 }
 
+DEVICE_CASE("cuda index: scatter, scatter_reduce, index_copy, index_reduce and index_put agree with the CPU") {
+  manual_seed(14);
+  const std::vector<std::string> reduces = {"sum", "prod", "mean", "amax", "amin"};
+  for (Dtype dt : kAll) {
+    CAPTURE(dt);
+    const Tensor x = sample({6, 5, 4}, dt);
+    for (std::int64_t d : {0, 1, 2}) {
+      CAPTURE(d);
+      Shape is = {4, 3, 3};
+      is[static_cast<std::size_t>(d)] = 8;  // longer than the dim: repeats
+      const Tensor index = randint(0, x.size(d), is), src = sample(is, dt);
+      // one thread per position on the GPU: the last repeated value wins there too
+      CHECK(rel_diff(scatter(x.to(dev), d, index.to(dev), src.to(dev)), scatter(x, d, index, src)) == 0);
+      const std::int64_t n = x.size(d);
+      const Tensor idx = from_vector<std::int64_t>({n - 1, 0, -1, 1, 0});
+      Shape ss = x.shape();
+      ss[static_cast<std::size_t>(d)] = 5;
+      const Tensor src1 = sample(ss, dt);
+      CHECK(rel_diff(index_copy(x.to(dev), d, idx.to(dev), src1.to(dev)), index_copy(x, d, idx, src1)) == 0);
+      for (const auto& r : reduces)
+        for (bool self : {true, false}) {
+          if ((is_complex(dt) && (r == "amax" || r == "amin")) || (dt == bool_ && r == "mean")) continue;
+          CAPTURE(r);
+          CAPTURE(self);
+          CHECK(rel_diff(scatter_reduce(x.to(dev), d, index.to(dev), src.to(dev), r, self), scatter_reduce(x, d, index, src, r, self)) <= 1e-6);
+          CHECK(rel_diff(index_reduce(x.to(dev), d, idx.to(dev), src1.to(dev), r, self), index_reduce(x, d, idx, src1, r, self)) <= 1e-6);
+        }
+    }
+    // index_put: split indices, a mask, accumulate
+    const Tensor i0 = from_vector<std::int64_t>({5, 0, 5}), i2 = from_vector<std::int64_t>({3, -1, 3});
+    const Tensor v = sample({3, 5}, dt);
+    for (bool acc : {false, true}) {
+      if (dt == bool_ && acc) continue;
+      CHECK(rel_diff(index_put(x.to(dev), {i0.to(dev), Tensor(), i2.to(dev)}, v.to(dev), acc), index_put(x, {i0, Tensor(), i2}, v, acc)) <= 1e-6);
+    }
+    const Tensor mask = randn({6, 5}) > 0.0, mv = sample({4}, dt);
+    CHECK(rel_diff(index_put(x.to(dev), {mask.to(dev)}, mv.to(dev)), index_put(x, {mask}, mv)) == 0);
+  }
+  // few long lines: the GPU combines atomically (sums, products, maxima), replacements stay in order
+  const Tensor many = randint(0, 4, {20000}), vals = randn({20000}, float64), near1 = 1.0 + randn({20000}, float64) * 1e-4;
+  const Tensor x4 = randn({4}, float64);
+  for (const auto& r : reduces) {
+    CAPTURE(r);
+    const Tensor s = r == "prod" ? near1 : vals;
+    const double eps = r == "amax" || r == "amin" ? 0 : 1e-10;
+    CHECK(rel_diff(scatter_reduce(x4.to(dev), 0, many.to(dev), s.to(dev), r), scatter_reduce(x4, 0, many, s, r)) <= eps);
+    CHECK(rel_diff(index_reduce(x4.to(dev), 0, many.to(dev), s.to(dev), r, false), index_reduce(x4, 0, many, s, r, false)) <= eps);
+    CHECK(rel_diff(scatter_reduce(x4.to(float32).to(dev), 0, many.to(dev), s.to(float32).to(dev), r),
+                   scatter_reduce(x4.to(float32), 0, many, s.to(float32), r)) <= (eps == 0 ? 0 : 1e-5));
+  }
+  CHECK(rel_diff(scatter(x4.to(dev), 0, many.to(dev), vals.to(dev)), scatter(x4, 0, many, vals)) == 0);
+  CHECK(rel_diff(index_copy(x4.to(dev), 0, many.to(dev), vals.to(dev)), index_copy(x4, 0, many, vals)) == 0);
+  // in-place forms write the device tensor
+  const Tensor base = sample({5, 4}, float64), src = sample({7, 4}, float64), gi = randint(0, 5, {7, 4});
+  const Tensor i1 = from_vector<std::int64_t>({4, 0, 4, 1, 2, 0, 3}), gj = randint(0, 4, {5, 2});
+  const auto in_place = [&](const Device& on_dev, bool graph) {
+    const Tensor leaf = base.to(on_dev).requires_grad_(graph);
+    Tensor y = graph ? leaf * 1.0 : leaf.detach().clone();
+    y.scatter_(0, gi.to(on_dev), src.to(on_dev));
+    y.scatter_(1, gj.to(on_dev), 0.5);
+    y.scatter_add_(0, gi.to(on_dev), src.to(on_dev));
+    y.scatter_reduce_(0, gi.to(on_dev), src.to(on_dev), "amax", false);
+    y.index_add_(0, i1.to(on_dev), src.to(on_dev));
+    y.index_copy_(0, i1.narrow(0, 0, 3).to(on_dev), src.narrow(0, 0, 3).to(on_dev));
+    y.index_reduce_(0, i1.to(on_dev), src.to(on_dev), "prod");
+    y.index_fill_(1, from_vector<std::int64_t>({3}).to(on_dev), -2.0);
+    y.index_put_({i1.to(on_dev)}, src.to(on_dev), true);
+    y.masked_scatter_((base > 0.0).to(on_dev), src.to(on_dev));
+    if (graph) y.sin().sum().backward();
+    return graph ? leaf.grad() : y;
+  };
+  for (bool graph : {false, true}) {
+    CAPTURE(graph);
+    const Tensor got = in_place(dev, graph);
+    CHECK(got.device() == dev);
+    CHECK(rel_diff(got, in_place(Device::cpu(), graph)) <= 1e-12);
+  }
+  CHECK_THROWS_WITH_AS(scatter(base.to(dev), 0, gi, src.to(dev)), doctest::Contains("index on cpu"), Error);
+  CHECK_THROWS_WITH_AS(index_put(base.to(dev), {i1}, src.to(dev)), doctest::Contains("[index_put]"), Error);
+}
+
+DEVICE_CASE("cuda index: scatter_reduce, index_reduce and index_put gradients are computed on the GPU") {
+  manual_seed(15);
+  const Tensor x = sample({5, 4}, float64), s = sample({7, 4}, float64), gi = randint(0, 5, {7, 4});
+  const Tensor i1 = from_vector<std::int64_t>({4, 0, 4, 1, 2, 0, 3});
+  using VT = std::vector<Tensor>;
+  for (const std::string r : {"sum", "prod", "mean", "amax", "amin"})
+    for (bool self : {true, false}) {
+      CAPTURE(self);
+      grads_agree(dev, "scatter_reduce " + r, [&](const VT& in) { return scatter_reduce(in[0], 0, gi.to(in[0].device()), in[1], r, self); }, {x, s}, 1e-12);
+      grads_agree(dev, "index_reduce " + r, [&](const VT& in) { return index_reduce(in[0], 0, i1.to(in[0].device()), in[1], r, self); }, {x, s}, 1e-12);
+    }
+  grads_agree(dev, "scatter", [&](const VT& in) { return scatter(in[0], 0, gi.to(in[0].device()), in[1]); }, {x, s}, 1e-12);
+  grads_agree(dev, "index_copy", [&](const VT& in) { return index_copy(in[0], 0, i1.to(in[0].device()), in[1]); }, {x, s}, 1e-12);
+  for (bool acc : {false, true})
+    grads_agree(dev, "index_put", [&](const VT& in) { return index_put(in[0], {i1.to(in[0].device()), remainder(i1, 4).to(in[0].device())}, in[1].select(1, 0), acc); }, {x, s}, 1e-12);
+  // zeros in products: the masked formula
+  const Tensor xz = x.masked_fill(x.abs() < 0.5, 0.0), sz = s.masked_fill(s.abs() < 0.5, 0.0);
+  grads_agree(dev, "scatter_reduce prod with zeros", [&](const VT& in) { return scatter_reduce(in[0], 0, gi.to(in[0].device()), in[1], "prod"); }, {xz, sz}, 1e-12);
+  grad2_agree(dev, "scatter_reduce prod twice", [&](const VT& in) { return scatter_reduce(in[0], 0, gi.to(in[0].device()), in[1], "prod"); }, {x, s}, 1e-10);
+}
+
 DEVICE_CASE("cuda index: int64 index_add and scatter_add wrap on overflow (two's complement) on both devices") {
   // two adds into one slot pass the maximum; expected values from unsigned arithmetic
   const std::int64_t big = std::numeric_limits<std::int64_t>::max();

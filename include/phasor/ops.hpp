@@ -348,6 +348,28 @@ Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const T
 Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index);
 /// Copy of `x` with `src` added at `index` along dim (torch.scatter_add).
 Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src);
+// The scatters below take src of x's dtype. Where indices repeat, values combine in index order at each
+// position on every device, so the last replacement wins (Note [scatter reductions] in core/index_ops.cpp).
+/// Copy of x with out[p with p[dim] = index[p]] = src[p] over index's shape (torch.scatter; index as gather's,
+/// src at least index's size in every dim).
+Tensor scatter(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src);
+/// scatter of one value (no gradient for it).
+Tensor scatter(const Tensor& x, std::int64_t dim, const Tensor& index, const Scalar& value);
+/// Copy of x with src's values landing at index (as scatter's) reduced with "sum", "prod", "mean" (integers
+/// rounded down), "amax" or "amin" together with x's value when include_self, else replacing it
+/// (torch.scatter_reduce; elements nothing lands on keep x's value).
+Tensor scatter_reduce(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src,
+                      const std::string& reduce, bool include_self = true);
+/// Copy of x with the slices of source at positions `index` (0-d or 1-D int64, negative from the end) along
+/// dim (torch.index_copy).
+Tensor index_copy(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& source);
+/// index_copy whose slices reduce with x's as scatter_reduce's values do (torch.index_reduce; "sum" is index_add).
+Tensor index_reduce(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& source,
+                    const std::string& reduce, bool include_self = true);
+/// Copy of x with x[indices] = values (added when accumulate), values broadcast to x[indices]'s shape, as
+/// torch.index_put: one index per leading dim (int64, broadcast together; bool: a mask over as many dims;
+/// undefined: the whole dim), the indexed dims in place of adjacent indices or first (numpy's rule).
+Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate = false);
 /// The diagonal at `offset` (> 0 above, < 0 below) of the dims dim1 and dim2 as a view: those dims removed, the
 /// diagonal appended last (torch.diagonal).
 Tensor diagonal(const Tensor& x, std::int64_t offset = 0, std::int64_t dim1 = 0, std::int64_t dim2 = 1);

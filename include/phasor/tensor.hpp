@@ -411,6 +411,21 @@ class Tensor {
   Tensor& lerp_(const Tensor& end, const Tensor& weight);  ///< in place this += weight * (end - this), tensor weight
   Tensor& clamp_(std::optional<Scalar> min, std::optional<Scalar> max = std::nullopt);  ///< in place clamp
   Tensor& masked_fill_(const Tensor& mask, const Scalar& value);  ///< in place masked_fill
+  Tensor& masked_scatter_(const Tensor& mask, const Tensor& source);  ///< in place masked_scatter
+  Tensor& scatter_(std::int64_t dim, const Tensor& index, const Tensor& src);   ///< in place scatter
+  Tensor& scatter_(std::int64_t dim, const Tensor& index, const Scalar& value);  ///< in place scatter of a value
+  Tensor& scatter_add_(std::int64_t dim, const Tensor& index, const Tensor& src);  ///< in place scatter_add
+  /// in place scatter_reduce
+  Tensor& scatter_reduce_(std::int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                          bool include_self = true);
+  Tensor& index_add_(std::int64_t dim, const Tensor& index, const Tensor& src);      ///< in place index_add
+  Tensor& index_copy_(std::int64_t dim, const Tensor& index, const Tensor& source);  ///< in place index_copy
+  Tensor& index_fill_(std::int64_t dim, const Tensor& index, const Scalar& value);   ///< in place index_fill
+  /// in place index_reduce
+  Tensor& index_reduce_(std::int64_t dim, const Tensor& index, const Tensor& source, const std::string& reduce,
+                        bool include_self = true);
+  /// in place index_put: this[indices] = values (+= when accumulate)
+  Tensor& index_put_(const std::vector<Tensor>& indices, const Tensor& values, bool accumulate = false);
 
   // ---- reductions (empty dims = all dims) ------------------------------------------------
   Tensor sum(const Shape& dims = {}, bool keepdim = false) const;   ///< sum

@@ -322,4 +322,13 @@ Tensor& apply_inplace(const char* name, Tensor& self, TensorList others, Kernel&
   return self;
 }
 
+void copy_into(const Tensor& dst, const Tensor& src);  // core/elementwise.cpp
+
+/// apply_inplace for an op without an in-place kernel of its own: without a graph, the values of op(self) (the
+/// out-of-place form) are copied into self; with one, op runs as out_of_place.
+template <class OutOfPlace>
+Tensor& inplace_from(const char* name, Tensor& self, TensorList others, OutOfPlace&& op) {
+  return apply_inplace(name, self, others, [&] { copy_into(self, op(self)); }, op);
+}
+
 }  // namespace phasor::detail

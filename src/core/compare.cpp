@@ -264,7 +264,7 @@ Tensor Tensor::nan_to_num(double nan, std::optional<double> posinf, std::optiona
 }
 
 Tensor signbit(const Tensor& x) {
-  if (x.is_complex()) throw Error("signbit", std::string("not supported for complex tensors (got ") + dtype_name(x.dtype()) + ")");
+  detail::check_not_complex(x, "signbit");
   return detail::composite("signbit", {x}, [&] {
     if (x.dtype() == Dtype::Bool) return zeros(x.shape(), Dtype::Bool, x.device());
     if (x.dtype() == Dtype::Int64) return x < 0;

@@ -18,11 +18,6 @@ constexpr double kPi = 3.14159265358979323846;
 /// x itself when floating or complex, else x as the default dtype (integer and bool inputs of a float op).
 Tensor as_float(const Tensor& x) { return is_floating_or_complex(x.dtype()) ? x : x.to(default_dtype()); }
 
-/// Throws naming `op` for a complex tensor.
-void check_real(const Tensor& x, const char* op) {
-  if (x.is_complex()) throw Error(op, std::string("not supported for complex tensors (got ") + dtype_name(x.dtype()) + ")");
-}
-
 }  // namespace
 
 Tensor sinc(const Tensor& x_in) {
@@ -37,7 +32,7 @@ Tensor sinc(const Tensor& x_in) {
 
 Tensor logit(const Tensor& x_in, std::optional<double> eps) {
   const Tensor x = as_float(x_in);
-  check_real(x, "logit");
+  detail::check_not_complex(x, "logit");
   return detail::composite("logit", {x_in}, [&] {
     const Tensor z = eps ? clamp(x, *eps, 1.0 - *eps) : x;
     return (z / (1.0 - z)).log();
@@ -45,18 +40,18 @@ Tensor logit(const Tensor& x_in, std::optional<double> eps) {
 }
 
 Tensor deg2rad(const Tensor& x) {
-  check_real(x, "deg2rad");
+  detail::check_not_complex(x, "deg2rad");
   return detail::composite("deg2rad", {x}, [&] { return as_float(x) * (kPi / 180.0); });
 }
 
 Tensor rad2deg(const Tensor& x) {
-  check_real(x, "rad2deg");
+  detail::check_not_complex(x, "rad2deg");
   return detail::composite("rad2deg", {x}, [&] { return as_float(x) * (180.0 / kPi); });
 }
 
 Tensor heaviside(const Tensor& x, const Tensor& values) {
-  check_real(x, "heaviside");
-  check_real(values, "heaviside");
+  detail::check_not_complex(x, "heaviside");
+  detail::check_not_complex(values, "heaviside");
   detail::check_same_device(x, values, "heaviside");
   const Dtype dt = detail::result_type({x, values});
   if (dt != x.dtype())
@@ -68,8 +63,8 @@ Tensor heaviside(const Tensor& x, const Tensor& values) {
 }
 
 Tensor fmax(const Tensor& a, const Tensor& b) {
-  check_real(a, "fmax");
-  check_real(b, "fmax");
+  detail::check_not_complex(a, "fmax");
+  detail::check_not_complex(b, "fmax");
   return detail::composite("fmax", {a, b}, [&] {
     // maximum, except that a NaN loses to a number
     return where(a.detach().isnan(), b, where(b.detach().isnan(), a, maximum(a, b)));
@@ -77,8 +72,8 @@ Tensor fmax(const Tensor& a, const Tensor& b) {
 }
 
 Tensor fmin(const Tensor& a, const Tensor& b) {
-  check_real(a, "fmin");
-  check_real(b, "fmin");
+  detail::check_not_complex(a, "fmin");
+  detail::check_not_complex(b, "fmin");
   return detail::composite("fmin", {a, b}, [&] {
     return where(a.detach().isnan(), b, where(b.detach().isnan(), a, minimum(a, b)));
   });

@@ -10,13 +10,18 @@
 // the loop order follows the memory: rows of a contiguous inner run are copied whole, otherwise
 // each position walks its line along `dim`.
 #include <algorithm>
+#include <cmath>
 #include <cstdlib>
+#include <limits>
+#include <string>
 
 #include "core/index_ops.hpp"
 
 #include "autodiff/node.hpp"
 #include "core/elementwise.hpp"
+#include "core/pointwise.hpp"
 #include "core/promotion.hpp"
+#include "core/scatter_rules.hpp"
 #include "cuda/index_ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
@@ -115,10 +120,17 @@ void for_each_line(const std::vector<Tensor>& ops, const Shape& shape, std::int6
 /// Element stride of `t` along `d` (in elements of T).
 std::int64_t dim_stride(const Tensor& t, std::int64_t d) { return t.strides()[static_cast<std::size_t>(d)]; }
 
-template <class T>
-inline void accumulate(T& a, const T& b) {
-  if constexpr (std::is_same_v<T, bool>) a = a || b;
-  else a = wrap_add(a, b);  // int64 wraps, as on the GPU
+/// Runs body(tag, kind) for x's dtype and the scatter kind k (the combinations scatter_combine has a rule for;
+/// the ops refuse max and min of complex tensors before any work).
+template <class F>
+void visit_scatter_dtype(Dtype dt, ScatterKind k, const char* op, F&& body) {
+  visit_dtype(dt, [&](auto tag) {
+    using T = typename decltype(tag)::type;
+    visit_scatter(k, [&](auto kind) {
+      if constexpr (scatter_supports_v<decltype(kind)::value, T>) body(tag, kind);
+      else throw Error(op, std::string("no rule for ") + dtype_name(dt));
+    });
+  });
 }
 
 /// Calls f(k, i) for every k < K, i < n, in 64 x 64 tiles; inside a tile i runs innermost when
@@ -168,13 +180,16 @@ void index_select_kernel(const Tensor& out, const Tensor& x, std::int64_t d, con
   });
 }
 
-/// out[..., index[k], ...] += src[..., k, ...] (out and src of one dtype).
-void index_add_kernel(const Tensor& out, const Tensor& src, std::int64_t d, const AlongIndex& index) {
-  if (out.device().is_cuda()) return cuda::detail::index_add(out, src, d, index.device, out.size(d), index.checks);
+/// out[..., index[k], ...] (kind)= src[..., k, ...] (out and src of one dtype), k in order at each position.
+void index_scatter_kernel(const Tensor& out, const Tensor& src, std::int64_t d, const AlongIndex& index, ScatterKind kind,
+                          const char* op) {
+  if (out.device().is_cuda())
+    return cuda::detail::index_add(out, src, d, index.device, out.size(d), index.checks, kind);
   const std::vector<std::int64_t>& idx = index.host;
   const auto K = static_cast<std::int64_t>(idx.size());
-  visit_dtype(out.dtype(), [&](auto tag) {
+  visit_scatter_dtype(out.dtype(), kind, op, [&](auto tag, auto kc) {
     using T = typename decltype(tag)::type;
+    constexpr ScatterKind Kd = decltype(kc)::value;
     const std::int64_t od = dim_stride(out, d), sd = dim_stride(src, d);
     const std::int64_t* ip = idx.data();
     for_each_line({out, src}, src.shape(), d, K, [&](char** p, const std::int64_t* s, std::int64_t n) {
@@ -185,11 +200,11 @@ void index_add_kernel(const Tensor& out, const Tensor& src, std::int64_t d, cons
         for (std::int64_t k = 0; k < K; ++k) {
           T* orow = o + ip[k] * od;
           const T* srow = ss + k * sd;
-          for (std::int64_t i = 0; i < n; ++i) accumulate(orow[i], srow[i]);
+          for (std::int64_t i = 0; i < n; ++i) scatter_combine<Kd>(orow[i], srow[i]);
         }
       } else {
         tiled(K, n, std::abs(so) <= std::abs(od),
-              [&](std::int64_t k, std::int64_t i) { accumulate(o[i * so + ip[k] * od], ss[i * sx + k * sd]); });
+              [&](std::int64_t k, std::int64_t i) { scatter_combine<Kd>(o[i * so + ip[k] * od], ss[i * sx + k * sd]); });
       }
     });
   });
@@ -214,22 +229,24 @@ void gather_kernel(const Tensor& out, const Tensor& x, std::int64_t d, const Ten
   });
 }
 
-/// out[p with p[d] = index[p]] += src[p] over index's shape (out and src of one dtype; `checks`:
-/// check_gather_index's).
-void scatter_add_kernel(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index,
-                        const std::uint64_t* checks) {
-  if (out.device().is_cuda()) return cuda::detail::scatter_add(out, src, d, index, checks);
+/// out[p with p[d] = index[p]] (kind)= src[p] over index's shape (out and src of one dtype; `checks`:
+/// check_gather_index's), k in order at each position.
+void scatter_kernel(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index, const std::uint64_t* checks,
+                    ScatterKind kind, const char* op) {
+  if (out.device().is_cuda()) return cuda::detail::scatter_add(out, src, d, index, checks, kind);
   const std::int64_t K = index.size(d);
-  visit_dtype(out.dtype(), [&](auto tag) {
+  visit_scatter_dtype(out.dtype(), kind, op, [&](auto tag, auto kc) {
     using T = typename decltype(tag)::type;
+    constexpr ScatterKind Kd = decltype(kc)::value;
     const std::int64_t od = dim_stride(out, d), sd = dim_stride(src, d), id = dim_stride(index, d);
     for_each_line({out, index, src}, index.shape(), d, K, [&](char** p, const std::int64_t* s, std::int64_t n) {
       const std::int64_t so = elems<T>(s[0]), si = elems<std::int64_t>(s[1]), ss = elems<T>(s[2]);
       T* o = reinterpret_cast<T*>(p[0]);
       const auto* ix = reinterpret_cast<const std::int64_t*>(p[1]);
       const T* sp = reinterpret_cast<const T*>(p[2]);
-      tiled(K, n, std::abs(ss) <= std::abs(sd),
-            [&](std::int64_t k, std::int64_t i) { accumulate(o[i * so + ix[i * si + k * id] * od], sp[i * ss + k * sd]); });
+      tiled(K, n, std::abs(ss) <= std::abs(sd), [&](std::int64_t k, std::int64_t i) {
+        scatter_combine<Kd>(o[i * so + ix[i * si + k * id] * od], sp[i * ss + k * sd]);
+      });
     });
   });
 }
@@ -298,37 +315,18 @@ const std::uint64_t* check_gather_index(const Tensor& x, std::int64_t d, const T
 }  // namespace
 }  // namespace detail
 
-// ---- index_select / index_add ---------------------------------------------------------------------------
+// ---- index_select / gather ---------------------------------------------------------------------------------
 namespace detail {
 namespace {
 
-Tensor index_select_impl(const Tensor& x, std::int64_t dim, const Tensor& index, bool trusted);
+/// What a scatter does with the values landing on an element (mean: their sum divided by their count).
+enum class Reduce { replace, sum, prod, mean, amax, amin };
 
-/// index_add; `trusted` (the caller built the index in range) skips a GPU index's range check, here and
+/// The sum of src landing in x (index per element or 1-D), the adjoint of gather and index_select (defined below).
+Tensor scatter_sum(const Tensor& x, std::int64_t d, const Tensor& index, bool per_element, const Tensor& src, bool trusted);
+
+/// index_select; `trusted` (the caller built the index in range) skips a GPU index's range check, here and
 /// in the gradient.
-Tensor index_add_impl(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src, bool trusted) {
-  check_same_device(x, src, "index_add");
-  if (x.dim() == 0) throw Error("index_add", "cannot index a 0-d tensor");
-  const auto d = wrap_dim(dim, x.dim(), "index_add");
-  const AlongIndex idx = along_index(index, x.size(d), x.device(), trusted, "index_add");
-  Shape want = x.shape();
-  want[static_cast<std::size_t>(d)] = idx.count;
-  if (src.shape() != want)
-    throw Error("index_add", "src of shape " + shape_str(src.shape()) + " does not match " + shape_str(want) +
-                                 " (the input of shape " + shape_str(x.shape()) + " with " + std::to_string(idx.count) +
-                                 " indices along dim " + std::to_string(d) + ")");
-  src_as(src, x.dtype(), "index_add");  // validates the dtypes before any work
-  return apply_op(
-      "index_add", {x, src}, kSaveNone,
-      [&](In in) {
-        Tensor out = in[0].clone();
-        index_add_kernel(out, src_as(in[1], out.dtype(), "index_add"), d, idx);
-        return out;
-      },
-      [d, index, trusted](const Ctx&, const G& g) { return G{g[0], index_select_impl(g[0], d, index, trusted)}; });
-}
-
-/// index_select; `trusted` as index_add_impl's.
 Tensor index_select_impl(const Tensor& x, std::int64_t dim, const Tensor& index, bool trusted) {
   if (x.dim() == 0) throw Error("index_select", "cannot index a 0-d tensor");
   const auto d = wrap_dim(dim, x.dim(), "index_select");
@@ -343,38 +341,11 @@ Tensor index_select_impl(const Tensor& x, std::int64_t dim, const Tensor& index,
         return out;
       },
       [d, index, trusted](const Ctx& c, const G& g) {
-        return G{index_add_impl(zeros(c.input_shape(0), g[0].dtype(), g[0].device()), d, index, g[0], trusted)};
+        return G{scatter_sum(zeros(c.input_shape(0), g[0].dtype(), g[0].device()), d, index, false, g[0], trusted)};
       });
 }
 
-}  // namespace
-
-Tensor index_select_trusted(const Tensor& x, std::int64_t dim, const Tensor& index) {
-  return index_select_impl(x, dim, index, true);
-}
-
-Tensor index_add_trusted(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
-  return index_add_impl(x, dim, index, src, true);
-}
-
-}  // namespace detail
-
-Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
-  return detail::index_add_impl(x, dim, index, src, false);
-}
-
-Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
-  return detail::index_select_impl(x, dim, index, false);
-}
-
-// ---- gather / scatter_add -----------------------------------------------------------------------------------
-namespace detail {
-namespace {
-
-Tensor scatter_add_impl(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src, bool trusted);
-
-/// gather; `trusted` (the caller built the index in range) skips the index's range check, here and in
-/// the gradient (as index_select_impl's).
+/// gather; `trusted` as index_select_impl's.
 Tensor gather_impl(const Tensor& x, std::int64_t dim, const Tensor& index, bool trusted) {
   if (x.dim() == 0) {
     wrap_dim(dim, 0, "gather");
@@ -394,63 +365,425 @@ Tensor gather_impl(const Tensor& x, std::int64_t dim, const Tensor& index, bool 
         return out;
       },
       [d, index, trusted](const Ctx& c, const G& g) {
-        return G{scatter_add_impl(zeros(c.input_shape(0), g[0].dtype(), g[0].device()), d, index, g[0], trusted)};
-      });
-}
-
-/// scatter_add; `trusted` as gather_impl's.
-Tensor scatter_add_impl(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src, bool trusted) {
-  check_same_device(x, src, "scatter_add");
-  if (!src.defined()) throw Error("scatter_add", "src is undefined");
-  if (x.dim() == 0) {
-    wrap_dim(dim, 0, "scatter_add");
-    if (!index.defined() || index.dim() != 0 || src.dim() > 1 || src.numel() < 1)
-      throw Error("scatter_add", "a 0-d input needs a 0-d index and a non-empty src of at most 1 dim");
-    return composite("scatter_add", {x, src}, [&] {
-      return scatter_add_impl(x.reshape({1}), 0, index.reshape({1}), src.reshape({-1}), trusted).reshape({});
-    });
-  }
-  const auto d = wrap_dim(dim, x.dim(), "scatter_add");
-  if (src.dim() != x.dim())
-    throw Error("scatter_add", "src of shape " + shape_str(src.shape()) + " must have as many dims as the input of shape " +
-                                   shape_str(x.shape()));
-  const std::uint64_t* checks = check_gather_index(x, d, index, &src, "scatter_add", trusted);
-  src_as(src, x.dtype(), "scatter_add");
-  const Shape src_shape = src.shape();
-  return apply_op(
-      "scatter_add", {x, src}, kSaveNone,
-      [&](In in) {
-        Tensor out = in[0].clone();
-        scatter_add_kernel(out, src_as(in[1], out.dtype(), "scatter_add"), d, index, checks);
-        return out;
-      },
-      [d, index, src_shape, trusted](const Ctx& c, const G& g) {
-        Tensor gs;
-        if (c.needs_grad(1)) {
-          gs = gather_impl(g[0], d, index, trusted);
-          if (gs.shape() != src_shape) {  // index smaller than src: the rest of src got no use
-            Shape p;
-            for (std::size_t k = src_shape.size(); k-- > 0;) {
-              p.push_back(0);
-              p.push_back(src_shape[k] - gs.shape()[k]);
-            }
-            gs = pad(gs, p);
-          }
-        }
-        return G{g[0], gs};
+        return G{scatter_sum(zeros(c.input_shape(0), g[0].dtype(), g[0].device()), d, index, true, g[0], trusted)};
       });
 }
 
 }  // namespace
+}  // namespace detail
+
+// ---- the scatters: index_add, index_copy, index_reduce, scatter, scatter_add, scatter_reduce ---------------
+//
+// Note [scatter reductions]
+// All six are one op, Scatter: a copy of x with src's values landing on it along dim d, at the positions of a
+// 1-D index shared by every position of the other dims (index_*) or of an index per element (scatter*, the
+// shape of gather's index), combined as scatter_combine of one ScatterKind (core/scatter_rules.hpp; mean is a
+// sum). At each position of the other dims the kernels walk the index in order on every device, so a repeated
+// index combines in a fixed order and the last replacement wins (only the GPU's atomic path for few long
+// lines, see cuda/index.hpp, sums and multiplies in no fixed order). include_self = false first writes the
+// kind's identity where a value lands; mean then divides by the count that landed (plus one for self),
+// rounding integers down, as torch.
+// The gradient is written once for both index forms with pull (gather / index_select: an element's target)
+// and push (the scatter itself), so it has a gradient of its own (double backward):
+//   replace: x gets g where nothing landed; a src element gets its target's g when it is the last to land there;
+//   sum: x gets g (where nothing landed, without include_self); src gets pull(g);
+//   mean: the same divided by the count;
+//   amax, amin: g split evenly among the elements equal to the result (x counts when include_self, or where
+//   nothing landed), a subgradient at ties as torch's;
+//   prod: g times the product of the others in the group, exact with zeros (Note [prod gradient with zeros]).
+namespace detail {
+namespace {
+
+const char* reduce_name(Reduce r) {
+  switch (r) {
+    case Reduce::replace: return "replace";
+    case Reduce::sum: return "sum";
+    case Reduce::prod: return "prod";
+    case Reduce::mean: return "mean";
+    case Reduce::amax: return "amax";
+    case Reduce::amin: return "amin";
+  }
+  return "?";
+}
+
+/// The reduce named by torch's string.
+Reduce parse_reduce(const std::string& s, const char* op) {
+  for (Reduce r : {Reduce::sum, Reduce::prod, Reduce::mean, Reduce::amax, Reduce::amin})
+    if (s == reduce_name(r)) return r;
+  throw Error(op, "reduce must be \"sum\", \"prod\", \"mean\", \"amax\" or \"amin\", got \"" + s + "\"");
+}
+
+ScatterKind kind_of(Reduce r) {
+  switch (r) {
+    case Reduce::replace: return ScatterKind::Replace;
+    case Reduce::prod: return ScatterKind::Prod;
+    case Reduce::amax: return ScatterKind::Max;
+    case Reduce::amin: return ScatterKind::Min;
+    default: return ScatterKind::Sum;
+  }
+}
+
+/// The value of kind k that leaves whatever combines with it unchanged, as a 0-d tensor of dt on dev.
+Tensor identity_of(ScatterKind k, Dtype dt, Device dev) {
+  const bool is_bool = dt == Dtype::Bool, is_int = dt == Dtype::Int64;
+  Scalar v = 0;
+  if (k == ScatterKind::Prod) v = 1;
+  if (k == ScatterKind::Max)
+    v = is_bool ? Scalar(false) : is_int ? Scalar(std::numeric_limits<std::int64_t>::min()) : Scalar(-INFINITY);
+  if (k == ScatterKind::Min)
+    v = is_bool ? Scalar(true) : is_int ? Scalar(std::numeric_limits<std::int64_t>::max()) : Scalar(INFINITY);
+  return full({}, v, dt, dev);
+}
+
+struct Scatter;
+Tensor scatter_apply(const Scatter& S, const Tensor& x, const Tensor& src);
+Scatter make_scatter(const Tensor& x, std::int64_t dim, const Tensor& index, bool per_element, const Tensor& src,
+                     Reduce reduce, bool include_self, bool trusted, const char* op);
+
+/// A validated scatter (Note [scatter reductions]).
+struct Scatter {
+  const char* op = "";
+  std::int64_t d = 0;
+  Tensor index;               ///< the caller's index
+  bool per_element = false;   ///< index per element (scatter*) or 1-D along d (index_*)
+  bool trusted = false;       ///< the index was built in range: no check (here, in pull and push)
+  Reduce reduce = Reduce::sum;
+  bool include_self = true;
+  Shape land;                             ///< the shape of the values that land (the index's or src's)
+  AlongIndex along;                       ///< index_*: the index for the kernels
+  const std::uint64_t* checks = nullptr;  ///< scatter*: a CUDA graph capture's check words
+
+  /// src viewed as the values that land (scatter* reads only the index's part of a larger src).
+  Tensor landing(const Tensor& src) const {
+    Tensor s = src;
+    for (std::int64_t k = 0; k < s.dim(); ++k)
+      if (s.size(k) != land[static_cast<std::size_t>(k)]) s = s.narrow(k, 0, land[static_cast<std::size_t>(k)]);
+    return s;
+  }
+  /// out (x's shape and dtype) (kind)= src (`land`'s shape) with one kernel.
+  void run(const Tensor& out, const Tensor& src, ScatterKind k) const {
+    if (per_element) scatter_kernel(out, src, d, index, checks, k, op);
+    else index_scatter_kernel(out, src, d, along, k, op);
+  }
+  /// The whole forward on out (a copy of x, or x itself in place) with the landing values src.
+  void into(const Tensor& out, const Tensor& src) const {
+    const ScatterKind k = kind_of(reduce);
+    if (!include_self && reduce != Reduce::replace) run(out, identity_of(k, out.dtype(), out.device()).expand(land), ScatterKind::Replace);
+    run(out, src, k);
+    if (reduce != Reduce::mean) return;
+    NoGradGuard ng;
+    Tensor count = (include_self ? ones : zeros)(out.shape(), Dtype::Int64, out.device());
+    run(count, full({}, 1, Dtype::Int64, out.device()).expand(land), ScatterKind::Sum);
+    count = count.clamp_min(1);
+    copy_into(out, is_floating_or_complex(out.dtype()) ? out / count.to(to_real(out.dtype())) : div(out, count, "floor"));
+  }
+  /// t (x's shape) read where each landing value lands (`land`'s shape).
+  Tensor pull(const Tensor& t) const { return per_element ? gather_impl(t, d, index, trusted) : index_select_impl(t, d, index, trusted); }
+  /// This scatter's index applied to other tensors, differentiably.
+  Tensor push(const Tensor& base, const Tensor& src, Reduce r, bool self) const {
+    return scatter_apply(make_scatter(base, d, index, per_element, src, r, self, trusted, op), base, src);
+  }
+};
+
+/// Checks a scatter's operands (nothing changes on an error) and prepares its index.
+Scatter make_scatter(const Tensor& x, std::int64_t dim, const Tensor& index, bool per_element, const Tensor& src,
+                     Reduce reduce, bool include_self, bool trusted, const char* op) {
+  if (!src.defined()) throw Error(op, "src is undefined");
+  check_same_device(x, src, op);
+  if (x.dim() == 0) throw Error(op, "cannot index a 0-d tensor");
+  Scatter S;
+  S.op = op, S.index = index, S.per_element = per_element, S.trusted = trusted, S.reduce = reduce;
+  S.include_self = include_self;
+  S.d = wrap_dim(dim, x.dim(), op);
+  if (src.dtype() != x.dtype())
+    throw Error(op, std::string("src must have the input's dtype ") + dtype_name(x.dtype()) + ", got " + dtype_name(src.dtype()));
+  if (x.is_complex() && (reduce == Reduce::amax || reduce == Reduce::amin))
+    throw Error(op, std::string("reduce \"") + reduce_name(reduce) + "\" is not supported for complex tensors (got " + dtype_name(x.dtype()) + ")");
+  if (x.dtype() == Dtype::Bool && reduce == Reduce::mean) throw Error(op, "reduce \"mean\" is not supported for bool tensors");
+  if (per_element) {
+    if (index.defined() && index.dim() == x.dim() && src.dim() != x.dim())
+      throw Error(op, "src of shape " + shape_str(src.shape()) + " must have as many dims as the input of shape " + shape_str(x.shape()));
+    S.checks = check_gather_index(x, S.d, index, &src, op, trusted);
+    S.land = index.shape();
+    return S;
+  }
+  S.along = along_index(index, x.size(S.d), x.device(), trusted, op);
+  Shape want = x.shape();
+  want[static_cast<std::size_t>(S.d)] = S.along.count;
+  if (src.shape() != want)
+    throw Error(op, "src of shape " + shape_str(src.shape()) + " does not match " + shape_str(want) + " (the input of shape " +
+                        shape_str(x.shape()) + " with " + std::to_string(S.along.count) + " indices along dim " + std::to_string(S.d) + ")");
+  S.land = want;
+  return S;
+}
+
+/// The gradients of x and src (the landing values) of Note [scatter reductions].
+G scatter_backward(const Scatter& S, const Ctx& c, const Tensor& g) {
+  const bool want_x = c.needs_grad(0), want_s = c.needs_grad(1);
+  const Dtype rd = to_real(g.dtype());
+  const Device dev = g.device();
+  const Shape xs = c.input_shape(0);
+  const Tensor zero = zero_scalar_like(g);
+  // the number of values landing on each element (int64, a constant)
+  const auto landed = [&] {
+    NoGradGuard ng;
+    return S.push(zeros(xs, Dtype::Int64, dev), full({}, 1, Dtype::Int64, dev).expand(S.land), Reduce::sum, true);
+  };
+  Tensor gx, gs;
+  switch (S.reduce) {
+    case Reduce::replace: {
+      Tensor k, last;  // each landing value's step along d; the last step landing on each element (-1: none)
+      {
+        NoGradGuard ng;
+        Shape ks(S.land.size(), 1);
+        ks[static_cast<std::size_t>(S.d)] = S.land[static_cast<std::size_t>(S.d)];
+        k = arange(ks[static_cast<std::size_t>(S.d)], Dtype::Int64, dev).reshape(ks).expand(S.land);
+        last = S.push(full(xs, -1, Dtype::Int64, dev), k, Reduce::amax, true);
+      }
+      if (want_x) gx = where(last >= 0, zero, g);
+      if (want_s) gs = where(S.pull(last) == k, S.pull(g), zero);
+      break;
+    }
+    case Reduce::sum:
+      if (want_x) gx = S.include_self ? g : where(landed() > 0, zero, g);
+      if (want_s) gs = S.pull(g);
+      break;
+    case Reduce::mean: {
+      const Tensor n = landed();
+      const Tensor q = g / (S.include_self ? n + 1 : n.clamp_min(1)).to(rd);
+      if (want_x) gx = S.include_self ? q : where(n > 0, zero, g);
+      if (want_s) gs = S.pull(q);
+      break;
+    }
+    case Reduce::amax:
+    case Reduce::amin: {
+      Tensor self_in, src_in, n;  // which elements equal the result; how many per group
+      {
+        NoGradGuard ng;
+        const Tensor r = c.output(0).detach();
+        self_in = S.include_self ? c.input(0).detach() == r : landed() == 0;
+        src_in = c.input(1).detach() == S.pull(r);
+        n = S.push(self_in.to(rd), src_in.to(rd), Reduce::sum, true);
+      }
+      if (want_x) gx = where(self_in, g / n, zero);
+      if (want_s) gs = where(src_in, S.pull(g / n), zero);
+      break;
+    }
+    case Reduce::prod: {
+      const Tensor x = c.input(0), s = c.input(1), r = c.output(0);
+      Tensor mx, ms, cnt;  // the zeros of x (when they count) and of src; the zeros per group
+      bool has_zeros = false;
+      {
+        NoGradGuard ng;
+        mx = S.include_self ? (x.detach() == 0.0).to(rd) : zeros(xs, rd, dev);
+        ms = (s.detach() == 0.0).to(rd);
+        cnt = S.push(mx, ms, Reduce::sum, true);
+        has_zeros = cnt.sum().item<double>() != 0;
+      }
+      // each member's product of the others in its group: r / member without zeros; otherwise as Note [prod
+      // gradient with zeros], with y = e + m, P the product of the y and s the sum of the zero members
+      Tensor P, Sz;
+      if (has_zeros) {
+        P = S.push(x + mx, s + ms, Reduce::prod, S.include_self);
+        Sz = S.push(x * mx, s * ms, Reduce::sum, S.include_self);
+      }
+      const auto others = [&](const Tensor& e, const Tensor& m, const Tensor& pr, const Tensor& Pg, const Tensor& Sg,
+                              const Tensor& cg) {
+        if (!has_zeros) return pr / e;
+        Tensor A, B, C;
+        {
+          NoGradGuard ng;
+          const Tensor c1 = (cg == 1.0).to(rd);
+          A = (cg == 0.0).to(rd) + c1 * m;
+          B = c1 * (1.0 - m);
+          C = (cg == 2.0).to(rd) * m;
+        }
+        return Pg / (e + m) * (A + B * Sg + C * (Sg - e));
+      };
+      if (want_x) gx = S.include_self ? g * others(x, mx, r, P, Sz, cnt).conj() : where(landed() > 0, zero, g);
+      if (want_s)
+        gs = S.pull(g) * others(s, ms, S.pull(r), has_zeros ? S.pull(P) : P, has_zeros ? S.pull(Sz) : Sz, S.pull(cnt)).conj();
+      break;
+    }
+  }
+  return G{gx, gs};
+}
+
+/// The scatter S of src into a copy of x, with its gradient.
+Tensor scatter_apply(const Scatter& S, const Tensor& x, const Tensor& src) {
+  const bool reads = S.reduce == Reduce::prod || S.reduce == Reduce::amax || S.reduce == Reduce::amin;
+  return apply_op(
+      S.op, {x, S.landing(src)}, reads ? kSaveInputs | kSaveOutputs : kSaveNone,
+      [&](In in) {
+        Tensor out = in[0].clone();
+        S.into(out, in[1]);
+        return out;
+      },
+      [S](const Ctx& c, const G& g) { return scatter_backward(S, c, g[0]); });
+}
+
+Tensor scatter_sum(const Tensor& x, std::int64_t d, const Tensor& index, bool per_element, const Tensor& src, bool trusted) {
+  const char* op = per_element ? "scatter_add" : "index_add";
+  return scatter_apply(make_scatter(x, d, index, per_element, src, Reduce::sum, true, trusted, op), x, src);
+}
+
+/// A scatter* op (index per element) of x; a 0-d x is a 1-element one.
+Tensor scatter_op(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src, Reduce reduce,
+                  bool include_self, bool trusted, const char* op) {
+  if (x.dim() == 0 && src.defined()) {
+    wrap_dim(dim, 0, op);
+    if (!index.defined() || index.dim() != 0 || src.dim() > 1 || src.numel() < 1)
+      throw Error(op, "a 0-d input needs a 0-d index and a non-empty src of at most 1 dim");
+    return composite(op, {x, src}, [&] {
+      return scatter_op(x.reshape({1}), 0, index.reshape({1}), src.reshape({-1}).narrow(0, 0, 1), reduce, include_self,
+                        trusted, op).reshape({});
+    });
+  }
+  return scatter_apply(make_scatter(x, dim, index, true, src, reduce, include_self, trusted, op), x, src);
+}
+
+/// An index_* op (1-D index along dim) of x.
+Tensor index_op(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src, Reduce reduce,
+                bool include_self, bool trusted, const char* op) {
+  return scatter_apply(make_scatter(x, dim, index, false, src, reduce, include_self, trusted, op), x, src);
+}
+
+/// `value` of x's dtype as src for a scatter into x: a 0-d tensor expanded to the index's shape.
+Tensor value_src(const Tensor& x, std::int64_t dim, const Tensor& index, const Scalar& value, const char* op) {
+  check_scalar_fits(value, x.dtype(), op);
+  if (x.dim() > 0) check_gather_index(x, wrap_dim(dim, x.dim(), op), index, nullptr, op, true);  // the shapes only
+  if (!index.defined()) throw Error(op, "index is undefined");
+  return full({}, value, x.dtype(), x.device()).expand(index.shape());
+}
+
+/// Runs a scatter in place on self (Note [in-place and autograd]): the kernels write self directly when no
+/// graph is recorded; `op(t)` is the out-of-place form.
+template <class Op>
+Tensor& scatter_inplace(const char* name, Tensor& self, const Scatter& S, const Tensor& src, Op&& op) {
+  const Tensor s = S.landing(src);
+  return apply_inplace(name, self, {S.index, s}, [&] { S.into(self, s); }, std::forward<Op>(op));
+}
+
+}  // namespace
+
+Tensor index_select_trusted(const Tensor& x, std::int64_t dim, const Tensor& index) {
+  return index_select_impl(x, dim, index, true);
+}
+
+Tensor index_add_trusted(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
+  return index_op(x, dim, index, src_as(src, x.dtype(), "index_add"), Reduce::sum, true, true, "index_add");
+}
+
+Tensor index_copy_trusted(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
+  return index_op(x, dim, index, src, Reduce::replace, true, true, "index_copy");
+}
 
 Tensor gather_trusted(const Tensor& x, std::int64_t dim, const Tensor& index) { return gather_impl(x, dim, index, true); }
 
 }  // namespace detail
 
+using detail::Reduce;
+
+Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
+  return detail::index_select_impl(x, dim, index, false);
+}
+
 Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index) { return detail::gather_impl(x, dim, index, false); }
 
+Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
+  if (!src.defined()) throw Error("index_add", "src is undefined");
+  return detail::index_op(x, dim, index, detail::src_as(src, x.dtype(), "index_add"), Reduce::sum, true, false, "index_add");
+}
+
+Tensor index_copy(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& source) {
+  return detail::index_op(x, dim, index, source, Reduce::replace, true, false, "index_copy");
+}
+
+Tensor index_reduce(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& source,
+                    const std::string& reduce, bool include_self) {
+  return detail::index_op(x, dim, index, source, detail::parse_reduce(reduce, "index_reduce"), include_self, false,
+                          "index_reduce");
+}
+
+Tensor scatter(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
+  return detail::scatter_op(x, dim, index, src, Reduce::replace, true, false, "scatter");
+}
+
+Tensor scatter(const Tensor& x, std::int64_t dim, const Tensor& index, const Scalar& value) {
+  return scatter(x, dim, index, detail::value_src(x, dim, index, value, "scatter"));
+}
+
 Tensor scatter_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
-  return detail::scatter_add_impl(x, dim, index, src, false);
+  if (!src.defined()) throw Error("scatter_add", "src is undefined");
+  return detail::scatter_op(x, dim, index, detail::src_as(src, x.dtype(), "scatter_add"), Reduce::sum, true, false,
+                            "scatter_add");
+}
+
+Tensor scatter_reduce(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src,
+                      const std::string& reduce, bool include_self) {
+  return detail::scatter_op(x, dim, index, src, detail::parse_reduce(reduce, "scatter_reduce"), include_self, false,
+                            "scatter_reduce");
+}
+
+// ---- in-place forms --------------------------------------------------------------------------------------------
+// The scatters write self directly when nothing is recorded; a 0-d self goes through the out-of-place form.
+
+namespace detail {
+namespace {
+
+/// In-place scatter* of src into self.
+Tensor& scatter_self(Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& src, Reduce reduce,
+                     bool include_self, const char* name, const char* op) {
+  if (self.dim() == 0)
+    return inplace_from(name, self, {index, src}, [&](const Tensor& a) { return scatter_op(a, dim, index, src, reduce, include_self, false, op); });
+  const Scatter S = make_scatter(self, dim, index, true, src, reduce, include_self, false, op);
+  return scatter_inplace(name, self, S, src, [&](const Tensor& a) { return scatter_apply(S, a, src); });
+}
+
+/// In-place index_* of src into self.
+Tensor& index_self(Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& src, Reduce reduce,
+                   bool include_self, const char* name, const char* op) {
+  const Scatter S = make_scatter(self, dim, index, false, src, reduce, include_self, false, op);
+  return scatter_inplace(name, self, S, src, [&](const Tensor& a) { return scatter_apply(S, a, src); });
+}
+
+}  // namespace
+}  // namespace detail
+
+Tensor& Tensor::scatter_(std::int64_t dim, const Tensor& index, const Tensor& src) {
+  return detail::scatter_self(*this, dim, index, src, Reduce::replace, true, "scatter_", "scatter");
+}
+
+Tensor& Tensor::scatter_(std::int64_t dim, const Tensor& index, const Scalar& value) {
+  return scatter_(dim, index, detail::value_src(*this, dim, index, value, "scatter_"));
+}
+
+Tensor& Tensor::scatter_add_(std::int64_t dim, const Tensor& index, const Tensor& src) {
+  if (!src.defined()) throw Error("scatter_add_", "src is undefined");
+  return detail::scatter_self(*this, dim, index, detail::src_as(src, dtype(), "scatter_add_"), Reduce::sum, true,
+                              "scatter_add_", "scatter_add");
+}
+
+Tensor& Tensor::scatter_reduce_(std::int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                                bool include_self) {
+  return detail::scatter_self(*this, dim, index, src, detail::parse_reduce(reduce, "scatter_reduce_"), include_self,
+                              "scatter_reduce_", "scatter_reduce");
+}
+
+Tensor& Tensor::index_add_(std::int64_t dim, const Tensor& index, const Tensor& src) {
+  if (!src.defined()) throw Error("index_add_", "src is undefined");
+  return detail::index_self(*this, dim, index, detail::src_as(src, dtype(), "index_add_"), Reduce::sum, true,
+                            "index_add_", "index_add");
+}
+
+Tensor& Tensor::index_copy_(std::int64_t dim, const Tensor& index, const Tensor& source) {
+  return detail::index_self(*this, dim, index, source, Reduce::replace, true, "index_copy_", "index_copy");
+}
+
+Tensor& Tensor::index_reduce_(std::int64_t dim, const Tensor& index, const Tensor& source, const std::string& reduce,
+                              bool include_self) {
+  return detail::index_self(*this, dim, index, source, detail::parse_reduce(reduce, "index_reduce_"), include_self,
+                            "index_reduce_", "index_reduce");
 }
 
 }  // namespace phasor

@@ -21,14 +21,15 @@ using In = ::phasor::detail::TensorList;  // an op's tensor arguments (Note [ten
 namespace detail {
 namespace {
 
-void check_not_complex(const Tensor& x, const char* op) {
+/// Throws naming `op` for a complex x (no order), pointing to abs() and real().
+void check_ordered(const Tensor& x, const char* op) {
   if (x.is_complex())
     throw Error(op, std::string("not defined for complex input (got ") + dtype_name(x.dtype()) +
                         "); compare abs() or real() instead");
 }
 
 Tensor extremum_kernel(const Tensor& x, const Shape& dims, bool keepdim, bool is_max, const char* op) {
-  check_not_complex(x, op);
+  check_ordered(x, op);
   if (x.device().is_cuda()) {
     check_nonempty(x, dims, op);
     return phasor::cuda::detail::reduce(is_max ? "amax" : "amin", x, dims, keepdim, x.dtype());
@@ -97,7 +98,7 @@ void arg_rows_cpu(const ReducePlan& p, Tensor& idx, Tensor& val, bool is_max);
 /// (values, indices) of the max/min along `dim` (dim = nullopt: over the flattened tensor).
 std::pair<Tensor, Tensor> arg_kernel(const Tensor& x, std::optional<std::int64_t> dim, bool keepdim, bool is_max,
                                      const char* op, bool want_values) {
-  check_not_complex(x, op);
+  check_ordered(x, op);
   std::int64_t d = 0;
   Tensor src = x;
   if (dim) {

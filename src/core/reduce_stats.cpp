@@ -301,7 +301,7 @@ Tensor running_extreme_indices_cpu(const Tensor& x, std::int64_t d, bool is_max)
 std::tuple<Tensor, Tensor> running_extreme(const Tensor& x, std::int64_t dim, ScanKind kind) {
   const char* op = scan_name(kind);
   const std::int64_t d = wrap_dim(dim, std::max<std::int64_t>(x.dim(), 1), op);
-  if (x.is_complex()) throw Error(op, std::string("not supported for complex tensors (got ") + dtype_name(x.dtype()) + ")");
+  check_not_complex(x, op);
   if (x.dim() == 0) return {composite(op, {x}, [&] { return x.clone(); }), zeros({}, Dtype::Int64, x.device())};
   Tensor idx;
   if (!x.device().is_cuda()) {

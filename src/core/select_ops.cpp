@@ -97,7 +97,7 @@ std::tuple<Tensor, Tensor, Tensor> groups_of(const Tensor& rows, const Tensor& p
 /// unique and unique_consecutive: the items are x's elements (no dim) or its slices along dim.
 std::tuple<Tensor, Tensor, Tensor> unique_impl(const Tensor& x, bool sort_items, bool return_inverse,
                                                bool return_counts, std::optional<std::int64_t> dim, const char* op) {
-  if (x.is_complex()) throw Error(op, std::string("not supported for complex tensors (got ") + dtype_name(x.dtype()) + ")");
+  check_not_complex(x, op);
   const Tensor xd = x.detach();
   const std::int64_t d = dim ? wrap_dim(*dim, std::max<std::int64_t>(x.dim(), 1), op) : 0;
   if (dim && x.dim() == 0) throw Error(op, "cannot take the unique slices of a 0-d tensor along a dim");
@@ -336,6 +336,144 @@ Tensor Tensor::nonzero() const { return phasor::nonzero(*this); }
 Tensor Tensor::masked_select(const Tensor& mask) const { return phasor::masked_select(*this, mask); }
 Tensor Tensor::repeat_interleave(std::int64_t repeats, std::optional<std::int64_t> dim) const {
   return phasor::repeat_interleave(*this, repeats, dim);
+}
+
+// ---- index_put --------------------------------------------------------------------------------------------------
+// Note [index_put]
+// x[indices] = values (or += with accumulate) is one index_copy (index_add) along dim 0 of a view of x whose
+// first dim is the indexed dims flattened: each index is checked and wrapped, the broadcast indices become one
+// row-major position, the indexed dims move to the front (where numpy's rule puts them: in place when they are
+// adjacent, first otherwise) and values, broadcast to x[indices]'s shape, are laid out to match. A bool index
+// stands for its nonzero coordinates. The gradient is index_copy's (index_add's) through those views.
+
+namespace detail {
+namespace {
+
+/// The work of index_put: returns the result of putting values (x's dtype) into x at indices.
+Tensor index_put_impl(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate,
+                      const char* op) {
+  if (!values.defined()) throw Error(op, "values is undefined");
+  check_same_device(x, values, op);
+  if (values.dtype() != x.dtype())
+    throw Error(op, std::string("values must have the input's dtype ") + dtype_name(x.dtype()) + ", got " + dtype_name(values.dtype()));
+  // one entry per leading dim of x: an int64 index, or undefined for the whole dim
+  std::vector<Tensor> per_dim;
+  for (std::size_t j = 0; j < indices.size(); ++j) {
+    const Tensor& t = indices[j];
+    if (!t.defined()) {
+      per_dim.emplace_back();
+      continue;
+    }
+    check_same_device(x, t, op);
+    if (t.dtype() == Dtype::Int64) {
+      per_dim.push_back(t);
+    } else if (t.dtype() == Dtype::Bool && t.dim() > 0) {
+      const auto at = static_cast<std::int64_t>(per_dim.size());
+      for (std::int64_t k = 0; k < t.dim(); ++k)
+        if (at + k >= x.dim() || t.size(k) != x.size(at + k))
+          throw Error(op, "bool index " + std::to_string(j) + " of shape " + shape_str(t.shape()) +
+                              " does not match the input of shape " + shape_str(x.shape()) + " at dim " + std::to_string(at + k));
+      const Tensor nz = nonzero(t);
+      for (std::int64_t k = 0; k < t.dim(); ++k) per_dim.push_back(nz.select(1, k));
+    } else {
+      throw Error(op, "index " + std::to_string(j) + " must be an int64 or a bool tensor of at least 1 dim, got " +
+                          dtype_name(t.dtype()) + " of shape " + shape_str(t.shape()));
+    }
+  }
+  if (static_cast<std::int64_t>(per_dim.size()) > x.dim())
+    throw Error(op, "too many indices (" + std::to_string(per_dim.size()) + ") for the input of shape " + shape_str(x.shape()));
+  std::vector<std::int64_t> D;  // the indexed dims
+  std::vector<Shape> shapes;
+  for (std::size_t k = 0; k < per_dim.size(); ++k)
+    if (per_dim[k].defined()) D.push_back(static_cast<std::int64_t>(k)), shapes.push_back(per_dim[k].shape());
+  const auto fits = [&](const Shape& target) {
+    const Shape& vs = values.shape();
+    bool ok = vs.size() <= target.size();
+    for (std::size_t k = 1; ok && k <= vs.size(); ++k)
+      ok = vs[vs.size() - k] == 1 || vs[vs.size() - k] == target[target.size() - k];
+    if (!ok)
+      throw Error(op, "values of shape " + shape_str(vs) + " cannot be broadcast to the indexed shape " + shape_str(target));
+  };
+  if (D.empty()) {  // every element
+    fits(x.shape());
+    return composite(op, {x, values}, [&] { return accumulate ? x + values : values.expand(x.shape()).clone(); });
+  }
+  const Shape B = broadcast_shapes(shapes, op);
+  // the flat position of each indexed element in the indexed dims, row-major
+  Tensor pos;
+  {
+    NoGradGuard ng;
+    std::int64_t stride = 1;
+    for (std::size_t j = D.size(); j-- > 0;) {
+      const std::int64_t n = x.size(D[j]);
+      Tensor i = per_dim[static_cast<std::size_t>(D[j])].detach();
+      if (check_index_values(i, -n, n, "for dim " + std::to_string(D[j]) + " of size " + std::to_string(n), op))
+        i = i.clamp(-n, std::max<std::int64_t>(n - 1, 0));
+      i = where(i < 0, i + n, i) * stride;
+      pos = pos.defined() ? pos + i : i;
+      stride *= n;
+    }
+    pos = pos.broadcast_to(B).reshape({-1});
+  }
+  const bool adjacent = D.back() - D.front() + 1 == static_cast<std::int64_t>(D.size());
+  Shape perm(D.begin(), D.end()), rest, target;
+  for (std::int64_t k = 0; k < x.dim(); ++k)
+    if (std::find(D.begin(), D.end(), k) == D.end()) perm.push_back(k), rest.push_back(x.size(k));
+  if (adjacent) {
+    target.assign(x.shape().begin(), x.shape().begin() + D.front());
+    target.insert(target.end(), B.begin(), B.end());
+    target.insert(target.end(), x.shape().begin() + D.back() + 1, x.shape().end());
+  } else {
+    target = B;
+    target.insert(target.end(), rest.begin(), rest.end());
+  }
+  fits(target);
+  Shape inverse(perm.size());
+  for (std::size_t k = 0; k < perm.size(); ++k) inverse[static_cast<std::size_t>(perm[k])] = static_cast<std::int64_t>(k);
+  std::int64_t span = 1;
+  for (auto d : D) span *= x.size(d);
+  return composite(op, {x, values}, [&] {
+    Tensor v = values.expand(target);
+    if (adjacent && D.front() > 0) {  // the broadcast index dims to the front
+      Shape from, to;
+      for (std::size_t k = 0; k < B.size(); ++k) from.push_back(D.front() + static_cast<std::int64_t>(k)), to.push_back(static_cast<std::int64_t>(k));
+      v = v.movedim(from, to);
+    }
+    Shape vs{pos.numel()}, xs{span};
+    vs.insert(vs.end(), rest.begin(), rest.end());
+    xs.insert(xs.end(), rest.begin(), rest.end());
+    const Tensor xp = x.permute(perm);
+    const Tensor flat = xp.reshape(xs), vf = v.reshape(vs);
+    const Tensor out = accumulate ? index_add_trusted(flat, 0, pos, vf) : index_copy_trusted(flat, 0, pos, vf);
+    const Tensor r = out.reshape(xp.shape()).permute(inverse);
+    return r.is_contiguous() ? r : r.contiguous();
+  });
+}
+
+}  // namespace
+}  // namespace detail
+
+Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
+  return detail::index_put_impl(x, indices, values, accumulate, "index_put");
+}
+
+Tensor& Tensor::index_put_(const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
+  std::vector<Tensor> others{values};
+  for (const Tensor& t : indices)
+    if (t.defined()) others.push_back(t);
+  return detail::inplace_from("index_put_", *this, others, [&](const Tensor& self) {
+    return detail::index_put_impl(self, indices, values, accumulate, "index_put_");
+  });
+}
+
+Tensor& Tensor::index_fill_(std::int64_t dim, const Tensor& index, const Scalar& value) {
+  return detail::inplace_from("index_fill_", *this, {index},
+                              [&](const Tensor& self) { return phasor::index_fill(self, dim, index, value); });
+}
+
+Tensor& Tensor::masked_scatter_(const Tensor& mask, const Tensor& source) {
+  return detail::inplace_from("masked_scatter_", *this, {mask, source},
+                              [&](const Tensor& self) { return phasor::masked_scatter(self, mask, source); });
 }
 
 }  // namespace phasor

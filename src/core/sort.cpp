@@ -191,15 +191,10 @@ Tensor select_rank_cpu(const Tensor& x, std::int64_t d, const Tensor& rank) {
   return out.movedim(-1, d);
 }
 
-/// Throws naming `op` for complex x (no order).
-void check_sortable(const Tensor& x, const char* op) {
-  if (x.is_complex()) throw Error(op, std::string("not supported for complex tensors (got ") + dtype_name(x.dtype()) + ")");
-}
-
 /// The indices of the first k (of n = x.size(d)) in the sort of x along d (wrapped; x not 0-d): int64 of x's
 /// shape with dim d of size k, on x's device (Note [sort order]).
 Tensor sort_indices(const Tensor& x, std::int64_t d, bool descending, std::int64_t k, const char* op) {
-  check_sortable(x, op);
+  check_not_complex(x, op);
   const Tensor rows = x.detach().movedim(d, -1).contiguous();
   const std::int64_t n = x.size(d);
   const bool cuda = x.device().is_cuda();
@@ -264,7 +259,7 @@ std::tuple<Tensor, Tensor> median_along(const Tensor& x, std::int64_t d, bool ke
 
 /// The whole-tensor (nan)median: 0-d, NaN for an empty floating x.
 Tensor median_all(const Tensor& x, bool ignore_nan, const char* op) {
-  check_sortable(x, op);
+  check_not_complex(x, op);
   if (x.numel() == 0) {
     if (!is_floating(x.dtype())) throw Error(op, "cannot take the median of an empty " + std::string(dtype_name(x.dtype())) + " tensor");
     return composite(op, {x}, [&] { return full({}, std::numeric_limits<double>::quiet_NaN(), x.dtype(), x.device()) + x.sum() * 0.0; });
@@ -275,7 +270,7 @@ Tensor median_all(const Tensor& x, bool ignore_nan, const char* op) {
 /// (nan)median along an optional dim: 0-d x gives itself and index 0.
 std::tuple<Tensor, Tensor> median_dim(const Tensor& x, std::int64_t dim, bool keepdim, bool ignore_nan, const char* op) {
   const std::int64_t d = wrap_dim(dim, std::max<std::int64_t>(x.dim(), 1), op);
-  check_sortable(x, op);
+  check_not_complex(x, op);
   if (x.dim() == 0) return {composite(op, {x}, [&] { return x.clone(); }), zeros({}, Dtype::Int64, x.device())};
   return median_along(x, d, keepdim, ignore_nan, op);
 }
@@ -412,7 +407,7 @@ Tensor search_impl(const Tensor& seq_in, const Tensor& values, bool right, const
 std::tuple<Tensor, Tensor> sort(const Tensor& x, std::int64_t dim, bool descending, bool /*stable*/) {
   const std::int64_t d = detail::wrap_dim(dim, std::max<std::int64_t>(x.dim(), 1), "sort");
   if (x.dim() == 0) {
-    detail::check_sortable(x, "sort");
+    detail::check_not_complex(x, "sort");
     return {detail::composite("sort", {x}, [&] { return x.clone(); }), zeros({}, Dtype::Int64, x.device())};
   }
   const Tensor idx = detail::sort_indices(x, d, descending, x.size(d), "sort");
@@ -422,7 +417,7 @@ std::tuple<Tensor, Tensor> sort(const Tensor& x, std::int64_t dim, bool descendi
 Tensor argsort(const Tensor& x, std::int64_t dim, bool descending, bool /*stable*/) {
   const std::int64_t d = detail::wrap_dim(dim, std::max<std::int64_t>(x.dim(), 1), "argsort");
   if (x.dim() == 0) {
-    detail::check_sortable(x, "argsort");
+    detail::check_not_complex(x, "argsort");
     return zeros({}, Dtype::Int64, x.device());
   }
   return detail::sort_indices(x, d, descending, x.size(d), "argsort");
@@ -435,7 +430,7 @@ std::tuple<Tensor, Tensor> topk(const Tensor& x, std::int64_t k, std::int64_t di
     throw Error("topk", "k (" + std::to_string(k) + ") out of range for dim " + std::to_string(dim) + " of size " +
                             std::to_string(n) + " (shape " + detail::shape_str(x.shape()) + ")");
   if (x.dim() == 0) {  // a line of one element: itself or nothing
-    detail::check_sortable(x, "topk");
+    detail::check_not_complex(x, "topk");
     if (k == 1) return sort(x, dim, largest);
     return {x.reshape({1}).narrow(0, 0, 0), zeros({0}, Dtype::Int64, x.device())};
   }
@@ -445,7 +440,7 @@ std::tuple<Tensor, Tensor> topk(const Tensor& x, std::int64_t k, std::int64_t di
 
 Tensor msort(const Tensor& x) {
   if (x.dim() == 0) {
-    detail::check_sortable(x, "msort");
+    detail::check_not_complex(x, "msort");
     return detail::composite("msort", {x}, [&] { return x.clone(); });
   }
   return std::get<0>(sort(x, 0));
@@ -457,7 +452,7 @@ std::tuple<Tensor, Tensor> kthvalue(const Tensor& x, std::int64_t k, std::int64_
   if (k < 1 || k > n)
     throw Error("kthvalue", "k (" + std::to_string(k) + ") out of range [1, " + std::to_string(n) + "] for dim " +
                                 std::to_string(dim) + " (shape " + detail::shape_str(x.shape()) + ")");
-  detail::check_sortable(x, "kthvalue");
+  detail::check_not_complex(x, "kthvalue");
   if (x.dim() == 0) return {detail::composite("kthvalue", {x}, [&] { return x.clone(); }), zeros({}, Dtype::Int64, x.device())};
   Shape ks = x.shape();
   ks[static_cast<std::size_t>(d)] = 1;

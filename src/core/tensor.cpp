@@ -160,6 +160,10 @@ void check_same_device(const Tensor& a, const Tensor& b, const char* op) {
     throw Error(op, "expected all tensors on one device, got " + a.device().str() + " and " + b.device().str());
 }
 
+void check_not_complex(const Tensor& x, const char* op) {
+  if (x.is_complex()) throw Error(op, std::string("not supported for complex tensors (got ") + dtype_name(x.dtype()) + ")");
+}
+
 void check_same_device(TensorList ts, const char* op) {
   for (std::size_t i = 1; i < ts.size(); ++i) check_same_device(ts[0], ts[i], op);
 }

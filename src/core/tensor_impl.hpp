@@ -167,6 +167,8 @@ void check_cpu(const Tensor& t, const char* op);
 void check_same_device(TensorList ts, const char* op);
 /// check_same_device for two tensors (no list built: it sits on every binary op's path).
 void check_same_device(const Tensor& a, const Tensor& b, const char* op);
+/// Throws phasor::Error(op, "not supported for complex tensors (got <dtype>)") for a complex x.
+void check_not_complex(const Tensor& x, const char* op);
 
 // Note [host scalars]
 // An elementwise op (arithmetic, comparisons, pow, where) of CUDA tensors also takes 0-d tensors on the

@@ -3,6 +3,8 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <cstring>
+#include <type_traits>
 
 #include "cuda/device_types.cuh"
 #include "cuda/index.hpp"
@@ -53,8 +55,10 @@ __global__ void pick_kernel(AlongDim a) {
   });
 }
 
-/// index_add / scatter_add: one thread per position, k in order.
-template <class T, bool PerPosition>
+using ::phasor::detail::ScatterKind;
+
+/// index_add / scatter_add (any kind): one thread per position, k in order.
+template <class T, bool PerPosition, ScatterKind K>
 __global__ void add_kernel(AlongDim a) {
   if (check_failed(a)) return;
   for (std::int64_t p = grid_start(); p < a.pos.numel; p += grid_step()) {
@@ -63,34 +67,60 @@ __global__ void add_kernel(AlongDim a) {
     for (std::int64_t k = 0; k < a.steps; ++k) {
       const std::int64_t j = index_at<PerPosition>(a, off, k);
       T& o = *reinterpret_cast<T*>(a.pos.data[0] + off[0] + j * a.step[0]);
-      const T v = *reinterpret_cast<const T*>(a.pos.data[1] + off[1] + k * a.step[1]);
-      if constexpr (std::is_same_v<T, bool>) o = o || v;
-      else o = ::phasor::detail::wrap_add(o, v);  // int64 wraps, as the atomic path and the CPU
+      ::phasor::detail::scatter_combine<K>(o, *reinterpret_cast<const T*>(a.pos.data[1] + off[1] + k * a.step[1]));
     }
   }
 }
 
-/// Adds v to o atomically (float, double, int64 wrapping; complex part by part).
+/// The unsigned word a compare-and-swap on a T works with (none: 0).
 template <class T>
-__device__ __forceinline__ void atomic_add(T* o, const T& v) {
-  if constexpr (std::is_same_v<T, std::int64_t>) {
-    atomicAdd(reinterpret_cast<unsigned long long*>(o), static_cast<unsigned long long>(v));
-  } else if constexpr (::phasor::detail::is_complex_v<T>) {
-    using R = ::phasor::detail::real_t<T>;
-    atomicAdd(reinterpret_cast<R*>(o), v.real());
-    atomicAdd(reinterpret_cast<R*>(o) + 1, v.imag());
+using CasWord = std::conditional_t<sizeof(T) == 4, unsigned int, unsigned long long>;
+
+/// True when kind K of T combines atomically: sums with atomicAdd (not bool), products, maxima and minima of
+/// 4- and 8-byte types with a compare-and-swap loop; replacements never (their order decides the value).
+template <class T, ScatterKind K>
+constexpr bool kAtomicKind = !std::is_same_v<T, bool> && K != ScatterKind::Replace &&
+                             (K == ScatterKind::Sum || sizeof(T) == 4 || sizeof(T) == 8);
+
+/// Combines v into o atomically as scatter_combine<K> (kAtomicKind<T, K>).
+template <class T, ScatterKind K>
+__device__ __forceinline__ void atomic_combine(T* o, const T& v) {
+  if constexpr (K == ScatterKind::Sum) {
+    if constexpr (std::is_same_v<T, std::int64_t>) {
+      atomicAdd(reinterpret_cast<unsigned long long*>(o), static_cast<unsigned long long>(v));
+    } else if constexpr (::phasor::detail::is_complex_v<T>) {
+      using R = ::phasor::detail::real_t<T>;
+      atomicAdd(reinterpret_cast<R*>(o), v.real());
+      atomicAdd(reinterpret_cast<R*>(o) + 1, v.imag());
+    } else {
+      atomicAdd(o, v);
+    }
   } else {
-    atomicAdd(o, v);
+    using W = CasWord<T>;
+    W* w = reinterpret_cast<W*>(o);
+    W seen = *w;
+    for (;;) {
+      T cur;
+      memcpy(&cur, &seen, sizeof(T));
+      T next = cur;
+      ::phasor::detail::scatter_combine<K>(next, v);
+      W want;
+      memcpy(&want, &next, sizeof(T));
+      if (want == seen) return;  // nothing changes (a max already larger, a NaN kept)
+      const W was = atomicCAS(w, seen, want);
+      if (was == seen) return;
+      seen = was;
+    }
   }
 }
 
-/// index_add / scatter_add with few positions and many steps: one thread per (position, step), atomic
-/// adds (the order of additions into one element is unspecified, as in PyTorch).
-template <class T, bool PerPosition>
+/// index_add / scatter_add with few positions and many steps: one thread per (position, step), combined
+/// atomically (the order into one element is unspecified, as in PyTorch).
+template <class T, bool PerPosition, ScatterKind K>
 __global__ void add_atomic_kernel(AlongDim a) {
   if (check_failed(a)) return;
   each_step<PerPosition>(a, false, [](char*, const char* src_k, char* out_j, const char*) {
-    atomic_add(reinterpret_cast<T*>(out_j), *reinterpret_cast<const T*>(src_k));
+    atomic_combine<T, K>(reinterpret_cast<T*>(out_j), *reinterpret_cast<const T*>(src_k));
   });
 }
 
@@ -126,17 +156,17 @@ template <class T, bool PerPosition>
 void pick(const AlongDim& a, cudaStream_t s) {
   launch_kernel(pick_kernel<T, PerPosition>, blocks_for(a.pos.numel * a.steps), kThreads, s, a);
 }
-template <class T, bool PerPosition>
+template <class T, bool PerPosition, ScatterKind K>
 void add(const AlongDim& a, cudaStream_t s) {
   // one thread per position keeps the CPU's order (deterministic) and is fast when positions are many
-  // or lines short; a few long lines (a 1-D index_add, the gradient of x[idx]) go atomic
-  if constexpr (!std::is_same_v<T, bool>) {
+  // or lines short; a few long lines (a 1-D index_add, the gradient of x[idx]) go atomic where the kind can
+  if constexpr (kAtomicKind<T, K>) {
     if (a.pos.numel < kSerialMinPositions && a.steps > 64) {
-      launch_kernel(add_atomic_kernel<T, PerPosition>, blocks_for(a.pos.numel * a.steps), kThreads, s, a);
+      launch_kernel(add_atomic_kernel<T, PerPosition, K>, blocks_for(a.pos.numel * a.steps), kThreads, s, a);
       return;
     }
   }
-  launch_kernel(add_kernel<T, PerPosition>, blocks_for(a.pos.numel), kThreads, s, a);
+  launch_kernel(add_kernel<T, PerPosition, K>, blocks_for(a.pos.numel), kThreads, s, a);
 }
 
 }  // namespace
@@ -167,11 +197,19 @@ bool along_dim(AlongOp op, Dtype dtype, const AlongDim& a, void* stream_v) {
     return true;
   }
   const bool per_pos = op == AlongOp::scatter_add;
+  bool ran = false;
   auto run = [&](auto tag) {
     using T = decltype(tag);
-    per_pos ? add<T, true>(a, s) : add<T, false>(a, s);
+    ::phasor::detail::visit_scatter(a.kind, [&](auto kc) {
+      constexpr ScatterKind K = decltype(kc)::value;
+      if constexpr (::phasor::detail::scatter_supports_v<K, T>) {
+        per_pos ? add<T, true, K>(a, s) : add<T, false, K>(a, s);
+        ran = true;
+      }
+    });
   };
   with_type<kAll>(dtype, run);
+  if (!ran) return false;
   check_launch(per_pos ? "scatter_add" : "index_add");
   return true;
 }

@@ -3,6 +3,7 @@
 #pragma once
 #include <cstdint>
 
+#include "core/scatter_rules.hpp"
 #include "cuda/elementwise.hpp"
 
 namespace phasor::cuda {
@@ -11,8 +12,8 @@ namespace phasor::cuda {
 enum class AlongOp {
   select,      ///< out[p, k] = x[p, index[k]]
   gather,      ///< out[p, k] = x[p, index[p, k]]
-  add,         ///< out[p, index[k]] += src[p, k]
-  scatter_add  ///< out[p, index[p, k]] += src[p, k]
+  add,         ///< out[p, index[k]] (kind)= src[p, k]
+  scatter_add  ///< out[p, index[p, k]] (kind)= src[p, k]
 };
 
 /// The operands of one along-dim kernel. `pos` walks every position p of the dims other than the
@@ -27,14 +28,17 @@ struct AlongDim {
   Divisor positions;                      ///< by pos.numel, for (position, step) pairs (Note [fast index division])
   const std::uint64_t* checks = nullptr;  ///< in a capture: the graph's check words; when the first is
                                           ///< set (a check failed) picks write zeros and adds add nothing
+  ::phasor::detail::ScatterKind kind = ::phasor::detail::ScatterKind::Sum;  ///< add/scatter_add: how a value lands
 };
 
 /// Runs `op` for elements of `dtype` (out and data share it) on `stream` (a cudaStream_t). Indices are
-/// already checked to lie in range. Scatters run one thread per position, walking k in order, so
-/// repeated indices never race and sums are accumulated in the CPU's order - except when there are
-/// few positions (< 16384) and long lines (> 64 steps), e.g. a 1-D index_add: then one thread per
-/// (position, step) adds atomically, in no fixed order (bool keeps the serial kernel). False when there
-/// is no kernel for the dtype.
+/// already checked to lie in range. Scatters combine as scatter_combine<kind> (core/scatter_rules.hpp) and
+/// run one thread per position, walking k in order, so repeated indices never race, sums are accumulated
+/// in the CPU's order and the last of repeated replacements wins, as on the CPU - except when there are few
+/// positions (< 16384) and long lines (> 64 steps), e.g. a 1-D index_add: then one thread per (position,
+/// step) combines atomically, in no fixed order (sums with atomicAdd; products, maxima and minima of 4- and
+/// 8-byte types with a compare-and-swap loop; replacements, bool and complex128 products keep the serial
+/// kernel). False when there is no kernel for the dtype and kind.
 bool along_dim(AlongOp op, Dtype dtype, const AlongDim& a, void* stream);
 
 /// Queues index check number `id` of a CUDA graph capture on `stream` (Note [device checks in CUDA graphs]

@@ -18,6 +18,8 @@
 
 namespace phasor::cuda::detail {
 
+using ::phasor::detail::ScatterKind;
+
 #if PHASOR_WITH_CUDA
 namespace {
 
@@ -30,7 +32,7 @@ Tensor line_view(const Tensor& t, Shape shape, std::int64_t d) {
 /// Runs `op` over the positions of `shape` (all dims but d) for out, data and (gather/scatter) index.
 void run(AlongOp op, const char* name, const Tensor& out, const Tensor& data, const Tensor* index, std::int64_t d,
          const Shape& shape, std::int64_t steps, const Tensor* index_values, std::int64_t wrap,
-         const std::uint64_t* checks) {
+         const std::uint64_t* checks, ScatterKind kind = ScatterKind::Sum) {
   const Tensor ov = line_view(out, shape, d), dv = line_view(data, shape, d);
   AlongDim a;
   if (index) {
@@ -41,6 +43,7 @@ void run(AlongOp op, const char* name, const Tensor& out, const Tensor& data, co
   }
   a.steps = steps;
   a.checks = checks;
+  a.kind = kind;
   a.positions = Divisor(std::max<std::int64_t>(a.pos.numel, 1), fits_fast_div(a.pos.numel * steps));
   const auto ds = static_cast<std::size_t>(d);
   a.step[0] = out.strides()[ds] * static_cast<std::int64_t>(itemsize(out.dtype()));
@@ -66,9 +69,9 @@ void index_select(const Tensor& out, const Tensor& x, std::int64_t d, const Tens
 }
 
 void index_add(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index, std::int64_t wrap,
-               const std::uint64_t* checks) {
+               const std::uint64_t* checks, ScatterKind kind) {
   if (src.numel() == 0) return;
-  run(AlongOp::add, "index_add", out, src, nullptr, d, src.shape(), index.numel(), &index, wrap, checks);
+  run(AlongOp::add, "index_add", out, src, nullptr, d, src.shape(), index.numel(), &index, wrap, checks, kind);
 }
 
 void gather(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index, const std::uint64_t* checks) {
@@ -77,9 +80,9 @@ void gather(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& in
 }
 
 void scatter_add(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index,
-                 const std::uint64_t* checks) {
+                 const std::uint64_t* checks, ScatterKind kind) {
   if (index.numel() == 0) return;
-  run(AlongOp::scatter_add, "scatter_add", out, src, &index, d, index.shape(), index.size(d), nullptr, 0, checks);
+  run(AlongOp::scatter_add, "scatter_add", out, src, &index, d, index.shape(), index.size(d), nullptr, 0, checks, kind);
 }
 
 void sort_lines(const Tensor& rows, const Tensor& out, std::int64_t n, bool descending) {
@@ -145,13 +148,14 @@ void random_fill(RandomKind kind, const Tensor& t, std::int64_t n, const Counter
 void index_select(const Tensor& out, const Tensor&, std::int64_t, const Tensor&, std::int64_t, const std::uint64_t*) {
   no_cuda_backend("index_select", out.device());
 }
-void index_add(const Tensor& out, const Tensor&, std::int64_t, const Tensor&, std::int64_t, const std::uint64_t*) {
+void index_add(const Tensor& out, const Tensor&, std::int64_t, const Tensor&, std::int64_t, const std::uint64_t*,
+               ScatterKind) {
   no_cuda_backend("index_add", out.device());
 }
 void gather(const Tensor& out, const Tensor&, std::int64_t, const Tensor&, const std::uint64_t*) {
   no_cuda_backend("gather", out.device());
 }
-void scatter_add(const Tensor& out, const Tensor&, std::int64_t, const Tensor&, const std::uint64_t*) {
+void scatter_add(const Tensor& out, const Tensor&, std::int64_t, const Tensor&, const std::uint64_t*, ScatterKind) {
   no_cuda_backend("scatter_add", out.device());
 }
 const std::uint64_t* check_index_in_capture(const Tensor&, std::int64_t, std::int64_t, const char*, std::string,

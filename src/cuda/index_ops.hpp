@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/scatter_rules.hpp"
 #include "cuda/graph.hpp"
 #include "cuda/random.hpp"
 #include "phasor/tensor.hpp"
@@ -16,18 +17,18 @@ namespace phasor::cuda::detail {
 /// `checks`: the words check_index_in_capture returned for this index (nullptr: checked on the host).
 void index_select(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index, std::int64_t wrap,
                   const std::uint64_t* checks = nullptr);
-/// out[..., index[k], ...] += src[..., k, ...] along dim d (out and src of one dtype; index and checks as
-/// index_select's, wrap = out's size along d).
+/// out[..., index[k], ...] (kind)= src[..., k, ...] along dim d (out and src of one dtype; index and checks as
+/// index_select's, wrap = out's size along d; scatter_combine's rules in core/scatter_rules.hpp).
 void index_add(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index, std::int64_t wrap,
-               const std::uint64_t* checks = nullptr);
+               const std::uint64_t* checks = nullptr, ::phasor::detail::ScatterKind kind = ::phasor::detail::ScatterKind::Sum);
 /// out[p] = x[p with p[d] = index[p]] over index's shape (index in range, on x's device; checks as
 /// index_select's).
 void gather(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index,
             const std::uint64_t* checks = nullptr);
-/// out[p with p[d] = index[p]] += src[p] over index's shape (out and src of one dtype; checks as
-/// index_select's).
+/// out[p with p[d] = index[p]] (kind)= src[p] over index's shape (out and src of one dtype; checks as
+/// index_select's; kind as index_add's).
 void scatter_add(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index,
-                 const std::uint64_t* checks = nullptr);
+                 const std::uint64_t* checks = nullptr, ::phasor::detail::ScatterKind kind = ::phasor::detail::ScatterKind::Sum);
 /// out (int64, lines x n) = the positions that sort each contiguous line of n elements of the CUDA tensor rows
 /// (bool, int64 or real), as Note [sort order] in core/sort.cpp.
 void sort_lines(const Tensor& rows, const Tensor& out, std::int64_t n, bool descending);
