@@ -199,6 +199,10 @@ DEVICE_CASE("cuda index: scatter, scatter_reduce, index_copy, index_reduce and i
     CHECK(got.device() == dev);
     CHECK(rel_diff(got, in_place(Device::cpu(), graph)) <= 1e-12);
   }
+  // int64 fills are exact beyond 2^53 (amin's identity without include_self is the int64 maximum)
+  const std::int64_t top = std::numeric_limits<std::int64_t>::max(), odd = (std::int64_t{1} << 53) + 1;
+  CHECK(to_vector<std::int64_t>(full({2}, top, int64, dev)) == std::vector<std::int64_t>{top, top});
+  CHECK(to_vector<std::int64_t>(zeros({3}, int64, dev).fill_(odd)) == std::vector<std::int64_t>{odd, odd, odd});
   CHECK_THROWS_WITH_AS(scatter(base.to(dev), 0, gi, src.to(dev)), doctest::Contains("index on cpu"), Error);
   CHECK_THROWS_WITH_AS(index_put(base.to(dev), {i1}, src.to(dev)), doctest::Contains("[index_put]"), Error);
 }

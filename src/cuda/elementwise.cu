@@ -45,7 +45,7 @@ void ramp(Dtype dtype, void* out, const ::phasor::detail::Ramp& r, void* stream_
   check_launch("ramp");
 }
 
-void fill(const Operands& o, double re, double im, void* stream_v) {
+void fill(const Operands& o, double re, double im, std::int64_t integer, void* stream_v) {
   if (o.numel == 0) return;
   auto stream = static_cast<cudaStream_t>(stream_v);
   with_type<kAll>(o.dtype[0], [&](auto tag) {
@@ -53,6 +53,7 @@ void fill(const Operands& o, double re, double im, void* stream_v) {
     T v;
     if constexpr (is_cplx_v<T>) v = T(static_cast<real_t<T>>(re), static_cast<real_t<T>>(im));
     else if constexpr (std::is_same_v<T, bool>) v = re != 0 || im != 0;
+    else if constexpr (std::is_same_v<T, std::int64_t>) v = integer;  // exact: a double holds 53 bits
     else v = static_cast<T>(re);
     if (o.ndim == 0 || o.numel == 1 || (o.ndim == 1 && o.strides[0][0] == static_cast<std::int64_t>(sizeof(T))))
       launch_kernel(fill_flat_kernel<T>, blocks_for(o.numel), kThreads, stream, reinterpret_cast<T*>(o.data[0]),

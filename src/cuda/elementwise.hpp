@@ -56,8 +56,8 @@ bool where(Dtype compute, const Operands& ops, void* stream);
 /// torch.lerp's two forms (Note [lerp]), no value.
 bool ternary(const char* op, Dtype compute, const Operands& ops, double value_re, double value_im,
              std::int64_t value_int, void* stream);
-/// Sets every element of ops.data[0] (ops.count == 1) to re + i im converted to its dtype.
-void fill(const Operands& ops, double re, double im, void* stream);
+/// Sets every element of ops.data[0] (ops.count == 1) to re + i im converted to its dtype (int64: `integer`).
+void fill(const Operands& ops, double re, double im, std::int64_t integer, void* stream);
 
 /// Writes `r` (core/ramp.hpp) into the contiguous device memory `out` of dtype `dtype` (not bool) on `stream`.
 void ramp(Dtype dtype, void* out, const ::phasor::detail::Ramp& r, void* stream);

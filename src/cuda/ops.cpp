@@ -161,7 +161,7 @@ void fill(const Tensor& out, const Scalar& v) {
   const Operands o = operands({&out}, "fill_");
   Launch l(out);
   const auto c = v.to_complex();
-  cuda::fill(o, c.real(), c.imag(), l.stream);
+  cuda::fill(o, c.real(), c.imag(), v.to_int(), l.stream);
 }
 
 void ramp(const char* op, const Tensor& out, const ::phasor::detail::Ramp& r) {
