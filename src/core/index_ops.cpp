@@ -44,28 +44,38 @@ void check_index_kind(const Tensor& index, const char* op) {
 /// What follows "index <value>" in the range error of index_select / index_add (eager and in a CUDA graph replay).
 std::string range_suffix(std::int64_t size) { return " out of range for a dim of size " + std::to_string(size); }
 
-/// Index values of a 0-d/1-D int64 tensor, wrapped into [0, size) (negative counts from the end).
-std::vector<std::int64_t> wrapped_index(const Tensor& index, std::int64_t size, const char* op) {
+/// Index values of a 0-d/1-D int64 tensor, wrapped into [0, size) (negative counts from the end), as a contiguous
+/// 1-D int64 tensor on the host: the index itself when it is one already and needs no wrapping.
+Tensor wrapped_index(const Tensor& index, std::int64_t size, const char* op) {
   check_index_kind(index, op);
-  std::vector<std::int64_t> v(static_cast<std::size_t>(index.numel()));
   // read on the host: directly on a CPU device (virtual ones too), through a copy from any other
   const Tensor flat = index.reshape({-1});
   const Tensor ic = (flat.device().is_cpu() ? flat : flat.to(Device::cpu())).contiguous();
   const auto* p = ic.data<std::int64_t>();
-  for (std::size_t i = 0; i < v.size(); ++i) {
-    const std::int64_t j = p[i];
-    if (j < -size || j >= size)
-      throw Error(op, "index " + std::to_string(j) + range_suffix(size));
-    v[i] = j < 0 ? j + size : j;
+  const std::int64_t n = ic.numel();
+  // one unsigned compare per value tests both ends (values in [-size, size) map to [0, 2 size)); no branch, so
+  // the loop vectorizes
+  const auto shift = static_cast<std::uint64_t>(size), span = 2 * shift;
+  unsigned bad = 0, negative = 0;
+  for (std::int64_t i = 0; i < n; ++i) {
+    bad |= static_cast<unsigned>(static_cast<std::uint64_t>(p[i]) + shift >= span);
+    negative |= static_cast<unsigned>(p[i] < 0);
   }
-  return v;
+  if (bad)
+    for (std::int64_t i = 0; i < n; ++i)
+      if (p[i] < -size || p[i] >= size) throw Error(op, "index " + std::to_string(p[i]) + range_suffix(size));
+  if (!negative) return ic;
+  Tensor w = make_tensor({n}, Dtype::Int64, Device::cpu());
+  auto* q = w.data<std::int64_t>();
+  for (std::int64_t i = 0; i < n; ++i) q[i] = p[i] < 0 ? p[i] + size : p[i];
+  return w;
 }
 
 /// The index of index_select / index_add, checked against a dim of `size`: wrapped host values for a
 /// CPU target; for a CUDA target an int64 1-D tensor on that device, which the kernel reads (wrapping
 /// negative values itself), and inside a CUDA graph capture the words of its device-side check.
 struct AlongIndex {
-  std::vector<std::int64_t> host;
+  Tensor host;  ///< CPU target: the wrapped values (wrapped_index)
   Tensor device;
   std::int64_t count = 0;
   const std::uint64_t* checks = nullptr;
@@ -91,8 +101,8 @@ AlongIndex along_index(const Tensor& index, std::int64_t size, Device target, bo
     throw Error(op, "index" + range_suffix(size));
   }
   r.host = wrapped_index(index, size, op);
-  r.count = static_cast<std::int64_t>(r.host.size());
-  if (target.is_cuda()) r.device = from_vector(r.host, std::nullopt, target);
+  r.count = r.host.numel();
+  if (target.is_cuda()) r.device = r.host.to(target);
   return r;
 }
 
@@ -137,6 +147,10 @@ void visit_scatter_dtype(Dtype dt, ScatterKind k, const char* op, F&& body) {
 /// `i_inner`. For a fixed i, k always increases (so accumulation order never depends on tiling).
 template <class F>
 inline void tiled(std::int64_t K, std::int64_t n, bool i_inner, F&& f) {
+  if (n == 1) {  // one position (a 1-D op): a plain loop, i folded away
+    for (std::int64_t k = 0; k < K; ++k) f(k, std::int64_t{0});
+    return;
+  }
   constexpr std::int64_t B = 64;
   for (std::int64_t k0 = 0; k0 < K; k0 += B) {
     const std::int64_t k1 = std::min(K, k0 + B);
@@ -161,12 +175,11 @@ constexpr std::int64_t elems(std::int64_t bytes) {
 /// out[..., k, ...] = x[..., index[k], ...] (out has index.count elements along d).
 void index_select_kernel(const Tensor& out, const Tensor& x, std::int64_t d, const AlongIndex& index) {
   if (out.device().is_cuda()) return cuda::detail::index_select(out, x, d, index.device, x.size(d), index.checks);
-  const std::vector<std::int64_t>& idx = index.host;
-  const auto K = static_cast<std::int64_t>(idx.size());
+  const std::int64_t K = index.count;
   visit_dtype(x.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     const std::int64_t od = dim_stride(out, d), xd = dim_stride(x, d);
-    const std::int64_t* ip = idx.data();
+    const std::int64_t* ip = index.host.data<std::int64_t>();
     for_each_line({out, x}, out.shape(), d, K, [&](char** p, const std::int64_t* s, std::int64_t n) {
       T* o = reinterpret_cast<T*>(p[0]);
       const T* xs = reinterpret_cast<const T*>(p[1]);
@@ -185,13 +198,12 @@ void index_scatter_kernel(const Tensor& out, const Tensor& src, std::int64_t d, 
                           const char* op) {
   if (out.device().is_cuda())
     return cuda::detail::index_add(out, src, d, index.device, out.size(d), index.checks, kind);
-  const std::vector<std::int64_t>& idx = index.host;
-  const auto K = static_cast<std::int64_t>(idx.size());
+  const std::int64_t K = index.count;
   visit_scatter_dtype(out.dtype(), kind, op, [&](auto tag, auto kc) {
     using T = typename decltype(tag)::type;
     constexpr ScatterKind Kd = decltype(kc)::value;
     const std::int64_t od = dim_stride(out, d), sd = dim_stride(src, d);
-    const std::int64_t* ip = idx.data();
+    const std::int64_t* ip = index.host.data<std::int64_t>();
     for_each_line({out, src}, src.shape(), d, K, [&](char** p, const std::int64_t* s, std::int64_t n) {
       T* o = reinterpret_cast<T*>(p[0]);
       const T* ss = reinterpret_cast<const T*>(p[1]);
@@ -299,14 +311,13 @@ const std::uint64_t* check_gather_index(const Tensor& x, std::int64_t d, const T
   const std::int64_t m = ic.numel();
   // range check in parallel (indices can be as many as the output elements); the message names
   // the first offending value
-  std::int64_t lo = 0, hi = 0;
+  // (one unsigned compare finds both ends: a negative value is a huge unsigned one)
+  const auto un = static_cast<std::uint64_t>(n);
+  unsigned bad = 0;
   const int threads = m >= 2 * kParallelGrain ? get_num_threads() : 1;
-#pragma omp parallel for num_threads(threads) schedule(static) reduction(min : lo) reduction(max : hi) if (threads > 1)
-  for (std::int64_t i = 0; i < m; ++i) {
-    lo = std::min(lo, p[i]);
-    hi = std::max(hi, p[i]);
-  }
-  if (lo < 0 || hi >= n)
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(| : bad) if (threads > 1)
+  for (std::int64_t i = 0; i < m; ++i) bad |= static_cast<unsigned>(static_cast<std::uint64_t>(p[i]) >= un);
+  if (bad)
     for (std::int64_t i = 0; i < m; ++i)
       if (p[i] < 0 || p[i] >= n) throw Error(op, "index " + std::to_string(p[i]) + suffix());
   return nullptr;
@@ -440,8 +451,8 @@ Tensor scatter_apply(const Scatter& S, const Tensor& x, const Tensor& src);
 Scatter make_scatter(const Tensor& x, std::int64_t dim, const Tensor& index, bool per_element, const Tensor& src,
                      Reduce reduce, bool include_self, bool trusted, const char* op);
 
-/// A validated scatter (Note [scatter reductions]).
-struct Scatter {
+/// What a scatter does (Note [scatter reductions]): all its gradient needs, so cheap to copy.
+struct ScatterSpec {
   const char* op = "";
   std::int64_t d = 0;
   Tensor index;               ///< the caller's index
@@ -449,9 +460,7 @@ struct Scatter {
   bool trusted = false;       ///< the index was built in range: no check (here, in pull and push)
   Reduce reduce = Reduce::sum;
   bool include_self = true;
-  Shape land;                             ///< the shape of the values that land (the index's or src's)
-  AlongIndex along;                       ///< index_*: the index for the kernels
-  const std::uint64_t* checks = nullptr;  ///< scatter*: a CUDA graph capture's check words
+  Shape land;                 ///< the shape of the values that land (the index's or src's)
 
   /// src viewed as the values that land (scatter* reads only the index's part of a larger src).
   Tensor landing(const Tensor& src) const {
@@ -460,6 +469,17 @@ struct Scatter {
       if (s.size(k) != land[static_cast<std::size_t>(k)]) s = s.narrow(k, 0, land[static_cast<std::size_t>(k)]);
     return s;
   }
+  /// t (x's shape) read where each landing value lands (`land`'s shape).
+  Tensor pull(const Tensor& t) const { return per_element ? gather_impl(t, d, index, trusted) : index_select_impl(t, d, index, trusted); }
+  /// This scatter's index applied to other tensors, differentiably.
+  Tensor push(const Tensor& base, const Tensor& src, Reduce r, bool self) const;
+};
+
+/// A validated scatter with its index prepared for the kernels.
+struct Scatter : ScatterSpec {
+  AlongIndex along;                       ///< index_*: the index for the kernels
+  const std::uint64_t* checks = nullptr;  ///< scatter*: a CUDA graph capture's check words
+
   /// out (x's shape and dtype) (kind)= src (`land`'s shape) with one kernel.
   void run(const Tensor& out, const Tensor& src, ScatterKind k) const {
     if (per_element) scatter_kernel(out, src, d, index, checks, k, op);
@@ -477,13 +497,11 @@ struct Scatter {
     count = count.clamp_min(1);
     copy_into(out, is_floating_or_complex(out.dtype()) ? out / count.to(to_real(out.dtype())) : div(out, count, "floor"));
   }
-  /// t (x's shape) read where each landing value lands (`land`'s shape).
-  Tensor pull(const Tensor& t) const { return per_element ? gather_impl(t, d, index, trusted) : index_select_impl(t, d, index, trusted); }
-  /// This scatter's index applied to other tensors, differentiably.
-  Tensor push(const Tensor& base, const Tensor& src, Reduce r, bool self) const {
-    return scatter_apply(make_scatter(base, d, index, per_element, src, r, self, trusted, op), base, src);
-  }
 };
+
+Tensor ScatterSpec::push(const Tensor& base, const Tensor& src, Reduce r, bool self) const {
+  return scatter_apply(make_scatter(base, d, index, per_element, src, r, self, trusted, op), base, src);
+}
 
 /// Checks a scatter's operands (nothing changes on an error) and prepares its index.
 Scatter make_scatter(const Tensor& x, std::int64_t dim, const Tensor& index, bool per_element, const Tensor& src,
@@ -518,7 +536,7 @@ Scatter make_scatter(const Tensor& x, std::int64_t dim, const Tensor& index, boo
 }
 
 /// The gradients of x and src (the landing values) of Note [scatter reductions].
-G scatter_backward(const Scatter& S, const Ctx& c, const Tensor& g) {
+G scatter_backward(const ScatterSpec& S, const Ctx& c, const Tensor& g) {
   const bool want_x = c.needs_grad(0), want_s = c.needs_grad(1);
   const Dtype rd = to_real(g.dtype());
   const Device dev = g.device();
@@ -619,7 +637,7 @@ Tensor scatter_apply(const Scatter& S, const Tensor& x, const Tensor& src) {
         S.into(out, in[1]);
         return out;
       },
-      [S](const Ctx& c, const G& g) { return scatter_backward(S, c, g[0]); });
+      [spec = static_cast<const ScatterSpec&>(S)](const Ctx& c, const G& g) { return scatter_backward(spec, c, g[0]); });
 }
 
 Tensor scatter_sum(const Tensor& x, std::int64_t d, const Tensor& index, bool per_element, const Tensor& src, bool trusted) {

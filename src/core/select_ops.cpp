@@ -399,9 +399,49 @@ Tensor index_put_impl(const Tensor& x, const std::vector<Tensor>& indices, const
     return composite(op, {x, values}, [&] { return accumulate ? x + values : values.expand(x.shape()).clone(); });
   }
   const Shape B = broadcast_shapes(shapes, op);
-  // the flat position of each indexed element in the indexed dims, row-major
+  // the flat position of each indexed element in the indexed dims, row-major: on the host one pass checks,
+  // wraps and combines the indices; on a device tensor ops do
+  std::int64_t count = 1;
+  for (auto b : B) count *= b;
   Tensor pos;
-  {
+  if (x.device().is_cpu()) {
+    std::vector<Tensor> held;
+    std::vector<const std::int64_t*> ptr;
+    std::vector<std::int64_t> size;
+    for (auto k : D) {
+      held.push_back(per_dim[static_cast<std::size_t>(k)].broadcast_to(B).contiguous());
+      ptr.push_back(held.back().data<std::int64_t>());
+      size.push_back(x.size(k));
+    }
+    // the range: one unsigned compare per value ([-n, n) maps to [0, 2n)), no branch, so it vectorizes
+    unsigned negative = 0;
+    for (std::size_t j = 0; j < D.size(); ++j) {
+      const std::int64_t n = size[j];
+      const auto shift = static_cast<std::uint64_t>(n);
+      unsigned bad = 0;
+      for (std::int64_t e = 0; e < count; ++e) {
+        bad |= static_cast<unsigned>(static_cast<std::uint64_t>(ptr[j][e]) + shift >= 2 * shift);
+        negative |= static_cast<unsigned>(ptr[j][e] < 0);
+      }
+      if (bad)
+        for (std::int64_t e = 0; e < count; ++e)
+          if (ptr[j][e] < -n || ptr[j][e] >= n)
+            throw Error(op, "index " + std::to_string(ptr[j][e]) + " out of range for dim " + std::to_string(D[j]) +
+                                " of size " + std::to_string(n));
+    }
+    if (D.size() == 1 && !negative) {
+      pos = held[0].reshape({-1});  // the index itself
+    } else {
+      pos = make_tensor({count}, Dtype::Int64, x.device());
+      auto* out = pos.data<std::int64_t>();
+      std::fill(out, out + count, std::int64_t{0});
+      for (std::size_t j = 0; j < D.size(); ++j) {
+        const std::int64_t n = size[j];
+        const std::int64_t* v = ptr[j];
+        for (std::int64_t e = 0; e < count; ++e) out[e] = out[e] * n + (v[e] < 0 ? v[e] + n : v[e]);
+      }
+    }
+  } else {
     NoGradGuard ng;
     std::int64_t stride = 1;
     for (std::size_t j = D.size(); j-- > 0;) {
