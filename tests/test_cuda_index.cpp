@@ -199,6 +199,18 @@ DEVICE_CASE("cuda index: scatter, scatter_reduce, index_copy, index_reduce and i
     CHECK(got.device() == dev);
     CHECK(rel_diff(got, in_place(Device::cpu(), graph)) <= 1e-12);
   }
+  // Tensor::index with several tensors and a mask; index_put_ through a view of integers, slices and tensors
+  const Tensor x3 = sample({4, 5, 6}, float64);
+  const Tensor a0 = from_vector<std::int64_t>({3, 0, -1}), a2 = from_vector<std::int64_t>({5, 5, 0});
+  const Tensor m3 = x3.select(0, 0) > 0.0;
+  CHECK(rel_diff(x3.to(dev).index({a0.to(dev), Slice(), a2.to(dev)}), x3.index({a0, Slice(), a2})) == 0);
+  CHECK(rel_diff(x3.to(dev).index({Slice(), m3.to(dev)}), x3.index({Slice(), m3})) == 0);
+  Tensor yd = x3.to(dev).clone(), yc = x3.clone();
+  yd.index_put_({1, Slice(), a2.to(dev)}, 2.5);
+  yc.index_put_({1, Slice(), a2}, 2.5);
+  yd.index_put_({a0.to(dev), Slice(1, 3)}, x3.index({a0, Slice(1, 3)}).to(dev), true);
+  yc.index_put_({a0, Slice(1, 3)}, x3.index({a0, Slice(1, 3)}), true);
+  CHECK(rel_diff(yd, yc) <= 1e-15);
   // int64 fills are exact beyond 2^53 (amin's identity without include_self is the int64 maximum)
   const std::int64_t top = std::numeric_limits<std::int64_t>::max(), odd = (std::int64_t{1} << 53) + 1;
   CHECK(to_vector<std::int64_t>(full({2}, top, int64, dev)) == std::vector<std::int64_t>{top, top});

@@ -485,3 +485,84 @@ TEST_CASE("replace gradients go to the value that lands last; index_put's throug
                               {leaf64({3, 4}), leaf64({})}));
   }
 }
+
+// ---- Tensor::index with tensors, Tensor::index_put_ ----------------------------------------------------------
+TEST_CASE("Tensor::index with several tensors follows numpy's rule (integers select first, as PyTorch)") {
+  manual_seed(77);
+  const Tensor x = randn({3, 4, 5}, float64);
+  const auto xv = vals(x);
+  const auto at = [&](std::int64_t a, std::int64_t b, std::int64_t c) { return xv[static_cast<std::size_t>((a * 4 + b) * 5 + c)]; };
+  const I i0 = {2, 0}, i1 = {3, -1}, i2 = {4, 0, 1};
+  {  // adjacent at the front: (2, 5)
+    const Tensor r = x.index({ix(i0), ix(i1)});
+    REQUIRE(r.shape() == Shape{2, 5});
+    std::vector<double> want;
+    for (int b = 0; b < 2; ++b)
+      for (int c = 0; c < 5; ++c) want.push_back(at(i0[b], (i1[b] + 4) % 4, c));
+    CHECK(vals(r) == want);
+  }
+  {  // adjacent after a slice: (3, 2, 3) from broadcast (2, 1) and (3,)
+    const Tensor r = x.index({Slice(), ix(i0, {2, 1}), ix(i2)});
+    REQUIRE(r.shape() == Shape{3, 2, 3});
+    std::vector<double> want;
+    for (int a = 0; a < 3; ++a)
+      for (int p = 0; p < 2; ++p)
+        for (int q = 0; q < 3; ++q) want.push_back(at(a, i0[p], i2[q]));
+    CHECK(vals(r) == want);
+  }
+  {  // split by a slice: the index dims first, (3, 4)
+    const Tensor r = x.index({ix({1, 2, 0}), Slice(), ix(i2)});
+    REQUIRE(r.shape() == Shape{3, 4});
+    std::vector<double> want;
+    const I a0 = {1, 2, 0};
+    for (int p = 0; p < 3; ++p)
+      for (int m = 0; m < 4; ++m) want.push_back(at(a0[p], m, i2[p]));
+    CHECK(vals(r) == want);
+  }
+  {  // a mask over two dims, an integer then a tensor, Ellipsis then a tensor
+    const Tensor mask = randn({3, 4}) > 0.0;
+    const auto mv = to_vector<bool>(mask);
+    std::vector<double> want;
+    for (int a = 0; a < 3; ++a)
+      for (int b = 0; b < 4; ++b)
+        if (mv[static_cast<std::size_t>(a * 4 + b)])
+          for (int c = 0; c < 5; ++c) want.push_back(at(a, b, c));
+    CHECK(vals(x.index({mask})) == want);
+    const Tensor r = x.index({0, Slice(), ix(i2)});
+    REQUIRE(r.shape() == Shape{4, 3});
+    CHECK(vals(r) == vals(index_select(x.select(0, 0), 1, ix(i2))));
+    CHECK(vals(x.index({Ellipsis, ix(i2)})) == vals(index_select(x, 2, ix(i2))));
+    CHECK(x.index({ix(i0), None, ix({1, 1})}).shape() == Shape{2, 1, 5});
+  }
+  CHECK(autodiff::gradcheck([&](const V& in) { return in[0].index({ix({1, 2, 1}), Slice(), ix({4, 0, 4})}); }, {leaf64({3, 4, 5})}));
+  CHECK(autodiff::gradgradcheck([&](const V& in) { return in[0].index({Slice(), ix({3, 3}), ix({0, 1})}).pow(2.0); }, {leaf64({3, 4, 5})}));
+}
+
+TEST_CASE("Tensor::index_put_ with slices, integers and tensors writes this through its view") {
+  const Tensor base = seq({3, 4});
+  Tensor y = base.clone();
+  y.index_put_({Slice(), ix({3, 0})}, vec({-1, -2}));  // the values broadcast over the rows
+  CHECK(vals(y) == vals(index_put(base, {Tensor(), ix({3, 0})}, vec({-1, -2}))));
+  y = base.clone();
+  y.index_put_({1, Slice(1, 3)}, 7.0);
+  CHECK(vals(y) == std::vector<double>{0, 1, 2, 3, 4, 7, 7, 7, 8, 9, 10, 11});
+  y = base.clone();
+  y.index_put_({2, ix({0, 0, 3})}, vec({1, 2, 3}), true);  // a view of row 2, accumulated
+  CHECK(vals(y) == std::vector<double>{0, 1, 2, 3, 4, 5, 6, 7, 11, 9, 10, 14});
+  y = base.clone();
+  y.index_put_({y > 5.0}, 0.0);
+  CHECK(vals(y) == vals(base.clamp_max(5.0).masked_fill(base > 5.0, 0.0)));
+  y = base.clone();
+  y.index_put_({Ellipsis}, vec({1, 2, 3, 4}), true);  // no tensor: the whole view
+  CHECK(vals(y) == vals(base + vec({1, 2, 3, 4})));
+  // with a graph on a non-view: the gradient of index_put
+  const Tensor a = base.clone().requires_grad_(), b = base.clone().requires_grad_();
+  Tensor z = a * 3.0;
+  z.index_put_({ix({2, 0}), ix({1, 1})}, vec({5, 6}));
+  z.sum().backward();
+  index_put(b * 3.0, {ix({2, 0}), ix({1, 1})}, vec({5, 6})).sum().backward();
+  CHECK(vals(a.grad()) == vals(b.grad()));
+  CHECK(vals(a.grad()) == std::vector<double>{3, 0, 3, 3, 3, 3, 3, 3, 3, 0, 3, 3});
+  CHECK_THROWS_WITH_AS(y.index_put_({0, 0, 0}, 1.0), Contains("[index_put_] too many indices (3) for a tensor of 2 dims"), Error);
+  CHECK_THROWS_WITH_AS(y.index_put_({ix({0}), ix({4})}, 1.0), Contains("[index_put_] index 4 out of range for dim 1 of size 4"), Error);
+}

@@ -94,7 +94,7 @@ struct EllipsisIndex {};
 inline constexpr NoneIndex None{};          ///< new axis (numpy's None)
 inline constexpr EllipsisIndex Ellipsis{};  ///< numpy's `...`
 
-/// One entry of Tensor::index: an integer, a Slice, None, Ellipsis, or a 1-D int64/bool tensor.
+/// One entry of Tensor::index: an integer, a Slice, None, Ellipsis, or an int64/bool tensor.
 class TensorIndex {
  public:
   /// Selects one position (removes the dim).
@@ -107,7 +107,8 @@ class TensorIndex {
   TensorIndex(NoneIndex n) : v_(n) {}
   /// Expands to full slices.
   TensorIndex(EllipsisIndex e) : v_(e) {}
-  /// Selects positions with a 1-D int64 tensor, or a mask with a bool tensor (at most one per index).
+  /// Selects positions with an int64 tensor, or a mask with a bool tensor (over as many dims); undefined: a
+  /// whole dim.
   TensorIndex(const Tensor& t);
   /// The held alternative.
   const std::variant<std::int64_t, Slice, NoneIndex, EllipsisIndex, std::shared_ptr<Tensor>>& value() const { return v_; }
@@ -270,7 +271,8 @@ class Tensor {
   Tensor real() const;
   /// Imaginary part of a complex tensor as a view.
   Tensor imag() const;
-  /// numpy-style indexing: integers, Slice, None, Ellipsis, one int64/bool tensor.
+  /// numpy-style indexing: integers, Slice, None, Ellipsis (a view), and int64 or bool tensors (a copy;
+  /// several broadcast together, their dims in place when adjacent, first otherwise; integers select first).
   Tensor index(const std::vector<TensorIndex>& indices) const;
 
   // ---- autograd ---------------------------------------------------------------------------
@@ -424,8 +426,11 @@ class Tensor {
   /// in place index_reduce
   Tensor& index_reduce_(std::int64_t dim, const Tensor& index, const Tensor& source, const std::string& reduce,
                         bool include_self = true);
-  /// in place index_put: this[indices] = values (+= when accumulate)
-  Tensor& index_put_(const std::vector<Tensor>& indices, const Tensor& values, bool accumulate = false);
+  /// this[indices] = values (+= when accumulate), values broadcast to this[indices]'s shape, as libtorch's
+  /// index_put_: the integers, slices, None and Ellipsis pick a view, the tensors index it as index_put's
+  Tensor& index_put_(const std::vector<TensorIndex>& indices, const Tensor& values, bool accumulate = false);
+  /// this[indices] = value
+  Tensor& index_put_(const std::vector<TensorIndex>& indices, const Scalar& value);
 
   // ---- reductions (empty dims = all dims) ------------------------------------------------
   Tensor sum(const Shape& dims = {}, bool keepdim = false) const;   ///< sum

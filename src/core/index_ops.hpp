@@ -1,6 +1,8 @@
 // src/core/index_ops.hpp - library-internal entry points of the along-dim ops (core/index_ops.cpp).
 #pragma once
 #include <cstdint>
+#include <utility>
+#include <vector>
 
 #include "phasor/tensor.hpp"
 
@@ -21,5 +23,15 @@ Tensor index_copy_trusted(const Tensor& x, std::int64_t dim, const Tensor& index
 /// gather for an index the caller built in range (values in [0, size) of x's dim): not range-checked on any
 /// device (on a GPU no check waits for the device), in the gradient (a scatter_add) neither.
 Tensor gather_trusted(const Tensor& x, std::int64_t dim, const Tensor& index);
+
+/// Tensor::index's integers, slices, None and Ellipsis applied to x as a view, and its tensors as index_put's
+/// list over that view (one entry per leading dim: undefined for a whole dim, a bool mask for as many dims);
+/// throws naming op for too many indices or a second ellipsis (core/views.cpp).
+std::pair<Tensor, std::vector<Tensor>> basic_index(const Tensor& x, const std::vector<TensorIndex>& indices,
+                                                   const char* op);
+
+/// x[indices] for index_put's list (Note [index_put] in core/select_ops.cpp): the indexed dims' broadcast
+/// index dims in place when adjacent, first otherwise; x itself when no entry is defined.
+Tensor advanced_index(const Tensor& x, const std::vector<Tensor>& indices, const char* op);
 
 }  // namespace phasor::detail

@@ -338,24 +338,34 @@ Tensor Tensor::repeat_interleave(std::int64_t repeats, std::optional<std::int64_
   return phasor::repeat_interleave(*this, repeats, dim);
 }
 
-// ---- index_put --------------------------------------------------------------------------------------------------
+// ---- advanced indexing: x[indices] and index_put -------------------------------------------------------------
 // Note [index_put]
-// x[indices] = values (or += with accumulate) is one index_copy (index_add) along dim 0 of a view of x whose
-// first dim is the indexed dims flattened: each index is checked and wrapped, the broadcast indices become one
-// row-major position, the indexed dims move to the front (where numpy's rule puts them: in place when they are
-// adjacent, first otherwise) and values, broadcast to x[indices]'s shape, are laid out to match. A bool index
-// stands for its nonzero coordinates. The gradient is index_copy's (index_add's) through those views.
+// x[indices] (Tensor::index with tensors) is one index_select, and x[indices] = values (index_put; += with
+// accumulate) one index_copy (index_add), along dim 0 of a view of x whose first dim is the indexed dims
+// flattened: each index is checked and wrapped, the broadcast indices become one row-major position, the
+// indexed dims move to the front (where numpy's rule puts the broadcast index dims in x[indices]: in place when
+// the indexed dims are adjacent, first otherwise) and values, broadcast to x[indices]'s shape, are laid out to
+// match. A bool index stands for its nonzero coordinates. Gradients are those ops' through the views.
 
 namespace detail {
 namespace {
 
-/// The work of index_put: returns the result of putting values (x's dtype) into x at indices.
-Tensor index_put_impl(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate,
-                      const char* op) {
-  if (!values.defined()) throw Error(op, "values is undefined");
-  check_same_device(x, values, op);
-  if (values.dtype() != x.dtype())
-    throw Error(op, std::string("values must have the input's dtype ") + dtype_name(x.dtype()) + ", got " + dtype_name(values.dtype()));
+/// The plan of x[indices] (Note [index_put]).
+struct Advanced {
+  std::vector<std::int64_t> dims;  ///< the indexed dims of x
+  Shape B;                         ///< the broadcast shape of their indices
+  Tensor pos;                      ///< the flat row-major position of each indexed element, numel(B), in range
+  Shape perm, inverse;             ///< x's dims with the indexed ones first, and back
+  Shape rest;                      ///< the sizes of the other dims, in order
+  Shape target;                    ///< x[indices]'s shape
+  bool adjacent = true;            ///< the indexed dims are adjacent (B takes their place in target)
+  std::int64_t span = 1;           ///< the number of positions in the indexed dims
+};
+
+/// Plans x[indices] for index_put's list (one entry per leading dim: an int64 tensor, a bool mask over as many
+/// dims, undefined for the whole dim); throws naming op for a bad entry or an index out of range. dims is
+/// empty when no entry is defined.
+Advanced plan_advanced(const Tensor& x, const std::vector<Tensor>& indices, const char* op) {
   // one entry per leading dim of x: an int64 index, or undefined for the whole dim
   std::vector<Tensor> per_dim;
   for (std::size_t j = 0; j < indices.size(); ++j) {
@@ -382,34 +392,26 @@ Tensor index_put_impl(const Tensor& x, const std::vector<Tensor>& indices, const
   }
   if (static_cast<std::int64_t>(per_dim.size()) > x.dim())
     throw Error(op, "too many indices (" + std::to_string(per_dim.size()) + ") for the input of shape " + shape_str(x.shape()));
-  std::vector<std::int64_t> D;  // the indexed dims
+  Advanced a;
   std::vector<Shape> shapes;
   for (std::size_t k = 0; k < per_dim.size(); ++k)
-    if (per_dim[k].defined()) D.push_back(static_cast<std::int64_t>(k)), shapes.push_back(per_dim[k].shape());
-  const auto fits = [&](const Shape& target) {
-    const Shape& vs = values.shape();
-    bool ok = vs.size() <= target.size();
-    for (std::size_t k = 1; ok && k <= vs.size(); ++k)
-      ok = vs[vs.size() - k] == 1 || vs[vs.size() - k] == target[target.size() - k];
-    if (!ok)
-      throw Error(op, "values of shape " + shape_str(vs) + " cannot be broadcast to the indexed shape " + shape_str(target));
-  };
-  if (D.empty()) {  // every element
-    fits(x.shape());
-    return composite(op, {x, values}, [&] { return accumulate ? x + values : values.expand(x.shape()).clone(); });
+    if (per_dim[k].defined()) a.dims.push_back(static_cast<std::int64_t>(k)), shapes.push_back(per_dim[k].shape());
+  if (a.dims.empty()) {
+    a.target = x.shape();
+    return a;
   }
-  const Shape B = broadcast_shapes(shapes, op);
+  const std::vector<std::int64_t>& D = a.dims;
+  a.B = broadcast_shapes(shapes, op);
+  std::int64_t count = 1;
+  for (auto b : a.B) count *= b;
   // the flat position of each indexed element in the indexed dims, row-major: on the host one pass checks,
   // wraps and combines the indices; on a device tensor ops do
-  std::int64_t count = 1;
-  for (auto b : B) count *= b;
-  Tensor pos;
   if (x.device().is_cpu()) {
     std::vector<Tensor> held;
     std::vector<const std::int64_t*> ptr;
     std::vector<std::int64_t> size;
     for (auto k : D) {
-      held.push_back(per_dim[static_cast<std::size_t>(k)].broadcast_to(B).contiguous());
+      held.push_back(per_dim[static_cast<std::size_t>(k)].broadcast_to(a.B).contiguous());
       ptr.push_back(held.back().data<std::int64_t>());
       size.push_back(x.size(k));
     }
@@ -430,10 +432,10 @@ Tensor index_put_impl(const Tensor& x, const std::vector<Tensor>& indices, const
                                 " of size " + std::to_string(n));
     }
     if (D.size() == 1 && !negative) {
-      pos = held[0].reshape({-1});  // the index itself
+      a.pos = held[0].reshape({-1});  // the index itself
     } else {
-      pos = make_tensor({count}, Dtype::Int64, x.device());
-      auto* out = pos.data<std::int64_t>();
+      a.pos = make_tensor({count}, Dtype::Int64, x.device());
+      auto* out = a.pos.data<std::int64_t>();
       std::fill(out, out + count, std::int64_t{0});
       for (std::size_t j = 0; j < D.size(); ++j) {
         const std::int64_t n = size[j];
@@ -450,60 +452,125 @@ Tensor index_put_impl(const Tensor& x, const std::vector<Tensor>& indices, const
       if (check_index_values(i, -n, n, "for dim " + std::to_string(D[j]) + " of size " + std::to_string(n), op))
         i = i.clamp(-n, std::max<std::int64_t>(n - 1, 0));
       i = where(i < 0, i + n, i) * stride;
-      pos = pos.defined() ? pos + i : i;
+      a.pos = a.pos.defined() ? a.pos + i : i;
       stride *= n;
     }
-    pos = pos.broadcast_to(B).reshape({-1});
+    a.pos = a.pos.broadcast_to(a.B).reshape({-1});
   }
-  const bool adjacent = D.back() - D.front() + 1 == static_cast<std::int64_t>(D.size());
-  Shape perm(D.begin(), D.end()), rest, target;
+  a.adjacent = D.back() - D.front() + 1 == static_cast<std::int64_t>(D.size());
+  a.perm.assign(D.begin(), D.end());
   for (std::int64_t k = 0; k < x.dim(); ++k)
-    if (std::find(D.begin(), D.end(), k) == D.end()) perm.push_back(k), rest.push_back(x.size(k));
-  if (adjacent) {
-    target.assign(x.shape().begin(), x.shape().begin() + D.front());
-    target.insert(target.end(), B.begin(), B.end());
-    target.insert(target.end(), x.shape().begin() + D.back() + 1, x.shape().end());
+    if (std::find(D.begin(), D.end(), k) == D.end()) a.perm.push_back(k), a.rest.push_back(x.size(k));
+  if (a.adjacent) {
+    a.target.assign(x.shape().begin(), x.shape().begin() + D.front());
+    a.target.insert(a.target.end(), a.B.begin(), a.B.end());
+    a.target.insert(a.target.end(), x.shape().begin() + D.back() + 1, x.shape().end());
   } else {
-    target = B;
-    target.insert(target.end(), rest.begin(), rest.end());
+    a.target = a.B;
+    a.target.insert(a.target.end(), a.rest.begin(), a.rest.end());
   }
-  fits(target);
-  Shape inverse(perm.size());
-  for (std::size_t k = 0; k < perm.size(); ++k) inverse[static_cast<std::size_t>(perm[k])] = static_cast<std::int64_t>(k);
-  std::int64_t span = 1;
-  for (auto d : D) span *= x.size(d);
+  a.inverse.resize(a.perm.size());
+  for (std::size_t k = 0; k < a.perm.size(); ++k) a.inverse[static_cast<std::size_t>(a.perm[k])] = static_cast<std::int64_t>(k);
+  for (auto d : D) a.span *= x.size(d);
+  return a;
+}
+
+/// x with its indexed dims moved first and flattened: (span, rest...).
+Tensor flat_indexed(const Tensor& x, const Advanced& a) {
+  Shape s{a.span};
+  s.insert(s.end(), a.rest.begin(), a.rest.end());
+  return x.permute(a.perm).reshape(s);
+}
+
+/// A tensor of a.target's shape with the broadcast index dims moved first and flattened: (numel(B), rest...).
+Tensor flat_target(const Tensor& t, const Advanced& a) {
+  Tensor v = t;
+  if (a.adjacent && a.dims.front() > 0) {  // the broadcast index dims to the front
+    Shape from, to;
+    for (std::size_t k = 0; k < a.B.size(); ++k)
+      from.push_back(a.dims.front() + static_cast<std::int64_t>(k)), to.push_back(static_cast<std::int64_t>(k));
+    v = v.movedim(from, to);
+  }
+  Shape s{a.pos.numel()};
+  s.insert(s.end(), a.rest.begin(), a.rest.end());
+  return v.reshape(s);
+}
+
+/// The work of index_put: returns the result of putting values (x's dtype) into x at indices.
+Tensor index_put_impl(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate,
+                      const char* op) {
+  if (!values.defined()) throw Error(op, "values is undefined");
+  check_same_device(x, values, op);
+  if (values.dtype() != x.dtype())
+    throw Error(op, std::string("values must have the input's dtype ") + dtype_name(x.dtype()) + ", got " + dtype_name(values.dtype()));
+  const Advanced a = plan_advanced(x, indices, op);
+  const Shape& vs = values.shape();
+  bool fits = vs.size() <= a.target.size();
+  for (std::size_t k = 1; fits && k <= vs.size(); ++k)
+    fits = vs[vs.size() - k] == 1 || vs[vs.size() - k] == a.target[a.target.size() - k];
+  if (!fits)
+    throw Error(op, "values of shape " + shape_str(vs) + " cannot be broadcast to the indexed shape " + shape_str(a.target));
+  if (a.dims.empty())  // every element
+    return composite(op, {x, values}, [&] { return accumulate ? x + values : values.expand(x.shape()).clone(); });
   return composite(op, {x, values}, [&] {
-    Tensor v = values.expand(target);
-    if (adjacent && D.front() > 0) {  // the broadcast index dims to the front
-      Shape from, to;
-      for (std::size_t k = 0; k < B.size(); ++k) from.push_back(D.front() + static_cast<std::int64_t>(k)), to.push_back(static_cast<std::int64_t>(k));
-      v = v.movedim(from, to);
-    }
-    Shape vs{pos.numel()}, xs{span};
-    vs.insert(vs.end(), rest.begin(), rest.end());
-    xs.insert(xs.end(), rest.begin(), rest.end());
-    const Tensor xp = x.permute(perm);
-    const Tensor flat = xp.reshape(xs), vf = v.reshape(vs);
-    const Tensor out = accumulate ? index_add_trusted(flat, 0, pos, vf) : index_copy_trusted(flat, 0, pos, vf);
-    const Tensor r = out.reshape(xp.shape()).permute(inverse);
+    const Tensor flat = flat_indexed(x, a), v = flat_target(values.expand(a.target), a);
+    const Tensor out = accumulate ? index_add_trusted(flat, 0, a.pos, v) : index_copy_trusted(flat, 0, a.pos, v);
+    Shape ps;
+    for (auto k : a.perm) ps.push_back(x.size(k));
+    const Tensor r = out.reshape(ps).permute(a.inverse);
     return r.is_contiguous() ? r : r.contiguous();
   });
 }
 
 }  // namespace
+
+Tensor advanced_index(const Tensor& x, const std::vector<Tensor>& indices, const char* op) {
+  const Advanced a = plan_advanced(x, indices, op);
+  if (a.dims.empty()) return x;
+  return composite(op, {x}, [&] {
+    Shape s = a.B;
+    s.insert(s.end(), a.rest.begin(), a.rest.end());
+    Tensor r = index_select_trusted(flat_indexed(x, a), 0, a.pos).reshape(s);
+    if (a.adjacent && a.dims.front() > 0) {  // the broadcast index dims back in place
+      Shape from, to;
+      for (std::size_t k = 0; k < a.B.size(); ++k)
+        from.push_back(static_cast<std::int64_t>(k)), to.push_back(a.dims.front() + static_cast<std::int64_t>(k));
+      r = r.movedim(from, to);
+    }
+    return r;
+  });
+}
+
 }  // namespace detail
 
 Tensor index_put(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
   return detail::index_put_impl(x, indices, values, accumulate, "index_put");
 }
 
-Tensor& Tensor::index_put_(const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) {
+Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Tensor& values, bool accumulate) {
+  const char* op = "index_put_";
+  if (!values.defined()) throw Error(op, "values is undefined");
+  // the integers, slices, None and Ellipsis pick a view; the tensors index it
+  auto [view, tensors] = detail::basic_index(*this, indices, op);
+  bool any = false;
+  for (const Tensor& t : tensors) any = any || t.defined();
+  if (!any) {  // a view assigned (or added to) whole
+    if (accumulate) view.add_(values);
+    else view.copy_(values);
+    return *this;
+  }
   std::vector<Tensor> others{values};
-  for (const Tensor& t : indices)
+  for (const Tensor& t : tensors)
     if (t.defined()) others.push_back(t);
-  return detail::inplace_from("index_put_", *this, others, [&](const Tensor& self) {
-    return detail::index_put_impl(self, indices, values, accumulate, "index_put_");
+  Tensor& target = view.is_same(*this) ? *this : view;
+  detail::inplace_from(op, target, others, [&](const Tensor& self) {
+    return detail::index_put_impl(self, tensors, values, accumulate, op);
   });
+  return *this;
+}
+
+Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Scalar& value) {
+  return index_put_(indices, full({}, value, dtype(), device()));
 }
 
 Tensor& Tensor::index_fill_(std::int64_t dim, const Tensor& index, const Scalar& value) {

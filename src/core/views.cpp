@@ -13,6 +13,7 @@
 
 #include "autodiff/node.hpp"
 #include "core/elementwise.hpp"
+#include "core/index_ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
 
@@ -411,62 +412,71 @@ Tensor real(const Tensor& x) { return x.real(); }
 Tensor imag(const Tensor& x) { return x.imag(); }
 
 // ---- numpy-style indexing ----------------------------------------------------------------------------------
+namespace detail {
+
+std::pair<Tensor, std::vector<Tensor>> basic_index(const Tensor& x, const std::vector<TensorIndex>& indices,
+                                                   const char* op) {
+  std::int64_t consumed = 0, ellipses = 0;
+  for (const auto& ix : indices) {
+    const auto& v = ix.value();
+    if (std::holds_alternative<std::int64_t>(v) || std::holds_alternative<Slice>(v)) ++consumed;
+    if (std::holds_alternative<EllipsisIndex>(v)) ++ellipses;
+    if (auto p = std::get_if<std::shared_ptr<Tensor>>(&v)) {
+      const Tensor& t = **p;
+      consumed += t.defined() && t.dtype() == Dtype::Bool ? std::max<std::int64_t>(t.dim(), 1) : 1;
+    }
+  }
+  if (ellipses > 1) throw Error(op, "an index can only have a single ellipsis");
+  if (consumed > x.dim())
+    throw Error(op, "too many indices (" + std::to_string(consumed) + ") for a tensor of " + std::to_string(x.dim()) + " dims");
+  Tensor r = x;
+  std::vector<std::pair<std::int64_t, Tensor>> at;  // the tensor entries and the dims of r they start at
+  std::int64_t d = 0;
+  for (const auto& ix : indices) {
+    const auto& v = ix.value();
+    if (auto i = std::get_if<std::int64_t>(&v)) {
+      r = r.select(d, *i);
+    } else if (auto s = std::get_if<Slice>(&v)) {
+      if (s->start || s->stop || s->step != 1) r = r.slice(d, s->start, s->stop, s->step);
+      ++d;
+    } else if (std::holds_alternative<NoneIndex>(v)) {
+      r = r.unsqueeze(d);
+      ++d;
+    } else if (std::holds_alternative<EllipsisIndex>(v)) {
+      d += x.dim() - consumed;
+    } else {
+      const Tensor& t = **std::get_if<std::shared_ptr<Tensor>>(&v);
+      if (!t.defined()) {  // a whole dim, as an undefined entry of index_put's list
+        ++d;
+        continue;
+      }
+      if (t.dtype() == Dtype::Bool && t.dim() == 0) throw Error(op, "a 0-d bool index is not supported");
+      at.emplace_back(d, t);
+      d += t.dtype() == Dtype::Bool ? t.dim() : 1;
+    }
+  }
+  std::vector<Tensor> tensors;  // index_put's list over r: undefined for a whole dim, a mask for its dims
+  std::int64_t covered = 0;
+  for (const auto& [k, t] : at) {
+    for (; covered < k; ++covered) tensors.emplace_back();
+    tensors.push_back(t);
+    covered += t.dtype() == Dtype::Bool ? t.dim() : 1;
+  }
+  return {r, tensors};
+}
+
+}  // namespace detail
+
 Tensor Tensor::index(const std::vector<TensorIndex>& indices) const {
   return detail::composite("index", {*this}, [&] {
-    std::int64_t consumed = 0, ellipses = 0;
-    const Tensor* tensor_index = nullptr;
-    for (const auto& ix : indices) {
-      const auto& v = ix.value();
-      if (std::holds_alternative<std::int64_t>(v) || std::holds_alternative<Slice>(v)) ++consumed;
-      if (std::holds_alternative<EllipsisIndex>(v)) ++ellipses;
-      if (auto p = std::get_if<std::shared_ptr<Tensor>>(&v)) {
-        if (tensor_index) throw Error("index", "at most one tensor index is supported");
-        tensor_index = p->get();
-        consumed += tensor_index->dtype() == Dtype::Bool ? std::max<std::int64_t>(tensor_index->dim(), 1) : 1;
-      }
-    }
-    if (ellipses > 1) throw Error("index", "an index can only have a single ellipsis");
-    if (consumed > dim())
-      throw Error("index", "too many indices (" + std::to_string(consumed) + ") for a tensor of " +
-                               std::to_string(dim()) + " dims");
-    Tensor r = *this;
-    std::int64_t d = 0;
-    for (const auto& ix : indices) {
-      const auto& v = ix.value();
-      if (auto i = std::get_if<std::int64_t>(&v)) {
-        r = r.select(d, *i);
-      } else if (auto s = std::get_if<Slice>(&v)) {
-        r = r.slice(d, s->start, s->stop, s->step);
-        ++d;
-      } else if (std::holds_alternative<NoneIndex>(v)) {
-        r = r.unsqueeze(d);
-        ++d;
-      } else if (std::holds_alternative<EllipsisIndex>(v)) {
-        d += dim() - consumed;
-      } else {
-        const Tensor& t = **std::get_if<std::shared_ptr<Tensor>>(&v);
-        if (t.dtype() == Dtype::Bool) {
-          if (t.dim() != 1) throw Error("index", "boolean mask index must be 1-D, got shape " + detail::shape_str(t.shape()));
-          if (t.size(0) != r.size(d))
-            throw Error("index", "mask of length " + std::to_string(t.size(0)) + " does not match dim " +
-                                     std::to_string(d) + " of size " + std::to_string(r.size(d)));
-          std::vector<std::int64_t> pos;
-          const Tensor tc = t.to(Device::cpu()).contiguous();  // positions found on the host
-          const bool* m = tc.data<bool>();
-          for (std::int64_t k = 0; k < tc.numel(); ++k)
-            if (m[k]) pos.push_back(k);
-          r = index_select(r, d, from_vector(pos));
-        } else if (t.dtype() == Dtype::Int64) {
-          if (t.dim() > 1) throw Error("index", "integer tensor index must be 0-D or 1-D, got shape " + detail::shape_str(t.shape()));
-          r = t.dim() == 0 ? r.select(d, t.item<std::int64_t>()) : index_select(r, d, t);
-          if (t.dim() == 0) continue;
-        } else {
-          throw Error("index", std::string("tensor index must be int64 or bool, got ") + dtype_name(t.dtype()));
-        }
-        ++d;
-      }
-    }
-    return r;
+    auto [r, tensors] = detail::basic_index(*this, indices, "index");
+    if (tensors.empty()) return r;
+    // one 1-D int64 index (after whole dims only): a plain index_select along its dim
+    const Tensor& last = tensors.back();
+    if (last.dtype() == Dtype::Int64 && last.dim() == 1 &&
+        std::none_of(tensors.begin(), tensors.end() - 1, [](const Tensor& t) { return t.defined(); }))
+      return index_select(r, static_cast<std::int64_t>(tensors.size()) - 1, last);
+    return detail::advanced_index(r, tensors, "index");
   });
 }
 
