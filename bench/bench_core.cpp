@@ -456,6 +456,11 @@ const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&, con
          static const Tensor perm = e.argsort();
          return phasor::scatter(x, 0, perm, e);
        }},
+      {"index_put_ 1K in place", [](const Tensor& x, const Tensor&) {  // x[idx] += v, 1024 of x's 1M elements
+         static Tensor acc = phasor::zeros({x.numel()});
+         static const Tensor idx = phasor::randint(0, x.numel(), {1024}), v = x.narrow(0, 0, 1024);
+         return acc.index_put_({idx}, v, true);
+       }},
   };
   return ops;
 }
@@ -473,7 +478,7 @@ void BM_Unary1M(benchmark::State& st) {
   st.SetLabel(op.first);
   st.SetItemsProcessed(st.iterations() * n);
 }
-BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 34, 1)})->UseRealTime();
+BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 35, 1)})->UseRealTime();
 
 /// The reductions over some dims of BM_ReduceDims, by its "op" argument (compare_torch.py's REDUCE_DIMS).
 const std::vector<std::pair<const char*, std::function<Tensor()>>>& reduce_dim_rows() {

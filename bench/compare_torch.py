@@ -56,7 +56,8 @@ UNARY = [("relu", "x.relu()"), ("minimum", "torch.minimum(x, e)"), ("sign", "x.s
          ("masked_select", "x.masked_select(x > 0.0)"), ("unique", "(x * 100.0).round().unique()"),
          ("scatter_reduce amax", "torch.zeros(1024).scatter_reduce(0, bins, x, 'amax')"),
          ("index_put acc", "torch.zeros(1024).index_put_((bins,), x, accumulate=True)"),
-         ("scatter perm", "x.scatter(0, perm, e)")]
+         ("scatter perm", "x.scatter(0, perm, e)"),
+         ("index_put_ 1K in place", "acc.index_put_((idx1k,), x[:1024], accumulate=True)")]
 
 
 # ---- phasor side --------------------------------------------------------------------------------
@@ -201,6 +202,7 @@ def torch_rows():
     env["xs"], env["q"] = env["x"].sort()[0], torch.tensor([0.25, 0.5, 0.75])
     env["bins"] = (env["e"].abs() * 300.0).floor().clamp(max=1023.0).long()
     env["perm"] = env["e"].argsort()
+    env["acc"], env["idx1k"] = torch.zeros(LERP), torch.randint(0, LERP, (1024,))
     for k, (_, stmt) in enumerate(UNARY):
         res[f"BM_Unary1M/n:{LERP}/op:{k}"] = time_stmt(stmt, env, per_call=True)
     env = dict(a=torch.randn(4096, 256), b=torch.randn(64, 1024, 16), c=torch.randn(20, 32, 4096))

@@ -555,6 +555,29 @@ TEST_CASE("Tensor::index_put_ with slices, integers and tensors writes this thro
   y = base.clone();
   y.index_put_({Ellipsis}, vec({1, 2, 3, 4}), true);  // no tensor: the whole view
   CHECK(vals(y) == vals(base + vec({1, 2, 3, 4})));
+  // without a graph the indexed elements are written in place where the indexed dims merge (dims 0 and 1 of a
+  // contiguous tensor, one dim of a transposed view), through a whole result where they do not (dims 0 and 2)
+  manual_seed(78);
+  const Tensor x3 = randn({3, 4, 5}, float64), v3 = randn({4, 5}, float64), w3 = randn({4, 4}, float64);
+  const Tensor j0 = ix({2, 0, 2, 1}), j1 = ix({3, 3, 3, 0});
+  for (bool acc : {false, true}) {
+    CAPTURE(acc);
+    Tensor t = x3.clone();
+    t.index_put_({j0, j1}, v3, acc);
+    CHECK(vals(t) == vals(index_put(x3, {j0, j1}, v3, acc)));
+    t = x3.clone();
+    t.index_put_({j0, Slice(), j1}, w3, acc);
+    CHECK(vals(t) == vals(index_put(x3, {j0, Tensor(), j1}, w3, acc)));
+    Tensor big = x3.clone();
+    Tensor tv = big.transpose(0, 2);  // (5, 4, 3), written through
+    const Tensor v5 = randn({5, 4, 3}, float64);
+    const Tensor want = index_put(x3.transpose(0, 2), {Tensor(), j1}, v5, acc);
+    tv.index_put_({Slice(), j1}, v5, acc);
+    CHECK(vals(big.transpose(0, 2)) == vals(want));
+  }
+  Tensor t = x3.clone();
+  CHECK_THROWS_WITH_AS(t.index_put_({j0}, t.narrow(0, 0, 1).expand({4, 4, 5})), Contains("[index_put_]"), Error);
+  CHECK(vals(t) == vals(x3));
   // with a graph on a non-view: the gradient of index_put
   const Tensor a = base.clone().requires_grad_(), b = base.clone().requires_grad_();
   Tensor z = a * 3.0;

@@ -496,20 +496,54 @@ Tensor flat_target(const Tensor& t, const Advanced& a) {
   return v.reshape(s);
 }
 
-/// The work of index_put: returns the result of putting values (x's dtype) into x at indices.
-Tensor index_put_impl(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate,
-                      const char* op) {
+/// Plans putting values into x at indices, checking values (x's device and dtype, broadcasting to x[indices]).
+Advanced plan_put(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, const char* op) {
   if (!values.defined()) throw Error(op, "values is undefined");
   check_same_device(x, values, op);
   if (values.dtype() != x.dtype())
     throw Error(op, std::string("values must have the input's dtype ") + dtype_name(x.dtype()) + ", got " + dtype_name(values.dtype()));
-  const Advanced a = plan_advanced(x, indices, op);
+  Advanced a = plan_advanced(x, indices, op);
   const Shape& vs = values.shape();
   bool fits = vs.size() <= a.target.size();
   for (std::size_t k = 1; fits && k <= vs.size(); ++k)
     fits = vs[vs.size() - k] == 1 || vs[vs.size() - k] == a.target[a.target.size() - k];
   if (!fits)
     throw Error(op, "values of shape " + shape_str(vs) + " cannot be broadcast to the indexed shape " + shape_str(a.target));
+  return a;
+}
+
+/// index_put_ with nothing to record, writing only the indexed elements: index_copy_ (index_add_) along dim 0
+/// of a view of x whose indexed dims merge into one. False (nothing done) when they do not merge, or x has
+/// elements sharing memory: the caller then computes the whole result.
+bool put_in_place(Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate, const char* op) {
+  const Advanced a = plan_put(x, indices, values, op);
+  check_inplace_overlap(op, x, {values});
+  const std::vector<std::int64_t>& D = a.dims;
+  const Shape& st = x.strides();
+  for (std::int64_t k = 0; k < x.dim(); ++k)
+    if (st[static_cast<std::size_t>(k)] == 0 && x.size(k) > 1) return false;
+  std::int64_t stride = st[static_cast<std::size_t>(D.back())], size = x.size(D.back());
+  for (std::size_t j = D.size() - 1; j-- > 0;) {
+    const std::int64_t n = x.size(D[j]), s = st[static_cast<std::size_t>(D[j])];
+    if (n == 1) continue;
+    if (size == 1) stride = s, size = n;
+    else if (s != stride * size) return false;
+    else size *= n;
+  }
+  Shape shape{a.span}, strides{stride};
+  for (std::int64_t k = 0; k < x.dim(); ++k)
+    if (std::find(D.begin(), D.end(), k) == D.end()) shape.push_back(x.size(k)), strides.push_back(st[static_cast<std::size_t>(k)]);
+  Tensor flat = make_view(x, shape, strides, x.storage_offset());
+  const Tensor v = flat_target(values.expand(a.target), a);
+  if (accumulate) flat.index_add_(0, a.pos, v);
+  else flat.index_copy_(0, a.pos, v);
+  return true;
+}
+
+/// The work of index_put: returns the result of putting values (x's dtype) into x at indices.
+Tensor index_put_impl(const Tensor& x, const std::vector<Tensor>& indices, const Tensor& values, bool accumulate,
+                      const char* op) {
+  const Advanced a = plan_put(x, indices, values, op);
   if (a.dims.empty())  // every element
     return composite(op, {x, values}, [&] { return accumulate ? x + values : values.expand(x.shape()).clone(); });
   return composite(op, {x, values}, [&] {
@@ -559,10 +593,13 @@ Tensor& Tensor::index_put_(const std::vector<TensorIndex>& indices, const Tensor
     else view.copy_(values);
     return *this;
   }
+  Tensor& target = view.is_same(*this) ? *this : view;
+  if (!(GradMode::is_enabled() && (target.requires_grad() || values.requires_grad())) &&
+      detail::put_in_place(target, tensors, values, accumulate, op))
+    return *this;
   std::vector<Tensor> others{values};
   for (const Tensor& t : tensors)
     if (t.defined()) others.push_back(t);
-  Tensor& target = view.is_same(*this) ? *this : view;
   detail::inplace_from(op, target, others, [&](const Tensor& self) {
     return detail::index_put_impl(self, tensors, values, accumulate, op);
   });
