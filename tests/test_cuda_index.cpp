@@ -174,6 +174,12 @@ DEVICE_CASE("cuda index: scatter, scatter_reduce, index_copy, index_reduce and i
   }
   CHECK(rel_diff(scatter(x4.to(dev), 0, many.to(dev), vals.to(dev)), scatter(x4, 0, many, vals)) == 0);
   CHECK(rel_diff(index_copy(x4.to(dev), 0, many.to(dev), vals.to(dev)), index_copy(x4, 0, many, vals)) == 0);
+  // three long lines (the parallel replacement's slots per position), strided
+  const Tensor x2 = randn({50, 3}, float64).t(), i2 = randint(0, 50, {3, 2000}), s2 = randn({3, 2000}, float64);
+  const Tensor k2 = randint(0, 50, {2000});
+  CHECK(rel_diff(scatter(x2.to(dev), 1, i2.to(dev), s2.to(dev)), scatter(x2, 1, i2, s2)) == 0);
+  CHECK(rel_diff(index_copy(x2.to(dev), 1, k2.to(dev), s2.to(dev)), index_copy(x2, 1, k2, s2)) == 0);
+  CHECK(rel_diff(index_put(x2.to(dev), {Tensor(), k2.to(dev)}, s2.to(dev)), index_put(x2, {Tensor(), k2}, s2)) == 0);
   // in-place forms write the device tensor
   const Tensor base = sample({5, 4}, float64), src = sample({7, 4}, float64), gi = randint(0, 5, {7, 4});
   const Tensor i1 = from_vector<std::int64_t>({4, 0, 4, 1, 2, 0, 3}), gj = randint(0, 4, {5, 2});

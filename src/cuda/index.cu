@@ -28,8 +28,8 @@ __device__ __forceinline__ std::int64_t index_at(const AlongDim& a, const std::i
 /// in CUDA graphs]): the kernel must not use its indices.
 __device__ __forceinline__ bool check_failed(const AlongDim& a) { return a.checks && a.checks[0] != 0; }
 
-/// f(out_at_k, data_at_k, out_at_j, data_at_j) for every (position p, step k) with j its index (0 when
-/// `ignore_index`), one thread per pair, consecutive threads on consecutive positions (the byte addresses
+/// f(out_at_k, data_at_k, out_at_j, data_at_j, p, k, j) for every (position p, step k) with j its index (0
+/// when `ignore_index`), one thread per pair, consecutive threads on consecutive positions (the byte addresses
 /// of out and data at steps k and j of p's line).
 template <bool PerPosition, class F>
 __device__ __forceinline__ void each_step(const AlongDim& a, bool ignore_index, F f) {
@@ -42,7 +42,7 @@ __device__ __forceinline__ void each_step(const AlongDim& a, bool ignore_index, 
     const std::int64_t j = ignore_index ? 0 : index_at<PerPosition>(a, off, k);
     char* out = a.pos.data[0] + off[0];
     const char* data = a.pos.data[1] + off[1];
-    f(out + k * a.step[0], data + k * a.step[1], out + j * a.step[0], data + j * a.step[1]);
+    f(out + k * a.step[0], data + k * a.step[1], out + j * a.step[0], data + j * a.step[1], p, k, j);
   }
 }
 
@@ -50,7 +50,7 @@ __device__ __forceinline__ void each_step(const AlongDim& a, bool ignore_index, 
 template <class T, bool PerPosition>
 __global__ void pick_kernel(AlongDim a) {
   const bool failed = check_failed(a);
-  each_step<PerPosition>(a, failed, [failed](char* out_k, const char*, char*, const char* x_j) {
+  each_step<PerPosition>(a, failed, [failed](char* out_k, const char*, char*, const char* x_j, auto...) {
     *reinterpret_cast<T*>(out_k) = failed ? T{} : *reinterpret_cast<const T*>(x_j);
   });
 }
@@ -119,8 +119,33 @@ __device__ __forceinline__ void atomic_combine(T* o, const T& v) {
 template <class T, bool PerPosition, ScatterKind K>
 __global__ void add_atomic_kernel(AlongDim a) {
   if (check_failed(a)) return;
-  each_step<PerPosition>(a, false, [](char*, const char* src_k, char* out_j, const char*) {
+  each_step<PerPosition>(a, false, [](char*, const char* src_k, char* out_j, const char*, auto...) {
     atomic_combine<T, K>(reinterpret_cast<T*>(out_j), *reinterpret_cast<const T*>(src_k));
+  });
+}
+
+// Note [parallel replacement]
+// A replacement must leave the last value landing on an element (the serial kernel's order), so with few
+// long lines it runs in two passes over (position p, step k) pairs: each pair raises its target's slot to
+// k + 1 (atomicMax: the order of the raises does not matter), then the pair holding its target's slot writes.
+// The slots are a zeroed scratch of positions x targets (AlongDim::winners).
+
+/// The first pass: slot (p, j) = max(slot, k + 1).
+template <bool PerPosition>
+__global__ void claim_kernel(AlongDim a) {
+  if (check_failed(a)) return;
+  each_step<PerPosition>(a, false, [&a](char*, const char*, char*, const char*, std::int64_t p, std::int64_t k, std::int64_t j) {
+    atomicMax(reinterpret_cast<unsigned long long*>(a.winners) + p * a.targets + j, static_cast<unsigned long long>(k + 1));
+  });
+}
+
+/// The second pass: the pair holding its target's slot writes its value.
+template <class T, bool PerPosition>
+__global__ void replace_winner_kernel(AlongDim a) {
+  if (check_failed(a)) return;
+  each_step<PerPosition>(a, false, [&a](char*, const char* src_k, char* out_j, const char*, std::int64_t p, std::int64_t k, std::int64_t j) {
+    if (a.winners[p * a.targets + j] == static_cast<std::uint64_t>(k + 1))
+      *reinterpret_cast<T*>(out_j) = *reinterpret_cast<const T*>(src_k);
   });
 }
 
@@ -149,9 +174,6 @@ __global__ void range_value_kernel(Operands index, std::uint64_t id, unsigned lo
   if (words[0] == id) words[2] = static_cast<unsigned long long>(index_value(index, static_cast<std::int64_t>(words[1])));
 }
 
-/// Positions below which a scatter with long lines takes the atomic kernel (too few threads otherwise).
-constexpr std::int64_t kSerialMinPositions = 16384;
-
 template <class T, bool PerPosition>
 void pick(const AlongDim& a, cudaStream_t s) {
   launch_kernel(pick_kernel<T, PerPosition>, blocks_for(a.pos.numel * a.steps), kThreads, s, a);
@@ -161,8 +183,15 @@ void add(const AlongDim& a, cudaStream_t s) {
   // one thread per position keeps the CPU's order (deterministic) and is fast when positions are many
   // or lines short; a few long lines (a 1-D index_add, the gradient of x[idx]) go atomic where the kind can
   if constexpr (kAtomicKind<T, K>) {
-    if (a.pos.numel < kSerialMinPositions && a.steps > 64) {
+    if (parallel_steps(a.pos.numel, a.steps)) {
       launch_kernel(add_atomic_kernel<T, PerPosition, K>, blocks_for(a.pos.numel * a.steps), kThreads, s, a);
+      return;
+    }
+  }
+  if constexpr (K == ScatterKind::Replace) {
+    if (a.winners) {  // Note [parallel replacement]
+      launch_kernel(claim_kernel<PerPosition>, blocks_for(a.pos.numel * a.steps), kThreads, s, a);
+      launch_kernel(replace_winner_kernel<T, PerPosition>, blocks_for(a.pos.numel * a.steps), kThreads, s, a);
       return;
     }
   }

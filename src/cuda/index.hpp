@@ -29,16 +29,27 @@ struct AlongDim {
   const std::uint64_t* checks = nullptr;  ///< in a capture: the graph's check words; when the first is
                                           ///< set (a check failed) picks write zeros and adds add nothing
   ::phasor::detail::ScatterKind kind = ::phasor::detail::ScatterKind::Sum;  ///< add/scatter_add: how a value lands
+  std::uint64_t* winners = nullptr;  ///< a replacement on parallel_steps: pos.numel x targets zeroed slots (Note
+                                     ///< [parallel replacement] in index.cu); null: the serial kernel
+  std::int64_t targets = 0;          ///< out's size along the indexed dim (the slots per position)
 };
+
+/// True when a scatter over `positions` lines of `steps` steps runs one thread per (position, step) rather
+/// than one per position: few positions (< 16384, too few threads otherwise) and long lines (> 64 steps).
+inline bool parallel_steps(std::int64_t positions, std::int64_t steps) { return positions < 16384 && steps > 64; }
+
+/// The most slots (positions x targets) a replacement takes for its parallel passes (128 MiB).
+inline constexpr std::int64_t kMaxWinners = std::int64_t{1} << 24;
 
 /// Runs `op` for elements of `dtype` (out and data share it) on `stream` (a cudaStream_t). Indices are
 /// already checked to lie in range. Scatters combine as scatter_combine<kind> (core/scatter_rules.hpp) and
 /// run one thread per position, walking k in order, so repeated indices never race, sums are accumulated
 /// in the CPU's order and the last of repeated replacements wins, as on the CPU - except when there are few
-/// positions (< 16384) and long lines (> 64 steps), e.g. a 1-D index_add: then one thread per (position,
-/// step) combines atomically, in no fixed order (sums with atomicAdd; products, maxima and minima of 4- and
-/// 8-byte types with a compare-and-swap loop; replacements, bool and complex128 products keep the serial
-/// kernel). False when there is no kernel for the dtype and kind.
+/// positions and long lines (parallel_steps), e.g. a 1-D index_add: then one thread per (position, step)
+/// combines atomically, in no fixed order (sums with atomicAdd; products, maxima and minima of 4- and 8-byte
+/// types with a compare-and-swap loop; bool and complex128 products keep the serial kernel), and replacements
+/// given `winners` take two passes that keep the last value. False when there is no kernel for the dtype and
+/// kind.
 bool along_dim(AlongOp op, Dtype dtype, const AlongDim& a, void* stream);
 
 /// Queues index check number `id` of a CUDA graph capture on `stream` (Note [device checks in CUDA graphs]

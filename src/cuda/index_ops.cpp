@@ -54,6 +54,16 @@ void run(AlongOp op, const char* name, const Tensor& out, const Tensor& data, co
     a.index = static_cast<const std::int64_t*>(index_values->data_ptr());
     a.wrap = wrap;
   }
+  // a replacement over few long lines: zeroed slots for its parallel passes (Note [parallel replacement] in
+  // index.cu), from the stream's pool like the index
+  Tensor winners;
+  const std::int64_t targets = out.size(d);
+  if (kind == ScatterKind::Replace && op != AlongOp::select && op != AlongOp::gather && parallel_steps(a.pos.numel, steps) &&
+      a.pos.numel * targets <= kMaxWinners) {
+    winners = zeros({a.pos.numel * targets}, Dtype::Int64, out.device());
+    a.winners = static_cast<std::uint64_t*>(winners.data_ptr());
+    a.targets = targets;
+  }
   Launch l(out);
   if (!along_dim(op, out.dtype(), a, l.stream)) no_kernel(name, out.dtype());
 }

@@ -1,7 +1,7 @@
 // tests/cuda_emu/device_prelude.hpp - force-included (-include) into every .cu file of an emulation
 // build (PHASOR_CUDA_EMULATION, Note [CUDA emulation] in tests/cuda_emu/emu.hpp), which compiles the
 // kernels with the host C++ compiler: the CUDA built-ins the kernels use (threadIdx, blockIdx,
-// blockDim, gridDim, __syncthreads, atomicAdd, atomicMin, atomicCAS, __shared__) as host code the emulator drives.
+// blockDim, gridDim, __syncthreads, atomicAdd, atomicMin, atomicMax, atomicCAS, __shared__) as host code the emulator drives.
 #pragma once
 // Without nvcc the toolkit's headers define __shared__ as nothing; a block's shared variables must be
 // one object for all its threads, so they become function statics (blocks run one at a time).
@@ -53,6 +53,14 @@ template <class T>
 inline T atomicMin(T* address, T value) {
   const T old = *address;
   if (value < old) *address = value;
+  return old;
+}
+
+/// atomicMax: as atomicAdd, a plain read-compare-write.
+template <class T>
+inline T atomicMax(T* address, T value) {
+  const T old = *address;
+  if (value > old) *address = value;
   return old;
 }
 
