@@ -155,6 +155,24 @@ void BM_logsumexp_all(benchmark::State& s) {
   memory_bound(s, 1, [](const ph::Tensor& a, const ph::Tensor&) { return ph::logsumexp(a); });
 }
 void BM_argmax_all(benchmark::State& s) { memory_bound(s, 1, [](const ph::Tensor& a, const ph::Tensor&) { return ph::argmax(a); }); }
+// the scatters on 64M float32 values with int64 indices (3 streams: 4 + 8 bytes per value): accumulated and
+// maxed into 1M bins (the atomic paths), a permutation replaced (Note [parallel replacement] in cuda/index.cu)
+ph::Tensor bins_of(const ph::Tensor& b) { return (b * static_cast<double>(1 << 20)).floor().clamp_max((1 << 20) - 1).to(ph::int64); }
+void BM_index_put_acc(benchmark::State& s) {
+  ph::Tensor bins, acc;
+  if (ph::cuda::is_available()) bins = bins_of(ph::rand({kBig}, ph::float32, kDev)), acc = ph::zeros({1 << 20}, ph::float32, kDev);
+  memory_bound(s, 3, [&](const ph::Tensor& a, const ph::Tensor&) -> ph::Tensor& { return acc.index_put_({bins}, a, true); });
+}
+void BM_scatter_reduce_amax(benchmark::State& s) {
+  ph::Tensor bins, z;
+  if (ph::cuda::is_available()) bins = bins_of(ph::rand({kBig}, ph::float32, kDev)), z = ph::zeros({1 << 20}, ph::float32, kDev);
+  memory_bound(s, 3, [&](const ph::Tensor& a, const ph::Tensor&) { return ph::scatter_reduce(z, 0, bins, a, "amax"); });
+}
+void BM_index_copy_perm(benchmark::State& s) {
+  ph::Tensor perm;
+  if (ph::cuda::is_available()) perm = ph::randperm(kBig, ph::int64, kDev);
+  memory_bound(s, 3, [&](const ph::Tensor& a, const ph::Tensor& b) { return ph::index_copy(a, 0, perm, b); });
+}
 GUARDED_BENCHMARK(BM_copy_phasor)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_add)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_mul_scalar_inplace)->UseManualTime()->Unit(benchmark::kMillisecond);
@@ -170,6 +188,9 @@ GUARDED_BENCHMARK(BM_argmax_short_rows)->UseManualTime()->Unit(benchmark::kMilli
 GUARDED_BENCHMARK(BM_var_all)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_logsumexp_all)->UseManualTime()->Unit(benchmark::kMillisecond);
 GUARDED_BENCHMARK(BM_argmax_all)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_index_put_acc)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_scatter_reduce_amax)->UseManualTime()->Unit(benchmark::kMillisecond);
+GUARDED_BENCHMARK(BM_index_copy_perm)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 // ---- FFT: phasor against cuFFT with the same plan ------------------------------------------------------
 struct FftCase {

@@ -58,6 +58,8 @@ def main():
     x = torch.complex(torch.rand(n, device=dev), torch.rand(n, device=dev))
     y = torch.complex(torch.rand(n, device=dev), torch.rand(n, device=dev))
     out = torch.empty_like(a)
+    bins = (b * (1 << 20)).floor().clamp(max=(1 << 20) - 1).long()
+    acc, z, perm = torch.zeros(1 << 20, device=dev), torch.zeros(1 << 20, device=dev), torch.randperm(n, device=dev)
     nbytes = a.numel() * 4
     with torch.no_grad():
         for name, f, streams in [
@@ -76,11 +78,14 @@ def main():
             ("var_all", lambda: a.var(), 1),
             ("logsumexp_all", lambda: a.logsumexp(0), 1),
             ("argmax_all", lambda: a.argmax(), 1),
+            ("index_put_acc", lambda: acc.index_put_((bins,), a, accumulate=True), 3),
+            ("scatter_reduce_amax", lambda: z.scatter_reduce(0, bins, a, "amax"), 3),
+            ("index_copy_perm", lambda: a.index_copy(0, perm, b), 3),
         ]:
             ms = timed(torch, f, 20)
             res[name] = dict(ms=ms, gbps=streams * nbytes / ms / 1e6)
             print("torch_%-24s %10.3f ms %8.1f GBps" % (name, ms, streams * nbytes / ms / 1e6))
-    del a, b, x, y, out
+    del a, b, x, y, out, bins, acc, z, perm
     ffts = [("c2c 2^20 x 16", (16, 1 << 20), False, 1), ("c2c 1024 x 4096", (4096, 1024), False, 1),
             ("r2c 256x256 x 2048", (2048, 256, 256), True, 2), ("r2c 64x64 x 640", (640, 64, 64), True, 2)]
     for label, shape, real, rank in ffts:
@@ -129,7 +134,10 @@ def table(torch_res, path):
                               ("sum_short_rows", "BM_sum_short_rows", copy_target),
                               ("argmax_short_rows", "BM_argmax_short_rows", "(none: an int64 out per 8 in)"),
                               ("var_all", "BM_var_all", no_target), ("logsumexp_all", "BM_logsumexp_all", no_target),
-                              ("argmax_all", "BM_argmax_all", no_target)]:
+                              ("argmax_all", "BM_argmax_all", no_target),
+                              ("index_put_acc", "BM_index_put_acc", "(none: scatter)"),
+                              ("scatter_reduce_amax", "BM_scatter_reduce_amax", "(none: scatter)"),
+                              ("index_copy_perm", "BM_index_copy_perm", "(none: scatter)")]:
         if key in med:  # a row torch could not run keeps phasor's figure
             p = med[key]["GBps"]
             frac = " (%.0f%% of cudaMemcpy)" % (100 * p / copy["GBps"]) if copy else ""

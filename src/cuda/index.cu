@@ -128,14 +128,14 @@ __global__ void add_atomic_kernel(AlongDim a) {
 // A replacement must leave the last value landing on an element (the serial kernel's order), so with few
 // long lines it runs in two passes over (position p, step k) pairs: each pair raises its target's slot to
 // k + 1 (atomicMax: the order of the raises does not matter), then the pair holding its target's slot writes.
-// The slots are a zeroed scratch of positions x targets (AlongDim::winners).
+// The slots are a zeroed scratch of positions x targets, 4 bytes each (AlongDim::winners).
 
 /// The first pass: slot (p, j) = max(slot, k + 1).
 template <bool PerPosition>
 __global__ void claim_kernel(AlongDim a) {
   if (check_failed(a)) return;
   each_step<PerPosition>(a, false, [&a](char*, const char*, char*, const char*, std::int64_t p, std::int64_t k, std::int64_t j) {
-    atomicMax(reinterpret_cast<unsigned long long*>(a.winners) + p * a.targets + j, static_cast<unsigned long long>(k + 1));
+    atomicMax(a.winners + p * a.targets + j, static_cast<unsigned>(k + 1));
   });
 }
 
@@ -144,7 +144,7 @@ template <class T, bool PerPosition>
 __global__ void replace_winner_kernel(AlongDim a) {
   if (check_failed(a)) return;
   each_step<PerPosition>(a, false, [&a](char*, const char* src_k, char* out_j, const char*, std::int64_t p, std::int64_t k, std::int64_t j) {
-    if (a.winners[p * a.targets + j] == static_cast<std::uint64_t>(k + 1))
+    if (a.winners[p * a.targets + j] == static_cast<unsigned>(k + 1))
       *reinterpret_cast<T*>(out_j) = *reinterpret_cast<const T*>(src_k);
   });
 }

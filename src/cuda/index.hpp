@@ -29,8 +29,8 @@ struct AlongDim {
   const std::uint64_t* checks = nullptr;  ///< in a capture: the graph's check words; when the first is
                                           ///< set (a check failed) picks write zeros and adds add nothing
   ::phasor::detail::ScatterKind kind = ::phasor::detail::ScatterKind::Sum;  ///< add/scatter_add: how a value lands
-  std::uint64_t* winners = nullptr;  ///< a replacement on parallel_steps: pos.numel x targets zeroed slots (Note
-                                     ///< [parallel replacement] in index.cu); null: the serial kernel
+  unsigned* winners = nullptr;  ///< a replacement on parallel_steps: pos.numel x targets zeroed slots (Note
+                               ///< [parallel replacement] in index.cu; steps < 2^32 - 1); null: the serial kernel
   std::int64_t targets = 0;          ///< out's size along the indexed dim (the slots per position)
 };
 
@@ -38,8 +38,9 @@ struct AlongDim {
 /// than one per position: few positions (< 16384, too few threads otherwise) and long lines (> 64 steps).
 inline bool parallel_steps(std::int64_t positions, std::int64_t steps) { return positions < 16384 && steps > 64; }
 
-/// The most slots (positions x targets) a replacement takes for its parallel passes (128 MiB).
-inline constexpr std::int64_t kMaxWinners = std::int64_t{1} << 24;
+/// The most slots (positions x targets, 4 bytes each) a replacement takes for its parallel passes (512 MiB:
+/// a 1-D replacement into 128M elements).
+inline constexpr std::int64_t kMaxWinners = std::int64_t{1} << 27;
 
 /// Runs `op` for elements of `dtype` (out and data share it) on `stream` (a cudaStream_t). Indices are
 /// already checked to lie in range. Scatters combine as scatter_combine<kind> (core/scatter_rules.hpp) and

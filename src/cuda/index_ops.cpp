@@ -59,9 +59,9 @@ void run(AlongOp op, const char* name, const Tensor& out, const Tensor& data, co
   Tensor winners;
   const std::int64_t targets = out.size(d);
   if (kind == ScatterKind::Replace && op != AlongOp::select && op != AlongOp::gather && parallel_steps(a.pos.numel, steps) &&
-      a.pos.numel * targets <= kMaxWinners) {
-    winners = zeros({a.pos.numel * targets}, Dtype::Int64, out.device());
-    a.winners = static_cast<std::uint64_t*>(winners.data_ptr());
+      a.pos.numel * targets <= kMaxWinners && steps < 0xffffffffLL) {
+    winners = zeros({(a.pos.numel * targets + 1) / 2}, Dtype::Int64, out.device());  // 4-byte slots
+    a.winners = static_cast<unsigned*>(winners.data_ptr());
     a.targets = targets;
   }
   Launch l(out);
