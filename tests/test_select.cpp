@@ -146,6 +146,43 @@ TEST_CASE("nonzero, argwhere, count_nonzero and masked_select against loops") {
   CHECK_THROWS_WITH_AS(masked_select(x, from_vector(std::vector<bool>{true, false})), Contains("[masked_select]"), Error);
 }
 
+TEST_CASE("unique along a dim of wide rows (one sort of the rows) against a map of rows; NaN rows distinct") {
+  manual_seed(63);
+  const std::int64_t L = 40;
+  Tensor rows = (randn({300, L}, float64) * 0.6).round();
+  rows = cat({rows, rows.narrow(0, 0, 100), rows.narrow(0, 50, 30)}, 0);  // repeated rows
+  rows = rows.index({randperm(rows.size(0))});
+  const auto [values, inverse, counts] = unique(rows, true, true, true, 0);
+  std::map<std::vector<double>, std::int64_t> ref;
+  const auto rv = vals(rows);
+  std::vector<std::vector<double>> row_list;
+  for (std::int64_t i = 0; i < rows.size(0); ++i) {
+    row_list.emplace_back(rv.begin() + i * L, rv.begin() + (i + 1) * L);
+    ++ref[row_list.back()];
+  }
+  REQUIRE(values.size(0) == static_cast<std::int64_t>(ref.size()));
+  std::vector<double> want_values;
+  std::vector<std::int64_t> want_counts, want_inverse;
+  std::map<std::vector<double>, std::int64_t> rank;
+  for (const auto& [r, c] : ref) {
+    rank[r] = static_cast<std::int64_t>(want_counts.size());
+    want_values.insert(want_values.end(), r.begin(), r.end());
+    want_counts.push_back(c);
+  }
+  for (const auto& r : row_list) want_inverse.push_back(rank[r]);
+  CHECK(vals(values) == want_values);
+  CHECK(ivals(counts) == want_counts);
+  CHECK(ivals(inverse) == want_inverse);
+  // along dim 1 of the transpose: the same slices
+  CHECK(vals(std::get<0>(unique(rows.t(), true, false, false, 1))) == vals(values.t()));
+  // rows holding NaN are all distinct
+  Tensor with_nan = rows.clone();
+  with_nan.index_put_({ivec({0, 1, 2}), ivec({5, 5, 5})}, scalar_tensor(kNaN, float64));
+  with_nan.index_put_({ivec({1})}, with_nan.index({ivec({0})}).clone());  // row 1 equals row 0, NaN included
+  const Tensor u = std::get<0>(unique(with_nan, true, false, false, 0));
+  CHECK(u.size(0) == std::get<0>(unique(with_nan.narrow(0, 3, with_nan.size(0) - 3), true, false, false, 0)).size(0) + 3);
+}
+
 TEST_CASE("unique and unique_consecutive: values, inverse and counts against a map; NaN; slices along a dim") {
   manual_seed(65);
   for (Dtype dt : {float64, float32, int64, bool_}) {
