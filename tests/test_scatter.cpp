@@ -589,3 +589,31 @@ TEST_CASE("Tensor::index_put_ with slices, integers and tensors writes this thro
   CHECK_THROWS_WITH_AS(y.index_put_({0, 0, 0}, 1.0), Contains("[index_put_] too many indices (3) for a tensor of 2 dims"), Error);
   CHECK_THROWS_WITH_AS(y.index_put_({ix({0}), ix({4})}, 1.0), Contains("[index_put_] index 4 out of range for dim 1 of size 4"), Error);
 }
+
+TEST_CASE("the index family as Tensor methods; index_add's alpha") {
+  const Tensor x = seq({3, 4}), idx = ix({2, 0});
+  const Tensor src = seq({2, 4}) + 1.0;
+  CHECK(vals(x.index_select(0, idx)) == vals(index_select(x, 0, idx)));
+  CHECK(vals(x.gather(1, ix({3, 0, 1, 1, 2, 2}, {3, 2}))) == vals(gather(x, 1, ix({3, 0, 1, 1, 2, 2}, {3, 2}))));
+  CHECK(vals(x.take(ix({11, -1, 0}))) == std::vector<double>{11, 11, 0});
+  CHECK(vals(x.take_along_dim(ix({1, 0, 3}, {3, 1}), 1)) == std::vector<double>{1, 4, 11});
+  CHECK(vals(x.index_add(0, idx, src, 2.0)) == vals(x + index_add(zeros({3, 4}, float64), 0, idx, src * 2.0)));
+  CHECK(vals(x.index_copy(0, idx, src)) == vals(index_copy(x, 0, idx, src)));
+  CHECK(vals(x.index_fill(1, ix({0}), -1.0)) == vals(index_fill(x, 1, ix({0}), -1.0)));
+  CHECK(vals(x.index_reduce(0, idx, src, "amax", false)) == vals(index_reduce(x, 0, idx, src, "amax", false)));
+  CHECK(vals(x.scatter(0, ix({2, 0, 1, 0}, {1, 4}), src)) == vals(scatter(x, 0, ix({2, 0, 1, 0}, {1, 4}), src)));
+  CHECK(vals(x.scatter(1, ix({0}, {1, 1}), 9.0)) == vals(scatter(x, 1, ix({0}, {1, 1}), 9.0)));
+  CHECK(vals(x.scatter_add(0, ix({2, 0, 1, 0}, {1, 4}), src)) == vals(scatter_add(x, 0, ix({2, 0, 1, 0}, {1, 4}), src)));
+  CHECK(vals(x.scatter_reduce(0, ix({2, 0, 1, 0}, {1, 4}), src, "prod")) ==
+        vals(scatter_reduce(x, 0, ix({2, 0, 1, 0}, {1, 4}), src, "prod")));
+  CHECK(vals(x.masked_scatter(x > 5.0, src)) == vals(masked_scatter(x, x > 5.0, src)));
+  CHECK(vals(x.index_put({idx}, vec({7}), true)) == vals(index_put(x, {idx}, vec({7}), true)));
+  // alpha: in place too, integers exact, a fraction refused for integers
+  Tensor y = x.clone();
+  y.index_add_(0, idx, src, -0.5);
+  CHECK(vals(y) == vals(x - index_add(zeros({3, 4}, float64), 0, idx, src) * 0.5));
+  CHECK(ivals(index_add(zeros({2}, int64), 0, ix({1, 1}), ix({3, 4}), 3)) == I{0, 21});
+  CHECK_THROWS_WITH_AS(index_add(zeros({2}, int64), 0, ix({1}), ix({3}), 0.5),
+                       Contains("[index_add] alpha must be an integer for a int64 tensor, got 0.5"), Error);
+  CHECK(autodiff::gradcheck([&](const V& in) { return in[0].index_add(0, idx, in[1], 1.5); }, {leaf64({3, 4}), leaf64({2, 4})}));
+}

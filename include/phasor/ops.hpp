@@ -342,8 +342,9 @@ Tensor flip(const Tensor& x, const Shape& dims);  ///< reverse along dims
 Tensor roll(const Tensor& x, const Shape& shifts, const Shape& dims = {});
 /// Entries of `x` at positions `index` (1-D int64) along dim.
 Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index);
-/// Copy of `x` with the slices of `src` added at positions `index` (1-D int64) along dim.
-Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src);
+/// Copy of `x` with the slices of alpha * `src` added at positions `index` (0-d or 1-D int64, negative from the
+/// end) along dim (torch.index_add).
+Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha = 1);
 /// out[i][j] = x[index[i][j]][j] for dim 0 (torch.gather).
 Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index);
 /// Copy of `x` with `src` added at `index` along dim (torch.scatter_add).

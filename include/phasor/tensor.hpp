@@ -420,7 +420,8 @@ class Tensor {
   /// in place scatter_reduce
   Tensor& scatter_reduce_(std::int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
                           bool include_self = true);
-  Tensor& index_add_(std::int64_t dim, const Tensor& index, const Tensor& src);      ///< in place index_add
+  /// in place index_add (alpha * src)
+  Tensor& index_add_(std::int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha = 1);
   Tensor& index_copy_(std::int64_t dim, const Tensor& index, const Tensor& source);  ///< in place index_copy
   Tensor& index_fill_(std::int64_t dim, const Tensor& index, const Scalar& value);   ///< in place index_fill
   /// in place index_reduce
@@ -465,6 +466,28 @@ class Tensor {
   Tensor repeat_interleave(std::int64_t repeats, std::optional<std::int64_t> dim = std::nullopt) const;
   Tensor nonzero() const;  ///< (count, dim) coordinates of the nonzero elements
   Tensor masked_select(const Tensor& mask) const;  ///< 1-D: the elements where mask holds
+  // the gathers and scatters (see the free functions of the same names)
+  Tensor index_select(std::int64_t dim, const Tensor& index) const;  ///< entries at index along dim
+  Tensor gather(std::int64_t dim, const Tensor& index) const;        ///< entries at an index per position
+  Tensor take(const Tensor& index) const;                            ///< entries of the flattened tensor
+  /// gather with the other dims broadcast (flattened when dim is none)
+  Tensor take_along_dim(const Tensor& indices, std::optional<std::int64_t> dim = std::nullopt) const;
+  /// copy with alpha * src's slices added at index along dim
+  Tensor index_add(std::int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha = 1) const;
+  Tensor index_copy(std::int64_t dim, const Tensor& index, const Tensor& source) const;  ///< see phasor::index_copy
+  Tensor index_fill(std::int64_t dim, const Tensor& index, const Scalar& value) const;    ///< see phasor::index_fill
+  /// see phasor::index_reduce
+  Tensor index_reduce(std::int64_t dim, const Tensor& index, const Tensor& source, const std::string& reduce,
+                      bool include_self = true) const;
+  Tensor scatter(std::int64_t dim, const Tensor& index, const Tensor& src) const;       ///< see phasor::scatter
+  Tensor scatter(std::int64_t dim, const Tensor& index, const Scalar& value) const;     ///< scatter of a value
+  Tensor scatter_add(std::int64_t dim, const Tensor& index, const Tensor& src) const;   ///< see phasor::scatter_add
+  /// see phasor::scatter_reduce
+  Tensor scatter_reduce(std::int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                        bool include_self = true) const;
+  Tensor masked_scatter(const Tensor& mask, const Tensor& source) const;  ///< see phasor::masked_scatter
+  /// see phasor::index_put
+  Tensor index_put(const std::vector<Tensor>& indices, const Tensor& values, bool accumulate = false) const;
   /// (values, inverse, counts) of the distinct elements (see phasor::unique)
   std::tuple<Tensor, Tensor, Tensor> unique(bool sorted = true, bool return_inverse = false, bool return_counts = false,
                                             std::optional<std::int64_t> dim = std::nullopt) const;

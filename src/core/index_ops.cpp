@@ -666,6 +666,16 @@ Tensor index_op(const Tensor& x, std::int64_t dim, const Tensor& index, const Te
   return scatter_apply(make_scatter(x, dim, index, false, src, reduce, include_self, trusted, op), x, src);
 }
 
+/// alpha * s (s itself when alpha is 1; alpha must fit s's dtype).
+Tensor scaled(const Tensor& s, const Scalar& alpha, const char* op) {
+  if (alpha.is_integral() && alpha.to_int() == 1) return s;
+  if (!is_floating_or_complex(s.dtype()) && !alpha.is_integral())
+    throw Error(op, std::string("alpha must be an integer for a ") + dtype_name(s.dtype()) + " tensor, got " +
+                        std::to_string(alpha.to_double()));
+  check_scalar_fits(alpha, s.dtype(), op);
+  return (s * alpha).to(s.dtype());
+}
+
 /// `value` of x's dtype as src for a scatter into x: a 0-d tensor expanded to the index's shape.
 Tensor value_src(const Tensor& x, std::int64_t dim, const Tensor& index, const Scalar& value, const char* op) {
   check_scalar_fits(value, x.dtype(), op);
@@ -708,9 +718,10 @@ Tensor index_select(const Tensor& x, std::int64_t dim, const Tensor& index) {
 
 Tensor gather(const Tensor& x, std::int64_t dim, const Tensor& index) { return detail::gather_impl(x, dim, index, false); }
 
-Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src) {
+Tensor index_add(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha) {
   if (!src.defined()) throw Error("index_add", "src is undefined");
-  return detail::index_op(x, dim, index, detail::src_as(src, x.dtype(), "index_add"), Reduce::sum, true, false, "index_add");
+  const Tensor s = detail::src_as(src, x.dtype(), "index_add");
+  return detail::index_op(x, dim, index, detail::scaled(s, alpha, "index_add"), Reduce::sum, true, false, "index_add");
 }
 
 Tensor index_copy(const Tensor& x, std::int64_t dim, const Tensor& index, const Tensor& source) {
@@ -788,10 +799,36 @@ Tensor& Tensor::scatter_reduce_(std::int64_t dim, const Tensor& index, const Ten
                               "scatter_reduce_", "scatter_reduce");
 }
 
-Tensor& Tensor::index_add_(std::int64_t dim, const Tensor& index, const Tensor& src) {
+Tensor& Tensor::index_add_(std::int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha) {
   if (!src.defined()) throw Error("index_add_", "src is undefined");
-  return detail::index_self(*this, dim, index, detail::src_as(src, dtype(), "index_add_"), Reduce::sum, true,
-                            "index_add_", "index_add");
+  const Tensor s = detail::src_as(src, dtype(), "index_add_");
+  return detail::index_self(*this, dim, index, detail::scaled(s, alpha, "index_add_"), Reduce::sum, true, "index_add_",
+                            "index_add");
+}
+
+// ---- the methods ----------------------------------------------------------------------------------------------
+Tensor Tensor::index_select(std::int64_t dim, const Tensor& index) const { return phasor::index_select(*this, dim, index); }
+Tensor Tensor::gather(std::int64_t dim, const Tensor& index) const { return phasor::gather(*this, dim, index); }
+Tensor Tensor::index_add(std::int64_t dim, const Tensor& index, const Tensor& src, const Scalar& alpha) const {
+  return phasor::index_add(*this, dim, index, src, alpha);
+}
+Tensor Tensor::index_copy(std::int64_t dim, const Tensor& index, const Tensor& source) const {
+  return phasor::index_copy(*this, dim, index, source);
+}
+Tensor Tensor::index_reduce(std::int64_t dim, const Tensor& index, const Tensor& source, const std::string& reduce,
+                            bool include_self) const {
+  return phasor::index_reduce(*this, dim, index, source, reduce, include_self);
+}
+Tensor Tensor::scatter(std::int64_t dim, const Tensor& index, const Tensor& src) const { return phasor::scatter(*this, dim, index, src); }
+Tensor Tensor::scatter(std::int64_t dim, const Tensor& index, const Scalar& value) const {
+  return phasor::scatter(*this, dim, index, value);
+}
+Tensor Tensor::scatter_add(std::int64_t dim, const Tensor& index, const Tensor& src) const {
+  return phasor::scatter_add(*this, dim, index, src);
+}
+Tensor Tensor::scatter_reduce(std::int64_t dim, const Tensor& index, const Tensor& src, const std::string& reduce,
+                              bool include_self) const {
+  return phasor::scatter_reduce(*this, dim, index, src, reduce, include_self);
 }
 
 Tensor& Tensor::index_copy_(std::int64_t dim, const Tensor& index, const Tensor& source) {

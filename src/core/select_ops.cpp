@@ -357,6 +357,17 @@ std::tuple<Tensor, Tensor, Tensor> Tensor::unique(bool sorted, bool return_inver
 }
 Tensor Tensor::nonzero() const { return phasor::nonzero(*this); }
 Tensor Tensor::masked_select(const Tensor& mask) const { return phasor::masked_select(*this, mask); }
+Tensor Tensor::take(const Tensor& index) const { return phasor::take(*this, index); }
+Tensor Tensor::take_along_dim(const Tensor& indices, std::optional<std::int64_t> dim) const {
+  return phasor::take_along_dim(*this, indices, dim);
+}
+Tensor Tensor::index_fill(std::int64_t dim, const Tensor& index, const Scalar& value) const {
+  return phasor::index_fill(*this, dim, index, value);
+}
+Tensor Tensor::masked_scatter(const Tensor& mask, const Tensor& source) const { return phasor::masked_scatter(*this, mask, source); }
+Tensor Tensor::index_put(const std::vector<Tensor>& indices, const Tensor& values, bool accumulate) const {
+  return phasor::index_put(*this, indices, values, accumulate);
+}
 Tensor Tensor::repeat_interleave(std::int64_t repeats, std::optional<std::int64_t> dim) const {
   return phasor::repeat_interleave(*this, repeats, dim);
 }

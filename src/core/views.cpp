@@ -475,7 +475,7 @@ Tensor Tensor::index(const std::vector<TensorIndex>& indices) const {
     const Tensor& last = tensors.back();
     if (last.dtype() == Dtype::Int64 && last.dim() == 1 &&
         std::none_of(tensors.begin(), tensors.end() - 1, [](const Tensor& t) { return t.defined(); }))
-      return index_select(r, static_cast<std::int64_t>(tensors.size()) - 1, last);
+      return phasor::index_select(r, static_cast<std::int64_t>(tensors.size()) - 1, last);
     return detail::advanced_index(r, tensors, "index");
   });
 }
