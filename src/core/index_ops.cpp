@@ -1,12 +1,13 @@
-// src/core/index_ops.cpp - gathers and scatters along one dim: index_select / index_add (a 1-D
-// index shared by every position) and gather / scatter_add (an index per position).
+// src/core/index_ops.cpp - gathers and scatters along one dim: index_select and the index_* scatters (index_add,
+// index_copy, index_reduce: a 1-D index shared by every position), gather and the scatter* ops (scatter,
+// scatter_add, scatter_reduce: an index per position), and their in-place forms and methods.
 //
 // Note [along-dim kernels]
-// All four ops visit every position of the other dims once and run a short loop along `dim`
+// Every kernel visits every position of the other dims once and runs a short loop along `dim`
 // there. The positions are iterated with the elementwise engine's StridedLoop over views whose
 // `dim` has size 1 (so it is dropped and the other dims are coalesced); the loop runs in parallel
 // over those positions. A position's writes stay inside that position's line along `dim`, so
-// scatters (index_add, scatter_add) never race, even with repeated indices. Inside a row segment
+// the scatters never race, even with repeated indices. Inside a row segment
 // the loop order follows the memory: rows of a contiguous inner run are copied whole, otherwise
 // each position walks its line along `dim`.
 #include <algorithm>

@@ -1,6 +1,7 @@
 // src/core/select_ops.cpp - ops whose result size depends on the values: nonzero, argwhere, masked_select,
 // unique, unique_consecutive, repeat_interleave with a tensor of repeats, bincount; and the index-taking ops
-// take, take_along_dim, index_fill and masked_scatter, with count_nonzero and histc.
+// take, take_along_dim, index_fill and masked_scatter, with count_nonzero and histc; advanced indexing
+// (Tensor::index with tensors, index_put, Tensor::index_put_: Note [index_put]).
 //
 // Note [selections]
 // One mechanism serves them all: true_positions ranks the true elements of a mask by a prefix sum and
@@ -379,7 +380,9 @@ Tensor Tensor::repeat_interleave(std::int64_t repeats, std::optional<std::int64_
 // flattened: each index is checked and wrapped, the broadcast indices become one row-major position, the
 // indexed dims move to the front (where numpy's rule puts the broadcast index dims in x[indices]: in place when
 // the indexed dims are adjacent, first otherwise) and values, broadcast to x[indices]'s shape, are laid out to
-// match. A bool index stands for its nonzero coordinates. Gradients are those ops' through the views.
+// match. A bool index stands for its nonzero coordinates. Gradients are those ops' through the views. With
+// nothing to record, Tensor::index_put_ runs index_copy_ (index_add_) on such a view of the tensor itself when
+// its indexed dims merge into one (their strides nest), so it touches only the indexed elements.
 
 namespace detail {
 namespace {

@@ -31,7 +31,7 @@ struct AlongDim {
   ::phasor::detail::ScatterKind kind = ::phasor::detail::ScatterKind::Sum;  ///< add/scatter_add: how a value lands
   unsigned* winners = nullptr;  ///< a replacement on parallel_steps: pos.numel x targets zeroed slots (Note
                                ///< [parallel replacement] in index.cu; steps < 2^32 - 1); null: the serial kernel
-  std::int64_t targets = 0;          ///< out's size along the indexed dim (the slots per position)
+  std::int64_t targets = 0;     ///< out's size along the indexed dim (the slots per position)
 };
 
 /// True when a scatter over `positions` lines of `steps` steps runs one thread per (position, step) rather
