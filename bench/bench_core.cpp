@@ -461,6 +461,13 @@ const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&, con
          static const Tensor idx = phasor::randint(0, x.numel(), {1024}), v = x.narrow(0, 0, 1024);
          return acc.index_put_({idx}, v, true);
        }},
+      {"gather perm", [](const Tensor& x, const Tensor& e) {
+         static const Tensor perm = e.argsort();
+         return phasor::gather(x, 0, perm);
+       }},
+      {"unique rows of 64", [](const Tensor& x, const Tensor&) {  // 16384 rows of 64 small integers, along dim 0
+         return std::get<0>(phasor::unique((x * 1.5).round().reshape({-1, 64}), true, false, false, 0));
+       }},
   };
   return ops;
 }
@@ -478,7 +485,7 @@ void BM_Unary1M(benchmark::State& st) {
   st.SetLabel(op.first);
   st.SetItemsProcessed(st.iterations() * n);
 }
-BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 35, 1)})->UseRealTime();
+BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 37, 1)})->UseRealTime();
 
 /// The reductions over some dims of BM_ReduceDims, by its "op" argument (compare_torch.py's REDUCE_DIMS).
 const std::vector<std::pair<const char*, std::function<Tensor()>>>& reduce_dim_rows() {

@@ -57,7 +57,9 @@ UNARY = [("relu", "x.relu()"), ("minimum", "torch.minimum(x, e)"), ("sign", "x.s
          ("scatter_reduce amax", "torch.zeros(1024).scatter_reduce(0, bins, x, 'amax')"),
          ("index_put acc", "torch.zeros(1024).index_put_((bins,), x, accumulate=True)"),
          ("scatter perm", "x.scatter(0, perm, e)"),
-         ("index_put_ 1K in place", "acc.index_put_((idx1k,), x[:1024], accumulate=True)")]
+         ("index_put_ 1K in place", "acc.index_put_((idx1k,), x[:1024], accumulate=True)"),
+         ("gather perm", "x.gather(0, perm)"),
+         ("unique rows of 64", "torch.unique((x * 1.5).round().reshape(-1, 64), dim=0)")]
 
 
 # ---- phasor side --------------------------------------------------------------------------------
