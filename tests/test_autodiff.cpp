@@ -10,7 +10,6 @@
 
 using namespace phasor;
 using namespace phasor::test;
-using V = std::vector<Tensor>;
 
 TEST_CASE("backward accumulates into leaves and grad() returns without accumulating") {
   Tensor x = vec({1.0, 2.0, 3.0}).requires_grad_();

@@ -12,12 +12,8 @@
 
 using namespace phasor;
 using namespace phasor::test;
-using doctest::Contains;
-using V = std::vector<Tensor>;
-using I = std::vector<std::int64_t>;
 
 namespace {
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 constexpr double kPi = 3.14159265358979323846;
 }  // namespace
 

@@ -12,7 +12,6 @@
 
 using namespace phasor;
 using namespace phasor::test;
-using doctest::Contains;
 using cd = std::complex<double>;
 
 namespace {

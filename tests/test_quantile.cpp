@@ -16,12 +16,8 @@
 
 using namespace phasor;
 using namespace phasor::test;
-using doctest::Contains;
-using V = std::vector<Tensor>;
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 /// The positions of a line in ascending stable order, NaN last.
 std::vector<std::int64_t> ascending(const std::vector<double>& v) {

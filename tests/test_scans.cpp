@@ -15,13 +15,8 @@
 
 using namespace phasor;
 using namespace phasor::test;
-using doctest::Contains;
-using V = std::vector<Tensor>;
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 /// torch.cummax's loop on one line (cummin with `is_max` false): a NaN takes over, a tie moves the index on.
 void ref_running(const std::vector<double>& line, bool is_max, std::vector<double>& v, std::vector<std::int64_t>& i) {

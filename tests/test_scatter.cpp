@@ -17,13 +17,9 @@
 
 using namespace phasor;
 using namespace phasor::test;
-using doctest::Contains;
-using V = std::vector<Tensor>;
-using I = std::vector<std::int64_t>;
 
 namespace {
 
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 const std::vector<std::string> kReduces = {"sum", "prod", "mean", "amax", "amin"};
 
 /// An int64 tensor of shape s (1-D when s is empty).

@@ -15,13 +15,8 @@
 
 using namespace phasor;
 using namespace phasor::test;
-using doctest::Contains;
-using V = std::vector<Tensor>;
-using I = std::vector<std::int64_t>;
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 /// An int64 1-D tensor.
 Tensor ivec(const I& v) { return from_vector(v); }

@@ -14,13 +14,8 @@
 
 using namespace phasor;
 using namespace phasor::test;
-using doctest::Contains;
-using V = std::vector<Tensor>;
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
-constexpr double kInf = std::numeric_limits<double>::infinity();
 
 /// The positions that sort v: NaN after every number ascending, before descending; ties by position.
 std::vector<std::int64_t> ref_order(const std::vector<double>& v, bool descending) {

@@ -12,13 +12,8 @@
 
 using namespace phasor;
 using namespace phasor::test;
-using doctest::Contains;
-using V = std::vector<Tensor>;
-using I = std::vector<std::int64_t>;
 
 namespace {
-
-constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 /// numpy.cov of the rows of a (vars x obs) matrix with weights w (fw * aw) and aweights aw (empty: none).
 std::vector<double> ref_cov(const std::vector<double>& x, std::int64_t vars, std::int64_t obs, double correction,

@@ -9,6 +9,12 @@
 
 namespace phasor::test {
 
+using doctest::Contains;
+using V = std::vector<Tensor>;        ///< tensors: an op's inputs, as gradcheck passes them
+using I = std::vector<std::int64_t>;  ///< int64 values
+inline constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+inline constexpr double kInf = std::numeric_limits<double>::infinity();
+
 /// Values of a tensor as float64, row-major.
 inline std::vector<double> vals(const Tensor& t) { return to_vector<double>(t); }
 /// Values of a tensor as int64, row-major.

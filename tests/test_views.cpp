@@ -11,8 +11,6 @@
 
 using namespace phasor;
 using namespace phasor::test;
-using doctest::Contains;
-using V = std::vector<Tensor>;
 using cd = std::complex<double>;
 
 namespace {

@@ -1,4 +1,4 @@
-// src/core/device_check.cpp - check_device_value and first_where (see device_check.hpp).
+// src/core/device_check.cpp - check_device_value, check_index_values and first_where (see device_check.hpp).
 #include "core/device_check.hpp"
 
 #include <cstring>
@@ -6,7 +6,9 @@
 #include "core/index_ops.hpp"
 #include "cuda/graph.hpp"
 #include "cuda/index_ops.hpp"
+#include "phasor/autodiff.hpp"
 #include "phasor/error.hpp"
+#include "phasor/ops.hpp"
 
 namespace phasor::detail {
 
@@ -43,6 +45,19 @@ bool check_device_value(const char* op, const Tensor& bad, const CheckValues& va
   const auto [a, b] = values();
   const auto value = [](const Tensor& t) { return t.defined() ? t.detach().item<double>() : 0.0; };
   throw Error(op, message(value(a), value(b)));
+}
+
+bool check_index_values(const Tensor& idx, std::int64_t lo, std::int64_t hi, const std::string& what, const char* op,
+                        const char* noun) {
+  if (idx.dtype() != Dtype::Int64) throw Error(op, std::string("indices must be int64, got ") + dtype_name(idx.dtype()));
+  if (idx.numel() == 0) return false;
+  NoGradGuard ng;
+  const Tensor bad = logical_or(idx < lo, idx >= hi);
+  return check_device_value(
+      op, bad.any(), [&] { return std::pair<Tensor, Tensor>{first_where(idx, bad), Tensor()}; },
+      [what, noun = std::string(noun)](double v, double) {
+        return noun + " " + std::to_string(static_cast<std::int64_t>(v)) + " out of range " + what;
+      });
 }
 
 Tensor first_where(const Tensor& t, const Tensor& bad) {

@@ -23,6 +23,12 @@ using CheckMessage = std::function<std::string(double, double)>;
 /// failure harmless to the captured work after it (inputs unchanged, nothing read out of range).
 bool check_device_value(const char* op, const Tensor& bad, const CheckValues& values, const CheckMessage& message);
 
+/// Throws phasor::Error(op, "<noun> <value> out of range <what>") naming the first element of the int64 tensor idx
+/// outside [lo, hi), as check_device_value: eagerly one host wait on a GPU, in a CUDA graph capture a check at
+/// each replay; true then (the caller clamps idx so a failing replay reads in range).
+bool check_index_values(const Tensor& idx, std::int64_t lo, std::int64_t hi, const std::string& what, const char* op,
+                        const char* noun = "index");
+
 /// The first element of t in logical order where the bool tensor `bad` (t's shape) holds, 0-d on t's device
 /// (the offending value a failed check names; argmax finds the first true).
 Tensor first_where(const Tensor& t, const Tensor& bad);

@@ -33,6 +33,25 @@ using G = std::vector<Tensor>;
 using In = ::phasor::detail::TensorList;  // an op's tensor arguments (Note [tensor lists])
 
 namespace detail {
+
+RangeScan scan_range(const std::int64_t* p, std::int64_t n, std::int64_t lo, std::int64_t hi) {
+  // [lo, hi) maps to [0, hi - lo) by an unsigned subtraction; anything else lands at or above hi - lo
+  const auto base = static_cast<std::uint64_t>(lo), span = static_cast<std::uint64_t>(hi) - base;
+  unsigned bad = 0, negative = 0;
+  const int threads = n >= 2 * kParallelGrain ? get_num_threads() : 1;
+#pragma omp parallel for num_threads(threads) schedule(static) reduction(| : bad, negative) if (threads > 1)
+  for (std::int64_t i = 0; i < n; ++i) {
+    bad |= static_cast<unsigned>(static_cast<std::uint64_t>(p[i]) - base >= span);
+    negative |= static_cast<unsigned>(p[i] < 0);
+  }
+  RangeScan r;
+  r.negative = negative != 0;
+  if (bad)
+    for (std::int64_t i = 0; i < n && r.first_bad < 0; ++i)
+      if (p[i] < lo || p[i] >= hi) r.first_bad = i;
+  return r;
+}
+
 namespace {
 
 /// Throws unless `index` is a 0-d or 1-D int64 tensor.
@@ -54,18 +73,9 @@ Tensor wrapped_index(const Tensor& index, std::int64_t size, const char* op) {
   const Tensor ic = (flat.device().is_cpu() ? flat : flat.to(Device::cpu())).contiguous();
   const auto* p = ic.data<std::int64_t>();
   const std::int64_t n = ic.numel();
-  // one unsigned compare per value tests both ends (values in [-size, size) map to [0, 2 size)); no branch, so
-  // the loop vectorizes
-  const auto shift = static_cast<std::uint64_t>(size), span = 2 * shift;
-  unsigned bad = 0, negative = 0;
-  for (std::int64_t i = 0; i < n; ++i) {
-    bad |= static_cast<unsigned>(static_cast<std::uint64_t>(p[i]) + shift >= span);
-    negative |= static_cast<unsigned>(p[i] < 0);
-  }
-  if (bad)
-    for (std::int64_t i = 0; i < n; ++i)
-      if (p[i] < -size || p[i] >= size) throw Error(op, "index " + std::to_string(p[i]) + range_suffix(size));
-  if (!negative) return ic;
+  const RangeScan scan = scan_range(p, n, -size, size);
+  if (scan.first_bad >= 0) throw Error(op, "index " + std::to_string(p[scan.first_bad]) + range_suffix(size));
+  if (!scan.negative) return ic;
   Tensor w = make_tensor({n}, Dtype::Int64, Device::cpu());
   auto* q = w.data<std::int64_t>();
   for (std::int64_t i = 0; i < n; ++i) q[i] = p[i] < 0 ? p[i] + size : p[i];
@@ -310,17 +320,9 @@ const std::uint64_t* check_gather_index(const Tensor& x, std::int64_t d, const T
   const Tensor ic = index.to(Device::cpu()).contiguous();
   const auto* p = ic.data<std::int64_t>();
   const std::int64_t m = ic.numel();
-  // range check in parallel (indices can be as many as the output elements); the message names
-  // the first offending value
-  // (one unsigned compare finds both ends: a negative value is a huge unsigned one)
-  const auto un = static_cast<std::uint64_t>(n);
-  unsigned bad = 0;
-  const int threads = m >= 2 * kParallelGrain ? get_num_threads() : 1;
-#pragma omp parallel for num_threads(threads) schedule(static) reduction(| : bad) if (threads > 1)
-  for (std::int64_t i = 0; i < m; ++i) bad |= static_cast<unsigned>(static_cast<std::uint64_t>(p[i]) >= un);
-  if (bad)
-    for (std::int64_t i = 0; i < m; ++i)
-      if (p[i] < 0 || p[i] >= n) throw Error(op, "index " + std::to_string(p[i]) + suffix());
+  // the indices can be as many as the output elements: scan_range runs in parallel then
+  const RangeScan scan = scan_range(p, m, 0, n);
+  if (scan.first_bad >= 0) throw Error(op, "index " + std::to_string(p[scan.first_bad]) + suffix());
   return nullptr;
 }
 

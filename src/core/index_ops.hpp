@@ -24,6 +24,16 @@ Tensor index_copy_trusted(const Tensor& x, std::int64_t dim, const Tensor& index
 /// device (on a GPU no check waits for the device), in the gradient (a scatter_add) neither.
 Tensor gather_trusted(const Tensor& x, std::int64_t dim, const Tensor& index);
 
+/// What scan_range finds among int64 values.
+struct RangeScan {
+  std::int64_t first_bad = -1;  ///< the position of the first value outside [lo, hi); -1: none
+  bool negative = false;        ///< some value is negative
+};
+
+/// Scans p[0, n) for values outside [lo, hi) and negative ones: one branch-free unsigned compare per value, so
+/// the pass vectorizes (and runs in parallel when long); a second pass locates a bad value only when there is one.
+RangeScan scan_range(const std::int64_t* p, std::int64_t n, std::int64_t lo, std::int64_t hi);
+
 /// Tensor::index's integers, slices, None and Ellipsis applied to x as a view, and its tensors as index_put's
 /// list over that view (one entry per leading dim: undefined for a whole dim, a bool mask for as many dims);
 /// throws naming op for too many indices or a second ellipsis (core/views.cpp).

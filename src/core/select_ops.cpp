@@ -57,20 +57,6 @@ Tensor true_positions(const Tensor& m_in) {
   return index_add_trusted(zeros({count + n}, Dtype::Int64, m.device()), 0, slot, at).narrow(0, 0, count);
 }
 
-/// Throws naming `op` unless every element of the int64 tensor idx lies in [lo, hi) (one host wait on a
-/// GPU; in a CUDA graph capture a check at each replay, Note [device checks in CUDA graphs]). True when the
-/// check was deferred to the replays (the caller then clamps idx so a failing replay reads in range).
-bool check_index_values(const Tensor& idx, std::int64_t lo, std::int64_t hi, const std::string& what, const char* op) {
-  if (idx.dtype() != Dtype::Int64) throw Error(op, std::string("indices must be int64, got ") + dtype_name(idx.dtype()));
-  if (idx.numel() == 0) return false;
-  NoGradGuard ng;
-  const Tensor bad = logical_or(idx < lo, idx >= hi);
-  return check_device_value(
-      op, bad.any(),
-      [&] { return std::pair<Tensor, Tensor>{first_where(idx, bad), Tensor()}; },
-      [what](double v, double) { return "index " + std::to_string(static_cast<std::int64_t>(v)) + " out of range " + what; });
-}
-
 /// unique's work on the n items (slices along dim 0 of rows, a (n, L) view) given their order (perm: the
 /// items in the order grouping them, equal ones adjacent): the first item of each group (its position in x),
 /// and when asked the group of each item (inverse, in x's item order) and each group's size.
@@ -269,18 +255,15 @@ Tensor index_fill(const Tensor& x, std::int64_t dim, const Tensor& index, const 
   if (index.dim() > 1) throw Error("index_fill", "index must be 0-d or 1-d, got shape " + detail::shape_str(index.shape()));
   const std::int64_t n = x.dim() == 0 ? 1 : x.size(d);
   const bool deferred = detail::check_index_values(index, -n, n, "for dim " + std::to_string(d) + " of size " + std::to_string(n), "index_fill");
-  Tensor hit;
-  {
-    NoGradGuard ng;
-    Tensor i = index.detach().reshape({-1});
-    if (deferred) i = i.clamp(-n, std::max<std::int64_t>(n - 1, 0));
-    i = where(i < 0, i + n, i);
-    Shape hs(static_cast<std::size_t>(x.dim()), 1);
-    if (x.dim() > 0) hs[static_cast<std::size_t>(d)] = n;
-    hit = (detail::index_add_trusted(zeros({n}, Dtype::Int64, x.device()), 0, i, ones_like(i)) > 0).reshape(hs);
-  }
-  const Tensor v = full({}, value, x.dtype(), x.device());  // x keeps its dtype; the value must fit it
-  return detail::composite("index_fill", {x}, [&] { return where(hit, v, x); });
+  Tensor i = index.detach().reshape({-1});
+  if (deferred) i = i.clamp(-n, std::max<std::int64_t>(n - 1, 0));
+  // index_copy of the value (x's dtype; it must fit) expanded to the slices
+  return detail::composite("index_fill", {x}, [&] {
+    const Tensor xs = x.dim() == 0 ? x.reshape({1}) : x;
+    Shape s = xs.shape();
+    s[static_cast<std::size_t>(d)] = i.numel();
+    return detail::index_copy_trusted(xs, d, i, full({}, value, x.dtype(), x.device()).expand(s)).reshape(x.shape());
+  });
 }
 
 Tensor masked_scatter(const Tensor& x, const Tensor& mask, const Tensor& source) {
@@ -452,21 +435,13 @@ Advanced plan_advanced(const Tensor& x, const std::vector<Tensor>& indices, cons
       ptr.push_back(held.back().data<std::int64_t>());
       size.push_back(x.size(k));
     }
-    // the range: one unsigned compare per value ([-n, n) maps to [0, 2n)), no branch, so it vectorizes
-    unsigned negative = 0;
+    bool negative = false;
     for (std::size_t j = 0; j < D.size(); ++j) {
-      const std::int64_t n = size[j];
-      const auto shift = static_cast<std::uint64_t>(n);
-      unsigned bad = 0;
-      for (std::int64_t e = 0; e < count; ++e) {
-        bad |= static_cast<unsigned>(static_cast<std::uint64_t>(ptr[j][e]) + shift >= 2 * shift);
-        negative |= static_cast<unsigned>(ptr[j][e] < 0);
-      }
-      if (bad)
-        for (std::int64_t e = 0; e < count; ++e)
-          if (ptr[j][e] < -n || ptr[j][e] >= n)
-            throw Error(op, "index " + std::to_string(ptr[j][e]) + " out of range for dim " + std::to_string(D[j]) +
-                                " of size " + std::to_string(n));
+      const RangeScan scan = scan_range(ptr[j], count, -size[j], size[j]);
+      if (scan.first_bad >= 0)
+        throw Error(op, "index " + std::to_string(ptr[j][scan.first_bad]) + " out of range for dim " + std::to_string(D[j]) +
+                            " of size " + std::to_string(size[j]));
+      negative = negative || scan.negative;
     }
     if (D.size() == 1 && !negative) {
       a.pos = held[0].reshape({-1});  // the index itself

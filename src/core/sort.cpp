@@ -367,13 +367,7 @@ Tensor search_impl(const Tensor& seq_in, const Tensor& values, bool right, const
     if (sorter.dtype() != Dtype::Int64 || sorter.shape() != seq.shape())
       throw Error(op, "sorter must be an int64 tensor of the sequence's shape " + shape_str(seq.shape()) + ", got " +
                           dtype_name(sorter.dtype()) + " of shape " + shape_str(sorter.shape()));
-    const Tensor bad = logical_or(sorter < 0, sorter >= m);
-    check_device_value(
-        op, bad.any(), [&] { return std::pair<Tensor, Tensor>{first_where(sorter, bad), Tensor()}; },
-        [m](double v, double) {
-          return "sorter index " + std::to_string(static_cast<std::int64_t>(v)) + " out of range for a sequence of " +
-                 std::to_string(m);
-        });
+    check_index_values(sorter, 0, m, "for a sequence of " + std::to_string(m), op, "sorter index");
     seq = gather_trusted(seq, -1, sorter.clamp(0, std::max<std::int64_t>(m - 1, 0)));
   }
   const Dtype dt = promote_types(seq.dtype(), values.dtype());
