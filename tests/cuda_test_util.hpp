@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 #include <phasor/phasor.hpp>
@@ -60,6 +61,37 @@ inline long emu_count(const phasor::Device& dev, EmuCounter what, const std::fun
   (void)what;
   f();
   return -1;
+}
+
+/// Counts op calls that copy a tensor between the host CPU and another device (`to` from or to cpu:0;
+/// item() on a device goes through one too).
+struct HostCopies : phasor::OpObserver {
+  int count = 0;
+  std::string last;
+  void on_end(const phasor::OpEvent& e) override {
+    if (std::string(e.name) != "to" || e.inputs->empty() || e.outputs->empty()) return;
+    const phasor::Device from = (*e.inputs)[0].device(), to = (*e.outputs)[0].device();
+    if (from != to && (from == phasor::Device::cpu() || to == phasor::Device::cpu())) {
+      ++count;
+      last = from.str() + " -> " + to.str() + ", shape";
+      for (auto n : (*e.inputs)[0].shape()) last += " " + std::to_string(n);
+    }
+  }
+};
+
+/// Copies between the host and a device made by f(): each one stalls the host on a GPU.
+inline int host_copies(const std::function<void()>& f, std::string* last = nullptr) {
+  auto obs = std::make_shared<HostCopies>();
+  phasor::add_op_observer(obs);
+  try {
+    f();
+  } catch (...) {
+    phasor::remove_op_observer(obs);
+    throw;
+  }
+  phasor::remove_op_observer(obs);
+  if (last) *last = obs->last;
+  return obs->count;
 }
 
 }  // namespace cuda_test

@@ -438,40 +438,6 @@ DEVICE_CASE("cuda coverage: mm, einsum diagonals, sub_, conv modules, 2-D FFT wr
   agree(dev, "softmax 0-d", [](const V& v) { return F::softmax(v[0], 0) + F::log_softmax(v[0], -1); }, {s0}, 0);
 }
 
-namespace {
-
-/// Counts op calls that copy a tensor between the host CPU and another device (`to` from or to cpu:0;
-/// item() on a device goes through one too).
-struct HostCopies : OpObserver {
-  int count = 0;
-  std::string last;
-  void on_end(const OpEvent& e) override {
-    if (std::string(e.name) != "to" || e.inputs->empty() || e.outputs->empty()) return;
-    const Device from = (*e.inputs)[0].device(), to = (*e.outputs)[0].device();
-    if (from != to && (from == Device::cpu() || to == Device::cpu())) {
-      ++count;
-      last = from.str() + " -> " + to.str() + ", shape";
-      for (auto n : (*e.inputs)[0].shape()) last += " " + std::to_string(n);
-    }
-  }
-};
-
-/// Copies between the host and a device made by f(): each one stalls the host on a GPU.
-int host_copies(const std::function<void()>& f, std::string* last = nullptr) {
-  auto obs = std::make_shared<HostCopies>();
-  add_op_observer(obs);
-  try {
-    f();
-  } catch (...) {
-    remove_op_observer(obs);
-    throw;
-  }
-  remove_op_observer(obs);
-  if (last) *last = obs->last;
-  return obs->count;
-}
-
-}  // namespace
 
 // A copy between the host and a GPU in a training step, a solver step or a signal function stalls the
 // host (Note [device constants]): once warm, none makes one (welch's two and istft's one on a GPU are

@@ -13,6 +13,7 @@
 #include <optional>
 #include <phasor/phasor.hpp>
 #include <string>
+#include <tuple>
 #include <vector>
 
 using namespace phasor;
@@ -274,6 +275,49 @@ DEVICE_CASE("cuda index: gradients of the index ops are computed on the GPU") {
     REQUIRE(xg.grad().defined());
     CHECK(xg.grad().device() == dev);
     CHECK(rel_diff(xg.grad(), xc.grad()) <= 1e-12);
+  }
+}
+
+// Note [index in backward]: the forward checked the index, so the backward neither checks it again nor waits
+// for the GPU (only scatter_reduce "prod" reads one flag: whether any product has a zero)
+DEVICE_CASE("cuda index: the index ops' backward copies nothing to the host and waits for nothing") {
+  manual_seed(17);
+  const Tensor x = sample({6, 5}, float64).to(dev), s = sample({7, 5}, float64).to(dev);
+  const Tensor i1 = from_vector<std::int64_t>({4, 0, 4, 1, 2, 0, 3}).to(dev), gi = randint(0, 6, {7, 5}).to(dev);
+  const Tensor i2 = from_vector<std::int64_t>({1, 3, 0, 4, 4, 2, 1}).to(dev), flat = randint(-30, 30, {9}).to(dev);
+  using F = std::function<Tensor(const Tensor&)>;
+  const std::vector<std::tuple<std::string, F, int>> fs = {
+      {"index_select", [&](const Tensor& a) { return index_select(a, 0, i1); }, 0},
+      {"gather", [&](const Tensor& a) { return gather(a, 0, gi.narrow(0, 0, 6)); }, 0},
+      {"scatter", [&](const Tensor& a) { return scatter(a, 0, gi, s * 1.0); }, 0},
+      {"scatter value", [&](const Tensor& a) { return scatter(a, 0, gi, 2.0); }, 0},
+      {"scatter_add", [&](const Tensor& a) { return scatter_add(a, 0, gi, s); }, 0},
+      {"scatter_reduce mean", [&](const Tensor& a) { return scatter_reduce(a, 0, gi, s, "mean", false); }, 0},
+      {"scatter_reduce amax", [&](const Tensor& a) { return scatter_reduce(a, 0, gi, s, "amax"); }, 0},
+      {"scatter_reduce prod", [&](const Tensor& a) { return scatter_reduce(a, 0, gi, s, "prod"); }, 1},
+      {"index_add", [&](const Tensor& a) { return index_add(a, 0, i1, s, 2.0); }, 0},
+      {"index_copy", [&](const Tensor& a) { return index_copy(a, 0, i1, s); }, 0},
+      {"index_reduce amin", [&](const Tensor& a) { return index_reduce(a, 0, i1, s, "amin"); }, 0},
+      {"index_fill", [&](const Tensor& a) { return index_fill(a, 1, i1.narrow(0, 0, 3), 1.5); }, 0},
+      {"take", [&](const Tensor& a) { return take(a, flat); }, 0},
+      {"take_along_dim", [&](const Tensor& a) { return take_along_dim(a, gi.narrow(0, 0, 6), 0); }, 0},
+      {"index", [&](const Tensor& a) { return a.index({i1, remainder(i2, 5)}); }, 0},
+      {"index_put", [&](const Tensor& a) { return index_put(a, {i1, remainder(i2, 5)}, s.select(1, 0), true); }, 0},
+  };
+  for (const auto& [name, f, reads] : fs) {
+    CAPTURE(name);
+    const Tensor a = x.detach().requires_grad_();
+    const Tensor y = f(a);
+    const Tensor w = sample(y.shape(), float64).to(dev);
+    std::string last;
+    CHECK_MESSAGE(host_copies([&] { y.backward(w); }, &last) == reads, "copied: " << last);
+    REQUIRE(a.grad().defined());
+    const Tensor b = x.detach().requires_grad_();
+    // host waits, counted when emulated: forward and backward less the forward alone
+    const long both = emu_count(dev, EmuCounter::HostWaits, [&] { f(b).backward(w); });
+    const long forward = emu_count(dev, EmuCounter::HostWaits, [&] { (void)f(x); });
+    if (both >= 0) CHECK_MESSAGE(both - forward == reads, "waits: " << both << " - " << forward);
+    CHECK(rel_diff(b.grad(), a.grad()) == 0);
   }
 }
 

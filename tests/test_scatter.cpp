@@ -613,3 +613,34 @@ TEST_CASE("the index family as Tensor methods; index_add's alpha") {
                        Contains("[index_add] alpha must be an integer for a int64 tensor, got 0.5"), Error);
   CHECK(autodiff::gradcheck([&](const V& in) { return in[0].index_add(0, idx, in[1], 1.5); }, {leaf64({3, 4}), leaf64({2, 4})}));
 }
+
+// Note [index in backward]: the backward trusts the index the forward checked, and refuses one written since
+TEST_CASE("an index written in place after the forward: the backward refuses it, naming the op") {
+  using IndexOp = std::function<Tensor(const Tensor&, const Tensor&)>;
+  const std::vector<std::pair<std::string, IndexOp>> ops = {
+      {"index_select", [](const Tensor& a, const Tensor& i) { return index_select(a, 0, i); }},
+      {"gather", [](const Tensor& a, const Tensor& i) { return gather(a, 0, i.unsqueeze(1).expand({2, 4})); }},
+      {"scatter_add", [](const Tensor& a, const Tensor& i) { return scatter_add(a, 0, i.unsqueeze(1).expand({2, 4}), a.narrow(0, 0, 2)); }},
+      {"index_reduce", [](const Tensor& a, const Tensor& i) { return index_reduce(a, 0, i, a.narrow(0, 0, 2), "amax"); }},
+      {"index_put", [](const Tensor& a, const Tensor& i) { return a.index_put({i}, a.narrow(0, 0, 2)); }},
+  };
+  for (const auto& [name, f] : ops) {
+    CAPTURE(name);
+    const Tensor x = leaf64({3, 4});
+    Tensor idx = ix({2, 0});
+    const Tensor y = f(x, idx).sum();
+    idx.fill_(1);  // in range: the values are not the forward's
+    CHECK_THROWS_WITH_AS(y.backward(), Contains("modified by an in-place operation after the forward"), Error);
+    CHECK_FALSE(x.grad().defined());
+    // untouched, the same graph runs
+    Tensor idx2 = ix({2, 0});
+    f(x, idx2).sum().backward();
+    CHECK(x.grad().defined());
+  }
+  // the message names the op and the versions
+  const Tensor x = leaf64({3, 4});
+  Tensor idx = ix({2, 0});
+  const Tensor y = index_select(x, 0, idx).sum();
+  idx.add_(-2);
+  CHECK_THROWS_WITH_AS(y.backward(), Contains("[index_select] the index of shape (2,) was modified by an in-place operation after the forward: it had version 0, now 1"), Error);
+}

@@ -23,6 +23,7 @@
 #include "core/pointwise.hpp"
 #include "core/promotion.hpp"
 #include "core/scatter_rules.hpp"
+#include "cuda/graph.hpp"
 #include "cuda/index_ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
@@ -357,6 +358,25 @@ const std::uint64_t* check_gather_index(const Tensor& x, std::int64_t d, const T
 namespace detail {
 namespace {
 
+// Note [index in backward]
+// An index op's backward reads the index its forward read, and the forward checked its values: the host read
+// them, or (an index on a GPU) waited for their min and max. A second check in the backward would be a second
+// wait per index op in every training step, so the backward trusts the index, kept with its storage version.
+// A backward that finds that version changed (the index was written in place since) refuses to run, as it does
+// for a saved tensor (SavedVariable): the values are no longer the ones checked, nor the ones the forward used.
+// Inside a CUDA graph capture the forward's check runs on the device at each replay and reports only after it,
+// so a captured backward keeps its own device check, which keeps a bad index from being read.
+
+/// Whether the backward of `op` may skip the range check of `index`, kept at storage version `version` by a
+/// forward that checked it (`trusted`: the caller built it in range). Throws when it changed since.
+bool backward_trusts(const Tensor& index, std::uint64_t version, bool trusted, const char* op) {
+  if (index.version() != version)
+    throw Error(op, "the index of shape " + shape_str(index.shape()) +
+                        " was modified by an in-place operation after the forward: it had version " +
+                        std::to_string(version) + ", now " + std::to_string(index.version()));
+  return trusted || !cuda::detail::capturing(index.device());
+}
+
 /// What a scatter does with the values landing on an element (mean: their sum divided by their count).
 enum class Reduce { replace, sum, prod, mean, amax, amin };
 
@@ -378,8 +398,9 @@ Tensor index_select_impl(const Tensor& x, std::int64_t dim, const Tensor& index,
         index_select_kernel(out, in[0], d, idx);
         return out;
       },
-      [d, index, trusted](const Ctx& c, const G& g) {
-        return G{scatter_sum(zeros(c.input_shape(0), g[0].dtype(), g[0].device()), d, index, false, g[0], trusted)};
+      [d, index, version = index.version(), trusted](const Ctx& c, const G& g) {
+        const bool t = backward_trusts(index, version, trusted, "index_select");
+        return G{scatter_sum(zeros(c.input_shape(0), g[0].dtype(), g[0].device()), d, index, false, g[0], t)};
       });
 }
 
@@ -402,8 +423,9 @@ Tensor gather_impl(const Tensor& x, std::int64_t dim, const Tensor& index, bool 
         gather_kernel(out, in[0], d, index, checks);
         return out;
       },
-      [d, index, trusted](const Ctx& c, const G& g) {
-        return G{scatter_sum(zeros(c.input_shape(0), g[0].dtype(), g[0].device()), d, index, true, g[0], trusted)};
+      [d, index, version = index.version(), trusted](const Ctx& c, const G& g) {
+        const bool t = backward_trusts(index, version, trusted, "gather");
+        return G{scatter_sum(zeros(c.input_shape(0), g[0].dtype(), g[0].device()), d, index, true, g[0], t)};
       });
 }
 
@@ -485,6 +507,7 @@ struct ScatterSpec {
   Tensor index;               ///< the caller's index
   bool per_element = false;   ///< index per element (scatter*) or 1-D along d (index_*)
   bool trusted = false;       ///< the index was built in range: no check (here, in pull and push)
+  std::uint64_t version = 0;  ///< the index's storage version when checked (Note [index in backward])
   Reduce reduce = Reduce::sum;
   bool include_self = true;
   Shape land;                 ///< the shape of the values that land (the index's or src's)
@@ -539,6 +562,7 @@ Scatter make_scatter(const Tensor& x, std::int64_t dim, const Tensor& index, boo
   Scatter S;
   S.op = op, S.index = index, S.per_element = per_element, S.trusted = trusted, S.reduce = reduce;
   S.include_self = include_self;
+  S.version = index.defined() ? index.version() : 0;
   S.d = wrap_dim(dim, x.dim(), op);
   if (src.dtype() != x.dtype())
     throw Error(op, std::string("src must have the input's dtype ") + dtype_name(x.dtype()) + ", got " + dtype_name(src.dtype()));
@@ -562,8 +586,10 @@ Scatter make_scatter(const Tensor& x, std::int64_t dim, const Tensor& index, boo
   return S;
 }
 
-/// The gradients of x and src (the landing values) of Note [scatter reductions].
-G scatter_backward(const ScatterSpec& S, const Ctx& c, const Tensor& g) {
+/// The gradients of x and src (the landing values) of Note [scatter reductions]; the index is trusted as Note
+/// [index in backward].
+G scatter_backward(ScatterSpec S, const Ctx& c, const Tensor& g) {
+  S.trusted = backward_trusts(S.index, S.version, S.trusted, S.op);
   const bool want_x = c.needs_grad(0), want_s = c.needs_grad(1);
   const Dtype rd = to_real(g.dtype());
   const Device dev = g.device();
