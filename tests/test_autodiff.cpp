@@ -3,6 +3,7 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <functional>
 #include <thread>
 #include <phasor/phasor.hpp>
 
@@ -118,14 +119,104 @@ TEST_CASE("in-place rules") {
   y += x;  // y = 4x
   y.sum().backward();
   CHECK(vals(x.grad()) == std::vector<double>{4, 4});
-  // in place on a view of a tensor in the graph is refused
-  Tensor z = x * 1.0;
-  Tensor v = z.slice(0, 0, 1);
-  CHECK_THROWS_WITH_AS(v.add_(1.0), doctest::Contains("view"), Error);
+  // in place on a view of a leaf that requires grad is refused, and changes nothing
+  CHECK_THROWS_WITH_AS(x.slice(0, 0, 1).add_(1.0), doctest::Contains("[add_] a view of a leaf tensor that requires grad"), Error);
+  CHECK(vals(x) == std::vector<double>{1, 2});
   // integer in-place with a float result is refused and leaves the tensor unchanged
   Tensor i = from_vector(std::vector<std::int64_t>{1, 2});
   CHECK_THROWS_WITH_AS(i.add_(0.5), doctest::Contains("int64"), Error);
   CHECK(to_vector<std::int64_t>(i) == std::vector<std::int64_t>{1, 2});
+}
+
+// Note [views and in-place history]
+TEST_CASE("in place on a view while recording: the root's history takes the write (copy_slices), as PyTorch") {
+  using V = std::vector<Tensor>;
+  // a narrow, a transposed column, a strided select, a view of a view
+  const std::vector<std::pair<const char*, std::function<Tensor(const V&)>>> fs = {
+      {"narrow mul_", [](const V& in) { Tensor b = in[0] * 1.0; b.narrow(0, 1, 2).mul_(in[1]); return b; }},
+      {"column add_", [](const V& in) { Tensor b = in[0].reshape({2, 2}) * 1.0; b.t().select(0, 1).add_(in[1]); return b; }},
+      {"every other copy_", [](const V& in) { Tensor b = in[0] * 1.5; b.slice(0, 0, 4, 2).copy_(in[1].sin()); return b.exp(); }},
+      {"view of a view", [](const V& in) { Tensor b = in[0] * 2.0; b.narrow(0, 1, 3).narrow(0, 1, 2).div_(in[1]); return b * b; }},
+      {"two writes", [](const V& in) {
+         Tensor b = in[0] * 1.0;
+         b.narrow(0, 0, 2).mul_(in[1]);
+         b.narrow(0, 1, 2).add_(in[1] * in[1]);
+         return b;
+       }},
+      {"index_put_ through a view", [](const V& in) {
+         Tensor b = in[0] * 1.0;
+         b.narrow(0, 1, 3).index_put_({from_vector<std::int64_t>({2, 0})}, in[1], true);
+         return b;
+       }},
+      {"a root without history", [](const V& in) {
+         Tensor u = zeros({4}, float64);
+         u.narrow(0, 2, 2).copy_(in[1]);
+         return u * in[0];
+       }},
+  };
+  for (const auto& [name, f] : fs) {
+    CAPTURE(name);
+    const V in = {leaf64({4}), (vec({0.5, 2.0}) + 0.0).requires_grad_()};
+    CHECK(autodiff::gradcheck(f, in));
+    CHECK(autodiff::gradgradcheck(f, in));
+  }
+  // the values and the gradients written out
+  Tensor a = vec({1.0, 2.0, 3.0, 4.0}).requires_grad_(), w = vec({10.0, 20.0}).requires_grad_();
+  Tensor b = a * 1.0;
+  Tensor v = b.narrow(0, 1, 2);
+  v.mul_(w);
+  CHECK(vals(b) == std::vector<double>{1, 20, 60, 4});
+  REQUIRE(b.grad_fn());
+  CHECK(b.grad_fn()->name() == "copy_slicesBackward");
+  CHECK(v.grad_fn()->name() == "as_stridedBackward");
+  (b * vec({1.0, 2.0, 3.0, 4.0})).sum().backward();
+  CHECK(vals(a.grad()) == std::vector<double>{1, 20, 60, 4});
+  CHECK(vals(w.grad()) == std::vector<double>{4, 9});
+  // a root without history that does not require grad starts to: its views follow
+  Tensor u = zeros({4}, float64);
+  Tensor left = u.narrow(0, 0, 2), right = u.narrow(0, 2, 2);
+  CHECK_FALSE(right.requires_grad());
+  left.copy_(w);
+  CHECK(u.requires_grad());
+  CHECK(right.requires_grad());
+  CHECK(left.requires_grad());
+  auto g = autodiff::grad({(u.narrow(0, 1, 2) * vec({3.0, 5.0})).sum()}, {w});
+  CHECK(vals(g[0]) == std::vector<double>{0, 3});
+  // refused, changing nothing: a view with another dtype than its root
+  Tensor z = (vec({1.0, 2.0}).to(complex128) * 1.0);
+  Tensor r = real(z);
+  CHECK_THROWS_WITH_AS(r.mul_(w), doctest::Contains("[mul_] an in-place operation on a float64 view of a complex128 tensor"), Error);
+  CHECK(vals(real(z)) == std::vector<double>{1, 2});
+}
+
+TEST_CASE("a view made before its root (or another view) was written in place carries the gradient of its new values") {
+  using V = std::vector<Tensor>;
+  // the root written: the view sees the write
+  Tensor a = vec({1.0, 1.0, 1.0, 1.0}).requires_grad_();
+  Tensor b = a * 1.0;
+  Tensor v = b.narrow(0, 0, 2);
+  b.mul_(2.0);
+  CHECK(vals(v) == std::vector<double>{2, 2});
+  v.sum().backward();
+  CHECK(vals(a.grad()) == std::vector<double>{2, 2, 0, 0});
+  // another view written: a sibling overlapping it sees the write
+  const auto sibling = [](const V& in) {
+    Tensor c = in[0] * 1.0;
+    Tensor v1 = c.narrow(0, 0, 2), v2 = c.narrow(0, 1, 3);
+    v1.mul_(in[0].narrow(0, 2, 2));
+    return v2 * v2;
+  };
+  CHECK(autodiff::gradcheck(sibling, {leaf64({4})}));
+  CHECK(autodiff::gradgradcheck(sibling, {leaf64({4})}));
+  // a transposed root (detached, no base of its own)
+  const Tensor base = randn({3, 2}, float64);
+  const auto transposed_root = [&](const V& in) {
+    Tensor r = base.clone().t().detach();  // not contiguous, and no view: a root of its own
+    Tensor col = r.select(1, 2);
+    r.narrow(1, 0, 2).mul_(in[0].reshape({2, 2}));
+    return r.exp().sum({1}) + col;
+  };
+  CHECK(autodiff::gradcheck(transposed_root, {leaf64({4})}));
 }
 
 TEST_CASE("create_graph gives higher derivatives") {

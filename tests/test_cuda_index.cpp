@@ -321,6 +321,34 @@ DEVICE_CASE("cuda index: the index ops' backward copies nothing to the host and 
   }
 }
 
+// Note [views and in-place history]: the root's new history and the refreshed views, on the device
+DEVICE_CASE("cuda autograd: in place on views (copy_slices) and views made before a write give the CPU's gradients") {
+  manual_seed(19);
+  const Tensor x = sample({4, 6}, float64), w = sample({4, 2}, float64);
+  using VT = std::vector<Tensor>;
+  grads_agree(dev, "narrow mul_", [](const VT& in) {
+    Tensor b = in[0] * 1.0;
+    b.narrow(1, 2, 2).mul_(in[1]);
+    return b.exp();
+  }, {x, w}, 1e-12);
+  grads_agree(dev, "transposed rows add_ and a sibling view", [](const VT& in) {
+    Tensor b = in[0] * 2.0;
+    Tensor sib = b.narrow(1, 1, 3);
+    b.t().narrow(0, 0, 2).add_(in[1].t());
+    return sib * sib;
+  }, {x, w}, 1e-12);
+  grads_agree(dev, "a root without history", [](const VT& in) {
+    Tensor u = zeros({4, 6}, float64, in[0].device());
+    u.narrow(1, 4, 2).copy_(in[1]);
+    return u * in[0];
+  }, {x, w}, 1e-12);
+  grad2_agree(dev, "narrow mul_ twice", [](const VT& in) {
+    Tensor b = in[0] * 1.0;
+    b.narrow(1, 2, 2).mul_(in[1]);
+    return b * b;
+  }, {x, w}, 1e-10);
+}
+
 DEVICE_CASE("cuda index: sort, argsort and topk give the CPU's indices exactly (stable, NaN placed alike)") {
   manual_seed(31);
   const double nan = std::numeric_limits<double>::quiet_NaN();

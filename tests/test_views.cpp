@@ -314,11 +314,15 @@ TEST_CASE("the version counter is shared by views") {
   Tensor y = (a * b).sum();
   bv.fill_(0.0);
   CHECK_THROWS_WITH_AS(y.backward(), Contains("modified by an in-place operation"), Error);
-  // in-place on a view of a tensor that needs gradients is refused while recording
+  // in-place on a view of a tensor in the graph records (Note [views and in-place history]); on a view of a
+  // leaf that requires grad it is refused
   Tensor leaf = seq({3}).requires_grad_();
   Tensor w = leaf * 2.0;
   Tensor wv = w.slice(0, 0, 2);
-  CHECK_THROWS_AS(wv.mul_(3.0), Error);
+  wv.mul_(3.0);
+  w.sum().backward();
+  CHECK(vals(leaf.grad()) == std::vector<double>{6, 6, 2});
+  CHECK_THROWS_WITH_AS(leaf.slice(0, 1, 2).mul_(3.0), Contains("[mul_] a view of a leaf tensor that requires grad"), Error);
 }
 
 TEST_CASE("view gradients (float64, complex128)") {

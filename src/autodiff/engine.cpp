@@ -5,6 +5,7 @@
 #include <unordered_map>
 
 #include "autodiff/node.hpp"
+#include "core/index_ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
 
@@ -116,6 +117,10 @@ struct AccumulateGrad final : OpNode {
 
 Edge gradient_edge(const Tensor& t) {
   if (!t.defined() || !t.impl()->requires_grad()) return {};
+  if (t.impl()->view_is_behind()) {
+    refresh_view(t);
+    if (!t.impl()->requires_grad()) return {};
+  }
   auto& m = t.impl()->meta();
   if (m.grad_fn) return Edge{m.grad_fn, m.output_nr};
   auto acc = m.grad_accumulator.lock();
@@ -152,12 +157,94 @@ void attach_outputs(const std::shared_ptr<OpNode>& node, Tensor* outputs, std::s
 
 // ---- in-place ops ------------------------------------------------------------------------------
 void check_inplace_autograd(const char* name, const Tensor& self, TensorList) {
+  if (self.impl()->view_is_behind()) refresh_view(self);
   if (self.is_leaf() && self.requires_grad())
     throw Error(name, "a leaf tensor that requires grad is used in an in-place operation; wrap it in a "
                       "NoGradGuard or use the out-of-place op");
-  if (self.impl()->view_base.defined())
-    throw Error(name, "in-place operation on a view while recording gradients is not supported; use the "
-                      "out-of-place op");
+  const Tensor& root = self.impl()->view_base;
+  if (!root.defined()) return;
+  if (root.is_leaf() && root.requires_grad())
+    throw Error(name, "a view of a leaf tensor that requires grad is used in an in-place operation; wrap it in a "
+                      "NoGradGuard or write into a clone of the leaf");
+  if (root.dtype() != self.dtype())
+    throw Error(name, std::string("an in-place operation on a ") + dtype_name(self.dtype()) + " view of a " +
+                          dtype_name(root.dtype()) + " tensor while recording gradients is not supported; use the out-of-place op");
+}
+
+// Note [views and in-place history]
+// A view shares its root's storage (view_base is the root: views of views flatten). An in-place op that records
+// a graph changes what the storage's values depend on, and every view over it must follow, as in PyTorch:
+//  - in place on the root: the root's history is rebased onto the op's result (rebase_history);
+//  - in place on a view: the root's history becomes copy_slices(the root's old history, the op's result), whose
+//    gradient is g with the view's elements zeroed for the old root and g at the view's elements for the result.
+// Either counts one rebase on the storage (Storage::history), and each view remembers the count its history was
+// made at (TensorImpl::history_seen). A view behind the count is refreshed where its history is read for
+// recording (gradient_edge, and an in-place op on the view itself): its history becomes "as_strided", a view of
+// its root's current history whose gradient adds g into the root's shape at the view's elements, and it requires
+// grad exactly when its root does. So a view used after its root, or another view of it, was written in place
+// carries the gradient of the values it holds now, not of those it was made with. (Tensor::grad_fn() and
+// is_leaf() of a view behind show its old history until it is refreshed.)
+// The view's place in its root: the root's flat index at each of the view's elements (root_positions), read
+// through a buffer over the storage's elements, so any layout of root and view works; a view with another
+// dtype than its root (view_as_real) has no such index, and is refused.
+
+namespace {
+
+/// Where a view sits in its root: enough to find, in a backward, the root's flat index of each view element.
+struct ViewPlace {
+  Shape root_shape, root_strides, view_shape, view_strides;
+  std::int64_t root_offset = 0, view_offset = 0, storage_elements = 0;
+  Device device = Device::cpu();
+
+  static ViewPlace of(const Tensor& view, const Tensor& root) {
+    return ViewPlace{root.shape(), root.strides(), view.shape(), view.strides(), root.storage_offset(),
+                     view.storage_offset(),
+                     static_cast<std::int64_t>(root.impl()->storage->nbytes / itemsize(root.dtype())), root.device()};
+  }
+  /// The root's flat (row-major) index of each view element, as a 1-D int64 tensor in the view's order.
+  Tensor root_positions() const {
+    NoGradGuard ng;
+    std::int64_t n = 1;
+    for (auto d : root_shape) n *= d;
+    const Tensor flat = arange(n, Dtype::Int64, device);
+    Tensor buf = flat;  // the root's index at each storage element the root covers
+    std::int64_t offset = view_offset - root_offset;
+    const Shape dense = contiguous_strides(root_shape);
+    bool contiguous = true;
+    for (std::size_t d = 0; d < root_shape.size(); ++d) contiguous = contiguous && (root_shape[d] == 1 || root_strides[d] == dense[d]);
+    if (!contiguous) {
+      buf = zeros({storage_elements}, Dtype::Int64, device);
+      make_view(buf, root_shape, root_strides, root_offset).copy_(flat.reshape(root_shape));
+      offset = view_offset;
+    }
+    return make_view(buf, view_shape, view_strides, offset).reshape({-1});
+  }
+};
+
+}  // namespace
+
+void refresh_view(const Tensor& view) {
+  TensorImpl* v = view.impl();
+  const Tensor root = v->view_base;
+  v->history_seen = v->storage->history;
+  auto& m = v->meta();
+  m.grad_fn = nullptr;
+  m.output_nr = 0;
+  m.requires_grad = false;
+  if (!root.requires_grad()) return;
+  if (root.dtype() != view.dtype())
+    throw Error("backward", std::string("a ") + dtype_name(view.dtype()) + " view of a " + dtype_name(root.dtype()) +
+                                " tensor written in place since the view was made cannot be differentiated; make the view again");
+  Tensor out = view;
+  record_node(
+      "as_strided", {root}, kSaveNone,
+      [place = ViewPlace::of(view, root)](const Ctx&, const std::vector<Tensor>& g) {
+        std::int64_t n = 1;
+        for (auto d : place.root_shape) n *= d;
+        const Tensor into = zeros({n}, g[0].dtype(), g[0].device());
+        return std::vector<Tensor>{index_add_trusted(into, 0, place.root_positions(), g[0].reshape({-1})).reshape(place.root_shape)};
+      },
+      &out, 1);
 }
 
 namespace {
@@ -211,6 +298,30 @@ Tensor shallow_alias(const Tensor& self) {
 }
 
 void rebase_history(Tensor& self, const Tensor& result) {
+  ++self.impl()->storage->history;  // the views over it are behind now (Note [views and in-place history])
+  if (self.impl()->view_base.defined()) {
+    Tensor root = self.impl()->view_base;
+    const Tensor r = result.dtype() == self.dtype() ? result : result.to(self.dtype());
+    const Tensor out = apply_op(
+        "copy_slices", {shallow_alias(root), r}, kSaveNone,
+        [&](TensorList in) {
+          self.copy_(in[1]);
+          return make_view(root, root.shape(), root.strides(), root.storage_offset());
+        },
+        [place = ViewPlace::of(self, root)](const Ctx& c, const std::vector<Tensor>& g) {
+          const Tensor flat = g[0].reshape({-1}), at = place.root_positions();
+          Tensor g_root, g_view;
+          if (c.needs_grad(0)) g_root = index_copy_trusted(flat, 0, at, zeros({at.numel()}, g[0].dtype(), g[0].device())).reshape(place.root_shape);
+          if (c.needs_grad(1)) g_view = index_select_trusted(flat, 0, at).reshape(place.view_shape);
+          return std::vector<Tensor>{g_root, g_view};
+        });
+    auto& m = root.impl()->meta();
+    m.requires_grad = out.requires_grad();
+    m.grad_fn = out.requires_grad() ? out.impl()->meta().grad_fn : nullptr;
+    m.output_nr = 0;
+    refresh_view(self);
+    return;
+  }
   {
     NoGradGuard ng;
     Tensor r = result.to(self.dtype());

@@ -294,6 +294,8 @@ void check_inplace_autograd(const char* name, const Tensor& self, TensorList oth
 /// loop order. Inputs that are self itself (x.mul_(x)) or a same-layout view of it are fine.
 void check_inplace_overlap(const char* name, const Tensor& self, TensorList others);
 void rebase_history(Tensor& self, const Tensor& result);
+/// Makes a view behind its root's history a view of the root's current history (Note [views and in-place history]).
+void refresh_view(const Tensor& view);
 Tensor shallow_alias(const Tensor& self);
 
 template <class Kernel, class OutOfPlace>

@@ -335,6 +335,7 @@ struct ImplRecycler {
     if (p->view_base.defined()) p->view_base = Tensor();
     p->offset = 0;
     p->dtype = Dtype::Float32;
+    p->history_seen = 0;
     if (p->counts.weak.load(std::memory_order_acquire) != 1) {
       // Weak handles remain (Note [intrusive tensor counts]): the last one frees the memory.
       p->storage.reset();

@@ -45,6 +45,7 @@ struct Storage {
   BlobDeleter deleter;         // set for from_blob storage; otherwise the caching allocator owns data
   void* stream = nullptr;      // CUDA storage: the stream its block belongs to (cudaStream_t; null: legacy default)
   std::uint64_t version = 0;   // bumped by every in-place write; see Note [in-place and autograd]
+  std::uint32_t history = 0;   // histories rebased over it while recording (Note [views and in-place history])
   Storage() = default;
   Storage(const Storage&) = delete;
   Storage& operator=(const Storage&) = delete;
@@ -83,15 +84,21 @@ struct TensorImpl {
   Shape strides;           // in elements
   std::int64_t offset = 0; // in elements
   Dtype dtype = Dtype::Float32;
+  std::uint32_t history_seen = 0;  // a view: storage->history when its history was made (Note [views and in-place history])
   std::unique_ptr<AutogradMeta> autograd;
-  Tensor view_base;  // set when this tensor is a view made by a view op
+  Tensor view_base;  // set when this tensor is a view made by a view op: the root (views of views flatten)
 
   /// Autograd metadata, created on demand.
   AutogradMeta& meta() {
     if (!autograd) autograd = std::make_unique<AutogradMeta>();
     return *autograd;
   }
-  bool requires_grad() const { return autograd && autograd->requires_grad; }
+  /// Requires grad: its own flag, or a view behind its root's history whose root requires grad.
+  bool requires_grad() const {
+    return (autograd && autograd->requires_grad) || (view_base.defined() && view_is_behind() && view_base.impl()->requires_grad());
+  }
+  /// A view whose root's history was rebased since its own was made (Note [views and in-place history]).
+  bool view_is_behind() const { return view_base.defined() && storage->history != history_seen; }
   std::int64_t numel() const {
     std::int64_t n = 1;
     for (auto s : shape) n *= s;
@@ -148,6 +155,12 @@ Tensor make_tensor(const Shape& shape, Dtype dtype, Device device = Device::cpu(
 /// make_tensor for the shape sizes[0..ndim) (no Shape needed by the caller).
 Tensor make_tensor(const std::int64_t* sizes, std::size_t ndim, Dtype dtype, Device device = Device::cpu(),
                    const char* op = "empty");
+/// Marks `v` as a view of `x` (its root: x's root, or x), as of the storage's current history (Note [views and
+/// in-place history]).
+inline void set_view_base(const Tensor& v, const Tensor& x) {
+  v.impl()->view_base = x.impl()->view_base.defined() ? x.impl()->view_base : x;
+  v.impl()->history_seen = v.impl()->storage->history;
+}
 /// A tensor sharing `base`'s storage with the given layout (no autograd metadata).
 Tensor make_view(const Tensor& base, const Shape& shape, const Shape& strides, std::int64_t offset,
                  std::optional<Dtype> dtype = std::nullopt);

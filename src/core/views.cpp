@@ -27,7 +27,7 @@ namespace {
 
 /// Marks `v` as a view of `x` (for the in-place safety check).
 Tensor as_view_of(Tensor v, const Tensor& x) {
-  v.impl()->view_base = x.impl()->view_base.defined() ? x.impl()->view_base : x;
+  set_view_base(v, x);
   return v;
 }
 

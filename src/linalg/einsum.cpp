@@ -70,7 +70,7 @@ Tensor take_diagonal(const Tensor& x, const DimGroups& groups) {
       "einsum_diagonal", {x}, kSaveNone,
       [&](In in) {
         Tensor v = raw_diagonal(in[0], groups);
-        v.impl()->view_base = x.impl()->view_base.defined() ? x.impl()->view_base : x;  // a view of x
+        set_view_base(v, x);
         return v;
       },
       [groups](const Ctx& c, const G& g) { return G{diagonal_scatter(g[0], c.input_shape(0), groups)}; });
