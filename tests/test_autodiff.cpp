@@ -217,6 +217,18 @@ TEST_CASE("a view made before its root (or another view) was written in place ca
     return r.exp().sum({1}) + col;
   };
   CHECK(autodiff::gradcheck(transposed_root, {leaf64({4})}));
+  // a view with another dtype than its root has no place in the root's gradient: refused once behind
+  Tensor zr = vec({1.0, 2.0}).requires_grad_();
+  Tensor z = zr.to(complex128) * 1.0;
+  Tensor re = real(z);
+  z.mul_(2.0);
+  CHECK_THROWS_WITH_AS((re * 1.0).sum(), doctest::Contains("[autograd] a float64 view of a complex128 tensor written in place since the view was made cannot be differentiated"), Error);
+  // a view made a leaf of its own stays one
+  Tensor p = zeros({3}, float64);
+  Tensor pv = p.narrow(0, 0, 2).requires_grad_();
+  p.narrow(0, 2, 1).copy_(zr.narrow(0, 0, 1));
+  (pv * 3.0).sum().backward();
+  CHECK(vals(pv.grad()) == std::vector<double>{3, 3});
 }
 
 TEST_CASE("create_graph gives higher derivatives") {

@@ -181,9 +181,10 @@ void check_inplace_autograd(const char* name, const Tensor& self, TensorList) {
 // made at (TensorImpl::history_seen). A view behind the count is refreshed where its history is read for
 // recording (gradient_edge, and an in-place op on the view itself): its history becomes "as_strided", a view of
 // its root's current history whose gradient adds g into the root's shape at the view's elements, and it requires
-// grad exactly when its root does. So a view used after its root, or another view of it, was written in place
-// carries the gradient of the values it holds now, not of those it was made with. (Tensor::grad_fn() and
-// is_leaf() of a view behind show its old history until it is refreshed.)
+// grad exactly when its root does (a view made a leaf that requires grad stays one). So a view used after its
+// root, or another view of it, was written in place carries the gradient of the values it holds now, not of
+// those it was made with. (Tensor::grad_fn() and is_leaf() of a view behind show its old history until it is
+// refreshed.)
 // The view's place in its root: the root's flat index at each of the view's elements (root_positions), read
 // through a buffer over the storage's elements, so any layout of root and view works; a view with another
 // dtype than its root (view_as_real) has no such index, and is refused.
@@ -228,12 +229,13 @@ void refresh_view(const Tensor& view) {
   const Tensor root = v->view_base;
   v->history_seen = v->storage->history;
   auto& m = v->meta();
+  if (m.requires_grad && !m.grad_fn) return;  // a leaf of its own (requires_grad_() on the view): its own variable
   m.grad_fn = nullptr;
   m.output_nr = 0;
   m.requires_grad = false;
   if (!root.requires_grad()) return;
   if (root.dtype() != view.dtype())
-    throw Error("backward", std::string("a ") + dtype_name(view.dtype()) + " view of a " + dtype_name(root.dtype()) +
+    throw Error("autograd", std::string("a ") + dtype_name(view.dtype()) + " view of a " + dtype_name(root.dtype()) +
                                 " tensor written in place since the view was made cannot be differentiated; make the view again");
   Tensor out = view;
   record_node(
