@@ -193,6 +193,9 @@ DEVICE_CASE("cuda index: gather, scatter, scatter_add, scatter_reduce, index_cop
   const Tensor m3 = x3.select(0, 0) > 0.0;
   CHECK(rel_diff(x3.to(dev).index({a0.to(dev), Slice(), a2.to(dev)}), x3.index({a0, Slice(), a2})) == 0);
   CHECK(rel_diff(x3.to(dev).index({Slice(), m3.to(dev)}), x3.index({Slice(), m3})) == 0);
+  for (bool keep : {true, false})  // a 0-d mask: a new dim, kept or emptied
+    CHECK(rel_diff(x3.to(dev).index({Slice(), keep}), x3.index({Slice(), keep})) == 0);
+  CHECK(rel_diff(x3.to(dev).index({a0.to(dev), true}), x3.index({a0, true})) == 0);  // its one position broadcasts
   Tensor yd = x3.to(dev).clone(), yc = x3.clone();
   yd.index_put_({1, Slice(), a2.to(dev)}, 2.5);
   yc.index_put_({1, Slice(), a2}, 2.5);

@@ -234,6 +234,23 @@ TEST_CASE("index with int64 and bool tensors") {
   CHECK(x.index({from_vector(std::vector<bool>{false, false, false, false})}).shape() == Shape{0, 3});
   CHECK(x.index({1, scalar_tensor(std::int64_t{2})}).item<double>() == 5.0);
   CHECK(vals(x.index({Slice(1, 3), from_vector(std::vector<std::int64_t>{0})})) == std::vector<double>{3, 6});
+  // 0-d masks (numpy's and PyTorch's x[True], x[False]): a new dim of size 1, kept or emptied
+  CHECK(x.index({true}).shape() == Shape{1, 4, 3});
+  CHECK(vals(x.index({true})) == vals(x));
+  CHECK(x.index({false}).shape() == Shape{0, 4, 3});
+  CHECK(x.index({scalar_tensor(true)}).shape() == Shape{1, 4, 3});
+  CHECK(x.index({Ellipsis, true}).shape() == Shape{4, 3, 1});
+  CHECK(x.index({Slice(), None, true}).shape() == Shape{4, 1, 1, 3});
+  const Tensor picks = from_vector(std::vector<std::int64_t>{0, 2});
+  CHECK(x.index({picks, true}).shape() == Shape{2, 3});  // the mask's one position broadcasts with the rows
+  CHECK(vals(x.index({picks, true})) == vals(x.index({picks})));
+  Tensor y = x.clone();
+  y.index_put_({false}, -1.0);
+  CHECK(vals(y) == vals(x));
+  y.index_put_({true}, -1.0);
+  CHECK(vals(y) == std::vector<double>(12, -1.0));
+  // with a graph: the gradient of the kept elements
+  CHECK(autodiff::gradcheck([](const V& in) { return in[0].index({Slice(1, 3), true}); }, {leaf64({4, 3})}));
 }
 
 TEST_CASE("index errors") {
@@ -250,7 +267,8 @@ TEST_CASE("index errors") {
   CHECK_THROWS_WITH_AS(x.index({from_vector(std::vector<std::int64_t>{7})}), Contains("index 7 out of range"), Error);
   CHECK_THROWS_WITH_AS(x.index({zeros({2}, int64), from_vector(std::vector<std::int64_t>{0, 3})}), Contains("[index] index 3 out of range for dim 1 of size 3"), Error);
   CHECK_THROWS_WITH_AS(x.index({zeros({2}, int64), zeros({3}, int64)}), Contains("[index] shapes (2,) and (3,) cannot be broadcast"), Error);
-  CHECK_THROWS_WITH_AS(x.index({scalar_tensor(true)}), Contains("[index] a 0-d bool index is not supported"), Error);
+  // a 0-d mask is an index over a new dim: false (size 0) does not broadcast with two positions
+  CHECK_THROWS_WITH_AS(x.index({from_vector(std::vector<std::int64_t>{0, 1}), false}), Contains("[index] shapes (2,) and (0,) cannot be broadcast"), Error);
   CHECK_THROWS_WITH_AS(scalar_tensor(1.0).index({0}), Contains("too many indices"), Error);
 }
 

@@ -101,6 +101,8 @@ class TensorIndex {
   TensorIndex(std::int64_t i) : v_(i) {}
   /// Selects one position (int).
   TensorIndex(int i) : v_(static_cast<std::int64_t>(i)) {}
+  /// A 0-d bool mask, as numpy's x[True] / x[False]: a new dim of size 1 kept whole (true) or emptied (false).
+  TensorIndex(bool b);
   /// Slices the dim.
   TensorIndex(Slice s) : v_(s) {}
   /// Inserts a dim of size 1.

@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/tensor_impl.hpp"
+#include "phasor/creation.hpp"
 #include "cuda/backend.hpp"
 
 namespace phasor {
@@ -310,5 +311,6 @@ Tensor Tensor::from_blob(void* data, const Shape& shape, const Shape& strides, D
 }
 
 TensorIndex::TensorIndex(const Tensor& t) : v_(std::make_shared<Tensor>(t)) {}
+TensorIndex::TensorIndex(bool b) : v_(std::make_shared<Tensor>(full({}, b, Dtype::Bool))) {}
 
 }  // namespace phasor

@@ -423,7 +423,7 @@ std::pair<Tensor, std::vector<Tensor>> basic_index(const Tensor& x, const std::v
     if (std::holds_alternative<EllipsisIndex>(v)) ++ellipses;
     if (auto p = std::get_if<std::shared_ptr<Tensor>>(&v)) {
       const Tensor& t = **p;
-      consumed += t.defined() && t.dtype() == Dtype::Bool ? std::max<std::int64_t>(t.dim(), 1) : 1;
+      consumed += t.defined() && t.dtype() == Dtype::Bool ? t.dim() : 1;  // a 0-d mask: a new dim
     }
   }
   if (ellipses > 1) throw Error(op, "an index can only have a single ellipsis");
@@ -450,7 +450,12 @@ std::pair<Tensor, std::vector<Tensor>> basic_index(const Tensor& x, const std::v
         ++d;
         continue;
       }
-      if (t.dtype() == Dtype::Bool && t.dim() == 0) throw Error(op, "a 0-d bool index is not supported");
+      if (t.dtype() == Dtype::Bool && t.dim() == 0) {  // numpy's x[True]: a new dim of size 1, masked by t
+        r = r.unsqueeze(d);
+        at.emplace_back(d, t.reshape({1}).to(x.device()));
+        ++d;
+        continue;
+      }
       at.emplace_back(d, t);
       d += t.dtype() == Dtype::Bool ? t.dim() : 1;
     }
