@@ -513,6 +513,34 @@ void BM_ReduceDims(benchmark::State& st) {
 }
 BENCHMARK(BM_ReduceDims)->ArgName("op")->DenseRange(0, 4, 1)->UseRealTime();
 
+/// The LU-based linalg calls of BM_Linalg, by its "op" argument (compare_torch.py's LINALG), float64.
+const std::vector<std::pair<const char*, std::function<Tensor()>>>& linalg_rows() {
+  static const Tensor a = [] {
+    phasor::manual_seed(11);
+    return phasor::randn({256, 256}, phasor::float64) + phasor::eye(256, std::nullopt, phasor::float64) * 16.0;
+  }();
+  static const Tensor b = phasor::randn({256, 64}, phasor::float64);
+  static const Tensor small = phasor::randn({4096, 4, 4}, phasor::float64);
+  static const Tensor big = phasor::randn({512, 512}, phasor::float64);
+  static const std::vector<std::pair<const char*, std::function<Tensor()>>> ops = {
+      {"solve(a, b)", [] { return phasor::linalg::solve(a, b); }},
+      {"inv(a)", [] { return phasor::linalg::inv(a); }},
+      {"det(small)", [] { return phasor::linalg::det(small); }},
+      {"slogdet(big)", [] { return phasor::linalg::slogdet(big).second; }},
+  };
+  return ops;
+}
+
+// solve, inv (256 x 256, 64 right-hand sides), det of 4096 4 x 4 matrices, slogdet of a 512 x 512, one thread
+void BM_Linalg(benchmark::State& st) {
+  const auto& op = linalg_rows()[static_cast<std::size_t>(st.range(0))];
+  phasor::set_num_threads(1);
+  { Tensor warm = op.second(); }
+  for (auto _ : st) benchmark::DoNotOptimize(op.second());
+  st.SetLabel(op.first);
+}
+BENCHMARK(BM_Linalg)->ArgName("op")->DenseRange(0, 3, 1)->UseRealTime();
+
 // Reference: the same division as a raw loop of std::complex's operator/ (libgcc's __divsc3 / __divdc3,
 // what phasor's CPU engine called before) on the same values.
 template <class R>

@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "test_util.hpp"
+
 using namespace phasor;
 
 namespace {
@@ -618,4 +620,148 @@ TEST_CASE("einsum errors") {
   CHECK_THROWS_WITH_AS(einsum("ij", {Tensor()}), "[einsum] operand 0 is undefined", Error);
   CHECK_NOTHROW(einsum("ii", {c}));
   CHECK(a.shape() == Shape{2, 3});
+}
+
+// ---- linalg::solve, inv, det, slogdet (src/linalg/solve.cpp) -------------------------------------------------
+namespace {
+
+/// A reference in long double: Gaussian elimination with partial pivoting of one n x n system A X = B (row-major,
+/// B n x k, overwritten with X); returns the determinant.
+cld gauss(std::vector<cld> a, std::vector<cld>& b, std::int64_t n, std::int64_t k) {
+  cld det = 1;
+  for (std::int64_t c = 0; c < n; ++c) {
+    std::int64_t p = c;
+    for (std::int64_t r = c + 1; r < n; ++r)
+      if (std::abs(a[r * n + c]) > std::abs(a[p * n + c])) p = r;
+    if (a[p * n + c] == cld(0)) return 0;
+    if (p != c) {
+      det = -det;
+      for (std::int64_t j = 0; j < n; ++j) std::swap(a[p * n + j], a[c * n + j]);
+      for (std::int64_t j = 0; j < k; ++j) std::swap(b[p * k + j], b[c * k + j]);
+    }
+    det *= a[c * n + c];
+    for (std::int64_t r = c + 1; r < n; ++r) {
+      const cld f = a[r * n + c] / a[c * n + c];
+      for (std::int64_t j = c; j < n; ++j) a[r * n + j] -= f * a[c * n + j];
+      for (std::int64_t j = 0; j < k; ++j) b[r * k + j] -= f * b[c * k + j];
+    }
+  }
+  for (std::int64_t c = n; c-- > 0;)
+    for (std::int64_t j = 0; j < k; ++j) {
+      cld s = b[c * k + j];
+      for (std::int64_t i = c + 1; i < n; ++i) s -= a[c * n + i] * b[i * k + j];
+      b[c * k + j] = s / a[c * n + c];
+    }
+  return det;
+}
+
+/// max |got - want| / max(1, max |want|) over a batch of long double references.
+double rel_err(const Tensor& got, const std::vector<cld>& want) {
+  const auto g = values(got.to(complex128));
+  REQUIRE(g.size() == want.size());
+  long double d = 0, m = 1;
+  for (std::size_t i = 0; i < g.size(); ++i) d = std::max(d, std::abs(g[i] - want[i])), m = std::max(m, std::abs(want[i]));
+  return static_cast<double>(d / m);
+}
+
+}  // namespace
+
+TEST_CASE("linalg::solve, inv, det and slogdet against Gaussian elimination in long double, every dtype") {
+  manual_seed(31);
+  for (Dtype dt : {float32, float64, complex64, complex128}) {
+    CAPTURE(dtype_name(dt));
+    const double tol = (dt == float32 || dt == complex64) ? 2e-4 : 1e-11;
+    const std::int64_t n = 5, k = 3;
+    const Tensor a = randn({2, 3, n, n}, dt) + eye(n, std::nullopt, dt) * 2.0, b = randn({3, n, k}, dt);  // b broadcasts
+    const Tensor x = linalg::solve(a, b);
+    CHECK(x.shape() == Shape{2, 3, n, k});
+    CHECK(x.dtype() == dt);
+    const Tensor inv_a = linalg::inv(a), det_a = linalg::det(a);
+    const auto [sign, logabs] = linalg::slogdet(a);
+    CHECK(sign.dtype() == dt);
+    CHECK(logabs.dtype() == to_real(dt));
+    std::vector<cld> want_x, want_inv, want_det, want_sign, want_log;
+    const auto av = values(a), bv = values(b.broadcast_to({2, 3, n, k}).contiguous());
+    for (std::int64_t i = 0; i < 6; ++i) {
+      std::vector<cld> ai(av.begin() + i * n * n, av.begin() + (i + 1) * n * n);
+      std::vector<cld> xi(bv.begin() + i * n * k, bv.begin() + (i + 1) * n * k), id(static_cast<std::size_t>(n * n), 0);
+      for (std::int64_t j = 0; j < n; ++j) id[static_cast<std::size_t>(j * n + j)] = 1;
+      const cld d = gauss(ai, xi, n, k);
+      (void)gauss(ai, id, n, n);
+      want_x.insert(want_x.end(), xi.begin(), xi.end());
+      want_inv.insert(want_inv.end(), id.begin(), id.end());
+      want_det.push_back(d);
+      want_sign.push_back(d / std::abs(d));
+      want_log.push_back(std::log(std::abs(d)));
+    }
+    CHECK(rel_err(x, want_x) <= tol);
+    CHECK(rel_err(inv_a, want_inv) <= tol);
+    CHECK(rel_err(det_a, want_det) <= tol);
+    CHECK(rel_err(sign, want_sign) <= tol);
+    CHECK(rel_err(logabs, want_log) <= tol);
+  }
+  // vectors: B (n) and (..., n) give X of B's shape (torch's rule)
+  const Tensor a = randn({2, 3, 3}, float64) + eye(3, std::nullopt, float64) * 3.0, v = randn({3}, float64), vb = randn({2, 3}, float64);
+  CHECK(linalg::solve(a, v).shape() == Shape{2, 3});
+  CHECK(test::vals(linalg::solve(a, vb)) == test::vals(linalg::solve(a, vb.unsqueeze(-1)).squeeze(-1)));
+  CHECK(allclose(matmul(a, linalg::solve(a, v).unsqueeze(-1)).squeeze(-1), v.broadcast_to({2, 3})));
+  // closed forms: a permutation, a triangular matrix, a 2 x 2, dtype promotion
+  CHECK(linalg::det(from_vector(std::vector<double>{0, 1, 0, 0, 0, 1, 1, 0, 0}).reshape({3, 3})).item<double>() == 1.0);
+  CHECK(linalg::det(from_vector(std::vector<double>{0, 1, 1, 0}).reshape({2, 2})).item<double>() == -1.0);
+  CHECK(linalg::det(from_vector(std::vector<double>{2, 7, -1, 0, 3, 5, 0, 0, -4}).reshape({3, 3})).item<double>() == doctest::Approx(-24.0));
+  const Tensor m = from_vector(std::vector<double>{4, 7, 2, 6}).reshape({2, 2});
+  CHECK(allclose(linalg::inv(m), from_vector(std::vector<double>{0.6, -0.7, -0.2, 0.4}).reshape({2, 2}), 1e-15, 1e-15));
+  CHECK(linalg::solve(m, from_vector(std::vector<float>{1, 2})).dtype() == float64);
+  // singular: det 0, slogdet (0, -inf); zero-size matrices: det 1
+  const Tensor s = from_vector(std::vector<double>{1, 2, 2, 4}).reshape({2, 2});
+  CHECK(linalg::det(s).item<double>() == 0.0);
+  CHECK(linalg::slogdet(s).first.item<double>() == 0.0);
+  CHECK(std::isinf(linalg::slogdet(s).second.item<double>()));
+  CHECK(linalg::det(zeros({3, 0, 0}, float64)).shape() == Shape{3});
+  CHECK(test::vals(linalg::det(zeros({3, 0, 0}, float64))) == std::vector<double>{1, 1, 1});
+  CHECK(linalg::solve(zeros({0, 0}, float64), zeros({0, 2}, float64)).shape() == Shape{0, 2});
+}
+
+TEST_CASE("linalg::solve, inv, det and slogdet: gradients (gradcheck, gradgradcheck), real and complex") {
+  manual_seed(32);
+  const auto well = [](const Shape& s, Dtype dt) {  // a well-conditioned leaf
+    return (randn(s, dt) * 0.3 + eye(s.back(), std::nullopt, dt)).detach().requires_grad_();
+  };
+  for (Dtype dt : {float64, complex128}) {
+    CAPTURE(dtype_name(dt));
+    const Fn1 solve_f = [](const std::vector<Tensor>& in) { return linalg::solve(in[0], in[1]); };
+    CHECK(autodiff::gradcheck(solve_f, {well({2, 3, 3}, dt), leaf({3, 2}, dt)}));
+    CHECK(autodiff::gradgradcheck(solve_f, {well({3, 3}, dt), leaf({3}, dt)}));
+    const Fn1 inv_f = [](const std::vector<Tensor>& in) { return linalg::inv(in[0]); };
+    CHECK(autodiff::gradcheck(inv_f, {well({2, 3, 3}, dt)}));
+    CHECK(autodiff::gradgradcheck(inv_f, {well({3, 3}, dt)}));
+    const Fn1 det_f = [](const std::vector<Tensor>& in) { return linalg::det(in[0]); };
+    CHECK(autodiff::gradcheck(det_f, {well({2, 4, 4}, dt)}));
+    CHECK(autodiff::gradgradcheck(det_f, {well({3, 3}, dt)}));
+    const Fn1 logabs_f = [](const std::vector<Tensor>& in) { return linalg::slogdet(in[0]).second; };
+    CHECK(autodiff::gradcheck(logabs_f, {well({2, 3, 3}, dt)}));
+    if (dt == complex128) {
+      const Fn1 sign_f = [](const std::vector<Tensor>& in) { return linalg::slogdet(in[0]).first; };
+      CHECK(autodiff::gradcheck(sign_f, {well({2, 3, 3}, dt)}));
+    }
+  }
+}
+
+TEST_CASE("linalg::solve, inv, det and slogdet: errors") {
+  const Tensor a = eye(3, std::nullopt, float64);
+  CHECK_THROWS_WITH_AS(linalg::solve(ones({2, 3}, float64), ones({2}, float64)), "[linalg_solve] A must be a batch of square matrices (..., n, n), got shape (2, 3)", Error);
+  CHECK_THROWS_WITH_AS(linalg::inv(ones({3}, float64)), "[linalg_inv] A must be a batch of square matrices (..., n, n), got shape (3,)", Error);
+  CHECK_THROWS_WITH_AS(linalg::det(ones({2, 2}, int64)), "[linalg_det] A must be a floating or complex tensor, got int64", Error);
+  CHECK_THROWS_WITH_AS(linalg::slogdet(ones({2, 3, 2}, float64)), doctest::Contains("[linalg_slogdet] A must be a batch of square matrices"), Error);
+  CHECK_THROWS_WITH_AS(linalg::solve(a, ones({4, 2}, float64)),
+                       "[linalg_solve] B of shape (4, 2) does not match A of shape (3, 3) (B must be (..., 3, k) or (..., 3))", Error);
+  CHECK_THROWS_WITH_AS(linalg::solve(ones({2, 3, 3}, float64), ones({4, 3, 1}, float64)), doctest::Contains("[linalg_solve] shapes (2,) and (4,) cannot be broadcast"), Error);
+  // a singular matrix: solve and inv name it
+  Tensor batch = eye(2, std::nullopt, float64).expand({2, 3, 2, 2}).contiguous();
+  batch.select(0, 1).select(0, 2).zero_();
+  CHECK_THROWS_WITH_AS(linalg::inv(batch), "[linalg_solve] the matrix at batch index (1, 2) is singular: U[0, 0] of its LU factorization is zero", Error);
+  CHECK_THROWS_WITH_AS(linalg::solve(zeros({2, 2}, float64), ones({2}, float64)), doctest::Contains("[linalg_solve] the matrix is singular"), Error);
+  // slogdet's gradient at a singular matrix
+  const Tensor s = from_vector(std::vector<double>{1, 2, 2, 4}).reshape({2, 2}).requires_grad_();
+  CHECK_THROWS_WITH_AS(linalg::slogdet(s).second.backward(), doctest::Contains("[linalg_slogdet] the gradient at a singular matrix"), Error);
 }

@@ -1,6 +1,7 @@
-// phasor/linalg.hpp - matrix products and einsum (OpenBLAS underneath on the CPU).
+// phasor/linalg.hpp - matrix products, einsum, linear systems and determinants (OpenBLAS underneath on the CPU).
 #pragma once
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "phasor/tensor.hpp"
@@ -29,5 +30,20 @@ Tensor kron(const Tensor& a, const Tensor& b);
 Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2.0);
 /// Einstein summation, e.g. einsum("bix,iox->box", {x, w}); supports "..." and implicit output.
 Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
+
+/// Linear systems and determinants (torch.linalg's), through an LU factorization with partial pivoting
+/// (LAPACK on the host for every device: a GPU tensor is copied there and back).
+namespace linalg {
+/// X with A X = B: A (..., n, n), B (..., n, k) or a vector (n) / (..., n); batch dims broadcast; a singular A is
+/// an error naming its batch index.
+Tensor solve(const Tensor& A, const Tensor& B);
+/// The inverse of each square matrix of A (..., n, n); a singular one is an error.
+Tensor inv(const Tensor& A);
+/// The determinant of each square matrix of A (..., n, n) (sign * exp(logabsdet)).
+Tensor det(const Tensor& A);
+/// (sign, log|det|) of each square matrix of A: sign of |sign| 1 (0 for a singular matrix, with log|det| -inf),
+/// A's dtype; log|det| real.
+std::pair<Tensor, Tensor> slogdet(const Tensor& A);
+}  // namespace linalg
 
 }  // namespace phasor

@@ -1,0 +1,271 @@
+// src/linalg/solve.cpp - linear systems and determinants through an LU factorization with partial pivoting
+// (LAPACK's ?getrf / ?getrs from OpenBLAS): linalg::solve and linalg::slogdet are the primitives; linalg::inv
+// (a solve against the identity) and linalg::det (sign * exp(logabsdet)) are made of them.
+//
+// Note [LU on the host]
+// The factorization runs on the host for every device: a matrix on a GPU (or a virtual CPU device) is copied
+// to the host, factored and solved there, and its results copied back, so a call on a GPU waits for it. Each
+// batch element is factored once per call; batch dims broadcast (torch.linalg's rules) before the primitive,
+// so the gradients of broadcast operands are summed by broadcast_to's own. The gradients are written with
+// the ops themselves (solve, matmul, conj), so they run on the input's device and differentiate again:
+//   X = solve(A, B):  gB = solve(A^H, G),  gA = -gB X^H;
+//   (s, l) = slogdet(A):  gA = (g_l + i Im(conj(s) g_s)) A^{-H}   (for real A the sign has no gradient).
+// A singular matrix (a zero pivot of U) is refused by solve and inv, naming the batch element; slogdet gives
+// sign 0 and logabsdet -inf there, and refuses its gradient.
+#include <cmath>
+#include <complex>
+#include <limits>
+#include <string>
+#include <type_traits>
+#include <utility>
+#include <vector>
+
+#include "autodiff/node.hpp"
+#include "core/tensor_impl.hpp"
+#include "phasor/creation.hpp"
+#include "phasor/linalg.hpp"
+#include "phasor/ops.hpp"
+
+extern "C" {
+void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, int* info);
+void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
+void cgetrf_(const int* m, const int* n, std::complex<float>* a, const int* lda, int* ipiv, int* info);
+void zgetrf_(const int* m, const int* n, std::complex<double>* a, const int* lda, int* ipiv, int* info);
+void sgetrs_(const char* trans, const int* n, const int* nrhs, const float* a, const int* lda, const int* ipiv, float* b,
+             const int* ldb, int* info);
+void dgetrs_(const char* trans, const int* n, const int* nrhs, const double* a, const int* lda, const int* ipiv,
+             double* b, const int* ldb, int* info);
+void cgetrs_(const char* trans, const int* n, const int* nrhs, const std::complex<float>* a, const int* lda,
+             const int* ipiv, std::complex<float>* b, const int* ldb, int* info);
+void zgetrs_(const char* trans, const int* n, const int* nrhs, const std::complex<double>* a, const int* lda,
+             const int* ipiv, std::complex<double>* b, const int* ldb, int* info);
+}
+
+namespace phasor {
+namespace linalg {
+namespace {
+
+using G = std::vector<Tensor>;
+using In = detail::TensorList;
+
+void getrf(int n, float* a, int* p, int* info) { sgetrf_(&n, &n, a, &n, p, info); }
+void getrf(int n, double* a, int* p, int* info) { dgetrf_(&n, &n, a, &n, p, info); }
+void getrf(int n, std::complex<float>* a, int* p, int* info) { cgetrf_(&n, &n, a, &n, p, info); }
+void getrf(int n, std::complex<double>* a, int* p, int* info) { zgetrf_(&n, &n, a, &n, p, info); }
+template <class T>
+void getrs(int n, int k, const T* a, const int* p, T* b, int* info) {
+  const char t = 'N';
+  if constexpr (std::is_same_v<T, float>) sgetrs_(&t, &n, &k, a, &n, p, b, &n, info);
+  else if constexpr (std::is_same_v<T, double>) dgetrs_(&t, &n, &k, a, &n, p, b, &n, info);
+  else if constexpr (std::is_same_v<T, std::complex<float>>) cgetrs_(&t, &n, &k, a, &n, p, b, &n, info);
+  else zgetrs_(&t, &n, &k, a, &n, p, b, &n, info);
+}
+
+/// f(T{}) for the LAPACK type T of a floating or complex dtype.
+template <class F>
+void visit_lapack(Dtype t, F&& f) {
+  switch (t) {
+    case Dtype::Float32: return f(float{});
+    case Dtype::Float64: return f(double{});
+    case Dtype::Complex64: return f(std::complex<float>{});
+    case Dtype::Complex128: return f(std::complex<double>{});
+    default: throw Error("linalg", std::string("expected a floating or complex tensor, got ") + dtype_name(t));
+  }
+}
+
+/// t's values in a contiguous tensor of their own (LAPACK overwrites it): t.contiguous() unless that is t itself.
+Tensor own_contiguous(const Tensor& t) {
+  Tensor c = t.contiguous();
+  return c.data_ptr() == t.data_ptr() ? c.clone() : c;
+}
+
+/// The LU factors of a batch of square matrices on the host (Note [LU on the host]).
+struct LU {
+  Tensor factors;           ///< (batch, n, n) contiguous: each matrix's factors column-major (A's transpose)
+  std::vector<int> pivots;  ///< n per matrix, 1-based (LAPACK's)
+  std::int64_t batch = 0, n = 0;
+  std::int64_t singular = -1;  ///< the first batch element with a zero pivot, or -1
+  std::int64_t zero_at = -1;   ///< that element's first zero pivot (0-based)
+};
+
+/// Factors every matrix of a (..., n, n) tensor (any device, a floating or complex dtype).
+LU lu_factor(const Tensor& a) {
+  LU f;
+  f.n = a.size(-1);
+  f.batch = 1;
+  for (std::int64_t d = 0; d + 2 < a.dim(); ++d) f.batch *= a.size(d);
+  if (f.n > std::numeric_limits<int>::max()) throw Error("linalg", "matrices of order " + std::to_string(f.n) + " are too large for LAPACK");
+  // column-major per matrix: the transpose of the row-major matrices, made contiguous
+  f.factors = own_contiguous(a.to(Device::cpu()).reshape({f.batch, f.n, f.n}).transpose(1, 2));
+  f.pivots.assign(static_cast<std::size_t>(f.batch * f.n), 0);
+  const int n = static_cast<int>(f.n);
+  visit_lapack(a.dtype(), [&](auto tag) {
+    using T = decltype(tag);
+    T* base = f.factors.template data<T>();
+    for (std::int64_t b = 0; b < f.batch && n > 0; ++b) {
+      int info = 0;
+      getrf(n, base + b * f.n * f.n, f.pivots.data() + b * f.n, &info);
+      if (info < 0) throw Error("linalg", "LAPACK getrf rejected argument " + std::to_string(-info));
+      if (info > 0 && f.singular < 0) f.singular = b, f.zero_at = info - 1;
+    }
+  });
+  return f;
+}
+
+/// "batch element k" for a batch of shape `batch` (its index in each batch dim), or "the matrix" without one.
+std::string which_matrix(const Shape& batch, std::int64_t k) {
+  if (batch.empty()) return "the matrix";
+  std::string s = "the matrix at batch index (";
+  std::vector<std::int64_t> at(batch.size());
+  for (std::size_t d = batch.size(); d-- > 0;) at[d] = k % batch[d], k /= batch[d];
+  for (std::size_t d = 0; d < at.size(); ++d) s += (d ? ", " : "") + std::to_string(at[d]);
+  return s + (at.size() == 1 ? ",)" : ")");
+}
+
+/// Throws unless `a` is a (..., n, n) floating or complex tensor.
+void check_square(const Tensor& a, const char* op, const char* what = "A") {
+  if (!a.defined()) throw Error(op, std::string(what) + " is undefined");
+  if (a.dim() < 2 || a.size(-1) != a.size(-2))
+    throw Error(op, std::string(what) + " must be a batch of square matrices (..., n, n), got shape " + detail::shape_str(a.shape()));
+  if (!is_floating_or_complex(a.dtype()))
+    throw Error(op, std::string(what) + " must be a floating or complex tensor, got " + dtype_name(a.dtype()));
+}
+
+/// X with A X = B for A (..., n, n) and B (..., n, k), batch shapes equal: the primitive.
+Tensor solve_primitive(const Tensor& a, const Tensor& b) {
+  return detail::apply_op(
+      "linalg_solve", {a, b}, detail::kSaveInputs | detail::kSaveOutputs,
+      [&](In in) {
+        const Shape batch(in[0].shape().begin(), in[0].shape().end() - 2);
+        const LU f = lu_factor(in[0]);
+        if (f.singular >= 0)
+          throw Error("linalg_solve", which_matrix(batch, f.singular) + " is singular: U[" + std::to_string(f.zero_at) + ", " +
+                                          std::to_string(f.zero_at) + "] of its LU factorization is zero");
+        const std::int64_t k = in[1].size(-1);
+        // B column-major per matrix, solved in place into X's
+        Tensor x = own_contiguous(in[1].to(Device::cpu()).reshape({f.batch, f.n, k}).transpose(1, 2));
+        visit_lapack(in[0].dtype(), [&](auto tag) {
+          using T = decltype(tag);
+          const T* lu = f.factors.template data<T>();
+          T* xs = x.template data<T>();
+          for (std::int64_t i = 0; i < f.batch && f.n > 0 && k > 0; ++i) {
+            int info = 0;
+            getrs(static_cast<int>(f.n), static_cast<int>(k), lu + i * f.n * f.n, f.pivots.data() + i * f.n, xs + i * f.n * k, &info);
+            if (info != 0) throw Error("linalg_solve", "LAPACK getrs rejected argument " + std::to_string(-info));
+          }
+        });
+        return x.transpose(1, 2).contiguous().reshape(in[1].shape()).to(in[0].device());
+      },
+      [](const detail::Ctx& c, const G& g) {
+        const Tensor a = c.input(0), x = c.output(0);
+        const Tensor gb = solve_primitive(a.transpose(-1, -2).conj(), g[0]);
+        return G{c.needs_grad(0) ? -matmul(gb, x.transpose(-1, -2).conj()) : Tensor(), gb};
+      });
+}
+
+/// (sign, logabsdet) of A (..., n, n): the primitive.
+std::vector<Tensor> slogdet_primitive(const Tensor& a) {
+  return detail::apply_op_n(
+      "linalg_slogdet", {a}, detail::kSaveInputs | detail::kSaveOutputs,
+      [&](In in) {
+        const LU f = lu_factor(in[0]);
+        const Shape batch(in[0].shape().begin(), in[0].shape().end() - 2);
+        Tensor sign = detail::make_tensor(batch, in[0].dtype(), Device::cpu());
+        Tensor logabs = detail::make_tensor(batch, to_real(in[0].dtype()), Device::cpu());
+        visit_lapack(in[0].dtype(), [&](auto tag) {
+          using T = decltype(tag);
+          using R = decltype(std::abs(T{}));
+          const T* lu = f.factors.template data<T>();
+          T* s = sign.template data<T>();
+          R* l = logabs.template data<R>();
+          for (std::int64_t i = 0; i < f.batch; ++i) {
+            T si = T(1);
+            long double li = 0;
+            for (std::int64_t j = 0; j < f.n; ++j) {
+              const T u = lu[i * f.n * f.n + j * f.n + j];
+              const R m = std::abs(u);
+              if (m == R(0)) {
+                si = T(0);
+                li = -std::numeric_limits<long double>::infinity();
+                break;
+              }
+              si *= u / m;
+              if (f.pivots[static_cast<std::size_t>(i * f.n + j)] != j + 1) si = -si;
+              li += std::log(static_cast<long double>(m));
+            }
+            s[i] = si;
+            l[i] = static_cast<R>(li);
+          }
+        });
+        return G{sign.to(in[0].device()), logabs.to(in[0].device())};
+      },
+      [](const detail::Ctx& c, const G& g) {
+        const Tensor a = c.input(0), sign = c.output(0);
+        {
+          NoGradGuard ng;
+          if ((sign == 0.0).any().item<bool>())
+            throw Error("linalg_slogdet", "the gradient at a singular matrix (sign 0, logabsdet -inf) is not supported");
+        }
+        Tensor gy = g[1].defined() ? g[1] : zeros(c.output(1).shape(), to_real(a.dtype()), a.device());
+        if (a.is_complex()) {
+          gy = gy.to(a.dtype());
+          if (g[0].defined()) gy = gy + imag(conj(sign) * g[0]) * std::complex<double>(0, 1);
+        }
+        // (gy A^{-H}) per matrix: solve(A^H, diag(gy)) = A^{-H} gy
+        const std::int64_t n = a.size(-1);
+        const Tensor id = eye(n, std::nullopt, a.dtype(), a.device());
+        return G{solve_primitive(a.transpose(-1, -2).conj(), id * gy.unsqueeze(-1).unsqueeze(-1))};
+      });
+}
+
+}  // namespace
+
+Tensor solve(const Tensor& a, const Tensor& b) {
+  const char* op = "linalg_solve";
+  check_square(a, op);
+  if (!b.defined()) throw Error(op, "B is undefined");
+  detail::check_same_device(a, b, op);
+  if (!is_floating_or_complex(b.dtype()) && !is_floating_or_complex(a.dtype()))
+    throw Error(op, std::string("expected floating or complex tensors, got ") + dtype_name(a.dtype()) + " and " + dtype_name(b.dtype()));
+  const std::int64_t n = a.size(-1);
+  // B is a vector (or a batch of them) when 1-D, or when its shape is A's without the last dim (torch's rule)
+  const bool vector = b.dim() == 1 || (b.dim() == a.dim() - 1 && Shape(a.shape().begin(), a.shape().end() - 1) == b.shape());
+  const Tensor bm = vector ? b.unsqueeze(-1) : b;
+  if (bm.dim() < 2 || bm.size(-2) != n)
+    throw Error(op, "B of shape " + detail::shape_str(b.shape()) + " does not match A of shape " + detail::shape_str(a.shape()) +
+                        " (B must be (..., " + std::to_string(n) + ", k) or (..., " + std::to_string(n) + "))");
+  const Shape batch = broadcast_shapes({Shape(a.shape().begin(), a.shape().end() - 2), Shape(bm.shape().begin(), bm.shape().end() - 2)}, op);
+  const Dtype dt = promote_types(a.dtype(), b.dtype());
+  return detail::composite(op, {a, b}, [&] {
+    Shape as = batch, bs = batch;
+    as.insert(as.end(), {n, n});
+    bs.insert(bs.end(), {n, bm.size(-1)});
+    const Tensor x = solve_primitive(a.to(dt).broadcast_to(as), bm.to(dt).broadcast_to(bs));
+    return vector ? x.squeeze(-1) : x;
+  });
+}
+
+Tensor inv(const Tensor& a) {
+  check_square(a, "linalg_inv");
+  return detail::composite("linalg_inv", {a}, [&] {
+    const std::int64_t n = a.size(-1);
+    return solve_primitive(a, eye(n, std::nullopt, a.dtype(), a.device()).expand(a.shape()));
+  });
+}
+
+std::pair<Tensor, Tensor> slogdet(const Tensor& a) {
+  check_square(a, "linalg_slogdet");
+  auto r = slogdet_primitive(a);
+  return {r[0], r[1]};
+}
+
+Tensor det(const Tensor& a) {
+  check_square(a, "linalg_det");
+  return detail::composite("linalg_det", {a}, [&] {
+    const auto r = slogdet_primitive(a);
+    return r[0] * r[1].exp();
+  });
+}
+
+}  // namespace linalg
+}  // namespace phasor
