@@ -759,7 +759,7 @@ TEST_CASE("linalg::solve, inv, det and slogdet: errors") {
   // a singular matrix: solve and inv name it
   Tensor batch = eye(2, std::nullopt, float64).expand({2, 3, 2, 2}).contiguous();
   batch.select(0, 1).select(0, 2).zero_();
-  CHECK_THROWS_WITH_AS(linalg::inv(batch), "[linalg_solve] the matrix at batch index (1, 2) is singular: U[0, 0] of its LU factorization is zero", Error);
+  CHECK_THROWS_WITH_AS(linalg::inv(batch), "[linalg_solve] the matrix at batch index (1, 2) is singular: its LU factorization has a zero pivot", Error);
   CHECK_THROWS_WITH_AS(linalg::solve(zeros({2, 2}, float64), ones({2}, float64)), doctest::Contains("[linalg_solve] the matrix is singular"), Error);
   // slogdet's gradient at a singular matrix
   const Tensor s = from_vector(std::vector<double>{1, 2, 2, 4}).reshape({2, 2}).requires_grad_();

@@ -52,9 +52,10 @@ void getrf(int n, float* a, int* p, int* info) { sgetrf_(&n, &n, a, &n, p, info)
 void getrf(int n, double* a, int* p, int* info) { dgetrf_(&n, &n, a, &n, p, info); }
 void getrf(int n, std::complex<float>* a, int* p, int* info) { cgetrf_(&n, &n, a, &n, p, info); }
 void getrf(int n, std::complex<double>* a, int* p, int* info) { zgetrf_(&n, &n, a, &n, p, info); }
+/// Solves A X = B from getrf's factors of A^T (trans 'T': with A^T's factors, a solve with A), B and X column-major.
 template <class T>
 void getrs(int n, int k, const T* a, const int* p, T* b, int* info) {
-  const char t = 'N';
+  const char t = 'T';
   if constexpr (std::is_same_v<T, float>) sgetrs_(&t, &n, &k, a, &n, p, b, &n, info);
   else if constexpr (std::is_same_v<T, double>) dgetrs_(&t, &n, &k, a, &n, p, b, &n, info);
   else if constexpr (std::is_same_v<T, std::complex<float>>) cgetrs_(&t, &n, &k, a, &n, p, b, &n, info);
@@ -81,11 +82,10 @@ Tensor own_contiguous(const Tensor& t) {
 
 /// The LU factors of a batch of square matrices on the host (Note [LU on the host]).
 struct LU {
-  Tensor factors;           ///< (batch, n, n) contiguous: each matrix's factors column-major (A's transpose)
+  Tensor factors;           ///< (batch, n, n) contiguous: the factors of each A^T (A row-major is A^T column-major)
   std::vector<int> pivots;  ///< n per matrix, 1-based (LAPACK's)
   std::int64_t batch = 0, n = 0;
   std::int64_t singular = -1;  ///< the first batch element with a zero pivot, or -1
-  std::int64_t zero_at = -1;   ///< that element's first zero pivot (0-based)
 };
 
 /// Factors every matrix of a (..., n, n) tensor (any device, a floating or complex dtype).
@@ -95,8 +95,9 @@ LU lu_factor(const Tensor& a) {
   f.batch = 1;
   for (std::int64_t d = 0; d + 2 < a.dim(); ++d) f.batch *= a.size(d);
   if (f.n > std::numeric_limits<int>::max()) throw Error("linalg", "matrices of order " + std::to_string(f.n) + " are too large for LAPACK");
-  // column-major per matrix: the transpose of the row-major matrices, made contiguous
-  f.factors = own_contiguous(a.to(Device::cpu()).reshape({f.batch, f.n, f.n}).transpose(1, 2));
+  // LAPACK reads the row-major matrices column-major: it factors each A^T, which has A's determinant and, with
+  // getrs's trans 'T', solves A's systems (no transposed copy)
+  f.factors = own_contiguous(a.to(Device::cpu()).reshape({f.batch, f.n, f.n}));
   f.pivots.assign(static_cast<std::size_t>(f.batch * f.n), 0);
   const int n = static_cast<int>(f.n);
   visit_lapack(a.dtype(), [&](auto tag) {
@@ -106,7 +107,7 @@ LU lu_factor(const Tensor& a) {
       int info = 0;
       getrf(n, base + b * f.n * f.n, f.pivots.data() + b * f.n, &info);
       if (info < 0) throw Error("linalg", "LAPACK getrf rejected argument " + std::to_string(-info));
-      if (info > 0 && f.singular < 0) f.singular = b, f.zero_at = info - 1;
+      if (info > 0 && f.singular < 0) f.singular = b;
     }
   });
   return f;
@@ -139,8 +140,7 @@ Tensor solve_primitive(const Tensor& a, const Tensor& b) {
         const Shape batch(in[0].shape().begin(), in[0].shape().end() - 2);
         const LU f = lu_factor(in[0]);
         if (f.singular >= 0)
-          throw Error("linalg_solve", which_matrix(batch, f.singular) + " is singular: U[" + std::to_string(f.zero_at) + ", " +
-                                          std::to_string(f.zero_at) + "] of its LU factorization is zero");
+          throw Error("linalg_solve", which_matrix(batch, f.singular) + " is singular: its LU factorization has a zero pivot");
         const std::int64_t k = in[1].size(-1);
         // B column-major per matrix, solved in place into X's
         Tensor x = own_contiguous(in[1].to(Device::cpu()).reshape({f.batch, f.n, k}).transpose(1, 2));
@@ -179,22 +179,27 @@ std::vector<Tensor> slogdet_primitive(const Tensor& a) {
           T* s = sign.template data<T>();
           R* l = logabs.template data<R>();
           for (std::int64_t i = 0; i < f.batch; ++i) {
+            // |det| as a double mantissa times a power of two (no overflow, one log per matrix)
             T si = T(1);
-            long double li = 0;
-            for (std::int64_t j = 0; j < f.n; ++j) {
-              const T u = lu[i * f.n * f.n + j * f.n + j];
+            double mant = 1;
+            long exp2 = 0;
+            for (std::int64_t j = 0; j < f.n && mant != 0; ++j) {
+              const T u = lu[i * f.n * f.n + j * f.n + j];  // U's diagonal: det A^T = det A
               const R m = std::abs(u);
               if (m == R(0)) {
-                si = T(0);
-                li = -std::numeric_limits<long double>::infinity();
+                si = T(0), mant = 0;
                 break;
               }
-              si *= u / m;
+              if constexpr (std::is_floating_point_v<T>) si = u < 0 ? -si : si;
+              else si *= u / m;
               if (f.pivots[static_cast<std::size_t>(i * f.n + j)] != j + 1) si = -si;
-              li += std::log(static_cast<long double>(m));
+              int e = 0;
+              mant = std::frexp(mant * static_cast<double>(m), &e);
+              exp2 += e;
             }
             s[i] = si;
-            l[i] = static_cast<R>(li);
+            l[i] = mant == 0 ? -std::numeric_limits<R>::infinity()
+                             : static_cast<R>(std::log(mant) + static_cast<double>(exp2) * 0.69314718055994530942);
           }
         });
         return G{sign.to(in[0].device()), logabs.to(in[0].device())};
