@@ -117,7 +117,7 @@ struct AccumulateGrad final : OpNode {
 
 Edge gradient_edge(const Tensor& t) {
   if (!t.defined() || !t.impl()->requires_grad()) return {};
-  if (t.impl()->view_is_behind()) {
+  if (__builtin_expect(t.impl()->view_is_behind(), 0)) {
     refresh_view(t);
     if (!t.impl()->requires_grad()) return {};
   }
@@ -224,7 +224,7 @@ struct ViewPlace {
 
 }  // namespace
 
-void refresh_view(const Tensor& view) {
+__attribute__((noinline, cold)) void refresh_view(const Tensor& view) {
   TensorImpl* v = view.impl();
   const Tensor root = v->view_base;
   v->history_seen = v->storage->history;

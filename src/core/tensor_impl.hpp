@@ -95,7 +95,8 @@ struct TensorImpl {
   }
   /// Requires grad: its own flag, or a view behind its root's history whose root requires grad.
   bool requires_grad() const {
-    return (autograd && autograd->requires_grad) || (view_base.defined() && view_is_behind() && view_base.impl()->requires_grad());
+    if (autograd && autograd->requires_grad) return true;
+    return __builtin_expect(view_is_behind(), 0) && view_base.impl()->requires_grad();
   }
   /// A view whose root's history was rebased since its own was made (Note [views and in-place history]).
   bool view_is_behind() const { return view_base.defined() && storage->history != history_seen; }
