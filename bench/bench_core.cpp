@@ -522,16 +522,18 @@ const std::vector<std::pair<const char*, std::function<Tensor()>>>& linalg_rows(
   static const Tensor b = phasor::randn({256, 64}, phasor::float64);
   static const Tensor small = phasor::randn({4096, 4, 4}, phasor::float64);
   static const Tensor big = phasor::randn({512, 512}, phasor::float64);
+  static const Tensor spd = phasor::matmul(big, big.t()) + phasor::eye(512, std::nullopt, phasor::float64);
   static const std::vector<std::pair<const char*, std::function<Tensor()>>> ops = {
       {"solve(a, b)", [] { return phasor::linalg::solve(a, b); }},
       {"inv(a)", [] { return phasor::linalg::inv(a); }},
       {"det(small)", [] { return phasor::linalg::det(small); }},
       {"slogdet(big)", [] { return phasor::linalg::slogdet(big).second; }},
+      {"cholesky(spd)", [] { return phasor::linalg::cholesky(spd); }},
   };
   return ops;
 }
 
-// solve, inv (256 x 256, 64 right-hand sides), det of 4096 4 x 4 matrices, slogdet of a 512 x 512, one thread
+// solve, inv (256 x 256, 64 right-hand sides), det of 4096 4 x 4 matrices, slogdet and cholesky of a 512 x 512, one thread
 void BM_Linalg(benchmark::State& st) {
   const auto& op = linalg_rows()[static_cast<std::size_t>(st.range(0))];
   phasor::set_num_threads(1);
@@ -539,7 +541,7 @@ void BM_Linalg(benchmark::State& st) {
   for (auto _ : st) benchmark::DoNotOptimize(op.second());
   st.SetLabel(op.first);
 }
-BENCHMARK(BM_Linalg)->ArgName("op")->DenseRange(0, 3, 1)->UseRealTime();
+BENCHMARK(BM_Linalg)->ArgName("op")->DenseRange(0, 4, 1)->UseRealTime();
 
 // Reference: the same division as a raw loop of std::complex's operator/ (libgcc's __divsc3 / __divdc3,
 // what phasor's CPU engine called before) on the same values.

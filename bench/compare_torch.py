@@ -215,6 +215,7 @@ def torch_rows():
     env = dict(torch=torch, a=torch.randn(256, 256, generator=g, dtype=f64) + 16.0 * torch.eye(256, dtype=f64),
                b=torch.randn(256, 64, generator=g, dtype=f64), small=torch.randn(4096, 4, 4, generator=g, dtype=f64),
                big=torch.randn(512, 512, generator=g, dtype=f64))
+    env["spd"] = env["big"] @ env["big"].T + torch.eye(512, dtype=f64)
     for k, (_, stmt) in enumerate(LINALG):
         res[f"BM_Linalg/op:{k}"] = time_stmt(stmt, env, per_call=True)
     return res
@@ -267,7 +268,8 @@ REDUCE_DIMS = ["a.sum(0)", "b.sum(1)", "c.sum((0,2))", "a.amax(0)", "c.mean(2)"]
 REDUCE_ROWS = [(f"BM_ReduceDims/op:{k}", stmt) for k, stmt in enumerate(REDUCE_DIMS)]
 # BM_Linalg's calls in its order (bench_core.cpp's linalg_rows), float64, one thread
 LINALG = [("solve(a, b), 256 x 256, 64 rhs", "torch.linalg.solve(a, b)"), ("inv(a), 256 x 256", "torch.linalg.inv(a)"),
-          ("det of 4096 4 x 4", "torch.linalg.det(small)"), ("slogdet, 512 x 512", "torch.linalg.slogdet(big)[1]")]
+          ("det of 4096 4 x 4", "torch.linalg.det(small)"), ("slogdet, 512 x 512", "torch.linalg.slogdet(big)[1]"),
+          ("cholesky, 512 x 512", "torch.linalg.cholesky(spd)")]
 LINALG_ROWS = [(f"BM_Linalg/op:{k}", label) for k, (label, _) in enumerate(LINALG)]
 WHERE_ROWS = [(f"BM_WhereRandomMask/n:{LERP}/form:{form}", label) for form, label in
               enumerate(("where(m, x, e)", "where(m, x, 0)", "x.masked_fill(m, 0)"))]
@@ -348,7 +350,7 @@ def print_tables(ph, th, spread=None):
                    "us", UNARY_ROWS, 1e6)
     per_call_table(ph, th, "(h) reductions over some dims, float32, 1 thread (us per call; ratio = phasor / torch)",
                    "us", REDUCE_ROWS, 1e6)
-    per_call_table(ph, th, "(i) LU-based linalg, float64, 1 thread (us per call; ratio = phasor / torch)",
+    per_call_table(ph, th, "(i) LU-based linalg and Cholesky, float64, 1 thread (us per call; ratio = phasor / torch)",
                    "us", LINALG_ROWS, 1e6)
     if spread:
         worst = sorted(spread.items(), key=lambda kv: -kv[1])[:5]

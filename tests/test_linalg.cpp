@@ -747,6 +747,42 @@ TEST_CASE("linalg::solve, inv, det and slogdet: gradients (gradcheck, gradgradch
   }
 }
 
+TEST_CASE("linalg::cholesky: L L^H gives A back, L lower with a real positive diagonal; gradients; errors") {
+  manual_seed(33);
+  for (Dtype dt : {float32, float64, complex64, complex128}) {
+    CAPTURE(dtype_name(dt));
+    const double tol = (dt == float32 || dt == complex64) ? 1e-5 : 1e-13;
+    const Tensor x = randn({2, 3, 5, 5}, dt);
+    const Tensor a = matmul(x, x.transpose(-1, -2).conj()) + eye(5, std::nullopt, dt) * 5.0;
+    const Tensor l = linalg::cholesky(a);
+    CHECK(l.shape() == a.shape());
+    CHECK(l.dtype() == dt);
+    const Tensor back = matmul(l, l.transpose(-1, -2).conj());
+    CHECK((back - a).abs().max().item<double>() <= tol * a.abs().max().item<double>());
+    CHECK((l - tril(l)).abs().max().item<double>() == 0.0);
+    const Tensor d = l.diagonal(0, -2, -1);
+    CHECK(real(d).min().item<double>() > 0.0);
+    if (is_complex(dt)) CHECK(imag(d).abs().max().item<double>() == 0.0);
+    // only the lower triangle is read
+    CHECK(test::vals(linalg::cholesky(tril(a)).to(complex128)) == test::vals(l.to(complex128)));
+  }
+  // a closed form: [[4, 2], [2, 5]] = L L^T with L = [[2, 0], [1, 2]]
+  CHECK(test::vals(linalg::cholesky(from_vector(std::vector<double>{4, 2, 2, 5}).reshape({2, 2}))) == std::vector<double>{2, 0, 1, 2});
+  for (Dtype dt : {float64, complex128}) {
+    CAPTURE(dtype_name(dt));
+    const Fn1 f = [](const std::vector<Tensor>& in) {
+      const Tensor& x = in[0];
+      return linalg::cholesky(matmul(x, x.transpose(-1, -2).conj()) + eye(3, std::nullopt, x.dtype()) * 3.0);
+    };
+    CHECK(autodiff::gradcheck(f, {leaf({2, 3, 3}, dt)}));
+    CHECK(autodiff::gradgradcheck(f, {leaf({3, 3}, dt)}));
+  }
+  Tensor batch = eye(2, std::nullopt, float64).expand({3, 2, 2}).contiguous();
+  batch.select(0, 2).select(0, 1).select(0, 1).fill_(-1.0);
+  CHECK_THROWS_WITH_AS(linalg::cholesky(batch), "[linalg_cholesky] the matrix at batch index (2,) is not positive-definite: its leading minor of order 2 is not positive", Error);
+  CHECK_THROWS_WITH_AS(linalg::cholesky(ones({2, 3}, float64)), "[linalg_cholesky] A must be a batch of square matrices (..., n, n), got shape (2, 3)", Error);
+}
+
 TEST_CASE("linalg::solve, inv, det and slogdet: errors") {
   const Tensor a = eye(3, std::nullopt, float64);
   CHECK_THROWS_WITH_AS(linalg::solve(ones({2, 3}, float64), ones({2}, float64)), "[linalg_solve] A must be a batch of square matrices (..., n, n), got shape (2, 3)", Error);

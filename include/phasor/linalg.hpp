@@ -44,6 +44,9 @@ Tensor det(const Tensor& A);
 /// (sign, log|det|) of each square matrix of A: sign of |sign| 1 (0 for a singular matrix, with log|det| -inf),
 /// A's dtype; log|det| real.
 std::pair<Tensor, Tensor> slogdet(const Tensor& A);
+/// The lower Cholesky factor L (A = L L^H) of each Hermitian positive-definite matrix of A (..., n, n), read from
+/// its lower triangle; a matrix that is not positive-definite is an error naming its batch index.
+Tensor cholesky(const Tensor& A);
 }  // namespace linalg
 
 }  // namespace phasor

@@ -1,6 +1,7 @@
 // src/linalg/solve.cpp - linear systems and determinants through an LU factorization with partial pivoting
 // (LAPACK's ?getrf / ?getrs from OpenBLAS): linalg::solve and linalg::slogdet are the primitives; linalg::inv
-// (a solve against the identity) and linalg::det (sign * exp(logabsdet)) are made of them.
+// (a solve against the identity) and linalg::det (sign * exp(logabsdet)) are made of them. linalg::cholesky
+// (LAPACK's ?potrf) shares the host path.
 //
 // Note [LU on the host]
 // The factorization runs on the host for every device: a matrix on a GPU (or a virtual CPU device) is copied
@@ -9,7 +10,8 @@
 // so the gradients of broadcast operands are summed by broadcast_to's own. The gradients are written with
 // the ops themselves (solve, matmul, conj), so they run on the input's device and differentiate again:
 //   X = solve(A, B):  gB = solve(A^H, G),  gA = -gB X^H;
-//   (s, l) = slogdet(A):  gA = (g_l + i Im(conj(s) g_s)) A^{-H}   (for real A the sign has no gradient).
+//   (s, l) = slogdet(A):  gA = (g_l + i Im(conj(s) g_s)) A^{-H}   (for real A the sign has no gradient);
+//   L = cholesky(A):  gA = L^{-H} Phi(L^H gL) L^{-1}, made Hermitian (Phi: lower triangle, diagonal halved).
 // A singular matrix (a zero pivot of U) is refused by solve and inv, naming the batch element; slogdet gives
 // sign 0 and logabsdet -inf there, and refuses its gradient.
 #include <cmath>
@@ -31,6 +33,10 @@ void sgetrf_(const int* m, const int* n, float* a, const int* lda, int* ipiv, in
 void dgetrf_(const int* m, const int* n, double* a, const int* lda, int* ipiv, int* info);
 void cgetrf_(const int* m, const int* n, std::complex<float>* a, const int* lda, int* ipiv, int* info);
 void zgetrf_(const int* m, const int* n, std::complex<double>* a, const int* lda, int* ipiv, int* info);
+void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info);
+void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info);
+void cpotrf_(const char* uplo, const int* n, std::complex<float>* a, const int* lda, int* info);
+void zpotrf_(const char* uplo, const int* n, std::complex<double>* a, const int* lda, int* info);
 void sgetrs_(const char* trans, const int* n, const int* nrhs, const float* a, const int* lda, const int* ipiv, float* b,
              const int* ldb, int* info);
 void dgetrs_(const char* trans, const int* n, const int* nrhs, const double* a, const int* lda, const int* ipiv,
@@ -52,6 +58,17 @@ void getrf(int n, float* a, int* p, int* info) { sgetrf_(&n, &n, a, &n, p, info)
 void getrf(int n, double* a, int* p, int* info) { dgetrf_(&n, &n, a, &n, p, info); }
 void getrf(int n, std::complex<float>* a, int* p, int* info) { cgetrf_(&n, &n, a, &n, p, info); }
 void getrf(int n, std::complex<double>* a, int* p, int* info) { zgetrf_(&n, &n, a, &n, p, info); }
+/// The Cholesky factor of a Hermitian positive-definite matrix in place: LAPACK's upper factor U (A^T = U^H U,
+/// column-major), which read row-major is the lower L with A = L L^H.
+template <class T>
+void potrf(int n, T* a, int* info) {
+  const char u = 'U';
+  if constexpr (std::is_same_v<T, float>) spotrf_(&u, &n, a, &n, info);
+  else if constexpr (std::is_same_v<T, double>) dpotrf_(&u, &n, a, &n, info);
+  else if constexpr (std::is_same_v<T, std::complex<float>>) cpotrf_(&u, &n, a, &n, info);
+  else zpotrf_(&u, &n, a, &n, info);
+}
+
 /// Solves A X = B from getrf's factors of A^T (trans 'T': with A^T's factors, a solve with A), B and X column-major.
 template <class T>
 void getrs(int n, int k, const T* a, const int* p, T* b, int* info) {
@@ -223,7 +240,50 @@ std::vector<Tensor> slogdet_primitive(const Tensor& a) {
       });
 }
 
+/// L with A = L L^H for A (..., n, n) Hermitian positive-definite (its lower triangle read): the primitive.
+Tensor cholesky_primitive(const Tensor& a) {
+  return detail::apply_op(
+      "linalg_cholesky", {a}, detail::kSaveOutputs,
+      [&](In in) {
+        const Shape batch(in[0].shape().begin(), in[0].shape().end() - 2);
+        const std::int64_t n = in[0].size(-1);
+        std::int64_t count = 1;
+        for (auto d : batch) count *= d;
+        // A row-major read column-major is A^T: LAPACK's upper factor of A^T, read row-major, is L (tril of A read)
+        Tensor l = own_contiguous(tril(in[0].to(Device::cpu())).reshape({count, n, n}));
+        visit_lapack(in[0].dtype(), [&](auto tag) {
+          using T = decltype(tag);
+          T* base = l.template data<T>();
+          for (std::int64_t i = 0; i < count && n > 0; ++i) {
+            int info = 0;
+            potrf(static_cast<int>(n), base + i * n * n, &info);
+            if (info > 0)
+              throw Error("linalg_cholesky", which_matrix(batch, i) + " is not positive-definite: its leading minor of order " +
+                                                 std::to_string(info) + " is not positive");
+            if (info < 0) throw Error("linalg_cholesky", "LAPACK potrf rejected argument " + std::to_string(-info));
+          }
+        });
+        return l.reshape(in[0].shape()).to(in[0].device());
+      },
+      [](const detail::Ctx& c, const G& g) {
+        // gA = L^{-H} Phi(L^H gL) L^{-1}, made Hermitian (Phi: the lower triangle, its diagonal halved), with the
+        // ops themselves (so it differentiates again)
+        const Tensor l = c.output(0), lh = l.transpose(-1, -2).conj();
+        const std::int64_t n = l.size(-1);
+        const Tensor half = tril(ones({n, n}, to_real(l.dtype()), l.device()), -1) + eye(n, std::nullopt, to_real(l.dtype()), l.device()) * 0.5;
+        const Tensor phi = matmul(lh, g[0]) * half;
+        const Tensor left = solve_primitive(lh, phi);                                       // L^{-H} Phi
+        const Tensor ga = solve_primitive(lh, left.transpose(-1, -2).conj()).transpose(-1, -2).conj();  // (L^{-H} (L^{-H} Phi)^H)^H
+        return G{(ga + ga.transpose(-1, -2).conj()) * 0.5};
+      });
+}
+
 }  // namespace
+
+Tensor cholesky(const Tensor& a) {
+  check_square(a, "linalg_cholesky");
+  return cholesky_primitive(a);
+}
 
 Tensor solve(const Tensor& a, const Tensor& b) {
   const char* op = "linalg_solve";
