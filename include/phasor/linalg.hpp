@@ -1,4 +1,4 @@
-// phasor/linalg.hpp - matrix products, einsum, linear systems and determinants (OpenBLAS underneath on the CPU).
+// phasor/linalg.hpp - matrix products, einsum, linear systems, determinants, Cholesky (OpenBLAS underneath on the CPU).
 #pragma once
 #include <string>
 #include <utility>
@@ -31,8 +31,8 @@ Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2.0);
 /// Einstein summation, e.g. einsum("bix,iox->box", {x, w}); supports "..." and implicit output.
 Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
 
-/// Linear systems and determinants (torch.linalg's), through an LU factorization with partial pivoting
-/// (LAPACK on the host for every device: a GPU tensor is copied there and back).
+/// Linear systems, determinants and Cholesky factors (torch.linalg's), by LAPACK on the host for every device
+/// (a GPU tensor is copied there and back).
 namespace linalg {
 /// X with A X = B: A (..., n, n), B (..., n, k) or a vector (n) / (..., n); batch dims broadcast; a singular A is
 /// an error naming its batch index.
