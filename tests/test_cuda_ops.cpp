@@ -1120,7 +1120,7 @@ DEVICE_CASE("cuda ops: reductions agree with the CPU") {
 }
 
 // linalg::solve, inv, det, slogdet: factored on the host for every device (Note [LU on the host])
-DEVICE_CASE("cuda linalg: solve, inv, det, slogdet and cholesky and their gradients agree with the CPU, results on the device") {
+DEVICE_CASE("cuda linalg: solve, inv, det, slogdet, solve_triangular and cholesky and their gradients agree with the CPU, results on the device") {
   manual_seed(47);
   using VT = std::vector<Tensor>;
   for (Dtype dt : {float64, complex128}) {
@@ -1137,6 +1137,8 @@ DEVICE_CASE("cuda linalg: solve, inv, det, slogdet and cholesky and their gradie
     grads_agree(dev, "det", [](const VT& in) { return linalg::det(in[0]); }, {a}, 1e-12);
     grads_agree(dev, "slogdet", [](const VT& in) { return linalg::slogdet(in[0]).second; }, {a}, 1e-12);
     grad2_agree(dev, "solve twice", [](const VT& in) { return linalg::solve(in[0], in[1]); }, {a, b}, 1e-10);
+    for (bool upper : {true, false})
+      grads_agree(dev, "solve_triangular", [upper](const VT& in) { return linalg::solve_triangular(in[0], in[1], upper); }, {a, b}, 1e-12);
     grads_agree(dev, "cholesky", [](const VT& in) {
       return linalg::cholesky(matmul(in[0], in[0].transpose(-1, -2).conj()) + eye(3, std::nullopt, in[0].dtype(), in[0].device()));
     }, {a}, 1e-12);

@@ -783,6 +783,50 @@ TEST_CASE("linalg::cholesky: L L^H gives A back, L lower with a real positive di
   CHECK_THROWS_WITH_AS(linalg::cholesky(ones({2, 3}, float64)), "[linalg_cholesky] A must be a batch of square matrices (..., n, n), got shape (2, 3)", Error);
 }
 
+TEST_CASE("linalg::solve_triangular: upper, lower, unit diagonal, from the right; gradients; errors") {
+  manual_seed(34);
+  for (Dtype dt : {float32, float64, complex64, complex128}) {
+    CAPTURE(dtype_name(dt));
+    const double tol = (dt == float32 || dt == complex64) ? 1e-4 : 1e-12;
+    const Tensor a = randn({2, 1, 4, 4}, dt) + eye(4, std::nullopt, dt) * 4.0, b = randn({3, 4, 2}, dt);
+    for (bool upper : {true, false}) {
+      CAPTURE(upper);
+      const Tensor t = upper ? triu(a) : tril(a);
+      const Tensor x = linalg::solve_triangular(a, b, upper);  // only the triangle is read
+      CHECK(x.shape() == Shape{2, 3, 4, 2});
+      CHECK((x - linalg::solve(t, b)).abs().max().item<double>() <= tol);
+      // from the right: X A = B
+      const Tensor br = randn({2, 4}, dt);
+      const Tensor xr = linalg::solve_triangular(a, br, upper, false);
+      CHECK((matmul(xr, t) - br).abs().max().item<double>() <= tol * 10);
+      // a unit diagonal: the diagonal is not read
+      const Tensor u = t - diag_embed(t.diagonal(0, -2, -1) - 1.0);
+      CHECK((linalg::solve_triangular(a, b, upper, true, true) - linalg::solve(u, b)).abs().max().item<double>() <= tol);
+    }
+  }
+  for (Dtype dt : {float64, complex128})
+    for (bool upper : {true, false})
+      for (bool left : {true, false})
+        for (bool unit : {false, true}) {
+          CAPTURE(upper);
+          CAPTURE(left);
+          CAPTURE(unit);
+          const Fn1 f = [=](const std::vector<Tensor>& in) { return linalg::solve_triangular(in[0], in[1], upper, left, unit); };
+          const Tensor a = (randn({2, 3, 3}, dt) * 0.3 + eye(3, std::nullopt, dt) * 2.0).detach().requires_grad_();
+          CHECK(autodiff::gradcheck(f, {a, leaf(left ? Shape{3, 2} : Shape{2, 3}, dt)}));
+          if (!unit && left) CHECK(autodiff::gradgradcheck(f, {a, leaf({3, 2}, dt)}));
+        }
+  Tensor z = eye(3, std::nullopt, float64).expand({2, 3, 3}).contiguous();
+  z.select(0, 1).select(0, 2).select(0, 2).fill_(0.0);
+  CHECK_THROWS_WITH_AS(linalg::solve_triangular(z, ones({3, 1}, float64), true),
+                       "[linalg_solve_triangular] the matrix at batch index (1,) is singular: its diagonal element 2 is zero", Error);
+  CHECK_NOTHROW(linalg::solve_triangular(z, ones({3, 1}, float64), true, true, true));  // the diagonal is not read
+  CHECK_THROWS_WITH_AS(linalg::solve_triangular(eye(3, std::nullopt, float64), ones({3}, float64), true),
+                       "[linalg_solve_triangular] B must be a batch of matrices (..., n, k), got shape (3,)", Error);
+  CHECK_THROWS_WITH_AS(linalg::solve_triangular(eye(3, std::nullopt, float64), ones({2, 3}, float64), true),
+                       "[linalg_solve_triangular] B of shape (2, 3) does not match A of shape (3, 3) (B must be (..., 3, k))", Error);
+}
+
 TEST_CASE("linalg::solve, inv, det and slogdet: errors") {
   const Tensor a = eye(3, std::nullopt, float64);
   CHECK_THROWS_WITH_AS(linalg::solve(ones({2, 3}, float64), ones({2}, float64)), "[linalg_solve] A must be a batch of square matrices (..., n, n), got shape (2, 3)", Error);

@@ -1,4 +1,4 @@
-// phasor/linalg.hpp - matrix products, einsum, linear systems, determinants, Cholesky (OpenBLAS underneath on the CPU).
+// phasor/linalg.hpp - matrix products, einsum, linear systems, determinants, Cholesky (OpenBLAS and its LAPACK).
 #pragma once
 #include <string>
 #include <utility>
@@ -44,6 +44,10 @@ Tensor det(const Tensor& A);
 /// (sign, log|det|) of each square matrix of A: sign of |sign| 1 (0 for a singular matrix, with log|det| -inf),
 /// A's dtype; log|det| real.
 std::pair<Tensor, Tensor> slogdet(const Tensor& A);
+/// X with A X = B (X A = B when !left) for A (..., n, n) triangular: only its upper (lower) triangle is read, and
+/// a unit diagonal is assumed when `unitriangular`; B (..., n, k) (left) or (..., k, n); batch dims broadcast; a zero
+/// on the diagonal is an error naming its batch index.
+Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left = true, bool unitriangular = false);
 /// The lower Cholesky factor L (A = L L^H) of each Hermitian positive-definite matrix of A (..., n, n), read from
 /// its lower triangle; a matrix that is not positive-definite is an error naming its batch index.
 Tensor cholesky(const Tensor& A);

@@ -1,7 +1,7 @@
 // src/linalg/solve.cpp - linear systems and determinants through an LU factorization with partial pivoting
 // (LAPACK's ?getrf / ?getrs from OpenBLAS): linalg::solve and linalg::slogdet are the primitives; linalg::inv
 // (a solve against the identity) and linalg::det (sign * exp(logabsdet)) are made of them. linalg::cholesky
-// (LAPACK's ?potrf) shares the host path.
+// (LAPACK's ?potrf) and linalg::solve_triangular (?trtrs) share the host path.
 //
 // Note [LU on the host]
 // The factorization runs on the host for every device: a matrix on a GPU (or a virtual CPU device) is copied
@@ -11,6 +11,7 @@
 // the ops themselves (solve, matmul, conj), so they run on the input's device and differentiate again:
 //   X = solve(A, B):  gB = solve(A^H, G),  gA = -gB X^H;
 //   (s, l) = slogdet(A):  gA = (g_l + i Im(conj(s) g_s)) A^{-H}   (for real A the sign has no gradient);
+//   X = solve_triangular(A, B):  gB = solve_triangular(A^H, G),  gA = -gB X^H on A's triangle;
 //   L = cholesky(A):  gA = L^{-H} Phi(L^H gL) L^{-1}, made Hermitian (Phi: lower triangle, diagonal halved).
 // A singular matrix (a zero pivot of U) is refused by solve and inv, naming the batch element; slogdet gives
 // sign 0 and logabsdet -inf there, and refuses its gradient.
@@ -37,6 +38,14 @@ void spotrf_(const char* uplo, const int* n, float* a, const int* lda, int* info
 void dpotrf_(const char* uplo, const int* n, double* a, const int* lda, int* info);
 void cpotrf_(const char* uplo, const int* n, std::complex<float>* a, const int* lda, int* info);
 void zpotrf_(const char* uplo, const int* n, std::complex<double>* a, const int* lda, int* info);
+void strtrs_(const char* uplo, const char* trans, const char* diag, const int* n, const int* nrhs, const float* a,
+             const int* lda, float* b, const int* ldb, int* info);
+void dtrtrs_(const char* uplo, const char* trans, const char* diag, const int* n, const int* nrhs, const double* a,
+             const int* lda, double* b, const int* ldb, int* info);
+void ctrtrs_(const char* uplo, const char* trans, const char* diag, const int* n, const int* nrhs,
+             const std::complex<float>* a, const int* lda, std::complex<float>* b, const int* ldb, int* info);
+void ztrtrs_(const char* uplo, const char* trans, const char* diag, const int* n, const int* nrhs,
+             const std::complex<double>* a, const int* lda, std::complex<double>* b, const int* ldb, int* info);
 void sgetrs_(const char* trans, const int* n, const int* nrhs, const float* a, const int* lda, const int* ipiv, float* b,
              const int* ldb, int* info);
 void dgetrs_(const char* trans, const int* n, const int* nrhs, const double* a, const int* lda, const int* ipiv,
@@ -67,6 +76,17 @@ void potrf(int n, T* a, int* info) {
   else if constexpr (std::is_same_v<T, double>) dpotrf_(&u, &n, a, &n, info);
   else if constexpr (std::is_same_v<T, std::complex<float>>) cpotrf_(&u, &n, a, &n, info);
   else zpotrf_(&u, &n, a, &n, info);
+}
+
+/// Solves A X = B for a triangular A given row-major (LAPACK reads A^T, whose triangle is the other one: trans 'T'),
+/// B and X column-major.
+template <class T>
+void trtrs(bool upper, bool unit, int n, int k, const T* a, T* b, int* info) {
+  const char uplo = upper ? 'L' : 'U', trans = 'T', diag = unit ? 'U' : 'N';
+  if constexpr (std::is_same_v<T, float>) strtrs_(&uplo, &trans, &diag, &n, &k, a, &n, b, &n, info);
+  else if constexpr (std::is_same_v<T, double>) dtrtrs_(&uplo, &trans, &diag, &n, &k, a, &n, b, &n, info);
+  else if constexpr (std::is_same_v<T, std::complex<float>>) ctrtrs_(&uplo, &trans, &diag, &n, &k, a, &n, b, &n, info);
+  else ztrtrs_(&uplo, &trans, &diag, &n, &k, a, &n, b, &n, info);
 }
 
 /// Solves A X = B from getrf's factors of A^T (trans 'T': with A^T's factors, a solve with A), B and X column-major.
@@ -240,6 +260,45 @@ std::vector<Tensor> slogdet_primitive(const Tensor& a) {
       });
 }
 
+/// X with A X = B for A (..., n, n) triangular (only its `upper` or lower triangle read; a unit diagonal assumed
+/// when `unit`) and B (..., n, k), batch shapes equal: the primitive.
+Tensor triangular_primitive(const Tensor& a, const Tensor& b, bool upper, bool unit) {
+  return detail::apply_op(
+      "linalg_solve_triangular", {a, b}, detail::kSaveInputs | detail::kSaveOutputs,
+      [&](In in) {
+        const Shape batch(in[0].shape().begin(), in[0].shape().end() - 2);
+        const std::int64_t n = in[0].size(-1), k = in[1].size(-1);
+        std::int64_t count = 1;
+        for (auto d : batch) count *= d;
+        const Tensor ah = in[0].to(Device::cpu()).reshape({count, n, n}).contiguous();
+        Tensor x = own_contiguous(in[1].to(Device::cpu()).reshape({count, n, k}).transpose(1, 2));
+        visit_lapack(in[0].dtype(), [&](auto tag) {
+          using T = decltype(tag);
+          const T* as = ah.template data<T>();
+          T* xs = x.template data<T>();
+          for (std::int64_t i = 0; i < count && n > 0 && k > 0; ++i) {
+            int info = 0;
+            trtrs(upper, unit, static_cast<int>(n), static_cast<int>(k), as + i * n * n, xs + i * n * k, &info);
+            if (info > 0)
+              throw Error("linalg_solve_triangular", which_matrix(batch, i) + " is singular: its diagonal element " +
+                                                         std::to_string(info - 1) + " is zero");
+            if (info < 0) throw Error("linalg_solve_triangular", "LAPACK trtrs rejected argument " + std::to_string(-info));
+          }
+        });
+        return x.transpose(1, 2).contiguous().reshape(in[1].shape()).to(in[0].device());
+      },
+      [upper, unit](const detail::Ctx& c, const G& g) {
+        const Tensor a = c.input(0), x = c.output(0);
+        const Tensor gb = triangular_primitive(a.transpose(-1, -2).conj(), g[0], !upper, unit);
+        Tensor ga;
+        if (c.needs_grad(0)) {
+          const Tensor full = -matmul(gb, x.transpose(-1, -2).conj());
+          ga = upper ? triu(full, unit ? 1 : 0) : tril(full, unit ? -1 : 0);  // only the triangle read counts
+        }
+        return G{ga, gb};
+      });
+}
+
 /// L with A = L L^H for A (..., n, n) Hermitian positive-definite (its lower triangle read): the primitive.
 Tensor cholesky_primitive(const Tensor& a) {
   return detail::apply_op(
@@ -272,13 +331,37 @@ Tensor cholesky_primitive(const Tensor& a) {
         const std::int64_t n = l.size(-1);
         const Tensor half = tril(ones({n, n}, to_real(l.dtype()), l.device()), -1) + eye(n, std::nullopt, to_real(l.dtype()), l.device()) * 0.5;
         const Tensor phi = matmul(lh, g[0]) * half;
-        const Tensor left = solve_primitive(lh, phi);                                       // L^{-H} Phi
-        const Tensor ga = solve_primitive(lh, left.transpose(-1, -2).conj()).transpose(-1, -2).conj();  // (L^{-H} (L^{-H} Phi)^H)^H
+        const Tensor left = triangular_primitive(lh, phi, true, false);  // L^{-H} Phi
+        const Tensor ga = triangular_primitive(lh, left.transpose(-1, -2).conj(), true, false).transpose(-1, -2).conj();  // (L^{-H} left^H)^H
         return G{(ga + ga.transpose(-1, -2).conj()) * 0.5};
       });
 }
 
 }  // namespace
+
+Tensor solve_triangular(const Tensor& a, const Tensor& b, bool upper, bool left, bool unitriangular) {
+  const char* op = "linalg_solve_triangular";
+  check_square(a, op);
+  if (!b.defined()) throw Error(op, "B is undefined");
+  detail::check_same_device(a, b, op);
+  if (b.dim() < 2)
+    throw Error(op, "B must be a batch of matrices (..., n, k), got shape " + detail::shape_str(b.shape()));
+  const std::int64_t n = a.size(-1);
+  if (b.size(left ? -2 : -1) != n)
+    throw Error(op, "B of shape " + detail::shape_str(b.shape()) + " does not match A of shape " + detail::shape_str(a.shape()) +
+                        (left ? " (B must be (..., " + std::to_string(n) + ", k))" : " (B must be (..., k, " + std::to_string(n) + ") with left = false)"));
+  const Shape batch = broadcast_shapes({Shape(a.shape().begin(), a.shape().end() - 2), Shape(b.shape().begin(), b.shape().end() - 2)}, op);
+  const Dtype dt = promote_types(a.dtype(), b.dtype());
+  return detail::composite(op, {a, b}, [&] {
+    Shape as = batch, bs = batch;
+    as.insert(as.end(), {n, n});
+    bs.insert(bs.end(), {b.size(-2), b.size(-1)});
+    const Tensor ab = a.to(dt).broadcast_to(as), bb = b.to(dt).broadcast_to(bs);
+    if (left) return triangular_primitive(ab, bb, upper, unitriangular);
+    // X A = B is A^T X^T = B^T, A^T triangular the other way
+    return triangular_primitive(ab.transpose(-1, -2), bb.transpose(-1, -2), !upper, unitriangular).transpose(-1, -2);
+  });
+}
 
 Tensor cholesky(const Tensor& a) {
   check_square(a, "linalg_cholesky");
