@@ -502,15 +502,18 @@ const std::vector<std::pair<const char*, std::function<Tensor()>>>& reduce_dim_r
   return ops;
 }
 
-// a reduction over some dims of a 1M or 2.6M float32 tensor, one thread (Note [vector reduction blocks]: the
-// outer mode's rows, the inner mode's blocks)
-void BM_ReduceDims(benchmark::State& st) {
-  const auto& op = reduce_dim_rows()[static_cast<std::size_t>(st.range(0))];
+/// Times row st.range(0) of a table of named calls on one thread (after one call to warm up), labelled by its name.
+void run_row(benchmark::State& st, const std::vector<std::pair<const char*, std::function<Tensor()>>>& rows) {
+  const auto& op = rows[static_cast<std::size_t>(st.range(0))];
   phasor::set_num_threads(1);
   { Tensor warm = op.second(); }
   for (auto _ : st) benchmark::DoNotOptimize(op.second());
   st.SetLabel(op.first);
 }
+
+// a reduction over some dims of a 1M or 2.6M float32 tensor, one thread (Note [vector reduction blocks]: the
+// outer mode's rows, the inner mode's blocks)
+void BM_ReduceDims(benchmark::State& st) { run_row(st, reduce_dim_rows()); }
 BENCHMARK(BM_ReduceDims)->ArgName("op")->DenseRange(0, 4, 1)->UseRealTime();
 
 /// The LU-based linalg calls of BM_Linalg, by its "op" argument (compare_torch.py's LINALG), float64.
@@ -534,13 +537,7 @@ const std::vector<std::pair<const char*, std::function<Tensor()>>>& linalg_rows(
 }
 
 // solve, inv (256 x 256, 64 right-hand sides), det of 4096 4 x 4 matrices, slogdet and cholesky of a 512 x 512, one thread
-void BM_Linalg(benchmark::State& st) {
-  const auto& op = linalg_rows()[static_cast<std::size_t>(st.range(0))];
-  phasor::set_num_threads(1);
-  { Tensor warm = op.second(); }
-  for (auto _ : st) benchmark::DoNotOptimize(op.second());
-  st.SetLabel(op.first);
-}
+void BM_Linalg(benchmark::State& st) { run_row(st, linalg_rows()); }
 BENCHMARK(BM_Linalg)->ArgName("op")->DenseRange(0, 4, 1)->UseRealTime();
 
 // Reference: the same division as a raw loop of std::complex's operator/ (libgcc's __divsc3 / __divdc3,

@@ -205,9 +205,7 @@ struct ViewPlace {
   /// The root's flat (row-major) index of each view element, as a 1-D int64 tensor in the view's order.
   Tensor root_positions() const {
     NoGradGuard ng;
-    std::int64_t n = 1;
-    for (auto d : root_shape) n *= d;
-    const Tensor flat = arange(n, Dtype::Int64, device);
+    const Tensor flat = arange(shape_numel(root_shape), Dtype::Int64, device);
     Tensor buf = flat;  // the root's index at each storage element the root covers
     std::int64_t offset = view_offset - root_offset;
     const Shape dense = contiguous_strides(root_shape);
@@ -241,9 +239,7 @@ __attribute__((noinline, cold)) void refresh_view(const Tensor& view) {
   record_node(
       "as_strided", {root}, kSaveNone,
       [place = ViewPlace::of(view, root)](const Ctx&, const std::vector<Tensor>& g) {
-        std::int64_t n = 1;
-        for (auto d : place.root_shape) n *= d;
-        const Tensor into = zeros({n}, g[0].dtype(), g[0].device());
+        const Tensor into = zeros({shape_numel(place.root_shape)}, g[0].dtype(), g[0].device());
         return std::vector<Tensor>{index_add_trusted(into, 0, place.root_positions(), g[0].reshape({-1})).reshape(place.root_shape)};
       },
       &out, 1);
@@ -303,9 +299,8 @@ void rebase_history(Tensor& self, const Tensor& result) {
   ++self.impl()->storage->history;  // the views over it are behind now (Note [views and in-place history])
   if (self.impl()->view_base.defined()) {
     Tensor root = self.impl()->view_base;
-    const Tensor r = result.dtype() == self.dtype() ? result : result.to(self.dtype());
     const Tensor out = apply_op(
-        "copy_slices", {shallow_alias(root), r}, kSaveNone,
+        "copy_slices", {shallow_alias(root), result.to(self.dtype())}, kSaveNone,
         [&](TensorList in) {
           self.copy_(in[1]);
           return make_view(root, root.shape(), root.strides(), root.storage_offset());

@@ -63,10 +63,14 @@ namespace {
 using G = std::vector<Tensor>;
 using In = detail::TensorList;
 
-void getrf(int n, float* a, int* p, int* info) { sgetrf_(&n, &n, a, &n, p, info); }
-void getrf(int n, double* a, int* p, int* info) { dgetrf_(&n, &n, a, &n, p, info); }
-void getrf(int n, std::complex<float>* a, int* p, int* info) { cgetrf_(&n, &n, a, &n, p, info); }
-void getrf(int n, std::complex<double>* a, int* p, int* info) { zgetrf_(&n, &n, a, &n, p, info); }
+/// The LU factors (with partial pivoting) of an n x n column-major matrix in place.
+template <class T>
+void getrf(int n, T* a, int* p, int* info) {
+  if constexpr (std::is_same_v<T, float>) sgetrf_(&n, &n, a, &n, p, info);
+  else if constexpr (std::is_same_v<T, double>) dgetrf_(&n, &n, a, &n, p, info);
+  else if constexpr (std::is_same_v<T, std::complex<float>>) cgetrf_(&n, &n, a, &n, p, info);
+  else zgetrf_(&n, &n, a, &n, p, info);
+}
 /// The Cholesky factor of a Hermitian positive-definite matrix in place: LAPACK's upper factor U (A^T = U^H U,
 /// column-major), which read row-major is the lower L with A = L L^H.
 template <class T>
@@ -117,6 +121,23 @@ Tensor own_contiguous(const Tensor& t) {
   return c.data_ptr() == t.data_ptr() ? c.clone() : c;
 }
 
+/// The batch dims of a (..., n, m) tensor.
+Shape batch_of(const Tensor& t) { return Shape(t.shape().begin(), t.shape().end() - 2); }
+
+/// The conjugate transpose of the last two dims.
+Tensor adjoint(const Tensor& t) { return t.transpose(-1, -2).conj(); }
+
+/// B (..., n, k) on the host as column-major n x k matrices of its own, one per batch element (LAPACK solves in
+/// place).
+Tensor host_columns(const Tensor& b) {
+  return own_contiguous(b.to(Device::cpu()).reshape({detail::shape_numel(batch_of(b)), b.size(-2), b.size(-1)}).transpose(1, 2));
+}
+
+/// The solved columns of host_columns(b) back in b's shape, on `device`.
+Tensor from_host_columns(const Tensor& x, const Tensor& b, Device device) {
+  return x.transpose(1, 2).contiguous().reshape(b.shape()).to(device);
+}
+
 /// The LU factors of a batch of square matrices on the host (Note [LU on the host]).
 struct LU {
   Tensor factors;           ///< (batch, n, n) contiguous: the factors of each A^T (A row-major is A^T column-major)
@@ -129,8 +150,7 @@ struct LU {
 LU lu_factor(const Tensor& a) {
   LU f;
   f.n = a.size(-1);
-  f.batch = 1;
-  for (std::int64_t d = 0; d + 2 < a.dim(); ++d) f.batch *= a.size(d);
+  f.batch = detail::shape_numel(batch_of(a));
   if (f.n > std::numeric_limits<int>::max()) throw Error("linalg", "matrices of order " + std::to_string(f.n) + " are too large for LAPACK");
   // LAPACK reads the row-major matrices column-major: it factors each A^T, which has A's determinant and, with
   // getrs's trans 'T', solves A's systems (no transposed copy)
@@ -160,27 +180,45 @@ std::string which_matrix(const Shape& batch, std::int64_t k) {
   return s + (at.size() == 1 ? ",)" : ")");
 }
 
-/// Throws unless `a` is a (..., n, n) floating or complex tensor.
-void check_square(const Tensor& a, const char* op, const char* what = "A") {
-  if (!a.defined()) throw Error(op, std::string(what) + " is undefined");
+/// Throws unless A is a (..., n, n) floating or complex tensor.
+void check_square(const Tensor& a, const char* op) {
+  if (!a.defined()) throw Error(op, "A is undefined");
   if (a.dim() < 2 || a.size(-1) != a.size(-2))
-    throw Error(op, std::string(what) + " must be a batch of square matrices (..., n, n), got shape " + detail::shape_str(a.shape()));
+    throw Error(op, "A must be a batch of square matrices (..., n, n), got shape " + detail::shape_str(a.shape()));
   if (!is_floating_or_complex(a.dtype()))
-    throw Error(op, std::string(what) + " must be a floating or complex tensor, got " + dtype_name(a.dtype()));
+    throw Error(op, std::string("A must be a floating or complex tensor, got ") + dtype_name(a.dtype()));
 }
+
+/// Throws unless B is defined and on A's device.
+void check_rhs(const Tensor& a, const Tensor& b, const char* op) {
+  if (!b.defined()) throw Error(op, "B is undefined");
+  detail::check_same_device(a, b, op);
+}
+
+/// A and B broadcast to their common batch dims, in their promoted dtype: the primitives take equal batch shapes,
+/// and broadcast_to's gradient sums what was broadcast.
+std::pair<Tensor, Tensor> common_batch(const Tensor& a, const Tensor& b, const char* op) {
+  const Shape batch = broadcast_shapes({batch_of(a), batch_of(b)}, op);
+  const Dtype dt = promote_types(a.dtype(), b.dtype());
+  Shape as = batch, bs = batch;
+  as.insert(as.end(), {a.size(-2), a.size(-1)});
+  bs.insert(bs.end(), {b.size(-2), b.size(-1)});
+  return {a.to(dt).broadcast_to(as), b.to(dt).broadcast_to(bs)};
+}
+
+/// The gradient of A in A X = B given B's gradient gb: -gb X^H.
+Tensor solve_grad_a(const Tensor& gb, const Tensor& x) { return -matmul(gb, adjoint(x)); }
 
 /// X with A X = B for A (..., n, n) and B (..., n, k), batch shapes equal: the primitive.
 Tensor solve_primitive(const Tensor& a, const Tensor& b) {
   return detail::apply_op(
       "linalg_solve", {a, b}, detail::kSaveInputs | detail::kSaveOutputs,
       [&](In in) {
-        const Shape batch(in[0].shape().begin(), in[0].shape().end() - 2);
         const LU f = lu_factor(in[0]);
         if (f.singular >= 0)
-          throw Error("linalg_solve", which_matrix(batch, f.singular) + " is singular: its LU factorization has a zero pivot");
+          throw Error("linalg_solve", which_matrix(batch_of(in[0]), f.singular) + " is singular: its LU factorization has a zero pivot");
         const std::int64_t k = in[1].size(-1);
-        // B column-major per matrix, solved in place into X's
-        Tensor x = own_contiguous(in[1].to(Device::cpu()).reshape({f.batch, f.n, k}).transpose(1, 2));
+        Tensor x = host_columns(in[1]);
         visit_lapack(in[0].dtype(), [&](auto tag) {
           using T = decltype(tag);
           const T* lu = f.factors.template data<T>();
@@ -191,12 +229,11 @@ Tensor solve_primitive(const Tensor& a, const Tensor& b) {
             if (info != 0) throw Error("linalg_solve", "LAPACK getrs rejected argument " + std::to_string(-info));
           }
         });
-        return x.transpose(1, 2).contiguous().reshape(in[1].shape()).to(in[0].device());
+        return from_host_columns(x, in[1], in[0].device());
       },
       [](const detail::Ctx& c, const G& g) {
-        const Tensor a = c.input(0), x = c.output(0);
-        const Tensor gb = solve_primitive(a.transpose(-1, -2).conj(), g[0]);
-        return G{c.needs_grad(0) ? -matmul(gb, x.transpose(-1, -2).conj()) : Tensor(), gb};
+        const Tensor gb = solve_primitive(adjoint(c.input(0)), g[0]);
+        return G{c.needs_grad(0) ? solve_grad_a(gb, c.output(0)) : Tensor(), gb};
       });
 }
 
@@ -206,9 +243,8 @@ std::vector<Tensor> slogdet_primitive(const Tensor& a) {
       "linalg_slogdet", {a}, detail::kSaveInputs | detail::kSaveOutputs,
       [&](In in) {
         const LU f = lu_factor(in[0]);
-        const Shape batch(in[0].shape().begin(), in[0].shape().end() - 2);
-        Tensor sign = detail::make_tensor(batch, in[0].dtype(), Device::cpu());
-        Tensor logabs = detail::make_tensor(batch, to_real(in[0].dtype()), Device::cpu());
+        Tensor sign = detail::make_tensor(batch_of(in[0]), in[0].dtype(), Device::cpu());
+        Tensor logabs = detail::make_tensor(batch_of(in[0]), to_real(in[0].dtype()), Device::cpu());
         visit_lapack(in[0].dtype(), [&](auto tag) {
           using T = decltype(tag);
           using R = decltype(std::abs(T{}));
@@ -256,7 +292,7 @@ std::vector<Tensor> slogdet_primitive(const Tensor& a) {
         // (gy A^{-H}) per matrix: solve(A^H, diag(gy)) = A^{-H} gy
         const std::int64_t n = a.size(-1);
         const Tensor id = eye(n, std::nullopt, a.dtype(), a.device());
-        return G{solve_primitive(a.transpose(-1, -2).conj(), id * gy.unsqueeze(-1).unsqueeze(-1))};
+        return G{solve_primitive(adjoint(a), id * gy.unsqueeze(-1).unsqueeze(-1))};
       });
 }
 
@@ -266,12 +302,10 @@ Tensor triangular_primitive(const Tensor& a, const Tensor& b, bool upper, bool u
   return detail::apply_op(
       "linalg_solve_triangular", {a, b}, detail::kSaveInputs | detail::kSaveOutputs,
       [&](In in) {
-        const Shape batch(in[0].shape().begin(), in[0].shape().end() - 2);
-        const std::int64_t n = in[0].size(-1), k = in[1].size(-1);
-        std::int64_t count = 1;
-        for (auto d : batch) count *= d;
-        const Tensor ah = in[0].to(Device::cpu()).reshape({count, n, n}).contiguous();
-        Tensor x = own_contiguous(in[1].to(Device::cpu()).reshape({count, n, k}).transpose(1, 2));
+        const Shape batch = batch_of(in[0]);
+        const std::int64_t n = in[0].size(-1), k = in[1].size(-1), count = detail::shape_numel(batch);
+        const Tensor ah = in[0].to(Device::cpu()).contiguous();
+        Tensor x = host_columns(in[1]);
         visit_lapack(in[0].dtype(), [&](auto tag) {
           using T = decltype(tag);
           const T* as = ah.template data<T>();
@@ -285,14 +319,13 @@ Tensor triangular_primitive(const Tensor& a, const Tensor& b, bool upper, bool u
             if (info < 0) throw Error("linalg_solve_triangular", "LAPACK trtrs rejected argument " + std::to_string(-info));
           }
         });
-        return x.transpose(1, 2).contiguous().reshape(in[1].shape()).to(in[0].device());
+        return from_host_columns(x, in[1], in[0].device());
       },
       [upper, unit](const detail::Ctx& c, const G& g) {
-        const Tensor a = c.input(0), x = c.output(0);
-        const Tensor gb = triangular_primitive(a.transpose(-1, -2).conj(), g[0], !upper, unit);
+        const Tensor gb = triangular_primitive(adjoint(c.input(0)), g[0], !upper, unit);
         Tensor ga;
         if (c.needs_grad(0)) {
-          const Tensor full = -matmul(gb, x.transpose(-1, -2).conj());
+          const Tensor full = solve_grad_a(gb, c.output(0));
           ga = upper ? triu(full, unit ? 1 : 0) : tril(full, unit ? -1 : 0);  // only the triangle read counts
         }
         return G{ga, gb};
@@ -304,10 +337,8 @@ Tensor cholesky_primitive(const Tensor& a) {
   return detail::apply_op(
       "linalg_cholesky", {a}, detail::kSaveOutputs,
       [&](In in) {
-        const Shape batch(in[0].shape().begin(), in[0].shape().end() - 2);
-        const std::int64_t n = in[0].size(-1);
-        std::int64_t count = 1;
-        for (auto d : batch) count *= d;
+        const Shape batch = batch_of(in[0]);
+        const std::int64_t n = in[0].size(-1), count = detail::shape_numel(batch);
         // A row-major read column-major is A^T: LAPACK's upper factor of A^T, read row-major, is L (tril of A read)
         Tensor l = own_contiguous(tril(in[0].to(Device::cpu())).reshape({count, n, n}));
         visit_lapack(in[0].dtype(), [&](auto tag) {
@@ -327,13 +358,13 @@ Tensor cholesky_primitive(const Tensor& a) {
       [](const detail::Ctx& c, const G& g) {
         // gA = L^{-H} Phi(L^H gL) L^{-1}, made Hermitian (Phi: the lower triangle, its diagonal halved), with the
         // ops themselves (so it differentiates again)
-        const Tensor l = c.output(0), lh = l.transpose(-1, -2).conj();
+        const Tensor l = c.output(0), lh = adjoint(l);
         const std::int64_t n = l.size(-1);
         const Tensor half = tril(ones({n, n}, to_real(l.dtype()), l.device()), -1) + eye(n, std::nullopt, to_real(l.dtype()), l.device()) * 0.5;
         const Tensor phi = matmul(lh, g[0]) * half;
-        const Tensor left = triangular_primitive(lh, phi, true, false);  // L^{-H} Phi
-        const Tensor ga = triangular_primitive(lh, left.transpose(-1, -2).conj(), true, false).transpose(-1, -2).conj();  // (L^{-H} left^H)^H
-        return G{(ga + ga.transpose(-1, -2).conj()) * 0.5};
+        const Tensor left = triangular_primitive(lh, phi, true, false);                    // L^{-H} Phi
+        const Tensor ga = adjoint(triangular_primitive(lh, adjoint(left), true, false));  // (L^{-H} left^H)^H
+        return G{(ga + adjoint(ga)) * 0.5};
       });
 }
 
@@ -342,21 +373,15 @@ Tensor cholesky_primitive(const Tensor& a) {
 Tensor solve_triangular(const Tensor& a, const Tensor& b, bool upper, bool left, bool unitriangular) {
   const char* op = "linalg_solve_triangular";
   check_square(a, op);
-  if (!b.defined()) throw Error(op, "B is undefined");
-  detail::check_same_device(a, b, op);
+  check_rhs(a, b, op);
   if (b.dim() < 2)
     throw Error(op, "B must be a batch of matrices (..., n, k), got shape " + detail::shape_str(b.shape()));
   const std::int64_t n = a.size(-1);
   if (b.size(left ? -2 : -1) != n)
     throw Error(op, "B of shape " + detail::shape_str(b.shape()) + " does not match A of shape " + detail::shape_str(a.shape()) +
                         (left ? " (B must be (..., " + std::to_string(n) + ", k))" : " (B must be (..., k, " + std::to_string(n) + ") with left = false)"));
-  const Shape batch = broadcast_shapes({Shape(a.shape().begin(), a.shape().end() - 2), Shape(b.shape().begin(), b.shape().end() - 2)}, op);
-  const Dtype dt = promote_types(a.dtype(), b.dtype());
   return detail::composite(op, {a, b}, [&] {
-    Shape as = batch, bs = batch;
-    as.insert(as.end(), {n, n});
-    bs.insert(bs.end(), {b.size(-2), b.size(-1)});
-    const Tensor ab = a.to(dt).broadcast_to(as), bb = b.to(dt).broadcast_to(bs);
+    const auto [ab, bb] = common_batch(a, b, op);
     if (left) return triangular_primitive(ab, bb, upper, unitriangular);
     // X A = B is A^T X^T = B^T, A^T triangular the other way
     return triangular_primitive(ab.transpose(-1, -2), bb.transpose(-1, -2), !upper, unitriangular).transpose(-1, -2);
@@ -371,10 +396,7 @@ Tensor cholesky(const Tensor& a) {
 Tensor solve(const Tensor& a, const Tensor& b) {
   const char* op = "linalg_solve";
   check_square(a, op);
-  if (!b.defined()) throw Error(op, "B is undefined");
-  detail::check_same_device(a, b, op);
-  if (!is_floating_or_complex(b.dtype()) && !is_floating_or_complex(a.dtype()))
-    throw Error(op, std::string("expected floating or complex tensors, got ") + dtype_name(a.dtype()) + " and " + dtype_name(b.dtype()));
+  check_rhs(a, b, op);
   const std::int64_t n = a.size(-1);
   // B is a vector (or a batch of them) when 1-D, or when its shape is A's without the last dim (torch's rule)
   const bool vector = b.dim() == 1 || (b.dim() == a.dim() - 1 && Shape(a.shape().begin(), a.shape().end() - 1) == b.shape());
@@ -382,13 +404,9 @@ Tensor solve(const Tensor& a, const Tensor& b) {
   if (bm.dim() < 2 || bm.size(-2) != n)
     throw Error(op, "B of shape " + detail::shape_str(b.shape()) + " does not match A of shape " + detail::shape_str(a.shape()) +
                         " (B must be (..., " + std::to_string(n) + ", k) or (..., " + std::to_string(n) + "))");
-  const Shape batch = broadcast_shapes({Shape(a.shape().begin(), a.shape().end() - 2), Shape(bm.shape().begin(), bm.shape().end() - 2)}, op);
-  const Dtype dt = promote_types(a.dtype(), b.dtype());
   return detail::composite(op, {a, b}, [&] {
-    Shape as = batch, bs = batch;
-    as.insert(as.end(), {n, n});
-    bs.insert(bs.end(), {n, bm.size(-1)});
-    const Tensor x = solve_primitive(a.to(dt).broadcast_to(as), bm.to(dt).broadcast_to(bs));
+    const auto [ab, bb] = common_batch(a, bm, op);
+    const Tensor x = solve_primitive(ab, bb);
     return vector ? x.squeeze(-1) : x;
   });
 }
