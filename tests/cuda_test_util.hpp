@@ -79,6 +79,16 @@ struct HostCopies : phasor::OpObserver {
   }
 };
 
+/// The message of the phasor::Error f() throws ("" when it throws none).
+inline std::string error_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const phasor::Error& e) {
+    return e.what();
+  }
+  return "";
+}
+
 /// Copies between the host and a device made by f(): each one stalls the host on a GPU.
 inline int host_copies(const std::function<void()>& f, std::string* last = nullptr) {
   auto obs = std::make_shared<HostCopies>();

@@ -30,16 +30,6 @@ std::unique_ptr<nn::FNO> make_fno(int d, std::uint64_t seed) {
   return m;
 }
 
-/// The message of the phasor::Error f() throws ("" when it throws none).
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const Error& e) {
-    return e.what();
-  }
-  return "";
-}
-
 /// max rel_diff over two models' parameters.
 double param_diff(nn::FNO& a, nn::FNO& b) {
   const auto pa = a.parameters(), pb = b.parameters();

@@ -183,6 +183,19 @@ class Graph {
 /// True while the calling thread captures a Graph on `device` (-1: the current device).
 bool is_capturing(int device = -1);
 
+/// Defers the checks of values ops on a GPU validate (indices already on the GPU, class targets, integer
+/// divisors, the flags listed for Graph) when `deferred` is true: the device checks them and the host does
+/// not wait; a failure throws the op's phasor::Error at the next synchronization with that device
+/// (synchronize(), Stream::synchronize, item(), to(cpu), printing), as PyTorch's asynchronous CUDA errors
+/// (Note [deferred device checks] in src/cuda/deferred_checks.cpp). Until then index_select, gather and the
+/// scatters write zeros or add nothing once a check has failed (their inputs and targets stay as they were);
+/// take, take_along_dim, index_fill and tensor indexing use clamped indices; what is computed from a failed
+/// op is not meaningful. Process-wide; false by default: the op waits for the answer and throws before any
+/// work. No effect on the CPU.
+void set_deferred_checks(bool deferred);
+/// Whether GPU ops defer their value checks to the next synchronization (see set_deferred_checks).
+bool deferred_checks();
+
 /// Lets float32 and complex64 matrix products on CUDA devices (matmul, bmm, einsum, linear, conv) use
 /// TF32 tensor cores: operands rounded to 10 mantissa bits, several times faster. Process-wide; off by
 /// default (as PyTorch's matmul), so GPU results match full float32 arithmetic. No effect on the CPU.

@@ -32,11 +32,11 @@ double as_double(std::uint64_t bits) {
 
 bool check_device_value(const char* op, const Tensor& bad, const CheckValues& values, const CheckMessage& message) {
   const Device device = bad.device();
-  if (device.is_cuda() && cuda::detail::capturing(device)) {
+  if (cuda::detail::checks_on_device(device)) {
     const Tensor flag = bad.detach().reshape({}).to(Dtype::Bool).contiguous();
     const auto [a, b] = values();
     const Tensor wa = as_word(a, device, op), wb = as_word(b, device, op);
-    cuda::detail::check_flag_in_capture(flag, wa, wb, op, [message](std::uint64_t x, std::uint64_t y) {
+    cuda::detail::check_flag_on_device(flag, wa, wb, op, [message](std::uint64_t x, std::uint64_t y) {
       return message(as_double(x), as_double(y));
     });
     return true;

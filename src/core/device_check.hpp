@@ -1,6 +1,7 @@
 // src/core/device_check.hpp - the one way an op validates a value the device computes (a non-finite norm,
 // a window that sums to zero): eagerly the host reads a flag; inside a CUDA graph capture the device tests
-// it at every replay (Note [device checks in CUDA graphs] in cuda/graph.cpp).
+// it at every replay (Note [device checks in CUDA graphs] in cuda/graph.cpp), and with deferred checks the
+// device tests it and a later synchronization reports it (Note [deferred device checks]).
 #pragma once
 #include <functional>
 #include <string>
@@ -17,15 +18,16 @@ using CheckMessage = std::function<std::string(double, double)>;
 
 /// Throws phasor::Error(op, message(a, b)) when the 0-d tensor `bad` holds true (nonzero), with a and b the
 /// values of the tensors values() returns. Eagerly the host reads `bad` (one wait on a GPU) and calls
-/// values() only on a failure; returns false. While the calling thread captures a CUDA graph on bad's
-/// device it throws nothing: it queues the same test for every replay, whose failure replay() reports with
-/// the same message plus " (in a CUDA graph replay)", and returns true. The caller must then keep a
-/// failure harmless to the captured work after it (inputs unchanged, nothing read out of range).
+/// values() only on a failure; returns false. Where bad's device checks on the device (a CUDA graph capture
+/// on it, or deferred checks: cuda::detail::checks_on_device) it throws nothing: it queues the test, whose
+/// failure replay() or a later synchronization reports with the same message plus a suffix, and returns
+/// true. The caller must then keep a failure harmless to the work after it (inputs unchanged, nothing read
+/// out of range).
 bool check_device_value(const char* op, const Tensor& bad, const CheckValues& values, const CheckMessage& message);
 
 /// Throws phasor::Error(op, "<noun> <value> out of range <what>") naming the first element of the int64 tensor idx
-/// outside [lo, hi), as check_device_value: eagerly one host wait on a GPU, in a CUDA graph capture a check at
-/// each replay; true then (the caller clamps idx so a failing replay reads in range).
+/// outside [lo, hi), as check_device_value: eagerly one host wait on a GPU, a check on the device in a CUDA graph
+/// capture or with deferred checks; true then (the caller clamps idx so a failed op reads in range).
 bool check_index_values(const Tensor& idx, std::int64_t lo, std::int64_t hi, const std::string& what, const char* op,
                         const char* noun = "index");
 

@@ -109,7 +109,7 @@ Tensor wrapped_index(const Tensor& index, std::int64_t size, const char* op) {
 
 /// The index of index_select / index_add, checked against a dim of `size`: wrapped host values for a
 /// CPU target; for a CUDA target an int64 1-D tensor on that device, which the kernel reads (wrapping
-/// negative values itself), and inside a CUDA graph capture the words of its device-side check.
+/// negative values itself), and the words of its device-side check (in a CUDA graph capture, or deferred).
 struct AlongIndex {
   Tensor host;  ///< CPU target: the wrapped values (wrapped_index)
   Tensor device;
@@ -118,9 +118,9 @@ struct AlongIndex {
 };
 
 /// `index` for an op whose output lives on `target`. An index already on the CUDA target stays there: its
-/// range is checked by one wait for its min and max, or in a CUDA graph capture by the device (Note [device
-/// checks in CUDA graphs]; neither when `trusted`); any other index is read on the host, checked and
-/// wrapped there, and uploaded for a CUDA target.
+/// range is checked by one wait for its min and max, or in a CUDA graph capture or with deferred checks by
+/// the device (Note [device checks in CUDA graphs], Note [deferred device checks]; neither when `trusted`);
+/// any other index is read on the host, checked and wrapped there, and uploaded for a CUDA target.
 AlongIndex along_index(const Tensor& index, std::int64_t size, Device target, bool trusted, const char* op) {
   AlongIndex r;
   if (target.is_cuda() && index.defined() && index.device() == target) {
@@ -129,7 +129,7 @@ AlongIndex along_index(const Tensor& index, std::int64_t size, Device target, bo
     NoGradGuard ng;
     r.device = index.detach().reshape({-1}).contiguous();
     if (trusted || r.count == 0) return r;
-    r.checks = cuda::detail::check_index_in_capture(r.device, -size, size, op, "index ", range_suffix(size));
+    r.checks = cuda::detail::check_index_on_device(r.device, -size, size, op, "index ", range_suffix(size));
     if (r.checks) return r;
     const Tensor ends = stack({r.device.min(), r.device.max()}).to(Device::cpu());
     if (ends.data<std::int64_t>()[0] >= -size && ends.data<std::int64_t>()[1] < size) return r;
@@ -310,7 +310,7 @@ Tensor src_as(const Tensor& src, Dtype to, const char* op) {
 /// Checks gather/scatter index: int64, same number of dims as x, sizes within x (except dim d) and
 /// within `src` (when given), values in [0, x.size(d)) (not for a `trusted` index: the caller built it in
 /// range; checking it would make a GPU's host wait, and cost a CPU gather of sorted values a quarter of its
-/// time). Inside a CUDA graph capture the values are
+/// time). Inside a CUDA graph capture or with deferred checks (Note [deferred device checks]) the values are
 /// checked by the device: returns the words of that check for the op's kernel (Note [device checks in CUDA
 /// graphs]); nullptr otherwise.
 const std::uint64_t* check_gather_index(const Tensor& x, std::int64_t d, const Tensor& index, const Tensor* src,
@@ -333,10 +333,10 @@ const std::uint64_t* check_gather_index(const Tensor& x, std::int64_t d, const T
   const std::int64_t n = x.size(d);
   if (index.numel() == 0 || trusted) return nullptr;
   const auto suffix = [&] { return " out of range for dim " + std::to_string(d) + " of size " + std::to_string(n); };
-  // range on the device (one wait for both ends, or in a capture a check at each replay); the host sees the
+  // range on the device (one wait for both ends, or a device-side check: in a capture, or deferred); the host sees the
   // values only to name a bad one
   if (index.device().is_cuda()) {
-    if (const std::uint64_t* checks = cuda::detail::check_index_in_capture(index, 0, n, op, "index ", suffix()))
+    if (const std::uint64_t* checks = cuda::detail::check_index_on_device(index, 0, n, op, "index ", suffix()))
       return checks;
     NoGradGuard ng;
     const Tensor ends = stack({index.min(), index.max()}).to(Device::cpu());
@@ -365,7 +365,8 @@ namespace {
 // A backward that finds that version changed (the index was written in place since) refuses to run, as it does
 // for a saved tensor (SavedVariable): the values are no longer the ones checked, nor the ones the forward used.
 // Inside a CUDA graph capture the forward's check runs on the device at each replay and reports only after it,
-// so a captured backward keeps its own device check, which keeps a bad index from being read.
+// and deferred checks (Note [deferred device checks]) report at a later synchronization; so there the backward
+// keeps its own device check, which keeps a bad index from being read.
 
 /// Whether the backward of `op` may skip the range check of `index`, kept at storage version `version` by a
 /// forward that checked it (`trusted`: the caller built it in range). Throws when it changed since.
@@ -374,7 +375,7 @@ bool backward_trusts(const Tensor& index, std::uint64_t version, bool trusted, c
     throw Error(op, "the index of shape " + shape_str(index.shape()) +
                         " was modified by an in-place operation after the forward: it had version " +
                         std::to_string(version) + ", now " + std::to_string(index.version()));
-  return trusted || !cuda::detail::capturing(index.device());
+  return trusted || !cuda::detail::checks_on_device(index.device());
 }
 
 /// What a scatter does with the values landing on an element (mean: their sum divided by their count).
@@ -528,7 +529,7 @@ struct ScatterSpec {
 /// A validated scatter with its index prepared for the kernels.
 struct Scatter : ScatterSpec {
   AlongIndex along;                       ///< index_*: the index for the kernels
-  const std::uint64_t* checks = nullptr;  ///< scatter*: a CUDA graph capture's check words
+  const std::uint64_t* checks = nullptr;  ///< scatter*: the words of a device-side check (capture or deferred)
 
   /// out (x's shape and dtype) (kind)= src (`land`'s shape) with one kernel.
   void run(const Tensor& out, const Tensor& src, ScatterKind k) const {

@@ -162,6 +162,7 @@ void device_to_host(void* dst, const void* src, int device, std::size_t bytes) {
   if (bytes < kStagingMin) {
     PHASOR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
     PHASOR_CUDA_CHECK(cudaStreamSynchronize(s));
+    report_deferred_checks(device, s);  // Note [deferred device checks]
     return;
   }
   // the DMA of chunk i + 1 runs while the host copies chunk i out
@@ -181,6 +182,7 @@ void device_to_host(void* dst, const void* src, int device, std::size_t bytes) {
     const std::size_t off = i * kStagingChunk;
     std::memcpy(static_cast<char*>(dst) + off, b.ptr, std::min(kStagingChunk, bytes - off));
   }
+  report_deferred_checks(device, s);
 }
 
 void device_to_device(void* dst, int dd, const void* src, int sd, std::size_t bytes) {

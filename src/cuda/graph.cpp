@@ -56,8 +56,9 @@
 // Some ops validate values the device computes: index_select, index_add, gather and scatter_add the range
 // of their indices, and a few ops one flag each (detail::check_device_value, core/device_check.cpp:
 // nll_loss's and cross_entropy's class targets, clip_grad_norm_'s error_if_nonfinite, welch's window sum,
-// istft's NOLA condition, pde's explicit-stability check). Eagerly the host waits for the
-// answer (one wait on a GPU) and throws before any work. A capture cannot wait, and a replay must check
+// istft's NOLA condition, pde's explicit-stability check). Eagerly the host waits for the answer (one
+// wait on a GPU) and throws before any work, unless checks are deferred (Note [deferred device checks] in
+// deferred_checks.cpp queues these same checks eagerly). A capture cannot wait, and a replay must check
 // the values of its own moment. So inside a capture such an op registers a check (capture_check, with a
 // function that writes its message) and queues kernels that test the values at each replay and, on a
 // failure, record the check's number and two words for the message in the graph's three check words:

@@ -39,6 +39,19 @@ using CheckReport = std::function<std::string(std::uint64_t, std::uint64_t)>;
 /// when not capturing.
 std::uint64_t* capture_check(Device device, const char* op, CheckReport report, std::uint64_t& id);
 
+/// True when ops on `device` check values on the device instead of waiting for them: a CUDA device the calling
+/// thread captures on, or any CUDA device while checks are deferred (Note [deferred device checks]).
+bool checks_on_device(Device device);
+/// Registers a device-side check of `op` and returns the three check words its kernels write, setting `id` to
+/// its number: the capture's (capture_check) while the calling thread captures on `device`, else, while checks
+/// are deferred, the device's, reported by report_deferred_checks (Note [deferred device checks]); nullptr
+/// when `device` checks on the host (a CPU device, or checks not deferred).
+std::uint64_t* device_check(Device device, const char* op, CheckReport report, std::uint64_t& id);
+/// After the host waited for `stream` (a cudaStream_t) of CUDA device `device`, or for the whole device: throws
+/// the first failed deferred check that device recorded (Note [deferred device checks]); nothing when none
+/// is pending.
+void report_deferred_checks(int device, void* stream, bool device_wide = false);
+
 /// Queues flag check number `id` (capture_check) on `stream` (a cudaStream_t; graph_values.cu): one thread
 /// that, when the device bool *bad is true and no check of this replay has failed yet, sets words to {id,
 /// *a, *b} (device addresses of two 8-byte values, e.g. float64 bits; nullptr stores 0).

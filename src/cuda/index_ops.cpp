@@ -118,26 +118,26 @@ void search_sorted(const Tensor& seq, const Tensor& values, const Tensor& out, s
     no_kernel("searchsorted", seq.dtype());
 }
 
-const std::uint64_t* check_index_in_capture(const Tensor& index, std::int64_t lo, std::int64_t hi, const char* op,
+const std::uint64_t* check_index_on_device(const Tensor& index, std::int64_t lo, std::int64_t hi, const char* op,
                                             std::string prefix, std::string suffix) {
   if (!index.device().is_cuda() || index.numel() == 0) return nullptr;
   std::uint64_t id = 0;
   CheckReport report = [prefix = std::move(prefix), suffix = std::move(suffix)](std::uint64_t, std::uint64_t value) {
     return prefix + std::to_string(static_cast<std::int64_t>(value)) + suffix;
   };
-  std::uint64_t* words = capture_check(index.device(), op, std::move(report), id);
-  if (!words) return nullptr;  // not capturing
+  std::uint64_t* words = device_check(index.device(), op, std::move(report), id);
+  if (!words) return nullptr;  // checked on the host
   const Operands o = operands({&index}, op);
   Launch l(index);
   check_index_range(o, lo, hi, id, words, l.stream);
   return words;
 }
 
-bool check_flag_in_capture(const Tensor& bad, const Tensor& a, const Tensor& b, const char* op, CheckReport report) {
+bool check_flag_on_device(const Tensor& bad, const Tensor& a, const Tensor& b, const char* op, CheckReport report) {
   if (!bad.device().is_cuda()) return false;
   std::uint64_t id = 0;
-  std::uint64_t* words = capture_check(bad.device(), op, std::move(report), id);
-  if (!words) return false;  // not capturing
+  std::uint64_t* words = device_check(bad.device(), op, std::move(report), id);
+  if (!words) return false;  // checked on the host
   const auto bits = [](const Tensor& t) {
     return t.defined() ? static_cast<const std::uint64_t*>(t.data_ptr()) : nullptr;
   };
@@ -168,7 +168,7 @@ void gather(const Tensor& out, const Tensor&, std::int64_t, const Tensor&, const
 void scatter_add(const Tensor& out, const Tensor&, std::int64_t, const Tensor&, const std::uint64_t*, ScatterKind) {
   no_cuda_backend("scatter_add", out.device());
 }
-const std::uint64_t* check_index_in_capture(const Tensor&, std::int64_t, std::int64_t, const char*, std::string,
+const std::uint64_t* check_index_on_device(const Tensor&, std::int64_t, std::int64_t, const char*, std::string,
                                             std::string) {
   return nullptr;
 }
@@ -176,7 +176,7 @@ void sort_lines(const Tensor&, const Tensor& out, std::int64_t, bool) { no_cuda_
 void search_sorted(const Tensor&, const Tensor&, const Tensor& out, std::int64_t, std::int64_t, bool) {
   no_cuda_backend("searchsorted", out.device());
 }
-bool check_flag_in_capture(const Tensor&, const Tensor&, const Tensor&, const char*, CheckReport) { return false; }
+bool check_flag_on_device(const Tensor&, const Tensor&, const Tensor&, const char*, CheckReport) { return false; }
 void random_fill(RandomKind, const Tensor& t, std::int64_t, const Counters&, double, std::int64_t, std::uint64_t) {
   no_cuda_backend("random", t.device());
 }

@@ -192,6 +192,7 @@ void synchronize(int device) {
   device = detail::checked_device(device, "synchronize");
   detail::DeviceGuard g(device);
   PHASOR_CUDA_CHECK(cudaDeviceSynchronize());
+  detail::report_deferred_checks(device, detail::current_stream_handle(device), true);
 }
 
 Stream Stream::create(int device) {
@@ -206,6 +207,7 @@ void Stream::synchronize() const {
   detail::check_device(Device::cuda(device_), "Stream::synchronize");
   detail::DeviceGuard g(device_);
   PHASOR_CUDA_CHECK(cudaStreamSynchronize(static_cast<cudaStream_t>(handle_)));
+  detail::report_deferred_checks(device_, handle_);
 }
 
 namespace {
@@ -298,6 +300,7 @@ void finish_current_stream(Device device) {
                     "the host would wait for the GPU; run the work once before capturing so the cache is filled");
   DeviceGuard g(device.index);
   PHASOR_CUDA_CHECK(cudaStreamSynchronize(current_stream_handle(device.index)));
+  report_deferred_checks(device.index, current_stream_handle(device.index));
 }
 }  // namespace detail
 
