@@ -85,6 +85,14 @@ TEST_CASE("cuda deferred checks: a failed index check is reported once, at the n
   CHECK(error_of([&] { (void)acc.to(Device::cpu()); }) ==
         "[index_add] index 9 out of range for a dim of size 6" + later("index_add"));
   CHECK(rel_diff(acc, ones({6, 5}, float64)) == 0);
+  // so do the ops whose flag-checked index is clamped, in place or not
+  acc.index_put_({gpu({0, 2}), gpu({1, 5})}, scalar_tensor(7.0, float64, kDev));
+  acc.index_fill_(0, bad, 3.0);
+  const Tensor taken = take(x, gpu({0, 31}));
+  CHECK(error_of([&] { (void)acc.to(Device::cpu()); }) ==
+        "[index_put_] index 5 out of range for dim 1 of size 5" + later("index_put_"));
+  CHECK(rel_diff(acc, ones({6, 5}, float64)) == 0);
+  CHECK(rel_diff(taken, zeros({2}, float64)) == 0);
   // Stream::synchronize reports the checks of its stream
   Tensor w = gather(x, 0, gpu({6, 0, 0, 0, 0}).reshape({1, 5}));
   CHECK(error_of([] { cuda::current_stream().synchronize(); }) ==

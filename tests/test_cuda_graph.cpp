@@ -402,6 +402,29 @@ TEST_CASE("cuda graph: index ops on device indices replay with each replay's ind
   CHECK(rel_diff(padded, pad(padded_in.to(Device::cpu()), {2, 3}, PadMode::reflect)) == 0);
 }
 
+TEST_CASE("cuda graph: a failed replay leaves an in-place index_put_'s target as it was, and take reads nothing" *
+          doctest::skip(!kGpu)) {
+  const Tensor target = zeros({4, 5}, float64, kDev), rows = from_vector<std::int64_t>({0, 3}).to(kDev);
+  const Tensor cols = from_vector<std::int64_t>({1, 4}).to(kDev), flat = from_vector<std::int64_t>({2, 19}).to(kDev);
+  const Tensor x = arange(20, float64).to(kDev);
+  Tensor taken;
+  auto work = [&] {
+    Tensor(target).index_put_({rows, cols}, scalar_tensor(1.0, float64, kDev), true);
+    taken = take(x, flat);
+  };
+  work();
+  cuda::Graph g;
+  g.capture(work);
+  g.replay();
+  CHECK(to_vector<double>(target.sum({1})) == std::vector<double>{2, 0, 0, 2});
+  CHECK(to_vector<double>(taken) == std::vector<double>{2, 19});
+  // a bad column fails index_put_'s flag check; its clamped index, and take's, are not used
+  Tensor(cols).copy_(from_vector<std::int64_t>({1, 5}).to(kDev));
+  CHECK(error_of([&] { g.replay(); }) == "[index_put_] index 5 out of range for dim 1 of size 5 (in a CUDA graph replay)");
+  CHECK(to_vector<double>(target.sum({1})) == std::vector<double>{2, 0, 0, 2});
+  CHECK(to_vector<double>(taken) == std::vector<double>{0, 0});
+}
+
 TEST_CASE("cuda graph: values ops check on the device (clip_grad_norm_, welch, istft, pde rk4) replay as eager work "
           "does, and replay() throws the eager error of a failure" * doctest::skip(!kGpu)) {
   namespace sg = phasor::signal;

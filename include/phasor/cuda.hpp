@@ -187,11 +187,11 @@ bool is_capturing(int device = -1);
 /// divisors, the flags listed for Graph) when `deferred` is true: the device checks them and the host does
 /// not wait; a failure throws the op's phasor::Error at the next synchronization with that device
 /// (synchronize(), Stream::synchronize, item(), to(cpu), printing), as PyTorch's asynchronous CUDA errors
-/// (Note [deferred device checks] in src/cuda/deferred_checks.cpp). Until then index_select, gather and the
-/// scatters write zeros or add nothing once a check has failed (their inputs and targets stay as they were);
-/// take, take_along_dim, index_fill and tensor indexing use clamped indices; what is computed from a failed
-/// op is not meaningful. Process-wide; false by default: the op waits for the answer and throws before any
-/// work. No effect on the CPU.
+/// (Note [deferred device checks] in src/cuda/deferred_checks.cpp). Until then every op that reads an index
+/// on that device (index_select, gather, take, tensor indexing, the scatters, index_put_, ...) writes zeros
+/// or adds nothing, so inputs and in-place targets stay as they were; what is computed from a failed op is
+/// not meaningful. Process-wide; false by default: the op waits for the answer and throws before any work.
+/// No effect on the CPU.
 void set_deferred_checks(bool deferred);
 /// Whether GPU ops defer their value checks to the next synchronization (see set_deferred_checks).
 bool deferred_checks();

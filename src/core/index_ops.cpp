@@ -128,7 +128,11 @@ AlongIndex along_index(const Tensor& index, std::int64_t size, Device target, bo
     r.count = index.numel();
     NoGradGuard ng;
     r.device = index.detach().reshape({-1}).contiguous();
-    if (trusted || r.count == 0) return r;
+    if (r.count == 0) return r;
+    if (trusted) {  // no check of its own, but it stands down after a failed one
+      r.checks = cuda::detail::current_check_words(target);
+      return r;
+    }
     r.checks = cuda::detail::check_index_on_device(r.device, -size, size, op, "index ", range_suffix(size));
     if (r.checks) return r;
     const Tensor ends = stack({r.device.min(), r.device.max()}).to(Device::cpu());
@@ -331,7 +335,8 @@ const std::uint64_t* check_gather_index(const Tensor& x, std::int64_t d, const T
                           shape_str(src->shape()) + " at dim " + std::to_string(k));
   }
   const std::int64_t n = x.size(d);
-  if (index.numel() == 0 || trusted) return nullptr;
+  if (index.numel() == 0) return nullptr;
+  if (trusted) return cuda::detail::current_check_words(index.device());  // stands down after a failed check
   const auto suffix = [&] { return " out of range for dim " + std::to_string(d) + " of size " + std::to_string(n); };
   // range on the device (one wait for both ends, or a device-side check: in a capture, or deferred); the host sees the
   // values only to name a bad one

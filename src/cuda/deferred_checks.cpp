@@ -15,10 +15,10 @@
 // failure throws the op's eager message with " (a deferred device check: <op> ran earlier; this
 // synchronization reports it)" appended, and resets the words. Checks queued on the waited stream (every one
 // after a device-wide wait) have then finished: they are forgotten. Between a failure and its report the
-// ops behave as after a failed check in a replay: index_select, gather and the scatters write zeros or add
-// nothing (their inputs and in-place targets stay as they were), the ops that clamp a flag-checked index
-// (take, take_along_dim, index_fill, tensor indexing) use the clamped one, later checks stand down, and
-// results computed from a failed op are not meaningful. A process that never waits keeps at most kMaxPending checks per device: the next check waits for
+// ops behave as after a failed check in a replay: every kernel that reads an index (index_select, gather,
+// the scatters, and what is built on them: take, tensor indexing, index_put_, ...; the ones whose index the
+// library trusts too, through current_check_words) writes zeros or adds nothing, so inputs and in-place
+// targets stay as they were; later checks stand down; results computed from a failed op are not meaningful. A process that never waits keeps at most kMaxPending checks per device: the next check waits for
 // the device first and reports. The backward of an index op keeps its own device check while checks are
 // deferred (Note [index in backward]): its forward's check may not have been read yet.
 #include <atomic>
@@ -136,6 +136,14 @@ std::uint64_t* device_check(Device device, const char* op, CheckReport report, s
   return c.words;
 }
 
+const std::uint64_t* current_check_words(Device device) {
+  if (!checks_on_device(device)) return nullptr;
+  if (capturing(device)) return capture_check_words(device);
+  DeviceChecks& c = checks_of(device.index);
+  std::lock_guard<std::mutex> lk(c.mu);
+  return c.words;
+}
+
 void report_deferred_checks(int device, void* stream, bool device_wide) {
   if (g_pending.load(std::memory_order_relaxed) == 0) return;
   DeviceChecks& c = checks_of(device);
@@ -152,6 +160,7 @@ void report_deferred_checks(int device, void* stream, bool device_wide) {
 namespace detail {
 bool checks_on_device(Device) { return false; }
 std::uint64_t* device_check(Device, const char*, CheckReport, std::uint64_t&) { return nullptr; }
+const std::uint64_t* current_check_words(Device) { return nullptr; }
 void report_deferred_checks(int, void*, bool) {}
 }  // namespace detail
 

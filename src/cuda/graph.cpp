@@ -77,7 +77,8 @@
 // check throws the eager op's message (for an index check, naming the first offending value), with " (in
 // a CUDA graph replay)" appended. The replay's other work did run, on what the failed op left: results
 // computed from it are not meaningful. Indices the library builds in range itself (the `trusted` ops, as
-// in pad and in the losses' gathers) take no check, eagerly or in a capture.
+// in pad and in the losses' gathers) take no check, eagerly or in a capture; in a capture with checks their
+// kernels read the first word too (current_check_words), so they stand down after a failure as well.
 #include "cuda/graph.hpp"
 
 #include <atomic>
@@ -206,6 +207,11 @@ Graph::Impl* capture_on(Device device) {
 }  // namespace
 
 bool capturing(Device device) { return capture_on(device) != nullptr; }
+
+std::uint64_t* capture_check_words(Device device) {
+  Graph::Impl* g = capture_on(device);
+  return g ? g->check_words : nullptr;
+}
 
 void refuse_in_capture(Device device, const char* op, const char* what, const char* why) {
   if (capture_on(device))
@@ -425,6 +431,7 @@ void keep_for_graph(Device, std::shared_ptr<const void>) {}
 const void* capture_host_values(Device, int, std::function<void(std::uint64_t*)>) { return nullptr; }
 const void* capture_random_counters(Device, std::uint64_t, std::uint64_t&) { return nullptr; }
 std::uint64_t* capture_check(Device, const char*, CheckReport, std::uint64_t&) { return nullptr; }
+std::uint64_t* capture_check_words(Device) { return nullptr; }
 }  // namespace detail
 
 namespace {

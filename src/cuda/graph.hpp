@@ -38,6 +38,9 @@ using CheckReport = std::function<std::string(std::uint64_t, std::uint64_t)>;
 /// CUDA graph replay)"), sets `id` to its number (from 1) and returns the graph's three check words; nullptr
 /// when not capturing.
 std::uint64_t* capture_check(Device device, const char* op, CheckReport report, std::uint64_t& id);
+/// The check words of the graph the calling thread captures on `device`; nullptr when not capturing there or
+/// when the capture has registered no check yet.
+std::uint64_t* capture_check_words(Device device);
 
 /// True when ops on `device` check values on the device instead of waiting for them: a CUDA device the calling
 /// thread captures on, or any CUDA device while checks are deferred (Note [deferred device checks]).
@@ -47,6 +50,10 @@ bool checks_on_device(Device device);
 /// are deferred, the device's, reported by report_deferred_checks (Note [deferred device checks]); nullptr
 /// when `device` checks on the host (a CPU device, or checks not deferred).
 std::uint64_t* device_check(Device device, const char* op, CheckReport report, std::uint64_t& id);
+/// The check words an op on `device` that reads an index it trusts passes its kernel, which then stands down
+/// once any check has failed (writes zeros, adds nothing): the capture's or, while checks are deferred, the
+/// device's; nullptr where no check can have failed (Note [deferred device checks]).
+const std::uint64_t* current_check_words(Device device);
 /// After the host waited for `stream` (a cudaStream_t) of CUDA device `device`, or for the whole device: throws
 /// the first failed deferred check that device recorded (Note [deferred device checks]); nothing when none
 /// is pending.

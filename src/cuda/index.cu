@@ -24,8 +24,8 @@ __device__ __forceinline__ std::int64_t index_at(const AlongDim& a, const std::i
   }
 }
 
-/// True when a device check of the CUDA graph replay running this kernel has failed (Note [device checks
-/// in CUDA graphs]): the kernel must not use its indices.
+/// True when a device check (of the CUDA graph replay running this kernel, or a deferred one) has failed
+/// (Note [device checks in CUDA graphs], Note [deferred device checks]): the kernel must not use its indices.
 __device__ __forceinline__ bool check_failed(const AlongDim& a) { return a.checks && a.checks[0] != 0; }
 
 /// f(out_at_k, data_at_k, out_at_j, data_at_j, p, k, j) for every (position p, step k) with j its index (0
