@@ -223,15 +223,27 @@ TEST_CASE("cuda deferred checks: a process that never synchronizes waits once pe
   for (int i = 0; i < 4096; ++i) (void)index_select(x, 0, good);  // all good: the wait at 4096 reports nothing
 }
 
-TEST_CASE("cuda deferred checks: a CUDA graph captured meanwhile keeps its own checks, reported by replay()" *
-          doctest::skip(!kGpu)) {
+TEST_CASE("cuda deferred checks: a CUDA graph replay with checks does not wait; a later synchronization reports its "
+          "failure" * doctest::skip(!kGpu)) {
   const Tensor x = randn({5, 7}).to(kDev), idx = gpu({1, 2, 3});
+  const Tensor xc = x.to(Device::cpu());
   Tensor y = index_select(x, 1, idx);
-  Deferred on;
   cuda::Graph g;
   g.capture([&] { y = index_select(x, 1, idx); });
-  g.replay();
-  CHECK(rel_diff(y, index_select(x.to(Device::cpu()), 1, idx.to(Device::cpu()))) == 0);
+  Deferred on;
+  CHECK(emu_count(kDev, EmuCounter::HostWaits, [&] { g.replay(); }) <= 0);
+  CHECK(rel_diff(y, index_select(xc, 1, idx.to(Device::cpu()))) == 0);
   Tensor(idx).copy_(gpu({1, 9, 3}));
-  CHECK(error_of([&] { g.replay(); }) == "[index_select] index 9 out of range for a dim of size 7 (in a CUDA graph replay)");
+  CHECK(emu_count(kDev, EmuCounter::HostWaits, [&] { g.replay(); }) <= 0);
+  g.replay();  // the words are reset before each replay: this one fails too, but the first failure is reported
+  CHECK(error_of([] { cuda::synchronize(); }) ==
+        "[index_select] index 9 out of range for a dim of size 7 (in a CUDA graph replay)" + later("index_select"));
+  CHECK(rel_diff(y, zeros({5, 3})) == 0);
+  Tensor(idx).copy_(gpu({0, 6, 2}));
+  g.replay();
+  CHECK(rel_diff(y, index_select(xc, 1, idx.to(Device::cpu()))) == 0);
+  // with checks not deferred, replay() waits and throws itself
+  cuda::set_deferred_checks(false);
+  Tensor(idx).copy_(gpu({7, 0, 0}));
+  CHECK(error_of([&] { g.replay(); }) == "[index_select] index 7 out of range for a dim of size 7 (in a CUDA graph replay)");
 }

@@ -164,7 +164,8 @@ class Graph {
   /// waits for the replay and throws the eager op's phasor::Error for its first failed check ("... (in a
   /// CUDA graph replay)", naming an index op's first out-of-range index); a failed index op and later
   /// checked ones wrote zeros (gathers) or added nothing (scatters), a failed clip_grad_norm_ left the
-  /// gradients unclipped, and the rest of the replay ran on what they left.
+  /// gradients unclipped, and the rest of the replay ran on what they left. With deferred checks
+  /// (set_deferred_checks) it does not wait: a later synchronization throws that error.
   void replay() const;
   /// Discards the capture after waiting for its replays; its memory is reusable again.
   void reset();

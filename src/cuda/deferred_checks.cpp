@@ -20,7 +20,10 @@
 // library trusts too, through current_check_words) writes zeros or adds nothing, so inputs and in-place
 // targets stay as they were; later checks stand down; results computed from a failed op are not meaningful. A process that never waits keeps at most kMaxPending checks per device: the next check waits for
 // the device first and reports. The backward of an index op keeps its own device check while checks are
-// deferred (Note [index in backward]): its forward's check may not have been read yet.
+// deferred (Note [index in backward]): its forward's check may not have been read yet. A CUDA graph replay
+// with checks (Note [device checks in CUDA graphs]) does not wait either: its checks are registered anew for
+// each replay (defer_replay_checks), and a one-thread kernel after the replay copies its first failure, if any,
+// into the device's words, numbered as the replay's registration.
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -108,6 +111,25 @@ void report_locked(DeviceChecks& c, cudaStream_t s, bool device_wide) {
   throw Error(op, message + " (a deferred device check: " + op + " ran earlier; this synchronization reports it)");
 }
 
+/// Makes room for n checks of c (queued on stream s of its device, which is current) and returns the first one's number; the
+/// caller pushes them. Holds c.mu.
+std::uint64_t reserve_locked(DeviceChecks& c, cudaStream_t s, std::size_t n) {
+  if (!c.words) {
+    void* p = nullptr;
+    PHASOR_CUDA_CHECK(cudaMalloc(&p, sizeof kClearWords));  // kept for the process, as the device's own state
+    PHASOR_CUDA_CHECK(cudaMemcpy(p, kClearWords, sizeof kClearWords, cudaMemcpyHostToDevice));
+    c.words = static_cast<std::uint64_t*>(p);
+  }
+  if (c.pending.size() + n > kMaxPending) {  // never waited for: wait now, report what failed
+    PHASOR_CUDA_CHECK(cudaDeviceSynchronize());
+    report_locked(c, s, true);
+  }
+  const std::uint64_t first = c.next_id;
+  c.next_id += n;
+  g_pending.fetch_add(n, std::memory_order_relaxed);
+  return first;
+}
+
 }  // namespace
 
 bool checks_on_device(Device device) { return device.is_cuda() && (deferred_checks() || capturing(device)); }
@@ -119,21 +141,26 @@ std::uint64_t* device_check(Device device, const char* op, CheckReport report, s
   DeviceChecks& c = checks_of(device.index);
   std::unique_lock<std::mutex> lk(c.mu);
   DeviceGuard g(device.index);
-  if (!c.words) {
-    void* p = nullptr;
-    PHASOR_CUDA_CHECK(cudaMalloc(&p, sizeof kClearWords));  // kept for the process, as the device's own state
-    PHASOR_CUDA_CHECK(cudaMemcpy(p, kClearWords, sizeof kClearWords, cudaMemcpyHostToDevice));
-    c.words = static_cast<std::uint64_t*>(p);
-  }
   const cudaStream_t s = current_stream_handle(device.index);
-  if (c.pending.size() >= kMaxPending) {  // never waited for: wait now, report what failed
-    PHASOR_CUDA_CHECK(cudaDeviceSynchronize());
-    report_locked(c, s, true);
-  }
-  id = c.next_id++;
+  id = reserve_locked(c, s, 1);
   c.pending.push_back({id, s, op, std::move(report)});
-  g_pending.fetch_add(1, std::memory_order_relaxed);
   return c.words;
+}
+
+void defer_replay_checks(int device, void* stream, const std::uint64_t* graph_words,
+                         const std::vector<std::pair<std::string, CheckReport>>& checks) {
+  DeviceChecks& c = checks_of(device);
+  std::lock_guard<std::mutex> lk(c.mu);
+  DeviceGuard g(device);
+  const auto s = static_cast<cudaStream_t>(stream);
+  const std::uint64_t first = reserve_locked(c, s, checks.size());
+  for (std::size_t i = 0; i < checks.size(); ++i) {
+    const CheckReport& report = checks[i].second;
+    c.pending.push_back({first + i, s, checks[i].first, [report](std::uint64_t a, std::uint64_t b) {
+                           return report(a, b) + " (in a CUDA graph replay)";
+                         }});
+  }
+  queue_check_transfer(graph_words, c.words, first, s);
 }
 
 const std::uint64_t* current_check_words(Device device) {
@@ -161,6 +188,7 @@ namespace detail {
 bool checks_on_device(Device) { return false; }
 std::uint64_t* device_check(Device, const char*, CheckReport, std::uint64_t&) { return nullptr; }
 const std::uint64_t* current_check_words(Device) { return nullptr; }
+void defer_replay_checks(int, void*, const std::uint64_t*, const std::vector<std::pair<std::string, CheckReport>>&) {}
 void report_deferred_checks(int, void*, bool) {}
 }  // namespace detail
 

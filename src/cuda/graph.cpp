@@ -395,6 +395,12 @@ void Graph::replay() const {
   detail::write_host_values(g, s);  // Note [host values in CUDA graphs]
   PHASOR_CUDA_CHECK(cudaGraphLaunch(g.exec, s));
   if (g.checks.empty()) return;
+  if (deferred_checks()) {  // Note [deferred device checks]: a later synchronization reports them
+    std::vector<std::pair<std::string, detail::CheckReport>> checks;
+    for (const Impl::Check& c : g.checks) checks.emplace_back(c.op, c.report);
+    detail::defer_replay_checks(g.device, s, g.check_words, checks);
+    return;
+  }
   // Note [device checks in CUDA graphs]: wait for this replay and report its first failed check
   std::uint64_t w[3] = {};
   PHASOR_CUDA_CHECK(cudaMemcpyAsync(w, g.check_words, sizeof(w), cudaMemcpyDeviceToHost, s));

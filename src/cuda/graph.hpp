@@ -7,6 +7,8 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "phasor/device.hpp"
 
@@ -54,6 +56,15 @@ std::uint64_t* device_check(Device device, const char* op, CheckReport report, s
 /// once any check has failed (writes zeros, adds nothing): the capture's or, while checks are deferred, the
 /// device's; nullptr where no check can have failed (Note [deferred device checks]).
 const std::uint64_t* current_check_words(Device device);
+/// Defers the checks of a CUDA graph replay just queued on `stream` of `device` (Note [deferred device
+/// checks]): checks[i] (op, report) is the graph's check number i + 1, whose failure the replay records in
+/// graph_words; a kernel queued after the replay copies it into the device's words, reported by a later
+/// synchronization with " (in a CUDA graph replay)" appended to the message.
+void defer_replay_checks(int device, void* stream, const std::uint64_t* graph_words,
+                         const std::vector<std::pair<std::string, CheckReport>>& checks);
+/// Queues on `stream` one thread that, when `from` (a replay's check words) records a failure and `to` (the
+/// device's deferred words) none yet, sets to = {first + from[0] - 1, from[1], from[2]} (graph_values.cu).
+void queue_check_transfer(const std::uint64_t* from, std::uint64_t* to, std::uint64_t first, void* stream);
 /// After the host waited for `stream` (a cudaStream_t) of CUDA device `device`, or for the whole device: throws
 /// the first failed deferred check that device recorded (Note [deferred device checks]); nothing when none
 /// is pending.

@@ -1,6 +1,7 @@
 // src/cuda/graph_values.cu - the kernel a CUDA graph replay queues before the graph, which writes the
 // host values the captured work reads from device memory (Note [host values in CUDA graphs] in graph.cpp),
-// and the flag check captured work queues (Note [device checks in CUDA graphs]).
+// the flag check captured work queues (Note [device checks in CUDA graphs]), and the copy of a replay's
+// failed check into the deferred ones (Note [deferred device checks]).
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
@@ -32,9 +33,22 @@ __global__ void flag_check_kernel(const bool* bad, const std::uint64_t* a, const
   words[2] = b ? *b : 0;
 }
 
+/// queue_check_transfer's one thread.
+__global__ void check_transfer_kernel(const std::uint64_t* from, std::uint64_t* to, std::uint64_t first) {
+  if (to[0] != 0 || from[0] == 0) return;  // an earlier deferred failure stands, or the replay's checks passed
+  to[0] = first + from[0] - 1;
+  to[1] = from[1];
+  to[2] = from[2];
+}
+
 }  // namespace
 
 namespace detail {
+
+void queue_check_transfer(const std::uint64_t* from, std::uint64_t* to, std::uint64_t first, void* stream) {
+  launch_kernel(check_transfer_kernel, 1, 1, static_cast<cudaStream_t>(stream), from, to, first);
+  check_launch("deferred device check");
+}
 
 void queue_flag_check(const bool* bad, const std::uint64_t* a, const std::uint64_t* b, std::uint64_t id,
                       std::uint64_t* words, void* stream) {
