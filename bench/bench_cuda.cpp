@@ -294,6 +294,32 @@ void BM_host_overhead_add_grad(benchmark::State& state) {
 }
 GUARDED_BENCHMARK(BM_host_overhead_add_grad)->Unit(benchmark::kMicrosecond);
 
+/// A small classifier's training step (an embedding lookup of 256 tokens in a 10000 x 128 table, a linear layer
+/// to 100 classes, cross_entropy, SGD): launch-bound. deferred:0 waits for the device at the lookup's index
+/// check and the loss's target check; deferred:1 defers them (cuda::set_deferred_checks, Note [deferred device
+/// checks]). GPU time between events, so the waits count as the GPU idling.
+void BM_classifier_step_cuda(benchmark::State& state) {
+  if (!ph::cuda::is_available()) return state.SkipWithError("no CUDA device");
+  struct Restore {
+    ~Restore() { ph::cuda::set_deferred_checks(false); }
+  } restore;
+  ph::cuda::set_deferred_checks(state.range(0) != 0);
+  ph::manual_seed(0);
+  ph::nn::Linear head(128, 100);
+  head.to(kDev);
+  std::vector<ph::Tensor> params = head.parameters();
+  params.push_back((ph::randn({10000, 128}) * 0.1).to(kDev).requires_grad_());
+  ph::optim::SGD sgd(params, ph::optim::SGDOptions(0.1));
+  const ph::Tensor tokens = ph::randint(0, 10000, {256}).to(kDev), target = ph::randint(0, 100, {256}).to(kDev);
+  gpu_time(state, [&] {
+    sgd.zero_grad();
+    ph::nn::functional::cross_entropy(head.forward(ph::index_select(params.back(), 0, tokens)), target).backward();
+    sgd.step();
+  });
+}
+GUARDED_BENCHMARK(BM_classifier_step_cuda)->ArgName("deferred")->DenseRange(0, 1)->UseManualTime()->Unit(
+    benchmark::kMicrosecond);
+
 // ---- FNO training steps --------------------------------------------------------------------------------------
 /// One FNO training step per sample. Graphed: the whole step (forward, backward, Adam with its step
 /// counts on the GPU: capturable) replayed from a cuda::Graph captured after two eager steps (Note [CUDA
