@@ -26,7 +26,9 @@
 
 #include "core/cpu_features.hpp"
 
+#include <cmath>
 #include <cstdint>
+#include <limits>
 
 namespace phasor::detail {
 
@@ -162,10 +164,8 @@ PHASOR_INLINE float sigmoid(float x) {
 // relative error 2.5e-7 at most (3 float ulps) for normal results, subnormal ones (x < -87.3) within 2 units of
 // 2^-149.
 
-/// log(1 + e^(beta x)) / beta, or x where beta x > threshold (Note [vector softplus]).
-PHASOR_INLINE float softplus_vec(float x, float beta, float threshold) {
-  const float y = x * beta;
-  const float u = exp_full(y < 0.0f ? y : -y);  // e^-|y|
+/// log(1 + u) for u in [0, 1] (NaN stays NaN): 2 atanh(u / (2 + u)) as an odd series (Note [vector softplus]).
+PHASOR_INLINE float log1p_unit(float u) {
   const float s = u / (2.0f + u);
   const float z = s * s;
   float p = 1.0f / 13.0f;
@@ -175,8 +175,44 @@ PHASOR_INLINE float softplus_vec(float x, float beta, float threshold) {
   p = p * z + 1.0f / 5.0f;
   p = p * z + 1.0f / 3.0f;
   p = p * z + 1.0f;
-  const float l = (y > 0.0f ? y : 0.0f) + 2.0f * s * p;
+  return 2.0f * s * p;
+}
+
+/// log(1 + e^(beta x)) / beta, or x where beta x > threshold (Note [vector softplus]).
+PHASOR_INLINE float softplus_vec(float x, float beta, float threshold) {
+  const float y = x * beta;
+  const float l = (y > 0.0f ? y : 0.0f) + log1p_unit(exp_full(y < 0.0f ? y : -y));  // log1p(e^-|y|)
   return y > threshold ? x : l / beta;
+}
+
+// Note [vector logaddexp]
+// logaddexp(a, b) = max(a, b) + log1p(e^-|a - b|) (Note [logaddexp]) called glibc's expf and a double log per
+// element (2.7x torch's time for 1M float32 on one thread). Here the exponential is exp_full and the log1p
+// term (in (0, ln 2]) is Note [vector softplus]'s series, so the loop vectorizes; logaddexp2 takes
+// 2^-|a - b| as e^t (1 + (-|a - b| ln 2 - t)), t the product rounded to float (the product itself in double),
+// and multiplies the term by log2(e). Against long double over 2M random pairs (N(0, 20^2), and pairs 1e-3
+// apart), in units of the last place of the largest of |max|, the term and the result (the sum cancels where
+// the max is near -term): at most 3.7 (logaddexp) and 4.6 (logaddexp2), where glibc's float exp and double log
+// gave 3.4 and 3.4. Equal infinities give
+// themselves (a - b is NaN there), a NaN gives NaN; tests/test_binary_math.cpp checks against long double.
+
+/// log(e^a + e^b), or log2(2^a + 2^b) (Note [vector logaddexp]).
+template <bool Base2>
+PHASOR_INLINE float logaddexp_vec(float a, float b) {
+  const float d = a - b;
+  const float m = a > b ? a : b;
+  const float nd = d < 0.0f ? d : -d;  // -|a - b|, NaN when d is
+  float u;                             // e^nd or 2^nd
+  if constexpr (Base2) {  // nd ln 2 in double, and its rounding to float as a factor 1 + error
+    const double t = static_cast<double>(nd) * 0.69314718055994530942;
+    const float tf = static_cast<float>(t);
+    const float c = static_cast<float>(t - static_cast<double>(tf));  // NaN for an infinite t: no correction
+    u = exp_full(tf) * (1.0f + (c == c ? c : 0.0f));
+  } else {
+    u = exp_full(nd);
+  }
+  const float term = Base2 ? log1p_unit(u) * 1.44269504088896340736f : log1p_unit(u);
+  return a == b && std::fabs(a) == std::numeric_limits<float>::infinity() ? a : m + term;
 }
 
 }  // namespace
@@ -184,6 +220,14 @@ PHASOR_INLINE float softplus_vec(float x, float beta, float threshold) {
 PHASOR_CLONES
 void softplus_f32(const float* x, float* y, std::int64_t n, float beta, float threshold) {
   for (std::int64_t i = 0; i < n; ++i) y[i] = softplus_vec(x[i], beta, threshold);
+}
+
+PHASOR_CLONES
+void logaddexp_f32(const float* a, const float* b, float* y, std::int64_t n, bool base2) {
+  if (base2)
+    for (std::int64_t i = 0; i < n; ++i) y[i] = logaddexp_vec<true>(a[i], b[i]);
+  else
+    for (std::int64_t i = 0; i < n; ++i) y[i] = logaddexp_vec<false>(a[i], b[i]);
 }
 
 PHASOR_CLONES

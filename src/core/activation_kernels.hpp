@@ -1,6 +1,6 @@
 // src/core/activation_kernels.hpp - contiguous float32 loops of the exact gelu and its backward, sigmoid,
-// silu, exp, tanh and softplus, vectorized (Notes [vector gelu], [vector sigmoid], [vector exp], [vector tanh],
-// [vector softplus] in activation_kernels.cpp).
+// silu, exp, tanh, softplus and logaddexp, vectorized (Notes [vector gelu], [vector sigmoid], [vector exp],
+// [vector tanh], [vector softplus], [vector logaddexp] in activation_kernels.cpp).
 // float64 keeps libm.
 #pragma once
 #include <cstdint>
@@ -19,6 +19,8 @@ void exp_f32(const float* x, float* y, std::int64_t n);
 void sigmoid_f32(const float* x, float* y, std::int64_t n);
 /// y[i] = x[i] / (1 + e^-x[i]) for i < n.
 void silu_f32(const float* x, float* y, std::int64_t n);
+/// y[i] = log(e^a[i] + e^b[i]) for i < n, or log2(2^a[i] + 2^b[i]) when base2 (Note [vector logaddexp]).
+void logaddexp_f32(const float* a, const float* b, float* y, std::int64_t n, bool base2);
 /// y[i] = log(1 + e^(beta x[i])) / beta, or x[i] where beta x[i] > threshold, for i < n.
 void softplus_f32(const float* x, float* y, std::int64_t n, float beta, float threshold);
 

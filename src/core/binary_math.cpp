@@ -5,7 +5,9 @@
 #include <string>
 
 #include "autodiff/node.hpp"
+#include "core/activation_kernels.hpp"
 #include "core/device_check.hpp"
+#include "core/elementwise.hpp"
 #include "core/pointwise.hpp"
 #include "core/promotion.hpp"
 #include "core/real_binary_rules.hpp"
@@ -58,12 +60,25 @@ Tensor real_binary(const char* op, const Tensor& a, const Tensor& b, bool integr
 
 /// logaddexp (ln_base 1) or logaddexp2 (ln_base ln 2) with element function f: d/da = base^a / (base^a + base^b)
 /// = sigmoid((a - b) ln_base), d/db likewise.
+/// float32 operands on one CPU device take the vectorized rows (Note [vector logaddexp]).
 template <class F>
 Tensor log_add_exp(const char* op, const Tensor& a, const Tensor& b, F f, double ln_base) {
-  return real_binary(op, a, b, false, kSaveInputs, f, [ln_base](const Ctx& c, const G& g) {
-    const Tensor diff = c.input(0) - c.input(1), d = ln_base == 1.0 ? diff : diff * ln_base;
-    return G{c.needs_grad(0) ? g[0] * d.sigmoid() : Tensor(), c.needs_grad(1) ? g[0] * (-d).sigmoid() : Tensor()};
-  });
+  return apply_op(
+      op, {a, b}, kSaveInputs,
+      [op, f, ln_base](TensorList in) {
+        const Dtype dt = real_compute_type(op, in, false);
+        if (dt != Dtype::Float32 || in[0].dtype() != dt || in[1].dtype() != dt || !in[0].device().is_cpu() ||
+            in[0].device() != in[1].device())
+          return binary_kernel(in[0], in[1], dt, op, f);
+        const Shape s = in[0].shape() == in[1].shape() ? in[0].shape() : broadcast_shapes({in[0].shape(), in[1].shape()}, op);
+        return map_rows<float, 2>({in[0], in[1]}, s, dt, [base2 = ln_base != 1.0](const auto& x, float* o, std::int64_t n) {
+          logaddexp_f32(x[0], x[1], o, n, base2);
+        });
+      },
+      [ln_base](const Ctx& c, const G& g) {
+        const Tensor diff = c.input(0) - c.input(1), d = ln_base == 1.0 ? diff : diff * ln_base;
+        return G{c.needs_grad(0) ? g[0] * d.sigmoid() : Tensor(), c.needs_grad(1) ? g[0] * (-d).sigmoid() : Tensor()};
+      });
 }
 
 /// The gradient of a piecewise-constant op: zeros (as floor's).
