@@ -244,6 +244,25 @@ TEST_CASE("hypot and copysign: values, overflow, special values, signed zeros") 
   // no overflow where the squares would: hypot(1e300, 1e300) = sqrt(2) e300
   CHECK(to_vector<double>(hypot(real_t({1e300}), real_t({1e300})))[0] == doctest::Approx(1.4142135623730951e300).epsilon(1e-15));
   CHECK(to_vector<double>(hypot(real_t({kInf}), real_t({kNaN})))[0] == kInf);  // inf wins over NaN (C's rule)
+  CHECK(to_vector<float>(hypot(real_t({kNaN, -kInf}, float32), real_t({-kInf, kNaN}, float32))) ==
+        std::vector<float>{INFINITY, INFINITY});
+  {  // float32 (squares and sum in double): bit for bit glibc's hypotf, over 200,000 pairs of every scale
+    std::mt19937 gen(7);
+    std::uniform_real_distribution<float> mant(-2.0f, 2.0f);
+    std::uniform_int_distribution<int> expo(-149, 127);
+    std::vector<float> x(200000), y(200000);
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      x[i] = std::ldexp(mant(gen), expo(gen));
+      y[i] = std::ldexp(mant(gen), i % 2 ? expo(gen) : std::clamp(std::ilogb(x[i]) + (expo(gen) % 8), -149, 127));
+    }
+    const auto h = to_vector<float>(hypot(from_vector(x), from_vector(y)));
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < x.size(); ++i) {
+      const float want = std::hypot(x[i], y[i]);
+      differ += std::memcmp(&h[i], &want, sizeof want) != 0;
+    }
+    CHECK(differ == 0);
+  }
   // ints promote to the default float dtype, as atan2
   const Tensor hi = hypot(int_t({3, 5}), int_t({4, 12}));
   CHECK(hi.dtype() == float32);

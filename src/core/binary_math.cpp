@@ -161,7 +161,7 @@ Tensor Tensor::atan2(const Tensor& o) const { return phasor::atan2(*this, o); }
 Tensor hypot(const Tensor& a, const Tensor& b) {
   return detail::real_binary(
       "hypot", a, b, false, detail::kSaveInputs | detail::kSaveOutputs,
-      []<class T>(T x, T y) requires detail::is_real_float_v<T> { return std::hypot(x, y); },
+      []<class T>(T x, T y) requires detail::is_real_float_v<T> { return detail::hypot_of(x, y); },
       // d/da = a / h, d/db = b / h; 0 at h = 0 (the subgradient of |.| at 0, as abs's)
       [](const detail::Ctx& c, const G& g) {
         const Tensor h = c.output(0), r = where(h == 0, detail::zero_scalar_like(g[0]), g[0] / h);
