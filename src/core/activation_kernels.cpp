@@ -223,11 +223,13 @@ void softplus_f32(const float* x, float* y, std::int64_t n, float beta, float th
 }
 
 PHASOR_CLONES
-void logaddexp_f32(const float* a, const float* b, float* y, std::int64_t n, bool base2) {
-  if (base2)
-    for (std::int64_t i = 0; i < n; ++i) y[i] = logaddexp_vec<true>(a[i], b[i]);
-  else
-    for (std::int64_t i = 0; i < n; ++i) y[i] = logaddexp_vec<false>(a[i], b[i]);
+void logaddexp_f32(const float* a, const float* b, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = logaddexp_vec<false>(a[i], b[i]);
+}
+
+PHASOR_CLONES
+void logaddexp2_f32(const float* a, const float* b, float* y, std::int64_t n) {
+  for (std::int64_t i = 0; i < n; ++i) y[i] = logaddexp_vec<true>(a[i], b[i]);
 }
 
 PHASOR_CLONES

@@ -19,8 +19,10 @@ void exp_f32(const float* x, float* y, std::int64_t n);
 void sigmoid_f32(const float* x, float* y, std::int64_t n);
 /// y[i] = x[i] / (1 + e^-x[i]) for i < n.
 void silu_f32(const float* x, float* y, std::int64_t n);
-/// y[i] = log(e^a[i] + e^b[i]) for i < n, or log2(2^a[i] + 2^b[i]) when base2 (Note [vector logaddexp]).
-void logaddexp_f32(const float* a, const float* b, float* y, std::int64_t n, bool base2);
+/// y[i] = log(e^a[i] + e^b[i]) for i < n (Note [vector logaddexp]).
+void logaddexp_f32(const float* a, const float* b, float* y, std::int64_t n);
+/// y[i] = log2(2^a[i] + 2^b[i]) for i < n (Note [vector logaddexp]).
+void logaddexp2_f32(const float* a, const float* b, float* y, std::int64_t n);
 /// y[i] = log(1 + e^(beta x[i])) / beta, or x[i] where beta x[i] > threshold, for i < n.
 void softplus_f32(const float* x, float* y, std::int64_t n, float beta, float threshold);
 

@@ -7,6 +7,7 @@
 #include "autodiff/node.hpp"
 #include "core/activation_kernels.hpp"
 #include "core/device_check.hpp"
+#include "core/division_kernels.hpp"
 #include "core/elementwise.hpp"
 #include "core/pointwise.hpp"
 #include "core/promotion.hpp"
@@ -45,40 +46,41 @@ void check_integer_divisor(const char* op, const Tensor& b, Dtype dt) {
       });
 }
 
-/// A broadcasting real binary op named `op` computing f, with gradient `bwd` (apply_op's).
+/// A vectorized float32 row of a real binary op: y[i] = f(a[i], b[i]) for i < n, f's values.
+using RowsF32 = void (*)(const float* a, const float* b, float* y, std::int64_t n);
+
+/// A broadcasting real binary op named `op` computing f, with gradient `bwd` (apply_op's). Two float32 operands
+/// on one CPU device take `rows` instead, when given (Note [vector fmod], Note [vector logaddexp]).
 template <class F, class Bwd>
-Tensor real_binary(const char* op, const Tensor& a, const Tensor& b, bool integral, unsigned save, F f, Bwd bwd) {
+Tensor real_binary(const char* op, const Tensor& a, const Tensor& b, bool integral, unsigned save, F f, Bwd bwd,
+                   RowsF32 rows = nullptr) {
   return apply_op(
       op, {a, b}, save,
-      [op, integral, f](TensorList in) {
+      [op, integral, f, rows](TensorList in) {
         const Dtype dt = real_compute_type(op, in, integral);
         if (integral) check_integer_divisor(op, in[1], dt);
-        return binary_kernel(in[0], in[1], dt, op, f);
+        if (!rows || dt != Dtype::Float32 || in[0].dtype() != dt || in[1].dtype() != dt || !in[0].device().is_cpu() ||
+            in[0].device() != in[1].device())
+          return binary_kernel(in[0], in[1], dt, op, f);
+        const Shape s = in[0].shape() == in[1].shape() ? in[0].shape() : broadcast_shapes({in[0].shape(), in[1].shape()}, op);
+        return map_rows<float, 2>({in[0], in[1]}, s, dt, [rows](const auto& x, float* y, std::int64_t n) {
+          rows(x[0], x[1], y, n);
+        });
       },
       bwd);
 }
 
-/// logaddexp (ln_base 1) or logaddexp2 (ln_base ln 2) with element function f: d/da = base^a / (base^a + base^b)
+/// logaddexp (ln_base 1) or logaddexp2 (ln_base ln 2) with element function f and float32 rows: d/da = base^a / (base^a + base^b)
 /// = sigmoid((a - b) ln_base), d/db likewise.
-/// float32 operands on one CPU device take the vectorized rows (Note [vector logaddexp]).
 template <class F>
-Tensor log_add_exp(const char* op, const Tensor& a, const Tensor& b, F f, double ln_base) {
-  return apply_op(
-      op, {a, b}, kSaveInputs,
-      [op, f, ln_base](TensorList in) {
-        const Dtype dt = real_compute_type(op, in, false);
-        if (dt != Dtype::Float32 || in[0].dtype() != dt || in[1].dtype() != dt || !in[0].device().is_cpu() ||
-            in[0].device() != in[1].device())
-          return binary_kernel(in[0], in[1], dt, op, f);
-        const Shape s = in[0].shape() == in[1].shape() ? in[0].shape() : broadcast_shapes({in[0].shape(), in[1].shape()}, op);
-        return map_rows<float, 2>({in[0], in[1]}, s, dt, [base2 = ln_base != 1.0](const auto& x, float* o, std::int64_t n) {
-          logaddexp_f32(x[0], x[1], o, n, base2);
-        });
-      },
+Tensor log_add_exp(const char* op, const Tensor& a, const Tensor& b, F f, double ln_base, RowsF32 rows) {
+  return real_binary(
+      op, a, b, false, kSaveInputs, f,
       [ln_base](const Ctx& c, const G& g) {
         const Tensor diff = c.input(0) - c.input(1), d = ln_base == 1.0 ? diff : diff * ln_base;
         return G{c.needs_grad(0) ? g[0] * d.sigmoid() : Tensor(), c.needs_grad(1) ? g[0] * (-d).sigmoid() : Tensor()};
-      });
+      },
+      rows);
 }
 
 /// The gradient of a piecewise-constant op: zeros (as floor's).
@@ -97,7 +99,8 @@ Tensor fmod(const Tensor& a, const Tensor& b) {
       []<class T>(T x, T y) requires detail::is_divisible_v<T> { return detail::fmod_of(x, y); },
       [](const detail::Ctx& c, const G& g) {
         return G{g[0], c.needs_grad(1) ? -g[0] * (c.input(0) / c.input(1)).trunc() : Tensor()};
-      });
+      },
+      detail::fmod_f32);
 }
 Tensor fmod(const Tensor& a, const Scalar& b) { return fmod(a, detail::wrap_for(a, b)); }
 
@@ -107,7 +110,8 @@ Tensor remainder(const Tensor& a, const Tensor& b) {
       []<class T>(T x, T y) requires detail::is_divisible_v<T> { return detail::remainder_of(x, y); },
       [](const detail::Ctx& c, const G& g) {
         return G{g[0], c.needs_grad(1) ? -g[0] * floor_divide(c.input(0), c.input(1)) : Tensor()};
-      });
+      },
+      detail::remainder_f32);
 }
 Tensor remainder(const Tensor& a, const Scalar& b) { return remainder(a, detail::wrap_for(a, b)); }
 Tensor remainder(const Scalar& a, const Tensor& b) { return remainder(detail::wrap_for(b, a), b); }
@@ -183,13 +187,13 @@ Tensor copysign(const Tensor& a, const Tensor& b) {
 Tensor logaddexp(const Tensor& a, const Tensor& b) {
   return detail::log_add_exp(
       "logaddexp", a, b, []<class T>(T x, T y) requires detail::is_real_float_v<T> { return detail::logaddexp_of(x, y); },
-      1.0);
+      1.0, detail::logaddexp_f32);
 }
 
 Tensor logaddexp2(const Tensor& a, const Tensor& b) {
   return detail::log_add_exp(
       "logaddexp2", a, b, []<class T>(T x, T y) requires detail::is_real_float_v<T> { return detail::logaddexp2_of(x, y); },
-      0.69314718055994530942);
+      0.69314718055994530942, detail::logaddexp2_f32);
 }
 
 Tensor xlogy(const Tensor& x, const Tensor& y) {
