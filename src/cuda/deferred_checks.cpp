@@ -10,20 +10,21 @@
 // names), here one set per device that lives as long as the process. The host does not wait. Each check is
 // registered with its op, its message function and the stream it was queued on. Where the host waits for a
 // device anyway, the failures that device recorded are reported (report_deferred_checks): cuda::synchronize,
-// Stream::synchronize and Event::synchronize, every copy to the host (item(), to(cpu), printing) and the
-// library's own waits. The words are read after the wait (one 24-byte copy, only while checks are pending); a
-// failure throws the op's eager message with " (a deferred device check: <op> ran earlier; this
-// synchronization reports it)" appended, and resets the words. Checks queued on the waited stream (every one
-// after a device-wide wait) have then finished: they are forgotten. Between a failure and its report the
-// ops behave as after a failed check in a replay: every kernel that reads an index (index_select, gather,
-// the scatters, and what is built on them: take, tensor indexing, index_put_, ...; the ones whose index the
-// library trusts too, through current_check_words) writes zeros or adds nothing, so inputs and in-place
-// targets stay as they were; later checks stand down; results computed from a failed op are not meaningful. A process that never waits keeps at most kMaxPending checks per device: the next check waits for
-// the device first and reports. The backward of an index op keeps its own device check while checks are
-// deferred (Note [index in backward]): its forward's check may not have been read yet. A CUDA graph replay
-// with checks (Note [device checks in CUDA graphs]) does not wait either: its checks are registered anew for
-// each replay (defer_replay_checks), and a one-thread kernel after the replay copies its first failure, if any,
-// into the device's words, numbered as the replay's registration.
+// Stream::synchronize, every copy to the host (item(), to(cpu), printing) and the library's own waits (not
+// Event::synchronize: an event does not tell its stream). The words are read after the wait (one 24-byte copy,
+// only while checks are pending); a failure throws the op's eager message with " (a deferred device check:
+// <op> ran earlier; this synchronization reports it)" appended, and resets the words. Checks queued on the
+// waited stream (every one after a device-wide wait) have then finished: they are forgotten.
+// Between a failure and its report the ops behave as after a failed check in a replay: every kernel that reads
+// an index (index_select, gather, the scatters, and what is built on them: take, tensor indexing, index_put_,
+// ...; the ones whose index the library trusts too, through current_check_words) writes zeros or adds nothing,
+// so inputs and in-place targets stay as they were; later checks stand down; results computed from a failed
+// op are not meaningful. A process that never waits keeps at most kMaxPending checks per device: the next
+// check waits for the device first and reports. The backward of an index op keeps its own device check while
+// checks are deferred (Note [index in backward]): its forward's check may not have been read yet. A CUDA graph
+// replay with checks (Note [device checks in CUDA graphs]) does not wait either: its checks are registered
+// anew for each replay (defer_replay_checks), and a one-thread kernel after the replay copies its first
+// failure, if any, into the device's words, numbered as the replay's registration.
 #include <atomic>
 #include <cstdint>
 #include <deque>
@@ -111,8 +112,8 @@ void report_locked(DeviceChecks& c, cudaStream_t s, bool device_wide) {
   throw Error(op, message + " (a deferred device check: " + op + " ran earlier; this synchronization reports it)");
 }
 
-/// Makes room for n checks of c (queued on stream s of its device, which is current) and returns the first one's number; the
-/// caller pushes them. Holds c.mu.
+/// Makes room for n checks of c (queued on stream s of its device, which is current) and returns the first
+/// one's number; the caller pushes them. Holds c.mu.
 std::uint64_t reserve_locked(DeviceChecks& c, cudaStream_t s, std::size_t n) {
   if (!c.words) {
     void* p = nullptr;
@@ -139,7 +140,7 @@ std::uint64_t* device_check(Device device, const char* op, CheckReport report, s
   if (capturing(device)) return capture_check(device, op, std::move(report), id);
   if (!deferred_checks()) return nullptr;
   DeviceChecks& c = checks_of(device.index);
-  std::unique_lock<std::mutex> lk(c.mu);
+  std::lock_guard<std::mutex> lk(c.mu);
   DeviceGuard g(device.index);
   const cudaStream_t s = current_stream_handle(device.index);
   id = reserve_locked(c, s, 1);
