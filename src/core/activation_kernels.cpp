@@ -193,8 +193,8 @@ PHASOR_INLINE float softplus_vec(float x, float beta, float threshold) {
 // and multiplies the term by log2(e). Against long double over 2M random pairs (N(0, 20^2), and pairs 1e-3
 // apart), in units of the last place of the largest of |max|, the term and the result (the sum cancels where
 // the max is near -term): at most 3.7 (logaddexp) and 4.6 (logaddexp2), where glibc's float exp and double log
-// gave 3.4 and 3.4. Equal infinities give
-// themselves (a - b is NaN there), a NaN gives NaN; tests/test_binary_math.cpp checks against long double.
+// gave 3.4 and 3.4. Equal infinities give themselves (a - b is NaN there), a NaN gives NaN;
+// tests/test_binary_math.cpp checks against long double.
 
 /// log(e^a + e^b), or log2(2^a + 2^b) (Note [vector logaddexp]).
 template <bool Base2>

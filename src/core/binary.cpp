@@ -185,12 +185,11 @@ Dtype div_type(Dtype t) { return category(t) < 2 ? default_dtype() : t; }
 Tensor div_forward(const Tensor& a, const Tensor& b, Dtype dt) {
   if (!is_complex(dt) || a.dtype() != dt || b.dtype() != dt || a.device() != b.device() || !a.device().is_cpu())
     return arith(a, b, dt, "div", DivF{});
-  const Shape s = a.shape() == b.shape() ? a.shape() : broadcast_shapes({a.shape(), b.shape()}, "div");
   if (dt == Dtype::Complex64)
-    return map_rows<std::complex<float>, 2>({a, b}, s, dt, [](const auto& in, std::complex<float>* o, std::int64_t n) {
+    return map_rows_pair<std::complex<float>>(a, b, "div", [](const auto& in, std::complex<float>* o, std::int64_t n) {
       div_c64(in[0], in[1], o, n);
     });
-  return map_rows<std::complex<double>, 2>({a, b}, s, dt, [](const auto& in, std::complex<double>* o, std::int64_t n) {
+  return map_rows_pair<std::complex<double>>(a, b, "div", [](const auto& in, std::complex<double>* o, std::int64_t n) {
     div_c128(in[0], in[1], o, n);
   });
 }

@@ -62,8 +62,7 @@ Tensor real_binary(const char* op, const Tensor& a, const Tensor& b, bool integr
         if (!rows || dt != Dtype::Float32 || in[0].dtype() != dt || in[1].dtype() != dt || !in[0].device().is_cpu() ||
             in[0].device() != in[1].device())
           return binary_kernel(in[0], in[1], dt, op, f);
-        const Shape s = in[0].shape() == in[1].shape() ? in[0].shape() : broadcast_shapes({in[0].shape(), in[1].shape()}, op);
-        return map_rows<float, 2>({in[0], in[1]}, s, dt, [rows](const auto& x, float* y, std::int64_t n) {
+        return map_rows_pair<float>(in[0], in[1], op, [rows](const auto& x, float* y, std::int64_t n) {
           rows(x[0], x[1], y, n);
         });
       },

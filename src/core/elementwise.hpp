@@ -252,6 +252,13 @@ Tensor map_rows(const std::array<Tensor, N>& ins, const Shape& shape, Dtype dtyp
   return out;
 }
 
+/// map_rows over a and b broadcast together (errors name `op`), CPU tensors of element type T: kern(ins, out, n).
+template <class T, class Kern>
+Tensor map_rows_pair(const Tensor& a, const Tensor& b, const char* op, Kern kern) {
+  const Shape s = a.shape() == b.shape() ? a.shape() : broadcast_shapes({a.shape(), b.shape()}, op);
+  return map_rows<T, 2>({a, b}, s, dtype_of<T>::value, kern);
+}
+
 // Note [engine rows]
 // The contiguous inner loops of map_unary_into, map_binary_into and map_ternary_into are functions of their
 // own (unary_row, binary_row, ternary_row) taking restrict pointers. Inlined into the engine's row lambda,

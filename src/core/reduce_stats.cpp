@@ -269,26 +269,26 @@ Tensor cumprod_backward(const Tensor& x, const Tensor& g, std::int64_t d) {
 // matching positions (-1 elsewhere) the indices (the GPU's way; the CPU runs torch's one-pass loop); the
 // values returned are x gathered at them, so their gradient is gather's on any device (the CPU's loop writes
 // the same values itself where no gradient is recorded, which saves the gather: 1210 -> 815 us for 1M float32).
-/// The CPU's cummax (cummin) values and indices in one pass per line, torch.cummax's loop: the index moves to
-/// an element that ties or beats the running extreme, or is NaN, and stays on a NaN; the value is x there. The
-/// same indices as the two scans (DEVICE_CASEs compare them).
-std::pair<Tensor, Tensor> running_extreme_cpu(const Tensor& x, std::int64_t d, bool is_max) {
+/// The CPU's cummax (cummin) indices in one pass per line, torch.cummax's loop, and with `with_values` the
+/// values too (else undefined): the index moves to an element that ties or beats the running extreme, or is
+/// NaN, and stays on a NaN; the value is x there. The same indices as the two scans (DEVICE_CASEs compare them).
+std::pair<Tensor, Tensor> running_extreme_cpu(const Tensor& x, std::int64_t d, bool is_max, bool with_values) {
   const Tensor rows = x.detach().movedim(d, -1).contiguous();
   const std::int64_t n = x.size(d), lines = n == 0 ? 0 : x.numel() / n;
   Tensor out = make_tensor(rows.shape(), Dtype::Int64, x.device());
-  Tensor values = make_tensor(rows.shape(), x.dtype(), x.device());
+  Tensor values = with_values ? make_tensor(rows.shape(), x.dtype(), x.device()) : Tensor();
   visit_dtype(rows.dtype(), [&](auto tag) {
     using T = typename decltype(tag)::type;
     if constexpr (!is_complex_v<T>) {
       const T* xp = static_cast<const T*>(rows.data_ptr());
       std::int64_t* op = static_cast<std::int64_t*>(out.data_ptr());
-      T* vp = static_cast<T*>(values.data_ptr());
+      T* vp = with_values ? static_cast<T*>(values.data_ptr()) : nullptr;
       const int threads = reduce_threads(out.numel()) > 1 && lines > 1 ? get_num_threads() : 1;
 #pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
       for (std::int64_t r = 0; r < lines; ++r) {
         const T* a = xp + r * n;
         std::int64_t* o = op + r * n;
-        T* w = vp + r * n;
+        T* w = vp ? vp + r * n : nullptr;
         T best = a[0];
         std::int64_t at = 0;
         for (std::int64_t j = 0; j < n; ++j) {
@@ -296,12 +296,12 @@ std::pair<Tensor, Tensor> running_extreme_cpu(const Tensor& x, std::int64_t d, b
           // a NaN takes over (a later one too); a number ties or beats a number
           if (v != v || (best == best && (is_max ? v >= best : v <= best))) best = v, at = j;
           o[j] = at;
-          w[j] = best;
+          if (w) w[j] = best;
         }
       }
     }
   });
-  return {values.movedim(-1, d), out.movedim(-1, d)};
+  return {with_values ? values.movedim(-1, d) : values, out.movedim(-1, d)};
 }
 
 std::tuple<Tensor, Tensor> running_extreme(const Tensor& x, std::int64_t dim, ScanKind kind) {
@@ -311,8 +311,8 @@ std::tuple<Tensor, Tensor> running_extreme(const Tensor& x, std::int64_t dim, Sc
   if (x.dim() == 0) return {composite(op, {x}, [&] { return x.clone(); }), zeros({}, Dtype::Int64, x.device())};
   Tensor idx, values;  // values: the CPU loop's, taken where no gradient is recorded
   if (!x.device().is_cuda()) {
-    std::tie(values, idx) = running_extreme_cpu(x, d, kind == ScanKind::Max);
-    if (GradMode::is_enabled() && x.requires_grad()) values = Tensor();
+    const bool recorded = GradMode::is_enabled() && x.requires_grad();  // the values then come from the gather
+    std::tie(values, idx) = running_extreme_cpu(x, d, kind == ScanKind::Max, !recorded);
   } else {
     NoGradGuard ng;
     const Tensor xd = x.detach();

@@ -125,10 +125,7 @@ Tensor gelu_backward(const Tensor& g, const Tensor& x) {
           throw Error("gelu_backward", std::string("expected floating tensors, got ") + dtype_name(rt));
         if (rt == float32 && in[0].dtype() == float32 && in[1].dtype() == float32 &&
             in[0].device().is_cpu()) {  // Note [vector gelu]
-          const Shape shape = in[0].shape() == in[1].shape()
-                                  ? in[0].shape()
-                                  : broadcast_shapes({in[0].shape(), in[1].shape()});
-          return detail::map_rows<float, 2>({in[0], in[1]}, shape, float32, [](const auto& a, float* o, std::int64_t n) {
+          return detail::map_rows_pair<float>(in[0], in[1], "gelu_backward", [](const auto& a, float* o, std::int64_t n) {
             detail::gelu_backward_f32(a[0], a[1], o, n);
           });
         }

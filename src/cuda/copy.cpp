@@ -162,7 +162,6 @@ void device_to_host(void* dst, const void* src, int device, std::size_t bytes) {
   if (bytes < kStagingMin) {
     PHASOR_CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, cudaMemcpyDeviceToHost, s));
     PHASOR_CUDA_CHECK(cudaStreamSynchronize(s));
-    report_deferred_checks(device, s);  // Note [deferred device checks]
     return;
   }
   // the DMA of chunk i + 1 runs while the host copies chunk i out
@@ -182,7 +181,6 @@ void device_to_host(void* dst, const void* src, int device, std::size_t bytes) {
     const std::size_t off = i * kStagingChunk;
     std::memcpy(static_cast<char*>(dst) + off, b.ptr, std::min(kStagingChunk, bytes - off));
   }
-  report_deferred_checks(device, s);
 }
 
 void device_to_device(void* dst, int dd, const void* src, int sd, std::size_t bytes) {
@@ -220,6 +218,8 @@ void copy_bytes(void* dst, Device dst_device, const void* src, Device src_device
     host_to_device(dst, dst_device.index, src, bytes);
   } else if (dst_device.is_cpu()) {
     device_to_host(dst, src, src_device.index, bytes);
+    // after its wait for the current stream (Note [deferred device checks])
+    report_deferred_checks(src_device.index, current_stream_handle(src_device.index));
   } else {
     device_to_device(dst, dst_device.index, src, src_device.index, bytes);
   }

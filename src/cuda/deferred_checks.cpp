@@ -66,8 +66,7 @@ struct DeviceChecks {
   struct Pending {
     std::uint64_t id;
     cudaStream_t stream;
-    std::string op;
-    CheckReport report;
+    DeviceCheck check;
   };
   std::deque<Pending> pending;
 };
@@ -97,8 +96,8 @@ void report_locked(DeviceChecks& c, cudaStream_t s, bool device_wide) {
   if (w[0] != 0) {
     for (const auto& p : c.pending)
       if (p.id == w[0]) {
-        op = p.op;
-        message = p.report(w[1], w[2]);
+        op = p.check.op;
+        message = p.check.report(w[1], w[2]);
       }
     PHASOR_CUDA_CHECK(cudaMemcpyAsync(c.words, kClearWords, sizeof kClearWords, cudaMemcpyHostToDevice, s));
     PHASOR_CUDA_CHECK(cudaStreamSynchronize(s));
@@ -144,22 +143,22 @@ std::uint64_t* device_check(Device device, const char* op, CheckReport report, s
   DeviceGuard g(device.index);
   const cudaStream_t s = current_stream_handle(device.index);
   id = reserve_locked(c, s, 1);
-  c.pending.push_back({id, s, op, std::move(report)});
+  c.pending.push_back({id, s, {op, std::move(report)}});
   return c.words;
 }
 
 void defer_replay_checks(int device, void* stream, const std::uint64_t* graph_words,
-                         const std::vector<std::pair<std::string, CheckReport>>& checks) {
+                         const std::vector<DeviceCheck>& checks) {
   DeviceChecks& c = checks_of(device);
   std::lock_guard<std::mutex> lk(c.mu);
   DeviceGuard g(device);
   const auto s = static_cast<cudaStream_t>(stream);
   const std::uint64_t first = reserve_locked(c, s, checks.size());
   for (std::size_t i = 0; i < checks.size(); ++i) {
-    const CheckReport& report = checks[i].second;
-    c.pending.push_back({first + i, s, checks[i].first, [report](std::uint64_t a, std::uint64_t b) {
-                           return report(a, b) + " (in a CUDA graph replay)";
-                         }});
+    const CheckReport& report = checks[i].report;
+    c.pending.push_back({first + i, s, {checks[i].op, [report](std::uint64_t a, std::uint64_t b) {
+                                          return report(a, b) + " (in a CUDA graph replay)";
+                                        }}});
   }
   queue_check_transfer(graph_words, c.words, first, s);
 }
@@ -189,7 +188,7 @@ namespace detail {
 bool checks_on_device(Device) { return false; }
 std::uint64_t* device_check(Device, const char*, CheckReport, std::uint64_t&) { return nullptr; }
 const std::uint64_t* current_check_words(Device) { return nullptr; }
-void defer_replay_checks(int, void*, const std::uint64_t*, const std::vector<std::pair<std::string, CheckReport>>&) {}
+void defer_replay_checks(int, void*, const std::uint64_t*, const std::vector<DeviceCheck>&) {}
 void report_deferred_checks(int, void*, bool) {}
 }  // namespace detail
 

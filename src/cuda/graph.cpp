@@ -113,11 +113,7 @@ struct Graph::Impl {
   std::vector<HostValues> host_values;
   const void* counter_state = nullptr;  // in host_values: (seed, base) of a replay's random draws
   std::uint64_t counters = 0;           // Philox counters the captured random draws use per replay
-  struct Check {  // capture_check: what a failure of check number i + 1 reports
-    std::string op;
-    detail::CheckReport report;
-  };
-  std::vector<Check> checks;
+  std::vector<detail::DeviceCheck> checks;  // capture_check: what a failure of check number i + 1 reports
   std::uint64_t* check_words = nullptr;  // in host_values: failed check's number (0: none), position, value
 };
 
@@ -396,9 +392,7 @@ void Graph::replay() const {
   PHASOR_CUDA_CHECK(cudaGraphLaunch(g.exec, s));
   if (g.checks.empty()) return;
   if (deferred_checks()) {  // Note [deferred device checks]: a later synchronization reports them
-    std::vector<std::pair<std::string, detail::CheckReport>> checks;
-    for (const Impl::Check& c : g.checks) checks.emplace_back(c.op, c.report);
-    detail::defer_replay_checks(g.device, s, g.check_words, checks);
+    detail::defer_replay_checks(g.device, s, g.check_words, g.checks);
     return;
   }
   // Note [device checks in CUDA graphs]: wait for this replay and report its first failed check
@@ -406,7 +400,7 @@ void Graph::replay() const {
   PHASOR_CUDA_CHECK(cudaMemcpyAsync(w, g.check_words, sizeof(w), cudaMemcpyDeviceToHost, s));
   PHASOR_CUDA_CHECK(cudaStreamSynchronize(s));
   if (w[0] == 0) return;
-  const Impl::Check& c = g.checks.at(static_cast<std::size_t>(w[0] - 1));
+  const detail::DeviceCheck& c = g.checks.at(static_cast<std::size_t>(w[0] - 1));
   throw Error(c.op, c.report(w[1], w[2]) + " (in a CUDA graph replay)");
 }
 

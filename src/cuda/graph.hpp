@@ -7,7 +7,6 @@
 #include <functional>
 #include <memory>
 #include <string>
-#include <utility>
 #include <vector>
 
 #include "phasor/device.hpp"
@@ -35,6 +34,11 @@ const void* capture_random_counters(Device device, std::uint64_t n, std::uint64_
 /// What a failed device check reports: the message of phasor::Error(op, ...) made from the two words its
 /// kernels stored (Note [device checks in CUDA graphs]).
 using CheckReport = std::function<std::string(std::uint64_t, std::uint64_t)>;
+/// A registered device check: the op whose phasor::Error a failure throws, and its message.
+struct DeviceCheck {
+  std::string op;
+  CheckReport report;
+};
 /// While the calling thread captures on `device`: registers a device-side check of `op` (Note [device checks
 /// in CUDA graphs]) whose failure replay() reports as phasor::Error(op, "<report(words[1], words[2])> (in a
 /// CUDA graph replay)"), sets `id` to its number (from 1) and returns the graph's three check words; nullptr
@@ -57,11 +61,11 @@ std::uint64_t* device_check(Device device, const char* op, CheckReport report, s
 /// device's; nullptr where no check can have failed (Note [deferred device checks]).
 const std::uint64_t* current_check_words(Device device);
 /// Defers the checks of a CUDA graph replay just queued on `stream` of `device` (Note [deferred device
-/// checks]): checks[i] (op, report) is the graph's check number i + 1, whose failure the replay records in
+/// checks]): checks[i] is the graph's check number i + 1, whose failure the replay records in
 /// graph_words; a kernel queued after the replay copies it into the device's words, reported by a later
 /// synchronization with " (in a CUDA graph replay)" appended to the message.
 void defer_replay_checks(int device, void* stream, const std::uint64_t* graph_words,
-                         const std::vector<std::pair<std::string, CheckReport>>& checks);
+                         const std::vector<DeviceCheck>& checks);
 /// Queues on `stream` one thread that, when `from` (a replay's check words) records a failure and `to` (the
 /// device's deferred words) none yet, sets to = {first + from[0] - 1, from[1], from[2]} (graph_values.cu).
 void queue_check_transfer(const std::uint64_t* from, std::uint64_t* to, std::uint64_t first, void* stream);

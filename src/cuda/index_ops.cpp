@@ -119,7 +119,7 @@ void search_sorted(const Tensor& seq, const Tensor& values, const Tensor& out, s
 }
 
 const std::uint64_t* check_index_on_device(const Tensor& index, std::int64_t lo, std::int64_t hi, const char* op,
-                                            std::string prefix, std::string suffix) {
+                                           std::string prefix, std::string suffix) {
   if (!index.device().is_cuda() || index.numel() == 0) return nullptr;
   std::uint64_t id = 0;
   CheckReport report = [prefix = std::move(prefix), suffix = std::move(suffix)](std::uint64_t, std::uint64_t value) {
@@ -169,7 +169,7 @@ void scatter_add(const Tensor& out, const Tensor&, std::int64_t, const Tensor&, 
   no_cuda_backend("scatter_add", out.device());
 }
 const std::uint64_t* check_index_on_device(const Tensor&, std::int64_t, std::int64_t, const char*, std::string,
-                                            std::string) {
+                                           std::string) {
   return nullptr;
 }
 void sort_lines(const Tensor&, const Tensor& out, std::int64_t, bool) { no_cuda_backend("sort", out.device()); }

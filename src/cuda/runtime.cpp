@@ -299,8 +299,9 @@ void finish_current_stream(Device device) {
   refuse_in_capture(device, "cuda.Graph", "filling a process-wide cache (DFT matrices, constant tables)",
                     "the host would wait for the GPU; run the work once before capturing so the cache is filled");
   DeviceGuard g(device.index);
-  PHASOR_CUDA_CHECK(cudaStreamSynchronize(current_stream_handle(device.index)));
-  report_deferred_checks(device.index, current_stream_handle(device.index));
+  cudaStream_t s = current_stream_handle(device.index);
+  PHASOR_CUDA_CHECK(cudaStreamSynchronize(s));
+  report_deferred_checks(device.index, s);
 }
 }  // namespace detail
 
