@@ -320,6 +320,28 @@ void BM_classifier_step_cuda(benchmark::State& state) {
 GUARDED_BENCHMARK(BM_classifier_step_cuda)->ArgName("deferred")->DenseRange(0, 1)->UseManualTime()->Unit(
     benchmark::kMicrosecond);
 
+// ---- linear algebra (Note [LU on the device] in src/linalg/solve.cpp) ----------------------------------------
+/// The float32 factorizations on the GPU, eager (each waits for its failure flag, as torch.linalg's do):
+/// 0: solve of 512 systems of order 16 (cuBLAS's batched LU), 1: solve of one system of order 2048 with 16
+/// right-hand sides (cuSOLVER's getrf), 2: cholesky of 512 matrices of order 16 (potrfBatched), 3: cholesky of
+/// one matrix of order 2048 (potrf).
+void BM_linalg_cuda(benchmark::State& state) {
+  if (!ph::cuda::is_available()) return state.SkipWithError("no CUDA device");
+  const bool batched = state.range(0) % 2 == 0, cholesky = state.range(0) >= 2;
+  const std::int64_t n = batched ? 16 : 2048;
+  const ph::Shape batch = batched ? ph::Shape{512} : ph::Shape{};
+  ph::Shape ms = batch, bs = batch;
+  ms.insert(ms.end(), {n, n});
+  bs.insert(bs.end(), {n, 16});
+  ph::manual_seed(0);
+  const ph::Tensor g = ph::randn(ms, ph::float32, kDev);
+  const ph::Tensor a = cholesky ? ph::matmul(g, g.transpose(-1, -2)) / static_cast<double>(n) + ph::eye(n, std::nullopt, ph::float32, kDev)
+                                : g / std::sqrt(static_cast<double>(n)) + ph::eye(n, std::nullopt, ph::float32, kDev) * 2.0;
+  const ph::Tensor b = ph::randn(bs, ph::float32, kDev);
+  gpu_time(state, [&] { benchmark::DoNotOptimize(cholesky ? ph::linalg::cholesky(a) : ph::linalg::solve(a, b)); });
+}
+GUARDED_BENCHMARK(BM_linalg_cuda)->DenseRange(0, 3)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
 // ---- FNO training steps --------------------------------------------------------------------------------------
 /// One FNO training step per sample. Graphed: the whole step (forward, backward, Adam with its step
 /// counts on the GPU: capturable) replayed from a cuda::Graph captured after two eager steps (Note [CUDA

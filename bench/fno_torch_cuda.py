@@ -3,7 +3,8 @@
 
 Times, with CUDA events and medians over repeated calls, the same FNO training steps as
 bench_cuda's BM_FNO*_step_cuda (models from bench/fno_torch.py's make_fno), the 256 MiB float32
-memory-bound kernels (copy, add, exp, sum) and the FFTs of bench_cuda's table, and prints one line
+memory-bound kernels (copy, add, exp, sum), the FFTs and the float32 solves and Cholesky factors of
+bench_cuda's table, and prints one line
 per benchmark: name, median ms, and GB/s or peak GiB. With --phasor (bench_cuda's
 --benchmark_out JSON, medians of repetitions) it ends with the side-by-side table of the issue's
 targets. scripts/gpu-check.sh runs it right after bench_cuda.
@@ -18,6 +19,10 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from fno_torch import make_fno  # noqa: E402
+
+
+# bench_cuda's BM_linalg_cuda/0..3 (float32)
+LINALG = ["solve 512 x 16^2", "solve 2048^2", "cholesky 512 x 16^2", "cholesky 2048^2"]
 
 
 def timed(torch, f, reps, inner=1):
@@ -95,6 +100,17 @@ def main():
         res["fft " + label] = dict(ms=timed(torch, f, 20, inner=10))
         print("torch_fft %-20s %10.3f ms" % (label.replace(" ", "_"), res["fft " + label]["ms"]))
         del x
+    for i, label in enumerate(LINALG):  # bench_cuda's BM_linalg_cuda/0..3
+        batched, chol = i % 2 == 0, i >= 2
+        n, batch = (16, (512,)) if batched else (2048, ())
+        g = torch.randn(*batch, n, n, device=dev)
+        eye = torch.eye(n, device=dev)
+        a = g @ g.transpose(-1, -2) / n + eye if chol else g / n ** 0.5 + 2 * eye
+        b = torch.randn(*batch, n, 16, device=dev)
+        f = (lambda: torch.linalg.cholesky(a)) if chol else (lambda: torch.linalg.solve(a, b))
+        res[label] = dict(ms=timed(torch, f, 20))
+        print("torch_%-26s %10.3f ms" % (label.replace(" ", "_"), res[label]["ms"]))
+        del g, a, b
     for name in ("1d", "2d", "2d_large"):
         torch.manual_seed(0)
         torch.cuda.empty_cache()
@@ -151,6 +167,12 @@ def table(torch_res, path):
             print("| fft %s | %.1f us (%s) | %s | %s | <= 1.05 x cuFFT |" % (
                 label, ms(p) * 1e3, "cuFFT %.1f us: %.3f" % (ms(c) * 1e3, ms(p) / ms(c)) if c else "cuFFT n/a",
                 "%.1f us" % (tm * 1e3) if tm else "n/a", "%.2f" % (ms(p) / tm) if tm else "n/a"))
+    for i, label in enumerate(LINALG):
+        p = med.get("BM_linalg_cuda/%d" % i)
+        if p:
+            tm = torch_res.get(label, {}).get("ms")
+            print("| %s | %.1f us | %s | %s | (none) |" % (
+                label, ms(p) * 1e3, "%.1f us" % (tm * 1e3) if tm else "n/a", "%.2f" % (ms(p) / tm) if tm else "n/a"))
     for b in ("BM_host_overhead_add", "BM_host_overhead_add_grad"):
         if b in med:
             print("| %s | %.2f us/op | | | < 5 us |" % (b[3:], med[b]["us_per_op"]))

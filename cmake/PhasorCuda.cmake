@@ -42,10 +42,10 @@ else()
 endif()
 
 # Links `target` with the toolkit's runtime (shared, privately: no CUDA in phasor's public interface),
-# tells src/cuda/libraries.cpp where cuBLAS and cuFFT are (they are dlopen()ed on first use: Note
+# tells src/cuda/libraries.cpp where cuBLAS, cuFFT and cuSOLVER are (they are dlopen()ed on first use: Note
 # [lazy CUDA libraries]) and compiles its .cu files as CUDA 17 for CMAKE_CUDA_ARCHITECTURES. Only the
 # sources that talk to the runtime (src/cuda/*.cpp, the .cu files, and the library backends named
-# src/<area>/cufft_*.cpp or cublas_*.cpp) get PHASOR_WITH_CUDA=1 and the
+# src/<area>/cufft_*.cpp, cublas_*.cpp or cusolver_*.cpp) get PHASOR_WITH_CUDA=1 and the
 # toolkit's include directories: every other file compiles exactly as in a CPU-only build, so the two
 # builds share their ccache entries and CUDA headers cannot leak into the core.
 function(phasor_enable_cuda target)
@@ -77,7 +77,7 @@ function(phasor_enable_cuda target)
   set_property(SOURCE ${_cu} TARGET_DIRECTORY ${target} APPEND PROPERTY COMPILE_OPTIONS ${_spills})
   # soname (e.g. libcublas.so.13, from the real file's name) and build-time path of each dlopen()ed library
   set(_lib_defs)
-  foreach(_lib cublas cufft)
+  foreach(_lib cublas cufft cusolver)
     if(NOT CUDA_${_lib}_LIBRARY)
       message(FATAL_ERROR "phasor: the CUDA toolkit has no ${_lib} library (CUDA_${_lib}_LIBRARY)")
     endif()
@@ -95,12 +95,12 @@ function(phasor_enable_cuda target)
 endfunction()
 
 # Sets `out` to the sources of `target` that talk to the CUDA runtime: the .cu files, src/cuda/*.cpp and
-# the library backends named src/<area>/cufft_*.cpp or cublas_*.cpp.
+# the library backends named src/<area>/cufft_*.cpp, cublas_*.cpp or cusolver_*.cpp.
 function(phasor_cuda_sources target out)
   get_target_property(_srcs ${target} SOURCES)
   set(_cuda_srcs)
   foreach(_s IN LISTS _srcs)
-    if(_s MATCHES "\\.cu$" OR _s MATCHES "/src/cuda/[^/]*\\.cpp$" OR _s MATCHES "/src/[^/]+/cu(fft|blas)_[^/]*\\.cpp$")
+    if(_s MATCHES "\\.cu$" OR _s MATCHES "/src/cuda/[^/]*\\.cpp$" OR _s MATCHES "/src/[^/]+/cu(fft|blas|solver)_[^/]*\\.cpp$")
       list(APPEND _cuda_srcs ${_s})
     endif()
   endforeach()
@@ -109,11 +109,11 @@ endfunction()
 
 # The emulation build (PHASOR_CUDA_EMULATION): the same CUDA sources, the .cu files compiled as C++
 # with tests/cuda_emu/device_prelude.hpp force-included, linked with libphasor_cuda_emu instead of
-# libcudart, which also stands in for cuFFT and cuBLAS when src/cuda/libraries.cpp dlopen()s them.
+# libcudart, which also stands in for cuFFT, cuBLAS and cuSOLVER when src/cuda/libraries.cpp dlopen()s them.
 function(phasor_enable_cuda_emulation target)
   set(_emu ${PROJECT_SOURCE_DIR}/tests/cuda_emu)
   if(NOT TARGET phasor_cuda_emu)
-    add_library(phasor_cuda_emu SHARED ${_emu}/runtime.cpp ${_emu}/cufft.cpp ${_emu}/cublas.cpp)
+    add_library(phasor_cuda_emu SHARED ${_emu}/runtime.cpp ${_emu}/cufft.cpp ${_emu}/cublas.cpp ${_emu}/cusolver.cpp)
     target_include_directories(phasor_cuda_emu SYSTEM PRIVATE ${CUDAToolkit_INCLUDE_DIRS})
     target_link_libraries(phasor_cuda_emu PRIVATE phasor_deps)
     set_target_properties(phasor_cuda_emu PROPERTIES CXX_STANDARD 17 CXX_STANDARD_REQUIRED ON)
@@ -144,7 +144,8 @@ function(phasor_enable_cuda_emulation target)
     -x c++ -include ${_emu}/device_prelude.hpp -I${_emu} -Wno-unknown-pragmas -Wno-sign-compare)
   set_property(SOURCE ${PROJECT_SOURCE_DIR}/src/cuda/libraries.cpp TARGET_DIRECTORY ${target} APPEND PROPERTY
     COMPILE_DEFINITIONS "PHASOR_CUBLAS_SONAME=\"$<TARGET_FILE:phasor_cuda_emu>\""
-                        "PHASOR_CUFFT_SONAME=\"$<TARGET_FILE:phasor_cuda_emu>\"")
+                        "PHASOR_CUFFT_SONAME=\"$<TARGET_FILE:phasor_cuda_emu>\""
+                        "PHASOR_CUSOLVER_SONAME=\"$<TARGET_FILE:phasor_cuda_emu>\"")
   if(PHASOR_EMU_SANITIZE)
     # Only the CUDA backend's sources (its kernels run on the host here) get AddressSanitizer and UBSan:
     # a kernel's access outside its allocations (the emulator poisons what no allocation owns) or its

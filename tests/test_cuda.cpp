@@ -251,27 +251,30 @@ bool library_mapped(const std::string& name) {
 
 // What cuBLAS and cuFFT are mapped as: the host emulator stands in for both in an emulation build.
 #if PHASOR_TEST_CUDA_EMULATION
-const std::string kCublasFile = "libphasor_cuda_emu", kCufftFile = "libphasor_cuda_emu";
+const std::string kCublasFile = "libphasor_cuda_emu", kCufftFile = "libphasor_cuda_emu", kCusolverFile = "libphasor_cuda_emu";
 #else
-const std::string kCublasFile = "libcublas", kCufftFile = "libcufft";
+const std::string kCublasFile = "libcublas", kCufftFile = "libcufft", kCusolverFile = "libcusolver";
 #endif
 
-TEST_CASE("cuda: cuBLAS and cuFFT load on first use, not for CPU work (Note [lazy CUDA libraries])") {
+TEST_CASE("cuda: cuBLAS, cuFFT and cuSOLVER load on first use, not for CPU work (Note [lazy CUDA libraries])") {
   // CPU matrix products and FFTs never touch the CUDA libraries
   const Tensor a = randn({16, 16});
   CHECK(matmul(a, a).shape() == Shape{16, 16});
   CHECK(fft::rfft(a).shape() == Shape{16, 9});
+  CHECK(linalg::det(a + eye(16) * 16.0).shape() == Shape{});
   if (!kGpu) {  // with a GPU, earlier cases in this process may have loaded them
     CHECK(cuda::detail::loaded_libraries().empty());
     CHECK_FALSE(library_mapped("libcublas"));
     CHECK_FALSE(library_mapped("libcufft"));
+    CHECK_FALSE(library_mapped("libcusolver"));
   }
   if (cuda::is_built()) {
     // every function phasor calls resolves (no GPU needed to load them)
     cuda::detail::load_libraries("test");
-    CHECK(cuda::detail::loaded_libraries() == "cublas,cufft");
+    CHECK(cuda::detail::loaded_libraries() == "cublas,cufft,cusolver");
     CHECK(library_mapped(kCublasFile));
     CHECK(library_mapped(kCufftFile));
+    CHECK(library_mapped(kCusolverFile));
   } else {
     CHECK_THROWS_WITH_AS(cuda::detail::load_libraries("test"),
                          doctest::Contains("[test] phasor was built without CUDA"), Error);

@@ -1119,29 +1119,3 @@ DEVICE_CASE("cuda ops: reductions agree with the CPU") {
   CHECK(rel_diff(bg.grad(), bc.grad()) <= 1e-12);
 }
 
-// linalg::solve, inv, det, slogdet: factored on the host for every device (Note [LU on the host])
-DEVICE_CASE("cuda linalg: solve, inv, det, slogdet, solve_triangular and cholesky and their gradients agree with the CPU, results on the device") {
-  manual_seed(47);
-  using VT = std::vector<Tensor>;
-  for (Dtype dt : {float64, complex128}) {
-    CAPTURE(dtype_name(dt));
-    const Tensor a = sample({2, 3, 3}, dt) * 0.3 + eye(3, std::nullopt, dt), b = sample({3, 2}, dt);
-    const Tensor x = linalg::solve(a.to(dev), b.to(dev));
-    CHECK(x.device() == dev);
-    CHECK(rel_diff(x, linalg::solve(a, b)) <= 1e-13);
-    const auto [s, l] = linalg::slogdet(a.to(dev));
-    CHECK(s.device() == dev);
-    CHECK(rel_diff(l, linalg::slogdet(a).second) <= 1e-13);
-    grads_agree(dev, "solve", [](const VT& in) { return linalg::solve(in[0], in[1]); }, {a, b}, 1e-12);
-    grads_agree(dev, "inv", [](const VT& in) { return linalg::inv(in[0]); }, {a}, 1e-12);
-    grads_agree(dev, "det", [](const VT& in) { return linalg::det(in[0]); }, {a}, 1e-12);
-    grads_agree(dev, "slogdet", [](const VT& in) { return linalg::slogdet(in[0]).second; }, {a}, 1e-12);
-    grad2_agree(dev, "solve twice", [](const VT& in) { return linalg::solve(in[0], in[1]); }, {a, b}, 1e-10);
-    for (bool upper : {true, false})
-      grads_agree(dev, "solve_triangular", [upper](const VT& in) { return linalg::solve_triangular(in[0], in[1], upper); }, {a, b}, 1e-12);
-    grads_agree(dev, "cholesky", [](const VT& in) {
-      return linalg::cholesky(matmul(in[0], in[0].transpose(-1, -2).conj()) + eye(3, std::nullopt, in[0].dtype(), in[0].device()));
-    }, {a}, 1e-12);
-  }
-  CHECK_THROWS_WITH_AS(linalg::solve(eye(2, std::nullopt, float64).to(dev), ones({2}, float64)), doctest::Contains("[linalg_solve]"), Error);
-}

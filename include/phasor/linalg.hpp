@@ -1,4 +1,5 @@
-// phasor/linalg.hpp - matrix products, einsum, linear systems, determinants, Cholesky (OpenBLAS and its LAPACK).
+// phasor/linalg.hpp - matrix products, einsum, linear systems, determinants, Cholesky (OpenBLAS and its LAPACK;
+// cuBLAS and cuSOLVER on a GPU).
 #pragma once
 #include <string>
 #include <utility>
@@ -31,8 +32,8 @@ Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2.0);
 /// Einstein summation, e.g. einsum("bix,iox->box", {x, w}); supports "..." and implicit output.
 Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
 
-/// Linear systems, determinants and Cholesky factors (torch.linalg's), by LAPACK on the host for every device
-/// (a GPU tensor is copied there and back).
+/// Linear systems, determinants and Cholesky factors (torch.linalg's): by LAPACK on the CPU, by cuBLAS and
+/// cuSOLVER on a GPU (the tensors stay there).
 namespace linalg {
 /// X with A X = B: A (..., n, n), B (..., n, k) or a vector (n) / (..., n); batch dims broadcast; a singular A is
 /// an error naming its batch index.

@@ -1,13 +1,13 @@
-// src/cuda/libraries.hpp - cuBLAS and cuFFT, loaded on first use (dlopen) instead of at program start.
+// src/cuda/libraries.hpp - cuBLAS, cuFFT and cuSOLVER, loaded on first use (dlopen) instead of at program start.
 //
 // Note [lazy CUDA libraries]
-// libphasor links only the CUDA runtime (libcudart is small and cheap to load). cuBLAS and cuFFT are
-// opened with dlopen the first time a GPU matrix product or FFT needs them: loading libcublasLt
+// libphasor links only the CUDA runtime (libcudart is small and cheap to load). cuBLAS, cuFFT and cuSOLVER
+// are opened with dlopen the first time a GPU matrix product, FFT or factorization needs them: loading libcublasLt
 // alone costs ~150 MB of resident memory and ~0.1 s (measured 2026-11-30), which every CPU-only
 // user of a CUDA build would otherwise pay at startup. Each library is looked up by its soname
 // first (LD_LIBRARY_PATH, libphasor's RUNPATH, the loader cache), then by the path it had at build
 // time. The functions phasor calls are resolved once into a table of pointers (CublasApi,
-// CufftApi); a library that cannot be loaded, or lacks a function, gives a phasor::Error naming
+// CufftApi, CusolverApi); a library that cannot be loaded, or lacks a function, gives a phasor::Error naming
 // both the op and the library, on every call. The libraries stay loaded until the process exits.
 //
 // The CUDA-free part (load_libraries, loaded_libraries, open_library) is what the rest of the
@@ -19,17 +19,18 @@
 #if PHASOR_WITH_CUDA
 #include <cublas_v2.h>
 #include <cufft.h>
+#include <cusolverDn.h>
 #endif
 
 namespace phasor {
 namespace cuda {
 namespace detail {
 
-/// Loads cuBLAS and cuFFT now (they load on first use otherwise); throws phasor::Error(op, ...) naming
-/// a library that cannot be loaded or lacks a function, or the missing backend in a CPU-only build.
+/// Loads cuBLAS, cuFFT and cuSOLVER now (they load on first use otherwise); throws phasor::Error(op, ...)
+/// naming a library that cannot be loaded or lacks a function, or the missing backend in a CPU-only build.
 void load_libraries(const char* op);
 
-/// The CUDA libraries loaded so far, as "cublas", "cufft" or "cublas,cufft" ("" for none).
+/// The CUDA libraries loaded so far, comma-separated in the order cublas, cufft, cusolver ("" for none).
 std::string loaded_libraries();
 
 /// dlopen()s `soname`, else `build_path` (skipped when empty); on failure returns nullptr and sets
@@ -44,13 +45,26 @@ void* open_library(const char* soname, const char* build_path, std::string& erro
   X(cublasCreate) X(cublasDestroy) X(cublasSetStream) X(cublasSetMathMode) X(cublasGetStatusName)             \
   X(cublasGetStatusString) X(cublasSgemm) X(cublasDgemm) X(cublasCgemm) X(cublasZgemm)                        \
   X(cublasSgemmStridedBatched) X(cublasDgemmStridedBatched) X(cublasCgemmStridedBatched)                      \
-  X(cublasZgemmStridedBatched)
+  X(cublasZgemmStridedBatched) X(cublasSgetrfBatched) X(cublasDgetrfBatched) X(cublasCgetrfBatched)            \
+  X(cublasZgetrfBatched) X(cublasSgetrsBatched) X(cublasDgetrsBatched) X(cublasCgetrsBatched)                  \
+  X(cublasZgetrsBatched) X(cublasStrsmBatched) X(cublasDtrsmBatched) X(cublasCtrsmBatched)                    \
+  X(cublasZtrsmBatched)
 
 /// The cuFFT functions phasor calls.
 #define PHASOR_CUFFT_FUNCTIONS(X)                                                                             \
   X(cufftCreate) X(cufftDestroy) X(cufftSetAutoAllocation) X(cufftMakePlanMany64) X(cufftSetStream)           \
   X(cufftSetWorkArea) X(cufftExecC2C) X(cufftExecZ2Z) X(cufftExecR2C) X(cufftExecD2Z) X(cufftExecC2R)         \
   X(cufftExecZ2D)
+
+/// The cuSOLVER (dense) functions phasor calls.
+#define PHASOR_CUSOLVER_FUNCTIONS(X)                                                                          \
+  X(cusolverDnCreate) X(cusolverDnDestroy) X(cusolverDnSetStream) X(cusolverDnSgetrf_bufferSize)              \
+  X(cusolverDnDgetrf_bufferSize) X(cusolverDnCgetrf_bufferSize) X(cusolverDnZgetrf_bufferSize)                \
+  X(cusolverDnSgetrf) X(cusolverDnDgetrf) X(cusolverDnCgetrf) X(cusolverDnZgetrf)                             \
+  X(cusolverDnSpotrf_bufferSize) X(cusolverDnDpotrf_bufferSize) X(cusolverDnCpotrf_bufferSize)                \
+  X(cusolverDnZpotrf_bufferSize) X(cusolverDnSpotrf) X(cusolverDnDpotrf) X(cusolverDnCpotrf)                  \
+  X(cusolverDnZpotrf) X(cusolverDnSpotrfBatched) X(cusolverDnDpotrfBatched) X(cusolverDnCpotrfBatched)        \
+  X(cusolverDnZpotrfBatched)
 
 #define PHASOR_CUDA_LIB_POINTER(f) decltype(&::f) f = nullptr;
 
@@ -64,6 +78,11 @@ struct CufftApi {
   PHASOR_CUFFT_FUNCTIONS(PHASOR_CUDA_LIB_POINTER)
 };
 
+/// Pointers to cuSOLVER's functions, resolved when the library is loaded.
+struct CusolverApi {
+  PHASOR_CUSOLVER_FUNCTIONS(PHASOR_CUDA_LIB_POINTER)
+};
+
 #undef PHASOR_CUDA_LIB_POINTER
 
 /// cuBLAS, loaded on the first call; throws phasor::Error(op, ...) when it cannot be loaded.
@@ -71,6 +90,20 @@ const CublasApi& cublas(const char* op);
 
 /// cuFFT, loaded on the first call; throws phasor::Error(op, ...) when it cannot be loaded.
 const CufftApi& cufft(const char* op);
+
+/// cuSOLVER, loaded on the first call; throws phasor::Error(op, ...) when it cannot be loaded.
+const CusolverApi& cusolver(const char* op);
+
+/// Throws phasor::Error(op, "<call> failed: <status name>: <status text>") unless s is CUBLAS_STATUS_SUCCESS.
+void check_cublas(const CublasApi& api, cublasStatus_t s, const char* op, const char* call);
+/// Throws phasor::Error(op, "<call> failed: <status name>") unless s is CUSOLVER_STATUS_SUCCESS.
+void check_cusolver(cusolverStatus_t s, const char* op, const char* call);
+
+/// This thread's cuBLAS handle for `device` and the device's current stream (Note [library handles]),
+/// its math mode following cuda::allow_tf32().
+cublasHandle_t cublas_handle(int device, const char* op);
+/// This thread's cuSOLVER dense handle for `device` and the device's current stream (Note [library handles]).
+cusolverDnHandle_t cusolver_handle(int device, const char* op);
 
 #endif  // PHASOR_WITH_CUDA
 

@@ -1,17 +1,15 @@
-// src/linalg/cublas_gemm.cpp - cuBLAS behind cuda_gemm: one handle per (thread, device, stream), bound
-// to its stream when made; default math mode unless cuda::set_allow_tf32(true) (then
+// src/linalg/cublas_gemm.cpp - cuBLAS behind cuda_gemm: one handle per (thread, device, stream) (Note
+// [library handles] in src/cuda/libraries.cpp); default math mode unless cuda::set_allow_tf32(true) (then
 // TF32 tensor-op math). Row-major products map onto cuBLAS's column-major ones by swapping the
 // operands: C^T = op(B)^T op(A)^T.
 #include "linalg/cublas_gemm.hpp"
 
 #include <algorithm>
 #include <climits>
-#include <map>
 #include <string>
 #include <type_traits>
 #include <utility>
 
-#include "phasor/cuda.hpp"
 #include "phasor/error.hpp"
 
 #if PHASOR_WITH_CUDA
@@ -25,55 +23,6 @@ namespace phasor::detail {
 namespace {
 
 using ::phasor::cuda::detail::CublasApi;
-
-void check(const CublasApi& api, cublasStatus_t s, const char* op, const char* call) {
-  if (s != CUBLAS_STATUS_SUCCESS)
-    throw Error(op, std::string(call) + " failed: " + api.cublasGetStatusName(s) + ": " + api.cublasGetStatusString(s));
-}
-
-/// This thread's cuBLAS handle for `device` and the device's current stream (made on first use and bound
-/// to that stream for good, destroyed at thread exit), its math mode following cuda::allow_tf32(). One
-/// handle per stream, not one re-bound per call: cublasSetStream resets a handle to its default workspace,
-/// so one handle serving two streams would let their concurrent gemms share one workspace.
-cublasHandle_t handle_for(const CublasApi& api, int device, const char* op) {
-  struct Handle {
-    cublasHandle_t h = nullptr;
-    int mode = -1;  // the cublasMath_t last set
-  };
-  struct Handles {
-    const CublasApi* api = nullptr;
-    std::map<std::pair<int, cudaStream_t>, Handle> h;
-    ~Handles() {
-      for (auto& [key, x] : h) api->cublasDestroy(x.h);
-    }
-  };
-  thread_local Handles handles;
-  const cudaStream_t stream = ::phasor::cuda::detail::current_stream_handle(device);
-  auto it = handles.h.find({device, stream});
-  if (it == handles.h.end()) {
-    cublasHandle_t h = nullptr;
-    // The first gemm on a CUDA graph's capture stream makes its handle during the capture: cublasCreate
-    // may allocate, which a global-mode capture prohibits unless this thread relaxes it (the handle is not
-    // part of the graph and outlives it; Note [CUDA graphs]).
-    cudaStreamCaptureMode mode = cudaStreamCaptureModeRelaxed;
-    (void)cudaThreadExchangeStreamCaptureMode(&mode);
-    const cublasStatus_t created = api.cublasCreate(&h);
-    (void)cudaThreadExchangeStreamCaptureMode(&mode);
-    check(api, created, op, "cublasCreate");
-    handles.api = &api;
-    const cublasStatus_t s = api.cublasSetStream(h, stream);
-    if (s != CUBLAS_STATUS_SUCCESS) api.cublasDestroy(h);
-    check(api, s, op, "cublasSetStream");
-    it = handles.h.emplace(std::make_pair(device, stream), Handle{h, -1}).first;
-  }
-  Handle& e = it->second;
-  const cublasMath_t mode = ::phasor::cuda::allow_tf32() ? CUBLAS_TF32_TENSOR_OP_MATH : CUBLAS_DEFAULT_MATH;
-  if (e.mode != static_cast<int>(mode)) {
-    check(api, api.cublasSetMathMode(e.h, mode), op, "cublasSetMathMode");
-    e.mode = static_cast<int>(mode);
-  }
-  return e.h;
-}
 
 /// cuBLAS's scalar type, entry points and their names for one element type X (S, D, C, Z in cuBLAS's names).
 #define PHASOR_CUBLAS_ENTRY(X, Scalar)                                                 \
@@ -130,7 +79,7 @@ struct Product {
           std::int64_t ldb, std::int64_t ldc)
       : guard(device),
         api(::phasor::cuda::detail::cublas(op)),
-        h(handle_for(api, device, op)),
+        h(::phasor::cuda::detail::cublas_handle(device, op)),
         opa(ta ? CUBLAS_OP_T : CUBLAS_OP_N),
         opb(tb ? CUBLAS_OP_T : CUBLAS_OP_N),
         M(static_cast<int>(m)),
@@ -150,7 +99,7 @@ void cuda_gemm(const char* op, Dtype dtype, int device, bool ta, bool tb, std::i
     using S = typename decltype(e)::S;
     const S one = unit<S>(), zero{};
     Product p(op, device, ta, tb, m, n, k, lda, ldb, ldc);
-    check(p.api,
+    ::phasor::cuda::detail::check_cublas(p.api,
           (p.api.*decltype(e)::gemm)(p.h, p.opb, p.opa, p.N, p.M, p.K, &one, static_cast<const S*>(B), p.LB,
                                      static_cast<const S*>(A), p.LA, &zero, static_cast<S*>(C), p.LC),
           op, decltype(e)::gemm_name);
@@ -167,7 +116,7 @@ void cuda_gemm_batched(const char* op, Dtype dtype, int device, bool ta, bool tb
     using S = typename decltype(e)::S;
     const S one = unit<S>(), zero{};
     Product p(op, device, ta, tb, m, n, k, lda, ldb, ldc);
-    check(p.api,
+    ::phasor::cuda::detail::check_cublas(p.api,
           (p.api.*decltype(e)::batched)(p.h, p.opb, p.opa, p.N, p.M, p.K, &one, static_cast<const S*>(B), p.LB, stride_b,
                                         static_cast<const S*>(A), p.LA, stride_a, &zero, static_cast<S*>(C), p.LC,
                                         stride_c, static_cast<int>(batch)),

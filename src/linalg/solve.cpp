@@ -1,20 +1,31 @@
 // src/linalg/solve.cpp - linear systems and determinants through an LU factorization with partial pivoting
-// (LAPACK's ?getrf / ?getrs from OpenBLAS): linalg::solve and linalg::slogdet are the primitives; linalg::inv
-// (a solve against the identity) and linalg::det (sign * exp(logabsdet)) are made of them. linalg::cholesky
-// (LAPACK's ?potrf) and linalg::solve_triangular (?trtrs) share the host path.
+// (LAPACK's ?getrf / ?getrs from OpenBLAS on the host, cuBLAS / cuSOLVER on a GPU): linalg::solve and
+// linalg::slogdet are the primitives; linalg::inv (a solve against the identity) and linalg::det (sign *
+// exp(logabsdet)) are made of them. linalg::cholesky (?potrf) and linalg::solve_triangular (?trtrs, cuBLAS's
+// trsm) share the paths.
 //
 // Note [LU on the host]
-// The factorization runs on the host for every device: a matrix on a GPU (or a virtual CPU device) is copied
-// to the host, factored and solved there, and its results copied back, so a call on a GPU waits for it. Each
-// batch element is factored once per call; batch dims broadcast (torch.linalg's rules) before the primitive,
-// so the gradients of broadcast operands are summed by broadcast_to's own. The gradients are written with
-// the ops themselves (solve, matmul, conj), so they run on the input's device and differentiate again:
+// On the CPU (and a virtual CPU device, copied to the host and back) LAPACK factors each batch element once per
+// call; batch dims broadcast (torch.linalg's rules) before the primitive, so the gradients of broadcast operands
+// are summed by broadcast_to's own. The gradients are written with the ops themselves (solve, matmul, conj), so
+// they run on the input's device and differentiate again:
 //   X = solve(A, B):  gB = solve(A^H, G),  gA = -gB X^H;
 //   (s, l) = slogdet(A):  gA = (g_l + i Im(conj(s) g_s)) A^{-H}   (for real A the sign has no gradient);
 //   X = solve_triangular(A, B):  gB = solve_triangular(A^H, G),  gA = -gB X^H on A's triangle;
 //   L = cholesky(A):  gA = L^{-H} Phi(L^H gL) L^{-1}, made Hermitian (Phi: lower triangle, diagonal halved).
 // A singular matrix (a zero pivot of U) is refused by solve and inv, naming the batch element; slogdet gives
 // sign 0 and logabsdet -inf there, and refuses its gradient.
+//
+// Note [LU on the device]
+// A matrix on a GPU is factored there (src/linalg/cusolver_solve.cpp), read column-major as on the host: each
+// row-major A is A^T column-major, whose LU factors have A's determinant and solve A's systems with getrs's
+// 'T'; a triangular solve runs from the right on the rows of B (X^T A^T = B^T: no transposed copies); the
+// Cholesky factor is potrf's upper one of A^T. A failure (a zero pivot, a leading minor that is not positive, a
+// zero on a triangular diagonal) is the libraries' info flags, or the diagonal's zeros, tested by
+// check_device_value: eagerly the host waits for that flag and throws before the solve, as on the CPU and with
+// the same message; in a CUDA graph capture or with deferred checks the test is queued and a later
+// synchronization reports it (Note [deferred device checks]), the results then holding inf or NaN. slogdet
+// reads U's diagonal and the pivots' parity with tensor ops on the device.
 #include <cmath>
 #include <complex>
 #include <limits>
@@ -24,7 +35,9 @@
 #include <vector>
 
 #include "autodiff/node.hpp"
+#include "core/device_check.hpp"
 #include "core/tensor_impl.hpp"
+#include "linalg/cusolver_solve.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/linalg.hpp"
 #include "phasor/ops.hpp"
@@ -180,6 +193,111 @@ std::string which_matrix(const Shape& batch, std::int64_t k) {
   return s + (at.size() == 1 ? ",)" : ")");
 }
 
+/// The error of a zero pivot of U in `which` matrix.
+std::string zero_pivot(const std::string& which) { return which + " is singular: its LU factorization has a zero pivot"; }
+/// The error of a zero at diagonal element j of a triangular matrix.
+std::string zero_diagonal(const std::string& which, std::int64_t j) {
+  return which + " is singular: its diagonal element " + std::to_string(j) + " is zero";
+}
+/// The error of a leading minor of order j that is not positive.
+std::string not_positive_definite(const std::string& which, std::int64_t j) {
+  return which + " is not positive-definite: its leading minor of order " + std::to_string(j) + " is not positive";
+}
+
+/// Refuses a failed factorization of the matrices of batch shape `batch`: some info (int64, one per matrix) > 0,
+/// reported as message(which matrix, its info) through check_device_value (Note [LU on the device]).
+void check_info(const char* op, const Tensor& info, const Shape& batch,
+                std::string (*message)(const std::string&, std::int64_t)) {
+  if (info.numel() == 0) return;
+  const Tensor bad = info > 0;
+  detail::check_device_value(
+      op, bad.any(),
+      [&] {
+        return std::pair<Tensor, Tensor>{detail::first_where(arange(info.numel(), Dtype::Int64, info.device()), bad), detail::first_where(info, bad)};
+      },
+      [batch, message](double k, double v) {
+        return message(which_matrix(batch, static_cast<std::int64_t>(k)), static_cast<std::int64_t>(v));
+      });
+}
+
+/// The LU factors of a batch of square matrices on a GPU (Note [LU on the device]).
+struct DeviceLU {
+  Tensor factors;  ///< (batch, n, n) contiguous: the factors of each A^T
+  Tensor pivots;   ///< an int32_buffer of n pivots per matrix, 1-based
+  Tensor info;     ///< int64 (batch): j > 0 where U(j, j) is zero
+  std::int64_t batch = 0, n = 0;
+};
+
+/// Factors every matrix of a (..., n, n) tensor on a GPU.
+DeviceLU device_lu(const Tensor& a, const char* op) {
+  DeviceLU f;
+  f.n = a.size(-1);
+  f.batch = detail::shape_numel(batch_of(a));
+  f.factors = own_contiguous(a.reshape({f.batch, f.n, f.n}));
+  f.pivots = detail::int32_buffer(f.batch * f.n, a.device());
+  const Tensor info = detail::int32_buffer(f.batch, a.device());
+  detail::cuda_getrf(op, a.dtype(), a.device().index, f.n, f.batch, f.factors.data_ptr(), detail::int32_data(f.pivots),
+                     detail::int32_data(info));
+  f.info = f.n > 0 ? detail::widen_int32(info, {f.batch}) : zeros({f.batch}, Dtype::Int64, a.device());
+  return f;
+}
+
+/// X with A X = B on a GPU, batch shapes equal.
+Tensor device_solve(const Tensor& a, const Tensor& b) {
+  const DeviceLU f = device_lu(a, "linalg_solve");
+  check_info("linalg_solve", f.info, batch_of(a), [](const std::string& which, std::int64_t) { return zero_pivot(which); });
+  const std::int64_t k = b.size(-1);
+  Tensor x = own_contiguous(b.reshape({f.batch, f.n, k}).transpose(1, 2));  // each B column-major
+  detail::cuda_getrs("linalg_solve", a.dtype(), a.device().index, true, f.n, k, f.batch, f.factors.data_ptr(),
+                     detail::int32_data(f.pivots), x.data_ptr());
+  return x.transpose(1, 2).contiguous().reshape(b.shape());
+}
+
+/// (sign, logabsdet) of A on a GPU: U's diagonal and the pivots' parity.
+std::vector<Tensor> device_slogdet(const Tensor& a) {
+  const DeviceLU f = device_lu(a, "linalg_slogdet");
+  const Shape batch = batch_of(a);
+  const Tensor u = diagonal(f.factors, 0, -2, -1);  // (batch, n): det A^T = det A
+  const Tensor moved = detail::widen_int32(f.pivots, {f.batch, f.n}) != arange(1, f.n + 1, 1, Dtype::Int64, a.device());
+  const Tensor flip = 1 - 2 * remainder(moved.sum({-1}), 2);  // (-1)^(rows swapped)
+  const Tensor sign = u.sign().prod({-1}) * flip.to(a.dtype());
+  return {sign.reshape(batch), log(abs(u)).sum({-1}).reshape(batch)};
+}
+
+/// X with A X = B for a triangular A on a GPU, batch shapes equal.
+Tensor device_triangular(const Tensor& a, const Tensor& b, bool upper, bool unit) {
+  const char* op = "linalg_solve_triangular";
+  const Shape batch = batch_of(a);
+  const std::int64_t n = a.size(-1), k = b.size(-1), count = detail::shape_numel(batch);
+  if (!unit && count * n > 0) {
+    const Tensor bad = diagonal(a, 0, -2, -1).reshape({count * n}) == 0;
+    detail::check_device_value(
+        op, bad.any(), [&] { return std::pair<Tensor, Tensor>{detail::first_where(arange(count * n, Dtype::Int64, a.device()), bad), Tensor()}; },
+        [batch, n](double at, double) {
+          const auto i = static_cast<std::int64_t>(at);
+          return zero_diagonal(which_matrix(batch, i / n), i % n);
+        });
+  }
+  // row-major A and B are A^T and B^T column-major: X^T A^T = B^T, A^T triangular the other way
+  const Tensor ac = a.reshape({count, n, n}).contiguous();
+  Tensor x = own_contiguous(b.reshape({count, n, k}));
+  detail::cuda_trsm_right(op, a.dtype(), a.device().index, upper, unit, k, n, count, ac.data_ptr(), x.data_ptr());
+  return x.reshape(b.shape());
+}
+
+/// The Cholesky factor L of A on a GPU.
+Tensor device_cholesky(const Tensor& a) {
+  const char* op = "linalg_cholesky";
+  const Shape batch = batch_of(a);
+  const std::int64_t n = a.size(-1), count = detail::shape_numel(batch);
+  // tril(A) row-major is A^T's upper triangle column-major; potrf's upper factor of A^T read row-major is L
+  Tensor l = tril(a).reshape({count, n, n}).contiguous();
+  const Tensor info = detail::int32_buffer(count, a.device());
+  detail::cuda_potrf(op, a.dtype(), a.device().index, true, n, count, l.data_ptr(), detail::int32_data(info));
+  if (n > 0) check_info(op, detail::widen_int32(info, {count}), batch, not_positive_definite);
+  return l.reshape(a.shape());
+}
+
 /// Throws unless A is a (..., n, n) floating or complex tensor.
 void check_square(const Tensor& a, const char* op) {
   if (!a.defined()) throw Error(op, "A is undefined");
@@ -214,9 +332,10 @@ Tensor solve_primitive(const Tensor& a, const Tensor& b) {
   return detail::apply_op(
       "linalg_solve", {a, b}, detail::kSaveInputs | detail::kSaveOutputs,
       [&](In in) {
+        if (in[0].device().is_cuda()) return device_solve(in[0], in[1]);
         const LU f = lu_factor(in[0]);
         if (f.singular >= 0)
-          throw Error("linalg_solve", which_matrix(batch_of(in[0]), f.singular) + " is singular: its LU factorization has a zero pivot");
+          throw Error("linalg_solve", zero_pivot(which_matrix(batch_of(in[0]), f.singular)));
         const std::int64_t k = in[1].size(-1);
         Tensor x = host_columns(in[1]);
         visit_lapack(in[0].dtype(), [&](auto tag) {
@@ -242,6 +361,7 @@ std::vector<Tensor> slogdet_primitive(const Tensor& a) {
   return detail::apply_op_n(
       "linalg_slogdet", {a}, detail::kSaveInputs | detail::kSaveOutputs,
       [&](In in) {
+        if (in[0].device().is_cuda()) return device_slogdet(in[0]);
         const LU f = lu_factor(in[0]);
         Tensor sign = detail::make_tensor(batch_of(in[0]), in[0].dtype(), Device::cpu());
         Tensor logabs = detail::make_tensor(batch_of(in[0]), to_real(in[0].dtype()), Device::cpu());
@@ -302,6 +422,7 @@ Tensor triangular_primitive(const Tensor& a, const Tensor& b, bool upper, bool u
   return detail::apply_op(
       "linalg_solve_triangular", {a, b}, detail::kSaveInputs | detail::kSaveOutputs,
       [&](In in) {
+        if (in[0].device().is_cuda()) return device_triangular(in[0], in[1], upper, unit);
         const Shape batch = batch_of(in[0]);
         const std::int64_t n = in[0].size(-1), k = in[1].size(-1), count = detail::shape_numel(batch);
         const Tensor ah = in[0].to(Device::cpu()).contiguous();
@@ -314,8 +435,7 @@ Tensor triangular_primitive(const Tensor& a, const Tensor& b, bool upper, bool u
             int info = 0;
             trtrs(upper, unit, static_cast<int>(n), static_cast<int>(k), as + i * n * n, xs + i * n * k, &info);
             if (info > 0)
-              throw Error("linalg_solve_triangular", which_matrix(batch, i) + " is singular: its diagonal element " +
-                                                         std::to_string(info - 1) + " is zero");
+              throw Error("linalg_solve_triangular", zero_diagonal(which_matrix(batch, i), info - 1));
             if (info < 0) throw Error("linalg_solve_triangular", "LAPACK trtrs rejected argument " + std::to_string(-info));
           }
         });
@@ -337,6 +457,7 @@ Tensor cholesky_primitive(const Tensor& a) {
   return detail::apply_op(
       "linalg_cholesky", {a}, detail::kSaveOutputs,
       [&](In in) {
+        if (in[0].device().is_cuda()) return device_cholesky(in[0]);
         const Shape batch = batch_of(in[0]);
         const std::int64_t n = in[0].size(-1), count = detail::shape_numel(batch);
         // A row-major read column-major is A^T: LAPACK's upper factor of A^T, read row-major, is L (tril of A read)
@@ -348,8 +469,7 @@ Tensor cholesky_primitive(const Tensor& a) {
             int info = 0;
             potrf(static_cast<int>(n), base + i * n * n, &info);
             if (info > 0)
-              throw Error("linalg_cholesky", which_matrix(batch, i) + " is not positive-definite: its leading minor of order " +
-                                                 std::to_string(info) + " is not positive");
+              throw Error("linalg_cholesky", not_positive_definite(which_matrix(batch, i), info));
             if (info < 0) throw Error("linalg_cholesky", "LAPACK potrf rejected argument " + std::to_string(-info));
           }
         });

@@ -201,3 +201,11 @@ cublasStatus_t cublasZgemmStridedBatched(cublasHandle_t h, cublasOperation_t ta,
 }
 
 }  // extern "C"
+
+bool phasor_emu::cublas_handle_info(cublasHandle_t h, int& device, cudaStream_t& stream) {
+  Lock lk(api_mutex());
+  if (!handles().count(h)) return false;
+  device = h->device;
+  stream = h->stream;
+  return true;
+}

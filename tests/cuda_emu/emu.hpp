@@ -1,10 +1,11 @@
-// tests/cuda_emu/emu.hpp - the host CUDA emulator's internals shared by its runtime, cuFFT and cuBLAS parts.
+// tests/cuda_emu/emu.hpp - the host CUDA emulator's internals shared by its runtime, cuFFT, cuBLAS and cuSOLVER
+// parts.
 //
 // Note [CUDA emulation]
 // No GPU is lent to most sessions, so the CUDA backend would otherwise only ever be compiled. An
 // emulation build (cmake -DPHASOR_CUDA_EMULATION=ON) compiles the very same src/cuda sources with the
 // host compiler and links them against libphasor_cuda_emu, a host implementation of the parts of the
-// CUDA runtime, cuFFT and cuBLAS that phasor calls, written from their documented semantics. The whole
+// CUDA runtime, cuFFT, cuBLAS and cuSOLVER that phasor calls, written from their documented semantics. The whole
 // test suite then runs its [cuda:0] cases on emulated devices. What it checks, and how:
 // - Kernels: every launch runs each thread of the grid on the host, blocks one after another. A
 //   block's thread 0 runs first; kernels with __syncthreads run their threads as fibers that meet at
@@ -28,8 +29,9 @@
 //   for a capturing blocking stream, waits across the capture's boundary) fail and invalidate the
 //   capture, as on a GPU, so code that is not capturable fails in the emulator too.
 // - cuFFT through FFTW (plans as documented for cufftMakePlanMany64 with default layouts; c2r leaves
-//   its input overwritten, as cuFFT may), cuBLAS GEMMs through CBLAS (column-major, op(A) op(B)).
-// - Failures on demand: phasor_emu_fail_next(call, status) makes the next call of a cuBLAS or cuFFT
+//   its input overwritten, as cuFFT may), cuBLAS GEMMs through CBLAS (column-major, op(A) op(B)), cuBLAS's
+//   batched LU and triangular solves and cuSOLVER's LU and Cholesky through LAPACK (cusolver.cpp).
+// - Failures on demand: phasor_emu_fail_next(call, status) makes the next call of a cuBLAS, cuFFT or cuSOLVER
 //   function, or the next kernel launch ("cudaLaunchKernel"), fail with that status, so tests reach the
 //   error paths a GPU does not take on demand.
 // What it cannot check: real concurrency (threads never overlap, so races between threads of
@@ -55,6 +57,9 @@
 #include <cstdint>
 #include <functional>
 #include <mutex>
+
+struct cublasContext;  // cublas_api.h's handle type (cublas.cpp defines it)
+typedef struct cublasContext* cublasHandle_t;
 
 namespace phasor_emu {
 
@@ -88,14 +93,17 @@ cudaError_t enqueue(cudaStream_t s, std::function<void()> work);
 /// Sets the calling thread's last error (what cudaGetLastError returns) and returns `e`.
 cudaError_t fail(cudaError_t e);
 
+/// True when `h` is a live cuBLAS handle (cublas.cpp); sets `device` and `stream` to its device and stream.
+bool cublas_handle_info(cublasHandle_t h, int& device, cudaStream_t& stream);
+
 }  // namespace phasor_emu
 
 /// The number of emulated calls so far that blocked the host until device work was done (stream, event
 /// and device synchronizations, synchronous copies, cudaFree, cudaFreeHost): a warm training step should
 /// make none.
 extern "C" std::uint64_t phasor_emu_host_waits(void);
-/// Makes the next call of the emulated cuBLAS or cuFFT function `call` ("cublasSgemm",
-/// "cublasSgemmStridedBatched", "cufftMakePlanMany64", "cufftExecC2C", ...), or the next kernel launch
+/// Makes the next call of the emulated cuBLAS, cuFFT or cuSOLVER function `call` ("cublasSgemm",
+/// "cublasSgemmStridedBatched", "cufftMakePlanMany64", "cufftExecC2C", "cusolverDnDgetrf", ...), or the next kernel launch
 /// ("cudaLaunchKernel"), fail with `status` without doing anything: tests of the library's error paths.
 /// One request per name; a later one replaces it.
 extern "C" void phasor_emu_fail_next(const char* call, int status);

@@ -1,19 +1,25 @@
 // tests/cuda_emu/selftest.cpp - the host CUDA emulator's own tests (Note [CUDA emulation]): that it catches
-// what it promises to catch, through the CUDA runtime, cuFFT and cuBLAS calls alone (no phasor).
+// what it promises to catch, through the CUDA runtime, cuFFT, cuBLAS and cuSOLVER calls alone (no phasor).
 #include "device_prelude.hpp"  // first: it defines __shared__ before the toolkit's headers do
 
 #define DOCTEST_CONFIG_IMPLEMENT_WITH_MAIN
 #include <cublas_v2.h>
 #include <cufft.h>
+#include <cusolverDn.h>
 #include <doctest/doctest.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <random>
+#include <type_traits>
 #include <vector>
+
+extern "C" void phasor_emu_fail_next(const char* call, int status);  // emu.hpp
 
 namespace {
 
@@ -322,4 +328,412 @@ TEST_CASE("emu: stream capture records work that each graph launch runs; prohibi
   CHECK(cudaStreamEndCapture(b, &graph) == cudaErrorStreamCaptureInvalidated);
   (void)cudaGetLastError();
   REQUIRE(cudaFreeHost(pinned) == cudaSuccess);
+}
+
+namespace {
+
+/// Device buffer of n elements of T (freed at scope end).
+template <class T>
+struct DeviceArray {
+  T* p = nullptr;
+  explicit DeviceArray(std::size_t n) {
+    REQUIRE(cudaMalloc(reinterpret_cast<void**>(&p), n * sizeof(T)) == cudaSuccess);
+  }
+  DeviceArray(const DeviceArray&) = delete;
+  DeviceArray& operator=(const DeviceArray&) = delete;
+  ~DeviceArray() { cudaFree(p); }
+};
+
+template <class T>
+std::vector<T> to_host(const T* d, std::size_t n) {
+  std::vector<T> h(n);
+  REQUIRE(cudaMemcpy(h.data(), d, n * sizeof(T), cudaMemcpyDeviceToHost) == cudaSuccess);
+  return h;
+}
+
+template <class T>
+void to_device(T* d, const std::vector<T>& h) {
+  REQUIRE(cudaMemcpy(d, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice) == cudaSuccess);
+}
+
+/// The device array of device pointers the batched calls take: `ptrs`, built on the host and copied over.
+template <class T>
+struct PointerArray : DeviceArray<T*> {
+  explicit PointerArray(const std::vector<T*>& ptrs) : DeviceArray<T*>(ptrs.size()) { to_device(this->p, ptrs); }
+  /// base, base + stride, ... (count of them)
+  PointerArray(T* base, std::size_t stride, int count) : PointerArray(strided(base, stride, count)) {}
+  static std::vector<T*> strided(T* base, std::size_t stride, int count) {
+    std::vector<T*> v(static_cast<std::size_t>(count));
+    for (int i = 0; i < count; ++i) v[static_cast<std::size_t>(i)] = base + static_cast<std::size_t>(i) * stride;
+    return v;
+  }
+};
+
+template <class S>
+S conj_if(S v, bool c) {
+  if constexpr (std::is_floating_point_v<S>) return v;
+  else return c ? std::conj(v) : v;
+}
+
+/// max |op(A) X - B| over the n x nrhs entries (op 'N', 'T' or 'C'; column-major, leading dimensions lda, ldx, ldb).
+template <class S>
+double solve_residual(char op, int n, int nrhs, const S* a, int lda, const S* x, int ldx, const S* b, int ldb) {
+  double err = 0;
+  for (int j = 0; j < nrhs; ++j)
+    for (int i = 0; i < n; ++i) {
+      S s = 0;
+      for (int k = 0; k < n; ++k)
+        s += (op == 'N' ? a[i + k * lda] : conj_if(a[k + i * lda], op == 'C')) * x[k + j * ldx];
+      err = std::max(err, static_cast<double>(std::abs(s - b[i + j * ldb])));
+    }
+  return err;
+}
+
+/// Whether every pivot of the n * batch lies in [1, n].
+bool pivots_in_range(const std::vector<int>& piv, int n) {
+  return std::all_of(piv.begin(), piv.end(), [n](int p) { return p >= 1 && p <= n; });
+}
+
+}  // namespace
+
+TEST_CASE("emu: cuBLAS getrfBatched + getrsBatched solve op(A) X = B; singular matrices, bad pointers, bad arguments") {
+  const int n = 4, lda = 5, nrhs = 2, ldb = 4, batch = 3;
+  const std::size_t sa = static_cast<std::size_t>(lda) * n, sb = static_cast<std::size_t>(ldb) * nrhs;
+  std::mt19937 g(7);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> a(sa * batch), b(sb * batch);
+  for (auto& v : a) v = u(g);  // the padding row of each column too: it must come back untouched
+  for (auto& v : b) v = u(g);
+  DeviceArray<double> da(a.size()), db(b.size());
+  DeviceArray<int> piv(static_cast<std::size_t>(n) * batch), info(batch);
+  PointerArray<double> pa(da.p, sa, batch), pb(db.p, sb, batch);
+  cublasHandle_t h;
+  REQUIRE(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS);
+  for (const cublasOperation_t op : {CUBLAS_OP_N, CUBLAS_OP_T}) {
+    to_device(da.p, a);
+    to_device(db.p, b);
+    REQUIRE(cublasDgetrfBatched(h, n, pa.p, lda, piv.p, info.p, batch) == CUBLAS_STATUS_SUCCESS);
+    int hinfo = -99;
+    REQUIRE(cublasDgetrsBatched(h, op, n, nrhs, pa.p, lda, piv.p, pb.p, ldb, &hinfo, batch) == CUBLAS_STATUS_SUCCESS);
+    CHECK(hinfo == 0);
+    CHECK(to_host(info.p, batch) == std::vector<int>(batch, 0));
+    CHECK(pivots_in_range(to_host(piv.p, static_cast<std::size_t>(n) * batch), n));
+    const std::vector<double> lu = to_host(da.p, a.size()), x = to_host(db.p, b.size());
+    for (std::size_t i = 0; i < a.size(); ++i)
+      if (i % lda == static_cast<std::size_t>(n)) CHECK(lu[i] == a[i]);  // padding rows untouched
+    for (int i = 0; i < batch; ++i)
+      CHECK(solve_residual(op == CUBLAS_OP_N ? 'N' : 'T', n, nrhs, a.data() + i * sa, lda, x.data() + i * sb, ldb,
+                           b.data() + i * sb, ldb) < 1e-10);
+  }
+  // column 3 of matrix 1 zero: U(3,3) is exactly zero, info 3 in its slot
+  std::vector<double> singular = a;
+  for (int r = 0; r < n; ++r) singular[sa + 2 * lda + r] = 0;
+  to_device(da.p, singular);
+  REQUIRE(cublasDgetrfBatched(h, n, pa.p, lda, piv.p, info.p, batch) == CUBLAS_STATUS_SUCCESS);
+  CHECK(to_host(info.p, batch) == std::vector<int>{0, 3, 0});
+  // a matrix pointer outside its allocation, read when the work runs: reported, that matrix skipped
+  {
+    DeviceArray<double> small(n * n - 1);
+    PointerArray<double> bad({da.p, small.p, da.p + 2 * sa});
+    to_device(da.p, a);
+    to_device(info.p, std::vector<int>(batch, 77));
+    REQUIRE(cublasDgetrfBatched(h, n, bad.p, lda, piv.p, info.p, batch) == CUBLAS_STATUS_SUCCESS);
+    CHECK(to_host(info.p, batch) == std::vector<int>{0, 77, 0});
+  }
+  // no pivot array: LU without pivoting, L U = A for a diagonally dominant matrix
+  {
+    std::vector<double> d(sa);
+    for (std::size_t i = 0; i < sa; ++i) d[i] = u(g) + (i % lda == i / lda ? 8.0 : 0.0);
+    DeviceArray<double> dd(sa);
+    PointerArray<double> pd({dd.p});
+    to_device(dd.p, d);
+    REQUIRE(cublasDgetrfBatched(h, n, pd.p, lda, nullptr, info.p, 1) == CUBLAS_STATUS_SUCCESS);
+    CHECK(to_host(info.p, 1)[0] == 0);
+    const std::vector<double> lu = to_host(dd.p, sa);
+    double err = 0;
+    for (int i = 0; i < n; ++i)
+      for (int j = 0; j < n; ++j) {
+        double s = 0;
+        for (int k = 0; k <= std::min(i, j); ++k) s += (k == i ? 1.0 : lu[i + k * lda]) * lu[k + j * lda];
+        err = std::max(err, std::abs(s - d[i + j * lda]));
+      }
+    CHECK(err < 1e-12);
+  }
+  // bad arguments: INVALID_VALUE, and getrs's host info names the argument (not counting the handle)
+  CHECK(cublasDgetrfBatched(h, n, pa.p, n - 1, piv.p, info.p, batch) == CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(cublasDgetrfBatched(h, -1, pa.p, lda, piv.p, info.p, batch) == CUBLAS_STATUS_INVALID_VALUE);
+  int hinfo = 0;
+  CHECK(cublasDgetrsBatched(h, CUBLAS_OP_N, n, nrhs, pa.p, n - 1, piv.p, pb.p, ldb, &hinfo, batch) ==
+        CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(hinfo == -5);
+  CHECK(cublasDgetrsBatched(h, CUBLAS_OP_N, n, nrhs, pa.p, lda, piv.p, pb.p, n - 1, &hinfo, batch) ==
+        CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(hinfo == -8);
+  CHECK(cublasDgetrsBatched(h, CUBLAS_OP_N, -1, nrhs, pa.p, lda, piv.p, pb.p, ldb, &hinfo, batch) ==
+        CUBLAS_STATUS_INVALID_VALUE);
+  CHECK(hinfo == -2);
+  // zero-size problems succeed without touching anything
+  CHECK(cublasDgetrfBatched(h, 0, nullptr, 1, nullptr, nullptr, batch) == CUBLAS_STATUS_SUCCESS);
+  CHECK(cublasDgetrsBatched(h, CUBLAS_OP_N, n, 0, pa.p, lda, piv.p, nullptr, ldb, &hinfo, batch) ==
+        CUBLAS_STATUS_SUCCESS);
+  CHECK(hinfo == 0);
+  // a failure on request
+  phasor_emu_fail_next("cublasDgetrfBatched", CUBLAS_STATUS_EXECUTION_FAILED);
+  CHECK(cublasDgetrfBatched(h, n, pa.p, lda, piv.p, info.p, batch) == CUBLAS_STATUS_EXECUTION_FAILED);
+  REQUIRE(cublasDestroy(h) == CUBLAS_STATUS_SUCCESS);
+  CHECK(cublasDgetrfBatched(h, n, pa.p, lda, piv.p, info.p, batch) == CUBLAS_STATUS_NOT_INITIALIZED);
+}
+
+TEST_CASE("emu: cuBLAS getrfBatched + getrsBatched in complex64, op N and C") {
+  using C = std::complex<float>;
+  const int n = 3, nrhs = 2, batch = 2;
+  const std::size_t sa = n * n, sb = n * nrhs;
+  std::mt19937 g(11);
+  std::uniform_real_distribution<float> u(-1, 1);
+  std::vector<C> a(sa * batch), b(sb * batch);
+  for (auto& v : a) v = {u(g), u(g)};
+  for (auto& v : b) v = {u(g), u(g)};
+  DeviceArray<cuComplex> da(a.size()), db(b.size());
+  DeviceArray<int> piv(n * batch), info(batch);
+  PointerArray<cuComplex> pa(da.p, sa, batch), pb(db.p, sb, batch);
+  cublasHandle_t h;
+  REQUIRE(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS);
+  for (const cublasOperation_t op : {CUBLAS_OP_N, CUBLAS_OP_C}) {
+    REQUIRE(cudaMemcpy(da.p, a.data(), a.size() * sizeof(C), cudaMemcpyHostToDevice) == cudaSuccess);
+    REQUIRE(cudaMemcpy(db.p, b.data(), b.size() * sizeof(C), cudaMemcpyHostToDevice) == cudaSuccess);
+    REQUIRE(cublasCgetrfBatched(h, n, pa.p, n, piv.p, info.p, batch) == CUBLAS_STATUS_SUCCESS);
+    int hinfo = -99;
+    REQUIRE(cublasCgetrsBatched(h, op, n, nrhs, pa.p, n, piv.p, pb.p, n, &hinfo, batch) == CUBLAS_STATUS_SUCCESS);
+    CHECK(hinfo == 0);
+    CHECK(to_host(info.p, batch) == std::vector<int>(batch, 0));
+    std::vector<C> x(b.size());
+    REQUIRE(cudaMemcpy(x.data(), db.p, x.size() * sizeof(C), cudaMemcpyDeviceToHost) == cudaSuccess);
+    for (int i = 0; i < batch; ++i)
+      CHECK(solve_residual(op == CUBLAS_OP_N ? 'N' : 'C', n, nrhs, a.data() + i * sa, n, x.data() + i * sb, n,
+                           b.data() + i * sb, n) < 1e-4);
+  }
+  REQUIRE(cublasDestroy(h) == CUBLAS_STATUS_SUCCESS);
+}
+
+TEST_CASE("emu: cusolverDnDgetrf factors for getrsBatched; its workspace is what getrf_bufferSize says") {
+  const int n = 5, lda = 6, nrhs = 3;
+  std::mt19937 g(3);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> a(static_cast<std::size_t>(lda) * n), b(static_cast<std::size_t>(n) * nrhs);
+  for (auto& v : a) v = u(g);
+  for (auto& v : b) v = u(g);
+  DeviceArray<double> da(a.size()), db(b.size());
+  DeviceArray<int> piv(n), info(1);
+  cusolverDnHandle_t s;
+  REQUIRE(cusolverDnCreate(&s) == CUSOLVER_STATUS_SUCCESS);
+  int lwork = 0;
+  REQUIRE(cusolverDnDgetrf_bufferSize(s, n, n, da.p, lda, &lwork) == CUSOLVER_STATUS_SUCCESS);
+  REQUIRE(lwork >= 2);
+  DeviceArray<double> work(lwork);
+  {
+    DeviceArray<double> short_work(lwork - 1);
+    CHECK(cusolverDnDgetrf(s, n, n, da.p, lda, short_work.p, piv.p, info.p) == CUSOLVER_STATUS_INVALID_VALUE);
+  }
+  to_device(da.p, a);
+  to_device(db.p, b);
+  REQUIRE(cusolverDnDgetrf(s, n, n, da.p, lda, work.p, piv.p, info.p) == CUSOLVER_STATUS_SUCCESS);
+  CHECK(to_host(info.p, 1)[0] == 0);
+  CHECK(pivots_in_range(to_host(piv.p, n), n));
+  cublasHandle_t h;
+  REQUIRE(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS);
+  PointerArray<double> pa({da.p}), pb({db.p});
+  int hinfo = -99;
+  REQUIRE(cublasDgetrsBatched(h, CUBLAS_OP_N, n, nrhs, pa.p, lda, piv.p, pb.p, n, &hinfo, 1) == CUBLAS_STATUS_SUCCESS);
+  CHECK(hinfo == 0);
+  CHECK(solve_residual('N', n, nrhs, a.data(), lda, to_host(db.p, b.size()).data(), n, b.data(), n) < 1e-10);
+  // pivots that are not getrf's (fresh memory: -1) are reported and the matrix skipped
+  {
+    DeviceArray<int> garbage(n);
+    to_device(db.p, b);
+    REQUIRE(cublasDgetrsBatched(h, CUBLAS_OP_N, n, nrhs, pa.p, lda, garbage.p, pb.p, n, &hinfo, 1) ==
+            CUBLAS_STATUS_SUCCESS);
+    CHECK(to_host(db.p, b.size()) == b);
+  }
+  // singular: column 2 zero gives info 2
+  std::vector<double> singular = a;
+  for (int r = 0; r < n; ++r) singular[lda + r] = 0;
+  to_device(da.p, singular);
+  REQUIRE(cusolverDnDgetrf(s, n, n, da.p, lda, work.p, piv.p, info.p) == CUSOLVER_STATUS_SUCCESS);
+  CHECK(to_host(info.p, 1)[0] == 2);
+  // rectangular m > n
+  to_device(da.p, a);
+  REQUIRE(cusolverDnDgetrf(s, lda, n - 1, da.p, lda, work.p, piv.p, info.p) == CUSOLVER_STATUS_SUCCESS);
+  CHECK(to_host(info.p, 1)[0] == 0);
+  CHECK(cusolverDnDgetrf(s, n, n, da.p, n - 1, work.p, piv.p, info.p) == CUSOLVER_STATUS_INVALID_VALUE);  // lda < m
+  CHECK(cusolverDnDgetrf_bufferSize(s, n, n, da.p, n - 1, &lwork) == CUSOLVER_STATUS_INVALID_VALUE);
+  phasor_emu_fail_next("cusolverDnDgetrf", CUSOLVER_STATUS_INTERNAL_ERROR);
+  CHECK(cusolverDnDgetrf(s, n, n, da.p, lda, work.p, piv.p, info.p) == CUSOLVER_STATUS_INTERNAL_ERROR);
+  REQUIRE(cublasDestroy(h) == CUBLAS_STATUS_SUCCESS);
+  REQUIRE(cusolverDnDestroy(s) == CUSOLVER_STATUS_SUCCESS);
+  CHECK(cusolverDnDestroy(s) == CUSOLVER_STATUS_NOT_INITIALIZED);
+}
+
+TEST_CASE("emu: cuSOLVER potrfBatched and potrf: Cholesky in the uplo triangle only; info k when not definite") {
+  const int n = 4, batch = 2;
+  const std::size_t sa = n * n;
+  std::mt19937 g(5);
+  std::uniform_real_distribution<double> u(-1, 1);
+  std::vector<double> a(sa * batch);  // A = M M^T + n I, symmetric positive definite
+  for (int i = 0; i < batch; ++i) {
+    std::vector<double> m(sa);
+    for (auto& v : m) v = u(g);
+    for (int r = 0; r < n; ++r)
+      for (int c = 0; c < n; ++c) {
+        double s = r == c ? n : 0;
+        for (int k = 0; k < n; ++k) s += m[r + k * n] * m[c + k * n];
+        a[i * sa + r + c * n] = s;
+      }
+  }
+  DeviceArray<double> da(a.size());
+  DeviceArray<int> info(batch);
+  PointerArray<double> pa(da.p, sa, batch);
+  cusolverDnHandle_t s;
+  REQUIRE(cusolverDnCreate(&s) == CUSOLVER_STATUS_SUCCESS);
+  cudaStream_t stream = nullptr;
+  REQUIRE(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking) == cudaSuccess);
+  REQUIRE(cusolverDnSetStream(s, stream) == CUSOLVER_STATUS_SUCCESS);
+  cudaStream_t got = nullptr;
+  REQUIRE(cusolverDnGetStream(s, &got) == CUSOLVER_STATUS_SUCCESS);
+  CHECK(got == stream);
+  /// max |F^H F - A| (upper) or |F F^H - A| (lower) of matrix i, F the factor in that triangle; the other
+  /// triangle must be A's, untouched
+  const auto check_factor = [&](const std::vector<double>& f, int i, bool lower) {
+    const double* fa = f.data() + i * sa;
+    const double* aa = a.data() + i * sa;
+    const auto tri = [&](int r, int c) { return (lower ? r >= c : r <= c) ? fa[r + c * n] : 0.0; };
+    double err = 0;
+    for (int r = 0; r < n; ++r)
+      for (int c = 0; c < n; ++c) {
+        double s = 0;
+        for (int k = 0; k < n; ++k) s += lower ? tri(r, k) * tri(c, k) : tri(k, r) * tri(k, c);
+        err = std::max(err, std::abs(s - aa[r + c * n]));
+        if (lower ? r < c : r > c) CHECK(fa[r + c * n] == aa[r + c * n]);
+      }
+    CHECK(err < 1e-12);
+  };
+  for (const bool lower : {true, false}) {
+    const cublasFillMode_t uplo = lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+    to_device(da.p, a);
+    REQUIRE(cusolverDnDpotrfBatched(s, uplo, n, pa.p, n, info.p, batch) == CUSOLVER_STATUS_SUCCESS);
+    REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+    CHECK(to_host(info.p, batch) == std::vector<int>(batch, 0));
+    const std::vector<double> f = to_host(da.p, a.size());
+    for (int i = 0; i < batch; ++i) check_factor(f, i, lower);
+  }
+  // not positive definite: the identity with -1 at (3,3) has info 3
+  std::vector<double> indefinite = a;
+  for (std::size_t k = 0; k < sa; ++k) indefinite[sa + k] = k % (n + 1) == 0 ? 1.0 : 0.0;
+  indefinite[sa + 2 * (n + 1)] = -1;
+  to_device(da.p, indefinite);
+  REQUIRE(cusolverDnDpotrfBatched(s, CUBLAS_FILL_MODE_LOWER, n, pa.p, n, info.p, batch) == CUSOLVER_STATUS_SUCCESS);
+  REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+  CHECK(to_host(info.p, batch) == std::vector<int>{0, 3});
+  // bad arguments
+  CHECK(cusolverDnDpotrfBatched(s, CUBLAS_FILL_MODE_LOWER, n, pa.p, n - 1, info.p, batch) ==
+        CUSOLVER_STATUS_INVALID_VALUE);
+  CHECK(cusolverDnDpotrfBatched(s, CUBLAS_FILL_MODE_FULL, n, pa.p, n, info.p, batch) == CUSOLVER_STATUS_INVALID_VALUE);
+  CHECK(cusolverDnDpotrfBatched(s, CUBLAS_FILL_MODE_LOWER, n, pa.p, n, info.p, -1) == CUSOLVER_STATUS_INVALID_VALUE);
+  // a failure on request: the next call fails and does nothing, the one after works
+  to_device(da.p, a);
+  phasor_emu_fail_next("cusolverDnDpotrfBatched", CUSOLVER_STATUS_EXECUTION_FAILED);
+  CHECK(cusolverDnDpotrfBatched(s, CUBLAS_FILL_MODE_LOWER, n, pa.p, n, info.p, batch) ==
+        CUSOLVER_STATUS_EXECUTION_FAILED);
+  REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+  CHECK(to_host(da.p, a.size()) == a);
+  REQUIRE(cusolverDnDpotrfBatched(s, CUBLAS_FILL_MODE_LOWER, n, pa.p, n, info.p, batch) == CUSOLVER_STATUS_SUCCESS);
+  REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+  check_factor(to_host(da.p, a.size()), 1, true);
+  // potrf of one matrix, with the workspace potrf_bufferSize asks for
+  to_device(da.p, a);
+  int lwork = 0;
+  REQUIRE(cusolverDnDpotrf_bufferSize(s, CUBLAS_FILL_MODE_UPPER, n, da.p, n, &lwork) == CUSOLVER_STATUS_SUCCESS);
+  REQUIRE(lwork >= 1);
+  DeviceArray<double> work(lwork);
+  CHECK(cusolverDnDpotrf(s, CUBLAS_FILL_MODE_UPPER, n, da.p, n, work.p, lwork - 1, info.p) ==
+        CUSOLVER_STATUS_INVALID_VALUE);
+  REQUIRE(cusolverDnDpotrf(s, CUBLAS_FILL_MODE_UPPER, n, da.p, n, work.p, lwork, info.p) == CUSOLVER_STATUS_SUCCESS);
+  REQUIRE(cudaStreamSynchronize(stream) == cudaSuccess);
+  CHECK(to_host(info.p, 1)[0] == 0);
+  check_factor(to_host(da.p, a.size()), 0, false);
+  // another device's stream, or the handle used while another device is current
+  int devices = 0;
+  REQUIRE(cudaGetDeviceCount(&devices) == cudaSuccess);
+  if (devices >= 2) {
+    REQUIRE(cudaSetDevice(1) == cudaSuccess);
+    cudaStream_t other = nullptr;
+    REQUIRE(cudaStreamCreate(&other) == cudaSuccess);
+    CHECK(cusolverDnDpotrfBatched(s, CUBLAS_FILL_MODE_LOWER, n, pa.p, n, info.p, batch) ==
+          CUSOLVER_STATUS_EXECUTION_FAILED);
+    CHECK(cusolverDnSetStream(s, other) == CUSOLVER_STATUS_INVALID_VALUE);
+    REQUIRE(cudaSetDevice(0) == cudaSuccess);
+  }
+  REQUIRE(cusolverDnDestroy(s) == CUSOLVER_STATUS_SUCCESS);
+}
+
+TEST_CASE("emu: cuBLAS trsmBatched solves with the triangle it names, on the left and on the right") {
+  const int m = 3, n = 4, batch = 2, ldb = m + 1;
+  const double alpha = 2;
+  const double nan = std::nan("");
+  std::mt19937 g(9);
+  std::uniform_real_distribution<double> u(-1, 1);
+  struct Case {
+    cublasSideMode_t side;
+    cublasFillMode_t uplo;
+    cublasOperation_t op;
+    cublasDiagType_t diag;
+  };
+  cublasHandle_t h;
+  REQUIRE(cublasCreate(&h) == CUBLAS_STATUS_SUCCESS);
+  for (const Case& c : {Case{CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT},
+                        Case{CUBLAS_SIDE_LEFT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_T, CUBLAS_DIAG_UNIT},
+                        Case{CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_LOWER, CUBLAS_OP_N, CUBLAS_DIAG_NON_UNIT},
+                        Case{CUBLAS_SIDE_RIGHT, CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_T, CUBLAS_DIAG_UNIT}}) {
+    const bool left = c.side == CUBLAS_SIDE_LEFT, lower = c.uplo == CUBLAS_FILL_MODE_LOWER;
+    const bool unit = c.diag == CUBLAS_DIAG_UNIT;
+    const int k = left ? m : n, lda = k + 1;
+    const std::size_t sa = static_cast<std::size_t>(lda) * k, sb = static_cast<std::size_t>(ldb) * n;
+    // the triangle's entries; NaN where the call must not read (the other triangle, a unit diagonal, padding)
+    std::vector<double> a(sa * batch), b(sb * batch);
+    for (std::size_t i = 0; i < a.size(); ++i) {
+      const int r = static_cast<int>(i % sa % lda), col = static_cast<int>(i % sa / lda);
+      const bool in = r < k && (lower ? r >= col : r <= col) && !(unit && r == col);
+      a[i] = !in ? nan : r == col ? 2 + u(g) : u(g);
+    }
+    for (auto& v : b) v = u(g);
+    DeviceArray<double> da(a.size()), db(b.size());
+    to_device(da.p, a);
+    to_device(db.p, b);
+    PointerArray<double> pa(da.p, sa, batch), pb(db.p, sb, batch);
+    REQUIRE(cublasDtrsmBatched(h, c.side, c.uplo, c.op, c.diag, m, n, &alpha, pa.p, lda, pb.p, ldb, batch) ==
+            CUBLAS_STATUS_SUCCESS);
+    const std::vector<double> x = to_host(db.p, b.size());
+    for (int i = 0; i < batch; ++i) {
+      // op(T) as a dense k x k matrix, T the triangle with its diagonal
+      const auto t = [&](int r, int col) {
+        if (c.op != CUBLAS_OP_N) std::swap(r, col);
+        if (lower ? r < col : r > col) return 0.0;
+        return r == col && unit ? 1.0 : a[i * sa + r + col * lda];
+      };
+      double err = 0;
+      for (int r = 0; r < m; ++r)
+        for (int col = 0; col < n; ++col) {
+          double s = 0;
+          if (left)
+            for (int p = 0; p < m; ++p) s += t(r, p) * x[i * sb + p + col * ldb];
+          else
+            for (int p = 0; p < n; ++p) s += x[i * sb + r + p * ldb] * t(p, col);
+          err = std::max(err, std::abs(s - alpha * b[i * sb + r + col * ldb]));
+        }
+      CHECK(err < 1e-12);
+      for (int col = 0; col < n; ++col) CHECK(x[i * sb + m + col * ldb] == b[i * sb + m + col * ldb]);  // padding
+    }
+    CHECK(cublasDtrsmBatched(h, c.side, c.uplo, c.op, c.diag, m, n, &alpha, pa.p, k - 1, pb.p, ldb, batch) ==
+          CUBLAS_STATUS_INVALID_VALUE);
+  }
+  REQUIRE(cublasDestroy(h) == CUBLAS_STATUS_SUCCESS);
 }

@@ -1,0 +1,248 @@
+// src/linalg/cusolver_solve.cpp - cuBLAS and cuSOLVER behind cuda_getrf, cuda_getrs, cuda_trsm_right and
+// cuda_potrf (see cusolver_solve.hpp): handles per (thread, device, stream) (Note [library handles] in
+// src/cuda/libraries.cpp), the batched calls' pointer arrays made on the device (an int64 arange of
+// addresses), cuSOLVER's workspaces from the caching allocator.
+#include "linalg/cusolver_solve.hpp"
+
+#include <algorithm>
+#include <climits>
+#include <cstdint>
+#include <string>
+#include <type_traits>
+
+#include "core/tensor_impl.hpp"
+#include "phasor/creation.hpp"
+#include "phasor/error.hpp"
+
+#if PHASOR_WITH_CUDA
+#include "cuda/libraries.hpp"
+#include "cuda/runtime.hpp"
+#endif
+
+namespace phasor::detail {
+
+Tensor int32_buffer(std::int64_t n, Device device) { return empty({(std::max<std::int64_t>(n, 1) + 1) / 2}, Dtype::Int64, device); }
+
+int* int32_data(const Tensor& buffer) { return static_cast<int*>(buffer.data_ptr()); }
+
+#if PHASOR_WITH_CUDA
+namespace {
+
+using ::phasor::cuda::detail::check_cublas;
+using ::phasor::cuda::detail::check_cusolver;
+using ::phasor::cuda::detail::CublasApi;
+using ::phasor::cuda::detail::CusolverApi;
+
+/// One element type's entry points (S, D, C, Z in the libraries' names) and their names.
+#define PHASOR_SOLVER_ENTRY(X, Scalar)                                                          \
+  struct X##Solver {                                                                            \
+    using S = Scalar;                                                                           \
+    static constexpr auto getrf_batched = &CublasApi::cublas##X##getrfBatched;                  \
+    static constexpr auto getrs_batched = &CublasApi::cublas##X##getrsBatched;                  \
+    static constexpr auto trsm_batched = &CublasApi::cublas##X##trsmBatched;                    \
+    static constexpr auto getrf_size = &CusolverApi::cusolverDn##X##getrf_bufferSize;           \
+    static constexpr auto getrf = &CusolverApi::cusolverDn##X##getrf;                           \
+    static constexpr auto potrf_size = &CusolverApi::cusolverDn##X##potrf_bufferSize;           \
+    static constexpr auto potrf = &CusolverApi::cusolverDn##X##potrf;                           \
+    static constexpr auto potrf_batched = &CusolverApi::cusolverDn##X##potrfBatched;            \
+    static constexpr const char* getrf_batched_name = "cublas" #X "getrfBatched";               \
+    static constexpr const char* getrs_batched_name = "cublas" #X "getrsBatched";               \
+    static constexpr const char* trsm_batched_name = "cublas" #X "trsmBatched";                 \
+    static constexpr const char* getrf_size_name = "cusolverDn" #X "getrf_bufferSize";          \
+    static constexpr const char* getrf_name = "cusolverDn" #X "getrf";                          \
+    static constexpr const char* potrf_size_name = "cusolverDn" #X "potrf_bufferSize";          \
+    static constexpr const char* potrf_name = "cusolverDn" #X "potrf";                          \
+    static constexpr const char* potrf_batched_name = "cusolverDn" #X "potrfBatched";           \
+  };
+PHASOR_SOLVER_ENTRY(S, float)
+PHASOR_SOLVER_ENTRY(D, double)
+PHASOR_SOLVER_ENTRY(C, cuComplex)
+PHASOR_SOLVER_ENTRY(Z, cuDoubleComplex)
+#undef PHASOR_SOLVER_ENTRY
+
+/// Calls f(Entry) for `dtype`'s entry; other dtypes throw.
+template <class F>
+void with_solver(Dtype dtype, const char* op, F&& f) {
+  switch (dtype) {
+    case Dtype::Float32: return f(SSolver{});
+    case Dtype::Float64: return f(DSolver{});
+    case Dtype::Complex64: return f(CSolver{});
+    case Dtype::Complex128: return f(ZSolver{});
+    default: throw Error(op, std::string("no CUDA factorization for ") + dtype_name(dtype) + " tensors");
+  }
+}
+
+/// Throws when a dim or the batch count exceeds the libraries' int range.
+void check_range(const char* op, std::initializer_list<std::int64_t> sizes) {
+  if (std::max(sizes) <= INT_MAX) return;
+  std::string s;
+  for (std::int64_t v : sizes) s += (s.empty() ? "" : ", ") + std::to_string(v);
+  throw Error(op, "matrix dims or batch (" + s + ") exceed the cuBLAS / cuSOLVER index range");
+}
+
+/// The batched calls' device array of `batch` addresses base + i * stride bytes, made on the device (no
+/// host-to-device copy, so a CUDA graph capture records it).
+Tensor pointer_array(const void* base, std::int64_t stride, std::int64_t batch, int device) {
+  const auto b = static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(base));
+  return arange(Scalar(b), Scalar(b + batch * stride), Scalar(stride), Dtype::Int64, Device::cuda(device));
+}
+
+/// Its pointer array as the libraries' T* const[].
+template <class T>
+T* const* pointers(const Tensor& array) {
+  return static_cast<T* const*>(array.data_ptr());
+}
+
+/// Largest order factored by the batched calls when a batch has several matrices: they are written for small
+/// matrices (launch overhead dominates there); larger ones go one at a time through cuSOLVER's blocked
+/// routines. Chosen from the libraries' documentation, not measured here (no GPU).
+constexpr std::int64_t kBatchedOrder = 64;
+
+/// A workspace of `elems` elements of `dtype` on `device` from the caching allocator.
+Tensor workspace(int elems, Dtype dtype, int device) { return empty({std::max(elems, 1)}, dtype, Device::cuda(device)); }
+
+}  // namespace
+
+Tensor widen_int32(const Tensor& buffer, const Shape& shape) {
+  const std::int64_t n = shape_numel(shape);
+  Tensor out = empty(shape, Dtype::Int64, buffer.device());
+  if (buffer.device().is_cuda()) {
+    ::phasor::cuda::detail::DeviceGuard guard(buffer.device().index);
+    ::phasor::cuda::widen_int32(int32_data(buffer), static_cast<std::int64_t*>(out.data_ptr()), n,
+                                ::phasor::cuda::detail::current_stream_handle(buffer.device().index));
+  } else {
+    const int* src = int32_data(buffer);
+    std::copy(src, src + n, static_cast<std::int64_t*>(out.data_ptr()));
+  }
+  return out;
+}
+
+void cuda_getrf(const char* op, Dtype dtype, int device, std::int64_t n, std::int64_t batch, void* a, int* pivots,
+                int* info) {
+  if (n <= 0 || batch <= 0) return;
+  check_range(op, {n, batch, n * n});
+  ::phasor::cuda::detail::DeviceGuard guard(device);
+  with_solver(dtype, op, [&](auto e) {
+    using E = decltype(e);
+    using S = typename E::S;
+    const int N = static_cast<int>(n);
+    if (batch > 1 && n <= kBatchedOrder) {
+      const CublasApi& api = ::phasor::cuda::detail::cublas(op);
+      const Tensor ptrs = pointer_array(a, n * n * static_cast<std::int64_t>(sizeof(S)), batch, device);
+      check_cublas(api,
+                   (api.*E::getrf_batched)(::phasor::cuda::detail::cublas_handle(device, op), N, pointers<S>(ptrs), N,
+                                           pivots, info, static_cast<int>(batch)),
+                   op, E::getrf_batched_name);
+      return;
+    }
+    const CusolverApi& api = ::phasor::cuda::detail::cusolver(op);
+    const cusolverDnHandle_t h = ::phasor::cuda::detail::cusolver_handle(device, op);
+    S* base = static_cast<S*>(a);
+    int lwork = 0;
+    check_cusolver((api.*E::getrf_size)(h, N, N, base, N, &lwork), op, E::getrf_size_name);
+    const Tensor work = workspace(lwork, dtype, device);
+    for (std::int64_t i = 0; i < batch; ++i)
+      check_cusolver((api.*E::getrf)(h, N, N, base + i * n * n, N, static_cast<S*>(work.data_ptr()), pivots + i * n, info + i),
+                     op, E::getrf_name);
+  });
+}
+
+void cuda_getrs(const char* op, Dtype dtype, int device, bool trans, std::int64_t n, std::int64_t k, std::int64_t batch,
+                const void* lu, const int* pivots, void* b) {
+  if (n <= 0 || k <= 0 || batch <= 0) return;
+  check_range(op, {n, k, batch, n * n, n * k});
+  ::phasor::cuda::detail::DeviceGuard guard(device);
+  with_solver(dtype, op, [&](auto e) {
+    using E = decltype(e);
+    using S = typename E::S;
+    const CublasApi& api = ::phasor::cuda::detail::cublas(op);
+    const Tensor as = pointer_array(lu, n * n * static_cast<std::int64_t>(sizeof(S)), batch, device);
+    const Tensor bs = pointer_array(b, n * k * static_cast<std::int64_t>(sizeof(S)), batch, device);
+    int info = 0;
+    check_cublas(api,
+                 (api.*E::getrs_batched)(::phasor::cuda::detail::cublas_handle(device, op), trans ? CUBLAS_OP_T : CUBLAS_OP_N,
+                                         static_cast<int>(n), static_cast<int>(k), pointers<const S>(as),
+                                         static_cast<int>(n), pivots, pointers<S>(bs), static_cast<int>(n), &info,
+                                         static_cast<int>(batch)),
+                 op, E::getrs_batched_name);
+    if (info != 0) throw Error(op, std::string(E::getrs_batched_name) + " rejected argument " + std::to_string(-info));
+  });
+}
+
+void cuda_trsm_right(const char* op, Dtype dtype, int device, bool lower, bool unit, std::int64_t m, std::int64_t n,
+                     std::int64_t batch, const void* a, void* b) {
+  if (m <= 0 || n <= 0 || batch <= 0) return;
+  check_range(op, {m, n, batch, n * n, m * n});
+  ::phasor::cuda::detail::DeviceGuard guard(device);
+  with_solver(dtype, op, [&](auto e) {
+    using E = decltype(e);
+    using S = typename E::S;
+    const CublasApi& api = ::phasor::cuda::detail::cublas(op);
+    const Tensor as = pointer_array(a, n * n * static_cast<std::int64_t>(sizeof(S)), batch, device);
+    const Tensor bs = pointer_array(b, m * n * static_cast<std::int64_t>(sizeof(S)), batch, device);
+    S one{};
+    if constexpr (std::is_arithmetic_v<S>) one = S(1);
+    else one.x = 1;
+    check_cublas(api,
+                 (api.*E::trsm_batched)(::phasor::cuda::detail::cublas_handle(device, op), CUBLAS_SIDE_RIGHT,
+                                        lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER, CUBLAS_OP_N,
+                                        unit ? CUBLAS_DIAG_UNIT : CUBLAS_DIAG_NON_UNIT, static_cast<int>(m),
+                                        static_cast<int>(n), &one, pointers<const S>(as), static_cast<int>(n),
+                                        pointers<S>(bs), static_cast<int>(m), static_cast<int>(batch)),
+                 op, E::trsm_batched_name);
+  });
+}
+
+void cuda_potrf(const char* op, Dtype dtype, int device, bool upper, std::int64_t n, std::int64_t batch, void* a,
+                int* info) {
+  if (n <= 0 || batch <= 0) return;
+  check_range(op, {n, batch, n * n});
+  ::phasor::cuda::detail::DeviceGuard guard(device);
+  with_solver(dtype, op, [&](auto e) {
+    using E = decltype(e);
+    using S = typename E::S;
+    const CusolverApi& api = ::phasor::cuda::detail::cusolver(op);
+    const cusolverDnHandle_t h = ::phasor::cuda::detail::cusolver_handle(device, op);
+    const cublasFillMode_t uplo = upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
+    const int N = static_cast<int>(n);
+    if (batch > 1 && n <= kBatchedOrder) {
+      const Tensor ptrs = pointer_array(a, n * n * static_cast<std::int64_t>(sizeof(S)), batch, device);
+      check_cusolver((api.*E::potrf_batched)(h, uplo, N, static_cast<S**>(ptrs.data_ptr()), N, info, static_cast<int>(batch)),
+                     op, E::potrf_batched_name);
+      return;
+    }
+    S* base = static_cast<S*>(a);
+    int lwork = 0;
+    check_cusolver((api.*E::potrf_size)(h, uplo, N, base, N, &lwork), op, E::potrf_size_name);
+    const Tensor work = workspace(lwork, dtype, device);
+    for (std::int64_t i = 0; i < batch; ++i)
+      check_cusolver((api.*E::potrf)(h, uplo, N, base + i * n * n, N, static_cast<S*>(work.data_ptr()), lwork, info + i),
+                     op, E::potrf_name);
+  });
+}
+
+#else  // CPU-only build
+
+Tensor widen_int32(const Tensor& buffer, const Shape& shape) {
+  Tensor out = empty(shape, Dtype::Int64, buffer.device());
+  const int* src = int32_data(buffer);
+  std::copy(src, src + shape_numel(shape), static_cast<std::int64_t*>(out.data_ptr()));
+  return out;
+}
+
+void cuda_getrf(const char* op, Dtype, int, std::int64_t, std::int64_t, void*, int*, int*) {
+  throw Error(op, "no cuSOLVER in this build (CPU-only build)");
+}
+void cuda_getrs(const char* op, Dtype, int, bool, std::int64_t, std::int64_t, std::int64_t, const void*, const int*, void*) {
+  throw Error(op, "no cuBLAS in this build (CPU-only build)");
+}
+void cuda_trsm_right(const char* op, Dtype, int, bool, bool, std::int64_t, std::int64_t, std::int64_t, const void*, void*) {
+  throw Error(op, "no cuBLAS in this build (CPU-only build)");
+}
+void cuda_potrf(const char* op, Dtype, int, bool, std::int64_t, std::int64_t, void*, int*) {
+  throw Error(op, "no cuSOLVER in this build (CPU-only build)");
+}
+
+#endif
+
+}  // namespace phasor::detail

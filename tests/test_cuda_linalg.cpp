@@ -1,0 +1,238 @@
+// tests/test_cuda_linalg.cpp - linalg on a GPU (Note [LU on the device] in src/linalg/solve.cpp): solve, inv, det,
+// slogdet, solve_triangular and cholesky through cuBLAS and cuSOLVER agree with the CPU's LAPACK in every dtype and
+// on every path (one matrix, a batch of small ones, a batch of larger ones, empty ones), refuse a failed
+// factorization with the CPU's message, leave their inputs as they were, stay on the device, defer their checks and
+// are captured into CUDA graphs. The GPU cases need a GPU (or the CUDA emulation build): without one doctest
+// reports them as skipped.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <functional>
+#include <limits>
+#include <string>
+#include <vector>
+
+#include <phasor/phasor.hpp>
+
+#include "cuda_test_util.hpp"
+
+using namespace phasor;
+using namespace cuda_test;
+
+namespace {
+
+using VT = std::vector<Tensor>;
+
+/// batch + {rows, cols}.
+Shape with_matrix(Shape batch, std::int64_t rows, std::int64_t cols) {
+  batch.push_back(rows);
+  batch.push_back(cols);
+  return batch;
+}
+
+/// A well-conditioned (..., n, n) sample: 2 I + G / (2 sqrt(n)), G standard normal (singular values about 1 to 3).
+Tensor well_conditioned(const Shape& batch, std::int64_t n, Dtype dt) {
+  return sample(with_matrix(batch, n, n), dt) * (0.5 / std::sqrt(static_cast<double>(std::max<std::int64_t>(n, 1)))) +
+         eye(n, std::nullopt, dt) * 2.0;
+}
+
+/// A Hermitian positive-definite (..., n, n) sample: G G^H / n + I.
+Tensor positive_definite(const Shape& batch, std::int64_t n, Dtype dt) {
+  const Tensor g = sample(with_matrix(batch, n, n), dt);
+  return matmul(g, g.transpose(-1, -2).conj()) / static_cast<double>(std::max<std::int64_t>(n, 1)) + eye(n, std::nullopt, dt);
+}
+
+/// The agreement tolerance of a dtype.
+double tol(Dtype dt) { return dt == float32 || dt == complex64 ? 2e-4 : 1e-11; }
+
+}  // namespace
+
+DEVICE_CASE("cuda linalg: solve, inv, det, slogdet, solve_triangular and cholesky and their gradients agree with the CPU, results on the device") {
+  manual_seed(47);
+  for (Dtype dt : {float64, complex128}) {
+    CAPTURE(dtype_name(dt));
+    const Tensor a = sample({2, 3, 3}, dt) * 0.3 + eye(3, std::nullopt, dt), b = sample({3, 2}, dt);
+    const Tensor x = linalg::solve(a.to(dev), b.to(dev));
+    CHECK(x.device() == dev);
+    CHECK(rel_diff(x, linalg::solve(a, b)) <= 1e-13);
+    const auto [s, l] = linalg::slogdet(a.to(dev));
+    CHECK(s.device() == dev);
+    CHECK(rel_diff(l, linalg::slogdet(a).second) <= 1e-13);
+    grads_agree(dev, "solve", [](const VT& in) { return linalg::solve(in[0], in[1]); }, {a, b}, 1e-12);
+    grads_agree(dev, "inv", [](const VT& in) { return linalg::inv(in[0]); }, {a}, 1e-12);
+    grads_agree(dev, "det", [](const VT& in) { return linalg::det(in[0]); }, {a}, 1e-12);
+    grads_agree(dev, "slogdet", [](const VT& in) { return linalg::slogdet(in[0]).second; }, {a}, 1e-12);
+    grad2_agree(dev, "solve twice", [](const VT& in) { return linalg::solve(in[0], in[1]); }, {a, b}, 1e-10);
+    for (bool upper : {true, false})
+      grads_agree(dev, "solve_triangular", [upper](const VT& in) { return linalg::solve_triangular(in[0], in[1], upper); }, {a, b}, 1e-12);
+    grads_agree(dev, "cholesky", [](const VT& in) {
+      return linalg::cholesky(matmul(in[0], in[0].transpose(-1, -2).conj()) + eye(3, std::nullopt, in[0].dtype(), in[0].device()));
+    }, {a}, 1e-12);
+  }
+  CHECK_THROWS_WITH_AS(linalg::solve(eye(2, std::nullopt, float64).to(dev), ones({2}, float64)), doctest::Contains("[linalg_solve]"), Error);
+}
+
+DEVICE_CASE("cuda linalg: every factorization path agrees with the CPU in every dtype") {
+  manual_seed(48);
+  struct Case {
+    Shape batch;
+    std::int64_t n;
+  };
+  // one matrix (cuSOLVER's getrf / potrf), a batch of small ones (the batched calls), a batch of larger ones
+  // (cuSOLVER one matrix at a time), empty ones
+  const std::vector<Case> cases = {{{}, 5}, {{2, 3}, 4}, {{2}, 70}, {{3}, 0}, {{0}, 3}};
+  for (Dtype dt : {float32, float64, complex64, complex128})
+    for (const Case& c : cases) {
+      CAPTURE(dtype_name(dt));
+      CAPTURE(c.n);
+      CAPTURE(c.batch.size());
+      const double t = tol(dt);
+      const Tensor a = well_conditioned(c.batch, c.n, dt), b = sample(with_matrix(c.batch, c.n, 3), dt);
+      const Tensor h = positive_definite(c.batch, c.n, dt);
+      agree(dev, "solve", [](const VT& in) { return linalg::solve(in[0], in[1]); }, {a, b}, t);
+      agree(dev, "solve a vector", [](const VT& in) { return linalg::solve(in[0], in[1].select(-1, 0)); }, {a, b}, t);
+      agree(dev, "inv", [](const VT& in) { return linalg::inv(in[0]); }, {a}, t);
+      agree(dev, "det", [](const VT& in) { return linalg::det(in[0]); }, {a}, t);
+      agree(dev, "slogdet's sign", [](const VT& in) { return linalg::slogdet(in[0]).first; }, {a}, t);
+      agree(dev, "slogdet's log", [](const VT& in) { return linalg::slogdet(in[0]).second; }, {a}, t);
+      agree(dev, "cholesky", [](const VT& in) { return linalg::cholesky(in[0]); }, {h}, t);
+      for (bool upper : {true, false})
+        for (bool left : {true, false})
+          for (bool unit : {false, true}) {
+            CAPTURE(upper);
+            CAPTURE(left);
+            CAPTURE(unit);
+            agree(dev, "solve_triangular", [&](const VT& in) {
+              return linalg::solve_triangular(in[0], left ? in[1] : in[1].transpose(-1, -2), upper, left, unit);
+            }, {a, b}, t);
+          }
+    }
+  // a matrix that needs row swaps: the sign of its determinant comes from the pivots
+  const Tensor p = from_vector<double>({0, 0, 1, 0, 1, 0, 2, 0, 0}).reshape({3, 3});
+  agree(dev, "det of a permutation", [](const VT& in) { return linalg::det(in[0]); }, {p}, 0);
+  CHECK(linalg::det(p.to(dev)).item<double>() == -2.0);
+}
+
+DEVICE_CASE("cuda linalg: a failed factorization is refused with the CPU's message, naming the batch element; inputs unchanged") {
+  manual_seed(49);
+  // one matrix, a batch of small ones, a batch of larger ones
+  for (const auto& [batch, n] : std::vector<std::pair<Shape, std::int64_t>>{{{}, 4}, {{2, 3}, 4}, {{2}, 70}}) {
+    CAPTURE(batch.size());
+    CAPTURE(n);
+    Tensor a = well_conditioned(batch, n, float64);
+    Tensor last = a.reshape({-1, n, n}).select(0, a.numel() / (n * n) - 1);
+    last.select(0, 1).zero_();  // the last matrix has a zero row
+    const Tensor b = sample(with_matrix(batch, n, 2), float64);
+    const Tensor ad = a.to(dev), bd = b.to(dev);
+    const std::string want = error_of([&] { (void)linalg::solve(a, b); });
+    CHECK(want.find("is singular: its LU factorization has a zero pivot") != std::string::npos);
+    CHECK(error_of([&] { (void)linalg::solve(ad, bd); }) == want);
+    CHECK(error_of([&] { (void)linalg::inv(ad); }) == error_of([&] { (void)linalg::inv(a); }));
+    CHECK(rel_diff(ad, a) == 0);
+    CHECK(rel_diff(bd, b) == 0);
+    // slogdet takes it: sign 0, log|det| -inf
+    agree(dev, "slogdet's sign", [](const VT& in) { return linalg::slogdet(in[0]).first; }, {a}, 0);
+    agree(dev, "slogdet's log", [](const VT& in) { return linalg::slogdet(in[0]).second; }, {a}, 1e-12);
+    CHECK(std::isinf(linalg::slogdet(ad).second.reshape({-1}).select(0, -1).item<double>()));
+    // a zero on a triangle's diagonal
+    const std::string tri = error_of([&] { (void)linalg::solve_triangular(a, b, true); });
+    CHECK(tri.find("is singular: its diagonal element 1 is zero") != std::string::npos);
+    CHECK(error_of([&] { (void)linalg::solve_triangular(ad, bd, true); }) == tri);
+    agree(dev, "a unit triangle reads no diagonal", [](const VT& in) { return linalg::solve_triangular(in[0], in[1], true, true, true); }, {a, b}, 1e-12);
+    // a matrix that is not positive-definite
+    Tensor h = positive_definite(batch, n, float64);
+    h.reshape({-1, n, n}).select(0, h.numel() / (n * n) - 1).select(0, 2).select(0, 2).fill_(-1.0);
+    const Tensor hd = h.to(dev);
+    const std::string chol = error_of([&] { (void)linalg::cholesky(h); });
+    CHECK(chol.find("is not positive-definite: its leading minor of order 3 is not positive") != std::string::npos);
+    CHECK(error_of([&] { (void)linalg::cholesky(hd); }) == chol);
+    CHECK(rel_diff(hd, h) == 0);
+  }
+  CHECK(error_of([&] { (void)linalg::solve(zeros({2, 2}, float64, dev), ones({2}, float64, dev)); }) ==
+        "[linalg_solve] the matrix is singular: its LU factorization has a zero pivot");
+}
+
+TEST_CASE("cuda linalg: the factorizations stay on the device: no host copy, and no host wait with deferred checks" * doctest::skip(!kGpu)) {
+  manual_seed(50);
+  const Tensor a = well_conditioned({3}, 4, float64).to(kDev), b = sample({3, 4, 2}, float64).to(kDev);
+  const Tensor h = positive_definite({3}, 4, float64).to(kDev);
+  Tensor x, l, t, d;
+  const auto work = [&] {
+    x = linalg::solve(a, b);
+    l = linalg::cholesky(h);
+    t = linalg::solve_triangular(l, b, false);
+    d = linalg::det(a);
+  };
+  work();  // loads the libraries, makes the handles
+  // eagerly the host reads one flag per check (solve's zero pivots, cholesky's minors, the triangle's diagonal)
+  CHECK(host_copies(work) == 3);
+  cuda::set_deferred_checks(true);
+  work();  // makes the device's deferred check words
+  CHECK(host_copies(work) == 0);
+  CHECK(emu_count(kDev, EmuCounter::HostWaits, work) <= 0);  // -1: not counted (a real GPU)
+  // a singular matrix: the next synchronization reports it
+  Tensor s = a.clone();
+  s.select(0, 1).select(0, 0).zero_();
+  CHECK(error_of([&] { x = linalg::solve(s, b); }).empty());
+  CHECK(error_of([] { cuda::synchronize(); }) ==
+        "[linalg_solve] the matrix at batch index (1,) is singular: its LU factorization has a zero pivot (a deferred device "
+        "check: linalg_solve ran earlier; this synchronization reports it)");
+  CHECK(error_of([] { cuda::synchronize(); }).empty());  // reported once
+  cuda::set_deferred_checks(false);
+  CHECK(rel_diff(x.to(Device::cpu()).select(0, 0), linalg::solve(a.to(Device::cpu()), b.to(Device::cpu())).select(0, 0)) <= 1e-12);
+}
+
+TEST_CASE("cuda linalg: a CUDA graph captures solve, det and cholesky; replays factor the inputs' new values" * doctest::skip(!kGpu)) {
+  manual_seed(51);
+  for (const Shape& batch : {Shape{}, Shape{3}}) {  // cuSOLVER's path and the batched one
+    CAPTURE(batch.size());
+    Tensor a = well_conditioned(batch, 5, float64).to(kDev), b = sample(with_matrix(batch, 5, 2), float64).to(kDev);
+    Tensor x, d, l;
+    const auto work = [&] {
+      x = linalg::solve(a, b);
+      d = linalg::det(a);
+      l = linalg::cholesky(matmul(a, a.transpose(-1, -2)));
+    };
+    work();
+    cuda::Graph g;
+    g.capture(work);
+    for (int k = 0; k < 2; ++k) {
+      const Tensor ac = well_conditioned(batch, 5, float64), bc = sample(with_matrix(batch, 5, 2), float64);
+      a.copy_(ac.to(kDev));
+      b.copy_(bc.to(kDev));
+      g.replay();
+      CHECK(rel_diff(x, linalg::solve(ac, bc)) <= 1e-12);
+      CHECK(rel_diff(d, linalg::det(ac)) <= 1e-12);
+      CHECK(rel_diff(l, linalg::cholesky(matmul(ac, ac.transpose(-1, -2)))) <= 1e-12);
+    }
+    // a singular matrix: the replay reports the captured check
+    a.copy_(zeros(a.shape(), float64, kDev));
+    CHECK(error_of([&] { g.replay(); }).find("is singular: its LU factorization has a zero pivot (in a CUDA graph replay)") !=
+          std::string::npos);
+  }
+}
+
+#if PHASOR_TEST_CUDA_EMULATION
+TEST_CASE("cuda linalg: a failed cuBLAS or cuSOLVER call is an error naming it; the inputs stay as they were") {
+  const int kCublasExecutionFailed = 13, kCusolverExecutionFailed = 6;  // CUBLAS_/CUSOLVER_STATUS_EXECUTION_FAILED
+  manual_seed(52);
+  const Tensor one = well_conditioned({}, 3, float64).to(kDev), many = well_conditioned({2}, 3, complex128).to(kDev);
+  const Tensor keep = one.clone();
+  phasor_emu_fail_next("cusolverDnDgetrf", kCusolverExecutionFailed);
+  CHECK(error_of([&] { (void)linalg::inv(one); }) == "[linalg_solve] cusolverDnDgetrf failed: CUSOLVER_STATUS_EXECUTION_FAILED (6)");
+  CHECK(rel_diff(one, keep) == 0);
+  phasor_emu_fail_next("cublasZgetrfBatched", kCublasExecutionFailed);
+  CHECK(error_of([&] { (void)linalg::det(many); }).find("[linalg_slogdet] cublasZgetrfBatched failed: CUBLAS_STATUS_EXECUTION_FAILED") == 0);
+  phasor_emu_fail_next("cublasDgetrsBatched", kCublasExecutionFailed);
+  CHECK(error_of([&] { (void)linalg::solve(one, one); }).find("[linalg_solve] cublasDgetrsBatched failed") == 0);
+  phasor_emu_fail_next("cublasDtrsmBatched", kCublasExecutionFailed);
+  CHECK(error_of([&] { (void)linalg::solve_triangular(one, one, true); }).find("[linalg_solve_triangular] cublasDtrsmBatched failed") == 0);
+  phasor_emu_fail_next("cusolverDnZpotrfBatched", kCusolverExecutionFailed);
+  CHECK(error_of([&] { (void)linalg::cholesky(matmul(many, many.transpose(-1, -2).conj())); }) ==
+        "[linalg_cholesky] cusolverDnZpotrfBatched failed: CUSOLVER_STATUS_EXECUTION_FAILED (6)");
+  phasor_emu_fail_next("cusolverDnDpotrf", kCusolverExecutionFailed);
+  CHECK(error_of([&] { (void)linalg::cholesky(matmul(one, one.transpose(-1, -2))); }).find("[linalg_cholesky] cusolverDnDpotrf failed") == 0);
+  // the next calls work again
+  CHECK(rel_diff(linalg::inv(one), linalg::inv(keep.to(Device::cpu()))) <= 1e-12);
+}
+#endif
