@@ -500,72 +500,11 @@ GUARDED_BENCHMARK(BM_NS2d_steps_cuda)->UseManualTime()->Unit(benchmark::kMillise
 GUARDED_BENCHMARK(BM_NS2d_steps_cuda_graph)->UseManualTime()->Unit(benchmark::kMillisecond);
 
 // ---- where a step's GPU time goes ----------------------------------------------------------------------------
-/// Bytes of the defined tensors in `ts` (their elements, as the op reads or writes them).
-double tensor_bytes(const std::vector<ph::Tensor>* ts) {
-  double b = 0;
-  if (ts)
-    for (const ph::Tensor& t : *ts)
-      if (t.defined()) b += static_cast<double>(t.numel()) * static_cast<double>(ph::itemsize(t.dtype()));
-  return b;
-}
-/// Where t's storage begins (views of one storage share it).
-const void* storage_base(const ph::Tensor& t) {
-  return static_cast<const char*>(t.data_ptr()) - t.storage_offset() * static_cast<std::int64_t>(ph::itemsize(t.dtype()));
-}
-
-/// Times every outermost primitive op on the calling thread with a pair of timing cuda::Events on the current
-/// stream (ops inside another primitive count as their caller's). For a GPU-bound step, an op's span is the
-/// GPU time of the work it queued; gaps between spans are time the GPU waited for the host. Each span also
-/// counts the fewest bytes its op must move: its inputs and outputs once each (none for a view, an op whose
-/// output shares an input's storage without being in place); over the span's time that is its achieved
-/// bandwidth, to hold against the device copy's (matrix products and FFTs do more than one pass).
-class GpuOpTimer : public ph::OpObserver {
- public:
-  struct Span {
-    std::string name;
-    double bytes = 0;
-    ph::cuda::Event start{true}, stop{true};
-  };
-  void on_begin(const ph::OpEvent& e) override {
-    if (e.primitive && depth_++ == 0) {
-      open(e.name);
-      spans_.back()->bytes = tensor_bytes(e.inputs);
-    }
-  }
-  void on_end(const ph::OpEvent& e) override {
-    if (!e.primitive || --depth_ != 0) return;
-    Span& sp = *spans_.back();
-    sp.stop.record();
-    const std::string name = e.name;
-    const bool in_place = !name.empty() && name.back() == '_';
-    bool view = false;
-    if (!in_place && e.inputs && e.outputs)
-      for (const ph::Tensor& o : *e.outputs)
-        for (const ph::Tensor& i : *e.inputs)
-          view = view || (o.defined() && i.defined() && storage_base(o) == storage_base(i));
-    sp.bytes = view ? 0 : sp.bytes + tensor_bytes(e.outputs);
-  }
-  /// Records a span around f() (work no op reports, such as an optimizer's fused update) that moves `bytes`.
-  template <class F>
-  void span(const char* name, double bytes, F&& f) {
-    open(name);
-    spans_.back()->bytes = bytes;
-    f();
-    spans_.back()->stop.record();
-  }
-  std::vector<std::unique_ptr<Span>> spans_;
-
- private:
-  void open(const char* name) {
-    spans_.push_back(std::make_unique<Span>());
-    spans_.back()->name = name;
-    spans_.back()->start.record();
-  }
-  int depth_ = 0;
-};
-
-/// One warm FNO-2D large training step with its GPU time split by op (GpuOpTimer): a table on stderr, the
-/// step's time as the benchmark's, and counters for the ops' share of it and the three largest ops.
+/// One warm FNO-2D large training step under phasor::profiler, whose GPU spans (timing events around every op
+/// with GPU inputs and every range: the backward pass, Adam's fused update) split its GPU time by op: the table,
+/// sorted by GPU self time, on stderr (the last lines of scripts/gpu-check.sh repeat its top); the step's time
+/// as the benchmark's; counters: the share of the step inside the outermost spans (the rest: the GPU waiting for
+/// the host) and the fewest bytes those ops move; the three largest by GPU self time as the label.
 void BM_FNO2d_large_step_profile(benchmark::State& state) {
   if (!ph::cuda::is_available()) return state.SkipWithError("no CUDA device");
   ph::manual_seed(0);
@@ -574,58 +513,48 @@ void BM_FNO2d_large_step_profile(benchmark::State& state) {
   model.to(kDev);
   ph::optim::Adam adam(model.parameters(), ph::optim::AdamOptions(1e-3));
   const ph::Tensor x = ph::randn({32, 3, 256, 256}, ph::float32, kDev), y = ph::randn({32, 1, 256, 256}, ph::float32, kDev);
-  double adam_bytes = 0;  // reads parameters, gradients and both moments, writes parameters and moments
-  for (const ph::Tensor& p : model.parameters()) adam_bytes += 7.0 * static_cast<double>(p.numel()) * ph::itemsize(p.dtype());
-  auto step = [&](GpuOpTimer* t) {
+  auto step = [&] {
     adam.zero_grad();
     ph::nn::functional::relative_lp_loss(model.forward(x), y).backward();
-    if (t) t->span("optim.Adam.step", adam_bytes, [&] { adam.step(); });
-    else adam.step();
+    adam.step();
   };
-  for (int i = 0; i < 2; ++i) step(nullptr);  // warm: plans, caches, Adam state
+  for (int i = 0; i < 2; ++i) step();  // warm: plans, caches, Adam state
   ph::cuda::synchronize();
   for (auto _ : state) {
-    auto timer = std::make_shared<GpuOpTimer>();
+    ph::profiler::Profiler prof;
     ph::cuda::Event begin(true), end(true);
     begin.record();
-    ph::add_op_observer(timer);
-    step(timer.get());
-    ph::remove_op_observer(timer);
+    prof.start();
+    step();
     end.record();
+    const ph::profiler::Profile p = prof.stop();  // waits for the spans
     end.synchronize();
     const double total = begin.elapsed_time(end);
     state.SetIterationTime(total / 1e3);
-    struct PerOp {
-      double ms = 0, bytes = 0;
-      int calls = 0;
-    };
-    std::map<std::string, PerOp> by_op;
+    // the outermost op spans (a range's span also holds the GPU's waits for the host inside it, so ranges count
+    // only where no op inside them has a span: Adam's fused update)
+    const auto& rs = p.records();
+    std::vector<bool> inner_op(rs.size(), false);  // a range with an op span inside
+    for (const ph::profiler::Record& r : rs)
+      if (!r.range && r.gpu_device >= 0)
+        for (std::int64_t q = r.parent; q >= 0; q = rs[static_cast<std::size_t>(q)].parent) inner_op[static_cast<std::size_t>(q)] = true;
     double covered = 0, bytes = 0;
-    for (const auto& sp : timer->spans_) {
-      const double ms = sp->start.elapsed_time(sp->stop);
-      PerOp& p = by_op[sp->name];
-      p.ms += ms;
-      p.bytes += sp->bytes;
-      p.calls += 1;
-      covered += ms;
-      bytes += sp->bytes;
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+      const ph::profiler::Record& r = rs[i];
+      if (r.gpu_device < 0 || (r.range && inner_op[i])) continue;
+      bool outer = true;
+      for (std::int64_t q = r.parent; q >= 0 && outer; q = rs[static_cast<std::size_t>(q)].parent)
+        outer = rs[static_cast<std::size_t>(q)].range || rs[static_cast<std::size_t>(q)].gpu_device < 0;
+      if (outer) covered += r.gpu_us / 1e3, bytes += r.bytes;
     }
-    std::vector<std::pair<double, std::string>> order;
-    for (const auto& [name, v] : by_op) order.push_back({v.ms, name});
-    std::sort(order.rbegin(), order.rend());
-    std::fprintf(stderr, "\n== GPU time per op, one FNO-2D large step: %.2f ms, %.1f%% inside op spans; %.2f GB moved at least\n",
-                 total, 100.0 * covered / total, bytes / 1e9);
-    std::fprintf(stderr, "%-28s %6s %10s %7s %9s %8s\n", "op", "calls", "ms", "share", "GB", "GB/s");
-    for (const auto& [ms, name] : order) {
-      const PerOp& p = by_op[name];
-      std::fprintf(stderr, "%-28s %6d %10.3f %6.1f%% %9.3f %8.0f\n", name.c_str(), p.calls, ms, 100.0 * ms / total,
-                   p.bytes / 1e9, ms > 0 ? p.bytes / 1e6 / ms : 0.0);
-    }
+    std::fprintf(stderr, "\n== GPU time per op, one FNO-2D large step: %.2f ms, %.1f%% inside op spans; %.2f GB moved at least\n%s",
+                 total, 100.0 * covered / total, bytes / 1e9, p.table("gpu_self", 20).c_str());
     state.counters["covered_pct"] = 100.0 * covered / total;
     state.counters["min_GB"] = bytes / 1e9;
+    const auto st = p.stats("gpu_self");
     std::string top;
-    for (std::size_t i = 0; i < order.size() && i < 3; ++i)
-      top += (i ? ", " : "") + order[i].second + " " + std::to_string(static_cast<int>(100.0 * order[i].first / total)) + "%";
+    for (std::size_t i = 0; i < st.size() && i < 3; ++i)
+      top += (i ? ", " : "") + st[i].name + " " + std::to_string(static_cast<int>(100.0 * st[i].gpu_self_us / 1e3 / total)) + "%";
     state.SetLabel(top);
   }
 }

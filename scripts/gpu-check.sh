@@ -72,7 +72,7 @@ print_summary() {
     grep '^|' "$OUTDIR/torch_cuda.txt"
   fi
   if [[ -f "$OUTDIR/bench_cuda.txt" ]] && grep -q '^== GPU time per op' "$OUTDIR/bench_cuda.txt"; then
-    echo  # BM_FNO2d_large_step_profile: where the large step's GPU time goes, the 15 largest ops
+    echo  # BM_FNO2d_large_step_profile: where the large step's GPU time goes (phasor::profiler's table), the 14 largest
     grep -A 16 '^== GPU time per op' "$OUTDIR/bench_cuda.txt" | head -17
   fi
 }

@@ -28,6 +28,7 @@
 #include "phasor/pde/fields.hpp"
 #include "phasor/pde/grid.hpp"
 #include "phasor/pde/solve.hpp"
+#include "phasor/profiler.hpp"
 #include "phasor/progress.hpp"
 #include "phasor/random.hpp"
 #include "phasor/scalar.hpp"

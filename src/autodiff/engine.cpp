@@ -8,6 +8,7 @@
 #include "core/index_ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
+#include "phasor/profiler.hpp"
 
 namespace phasor {
 
@@ -401,6 +402,7 @@ struct NodeTask {
 };
 
 void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& root_grads, GraphTask& task) {
+  profiler::RecordScope scope("autograd.backward");  // the profile tells the backward pass from the forward
   // Root edges and their gradients.
   std::vector<std::pair<Edge, Tensor>> root_edges;
   for (std::size_t i = 0; i < roots.size(); ++i) {
