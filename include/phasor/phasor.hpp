@@ -33,6 +33,7 @@
 #include "phasor/random.hpp"
 #include "phasor/scalar.hpp"
 #include "phasor/signal.hpp"
+#include "phasor/sparse.hpp"
 #include "phasor/state_dict.hpp"
 #include "phasor/tensor.hpp"
 #include "phasor/version.hpp"
