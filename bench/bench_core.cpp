@@ -540,6 +540,48 @@ const std::vector<std::pair<const char*, std::function<Tensor()>>>& linalg_rows(
 void BM_Linalg(benchmark::State& st) { run_row(st, linalg_rows()); }
 BENCHMARK(BM_Linalg)->ArgName("op")->DenseRange(0, 4, 1)->UseRealTime();
 
+/// The sparse calls of BM_Sparse, by its "op" argument (compare_torch.py's SPARSE), float64: the 5-point Laplacian
+/// of a 256 x 256 grid (65536 rows, 326656 values) in CSR times a vector and times 16 columns, and the coalescing
+/// of 1M random positions of a 4096 x 4096 matrix (with repeats).
+const std::vector<std::pair<const char*, std::function<Tensor()>>>& sparse_rows() {
+  static const phasor::sparse::CSR lap = [] {
+    const std::int64_t g = 256, n = g * g;
+    std::vector<std::int64_t> rows, cols;
+    std::vector<double> vals;
+    for (std::int64_t i = 0; i < g; ++i)
+      for (std::int64_t j = 0; j < g; ++j) {
+        const std::int64_t r = i * g + j;
+        const auto add = [&](std::int64_t c, double v) { rows.push_back(r), cols.push_back(c), vals.push_back(v); };
+        if (i > 0) add(r - g, -1);
+        if (j > 0) add(r - 1, -1);
+        add(r, 4);
+        if (j + 1 < g) add(r + 1, -1);
+        if (i + 1 < g) add(r + g, -1);
+      }
+    std::vector<std::int64_t> idx(rows);
+    idx.insert(idx.end(), cols.begin(), cols.end());
+    const auto nnz = static_cast<std::int64_t>(vals.size());
+    return phasor::sparse::COO(phasor::from_vector(idx, Shape{2, nnz}), phasor::from_vector(vals), {n, n}).to_csr();
+  }();
+  static const Tensor x = [] {
+    phasor::manual_seed(12);
+    return phasor::randn({65536}, phasor::float64);
+  }();
+  static const Tensor x16 = phasor::randn({65536, 16}, phasor::float64);
+  static const Tensor pos = phasor::randint(0, 4096, {2, 1 << 20});
+  static const Tensor pv = phasor::randn({1 << 20}, phasor::float64);
+  static const std::vector<std::pair<const char*, std::function<Tensor()>>> ops = {
+      {"csr @ x", [] { return phasor::sparse::matmul(lap, x); }},
+      {"csr @ x16", [] { return phasor::sparse::matmul(lap, x16); }},
+      {"coalesce", [] { return phasor::sparse::COO(pos, pv, {4096, 4096}).coalesce().values(); }},
+  };
+  return ops;
+}
+
+// sparse products and coalescing, one thread
+void BM_Sparse(benchmark::State& st) { run_row(st, sparse_rows()); }
+BENCHMARK(BM_Sparse)->ArgName("op")->DenseRange(0, 2, 1)->UseRealTime();
+
 // Reference: the same division as a raw loop of std::complex's operator/ (libgcc's __divsc3 / __divdc3,
 // what phasor's CPU engine called before) on the same values.
 template <class R>

@@ -218,7 +218,24 @@ def torch_rows():
     env["spd"] = env["big"] @ env["big"].T + torch.eye(512, dtype=f64)
     for k, (_, stmt) in enumerate(LINALG):
         res[f"BM_Linalg/op:{k}"] = time_stmt(stmt, env, per_call=True)
+    env = dict(torch=torch, lap=laplacian_csr(torch, 256), x=torch.randn(65536, dtype=f64),
+               x16=torch.randn(65536, 16, dtype=f64), pos=torch.randint(0, 4096, (2, 1 << 20)),
+               pv=torch.randn(1 << 20, dtype=f64))
+    env["lap_coo"] = env["lap"].to_sparse_coo()
+    for k, (_, stmt) in enumerate(SPARSE):
+        res[f"BM_Sparse/op:{k}"] = time_stmt(stmt, env, per_call=True)
     return res
+
+
+def laplacian_csr(torch, g):
+    """The 5-point Laplacian of a g x g grid as a float64 CSR tensor (bench_core.cpp's sparse_rows)."""
+    r = torch.arange(g * g)
+    i, j = r // g, r % g
+    rows, cols, vals = [r], [r], [torch.full((g * g,), 4.0, dtype=torch.float64)]
+    for ok, off in ((i > 0, -g), (j > 0, -1), (j + 1 < g, 1), (i + 1 < g, g)):
+        rows.append(r[ok]), cols.append(r[ok] + off), vals.append(torch.full((int(ok.sum()),), -1.0, dtype=torch.float64))
+    coo = torch.sparse_coo_tensor(torch.stack([torch.cat(rows), torch.cat(cols)]), torch.cat(vals), (g * g, g * g))
+    return coo.coalesce().to_sparse_csr()
 
 
 # ---- tables -------------------------------------------------------------------------------------
@@ -271,6 +288,11 @@ LINALG = [("solve(a, b), 256 x 256, 64 rhs", "torch.linalg.solve(a, b)"), ("inv(
           ("det of 4096 4 x 4", "torch.linalg.det(small)"), ("slogdet, 512 x 512", "torch.linalg.slogdet(big)[1]"),
           ("cholesky, 512 x 512", "torch.linalg.cholesky(spd)")]
 LINALG_ROWS = [(f"BM_Linalg/op:{k}", label) for k, (label, _) in enumerate(LINALG)]
+# BM_Sparse's calls in its order (bench_core.cpp's sparse_rows), float64, one thread
+# (torch's CSR matrix-vector product needs MKL, which Debian's torch lacks: its COO product there)
+SPARSE = [("CSR Laplacian 65536^2 @ x", "lap_coo @ x"), ("CSR Laplacian @ 16 columns", "lap @ x16"),
+          ("coalesce 1M positions of 4096^2", "torch.sparse_coo_tensor(pos, pv, (4096, 4096)).coalesce().values()")]
+SPARSE_ROWS = [(f"BM_Sparse/op:{k}", label) for k, (label, _) in enumerate(SPARSE)]
 WHERE_ROWS = [(f"BM_WhereRandomMask/n:{LERP}/form:{form}", label) for form, label in
               enumerate(("where(m, x, e)", "where(m, x, 0)", "x.masked_fill(m, 0)"))]
 
@@ -352,6 +374,8 @@ def print_tables(ph, th, spread=None):
                    "us", REDUCE_ROWS, 1e6)
     per_call_table(ph, th, "(i) LU-based linalg and Cholesky, float64, 1 thread (us per call; ratio = phasor / torch)",
                    "us", LINALG_ROWS, 1e6)
+    per_call_table(ph, th, "(j) sparse: CSR products and COO coalescing, float64, 1 thread (us per call; ratio = phasor / "
+                   "torch)", "us", SPARSE_ROWS, 1e6)
     if spread:
         worst = sorted(spread.items(), key=lambda kv: -kv[1])[:5]
         print("\nlargest session spread (max/min of session medians): " +

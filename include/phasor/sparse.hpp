@@ -89,8 +89,8 @@ class CSR {
   Dtype dtype() const { return values_.dtype(); }
   /// The values' (and indices') device.
   Device device() const { return values_.device(); }
-  /// int64 (nnz) row of each value (the crow offsets expanded; no host wait).
-  Tensor row_indices() const;
+  /// int64 (nnz) row of each value: the crow offsets expanded once, when the matrix is made (no host wait).
+  const Tensor& row_indices() const { return rows_; }
   /// The dense matrix; differentiable in the values.
   Tensor to_dense() const;
   /// The same matrix in COO form.
@@ -103,7 +103,7 @@ class CSR {
   CSR(Made, Tensor crow, Tensor col, Tensor values, Shape shape, bool in_range);
   friend class COO;
   friend Tensor matmul(const CSR& a, const Tensor& b);
-  Tensor crow_, col_, values_;
+  Tensor crow_, col_, values_, rows_;
   Shape shape_;
   bool in_range_ = false;  // indices known to be in range (checked, or made here): kernels that skip the checks
 };

@@ -6,7 +6,8 @@
 //   to_dense:   zeros(numel).index_add(0, linear index, values)           (repeats add up)
 //   coalesce:   unique(linear index, return_inverse) and index_add of the values into the unique positions
 //   to_csr:     crow = [0, cumsum(bincount(rows, minlength = m))]
-//   CSR rows:   searchsorted(crow, arange(nnz), right) - 1                 (no host wait, unlike repeat_interleave)
+//   CSR rows:   searchsorted(crow, arange(nnz), right) - 1                 (no host wait, unlike repeat_interleave;
+//               once per matrix, kept beside crow)
 //   matmul:     zeros(m, k).index_add(0, rows, values[:, None] * b.index_select(0, cols))
 // The linear index of position (i_0, ..., i_{d-1}) is sum_j i_j * stride_j (row-major strides of the shape).
 // Index checks use check_index_values, so on a GPU they wait for one flag, or are deferred (Note [deferred
@@ -68,6 +69,12 @@ void check_values(const Tensor& values, std::int64_t nnz, Device device, const c
     throw Error(op, "values of shape " + shape_str(values.shape()) + " must be (nnz) = (" + std::to_string(nnz) + ",)");
   if (values.device() != device)
     throw Error(op, "values on " + values.device().str() + " and indices on " + device.str() + " (one device expected)");
+}
+
+/// The row of each of the nnz values of a CSR matrix with offsets crow: searchsorted(crow, i, right) - 1.
+Tensor expand_rows(const Tensor& crow, std::int64_t nnz) {
+  NoGradGuard ng;
+  return searchsorted(crow, arange(nnz, Dtype::Int64, crow.device()), true) - 1;
 }
 
 /// x.index_select(dim, index), without the range check where the index is known to be `in_range`.
@@ -196,10 +203,13 @@ CSR::CSR(const Tensor& crow_indices, const Tensor& col_indices, const Tensor& va
   values_ = values;
   shape_ = shape;
   in_range_ = check_indices;
+  rows_ = expand_rows(crow_, nnz);
 }
 
 CSR::CSR(Made, Tensor crow, Tensor col, Tensor values, Shape shape, bool in_range)
-    : crow_(std::move(crow)), col_(std::move(col)), values_(std::move(values)), shape_(std::move(shape)), in_range_(in_range) {}
+    : crow_(std::move(crow)), col_(std::move(col)), values_(std::move(values)), shape_(std::move(shape)), in_range_(in_range) {
+  rows_ = expand_rows(crow_, col_.numel());
+}
 
 CSR CSR::from_dense(const Tensor& dense) {
   if (!dense.defined() || dense.dim() != 2)
@@ -208,9 +218,6 @@ CSR CSR::from_dense(const Tensor& dense) {
   return COO::from_dense(dense).to_csr();
 }
 
-Tensor CSR::row_indices() const {
-  return searchsorted(crow_, arange(nnz(), Dtype::Int64, device()), true) - 1;
-}
 
 Tensor CSR::to_dense() const { return to_coo().to_dense(); }
 
