@@ -91,6 +91,15 @@ TEST_CASE("sparse: matmul agrees with dense matmul in every dtype, vectors and m
     CHECK(max_diff(sparse::matmul(COO::from_dense(d).t(), c), matmul(d.t(), c)) <= tol);
     CHECK(max_diff(sparse::matmul(COO::from_dense(d).t().to_csr(), c), matmul(d.t(), c)) <= tol);
   }
+  // the CPU's primitive (checked indices) and the composition of ops (unchecked ones) agree
+  for (Dtype dt : {float64, complex128}) {
+    const CSR a = CSR::from_dense(sparse_sample({9, 7}, dt));
+    const CSR u(a.crow_indices(), a.col_indices(), a.values(), a.shape(), false);
+    for (const Shape& bs : {Shape{7}, Shape{7, 1}, Shape{7, 4}}) {
+      const Tensor b = randn(bs).to(dt);
+      CHECK(max_diff(sparse::matmul(a, b), sparse::matmul(u, b)) <= 1e-12);
+    }
+  }
   // dtype promotion: float32 values times a float64 b
   const Tensor d = sparse_sample({4, 4}, float32);
   const Tensor b = randn({4, 2}, float64);

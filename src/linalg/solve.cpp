@@ -260,8 +260,12 @@ std::vector<Tensor> device_slogdet(const Tensor& a) {
   const Tensor u = diagonal(f.factors, 0, -2, -1);  // (batch, n): det A^T = det A
   const Tensor moved = detail::widen_int32(f.pivots, {f.batch, f.n}) != arange(1, f.n + 1, 1, Dtype::Int64, a.device());
   const Tensor flip = 1 - 2 * remainder(moved.sum({-1}), 2);  // (-1)^(rows swapped)
-  const Tensor sign = u.sign().prod({-1}) * flip.to(a.dtype());
-  return {sign.reshape(batch), log(abs(u)).sum({-1}).reshape(batch)};
+  // a singular matrix gets sign 0 and -inf whatever the library left past its zero pivot (LAPACK leaves that
+  // part finite; the GPU libraries do not promise to)
+  const Tensor singular = f.info > 0;
+  const Tensor sign = where(singular, 0.0, u.sign().prod({-1}) * flip.to(a.dtype()));
+  const Tensor logabs = where(singular, -std::numeric_limits<double>::infinity(), log(abs(u)).sum({-1}));
+  return {sign.reshape(batch), logabs.reshape(batch)};
 }
 
 /// X with A X = B for a triangular A on a GPU, batch shapes equal.

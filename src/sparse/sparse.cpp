@@ -8,7 +8,11 @@
 //   to_csr:     crow = [0, cumsum(bincount(rows, minlength = m))]
 //   CSR rows:   searchsorted(crow, arange(nnz), right) - 1                 (no host wait, unlike repeat_interleave;
 //               once per matrix, kept beside crow)
-//   matmul:     zeros(m, k).index_add(0, rows, values[:, None] * b.index_select(0, cols))
+//   matmul:     zeros(m, k).index_add(0, rows, values[:, None] * b.index_select(0, cols)); a CSR matrix with
+//               checked indices on the CPU takes the primitive sparse_csr_mm instead: one pass over each row's
+//               values into its output row, no (nnz, k) temporary, rows in parallel (a GPU keeps the ops, whose
+//               index_add scatters with atomics); its gradients are the ops: g_values = sum_k (g[rows] * b[cols]),
+//               g_b = zeros(n, k).index_add(0, cols, values[:, None] * g[rows])
 // The linear index of position (i_0, ..., i_{d-1}) is sum_j i_j * stride_j (row-major strides of the shape).
 // Index checks use check_index_values, so on a GPU they wait for one flag, or are deferred (Note [deferred
 // device checks]). Indices checked at construction, or made here, are in range: the gathers and index_adds then
@@ -17,11 +21,15 @@
 // from_dense and coalesce read their nnz on the host (a wait on a GPU), as torch's do.
 #include "phasor/sparse.hpp"
 
+#include <algorithm>
 #include <string>
+#include <type_traits>
 #include <utility>
 #include <vector>
 
+#include "autodiff/node.hpp"
 #include "core/device_check.hpp"
+#include "core/elementwise.hpp"
 #include "core/index_ops.hpp"
 #include "core/tensor_impl.hpp"
 #include "phasor/autodiff.hpp"
@@ -86,9 +94,64 @@ Tensor add_rows(const Tensor& x, const Tensor& index, const Tensor& src, bool in
   return in_range ? ::phasor::detail::index_add_trusted(x, 0, index, src) : x.index_add(0, index, src);
 }
 
+/// out (m, k) = the CSR matrix (crow, col, values) times b (n, k), all contiguous on the CPU, T the common dtype.
+template <class T>
+void csr_mm_kernel(const std::int64_t* crow, const std::int64_t* col, const T* values, const T* b, T* out, std::int64_t m,
+                   std::int64_t k) {
+  const std::int64_t nnz = crow[m];
+  const auto grain = ::phasor::detail::kParallelGrain;
+  const int threads = (m < 2 || nnz * k < 2 * grain) ? 1 : static_cast<int>(std::min<std::int64_t>(get_num_threads(), m));
+#pragma omp parallel for num_threads(threads) schedule(static) if (threads > 1)
+  for (std::int64_t r = 0; r < m; ++r) {
+    if (k == 1) {  // a matrix-vector product: one running sum per row
+      T acc = T(0);
+      for (std::int64_t j = crow[r]; j < crow[r + 1]; ++j) acc += values[j] * b[col[j]];
+      out[r] = acc;
+      continue;
+    }
+    T* o = out + r * k;
+    for (std::int64_t c = 0; c < k; ++c) o[c] = T(0);
+    for (std::int64_t j = crow[r]; j < crow[r + 1]; ++j) {
+      const T v = values[j];
+      const T* src = b + col[j] * k;
+      for (std::int64_t c = 0; c < k; ++c) o[c] += v * src[c];
+    }
+  }
+}
+
+/// The CSR product as a primitive (the CPU kernel above; Note [sparse as tensor ops]), values and b of one dtype,
+/// b (n, k); rows, cols and crow trusted in range.
+Tensor csr_mm(const Tensor& crow, const Tensor& rows, const Tensor& cols, const Tensor& values, const Tensor& b,
+              std::int64_t m) {
+  return ::phasor::detail::apply_op(
+      "sparse_csr_mm", {values, b}, ::phasor::detail::kSaveInputs,
+      [&](::phasor::detail::TensorList in) {
+        const Tensor v = in[0].contiguous(), bc = in[1].contiguous();
+        Tensor out = empty({m, bc.size(1)}, v.dtype(), v.device());
+        ::phasor::detail::visit_dtype(v.dtype(), [&](auto tag) {
+          using T = typename decltype(tag)::type;
+          if constexpr (std::is_floating_point_v<T> || ::phasor::detail::is_complex_t<T>::value)
+            csr_mm_kernel<T>(crow.data<std::int64_t>(), cols.data<std::int64_t>(), v.data<T>(), bc.data<T>(), out.data<T>(), m,
+                             bc.size(1));
+          else
+            throw Error("sparse.matmul", std::string("no sparse product for ") + dtype_name(v.dtype()) + " values");
+        });
+        return out;
+      },
+      [rows, cols](const ::phasor::detail::Ctx& c, const std::vector<Tensor>& g) {
+        const Tensor v = c.input(0), b = c.input(1);
+        const Tensor grows = ::phasor::detail::index_select_trusted(g[0], 0, rows);
+        Tensor gv, gb;
+        if (c.needs_grad(0)) gv = (grows * ::phasor::detail::index_select_trusted(b, 0, cols).conj()).sum({1});
+        if (c.needs_grad(1))
+          gb = ::phasor::detail::index_add_trusted(zeros(b.shape(), g[0].dtype(), b.device()), 0, cols, v.conj().unsqueeze(1) * grows);
+        return std::vector<Tensor>{gv, gb};
+      });
+}
+
 /// The product of sparse (m, n) given by (rows, cols, values) with b (n) or (n, k).
-Tensor sparse_dense(const Tensor& rows, const Tensor& cols, const Tensor& values, const Shape& shape, const Tensor& b,
-                    bool in_range, const char* op) {
+Tensor sparse_dense(const Tensor& crow, const Tensor& rows, const Tensor& cols, const Tensor& values, const Shape& shape,
+                    const Tensor& b, bool in_range, const char* op) {
   if (!b.defined()) throw Error(op, "b is undefined");
   if (!(b.dim() == 1 || b.dim() == 2) || b.size(0) != shape[1])
     throw Error(op, "a sparse matrix of shape " + shape_str(shape) + " cannot multiply b of shape " + shape_str(b.shape()) +
@@ -97,6 +160,10 @@ Tensor sparse_dense(const Tensor& rows, const Tensor& cols, const Tensor& values
     throw Error(op, "the sparse matrix is on " + values.device().str() + " and b on " + b.device().str());
   const Dtype dt = promote_types(values.dtype(), b.dtype());
   const Tensor bm = b.dim() == 1 ? b.unsqueeze(1) : b;
+  if (crow.defined() && in_range && values.device().is_cpu()) {
+    const Tensor out = csr_mm(crow.contiguous(), rows, cols.contiguous(), values.to(dt), bm.to(dt), shape[0]);
+    return b.dim() == 1 ? out.squeeze(1) : out;
+  }
   const Tensor terms = values.to(dt).unsqueeze(1) * gather_rows(bm.to(dt), cols, in_range);
   const Tensor out = add_rows(zeros({shape[0], bm.size(1)}, dt, b.device()), rows, terms, in_range);
   return b.dim() == 1 ? out.squeeze(1) : out;
@@ -229,11 +296,12 @@ CSR CSR::to(Device device) const { return CSR(Made{}, crow_.to(device), col_.to(
 
 Tensor matmul(const COO& a, const Tensor& b) {
   if (a.dim() != 2) throw Error("sparse.matmul", "the sparse operand must be a matrix (2 dims), got shape " + shape_str(a.shape()));
-  return sparse_dense(a.indices().select(0, 0), a.indices().select(0, 1), a.values(), a.shape(), b, a.in_range_, "sparse.matmul");
+  return sparse_dense(Tensor(), a.indices().select(0, 0), a.indices().select(0, 1), a.values(), a.shape(), b, a.in_range_,
+                      "sparse.matmul");
 }
 
 Tensor matmul(const CSR& a, const Tensor& b) {
-  return sparse_dense(a.row_indices(), a.col_indices(), a.values(), a.shape(), b, a.in_range_, "sparse.matmul");
+  return sparse_dense(a.crow_indices(), a.row_indices(), a.col_indices(), a.values(), a.shape(), b, a.in_range_, "sparse.matmul");
 }
 
 }  // namespace sparse
