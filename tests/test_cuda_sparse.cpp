@@ -1,6 +1,6 @@
 // tests/test_cuda_sparse.cpp - phasor::sparse on a device (Note [sparse as tensor ops]): conversions, coalesce and
 // sparse-dense products on the GPU agree with the CPU's, results and gradients stay on the device, a CSR product
-// waits for nothing, and a bad index is refused as on the CPU.
+// is one kernel and waits for nothing, and a bad index is refused as on the CPU.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -44,11 +44,14 @@ DEVICE_CASE("cuda sparse: COO and CSR conversions, coalesce and products agree w
   CHECK(error_of([&] { (void)sparse::matmul(a, ones({3})); }) == "[sparse.matmul] the sparse matrix is on " + dev.str() + " and b on " + Device::cpu().str());
 }
 
-TEST_CASE("cuda sparse: a CSR product makes no host copy" * doctest::skip(!kGpu)) {
+TEST_CASE("cuda sparse: a CSR product is one kernel and makes no host copy" * doctest::skip(!kGpu)) {
   const CSR a = CSR::from_dense(where(rand({64, 64}) < 0.9, zeros({}), randn({64, 64})).to(kDev));
   const Tensor x = randn({64, 8}).to(kDev);
   (void)sparse::matmul(a, x);
   Tensor y;
   CHECK(host_copies([&] { y = sparse::matmul(a, x); }) == 0);
   CHECK(y.device() == kDev);
+  // one kernel (src/cuda/sparse.cu), where the composition of ops would launch a gather, a product and a scatter
+  CHECK(emu_count(kDev, EmuCounter::Launches, [&] { y = sparse::matmul(a, x); }) <= 1);
+  CHECK(rel_diff(y, sparse::matmul(a.to(Device::cpu()), x.to(Device::cpu()))) <= 1e-6);
 }

@@ -9,10 +9,10 @@
 //   CSR rows:   searchsorted(crow, arange(nnz), right) - 1                 (no host wait, unlike repeat_interleave;
 //               once per matrix, kept beside crow)
 //   matmul:     zeros(m, k).index_add(0, rows, values[:, None] * b.index_select(0, cols)); a CSR matrix with
-//               checked indices on the CPU takes the primitive sparse_csr_mm instead: one pass over each row's
-//               values into its output row, no (nnz, k) temporary, rows in parallel (a GPU keeps the ops, whose
-//               index_add scatters with atomics); its gradients are the ops: g_values = sum_k (g[rows] * b[cols]),
-//               g_b = zeros(n, k).index_add(0, cols, values[:, None] * g[rows])
+//               checked indices takes the primitive sparse_csr_mm instead: one pass over each row's values into
+//               its output row, no (nnz, k) temporary and no atomics (rows in parallel on the CPU, one GPU thread
+//               per output element); its gradients are the ops: g_values = sum_k (g[rows] * conj(b[cols])),
+//               g_b = zeros(n, k).index_add(0, cols, conj(values)[:, None] * g[rows])
 // The linear index of position (i_0, ..., i_{d-1}) is sum_j i_j * stride_j (row-major strides of the shape).
 // Index checks use check_index_values, so on a GPU they wait for one flag, or are deferred (Note [deferred
 // device checks]). Indices checked at construction, or made here, are in range: the gathers and index_adds then
@@ -31,6 +31,7 @@
 #include "core/device_check.hpp"
 #include "core/elementwise.hpp"
 #include "core/index_ops.hpp"
+#include "cuda/sparse_ops.hpp"
 #include "core/tensor_impl.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
@@ -94,7 +95,8 @@ Tensor add_rows(const Tensor& x, const Tensor& index, const Tensor& src, bool in
   return in_range ? ::phasor::detail::index_add_trusted(x, 0, index, src) : x.index_add(0, index, src);
 }
 
-/// out (m, k) = the CSR matrix (crow, col, values) times b (n, k), all contiguous on the CPU, T the common dtype.
+/// out (m, k) = the CSR matrix (crow, col, values) times b (n, k), all contiguous on the CPU, T the common dtype
+/// (the GPU's kernel: src/cuda/sparse.cu).
 template <class T>
 void csr_mm_kernel(const std::int64_t* crow, const std::int64_t* col, const T* values, const T* b, T* out, std::int64_t m,
                    std::int64_t k) {
@@ -119,14 +121,15 @@ void csr_mm_kernel(const std::int64_t* crow, const std::int64_t* col, const T* v
   }
 }
 
-/// The CSR product as a primitive (the CPU kernel above; Note [sparse as tensor ops]), values and b of one dtype,
-/// b (n, k); rows, cols and crow trusted in range.
+/// The CSR product as a primitive (the CPU kernel above, src/cuda/sparse.cu's on a GPU; Note [sparse as tensor
+/// ops]), values and b of one dtype, b (n, k); rows, cols and crow trusted in range.
 Tensor csr_mm(const Tensor& crow, const Tensor& rows, const Tensor& cols, const Tensor& values, const Tensor& b,
               std::int64_t m) {
   return ::phasor::detail::apply_op(
       "sparse_csr_mm", {values, b}, ::phasor::detail::kSaveInputs,
       [&](::phasor::detail::TensorList in) {
         const Tensor v = in[0].contiguous(), bc = in[1].contiguous();
+        if (v.device().is_cuda()) return cuda::detail::csr_mm(crow, cols, v, bc);
         Tensor out = empty({m, bc.size(1)}, v.dtype(), v.device());
         ::phasor::detail::visit_dtype(v.dtype(), [&](auto tag) {
           using T = typename decltype(tag)::type;
@@ -160,7 +163,7 @@ Tensor sparse_dense(const Tensor& crow, const Tensor& rows, const Tensor& cols, 
     throw Error(op, "the sparse matrix is on " + values.device().str() + " and b on " + b.device().str());
   const Dtype dt = promote_types(values.dtype(), b.dtype());
   const Tensor bm = b.dim() == 1 ? b.unsqueeze(1) : b;
-  if (crow.defined() && in_range && values.device().is_cpu()) {
+  if (crow.defined() && in_range) {
     const Tensor out = csr_mm(crow.contiguous(), rows, cols.contiguous(), values.to(dt), bm.to(dt), shape[0]);
     return b.dim() == 1 ? out.squeeze(1) : out;
   }
