@@ -100,6 +100,9 @@ TEST_CASE("sparse: matmul agrees with dense matmul in every dtype, vectors and m
       CHECK(max_diff(sparse::matmul(a, b), sparse::matmul(u, b)) <= 1e-12);
     }
   }
+  // int64 values (the composition of ops; the primitive takes floating and complex values)
+  const Tensor di = (sparse_sample({5, 4}, float64) * 3.0).round().to(int64), bi = randint(-3, 4, {4, 2});
+  CHECK(max_diff(sparse::matmul(CSR::from_dense(di), bi), matmul(di, bi)) == 0);
   // dtype promotion: float32 values times a float64 b
   const Tensor d = sparse_sample({4, 4}, float32);
   const Tensor b = randn({4, 2}, float64);

@@ -31,8 +31,8 @@
 #include "core/device_check.hpp"
 #include "core/elementwise.hpp"
 #include "core/index_ops.hpp"
-#include "cuda/sparse_ops.hpp"
 #include "core/tensor_impl.hpp"
+#include "cuda/sparse_ops.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/error.hpp"
@@ -122,7 +122,7 @@ void csr_mm_kernel(const std::int64_t* crow, const std::int64_t* col, const T* v
 }
 
 /// The CSR product as a primitive (the CPU kernel above, src/cuda/sparse.cu's on a GPU; Note [sparse as tensor
-/// ops]), values and b of one dtype, b (n, k); rows, cols and crow trusted in range.
+/// ops]), values and b of one floating or complex dtype, b (n, k); rows, cols and crow trusted in range.
 Tensor csr_mm(const Tensor& crow, const Tensor& rows, const Tensor& cols, const Tensor& values, const Tensor& b,
               std::int64_t m) {
   return ::phasor::detail::apply_op(
@@ -136,8 +136,6 @@ Tensor csr_mm(const Tensor& crow, const Tensor& rows, const Tensor& cols, const 
           if constexpr (std::is_floating_point_v<T> || ::phasor::detail::is_complex_t<T>::value)
             csr_mm_kernel<T>(crow.data<std::int64_t>(), cols.data<std::int64_t>(), v.data<T>(), bc.data<T>(), out.data<T>(), m,
                              bc.size(1));
-          else
-            throw Error("sparse.matmul", std::string("no sparse product for ") + dtype_name(v.dtype()) + " values");
         });
         return out;
       },
@@ -163,7 +161,7 @@ Tensor sparse_dense(const Tensor& crow, const Tensor& rows, const Tensor& cols, 
     throw Error(op, "the sparse matrix is on " + values.device().str() + " and b on " + b.device().str());
   const Dtype dt = promote_types(values.dtype(), b.dtype());
   const Tensor bm = b.dim() == 1 ? b.unsqueeze(1) : b;
-  if (crow.defined() && in_range) {
+  if (crow.defined() && in_range && is_floating_or_complex(dt)) {  // int64 and bool values: the ops
     const Tensor out = csr_mm(crow.contiguous(), rows, cols.contiguous(), values.to(dt), bm.to(dt), shape[0]);
     return b.dim() == 1 ? out.squeeze(1) : out;
   }
