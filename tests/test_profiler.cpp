@@ -231,6 +231,41 @@ TEST_CASE("profiler: the Chrome trace has one complete event per record") {
   CHECK(json.find("\"shapes\": \"(16,)\"") != std::string::npos);
 }
 
+TEST_CASE("profiler: totals grouped by input shapes; the CSV export of the totals") {
+  const Tensor a = randn({3, 4}), b = randn({8});
+  Profiler prof(ProfilerOptions().record_shapes(true));
+  prof.start();
+  for (int i = 0; i < 3; ++i) (void)(a + a);
+  (void)(b + b);
+  {
+    RecordScope r("a \"range\", with a comma");
+  }
+  const Profile p = prof.stop();
+  std::vector<profiler::OpStats> adds;
+  for (const auto& st : p.stats("calls", true))
+    if (st.name == "add") adds.push_back(st);
+  REQUIRE(adds.size() == 2);
+  CHECK(adds[0].calls == 3);
+  CHECK(adds[0].shapes == std::vector<Shape>{{3, 4}, {3, 4}});
+  CHECK(adds[1].calls == 1);
+  CHECK(adds[1].shapes == std::vector<Shape>{{8}, {8}});
+  CHECK(stats_of(p, "add").calls == 4);  // by name only
+  CHECK(stats_of(p, "add").shapes.empty());
+  CHECK(p.table("calls", 10, true).find("(3, 4), (3, 4)") != std::string::npos);
+  const std::string path = "phasor_test_stats.csv";
+  p.export_stats_csv(path, "calls", true);
+  const std::string csv = read_file(path);
+  std::remove(path.c_str());
+  CHECK(csv.find("name,shapes,calls,cpu_total_us,cpu_self_us,gpu_total_us,gpu_self_us,bytes\n") == 0);
+  CHECK(csv.find("\nadd,\"(3, 4), (3, 4)\",3,") != std::string::npos);
+  CHECK(csv.find("\n\"a \"\"range\"\", with a comma\",,1,") != std::string::npos);
+  std::size_t lines = 0;
+  for (const char c : csv) lines += c == '\n';
+  CHECK(lines == p.stats("calls", true).size() + 1);
+  CHECK_THROWS_WITH_AS(p.export_stats_csv("/nonexistent/dir/ops.csv"),
+                       "[profiler.export_stats_csv] cannot open '/nonexistent/dir/ops.csv' for writing", Error);
+}
+
 TEST_CASE("profiler: bad use is an error") {
   Profiler prof;
   CHECK_THROWS_WITH_AS(prof.stop(), "[profiler.stop] the profiler is not running (call start first)", Error);

@@ -10,7 +10,7 @@
 //   }
 //   const phasor::profiler::Profile p = prof.stop();
 //   std::cout << p.table("cpu_self");               // or "cpu_total", "gpu_total", "gpu_self", "calls"
-//   p.export_chrome_trace("trace.json");
+//   p.export_chrome_trace("trace.json");            // or export_stats_csv("ops.csv")
 #pragma once
 #include <cstdint>
 #include <memory>
@@ -71,6 +71,7 @@ struct Record {
 /// Totals per op (or range) name.
 struct OpStats {
   std::string name;           ///< op or range name
+  std::vector<Shape> shapes;  ///< the input shapes of the group (stats with group_by_shapes; empty otherwise)
   std::int64_t calls = 0;     ///< records of that name
   double cpu_total_us = 0;    ///< summed wall time
   double cpu_self_us = 0;     ///< summed wall time outside the recorded children
@@ -86,11 +87,16 @@ class Profile {
   const std::vector<Record>& records() const { return records_; }
   /// Wall time from start() to stop(), microseconds.
   double wall_us() const { return wall_us_; }
-  /// Totals per name, sorted by `sort_by` ("cpu_total", "cpu_self", "gpu_total", "gpu_self", "calls"),
-  /// largest first.
-  std::vector<OpStats> stats(const std::string& sort_by = "cpu_total") const;
-  /// stats(sort_by) as a text table of its first `rows` rows (milliseconds, shares of the wall time, GB, GB/s).
-  std::string table(const std::string& sort_by = "cpu_total", std::size_t rows = 25) const;
+  /// Totals per name (per name and input shapes with `group_by_shapes`, which needs records made with
+  /// record_shapes), sorted by `sort_by` ("cpu_total", "cpu_self", "gpu_total", "gpu_self", "calls"), largest
+  /// first.
+  std::vector<OpStats> stats(const std::string& sort_by = "cpu_total", bool group_by_shapes = false) const;
+  /// stats(sort_by, group_by_shapes) as a text table of its first `rows` rows (milliseconds, shares of the wall
+  /// time, GB, GB/s; the shapes in a last column when grouped by them).
+  std::string table(const std::string& sort_by = "cpu_total", std::size_t rows = 25, bool group_by_shapes = false) const;
+  /// Writes stats(sort_by, group_by_shapes) as CSV: a header line, then one line per group (name, shapes,
+  /// calls, cpu_total_us, cpu_self_us, gpu_total_us, gpu_self_us, bytes).
+  void export_stats_csv(const std::string& path, const std::string& sort_by = "cpu_total", bool group_by_shapes = false) const;
   /// Writes the records as a Chrome trace (JSON: one complete event per record; GPU spans on a process of
   /// their own, one track per device), for chrome://tracing or https://ui.perfetto.dev.
   void export_chrome_trace(const std::string& path) const;

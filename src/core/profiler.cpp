@@ -313,7 +313,18 @@ RecordScope::~RecordScope() {
 
 // ---- summaries --------------------------------------------------------------------------------------------
 
-std::vector<OpStats> Profile::stats(const std::string& sort_by) const {
+namespace {
+
+/// Shapes as "(2, 3), (3,)".
+std::string shapes_str(const std::vector<Shape>& shapes) {
+  std::string s;
+  for (const Shape& sh : shapes) s += (s.empty() ? "" : ", ") + ::phasor::detail::shape_str(sh);
+  return s;
+}
+
+}  // namespace
+
+std::vector<OpStats> Profile::stats(const std::string& sort_by, bool group_by_shapes) const {
   using Key = std::function<double(const OpStats&)>;
   static const std::map<std::string, Key> keys = {
       {"cpu_total", [](const OpStats& o) { return o.cpu_total_us; }},
@@ -331,11 +342,12 @@ std::vector<OpStats> Profile::stats(const std::string& sort_by) const {
       child_cpu[static_cast<std::size_t>(r.parent)] += r.cpu_us;
       if (r.gpu_device >= 0) child_gpu[static_cast<std::size_t>(r.parent)] += r.gpu_us;
     }
-  std::map<std::string, OpStats> by_name;
+  std::map<std::pair<std::string, std::string>, OpStats> groups;  // by name, then shapes
   for (std::size_t i = 0; i < records_.size(); ++i) {
     const Record& r = records_[i];
-    OpStats& o = by_name[r.name];
+    OpStats& o = groups[{r.name, group_by_shapes ? shapes_str(r.shapes) : std::string()}];
     o.name = r.name;
+    if (group_by_shapes) o.shapes = r.shapes;
     o.calls += 1;
     o.cpu_total_us += r.cpu_us;
     o.cpu_self_us += std::max(0.0, r.cpu_us - child_cpu[i]);
@@ -346,14 +358,14 @@ std::vector<OpStats> Profile::stats(const std::string& sort_by) const {
     o.bytes += r.bytes;
   }
   std::vector<OpStats> out;
-  for (auto& [name, o] : by_name) out.push_back(std::move(o));
+  for (auto& [key, o] : groups) out.push_back(std::move(o));
   std::stable_sort(out.begin(), out.end(),
                    [&](const OpStats& a, const OpStats& b) { return key->second(a) > key->second(b); });
   return out;
 }
 
-std::string Profile::table(const std::string& sort_by, std::size_t rows) const {
-  const std::vector<OpStats> st = stats(sort_by);
+std::string Profile::table(const std::string& sort_by, std::size_t rows, bool group_by_shapes) const {
+  const std::vector<OpStats> st = stats(sort_by, group_by_shapes);
   bool gpu = false;  // the GPU columns only where some record has a GPU span
   for (const Record& r : records_) gpu = gpu || r.gpu_device >= 0;
   char line[256];
@@ -367,7 +379,7 @@ std::string Profile::table(const std::string& sort_by, std::size_t rows) const {
     std::snprintf(line, sizeof line, " %11s %11s", "gpu ms", "gpu self");
     s += line;
   }
-  s += "        GB     GB/s\n";
+  s += group_by_shapes ? "        GB     GB/s  shapes\n" : "        GB     GB/s\n";
   const double wall = wall_us_ > 0 ? wall_us_ : 1;
   for (std::size_t i = 0; i < st.size() && i < rows; ++i) {
     const OpStats& o = st[i];
@@ -381,8 +393,9 @@ std::string Profile::table(const std::string& sort_by, std::size_t rows) const {
     }
     // bandwidth over the GPU time where there is one, else the wall time
     const double t = o.gpu_total_us > 0 ? o.gpu_total_us : o.cpu_total_us;
-    std::snprintf(line, sizeof line, " %9.3f %8.1f\n", o.bytes / 1e9, t > 0 ? o.bytes / t / 1e3 : 0.0);
+    std::snprintf(line, sizeof line, " %9.3f %8.1f", o.bytes / 1e9, t > 0 ? o.bytes / t / 1e3 : 0.0);
     s += line;
+    s += group_by_shapes ? "  " + shapes_str(o.shapes) + "\n" : "\n";
   }
   if (st.size() > rows) s += "... " + std::to_string(st.size() - rows) + " more\n";
   return s;
@@ -418,6 +431,25 @@ std::string json_number(double v) {
 
 }  // namespace
 
+void Profile::export_stats_csv(const std::string& path, const std::string& sort_by, bool group_by_shapes) const {
+  const std::vector<OpStats> st = stats(sort_by, group_by_shapes);
+  std::ofstream f(path, std::ios::binary | std::ios::trunc);
+  if (!f) throw Error("profiler.export_stats_csv", "cannot open '" + path + "' for writing");
+  // a field with a comma or a quote is quoted, its quotes doubled
+  const auto field = [](const std::string& v) {
+    if (v.find_first_of(",\"\n") == std::string::npos) return v;
+    std::string q = "\"";
+    for (const char c : v) q += c == '"' ? std::string("\"\"") : std::string(1, c);
+    return q + "\"";
+  };
+  f << "name,shapes,calls,cpu_total_us,cpu_self_us,gpu_total_us,gpu_self_us,bytes\n";
+  for (const OpStats& o : st)
+    f << field(o.name) << ',' << field(shapes_str(o.shapes)) << ',' << o.calls << ',' << json_number(o.cpu_total_us) << ','
+      << json_number(o.cpu_self_us) << ',' << json_number(o.gpu_total_us) << ',' << json_number(o.gpu_self_us) << ','
+      << json_number(o.bytes) << '\n';
+  if (!f) throw Error("profiler.export_stats_csv", "writing '" + path + "' failed");
+}
+
 void Profile::export_chrome_trace(const std::string& path) const {
   std::ofstream f(path, std::ios::binary | std::ios::trunc);
   if (!f) throw Error("profiler.export_chrome_trace", "cannot open '" + path + "' for writing");
@@ -429,11 +461,7 @@ void Profile::export_chrome_trace(const std::string& path) const {
   for (const Record& r : records_) {
     std::string args = "\"depth\": " + std::to_string(r.depth) + ", \"bytes\": " + json_number(r.bytes);
     if (!r.completed) args += ", \"completed\": false";
-    if (!r.shapes.empty()) {
-      std::string shapes;
-      for (const Shape& sh : r.shapes) shapes += (shapes.empty() ? "" : ", ") + ::phasor::detail::shape_str(sh);
-      args += ", \"shapes\": " + json_string(shapes);
-    }
+    if (!r.shapes.empty()) args += ", \"shapes\": " + json_string(shapes_str(r.shapes));
     const std::string cat = r.range ? "range" : r.primitive ? "op" : "composite";
     f << ",\n{\"name\": " << json_string(r.name) << ", \"cat\": \"" << cat << "\", \"ph\": \"X\", \"ts\": "
       << json_number(r.start_us) << ", \"dur\": " << json_number(r.cpu_us) << ", \"pid\": 0, \"tid\": " << r.thread
