@@ -152,6 +152,31 @@ DEVICE_CASE("cuda linalg: a failed factorization is refused with the CPU's messa
         "[linalg_solve] the matrix is singular: its LU factorization has a zero pivot");
 }
 
+DEVICE_CASE("cuda linalg: solve_ex, inv_ex and cholesky_ex flag what the checked ops refuse, as the CPU's") {
+  manual_seed(53);
+  for (const auto& [batch, n] : std::vector<std::pair<Shape, std::int64_t>>{{{}, 4}, {{3}, 4}, {{2}, 70}}) {
+    CAPTURE(batch.size());
+    CAPTURE(n);
+    Tensor a = well_conditioned(batch, n, float64);
+    a.reshape({-1, n, n}).select(0, 0).select(1, 2).zero_();  // the first matrix: column 2 is zero
+    const Tensor b = sample(with_matrix(batch, n, 2), float64);
+    const auto [x, info] = linalg::solve_ex(a.to(dev), b.to(dev));
+    const auto [xc, infoc] = linalg::solve_ex(a, b);
+    CHECK(info.device() == dev);
+    CHECK(info.shape() == batch);
+    CHECK(rel_diff(info, infoc) == 0);
+    CHECK(info.reshape({-1}).select(0, 0).item<std::int64_t>() > 0);  // a zero pivot (where: the CPU's, checked above)
+    if (info.numel() > 1) CHECK(rel_diff(x.reshape({-1, n, 2}).select(0, 1), xc.reshape({-1, n, 2}).select(0, 1)) <= 1e-12);
+    CHECK(rel_diff(linalg::inv_ex(a.to(dev)).second, infoc) == 0);
+    Tensor h = positive_definite(batch, n, float64);
+    h.reshape({-1, n, n}).select(0, 0).select(0, 1).select(0, 1).fill_(-1.0);
+    const auto [l, hinfo] = linalg::cholesky_ex(h.to(dev));
+    CHECK(rel_diff(hinfo, linalg::cholesky_ex(h).second) == 0);
+    CHECK(hinfo.reshape({-1}).select(0, 0).item<std::int64_t>() == 2);
+    if (hinfo.numel() > 1) CHECK(hinfo.reshape({-1}).select(0, 1).item<std::int64_t>() == 0);
+  }
+}
+
 TEST_CASE("cuda linalg: the factorizations stay on the device: no host copy, and no host wait with deferred checks" * doctest::skip(!kGpu)) {
   manual_seed(50);
   const Tensor a = well_conditioned({3}, 4, float64).to(kDev), b = sample({3, 4, 2}, float64).to(kDev);
@@ -166,6 +191,14 @@ TEST_CASE("cuda linalg: the factorizations stay on the device: no host copy, and
   work();  // loads the libraries, makes the handles
   // eagerly the host reads one flag per check (solve's zero pivots, cholesky's minors, the triangle's diagonal)
   CHECK(host_copies(work) == 3);
+  // the _ex forms check nothing: no host copy, no host wait
+  const auto unchecked = [&] {
+    x = linalg::solve_ex(a, b).first;
+    l = linalg::cholesky_ex(h).first;
+  };
+  unchecked();
+  CHECK(host_copies(unchecked) == 0);
+  CHECK(emu_count(kDev, EmuCounter::HostWaits, unchecked) <= 0);
   cuda::set_deferred_checks(true);
   work();  // makes the device's deferred check words
   CHECK(host_copies(work) == 0);

@@ -845,3 +845,45 @@ TEST_CASE("linalg::solve, inv, det and slogdet: errors") {
   const Tensor s = from_vector(std::vector<double>{1, 2, 2, 4}).reshape({2, 2}).requires_grad_();
   CHECK_THROWS_WITH_AS(linalg::slogdet(s).second.backward(), doctest::Contains("[linalg_slogdet] the gradient at a singular matrix"), Error);
 }
+
+TEST_CASE("linalg solve_ex, inv_ex, cholesky_ex: info flags instead of errors; results where the matrix is fine") {
+  // a batch of three: the second singular (a zero row), the others fine
+  Tensor a = randn({3, 4, 4}, float64) * 0.2 + eye(4, std::nullopt, float64) * 2.0;
+  a.select(0, 1).select(0, 2).zero_();
+  const Tensor b = randn({3, 4, 2}, float64);
+  const auto [x, info] = linalg::solve_ex(a, b);
+  CHECK(info.dtype() == int64);
+  CHECK(info.shape() == Shape{3});
+  const auto flags = to_vector<std::int64_t>(info);
+  CHECK(flags[0] == 0);
+  CHECK(flags[1] > 0);
+  CHECK(flags[2] == 0);
+  for (std::int64_t i : {0, 2})
+    CHECK((x.select(0, i) - linalg::solve(a.select(0, i), b.select(0, i))).abs().max().item<double>() == 0);
+  CHECK_THROWS_WITH_AS(linalg::solve(a, b), doctest::Contains("the matrix at batch index (1,) is singular"), Error);
+  // a vector right-hand side and broadcasting: info has the broadcast batch shape
+  CHECK(linalg::solve_ex(a.select(0, 0), b.select(0, 0).select(1, 0)).second.shape() == Shape{});
+  CHECK(linalg::solve_ex(a.select(0, 0), randn({5, 4, 1}, float64)).second.shape() == Shape{5});
+  const auto [ai, iinfo] = linalg::inv_ex(a);
+  CHECK(to_vector<std::int64_t>(iinfo) == flags);
+  CHECK((matmul(a.select(0, 2), ai.select(0, 2)) - eye(4, std::nullopt, float64)).abs().max().item<double>() <= 1e-12);
+  // cholesky: the leading minor of order 3 of the first matrix is not positive
+  const Tensor g = randn({2, 4, 4}, float64);
+  Tensor h = matmul(g, g.transpose(-1, -2)) + eye(4, std::nullopt, float64);
+  h.select(0, 0).select(0, 2).select(0, 2).fill_(-1.0);
+  const auto [l, cinfo] = linalg::cholesky_ex(h);
+  CHECK(to_vector<std::int64_t>(cinfo) == std::vector<std::int64_t>{3, 0});
+  CHECK((l.select(0, 1) - linalg::cholesky(h.select(0, 1))).abs().max().item<double>() == 0);
+  // the results differentiate as the checked ops' do
+  const Tensor w = (randn({3, 3}, float64) * 0.2 + eye(3, std::nullopt, float64) * 2.0).requires_grad_();
+  CHECK(autodiff::gradcheck([](const std::vector<Tensor>& in) { return linalg::solve_ex(in[0], in[1]).first; },
+                            {w, randn({3, 2}, float64).requires_grad_()}));
+  CHECK(autodiff::gradcheck([](const std::vector<Tensor>& in) {
+    return linalg::cholesky_ex(matmul(in[0], in[0].t()) + eye(3, std::nullopt, float64)).first;
+  }, {w}));
+  // shapes are still checked
+  CHECK_THROWS_WITH_AS(linalg::cholesky_ex(ones({2, 3})), "[linalg_cholesky_ex] A must be a batch of square matrices (..., n, n), got shape (2, 3)", Error);
+  CHECK_THROWS_WITH_AS(linalg::inv_ex(ones({3})), "[linalg_inv_ex] A must be a batch of square matrices (..., n, n), got shape (3,)", Error);
+  CHECK_THROWS_WITH_AS(linalg::solve_ex(eye(2, std::nullopt, float64), ones({3})),
+                       doctest::Contains("[linalg_solve_ex] B of shape (3,) does not match A of shape (2, 2)"), Error);
+}

@@ -38,8 +38,14 @@ namespace linalg {
 /// X with A X = B: A (..., n, n), B (..., n, k) or a vector (n) / (..., n); batch dims broadcast; a singular A is
 /// an error naming its batch index.
 Tensor solve(const Tensor& A, const Tensor& B);
+/// solve without the singularity check (torch.linalg.solve_ex): (X, info), info int64 of the broadcast batch
+/// shape, 0 or, for a singular matrix, j > 0 where U(j, j) is zero (X then holds inf or NaN there). On a GPU
+/// nothing waits for the flags.
+std::pair<Tensor, Tensor> solve_ex(const Tensor& A, const Tensor& B);
 /// The inverse of each square matrix of A (..., n, n); a singular one is an error.
 Tensor inv(const Tensor& A);
+/// inv without the singularity check (torch.linalg.inv_ex): (inverse, info), info as solve_ex's.
+std::pair<Tensor, Tensor> inv_ex(const Tensor& A);
 /// The determinant of each square matrix of A (..., n, n) (sign * exp(logabsdet)).
 Tensor det(const Tensor& A);
 /// (sign, log|det|) of each square matrix of A: sign of |sign| 1 (0 for a singular matrix, with log|det| -inf),
@@ -52,6 +58,10 @@ Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left 
 /// The lower Cholesky factor L (A = L L^H) of each Hermitian positive-definite matrix of A (..., n, n), read from
 /// its lower triangle; a matrix that is not positive-definite is an error naming its batch index.
 Tensor cholesky(const Tensor& A);
+/// cholesky without the positive-definiteness check (torch.linalg.cholesky_ex): (L, info), info int64 of A's batch
+/// shape, 0 or the order of the first leading minor that is not positive (L then partial). On a GPU nothing waits
+/// for the flags.
+std::pair<Tensor, Tensor> cholesky_ex(const Tensor& A);
 }  // namespace linalg
 
 }  // namespace phasor

@@ -157,6 +157,7 @@ struct LU {
   std::vector<int> pivots;  ///< n per matrix, 1-based (LAPACK's)
   std::int64_t batch = 0, n = 0;
   std::int64_t singular = -1;  ///< the first batch element with a zero pivot, or -1
+  std::vector<std::int64_t> info;  ///< per matrix: 0, or j > 0 where U(j, j) is zero (LAPACK's info)
 };
 
 /// Factors every matrix of a (..., n, n) tensor (any device, a floating or complex dtype).
@@ -169,6 +170,7 @@ LU lu_factor(const Tensor& a) {
   // getrs's trans 'T', solves A's systems (no transposed copy)
   f.factors = own_contiguous(a.to(Device::cpu()).reshape({f.batch, f.n, f.n}));
   f.pivots.assign(static_cast<std::size_t>(f.batch * f.n), 0);
+  f.info.assign(static_cast<std::size_t>(f.batch), 0);
   const int n = static_cast<int>(f.n);
   visit_lapack(a.dtype(), [&](auto tag) {
     using T = decltype(tag);
@@ -177,6 +179,7 @@ LU lu_factor(const Tensor& a) {
       int info = 0;
       getrf(n, base + b * f.n * f.n, f.pivots.data() + b * f.n, &info);
       if (info < 0) throw Error("linalg", "LAPACK getrf rejected argument " + std::to_string(-info));
+      f.info[static_cast<std::size_t>(b)] = info;
       if (info > 0 && f.singular < 0) f.singular = b;
     }
   });
@@ -242,10 +245,11 @@ DeviceLU device_lu(const Tensor& a, const char* op) {
   return f;
 }
 
-/// X with A X = B on a GPU, batch shapes equal.
-Tensor device_solve(const Tensor& a, const Tensor& b) {
+/// X with A X = B on a GPU, batch shapes equal; with `info_out`, A's info flags there instead of the check.
+Tensor device_solve(const Tensor& a, const Tensor& b, Tensor* info_out) {
   const DeviceLU f = device_lu(a, "linalg_solve");
-  check_info("linalg_solve", f.info, batch_of(a), [](const std::string& which, std::int64_t) { return zero_pivot(which); });
+  if (info_out) *info_out = f.info.reshape(batch_of(a));
+  else check_info("linalg_solve", f.info, batch_of(a), [](const std::string& which, std::int64_t) { return zero_pivot(which); });
   const std::int64_t k = b.size(-1);
   Tensor x = own_contiguous(b.reshape({f.batch, f.n, k}).transpose(1, 2));  // each B column-major
   detail::cuda_getrs("linalg_solve", a.dtype(), a.device().index, true, f.n, k, f.batch, f.factors.data_ptr(),
@@ -289,8 +293,8 @@ Tensor device_triangular(const Tensor& a, const Tensor& b, bool upper, bool unit
   return x.reshape(b.shape());
 }
 
-/// The Cholesky factor L of A on a GPU.
-Tensor device_cholesky(const Tensor& a) {
+/// The Cholesky factor L of A on a GPU; with `info_out`, the info flags there instead of the check.
+Tensor device_cholesky(const Tensor& a, Tensor* info_out) {
   const char* op = "linalg_cholesky";
   const Shape batch = batch_of(a);
   const std::int64_t n = a.size(-1), count = detail::shape_numel(batch);
@@ -298,7 +302,9 @@ Tensor device_cholesky(const Tensor& a) {
   Tensor l = tril(a).reshape({count, n, n}).contiguous();
   const Tensor info = detail::int32_buffer(count, a.device());
   detail::cuda_potrf(op, a.dtype(), a.device().index, true, n, count, l.data_ptr(), detail::int32_data(info));
-  if (n > 0) check_info(op, detail::widen_int32(info, {count}), batch, not_positive_definite);
+  const Tensor flags = n > 0 ? detail::widen_int32(info, {count}) : zeros({count}, Dtype::Int64, a.device());
+  if (info_out) *info_out = flags.reshape(batch);
+  else check_info(op, flags, batch, not_positive_definite);
   return l.reshape(a.shape());
 }
 
@@ -331,14 +337,16 @@ std::pair<Tensor, Tensor> common_batch(const Tensor& a, const Tensor& b, const c
 /// The gradient of A in A X = B given B's gradient gb: -gb X^H.
 Tensor solve_grad_a(const Tensor& gb, const Tensor& x) { return -matmul(gb, adjoint(x)); }
 
-/// X with A X = B for A (..., n, n) and B (..., n, k), batch shapes equal: the primitive.
-Tensor solve_primitive(const Tensor& a, const Tensor& b) {
+/// X with A X = B for A (..., n, n) and B (..., n, k), batch shapes equal: the primitive. A singular A is an error,
+/// or, with `info_out`, flagged there (int64 of A's batch shape: LAPACK's info), X then holding inf or NaN.
+Tensor solve_primitive(const Tensor& a, const Tensor& b, Tensor* info_out = nullptr) {
   return detail::apply_op(
       "linalg_solve", {a, b}, detail::kSaveInputs | detail::kSaveOutputs,
       [&](In in) {
-        if (in[0].device().is_cuda()) return device_solve(in[0], in[1]);
+        if (in[0].device().is_cuda()) return device_solve(in[0], in[1], info_out);
         const LU f = lu_factor(in[0]);
-        if (f.singular >= 0)
+        if (info_out) *info_out = from_vector(f.info, batch_of(in[0]), in[0].device());
+        else if (f.singular >= 0)
           throw Error("linalg_solve", zero_pivot(which_matrix(batch_of(in[0]), f.singular)));
         const std::int64_t k = in[1].size(-1);
         Tensor x = host_columns(in[1]);
@@ -456,27 +464,32 @@ Tensor triangular_primitive(const Tensor& a, const Tensor& b, bool upper, bool u
       });
 }
 
-/// L with A = L L^H for A (..., n, n) Hermitian positive-definite (its lower triangle read): the primitive.
-Tensor cholesky_primitive(const Tensor& a) {
+/// L with A = L L^H for A (..., n, n) Hermitian positive-definite (its lower triangle read): the primitive. A
+/// matrix that is not positive-definite is an error, or, with `info_out`, flagged there (int64 of A's batch shape:
+/// the order of the first leading minor that is not positive), its L then partial.
+Tensor cholesky_primitive(const Tensor& a, Tensor* info_out = nullptr) {
   return detail::apply_op(
       "linalg_cholesky", {a}, detail::kSaveOutputs,
       [&](In in) {
-        if (in[0].device().is_cuda()) return device_cholesky(in[0]);
+        if (in[0].device().is_cuda()) return device_cholesky(in[0], info_out);
         const Shape batch = batch_of(in[0]);
         const std::int64_t n = in[0].size(-1), count = detail::shape_numel(batch);
         // A row-major read column-major is A^T: LAPACK's upper factor of A^T, read row-major, is L (tril of A read)
         Tensor l = own_contiguous(tril(in[0].to(Device::cpu())).reshape({count, n, n}));
+        std::vector<std::int64_t> flags(static_cast<std::size_t>(count), 0);
         visit_lapack(in[0].dtype(), [&](auto tag) {
           using T = decltype(tag);
           T* base = l.template data<T>();
           for (std::int64_t i = 0; i < count && n > 0; ++i) {
             int info = 0;
             potrf(static_cast<int>(n), base + i * n * n, &info);
-            if (info > 0)
+            if (info > 0 && !info_out)
               throw Error("linalg_cholesky", not_positive_definite(which_matrix(batch, i), info));
             if (info < 0) throw Error("linalg_cholesky", "LAPACK potrf rejected argument " + std::to_string(-info));
+            flags[static_cast<std::size_t>(i)] = info;
           }
         });
+        if (info_out) *info_out = from_vector(flags, batch, in[0].device());
         return l.reshape(in[0].shape()).to(in[0].device());
       },
       [](const detail::Ctx& c, const G& g) {
@@ -517,8 +530,17 @@ Tensor cholesky(const Tensor& a) {
   return cholesky_primitive(a);
 }
 
-Tensor solve(const Tensor& a, const Tensor& b) {
-  const char* op = "linalg_solve";
+std::pair<Tensor, Tensor> cholesky_ex(const Tensor& a) {
+  check_square(a, "linalg_cholesky_ex");
+  Tensor info;
+  Tensor l = cholesky_primitive(a, &info);
+  return {l, info};
+}
+
+namespace {
+
+/// solve (info_out null) and solve_ex (info_out set): the checks of A and B, and their broadcast.
+Tensor solve_checked(const Tensor& a, const Tensor& b, const char* op, Tensor* info_out) {
   check_square(a, op);
   check_rhs(a, b, op);
   const std::int64_t n = a.size(-1);
@@ -530,9 +552,19 @@ Tensor solve(const Tensor& a, const Tensor& b) {
                         " (B must be (..., " + std::to_string(n) + ", k) or (..., " + std::to_string(n) + "))");
   return detail::composite(op, {a, b}, [&] {
     const auto [ab, bb] = common_batch(a, bm, op);
-    const Tensor x = solve_primitive(ab, bb);
+    const Tensor x = solve_primitive(ab, bb, info_out);
     return vector ? x.squeeze(-1) : x;
   });
+}
+
+}  // namespace
+
+Tensor solve(const Tensor& a, const Tensor& b) { return solve_checked(a, b, "linalg_solve", nullptr); }
+
+std::pair<Tensor, Tensor> solve_ex(const Tensor& a, const Tensor& b) {
+  Tensor info;
+  Tensor x = solve_checked(a, b, "linalg_solve_ex", &info);
+  return {x, info};
 }
 
 Tensor inv(const Tensor& a) {
@@ -541,6 +573,16 @@ Tensor inv(const Tensor& a) {
     const std::int64_t n = a.size(-1);
     return solve_primitive(a, eye(n, std::nullopt, a.dtype(), a.device()).expand(a.shape()));
   });
+}
+
+std::pair<Tensor, Tensor> inv_ex(const Tensor& a) {
+  check_square(a, "linalg_inv_ex");
+  Tensor info;
+  Tensor x = detail::composite("linalg_inv_ex", {a}, [&] {
+    const std::int64_t n = a.size(-1);
+    return solve_primitive(a, eye(n, std::nullopt, a.dtype(), a.device()).expand(a.shape()), &info);
+  });
+  return {x, info};
 }
 
 std::pair<Tensor, Tensor> slogdet(const Tensor& a) {
