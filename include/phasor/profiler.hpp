@@ -136,6 +136,8 @@ class RecordScope {
   explicit RecordScope(const char* name);
   /// Opens the range `name` on the calling thread.
   explicit RecordScope(const std::string& name) : RecordScope(name.c_str()) {}
+  /// Opens the range prefix + suffix, the name made only when a profiler runs (for ranges on hot paths).
+  RecordScope(const std::string& prefix, const char* suffix);
   /// Closes it.
   ~RecordScope();
   RecordScope(const RecordScope&) = delete;             ///< not copyable

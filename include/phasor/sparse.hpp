@@ -100,7 +100,7 @@ class CSR {
 
  private:
   struct Made {};  // the tag of the constructor for what this library made (no checks)
-  CSR(Made, Tensor crow, Tensor col, Tensor values, Shape shape, bool in_range);
+  CSR(Made, Tensor crow, Tensor col, Tensor values, Shape shape, bool in_range, Tensor rows = Tensor());  // rows: made if undefined
   friend class COO;
   friend Tensor matmul(const CSR& a, const Tensor& b);
   Tensor crow_, col_, values_, rows_;

@@ -226,17 +226,25 @@ std::vector<std::shared_ptr<detail::ProfilerState>> running_states() {
   return registry();
 }
 
+/// Makes `state` see every op call and RecordScope (`on`), or none any more.
+void listen(const std::shared_ptr<detail::ProfilerState>& state, bool on) {
+  {
+    std::lock_guard<std::mutex> lk(g_registry_mu);
+    auto& r = registry();
+    if (on) r.push_back(state);
+    else r.erase(std::remove(r.begin(), r.end(), state), r.end());
+    g_running = static_cast<int>(r.size());
+  }
+  if (on) add_op_observer(state);
+  else remove_op_observer(state);
+}
+
 }  // namespace
 
 Profiler::Profiler(ProfilerOptions options) : state_(std::make_shared<detail::ProfilerState>()) { state_->options = options; }
 
 Profiler::~Profiler() {
-  if (!running()) return;
-  remove_op_observer(state_);
-  std::lock_guard<std::mutex> lk(g_registry_mu);
-  auto& r = registry();
-  r.erase(std::remove(r.begin(), r.end(), state_), r.end());
-  g_running = static_cast<int>(r.size());
+  if (running()) listen(state_, false);
 }
 
 bool Profiler::running() const {
@@ -257,23 +265,12 @@ void Profiler::start() {
     s.t0 = Clock::now();
     s.running = true;
   }
-  {
-    std::lock_guard<std::mutex> lk(g_registry_mu);
-    registry().push_back(state_);
-    g_running = static_cast<int>(registry().size());
-  }
-  add_op_observer(state_);
+  listen(state_, true);
 }
 
 Profile Profiler::stop() {
   if (!running()) throw Error("profiler.stop", "the profiler is not running (call start first)");
-  remove_op_observer(state_);
-  {
-    std::lock_guard<std::mutex> lk(g_registry_mu);
-    auto& r = registry();
-    r.erase(std::remove(r.begin(), r.end(), state_), r.end());
-    g_running = static_cast<int>(r.size());
-  }
+  listen(state_, false);
   std::lock_guard<std::mutex> lk(state_->mu);
   detail::ProfilerState& s = *state_;
   for (auto& [id, stack] : s.stacks)
@@ -304,6 +301,13 @@ RecordScope::RecordScope(const char* name) {
   if (g_running.load(std::memory_order_relaxed) == 0) return;
   open_ = true;
   for (const auto& s : running_states()) s->begin(name, false, true, ::phasor::detail::op_depth(), nullptr);
+}
+
+RecordScope::RecordScope(const std::string& prefix, const char* suffix) {
+  if (g_running.load(std::memory_order_relaxed) == 0) return;  // the name is made only when a profiler runs
+  open_ = true;
+  const std::string name = prefix + suffix;
+  for (const auto& s : running_states()) s->begin(name.c_str(), false, true, ::phasor::detail::op_depth(), nullptr);
 }
 
 RecordScope::~RecordScope() {

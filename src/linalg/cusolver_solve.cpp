@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <climits>
 #include <cstdint>
+#include <initializer_list>
 #include <string>
 #include <type_traits>
 
@@ -21,9 +22,25 @@
 
 namespace phasor::detail {
 
-Tensor int32_buffer(std::int64_t n, Device device) { return empty({(std::max<std::int64_t>(n, 1) + 1) / 2}, Dtype::Int64, device); }
+Tensor int32_buffer(std::int64_t n, Device device) { return zeros({(std::max<std::int64_t>(n, 1) + 1) / 2}, Dtype::Int64, device); }
 
 int* int32_data(const Tensor& buffer) { return static_cast<int*>(buffer.data_ptr()); }
+
+Tensor widen_int32(const Tensor& buffer, const Shape& shape) {
+  const std::int64_t n = shape_numel(shape);
+  Tensor out = empty(shape, Dtype::Int64, buffer.device());
+  if (!buffer.device().is_cuda()) {
+    const int* src = int32_data(buffer);
+    std::copy(src, src + n, static_cast<std::int64_t*>(out.data_ptr()));
+    return out;
+  }
+#if PHASOR_WITH_CUDA
+  ::phasor::cuda::detail::DeviceGuard guard(buffer.device().index);
+  ::phasor::cuda::widen_int32(int32_data(buffer), static_cast<std::int64_t*>(out.data_ptr()), n,
+                              ::phasor::cuda::detail::current_stream_handle(buffer.device().index));
+#endif
+  return out;
+}
 
 #if PHASOR_WITH_CUDA
 namespace {
@@ -80,14 +97,7 @@ void check_range(const char* op, std::initializer_list<std::int64_t> sizes) {
   throw Error(op, "matrix dims or batch (" + s + ") exceed the cuBLAS / cuSOLVER index range");
 }
 
-/// The batched calls' device array of `batch` addresses base + i * stride bytes, made on the device (no
-/// host-to-device copy, so a CUDA graph capture records it).
-Tensor pointer_array(const void* base, std::int64_t stride, std::int64_t batch, int device) {
-  const auto b = static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(base));
-  return arange(Scalar(b), Scalar(b + batch * stride), Scalar(stride), Dtype::Int64, Device::cuda(device));
-}
-
-/// Its pointer array as the libraries' T* const[].
+/// A matrix_pointers array as the libraries' T* const[].
 template <class T>
 T* const* pointers(const Tensor& array) {
   return static_cast<T* const*>(array.data_ptr());
@@ -98,37 +108,41 @@ T* const* pointers(const Tensor& array) {
 /// routines. Chosen from the libraries' documentation, not measured here (no GPU).
 constexpr std::int64_t kBatchedOrder = 64;
 
+/// The calls' shared preamble: nothing for an empty problem (a zero in `empty_if_zero`), else the range check of
+/// `sizes`, `device` made current, and f(Entry) for `dtype`'s entry.
+template <class F>
+void solver_call(const char* op, Dtype dtype, int device, std::initializer_list<std::int64_t> empty_if_zero,
+                 std::initializer_list<std::int64_t> sizes, F&& f) {
+  for (std::int64_t v : empty_if_zero)
+    if (v <= 0) return;
+  check_range(op, sizes);
+  ::phasor::cuda::detail::DeviceGuard guard(device);
+  with_solver(dtype, op, std::forward<F>(f));
+}
+
+/// The batched calls' device array of the addresses of `batch` matrices of `elems` elements of S each, from
+/// `base` on: an int64 arange made on the device (no host-to-device copy, so a CUDA graph capture records it).
+template <class S>
+Tensor matrix_pointers(const void* base, std::int64_t elems, std::int64_t batch, int device) {
+  const auto b = static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(base));
+  const std::int64_t stride = elems * static_cast<std::int64_t>(sizeof(S));
+  return arange(Scalar(b), Scalar(b + batch * stride), Scalar(stride), Dtype::Int64, Device::cuda(device));
+}
+
 /// A workspace of `elems` elements of `dtype` on `device` from the caching allocator.
 Tensor workspace(int elems, Dtype dtype, int device) { return empty({std::max(elems, 1)}, dtype, Device::cuda(device)); }
 
 }  // namespace
 
-Tensor widen_int32(const Tensor& buffer, const Shape& shape) {
-  const std::int64_t n = shape_numel(shape);
-  Tensor out = empty(shape, Dtype::Int64, buffer.device());
-  if (buffer.device().is_cuda()) {
-    ::phasor::cuda::detail::DeviceGuard guard(buffer.device().index);
-    ::phasor::cuda::widen_int32(int32_data(buffer), static_cast<std::int64_t*>(out.data_ptr()), n,
-                                ::phasor::cuda::detail::current_stream_handle(buffer.device().index));
-  } else {
-    const int* src = int32_data(buffer);
-    std::copy(src, src + n, static_cast<std::int64_t*>(out.data_ptr()));
-  }
-  return out;
-}
-
 void cuda_getrf(const char* op, Dtype dtype, int device, std::int64_t n, std::int64_t batch, void* a, int* pivots,
                 int* info) {
-  if (n <= 0 || batch <= 0) return;
-  check_range(op, {n, batch, n * n});
-  ::phasor::cuda::detail::DeviceGuard guard(device);
-  with_solver(dtype, op, [&](auto e) {
+  solver_call(op, dtype, device, {n, batch}, {n, batch, n * n}, [&](auto e) {
     using E = decltype(e);
     using S = typename E::S;
     const int N = static_cast<int>(n);
     if (batch > 1 && n <= kBatchedOrder) {
       const CublasApi& api = ::phasor::cuda::detail::cublas(op);
-      const Tensor ptrs = pointer_array(a, n * n * static_cast<std::int64_t>(sizeof(S)), batch, device);
+      const Tensor ptrs = matrix_pointers<S>(a, n * n, batch, device);
       check_cublas(api,
                    (api.*E::getrf_batched)(::phasor::cuda::detail::cublas_handle(device, op), N, pointers<S>(ptrs), N,
                                            pivots, info, static_cast<int>(batch)),
@@ -149,15 +163,11 @@ void cuda_getrf(const char* op, Dtype dtype, int device, std::int64_t n, std::in
 
 void cuda_getrs(const char* op, Dtype dtype, int device, bool trans, std::int64_t n, std::int64_t k, std::int64_t batch,
                 const void* lu, const int* pivots, void* b) {
-  if (n <= 0 || k <= 0 || batch <= 0) return;
-  check_range(op, {n, k, batch, n * n, n * k});
-  ::phasor::cuda::detail::DeviceGuard guard(device);
-  with_solver(dtype, op, [&](auto e) {
+  solver_call(op, dtype, device, {n, k, batch}, {n, k, batch, n * n, n * k}, [&](auto e) {
     using E = decltype(e);
     using S = typename E::S;
     const CublasApi& api = ::phasor::cuda::detail::cublas(op);
-    const Tensor as = pointer_array(lu, n * n * static_cast<std::int64_t>(sizeof(S)), batch, device);
-    const Tensor bs = pointer_array(b, n * k * static_cast<std::int64_t>(sizeof(S)), batch, device);
+    const Tensor as = matrix_pointers<S>(lu, n * n, batch, device), bs = matrix_pointers<S>(b, n * k, batch, device);
     int info = 0;
     check_cublas(api,
                  (api.*E::getrs_batched)(::phasor::cuda::detail::cublas_handle(device, op), trans ? CUBLAS_OP_T : CUBLAS_OP_N,
@@ -171,15 +181,11 @@ void cuda_getrs(const char* op, Dtype dtype, int device, bool trans, std::int64_
 
 void cuda_trsm_right(const char* op, Dtype dtype, int device, bool lower, bool unit, std::int64_t m, std::int64_t n,
                      std::int64_t batch, const void* a, void* b) {
-  if (m <= 0 || n <= 0 || batch <= 0) return;
-  check_range(op, {m, n, batch, n * n, m * n});
-  ::phasor::cuda::detail::DeviceGuard guard(device);
-  with_solver(dtype, op, [&](auto e) {
+  solver_call(op, dtype, device, {m, n, batch}, {m, n, batch, n * n, m * n}, [&](auto e) {
     using E = decltype(e);
     using S = typename E::S;
     const CublasApi& api = ::phasor::cuda::detail::cublas(op);
-    const Tensor as = pointer_array(a, n * n * static_cast<std::int64_t>(sizeof(S)), batch, device);
-    const Tensor bs = pointer_array(b, m * n * static_cast<std::int64_t>(sizeof(S)), batch, device);
+    const Tensor as = matrix_pointers<S>(a, n * n, batch, device), bs = matrix_pointers<S>(b, m * n, batch, device);
     S one{};
     if constexpr (std::is_arithmetic_v<S>) one = S(1);
     else one.x = 1;
@@ -195,10 +201,7 @@ void cuda_trsm_right(const char* op, Dtype dtype, int device, bool lower, bool u
 
 void cuda_potrf(const char* op, Dtype dtype, int device, bool upper, std::int64_t n, std::int64_t batch, void* a,
                 int* info) {
-  if (n <= 0 || batch <= 0) return;
-  check_range(op, {n, batch, n * n});
-  ::phasor::cuda::detail::DeviceGuard guard(device);
-  with_solver(dtype, op, [&](auto e) {
+  solver_call(op, dtype, device, {n, batch}, {n, batch, n * n}, [&](auto e) {
     using E = decltype(e);
     using S = typename E::S;
     const CusolverApi& api = ::phasor::cuda::detail::cusolver(op);
@@ -206,7 +209,7 @@ void cuda_potrf(const char* op, Dtype dtype, int device, bool upper, std::int64_
     const cublasFillMode_t uplo = upper ? CUBLAS_FILL_MODE_UPPER : CUBLAS_FILL_MODE_LOWER;
     const int N = static_cast<int>(n);
     if (batch > 1 && n <= kBatchedOrder) {
-      const Tensor ptrs = pointer_array(a, n * n * static_cast<std::int64_t>(sizeof(S)), batch, device);
+      const Tensor ptrs = matrix_pointers<S>(a, n * n, batch, device);
       check_cusolver((api.*E::potrf_batched)(h, uplo, N, static_cast<S**>(ptrs.data_ptr()), N, info, static_cast<int>(batch)),
                      op, E::potrf_batched_name);
       return;
@@ -222,13 +225,6 @@ void cuda_potrf(const char* op, Dtype dtype, int device, bool upper, std::int64_
 }
 
 #else  // CPU-only build
-
-Tensor widen_int32(const Tensor& buffer, const Shape& shape) {
-  Tensor out = empty(shape, Dtype::Int64, buffer.device());
-  const int* src = int32_data(buffer);
-  std::copy(src, src + shape_numel(shape), static_cast<std::int64_t*>(out.data_ptr()));
-  return out;
-}
 
 void cuda_getrf(const char* op, Dtype, int, std::int64_t, std::int64_t, void*, int*, int*) {
   throw Error(op, "no cuSOLVER in this build (CPU-only build)");

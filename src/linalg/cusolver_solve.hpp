@@ -9,7 +9,8 @@
 
 namespace phasor::detail {
 
-/// Room for n int32 on `device` (int64 storage: phasor has no int32 dtype), for the libraries' pivots and info.
+/// Room for n int32 on `device`, zeros (int64 storage: phasor has no int32 dtype), for the libraries' pivots and
+/// info; the calls leave it so for an empty problem.
 Tensor int32_buffer(std::int64_t n, Device device);
 /// The int32 array in an int32_buffer.
 int* int32_data(const Tensor& buffer);

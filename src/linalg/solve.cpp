@@ -241,7 +241,7 @@ DeviceLU device_lu(const Tensor& a, const char* op) {
   const Tensor info = detail::int32_buffer(f.batch, a.device());
   detail::cuda_getrf(op, a.dtype(), a.device().index, f.n, f.batch, f.factors.data_ptr(), detail::int32_data(f.pivots),
                      detail::int32_data(info));
-  f.info = f.n > 0 ? detail::widen_int32(info, {f.batch}) : zeros({f.batch}, Dtype::Int64, a.device());
+  f.info = detail::widen_int32(info, {f.batch});
   return f;
 }
 
@@ -302,7 +302,7 @@ Tensor device_cholesky(const Tensor& a, Tensor* info_out) {
   Tensor l = tril(a).reshape({count, n, n}).contiguous();
   const Tensor info = detail::int32_buffer(count, a.device());
   detail::cuda_potrf(op, a.dtype(), a.device().index, true, n, count, l.data_ptr(), detail::int32_data(info));
-  const Tensor flags = n > 0 ? detail::widen_int32(info, {count}) : zeros({count}, Dtype::Int64, a.device());
+  const Tensor flags = detail::widen_int32(info, {count});
   if (info_out) *info_out = flags.reshape(batch);
   else check_info(op, flags, batch, not_positive_definite);
   return l.reshape(a.shape());

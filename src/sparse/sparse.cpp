@@ -52,10 +52,10 @@ Tensor strides_of(const Shape& shape, Device device) {
   return from_vector(s, Shape{static_cast<std::int64_t>(s.size()), 1}, device);
 }
 
-/// The linear (row-major) index of each position of indices (ndim, nnz).
-Tensor linear_index(const Tensor& indices, const Shape& shape) {
-  return (indices * strides_of(shape, indices.device())).sum({0});
-}
+/// The linear (row-major) index of each position of indices (ndim, nnz), given strides_of the shape.
+Tensor linear_index(const Tensor& indices, const Tensor& strides) { return (indices * strides).sum({0}); }
+/// The same, for `shape`.
+Tensor linear_index(const Tensor& indices, const Shape& shape) { return linear_index(indices, strides_of(shape, indices.device())); }
 
 /// Throws unless `shape` has `dims` dims (or, with dims < 0, at least one), none negative.
 void check_shape(const Shape& shape, std::int64_t dims, const char* op) {
@@ -211,11 +211,11 @@ Tensor COO::to_dense() const {
 
 COO COO::coalesce() const {
   if (coalesced_) return *this;
-  const auto [positions, inverse, counts] = unique(linear_index(indices_, shape_), true, true);
+  const Tensor strides = strides_of(shape_, device());
+  const auto [positions, inverse, counts] = unique(linear_index(indices_, strides), true, true);
   (void)counts;
   const Tensor values = add_rows(zeros({positions.numel()}, dtype(), device()), inverse, values_, true);
   std::vector<Tensor> rows;
-  const Tensor strides = strides_of(shape_, device());
   for (std::size_t j = 0; j < shape_.size(); ++j)
     rows.push_back(remainder(floor_divide(positions, strides.select(0, static_cast<std::int64_t>(j))), shape_[j]));
   // positions of unchecked indices may lie outside the shape: they stay unchecked
@@ -274,9 +274,10 @@ CSR::CSR(const Tensor& crow_indices, const Tensor& col_indices, const Tensor& va
   rows_ = expand_rows(crow_, nnz);
 }
 
-CSR::CSR(Made, Tensor crow, Tensor col, Tensor values, Shape shape, bool in_range)
-    : crow_(std::move(crow)), col_(std::move(col)), values_(std::move(values)), shape_(std::move(shape)), in_range_(in_range) {
-  rows_ = expand_rows(crow_, col_.numel());
+CSR::CSR(Made, Tensor crow, Tensor col, Tensor values, Shape shape, bool in_range, Tensor rows)
+    : crow_(std::move(crow)), col_(std::move(col)), values_(std::move(values)), rows_(std::move(rows)), shape_(std::move(shape)),
+      in_range_(in_range) {
+  if (!rows_.defined()) rows_ = expand_rows(crow_, col_.numel());
 }
 
 CSR CSR::from_dense(const Tensor& dense) {
@@ -291,7 +292,7 @@ Tensor CSR::to_dense() const { return to_coo().to_dense(); }
 
 COO CSR::to_coo() const { return COO(COO::Made{}, stack({row_indices(), col_}), values_, shape_, false, in_range_); }
 
-CSR CSR::to(Device device) const { return CSR(Made{}, crow_.to(device), col_.to(device), values_.to(device), shape_, in_range_); }
+CSR CSR::to(Device device) const { return CSR(Made{}, crow_.to(device), col_.to(device), values_.to(device), shape_, in_range_, rows_.to(device)); }
 
 // ---- products -------------------------------------------------------------------------------------------------
 

@@ -418,7 +418,7 @@ Tensor LBFGS::step(std::function<Tensor()> closure) {
   if (!closure)
     throw Error(name_, "step() requires a closure that zeroes the gradients, computes the loss, calls backward and "
                        "returns the loss");
-  profiler::RecordScope scope(name_ + ".step");  // with the closure's evaluations
+  profiler::RecordScope scope(name_, ".step");  // with the closure's evaluations
   const auto& o = static_cast<const LBFGSOptions&>(groups_[0].options());
   const double lr = o.lr(), tolerance_grad = o.tolerance_grad(), tolerance_change = o.tolerance_change();
   const std::int64_t max_iter = o.max_iter(), max_eval = o.max_eval().value_or(max_iter * 5 / 4);

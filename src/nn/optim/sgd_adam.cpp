@@ -172,7 +172,7 @@ void sgd_kernel(R* p, const R* g, R* buf, std::int64_t n, bool first, const SgdC
 
 Tensor SGD::step(std::function<Tensor()> closure) {
   Tensor loss = run_closure(closure);
-  profiler::RecordScope scope(name_ + ".step");  // the update, without the closure
+  profiler::RecordScope scope(name_, ".step");  // the update, without the closure
   NoGradGuard ng;
   const auto grads = checked_grads(groups_, name_);
   for_captured<SGDOptions>(groups_, grads, [&](const SGDOptions& o, const Tensor& p) {
@@ -294,7 +294,7 @@ void adam_kernel(R* p, const R* g, R* m, R* v, R* vmax, std::int64_t n, const Ad
 
 Tensor Adam::step(std::function<Tensor()> closure) {
   Tensor loss = run_closure(closure);
-  profiler::RecordScope scope(name_ + ".step");  // the update, without the closure
+  profiler::RecordScope scope(name_, ".step");  // the update, without the closure
   NoGradGuard ng;
   const auto grads = checked_grads(groups_, name_);
   for_captured<AdamOptions>(groups_, grads, [&](const AdamOptions& o, const Tensor& p) {
