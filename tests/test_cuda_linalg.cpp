@@ -1,15 +1,18 @@
-// tests/test_cuda_linalg.cpp - linalg on a GPU (Note [LU on the device] in src/linalg/solve.cpp): solve, inv, det,
-// slogdet, solve_triangular and cholesky through cuBLAS and cuSOLVER agree with the CPU's LAPACK in every dtype and
-// on every path (one matrix, a batch of small ones, a batch of larger ones, empty ones), refuse a failed
-// factorization with the CPU's message, leave their inputs as they were, stay on the device, defer their checks and
-// are captured into CUDA graphs. The GPU cases need a GPU (or the CUDA emulation build): without one doctest
-// reports them as skipped.
+// tests/test_cuda_linalg.cpp - linalg on a GPU (Note [LU on the device] in src/linalg/solve.cpp, Note [cuSOLVER
+// decompositions] in src/linalg/cusolver_decomp.cpp): solve, inv, det, slogdet, solve_triangular, cholesky, qr,
+// eigh and svd through cuBLAS and cuSOLVER agree with the CPU's LAPACK in every dtype and on every path (one matrix,
+// a batch of small ones, a batch of larger ones, empty ones), refuse a failed factorization with the CPU's message,
+// leave their inputs as they were, stay on the device, defer their checks and are captured into CUDA graphs; what is
+// made of them (lstsq, pinv, matrix_rank, matrix_norm, cond) and every gradient agree with the CPU's. The GPU cases
+// need a GPU (or the CUDA emulation build): without one doctest reports them as skipped.
 #include <doctest/doctest.h>
 
 #include <cmath>
 #include <functional>
 #include <limits>
 #include <string>
+#include <tuple>
+#include <utility>
 #include <vector>
 
 #include <phasor/phasor.hpp>
@@ -44,6 +47,39 @@ Tensor positive_definite(const Shape& batch, std::int64_t n, Dtype dt) {
 
 /// The agreement tolerance of a dtype.
 double tol(Dtype dt) { return dt == float32 || dt == complex64 ? 2e-4 : 1e-11; }
+
+/// x^H over the last two dims.
+Tensor mH(const Tensor& x) { return x.transpose(-1, -2).conj(); }
+
+/// A Hermitian (..., n, n) sample: G + G^H.
+Tensor hermitian(const Shape& batch, std::int64_t n, Dtype dt) {
+  const Tensor g = sample(with_matrix(batch, n, n), dt);
+  return g + mH(g);
+}
+
+/// How far x^H x is from the identity (x's columns orthonormal).
+double orthonormality(const Tensor& x) {
+  const Tensor g = matmul(mH(x), x);
+  return rel_diff(g, eye(g.size(-1), std::nullopt, g.dtype(), g.device()).expand(g.shape()));
+}
+
+/// How far |x^H y| is from the identity: x's columns are y's up to a sign (phase) each.
+double same_columns(const Tensor& x, const Tensor& y) {
+  const Tensor g = matmul(mH(x.to(Device::cpu())), y.to(Device::cpu())).abs();
+  return rel_diff(g, eye(g.size(-1), std::nullopt, g.dtype()).expand(g.shape()));
+}
+
+/// The agreement tolerance of eigen- and singular vectors (the devices' algorithms differ: Jacobi on a GPU).
+double vector_tol(Dtype dt) { return dt == float32 || dt == complex64 ? 3e-3 : 1e-8; }
+
+/// V diag(w) V^H.
+Tensor eigen_product(const Tensor& w, const Tensor& v) { return matmul(v * w.unsqueeze(-2).to(v.dtype()), mH(v)); }
+
+/// U_k diag(s) Vh_k from the first k = s.size(-1) columns of U and rows of Vh.
+Tensor svd_product(const Tensor& u, const Tensor& s, const Tensor& vh) {
+  const std::int64_t k = s.size(-1);
+  return matmul(u.narrow(-1, 0, k) * s.unsqueeze(-2).to(u.dtype()), vh.narrow(-2, 0, k));
+}
 
 }  // namespace
 
@@ -269,3 +305,198 @@ TEST_CASE("cuda linalg: a failed cuBLAS or cuSOLVER call is an error naming it; 
   CHECK(rel_diff(linalg::inv(one), linalg::inv(keep.to(Device::cpu()))) <= 1e-12);
 }
 #endif
+
+DEVICE_CASE("cuda linalg: qr, eigh, eigvalsh, svd and svdvals agree with the CPU in every dtype, shape and path") {
+  manual_seed(54);
+  struct Case {
+    Shape batch;
+    std::int64_t m, n;
+  };
+  // one matrix (cuSOLVER one at a time), batches of small ones (the batched Jacobi routines for eigh and svd), a
+  // batch of larger ones (one at a time again), tall, wide and empty ones
+  std::vector<Case> cases;
+  for (const Shape& batch : {Shape{}, Shape{3}, Shape{2, 2}, Shape{0}})
+    for (const auto& [m, n] : std::vector<std::pair<std::int64_t, std::int64_t>>{{5, 5}, {6, 4}, {3, 5}, {0, 3}, {3, 0}})
+      cases.push_back({batch, m, n});
+  cases.push_back({{2}, 40, 35});
+  cases.push_back({{2}, 35, 40});
+  for (Dtype dt : {float32, float64, complex64, complex128})
+    for (const Case& c : cases) {
+      CAPTURE(dtype_name(dt));
+      CAPTURE(c.batch.size());
+      CAPTURE(c.m);
+      CAPTURE(c.n);
+      const double t = tol(dt), vt = vector_tol(dt);
+      const std::int64_t k = std::min(c.m, c.n);
+      const Tensor a = sample(with_matrix(c.batch, c.m, c.n), dt), ad = a.to(dev);
+      // QR: Q R = A, Q orthonormal, R upper; Q's first k columns and R's rows are the CPU's up to a phase each
+      for (const std::string mode : {"reduced", "complete"}) {
+        CAPTURE(mode);
+        const auto [q, r] = linalg::qr(ad, mode);
+        const auto [qc, rc] = linalg::qr(a, mode);
+        REQUIRE(q.shape() == qc.shape());
+        REQUIRE(r.shape() == rc.shape());
+        CHECK(q.device() == dev);
+        CHECK(r.device() == dev);
+        CHECK(rel_diff(matmul(q, r), a) <= t);
+        CHECK(orthonormality(q) <= t);
+        CHECK(rel_diff(r, triu(r)) == 0);
+        CHECK(rel_diff(r.abs(), rc.abs()) <= t);
+        CHECK(same_columns(q.narrow(-1, 0, k), qc.narrow(-1, 0, k)) <= vt);
+      }
+      CHECK(linalg::qr(ad, "r").first.numel() == 0);
+      CHECK(rel_diff(linalg::qr(ad, "r").second.abs(), linalg::qr(a, "r").second.abs()) <= t);
+      // eigh of a Hermitian matrix of order m, read from either triangle
+      const Tensor h = hermitian(c.batch, c.m, dt), hd = h.to(dev);
+      for (const std::string uplo : {"L", "U"}) {
+        CAPTURE(uplo);
+        const auto [w, v] = linalg::eigh(hd, uplo);
+        const auto [wc, vc] = linalg::eigh(h, uplo);
+        CHECK(w.device() == dev);
+        CHECK(v.device() == dev);
+        CHECK(rel_diff(w, wc) <= t);
+        CHECK(rel_diff(eigen_product(w, v), h) <= t);
+        CHECK(orthonormality(v) <= t);
+        CHECK(same_columns(v, vc) <= vt);
+        agree(dev, "eigvalsh", [&](const VT& in) { return linalg::eigvalsh(in[0], uplo); }, {h}, t);
+      }
+      // SVD: S as the CPU's, U diag(S) Vh = A, U and Vh unitary, the singular vectors the CPU's up to a phase each
+      for (const bool full : {true, false}) {
+        CAPTURE(full);
+        const auto [u, s, vh] = linalg::svd(ad, full);
+        const auto [uc, sc, vhc] = linalg::svd(a, full);
+        REQUIRE(u.shape() == uc.shape());
+        REQUIRE(vh.shape() == vhc.shape());
+        CHECK(u.device() == dev);
+        CHECK(s.device() == dev);
+        CHECK(vh.device() == dev);
+        CHECK(rel_diff(s, sc) <= t);
+        CHECK(rel_diff(svd_product(u, s, vh), a) <= t);
+        CHECK(orthonormality(u) <= t);
+        CHECK(orthonormality(mH(vh)) <= t);
+        CHECK(same_columns(u.narrow(-1, 0, k), uc.narrow(-1, 0, k)) <= vt);
+        CHECK(same_columns(mH(vh.narrow(-2, 0, k)), mH(vhc.narrow(-2, 0, k))) <= vt);
+      }
+      agree(dev, "svdvals", [](const VT& in) { return linalg::svdvals(in[0]); }, {a}, t);
+    }
+}
+
+TEST_CASE("cuda linalg: qr, eigh and svd stay on the device: no host copy, and no host wait with deferred checks" * doctest::skip(!kGpu)) {
+  manual_seed(55);
+  const Tensor a = sample({3, 5, 4}, float64).to(kDev), h = hermitian({3}, 5, float64).to(kDev);
+  const Tensor big = sample({2, 40, 36}, complex128).to(kDev), hbig = hermitian({}, 40, complex64).to(kDev);
+  Tensor q, r, w, v, u, s, vh, sb, wb;
+  const auto factor = [&] { std::tie(q, r) = linalg::qr(a); };
+  const auto work = [&] {
+    factor();
+    std::tie(w, v) = linalg::eigh(h);
+    std::tie(u, s, vh) = linalg::svd(a, false);
+    sb = linalg::svdvals(big);
+    wb = linalg::eigvalsh(hbig);
+  };
+  work();  // loads the libraries, makes the handles
+  // QR checks nothing: no host copy, no host wait even eagerly
+  CHECK(host_copies(factor) == 0);
+  CHECK(emu_count(kDev, EmuCounter::HostWaits, factor) <= 0);
+  // eagerly the host reads one convergence flag per eigh / svd
+  CHECK(host_copies(work) == 4);
+  cuda::set_deferred_checks(true);
+  work();
+  CHECK(host_copies(work) == 0);
+  CHECK(emu_count(kDev, EmuCounter::HostWaits, work) <= 0);  // -1: not counted (a real GPU)
+  cuda::set_deferred_checks(false);
+  CHECK(error_of([] { cuda::synchronize(); }).empty());
+  const Tensor ac = a.to(Device::cpu());
+  CHECK(rel_diff(matmul(q, r), ac) <= 1e-12);
+  CHECK(rel_diff(s, linalg::svdvals(ac)) <= 1e-12);
+  CHECK(rel_diff(w, linalg::eigvalsh(h.to(Device::cpu()))) <= 1e-12);
+  CHECK(rel_diff(sb, linalg::svdvals(big.to(Device::cpu()))) <= 1e-12);
+  CHECK(rel_diff(wb, linalg::eigvalsh(hbig.to(Device::cpu()))) <= 1e-4);
+}
+
+TEST_CASE("cuda linalg: a CUDA graph captures qr, eigh and svd; replays factor the inputs' new values" * doctest::skip(!kGpu)) {
+  manual_seed(56);
+  for (const Shape& batch : {Shape{}, Shape{3}}) {  // one matrix at a time, and the batched Jacobi routines
+    CAPTURE(batch.size());
+    Tensor a = sample(with_matrix(batch, 5, 4), float64).to(kDev), h = hermitian(batch, 5, float64).to(kDev);
+    Tensor q, r, w, v, u, s, vh;
+    const auto work = [&] {
+      std::tie(q, r) = linalg::qr(a);
+      std::tie(w, v) = linalg::eigh(h);
+      std::tie(u, s, vh) = linalg::svd(a, false);
+    };
+    work();
+    cuda::Graph g;
+    g.capture(work);
+    for (int k = 0; k < 2; ++k) {
+      const Tensor ac = sample(with_matrix(batch, 5, 4), float64), hc = hermitian(batch, 5, float64);
+      a.copy_(ac.to(kDev));
+      h.copy_(hc.to(kDev));
+      g.replay();
+      CHECK(rel_diff(matmul(q, r), ac) <= 1e-12);
+      CHECK(rel_diff(r.abs(), linalg::qr(ac).second.abs()) <= 1e-12);
+      CHECK(orthonormality(q) <= 1e-12);
+      CHECK(rel_diff(w, linalg::eigvalsh(hc)) <= 1e-12);
+      CHECK(rel_diff(eigen_product(w, v), hc) <= 1e-12);
+      CHECK(rel_diff(s, linalg::svdvals(ac)) <= 1e-12);
+      CHECK(rel_diff(svd_product(u, s, vh), ac) <= 1e-12);
+    }
+  }
+}
+
+#if PHASOR_TEST_CUDA_EMULATION
+TEST_CASE("cuda linalg: a failed cuSOLVER decomposition call is an error naming it; the inputs stay as they were") {
+  const int kCusolverExecutionFailed = 6;  // CUSOLVER_STATUS_EXECUTION_FAILED
+  manual_seed(57);
+  const Tensor one = sample({4, 3}, float64).to(kDev), many = hermitian({2}, 3, complex128).to(kDev);
+  const Tensor one_keep = one.clone(), many_keep = many.clone();
+  const auto fails = [](const char* call, const std::function<void()>& f) {
+    CAPTURE(call);
+    phasor_emu_fail_next(call, kCusolverExecutionFailed);
+    return error_of(f);
+  };
+  CHECK(fails("cusolverDnDgeqrf", [&] { (void)linalg::qr(one); }) ==
+        "[linalg_qr] cusolverDnDgeqrf failed: CUSOLVER_STATUS_EXECUTION_FAILED (6)");
+  CHECK(fails("cusolverDnDorgqr", [&] { (void)linalg::qr(one); }).find("[linalg_qr] cusolverDnDorgqr failed") == 0);
+  CHECK(fails("cusolverDnDsyevd", [&] { (void)linalg::eigh(matmul(one, mH(one))); }).find("[linalg_eigh] cusolverDnDsyevd failed") == 0);
+  CHECK(fails("cusolverDnZheevjBatched", [&] { (void)linalg::eigvalsh(many); }).find("[linalg_eigh] cusolverDnZheevjBatched failed") == 0);
+  CHECK(fails("cusolverDnDgesvdj", [&] { (void)linalg::svd(one); }).find("[linalg_svd] cusolverDnDgesvdj failed") == 0);
+  CHECK(fails("cusolverDnZgesvdjBatched", [&] { (void)linalg::svdvals(many); }).find("[linalg_svd] cusolverDnZgesvdjBatched failed") == 0);
+  CHECK(rel_diff(one, one_keep) == 0);
+  CHECK(rel_diff(many, many_keep) == 0);
+  // the next calls work again
+  CHECK(rel_diff(linalg::svdvals(one), linalg::svdvals(one_keep.to(Device::cpu()))) <= 1e-12);
+}
+#endif
+
+DEVICE_CASE("cuda linalg: lstsq, pinv, matrix_rank, matrix_norm, cond and the decompositions' gradients agree with the CPU") {
+  manual_seed(71);
+  for (Dtype dt : {float32, float64, complex64, complex128}) {
+    CAPTURE(dtype_name(dt));
+    const double t = dt == float32 || dt == complex64 ? 2e-4 : 1e-11;
+    const Tensor a = sample({2, 5, 3}, dt);
+    agree(dev, "lstsq", [](const VT& in) { return linalg::lstsq(in[0], in[1]).solution; }, {a, a.narrow(-1, 0, 2)}, t * 10);
+    agree(dev, "lstsq gels", [](const VT& in) { return linalg::lstsq(in[0], in[1], std::nullopt, "gels").solution; },
+          {a, a.narrow(-1, 0, 2)}, t * 10);
+    agree(dev, "pinv", [](const VT& in) { return linalg::pinv(in[0]); }, {a}, t * 10);
+    agree(dev, "matrix_rank", [](const VT& in) { return linalg::matrix_rank(in[0]); }, {a}, 0);
+    agree(dev, "matrix_norm", [](const VT& in) { return linalg::matrix_norm(in[0], "nuc"); }, {a}, t);
+    agree(dev, "cond", [](const VT& in) { return linalg::cond(in[0]); }, {a}, t * 10);
+  }
+  for (Dtype dt : {float64, complex128}) {
+    CAPTURE(dtype_name(dt));
+    const Tensor a = sample({2, 5, 3}, dt), sq = sample({4, 4}, dt);
+    grads_agree(dev, "qr", [](const VT& in) { const auto [q, r] = linalg::qr(in[0]); return matmul(q, r.abs().to(q.dtype())); }, {a}, 1e-10);
+    grads_agree(dev, "eigh", [](const VT& in) {
+      const auto [w, v] = linalg::eigh(in[0] + mH(in[0]));
+      return v.abs() * w.unsqueeze(-2);
+    }, {sq}, 1e-10);
+    grads_agree(dev, "svd", [](const VT& in) { const auto [u, s, vh] = linalg::svd(in[0], false); return u.abs().sum({-2}) + vh.abs().sum({-1}) * 0.5; }, {a}, 1e-10);
+    grads_agree(dev, "eigvalsh", [](const VT& in) { return linalg::eigvalsh(in[0] + mH(in[0])); }, {sq}, 1e-10);
+    grads_agree(dev, "svdvals", [](const VT& in) { return linalg::svdvals(in[0]); }, {a}, 1e-10);
+    grads_agree(dev, "lstsq", [](const VT& in) { return linalg::lstsq(in[0], in[1], std::nullopt, "gelsd").solution; }, {a, a.narrow(-1, 0, 2) * 2.0}, 1e-9);
+    grads_agree(dev, "pinv", [](const VT& in) { return linalg::pinv(in[0]); }, {a}, 1e-9);
+    grads_agree(dev, "matrix_norm", [](const VT& in) { return linalg::matrix_norm(in[0], 2); }, {a}, 1e-10);
+    grads_agree(dev, "cond", [](const VT& in) { return linalg::cond(in[0]); }, {a}, 1e-9);
+  }
+}

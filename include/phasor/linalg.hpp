@@ -1,7 +1,9 @@
-// phasor/linalg.hpp - matrix products, einsum, linear systems, determinants, Cholesky (OpenBLAS and its LAPACK;
-// cuBLAS and cuSOLVER on a GPU).
+// phasor/linalg.hpp - matrix products, einsum, linear systems, determinants, Cholesky, QR, eigh, SVD, least
+// squares, pseudo-inverse, rank and matrix norms (OpenBLAS and its LAPACK; cuBLAS and cuSOLVER on a GPU).
 #pragma once
+#include <optional>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -62,6 +64,60 @@ Tensor cholesky(const Tensor& A);
 /// shape, 0 or the order of the first leading minor that is not positive (L then partial). On a GPU nothing waits
 /// for the flags.
 std::pair<Tensor, Tensor> cholesky_ex(const Tensor& A);
+
+/// (Q, R) with A = Q R for A (..., m, n), k = min(m, n): mode "reduced" gives Q (..., m, k) with orthonormal
+/// columns and R (..., k, n) upper-trapezoidal; "complete" gives Q (..., m, m) unitary and R (..., m, n); "r" gives
+/// R (as "reduced") and an empty Q (torch.linalg.qr; R's diagonal may be negative, as LAPACK leaves it).
+/// Differentiable except mode "complete" with m > n (the extra columns of Q are not unique); needs R of full rank.
+std::pair<Tensor, Tensor> qr(const Tensor& A, const std::string& mode = "reduced");
+/// (eigenvalues, eigenvectors) of each Hermitian matrix of A (..., n, n), read from its lower triangle ("L") or
+/// upper ("U"): eigenvalues real, ascending (..., n); eigenvectors the orthonormal columns of (..., n, n), each
+/// unique up to sign (phase). Gradients, as torch's, assume distinct eigenvalues and a Hermitian perturbation.
+std::pair<Tensor, Tensor> eigh(const Tensor& A, const std::string& UPLO = "L");
+/// The eigenvalues of eigh (real, ascending); their gradient exists at repeated eigenvalues too.
+Tensor eigvalsh(const Tensor& A, const std::string& UPLO = "L");
+/// (U, S, Vh) with A = U diag(S) Vh for A (..., m, n), k = min(m, n): S real, descending (..., k); U (..., m, m) and
+/// Vh (..., n, n) unitary when `full_matrices`, else U (..., m, k) and Vh (..., k, n). Gradients need distinct
+/// nonzero singular values where U or Vh is used, and ignore the extra columns of full matrices (as torch's).
+std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& A, bool full_matrices = true);
+/// The singular values of A (..., m, n): real, descending (..., min(m, n)); differentiable at repeated ones too.
+Tensor svdvals(const Tensor& A);
+
+/// torch.linalg.lstsq's results: the solution and, depending on the driver, the squared residuals, the rank and
+/// the singular values (empty tensors where not computed).
+struct LstsqResult {
+  Tensor solution;         ///< X (..., n, k) minimizing ||A X - B|| (of least norm for the rank-revealing drivers)
+  Tensor residuals;        ///< (..., k) sums of squared residuals when m > n and every matrix has full rank, else empty
+  Tensor rank;             ///< int64 (...) effective ranks (drivers "gelsy", "gelsd", "gelss"), else empty
+  Tensor singular_values;  ///< (..., min(m, n)) (drivers "gelsd", "gelss"), else empty
+};
+/// Least-squares solution of A X = B for A (..., m, n) and B (..., m, k) or (..., m) (batch dims broadcast, dtypes
+/// promoted), as torch.linalg.lstsq. Drivers: "gels" (QR; A must have full rank) and the rank-revealing "gelsy" (the
+/// default: QR with column pivoting), "gelsd" and "gelss" (SVD), whose rank counts the singular values above rcond
+/// times the largest (rcond defaults to eps(dtype) * max(m, n)). On the CPU LAPACK's driver of that name runs; on a
+/// GPU, and whenever a gradient is recorded, QR ("gels") or the SVD (the others) made of ops, which give the same
+/// least-norm solution and differentiate.
+LstsqResult lstsq(const Tensor& A, const Tensor& B, std::optional<double> rcond = std::nullopt,
+                  const std::string& driver = "");
+/// The Moore-Penrose pseudo-inverse of A (..., m, n): singular values at or below max(atol, rtol * the largest) are
+/// dropped; rtol defaults to eps(dtype) * max(m, n) when atol is not given, else 0. With `hermitian`, A is taken
+/// Hermitian (its lower triangle) and eigh replaces the SVD.
+Tensor pinv(const Tensor& A, std::optional<double> atol = std::nullopt, std::optional<double> rtol = std::nullopt,
+            bool hermitian = false);
+/// The numerical rank (int64 (...)) of A (..., m, n): its singular values above max(atol, rtol * the largest), the
+/// tolerances as pinv's; with `hermitian`, the absolute eigenvalues of eigvalsh.
+Tensor matrix_rank(const Tensor& A, std::optional<double> atol = std::nullopt, std::optional<double> rtol = std::nullopt,
+                   bool hermitian = false);
+/// Matrix norm of A over its last two dims: ord "fro" (default) or "nuc" (sum of singular values).
+Tensor matrix_norm(const Tensor& A, const std::string& ord = "fro", bool keepdim = false);
+/// Matrix norm of A over its last two dims: ord 2 / -2 (largest / smallest singular value), 1 / -1 (largest /
+/// smallest column sum of |A|), inf / -inf (largest / smallest row sum of |A|).
+Tensor matrix_norm(const Tensor& A, double ord, bool keepdim = false);
+/// The condition number of A (..., m, n) in the 2-norm (by default: largest over smallest singular value) or in
+/// `p` "fro", "nuc", 1, -1, inf, -inf (then A must be square: norm(A) norm(inv(A))), as torch.linalg.cond.
+Tensor cond(const Tensor& A, std::optional<double> p = std::nullopt);
+/// cond with a named norm: "fro" or "nuc".
+Tensor cond(const Tensor& A, const std::string& p);
 }  // namespace linalg
 
 }  // namespace phasor

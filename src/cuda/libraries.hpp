@@ -64,7 +64,22 @@ void* open_library(const char* soname, const char* build_path, std::string& erro
   X(cusolverDnSpotrf_bufferSize) X(cusolverDnDpotrf_bufferSize) X(cusolverDnCpotrf_bufferSize)                \
   X(cusolverDnZpotrf_bufferSize) X(cusolverDnSpotrf) X(cusolverDnDpotrf) X(cusolverDnCpotrf)                  \
   X(cusolverDnZpotrf) X(cusolverDnSpotrfBatched) X(cusolverDnDpotrfBatched) X(cusolverDnCpotrfBatched)        \
-  X(cusolverDnZpotrfBatched)
+  X(cusolverDnZpotrfBatched) X(cusolverDnSgeqrf_bufferSize) X(cusolverDnDgeqrf_bufferSize)                    \
+  X(cusolverDnCgeqrf_bufferSize) X(cusolverDnZgeqrf_bufferSize) X(cusolverDnSgeqrf) X(cusolverDnDgeqrf)       \
+  X(cusolverDnCgeqrf) X(cusolverDnZgeqrf) X(cusolverDnSorgqr_bufferSize) X(cusolverDnDorgqr_bufferSize)       \
+  X(cusolverDnCungqr_bufferSize) X(cusolverDnZungqr_bufferSize) X(cusolverDnSorgqr) X(cusolverDnDorgqr)       \
+  X(cusolverDnCungqr) X(cusolverDnZungqr) X(cusolverDnSsyevd_bufferSize) X(cusolverDnDsyevd_bufferSize)       \
+  X(cusolverDnCheevd_bufferSize) X(cusolverDnZheevd_bufferSize) X(cusolverDnSsyevd) X(cusolverDnDsyevd)       \
+  X(cusolverDnCheevd) X(cusolverDnZheevd) X(cusolverDnCreateSyevjInfo) X(cusolverDnDestroySyevjInfo)          \
+  X(cusolverDnSsyevjBatched_bufferSize) X(cusolverDnDsyevjBatched_bufferSize)                                 \
+  X(cusolverDnCheevjBatched_bufferSize) X(cusolverDnZheevjBatched_bufferSize) X(cusolverDnSsyevjBatched)      \
+  X(cusolverDnDsyevjBatched) X(cusolverDnCheevjBatched) X(cusolverDnZheevjBatched)                            \
+  X(cusolverDnCreateGesvdjInfo) X(cusolverDnDestroyGesvdjInfo) X(cusolverDnSgesvdj_bufferSize)                \
+  X(cusolverDnDgesvdj_bufferSize) X(cusolverDnCgesvdj_bufferSize) X(cusolverDnZgesvdj_bufferSize)             \
+  X(cusolverDnSgesvdj) X(cusolverDnDgesvdj) X(cusolverDnCgesvdj) X(cusolverDnZgesvdj)                         \
+  X(cusolverDnSgesvdjBatched_bufferSize) X(cusolverDnDgesvdjBatched_bufferSize)                               \
+  X(cusolverDnCgesvdjBatched_bufferSize) X(cusolverDnZgesvdjBatched_bufferSize) X(cusolverDnSgesvdjBatched)   \
+  X(cusolverDnDgesvdjBatched) X(cusolverDnCgesvdjBatched) X(cusolverDnZgesvdjBatched)
 
 #define PHASOR_CUDA_LIB_POINTER(f) decltype(&::f) f = nullptr;
 

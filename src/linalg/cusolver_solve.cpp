@@ -1,13 +1,12 @@
 // src/linalg/cusolver_solve.cpp - cuBLAS and cuSOLVER behind cuda_getrf, cuda_getrs, cuda_trsm_right and
 // cuda_potrf (see cusolver_solve.hpp): handles per (thread, device, stream) (Note [library handles] in
 // src/cuda/libraries.cpp), the batched calls' pointer arrays made on the device (an int64 arange of
-// addresses), cuSOLVER's workspaces from the caching allocator.
+// addresses), cuSOLVER's workspaces from the caching allocator (both in cusolver_common.hpp, which
+// cusolver_decomp.cpp shares).
 #include "linalg/cusolver_solve.hpp"
 
 #include <algorithm>
-#include <climits>
 #include <cstdint>
-#include <initializer_list>
 #include <string>
 #include <type_traits>
 
@@ -18,6 +17,7 @@
 #if PHASOR_WITH_CUDA
 #include "cuda/libraries.hpp"
 #include "cuda/runtime.hpp"
+#include "linalg/cusolver_common.hpp"
 #endif
 
 namespace phasor::detail {
@@ -49,10 +49,17 @@ using ::phasor::cuda::detail::check_cublas;
 using ::phasor::cuda::detail::check_cusolver;
 using ::phasor::cuda::detail::CublasApi;
 using ::phasor::cuda::detail::CusolverApi;
+using solver::matrix_pointers;
+using solver::pointers;
+using solver::solver_call;
+using solver::workspace;
 
-/// One element type's entry points (S, D, C, Z in the libraries' names) and their names.
+/// One element type's entry points (S, D, C, Z in the libraries' names) and their names, by its element type.
+template <class T>
+struct Solver;
 #define PHASOR_SOLVER_ENTRY(X, Scalar)                                                          \
-  struct X##Solver {                                                                            \
+  template <>                                                                                   \
+  struct Solver<Scalar> {                                                                       \
     using S = Scalar;                                                                           \
     static constexpr auto getrf_batched = &CublasApi::cublas##X##getrfBatched;                  \
     static constexpr auto getrs_batched = &CublasApi::cublas##X##getrsBatched;                  \
@@ -77,66 +84,16 @@ PHASOR_SOLVER_ENTRY(C, cuComplex)
 PHASOR_SOLVER_ENTRY(Z, cuDoubleComplex)
 #undef PHASOR_SOLVER_ENTRY
 
-/// Calls f(Entry) for `dtype`'s entry; other dtypes throw.
-template <class F>
-void with_solver(Dtype dtype, const char* op, F&& f) {
-  switch (dtype) {
-    case Dtype::Float32: return f(SSolver{});
-    case Dtype::Float64: return f(DSolver{});
-    case Dtype::Complex64: return f(CSolver{});
-    case Dtype::Complex128: return f(ZSolver{});
-    default: throw Error(op, std::string("no CUDA factorization for ") + dtype_name(dtype) + " tensors");
-  }
-}
-
-/// Throws when a dim or the batch count exceeds the libraries' int range.
-void check_range(const char* op, std::initializer_list<std::int64_t> sizes) {
-  if (std::max(sizes) <= INT_MAX) return;
-  std::string s;
-  for (std::int64_t v : sizes) s += (s.empty() ? "" : ", ") + std::to_string(v);
-  throw Error(op, "matrix dims or batch (" + s + ") exceed the cuBLAS / cuSOLVER index range");
-}
-
-/// A matrix_pointers array as the libraries' T* const[].
-template <class T>
-T* const* pointers(const Tensor& array) {
-  return static_cast<T* const*>(array.data_ptr());
-}
-
 /// Largest order factored by the batched calls when a batch has several matrices: they are written for small
 /// matrices (launch overhead dominates there); larger ones go one at a time through cuSOLVER's blocked
 /// routines. Chosen from the libraries' documentation, not measured here (no GPU).
 constexpr std::int64_t kBatchedOrder = 64;
 
-/// The calls' shared preamble: nothing for an empty problem (a zero in `empty_if_zero`), else the range check of
-/// `sizes`, `device` made current, and f(Entry) for `dtype`'s entry.
-template <class F>
-void solver_call(const char* op, Dtype dtype, int device, std::initializer_list<std::int64_t> empty_if_zero,
-                 std::initializer_list<std::int64_t> sizes, F&& f) {
-  for (std::int64_t v : empty_if_zero)
-    if (v <= 0) return;
-  check_range(op, sizes);
-  ::phasor::cuda::detail::DeviceGuard guard(device);
-  with_solver(dtype, op, std::forward<F>(f));
-}
-
-/// The batched calls' device array of the addresses of `batch` matrices of `elems` elements of S each, from
-/// `base` on: an int64 arange made on the device (no host-to-device copy, so a CUDA graph capture records it).
-template <class S>
-Tensor matrix_pointers(const void* base, std::int64_t elems, std::int64_t batch, int device) {
-  const auto b = static_cast<std::int64_t>(reinterpret_cast<std::intptr_t>(base));
-  const std::int64_t stride = elems * static_cast<std::int64_t>(sizeof(S));
-  return arange(Scalar(b), Scalar(b + batch * stride), Scalar(stride), Dtype::Int64, Device::cuda(device));
-}
-
-/// A workspace of `elems` elements of `dtype` on `device` from the caching allocator.
-Tensor workspace(int elems, Dtype dtype, int device) { return empty({std::max(elems, 1)}, dtype, Device::cuda(device)); }
-
 }  // namespace
 
 void cuda_getrf(const char* op, Dtype dtype, int device, std::int64_t n, std::int64_t batch, void* a, int* pivots,
                 int* info) {
-  solver_call(op, dtype, device, {n, batch}, {n, batch, n * n}, [&](auto e) {
+  solver_call<Solver>(op, dtype, device, {n, batch}, {n, batch, n * n}, [&](auto e) {
     using E = decltype(e);
     using S = typename E::S;
     const int N = static_cast<int>(n);
@@ -163,7 +120,7 @@ void cuda_getrf(const char* op, Dtype dtype, int device, std::int64_t n, std::in
 
 void cuda_getrs(const char* op, Dtype dtype, int device, bool trans, std::int64_t n, std::int64_t k, std::int64_t batch,
                 const void* lu, const int* pivots, void* b) {
-  solver_call(op, dtype, device, {n, k, batch}, {n, k, batch, n * n, n * k}, [&](auto e) {
+  solver_call<Solver>(op, dtype, device, {n, k, batch}, {n, k, batch, n * n, n * k}, [&](auto e) {
     using E = decltype(e);
     using S = typename E::S;
     const CublasApi& api = ::phasor::cuda::detail::cublas(op);
@@ -181,7 +138,7 @@ void cuda_getrs(const char* op, Dtype dtype, int device, bool trans, std::int64_
 
 void cuda_trsm_right(const char* op, Dtype dtype, int device, bool lower, bool unit, std::int64_t m, std::int64_t n,
                      std::int64_t batch, const void* a, void* b) {
-  solver_call(op, dtype, device, {m, n, batch}, {m, n, batch, n * n, m * n}, [&](auto e) {
+  solver_call<Solver>(op, dtype, device, {m, n, batch}, {m, n, batch, n * n, m * n}, [&](auto e) {
     using E = decltype(e);
     using S = typename E::S;
     const CublasApi& api = ::phasor::cuda::detail::cublas(op);
@@ -201,7 +158,7 @@ void cuda_trsm_right(const char* op, Dtype dtype, int device, bool lower, bool u
 
 void cuda_potrf(const char* op, Dtype dtype, int device, bool upper, std::int64_t n, std::int64_t batch, void* a,
                 int* info) {
-  solver_call(op, dtype, device, {n, batch}, {n, batch, n * n}, [&](auto e) {
+  solver_call<Solver>(op, dtype, device, {n, batch}, {n, batch, n * n}, [&](auto e) {
     using E = decltype(e);
     using S = typename E::S;
     const CusolverApi& api = ::phasor::cuda::detail::cusolver(op);

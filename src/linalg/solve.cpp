@@ -38,6 +38,7 @@
 #include "core/device_check.hpp"
 #include "core/tensor_impl.hpp"
 #include "linalg/cusolver_solve.hpp"
+#include "linalg/lapack.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/linalg.hpp"
 #include "phasor/ops.hpp"
@@ -75,6 +76,7 @@ namespace {
 
 using G = std::vector<Tensor>;
 using In = detail::TensorList;
+using namespace internal;
 
 /// The LU factors (with partial pivoting) of an n x n column-major matrix in place.
 template <class T>
@@ -115,30 +117,6 @@ void getrs(int n, int k, const T* a, const int* p, T* b, int* info) {
   else if constexpr (std::is_same_v<T, std::complex<float>>) cgetrs_(&t, &n, &k, a, &n, p, b, &n, info);
   else zgetrs_(&t, &n, &k, a, &n, p, b, &n, info);
 }
-
-/// f(T{}) for the LAPACK type T of a floating or complex dtype.
-template <class F>
-void visit_lapack(Dtype t, F&& f) {
-  switch (t) {
-    case Dtype::Float32: return f(float{});
-    case Dtype::Float64: return f(double{});
-    case Dtype::Complex64: return f(std::complex<float>{});
-    case Dtype::Complex128: return f(std::complex<double>{});
-    default: throw Error("linalg", std::string("expected a floating or complex tensor, got ") + dtype_name(t));
-  }
-}
-
-/// t's values in a contiguous tensor of their own (LAPACK overwrites it): t.contiguous() unless that is t itself.
-Tensor own_contiguous(const Tensor& t) {
-  Tensor c = t.contiguous();
-  return c.data_ptr() == t.data_ptr() ? c.clone() : c;
-}
-
-/// The batch dims of a (..., n, m) tensor.
-Shape batch_of(const Tensor& t) { return Shape(t.shape().begin(), t.shape().end() - 2); }
-
-/// The conjugate transpose of the last two dims.
-Tensor adjoint(const Tensor& t) { return t.transpose(-1, -2).conj(); }
 
 /// B (..., n, k) on the host as column-major n x k matrices of its own, one per batch element (LAPACK solves in
 /// place).
@@ -186,16 +164,6 @@ LU lu_factor(const Tensor& a) {
   return f;
 }
 
-/// "batch element k" for a batch of shape `batch` (its index in each batch dim), or "the matrix" without one.
-std::string which_matrix(const Shape& batch, std::int64_t k) {
-  if (batch.empty()) return "the matrix";
-  std::string s = "the matrix at batch index (";
-  std::vector<std::int64_t> at(batch.size());
-  for (std::size_t d = batch.size(); d-- > 0;) at[d] = k % batch[d], k /= batch[d];
-  for (std::size_t d = 0; d < at.size(); ++d) s += (d ? ", " : "") + std::to_string(at[d]);
-  return s + (at.size() == 1 ? ",)" : ")");
-}
-
 /// The error of a zero pivot of U in `which` matrix.
 std::string zero_pivot(const std::string& which) { return which + " is singular: its LU factorization has a zero pivot"; }
 /// The error of a zero at diagonal element j of a triangular matrix.
@@ -205,22 +173,6 @@ std::string zero_diagonal(const std::string& which, std::int64_t j) {
 /// The error of a leading minor of order j that is not positive.
 std::string not_positive_definite(const std::string& which, std::int64_t j) {
   return which + " is not positive-definite: its leading minor of order " + std::to_string(j) + " is not positive";
-}
-
-/// Refuses a failed factorization of the matrices of batch shape `batch`: some info (int64, one per matrix) > 0,
-/// reported as message(which matrix, its info) through check_device_value (Note [LU on the device]).
-void check_info(const char* op, const Tensor& info, const Shape& batch,
-                std::string (*message)(const std::string&, std::int64_t)) {
-  if (info.numel() == 0) return;
-  const Tensor bad = info > 0;
-  detail::check_device_value(
-      op, bad.any(),
-      [&] {
-        return std::pair<Tensor, Tensor>{detail::first_where(arange(info.numel(), Dtype::Int64, info.device()), bad), detail::first_where(info, bad)};
-      },
-      [batch, message](double k, double v) {
-        return message(which_matrix(batch, static_cast<std::int64_t>(k)), static_cast<std::int64_t>(v));
-      });
 }
 
 /// The LU factors of a batch of square matrices on a GPU (Note [LU on the device]).
@@ -308,14 +260,7 @@ Tensor device_cholesky(const Tensor& a, Tensor* info_out) {
   return l.reshape(a.shape());
 }
 
-/// Throws unless A is a (..., n, n) floating or complex tensor.
-void check_square(const Tensor& a, const char* op) {
-  if (!a.defined()) throw Error(op, "A is undefined");
-  if (a.dim() < 2 || a.size(-1) != a.size(-2))
-    throw Error(op, "A must be a batch of square matrices (..., n, n), got shape " + detail::shape_str(a.shape()));
-  if (!is_floating_or_complex(a.dtype()))
-    throw Error(op, std::string("A must be a floating or complex tensor, got ") + dtype_name(a.dtype()));
-}
+void check_square(const Tensor& a, const char* op) { check_matrix(a, op, true); }
 
 /// Throws unless B is defined and on A's device.
 void check_rhs(const Tensor& a, const Tensor& b, const char* op) {
@@ -598,6 +543,51 @@ Tensor det(const Tensor& a) {
     return r[0] * r[1].exp();
   });
 }
+
+namespace internal {
+
+Tensor own_contiguous(const Tensor& t) {
+  Tensor c = t.contiguous();
+  return c.data_ptr() == t.data_ptr() ? c.clone() : c;
+}
+
+Shape batch_of(const Tensor& t) { return Shape(t.shape().begin(), t.shape().end() - 2); }
+
+Tensor adjoint(const Tensor& t) { return t.transpose(-1, -2).conj(); }
+
+std::string which_matrix(const Shape& batch, std::int64_t k) {
+  if (batch.empty()) return "the matrix";
+  std::string s = "the matrix at batch index (";
+  std::vector<std::int64_t> at(batch.size());
+  for (std::size_t d = batch.size(); d-- > 0;) at[d] = k % batch[d], k /= batch[d];
+  for (std::size_t d = 0; d < at.size(); ++d) s += (d ? ", " : "") + std::to_string(at[d]);
+  return s + (at.size() == 1 ? ",)" : ")");
+}
+
+void check_info(const char* op, const Tensor& info, const Shape& batch,
+                std::string (*message)(const std::string&, std::int64_t)) {
+  if (info.numel() == 0) return;
+  const Tensor bad = info > 0;
+  detail::check_device_value(
+      op, bad.any(),
+      [&] {
+        return std::pair<Tensor, Tensor>{detail::first_where(arange(info.numel(), Dtype::Int64, info.device()), bad), detail::first_where(info, bad)};
+      },
+      [batch, message](double k, double v) {
+        return message(which_matrix(batch, static_cast<std::int64_t>(k)), static_cast<std::int64_t>(v));
+      });
+}
+
+void check_matrix(const Tensor& a, const char* op, bool square) {
+  if (!a.defined()) throw Error(op, "A is undefined");
+  if (a.dim() < 2 || (square && a.size(-1) != a.size(-2)))
+    throw Error(op, std::string("A must be a batch of ") + (square ? "square matrices (..., n, n)" : "matrices (..., m, n)") +
+                        ", got shape " + detail::shape_str(a.shape()));
+  if (!is_floating_or_complex(a.dtype()))
+    throw Error(op, std::string("A must be a floating or complex tensor, got ") + dtype_name(a.dtype()));
+}
+
+}  // namespace internal
 
 }  // namespace linalg
 }  // namespace phasor

@@ -30,7 +30,8 @@
 //   capture, as on a GPU, so code that is not capturable fails in the emulator too.
 // - cuFFT through FFTW (plans as documented for cufftMakePlanMany64 with default layouts; c2r leaves
 //   its input overwritten, as cuFFT may), cuBLAS GEMMs through CBLAS (column-major, op(A) op(B)), cuBLAS's
-//   batched LU and triangular solves and cuSOLVER's LU and Cholesky through LAPACK (cusolver.cpp).
+//   batched LU and triangular solves and cuSOLVER's LU, Cholesky, QR, Hermitian eigendecomposition and SVD through
+//   LAPACK (cusolver.cpp).
 // - Failures on demand: phasor_emu_fail_next(call, status) makes the next call of a cuBLAS, cuFFT or cuSOLVER
 //   function, or the next kernel launch ("cudaLaunchKernel"), fail with that status, so tests reach the
 //   error paths a GPU does not take on demand.

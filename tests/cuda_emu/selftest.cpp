@@ -15,8 +15,10 @@
 #include <complex>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <random>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 extern "C" void phasor_emu_fail_next(const char* call, int status);  // emu.hpp
@@ -736,4 +738,449 @@ TEST_CASE("emu: cuBLAS trsmBatched solves with the triangle it names, on the lef
           CUBLAS_STATUS_INVALID_VALUE);
   }
   REQUIRE(cublasDestroy(h) == CUBLAS_STATUS_SUCCESS);
+}
+
+namespace {
+
+/// The CUDA element type of S (cuComplex for std::complex<float>, ...) and a device pointer's cast to it.
+template <class S>
+struct CudaOf {
+  using type = S;
+};
+template <>
+struct CudaOf<std::complex<float>> {
+  using type = cuComplex;
+};
+template <>
+struct CudaOf<std::complex<double>> {
+  using type = cuDoubleComplex;
+};
+template <class S>
+typename CudaOf<S>::type* cu(S* p) {
+  return reinterpret_cast<typename CudaOf<S>::type*>(p);
+}
+
+template <class S>
+using RealOf = decltype(std::abs(S{}));
+
+/// A column-major rows x cols matrix of uniform entries in [-1, 1] (real and imaginary parts), leading dimension ld;
+/// the padding rows are `pad`.
+template <class S>
+std::vector<S> random_matrix(int rows, int cols, int ld, std::mt19937& g, S pad = S(0)) {
+  std::uniform_real_distribution<RealOf<S>> u(-1, 1);
+  std::vector<S> a(static_cast<std::size_t>(ld) * cols, pad);
+  for (int c = 0; c < cols; ++c)
+    for (int r = 0; r < rows; ++r) {
+      S& v = a[r + static_cast<std::size_t>(c) * ld];
+      if constexpr (std::is_floating_point_v<S>)
+        v = u(g);
+      else
+        v = S(u(g), u(g));
+    }
+  return a;
+}
+
+/// op(A) B for column-major A (op: A^H when `adjoint`, then A is k x m) and B (k x n): m x n, leading dimension m.
+template <class S>
+std::vector<S> product(bool adjoint, int m, int k, int n, const S* a, int lda, const S* b, int ldb) {
+  std::vector<S> c(static_cast<std::size_t>(m) * n);
+  for (int j = 0; j < n; ++j)
+    for (int i = 0; i < m; ++i) {
+      S s = 0;
+      for (int p = 0; p < k; ++p)
+        s += (adjoint ? conj_if(a[p + static_cast<std::size_t>(i) * lda], true)
+                      : a[i + static_cast<std::size_t>(p) * lda]) *
+             b[p + static_cast<std::size_t>(j) * ldb];
+      c[i + static_cast<std::size_t>(j) * m] = s;
+    }
+  return c;
+}
+
+/// max |X - Y| over the rows x cols entries (leading dimensions ldx, ldy).
+template <class S>
+double max_diff(int rows, int cols, const S* x, int ldx, const S* y, int ldy) {
+  double e = 0;
+  for (int j = 0; j < cols; ++j)
+    for (int i = 0; i < rows; ++i)
+      e = std::max(e, static_cast<double>(std::abs(x[i + static_cast<std::size_t>(j) * ldx] -
+                                                   y[i + static_cast<std::size_t>(j) * ldy])));
+  return e;
+}
+
+/// max |Q^H Q - I| for the m x c column-major Q (leading dimension ld).
+template <class S>
+double orthonormality(int m, int c, const S* q, int ld) {
+  const std::vector<S> g = product(true, c, m, c, q, ld, q, ld);
+  double e = 0;
+  for (int j = 0; j < c; ++j)
+    for (int i = 0; i < c; ++i)
+      e = std::max(e, static_cast<double>(std::abs(g[i + static_cast<std::size_t>(j) * c] - S(i == j ? 1 : 0))));
+  return e;
+}
+
+template <class S>
+struct QrCalls;
+template <>
+struct QrCalls<double> {
+  static constexpr auto geqrf_size = cusolverDnDgeqrf_bufferSize;
+  static constexpr auto geqrf = cusolverDnDgeqrf;
+  static constexpr auto orgqr_size = cusolverDnDorgqr_bufferSize;
+  static constexpr auto orgqr = cusolverDnDorgqr;
+};
+template <>
+struct QrCalls<std::complex<float>> {
+  static constexpr auto geqrf_size = cusolverDnCgeqrf_bufferSize;
+  static constexpr auto geqrf = cusolverDnCgeqrf;
+  static constexpr auto orgqr_size = cusolverDnCungqr_bufferSize;
+  static constexpr auto orgqr = cusolverDnCungqr;
+};
+
+/// geqrf of an m x n matrix (leading dimension m + 1), then orgqr's reduced (m x k) and complete (m x m) Q: both
+/// orthonormal, Q R = A, the padding rows untouched.
+template <class S>
+void check_qr(cusolverDnHandle_t s, int m, int n, double tol) {
+  using C = QrCalls<S>;
+  const int lda = m + 1, k = std::min(m, n);
+  std::mt19937 g(static_cast<unsigned>(11 * m + n));
+  const std::vector<S> a = random_matrix<S>(m, n, lda, g, S(7));
+  DeviceArray<S> da(a.size()), tau(static_cast<std::size_t>(k));
+  DeviceArray<int> info(1);
+  to_device(da.p, a);
+  int lwork = 0;
+  REQUIRE(C::geqrf_size(s, m, n, cu(da.p), lda, &lwork) == CUSOLVER_STATUS_SUCCESS);
+  DeviceArray<S> work(static_cast<std::size_t>(lwork));
+  CHECK(C::geqrf(s, m, n, cu(da.p), lda, cu(tau.p), cu(work.p), lwork - 1, info.p) == CUSOLVER_STATUS_INVALID_VALUE);
+  REQUIRE(C::geqrf(s, m, n, cu(da.p), lda, cu(tau.p), cu(work.p), lwork, info.p) == CUSOLVER_STATUS_SUCCESS);
+  CHECK(to_host(info.p, 1)[0] == 0);
+  const std::vector<S> f = to_host(da.p, a.size());
+  for (int c = 0; c < n; ++c) CHECK(f[m + static_cast<std::size_t>(c) * lda] == S(7));  // padding
+  std::vector<S> r(static_cast<std::size_t>(k) * n, S(0));                              // R: k x n, upper-trapezoidal
+  for (int c = 0; c < n; ++c)
+    for (int i = 0; i <= std::min(c, k - 1); ++i)
+      r[i + static_cast<std::size_t>(c) * k] = f[i + static_cast<std::size_t>(c) * lda];
+  for (const int cols : {k, m}) {
+    CAPTURE(cols);
+    std::vector<S> q0(static_cast<std::size_t>(lda) * cols, S(7));  // the reflectors in the first k columns
+    std::copy(f.begin(), f.begin() + static_cast<std::ptrdiff_t>(lda) * k, q0.begin());
+    DeviceArray<S> dq(q0.size());
+    to_device(dq.p, q0);
+    int qwork = 0;
+    REQUIRE(C::orgqr_size(s, m, cols, k, cu(dq.p), lda, cu(tau.p), &qwork) == CUSOLVER_STATUS_SUCCESS);
+    DeviceArray<S> w2(static_cast<std::size_t>(qwork));
+    CHECK(C::orgqr(s, m, cols, k, cu(dq.p), lda, cu(tau.p), cu(w2.p), qwork - 1, info.p) ==
+          CUSOLVER_STATUS_INVALID_VALUE);
+    CHECK(C::orgqr(s, m, cols, cols + 1, cu(dq.p), lda, cu(tau.p), cu(w2.p), qwork, info.p) ==
+          CUSOLVER_STATUS_INVALID_VALUE);  // k > n
+    REQUIRE(C::orgqr(s, m, cols, k, cu(dq.p), lda, cu(tau.p), cu(w2.p), qwork, info.p) == CUSOLVER_STATUS_SUCCESS);
+    CHECK(to_host(info.p, 1)[0] == 0);
+    const std::vector<S> q = to_host(dq.p, q0.size());
+    CHECK(orthonormality(m, cols, q.data(), lda) < tol);
+    const std::vector<S> qr = product(false, m, k, n, q.data(), lda, r.data(), k);
+    CHECK(max_diff(m, n, qr.data(), m, a.data(), lda) < tol);
+  }
+}
+
+template <class S>
+struct EigCalls;
+template <>
+struct EigCalls<double> {
+  static constexpr auto size = cusolverDnDsyevd_bufferSize;
+  static constexpr auto syevd = cusolverDnDsyevd;
+  static constexpr auto batched_size = cusolverDnDsyevjBatched_bufferSize;
+  static constexpr auto batched = cusolverDnDsyevjBatched;
+};
+template <>
+struct EigCalls<std::complex<double>> {
+  static constexpr auto size = cusolverDnZheevd_bufferSize;
+  static constexpr auto syevd = cusolverDnZheevd;
+  static constexpr auto batched_size = cusolverDnZheevjBatched_bufferSize;
+  static constexpr auto batched = cusolverDnZheevjBatched;
+};
+
+/// `batch` random Hermitian n x n matrices (packed); the triangle not `lower` (strictly) is NaN in `h`, the
+/// Hermitian whole in `full`.
+template <class S>
+void random_hermitian(int n, int batch, bool lower, std::mt19937& g, std::vector<S>& full, std::vector<S>& h) {
+  const std::size_t sa = static_cast<std::size_t>(n) * n;
+  full = random_matrix<S>(n, n * batch, n, g);
+  h = full;
+  const S nan = S(std::numeric_limits<RealOf<S>>::quiet_NaN());
+  for (int b = 0; b < batch; ++b)
+    for (int c = 0; c < n; ++c)
+      for (int r = 0; r < n; ++r) {
+        S& x = full[b * sa + r + static_cast<std::size_t>(c) * n];
+        if (r == c)
+          x = std::real(x);
+        else if (r < c)
+          x = conj_if(full[b * sa + c + static_cast<std::size_t>(r) * n], true);
+        if (lower ? r < c : r > c)
+          h[b * sa + r + static_cast<std::size_t>(c) * n] = nan;
+        else
+          h[b * sa + r + static_cast<std::size_t>(c) * n] = x;
+      }
+}
+
+/// max |A V - V diag(w)| of an n x n A and its eigenpairs, and whether w ascends.
+template <class S>
+double eigen_residual(int n, const S* a, const S* v, const RealOf<S>* w, bool& ascending) {
+  const std::vector<S> av = product(false, n, n, n, a, n, v, n);
+  double e = 0;
+  ascending = true;
+  for (int c = 0; c < n; ++c) {
+    if (c > 0 && w[c] < w[c - 1]) ascending = false;
+    for (int r = 0; r < n; ++r)
+      e = std::max(e, static_cast<double>(std::abs(av[r + static_cast<std::size_t>(c) * n] -
+                                                   v[r + static_cast<std::size_t>(c) * n] * w[c])));
+  }
+  return e;
+}
+
+/// syevd / heevd and syevjBatched / heevjBatched: the eigenpairs of Hermitian matrices read from one triangle (the
+/// other NaN), eigenvalues ascending and the same without vectors.
+template <class S>
+void check_eigh(cusolverDnHandle_t s, double tol) {
+  using C = EigCalls<S>;
+  using R = RealOf<S>;
+  const int n = 5, batch = 3;
+  const std::size_t sa = static_cast<std::size_t>(n) * n;
+  std::mt19937 g(21);
+  for (const bool lower : {true, false}) {
+    CAPTURE(lower);
+    const cublasFillMode_t uplo = lower ? CUBLAS_FILL_MODE_LOWER : CUBLAS_FILL_MODE_UPPER;
+    std::vector<S> full, h;
+    random_hermitian(n, batch, lower, g, full, h);
+    DeviceArray<S> da(h.size());
+    DeviceArray<R> dw(static_cast<std::size_t>(n) * batch);
+    DeviceArray<int> info(batch);
+    // one matrix at a time
+    int lwork = 0;
+    REQUIRE(C::size(s, CUSOLVER_EIG_MODE_VECTOR, uplo, n, cu(da.p), n, dw.p, &lwork) == CUSOLVER_STATUS_SUCCESS);
+    DeviceArray<S> work(static_cast<std::size_t>(lwork));
+    std::vector<R> values;
+    for (const auto jobz : {CUSOLVER_EIG_MODE_VECTOR, CUSOLVER_EIG_MODE_NOVECTOR}) {
+      to_device(da.p, h);
+      CHECK(C::syevd(s, jobz, uplo, n, cu(da.p), n, dw.p, cu(work.p), lwork - 1, info.p) ==
+            CUSOLVER_STATUS_INVALID_VALUE);
+      REQUIRE(C::syevd(s, jobz, uplo, n, cu(da.p), n, dw.p, cu(work.p), lwork, info.p) == CUSOLVER_STATUS_SUCCESS);
+      CHECK(to_host(info.p, 1)[0] == 0);
+      const std::vector<R> w = to_host(dw.p, n);
+      if (jobz == CUSOLVER_EIG_MODE_VECTOR) {
+        const std::vector<S> v = to_host(da.p, sa);
+        bool ascending = false;
+        CHECK(eigen_residual(n, full.data(), v.data(), w.data(), ascending) < tol);
+        CHECK(ascending);
+        CHECK(orthonormality(n, n, v.data(), n) < tol);
+        values = w;
+      } else {
+        CHECK(max_diff(n, 1, w.data(), n, values.data(), n) < tol);
+      }
+    }
+    // the batched Jacobi routine
+    syevjInfo_t params = nullptr;
+    REQUIRE(cusolverDnCreateSyevjInfo(&params) == CUSOLVER_STATUS_SUCCESS);
+    REQUIRE(C::batched_size(s, CUSOLVER_EIG_MODE_VECTOR, uplo, n, cu(da.p), n, dw.p, &lwork, params, batch) ==
+            CUSOLVER_STATUS_SUCCESS);
+    DeviceArray<S> bwork(static_cast<std::size_t>(lwork));
+    to_device(da.p, h);
+    CHECK(C::batched(s, CUSOLVER_EIG_MODE_VECTOR, uplo, n, cu(da.p), n, dw.p, cu(bwork.p), lwork - 1, info.p, params,
+                     batch) == CUSOLVER_STATUS_INVALID_VALUE);
+    REQUIRE(C::batched(s, CUSOLVER_EIG_MODE_VECTOR, uplo, n, cu(da.p), n, dw.p, cu(bwork.p), lwork, info.p, params,
+                       batch) == CUSOLVER_STATUS_SUCCESS);
+    CHECK(to_host(info.p, batch) == std::vector<int>(batch, 0));
+    const std::vector<S> v = to_host(da.p, h.size());
+    const std::vector<R> w = to_host(dw.p, static_cast<std::size_t>(n) * batch);
+    for (int b = 0; b < batch; ++b) {
+      bool ascending = false;
+      CHECK(eigen_residual(n, full.data() + b * sa, v.data() + b * sa, w.data() + b * n, ascending) < tol);
+      CHECK(ascending);
+      CHECK(orthonormality(n, n, v.data() + b * sa, n) < tol);
+    }
+    CHECK(max_diff(n, 1, w.data(), n, values.data(), n) < tol);  // matrix 0 is syevd's
+    CHECK(C::batched_size(s, CUSOLVER_EIG_MODE_VECTOR, uplo, 33, cu(da.p), 33, dw.p, &lwork, params, 1) ==
+          CUSOLVER_STATUS_INVALID_VALUE);  // n > 32
+    REQUIRE(cusolverDnDestroySyevjInfo(params) == CUSOLVER_STATUS_SUCCESS);
+    CHECK(C::batched(s, CUSOLVER_EIG_MODE_VECTOR, uplo, n, cu(da.p), n, dw.p, cu(bwork.p), lwork, info.p, params,
+                     batch) == CUSOLVER_STATUS_INVALID_VALUE);  // destroyed parameters
+  }
+}
+
+template <class S>
+struct SvdCalls;
+template <>
+struct SvdCalls<float> {
+  static constexpr auto size = cusolverDnSgesvdj_bufferSize;
+  static constexpr auto gesvdj = cusolverDnSgesvdj;
+  static constexpr auto batched_size = cusolverDnSgesvdjBatched_bufferSize;
+  static constexpr auto batched = cusolverDnSgesvdjBatched;
+};
+template <>
+struct SvdCalls<std::complex<double>> {
+  static constexpr auto size = cusolverDnZgesvdj_bufferSize;
+  static constexpr auto gesvdj = cusolverDnZgesvdj;
+  static constexpr auto batched_size = cusolverDnZgesvdjBatched_bufferSize;
+  static constexpr auto batched = cusolverDnZgesvdjBatched;
+};
+
+/// max |U diag(S) V^H - A| over the m x n A from U's and V's first k columns, and whether S descends and is >= 0.
+template <class S>
+double svd_residual(int m, int n, const S* a, int lda, const S* u, const RealOf<S>* sv, const S* v, bool& sorted) {
+  const int k = std::min(m, n);
+  std::vector<S> us(static_cast<std::size_t>(m) * k);
+  sorted = true;
+  for (int c = 0; c < k; ++c) {
+    if (sv[c] < 0 || (c > 0 && sv[c] > sv[c - 1])) sorted = false;
+    for (int r = 0; r < m; ++r)
+      us[r + static_cast<std::size_t>(c) * m] = u[r + static_cast<std::size_t>(c) * m] * sv[c];
+  }
+  std::vector<S> vh(static_cast<std::size_t>(k) * n);
+  for (int c = 0; c < n; ++c)
+    for (int r = 0; r < k; ++r)
+      vh[r + static_cast<std::size_t>(c) * k] = conj_if(v[c + static_cast<std::size_t>(r) * n], true);
+  const std::vector<S> usv = product(false, m, k, n, us.data(), m, vh.data(), k);
+  return max_diff(m, n, usv.data(), m, a, lda);
+}
+
+/// gesvdj (economy and full, with and without vectors) and gesvdjBatched of m x n matrices.
+template <class S>
+void check_svd(cusolverDnHandle_t s, int m, int n, double tol) {
+  using C = SvdCalls<S>;
+  using R = RealOf<S>;
+  const int k = std::min(m, n), batch = 3;
+  const std::size_t sa = static_cast<std::size_t>(m) * n;
+  std::mt19937 g(static_cast<unsigned>(31 * m + n));
+  const std::vector<S> a = random_matrix<S>(m, n * batch, m, g);
+  DeviceArray<S> da(a.size()), du(static_cast<std::size_t>(m) * m * batch), dv(static_cast<std::size_t>(n) * n * batch);
+  DeviceArray<R> ds(static_cast<std::size_t>(k) * batch);
+  DeviceArray<int> info(batch);
+  gesvdjInfo_t params = nullptr;
+  REQUIRE(cusolverDnCreateGesvdjInfo(&params) == CUSOLVER_STATUS_SUCCESS);
+  std::vector<R> values;
+  for (const int econ : {1, 0}) {
+    CAPTURE(econ);
+    const int uc = econ ? k : m, vc = econ ? k : n;
+    int lwork = 0;
+    REQUIRE(C::size(s, CUSOLVER_EIG_MODE_VECTOR, econ, m, n, cu(da.p), m, ds.p, cu(du.p), m, cu(dv.p), n, &lwork,
+                    params) == CUSOLVER_STATUS_SUCCESS);
+    DeviceArray<S> work(static_cast<std::size_t>(lwork));
+    to_device(da.p, a);
+    CHECK(C::gesvdj(s, CUSOLVER_EIG_MODE_VECTOR, econ, m, n, cu(da.p), m, ds.p, cu(du.p), m, cu(dv.p), n, cu(work.p),
+                    lwork - 1, info.p, params) == CUSOLVER_STATUS_INVALID_VALUE);
+    CHECK(C::gesvdj(s, CUSOLVER_EIG_MODE_VECTOR, econ, m, n, cu(da.p), m, ds.p, cu(du.p), m - 1, cu(dv.p), n,
+                    cu(work.p), lwork, info.p, params) == CUSOLVER_STATUS_INVALID_VALUE);  // ldu < m
+    REQUIRE(C::gesvdj(s, CUSOLVER_EIG_MODE_VECTOR, econ, m, n, cu(da.p), m, ds.p, cu(du.p), m, cu(dv.p), n, cu(work.p),
+                      lwork, info.p, params) == CUSOLVER_STATUS_SUCCESS);
+    CHECK(to_host(info.p, 1)[0] == 0);
+    const std::vector<S> u = to_host(du.p, static_cast<std::size_t>(m) * uc),
+                         v = to_host(dv.p, static_cast<std::size_t>(n) * vc);
+    const std::vector<R> sv = to_host(ds.p, k);
+    bool sorted = false;
+    CHECK(svd_residual(m, n, a.data(), m, u.data(), sv.data(), v.data(), sorted) < tol);
+    CHECK(sorted);
+    CHECK(orthonormality(m, uc, u.data(), m) < tol);
+    CHECK(orthonormality(n, vc, v.data(), n) < tol);
+    values = sv;
+    // without vectors U and V are not referenced
+    to_device(da.p, a);
+    REQUIRE(C::gesvdj(s, CUSOLVER_EIG_MODE_NOVECTOR, econ, m, n, cu(da.p), m, ds.p, nullptr, m, nullptr, n, cu(work.p),
+                      lwork, info.p, params) == CUSOLVER_STATUS_SUCCESS);
+    CHECK(max_diff(k, 1, to_host(ds.p, k).data(), k, values.data(), k) < tol);
+  }
+  // the batched routine: full U and V
+  int lwork = 0;
+  REQUIRE(C::batched_size(s, CUSOLVER_EIG_MODE_VECTOR, m, n, cu(da.p), m, ds.p, cu(du.p), m, cu(dv.p), n, &lwork,
+                          params, batch) == CUSOLVER_STATUS_SUCCESS);
+  DeviceArray<S> work(static_cast<std::size_t>(lwork));
+  to_device(da.p, a);
+  CHECK(C::batched(s, CUSOLVER_EIG_MODE_VECTOR, m, n, cu(da.p), m, ds.p, cu(du.p), m, cu(dv.p), n, cu(work.p),
+                   lwork - 1, info.p, params, batch) == CUSOLVER_STATUS_INVALID_VALUE);
+  REQUIRE(C::batched(s, CUSOLVER_EIG_MODE_VECTOR, m, n, cu(da.p), m, ds.p, cu(du.p), m, cu(dv.p), n, cu(work.p), lwork,
+                     info.p, params, batch) == CUSOLVER_STATUS_SUCCESS);
+  CHECK(to_host(info.p, batch) == std::vector<int>(batch, 0));
+  const std::vector<S> u = to_host(du.p, static_cast<std::size_t>(m) * m * batch),
+                       v = to_host(dv.p, static_cast<std::size_t>(n) * n * batch);
+  const std::vector<R> sv = to_host(ds.p, static_cast<std::size_t>(k) * batch);
+  for (int b = 0; b < batch; ++b) {
+    const S* ub = u.data() + static_cast<std::size_t>(b) * m * m;
+    const S* vb = v.data() + static_cast<std::size_t>(b) * n * n;
+    bool sorted = false;
+    CHECK(svd_residual(m, n, a.data() + b * sa, m, ub, sv.data() + b * k, vb, sorted) < tol);
+    CHECK(sorted);
+    CHECK(orthonormality(m, m, ub, m) < tol);
+    CHECK(orthonormality(n, n, vb, n) < tol);
+  }
+  CHECK(max_diff(k, 1, sv.data(), k, values.data(), k) < tol);  // matrix 0 is gesvdj's
+  to_device(da.p, a);
+  REQUIRE(C::batched(s, CUSOLVER_EIG_MODE_NOVECTOR, m, n, cu(da.p), m, ds.p, nullptr, m, nullptr, n, cu(work.p), lwork,
+                     info.p, params, batch) == CUSOLVER_STATUS_SUCCESS);
+  CHECK(max_diff(k * batch, 1, to_host(ds.p, static_cast<std::size_t>(k) * batch).data(), k, sv.data(), k) < tol);
+  CHECK(C::batched_size(s, CUSOLVER_EIG_MODE_VECTOR, 33, n, cu(da.p), 33, ds.p, cu(du.p), 33, cu(dv.p), n, &lwork,
+                        params, batch) == CUSOLVER_STATUS_INVALID_VALUE);  // m > 32
+  REQUIRE(cusolverDnDestroyGesvdjInfo(params) == CUSOLVER_STATUS_SUCCESS);
+  CHECK(cusolverDnDestroyGesvdjInfo(params) == CUSOLVER_STATUS_INVALID_VALUE);
+}
+
+}  // namespace
+
+TEST_CASE("emu: cuSOLVER geqrf and orgqr / ungqr: Q orthonormal, Q R = A, reduced and complete, tall and wide") {
+  cusolverDnHandle_t s;
+  REQUIRE(cusolverDnCreate(&s) == CUSOLVER_STATUS_SUCCESS);
+  for (const auto& [m, n] : std::vector<std::pair<int, int>>{{6, 4}, {3, 5}, {4, 4}}) {
+    CAPTURE(m);
+    CAPTURE(n);
+    check_qr<double>(s, m, n, 1e-12);
+    check_qr<std::complex<float>>(s, m, n, 1e-5);
+  }
+  // zero-size problems queue nothing; bad arguments; a failure on request
+  DeviceArray<double> a(16), tau(4), work(16);
+  DeviceArray<int> info(1);
+  CHECK(cusolverDnDgeqrf(s, 0, 4, a.p, 1, tau.p, work.p, 4, info.p) == CUSOLVER_STATUS_SUCCESS);
+  CHECK(cusolverDnDorgqr(s, 4, 0, 0, a.p, 4, tau.p, work.p, 1, info.p) == CUSOLVER_STATUS_SUCCESS);
+  CHECK(cusolverDnDgeqrf(s, 4, 4, a.p, 3, tau.p, work.p, 4, info.p) == CUSOLVER_STATUS_INVALID_VALUE);     // lda < m
+  CHECK(cusolverDnDorgqr(s, 3, 4, 2, a.p, 4, tau.p, work.p, 4, info.p) == CUSOLVER_STATUS_INVALID_VALUE);  // n > m
+  phasor_emu_fail_next("cusolverDnDgeqrf", CUSOLVER_STATUS_INTERNAL_ERROR);
+  CHECK(cusolverDnDgeqrf(s, 4, 4, a.p, 4, tau.p, work.p, 4, info.p) == CUSOLVER_STATUS_INTERNAL_ERROR);
+  phasor_emu_fail_next("cusolverDnDorgqr", CUSOLVER_STATUS_EXECUTION_FAILED);
+  CHECK(cusolverDnDorgqr(s, 4, 4, 4, a.p, 4, tau.p, work.p, 4, info.p) == CUSOLVER_STATUS_EXECUTION_FAILED);
+  REQUIRE(cusolverDnDestroy(s) == CUSOLVER_STATUS_SUCCESS);
+}
+
+TEST_CASE("emu: cuSOLVER syevd / heevd and syevjBatched / heevjBatched: eigenpairs from one triangle, ascending") {
+  cusolverDnHandle_t s;
+  REQUIRE(cusolverDnCreate(&s) == CUSOLVER_STATUS_SUCCESS);
+  check_eigh<double>(s, 1e-12);
+  check_eigh<std::complex<double>>(s, 1e-12);
+  DeviceArray<double> a(16), w(4), work(16);
+  DeviceArray<int> info(1);
+  CHECK(cusolverDnDsyevd(s, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_FULL, 4, a.p, 4, w.p, work.p, 16, info.p) ==
+        CUSOLVER_STATUS_INVALID_VALUE);
+  CHECK(cusolverDnDsyevd(s, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, 0, a.p, 1, w.p, work.p, 1, info.p) ==
+        CUSOLVER_STATUS_SUCCESS);
+  phasor_emu_fail_next("cusolverDnDsyevd", CUSOLVER_STATUS_EXECUTION_FAILED);
+  CHECK(cusolverDnDsyevd(s, CUSOLVER_EIG_MODE_VECTOR, CUBLAS_FILL_MODE_LOWER, 4, a.p, 4, w.p, work.p, 16, info.p) ==
+        CUSOLVER_STATUS_EXECUTION_FAILED);
+  REQUIRE(cusolverDnDestroy(s) == CUSOLVER_STATUS_SUCCESS);
+}
+
+TEST_CASE("emu: cuSOLVER gesvdj and gesvdjBatched: U diag(S) V^H = A with V itself, S descending, economy and full") {
+  cusolverDnHandle_t s;
+  REQUIRE(cusolverDnCreate(&s) == CUSOLVER_STATUS_SUCCESS);
+  for (const auto& [m, n] : std::vector<std::pair<int, int>>{{5, 3}, {3, 5}, {4, 4}}) {
+    CAPTURE(m);
+    CAPTURE(n);
+    check_svd<float>(s, m, n, 2e-5);
+    check_svd<std::complex<double>>(s, m, n, 1e-12);
+  }
+  phasor_emu_fail_next("cusolverDnCreateGesvdjInfo", CUSOLVER_STATUS_ALLOC_FAILED);
+  gesvdjInfo_t params = nullptr;
+  CHECK(cusolverDnCreateGesvdjInfo(&params) == CUSOLVER_STATUS_ALLOC_FAILED);
+  REQUIRE(cusolverDnCreateGesvdjInfo(&params) == CUSOLVER_STATUS_SUCCESS);
+  DeviceArray<double> a(16), sv(4), work(16);
+  DeviceArray<int> info(1);
+  CHECK(cusolverDnDgesvdj(s, CUSOLVER_EIG_MODE_NOVECTOR, 2, 4, 4, a.p, 4, sv.p, nullptr, 4, nullptr, 4, work.p, 16,
+                          info.p, params) == CUSOLVER_STATUS_INVALID_VALUE);  // econ neither 0 nor 1
+  phasor_emu_fail_next("cusolverDnDgesvdj", CUSOLVER_STATUS_EXECUTION_FAILED);
+  CHECK(cusolverDnDgesvdj(s, CUSOLVER_EIG_MODE_NOVECTOR, 1, 4, 4, a.p, 4, sv.p, nullptr, 4, nullptr, 4, work.p, 16,
+                          info.p, params) == CUSOLVER_STATUS_EXECUTION_FAILED);
+  REQUIRE(cusolverDnDestroyGesvdjInfo(params) == CUSOLVER_STATUS_SUCCESS);
+  REQUIRE(cusolverDnDestroy(s) == CUSOLVER_STATUS_SUCCESS);
 }

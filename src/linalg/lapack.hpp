@@ -1,0 +1,39 @@
+// src/linalg/lapack.hpp - what the LAPACK-backed linalg files (solve.cpp, decompositions.cpp) share: the dtype
+// visit, batches of matrices, the name of a batch element in errors and the check of info flags.
+#pragma once
+#include <complex>
+#include <string>
+
+#include "phasor/tensor.hpp"
+
+namespace phasor::linalg::internal {
+
+/// f(T{}) for the LAPACK type T of a floating or complex dtype.
+template <class F>
+void visit_lapack(Dtype t, F&& f) {
+  switch (t) {
+    case Dtype::Float32: return f(float{});
+    case Dtype::Float64: return f(double{});
+    case Dtype::Complex64: return f(std::complex<float>{});
+    case Dtype::Complex128: return f(std::complex<double>{});
+    default: throw Error("linalg", std::string("expected a floating or complex tensor, got ") + dtype_name(t));
+  }
+}
+
+/// t's values in a contiguous tensor of their own (LAPACK overwrites it): t.contiguous() unless that is t itself.
+Tensor own_contiguous(const Tensor& t);
+/// The batch dims of a (..., n, m) tensor.
+Shape batch_of(const Tensor& t);
+/// The conjugate transpose of the last two dims.
+Tensor adjoint(const Tensor& t);
+/// "the matrix at batch index (i, j)" for element k of a batch of shape `batch`, or "the matrix" without one.
+std::string which_matrix(const Shape& batch, std::int64_t k);
+/// Refuses a failed factorization of the matrices of batch shape `batch`: some info (int64, one per matrix) > 0,
+/// reported as message(which matrix, its info) through check_device_value (eagerly on a GPU the host waits for the
+/// flag; deferred or captured, a later synchronization reports it).
+void check_info(const char* op, const Tensor& info, const Shape& batch,
+                std::string (*message)(const std::string&, std::int64_t));
+/// Throws unless A is a defined (..., m, n) floating or complex tensor (square when `square`).
+void check_matrix(const Tensor& a, const char* op, bool square);
+
+}  // namespace phasor::linalg::internal
