@@ -342,6 +342,23 @@ void BM_linalg_cuda(benchmark::State& state) {
 }
 GUARDED_BENCHMARK(BM_linalg_cuda)->DenseRange(0, 3)->UseManualTime()->Unit(benchmark::kMicrosecond);
 
+/// The float32 decompositions on the GPU (src/linalg/cusolver_decomp.cpp), eager: 0: qr of a 1024 x 512, 1: eigh of
+/// a symmetric 512 x 512, 2: svd (reduced) of a 1024 x 256, 3: eigh of 512 symmetric 16 x 16 matrices.
+void BM_decomp_cuda(benchmark::State& state) {
+  if (!ph::cuda::is_available()) return state.SkipWithError("no CUDA device");
+  ph::manual_seed(0);
+  const int op = static_cast<int>(state.range(0));
+  const ph::Tensor a = ph::randn({1024, op == 2 ? 256 : 512}, ph::float32, kDev);
+  const ph::Tensor g = ph::randn(op == 3 ? ph::Shape{512, 16, 16} : ph::Shape{512, 512}, ph::float32, kDev);
+  const ph::Tensor h = g + g.transpose(-1, -2);
+  gpu_time(state, [&] {
+    if (op == 0) benchmark::DoNotOptimize(ph::linalg::qr(a).first);
+    else if (op == 2) benchmark::DoNotOptimize(std::get<0>(ph::linalg::svd(a, false)));
+    else benchmark::DoNotOptimize(ph::linalg::eigh(h).second);
+  });
+}
+GUARDED_BENCHMARK(BM_decomp_cuda)->DenseRange(0, 3)->UseManualTime()->Unit(benchmark::kMicrosecond);
+
 // ---- FNO training steps --------------------------------------------------------------------------------------
 /// One FNO training step per sample. Graphed: the whole step (forward, backward, Adam with its step
 /// counts on the GPU: capturable) replayed from a cuda::Graph captured after two eager steps (Note [CUDA

@@ -224,6 +224,12 @@ def torch_rows():
     env["lap_coo"] = env["lap"].to_sparse_coo()
     for k, (_, stmt) in enumerate(SPARSE):
         res[f"BM_Sparse/op:{k}"] = time_stmt(stmt, env, per_call=True)
+    g = torch.Generator().manual_seed(13)
+    env = dict(torch=torch, a=torch.randn(512, 256, generator=g, dtype=f64), b=torch.randn(512, 16, generator=g, dtype=f64))
+    hg, hsg = torch.randn(256, 256, generator=g, dtype=f64), torch.randn(1024, 8, 8, generator=g, dtype=f64)
+    env["h"], env["hs"] = hg + hg.T, hsg + hsg.transpose(-1, -2)
+    for k, (_, stmt) in enumerate(DECOMP):
+        res[f"BM_Decomp/op:{k}"] = time_stmt(stmt, env, per_call=True)
     return res
 
 
@@ -293,6 +299,15 @@ LINALG_ROWS = [(f"BM_Linalg/op:{k}", label) for k, (label, _) in enumerate(LINAL
 SPARSE = [("CSR Laplacian 65536^2 @ x", "lap_coo @ x"), ("CSR Laplacian @ 16 columns", "lap @ x16"),
           ("coalesce 1M positions of 4096^2", "torch.sparse_coo_tensor(pos, pv, (4096, 4096)).coalesce().values()")]
 SPARSE_ROWS = [(f"BM_Sparse/op:{k}", label) for k, (label, _) in enumerate(SPARSE)]
+# BM_Decomp's calls in its order (bench_core.cpp's decomp_rows), float64, one thread
+DECOMP = [("qr, 512 x 256", "torch.linalg.qr(a)[0]"), ("eigh, 256 x 256", "torch.linalg.eigh(h)[1]"),
+          ("eigvalsh, 256 x 256", "torch.linalg.eigvalsh(h)"), ("eigh of 1024 8 x 8", "torch.linalg.eigh(hs)[1]"),
+          ("svd, 512 x 256 reduced", "torch.linalg.svd(a, full_matrices=False)[0]"),
+          ("svdvals, 512 x 256", "torch.linalg.svdvals(a)"),
+          ("lstsq gelsd, 512 x 256, 16 rhs", "torch.linalg.lstsq(a, b, driver='gelsd').solution"),
+          ("lstsq gels, 512 x 256, 16 rhs", "torch.linalg.lstsq(a, b, driver='gels').solution"),
+          ("pinv, 256 x 256", "torch.linalg.pinv(h)")]
+DECOMP_ROWS = [(f"BM_Decomp/op:{k}", label) for k, (label, _) in enumerate(DECOMP)]
 WHERE_ROWS = [(f"BM_WhereRandomMask/n:{LERP}/form:{form}", label) for form, label in
               enumerate(("where(m, x, e)", "where(m, x, 0)", "x.masked_fill(m, 0)"))]
 
@@ -376,6 +391,8 @@ def print_tables(ph, th, spread=None):
                    "us", LINALG_ROWS, 1e6)
     per_call_table(ph, th, "(j) sparse: CSR products and COO coalescing, float64, 1 thread (us per call; ratio = phasor / "
                    "torch)", "us", SPARSE_ROWS, 1e6)
+    per_call_table(ph, th, "(k) QR, eigh, SVD, least squares, pseudo-inverse, float64, 1 thread (us per call; ratio = "
+                   "phasor / torch)", "us", DECOMP_ROWS, 1e6)
     if spread:
         worst = sorted(spread.items(), key=lambda kv: -kv[1])[:5]
         print("\nlargest session spread (max/min of session medians): " +

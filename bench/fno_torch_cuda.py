@@ -23,6 +23,7 @@ from fno_torch import make_fno  # noqa: E402
 
 # bench_cuda's BM_linalg_cuda/0..3 (float32)
 LINALG = ["solve 512 x 16^2", "solve 2048^2", "cholesky 512 x 16^2", "cholesky 2048^2"]
+DECOMP = ["qr 1024 x 512", "eigh 512^2", "svd 1024 x 256", "eigh 512 x 16^2"]
 
 
 def timed(torch, f, reps, inner=1):
@@ -111,6 +112,15 @@ def main():
         res[label] = dict(ms=timed(torch, f, 20))
         print("torch_%-26s %10.3f ms" % (label.replace(" ", "_"), res[label]["ms"]))
         del g, a, b
+    for i, label in enumerate(DECOMP):  # bench_cuda's BM_decomp_cuda/0..3
+        a = torch.randn(1024, 256 if i == 2 else 512, device=dev)
+        g = torch.randn(*((512, 16, 16) if i == 3 else (512, 512)), device=dev)
+        h = g + g.transpose(-1, -2)
+        f = [lambda: torch.linalg.qr(a)[0], lambda: torch.linalg.eigh(h)[1],
+             lambda: torch.linalg.svd(a, full_matrices=False)[0], lambda: torch.linalg.eigh(h)[1]][i]
+        res[label] = dict(ms=timed(torch, f, 10))
+        print("torch_%-26s %10.3f ms" % (label.replace(" ", "_"), res[label]["ms"]))
+        del a, g, h
     for name in ("1d", "2d", "2d_large"):
         torch.manual_seed(0)
         torch.cuda.empty_cache()
@@ -167,8 +177,9 @@ def table(torch_res, path):
             print("| fft %s | %.1f us (%s) | %s | %s | <= 1.05 x cuFFT |" % (
                 label, ms(p) * 1e3, "cuFFT %.1f us: %.3f" % (ms(c) * 1e3, ms(p) / ms(c)) if c else "cuFFT n/a",
                 "%.1f us" % (tm * 1e3) if tm else "n/a", "%.2f" % (ms(p) / tm) if tm else "n/a"))
-    for i, label in enumerate(LINALG):
-        p = med.get("BM_linalg_cuda/%d" % i)
+    for key, labels in (("BM_linalg_cuda", LINALG), ("BM_decomp_cuda", DECOMP)):
+      for i, label in enumerate(labels):
+        p = med.get("%s/%d" % (key, i))
         if p:
             tm = torch_res.get(label, {}).get("ms")
             print("| %s | %.1f us | %s | %s | (none) |" % (
