@@ -3,7 +3,7 @@
 // eigh and svd through cuBLAS and cuSOLVER agree with the CPU's LAPACK in every dtype and on every path (one matrix,
 // a batch of small ones, a batch of larger ones, empty ones), refuse a failed factorization with the CPU's message,
 // leave their inputs as they were, stay on the device, defer their checks and are captured into CUDA graphs; what is
-// made of them (lstsq, pinv, matrix_rank, matrix_norm, cond) and every gradient agree with the CPU's. The GPU cases
+// made of them (lstsq, pinv, matrix_rank, matrix_norm, cond), eig (on the host) and every gradient agree with the CPU's. The GPU cases
 // need a GPU (or the CUDA emulation build): without one doctest reports them as skipped.
 #include <doctest/doctest.h>
 
@@ -469,7 +469,7 @@ TEST_CASE("cuda linalg: a failed cuSOLVER decomposition call is an error naming 
 }
 #endif
 
-DEVICE_CASE("cuda linalg: lstsq, pinv, matrix_rank, matrix_norm, cond and the decompositions' gradients agree with the CPU") {
+DEVICE_CASE("cuda linalg: lstsq, pinv, matrix_rank, matrix_norm, cond, eig and the decompositions' gradients agree with the CPU") {
   manual_seed(71);
   for (Dtype dt : {float32, float64, complex64, complex128}) {
     CAPTURE(dtype_name(dt));
@@ -482,6 +482,10 @@ DEVICE_CASE("cuda linalg: lstsq, pinv, matrix_rank, matrix_norm, cond and the de
     agree(dev, "matrix_rank", [](const VT& in) { return linalg::matrix_rank(in[0]); }, {a}, 0);
     agree(dev, "matrix_norm", [](const VT& in) { return linalg::matrix_norm(in[0], "nuc"); }, {a}, t);
     agree(dev, "cond", [](const VT& in) { return linalg::cond(in[0]); }, {a}, t * 10);
+    agree(dev, "eigvals", [](const VT& in) { return linalg::eigvals(in[0]); }, {a.narrow(-2, 0, 3)}, t * 10);
+    const auto [l, v] = linalg::eig(a.narrow(-2, 0, 3).to(dev));
+    CHECK(l.device() == dev);
+    CHECK(v.device() == dev);
   }
   for (Dtype dt : {float64, complex128}) {
     CAPTURE(dtype_name(dt));
@@ -498,5 +502,7 @@ DEVICE_CASE("cuda linalg: lstsq, pinv, matrix_rank, matrix_norm, cond and the de
     grads_agree(dev, "pinv", [](const VT& in) { return linalg::pinv(in[0]); }, {a}, 1e-9);
     grads_agree(dev, "matrix_norm", [](const VT& in) { return linalg::matrix_norm(in[0], 2); }, {a}, 1e-10);
     grads_agree(dev, "cond", [](const VT& in) { return linalg::cond(in[0]); }, {a}, 1e-9);
+    grads_agree(dev, "eig", [](const VT& in) { const auto [l, v] = linalg::eig(in[0]); return v.abs() * l.unsqueeze(-2); }, {sq}, 1e-9);
+    grads_agree(dev, "eigvals", [](const VT& in) { return linalg::eigvals(in[0]); }, {sq}, 1e-9);
   }
 }

@@ -326,6 +326,70 @@ TEST_CASE("linalg::svd, svdvals gradients: values, phase-free functions of U and
   }
 }
 
+TEST_CASE("linalg::eig, eigvals: closed-form spectra; A V = V diag(L); a real matrix's conjugate pairs; empty") {
+  // min over mu of |lambda - mu|, for each lambda of `want`, over the computed values (order is LAPACK's)
+  const auto matches = [](const Tensor& got, const std::vector<cd>& want) {
+    const auto g = to_vector<cd>(got.to(complex128));
+    REQUIRE(g.size() == want.size());
+    double worst = 0;
+    for (const cd& w : want) {
+      double best = 1e300;
+      for (const cd& x : g) best = std::min(best, std::abs(x - w));
+      worst = std::max(worst, best);
+    }
+    return worst;
+  };
+  const double th = 0.3;
+  const Tensor rot = from_vector(std::vector<double>{std::cos(th), -std::sin(th), std::sin(th), std::cos(th)}).reshape({2, 2});
+  CHECK(matches(linalg::eigvals(rot), {std::polar(1.0, th), std::polar(1.0, -th)}) <= 1e-15);
+  // the companion matrix of (x - 1)(x - 2)(x - 3)(x + 4) = x^4 - 2x^3 - 13x^2 + 38x - 24
+  const Tensor comp = from_vector(std::vector<double>{2, 13, -38, 24, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0}).reshape({4, 4});
+  CHECK(matches(linalg::eigvals(comp), {1.0, 2.0, 3.0, -4.0}) <= 1e-12);
+  // a triangular matrix's eigenvalues are its diagonal
+  const Tensor tri = triu(randn({5, 5}, complex128)) + diag_embed(from_vector(std::vector<cd>{1, 2, 3, 4, 5}));
+  CHECK(matches(linalg::eigvals(tri), {diagonal(tri).to(complex128).select(0, 0).item<cd>(), diagonal(tri).select(0, 1).item<cd>(),
+                                       diagonal(tri).select(0, 2).item<cd>(), diagonal(tri).select(0, 3).item<cd>(),
+                                       diagonal(tri).select(0, 4).item<cd>()}) <= 1e-12);
+  manual_seed(72);
+  for (Dtype dt : {float32, float64, complex64, complex128}) {
+    CAPTURE(dtype_name(dt));
+    const Tensor a = cuda_test::sample({2, 3, 6, 6}, dt);
+    const auto [l, v] = linalg::eig(a);
+    CHECK(l.dtype() == to_complex(dt));
+    CHECK(v.dtype() == to_complex(dt));
+    CHECK(l.shape() == Shape{2, 3, 6});
+    CHECK(max_diff(matmul(a.to(to_complex(dt)), v), v * l.unsqueeze(-2)) <= 50 * tol(dt));
+    CHECK(max_diff(v.abs().square().sum({-2}), ones({2, 3, 6}, to_real(dt))) <= 10 * tol(dt));
+    CHECK(max_diff(linalg::eigvals(a), l) == 0.0);
+    if (!is_complex(dt)) {  // the spectrum of a real matrix is closed under conjugation
+      for (std::int64_t i = 0; i < 6; ++i) {
+        const Tensor li = l.select(-1, i).unsqueeze(-1);
+        CHECK(max_diff((l - li.conj()).abs().amin({-1}), zeros({2, 3}, to_real(dt))) <= 10 * tol(dt));
+      }
+    }
+  }
+  const auto [le, ve] = linalg::eig(zeros({0, 3, 3}, float64));
+  CHECK(le.shape() == Shape{0, 3});
+  CHECK(ve.shape() == Shape{0, 3, 3});
+  CHECK(linalg::eigvals(zeros({0, 0}, complex64)).shape() == Shape{0});
+  CHECK_THROWS_WITH_AS(linalg::eig(ones({2, 3}, float64)), "[linalg_eig] A must be a batch of square matrices (..., n, n), got shape (2, 3)", Error);
+  CHECK_THROWS_WITH_AS(linalg::eigvals(ones({2, 2}, int64)), "[linalg_eigvals] A must be a floating or complex tensor, got int64", Error);
+}
+
+TEST_CASE("linalg::eig, eigvals gradients: real and complex matrices, phase-free functions of the eigenvectors") {
+  manual_seed(73);
+  for (Dtype dt : {float64, complex128}) {
+    CAPTURE(dtype_name(dt));
+    CHECK(autodiff::gradcheck([](const VT& in) { return linalg::eigvals(in[0]); }, {leaf({2, 4, 4}, dt)}));
+    CHECK(autodiff::gradcheck([](const VT& in) { return linalg::eig(in[0]).second.abs(); }, {leaf({4, 4}, dt)}));
+    CHECK(autodiff::gradcheck([](const VT& in) {
+      const auto [l, v] = linalg::eig(in[0]);
+      return v.abs().square() * l.unsqueeze(-2);  // both outputs
+    }, {leaf({2, 3, 3}, dt)}));
+    CHECK(autodiff::gradgradcheck([](const VT& in) { return linalg::eigvals(in[0]); }, {leaf({3, 3}, dt)}));
+  }
+}
+
 TEST_CASE("linalg::lstsq: normal equations, least norm, rank-deficient; residuals, rank, singular values; drivers") {
   manual_seed(68);
   for (Dtype dt : {float32, float64, complex64, complex128}) {

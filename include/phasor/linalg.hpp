@@ -1,5 +1,6 @@
-// phasor/linalg.hpp - matrix products, einsum, linear systems, determinants, Cholesky, QR, eigh, SVD, least
-// squares, pseudo-inverse, rank and matrix norms (OpenBLAS and its LAPACK; cuBLAS and cuSOLVER on a GPU).
+// phasor/linalg.hpp - matrix products, einsum, linear systems, determinants, Cholesky, QR, eigh, SVD, eig, least
+// squares, pseudo-inverse, rank, norms, the matrix exponential and powers (OpenBLAS and its LAPACK; cuBLAS and
+// cuSOLVER on a GPU).
 #pragma once
 #include <optional>
 #include <string>
@@ -118,6 +119,30 @@ Tensor matrix_norm(const Tensor& A, double ord, bool keepdim = false);
 Tensor cond(const Tensor& A, std::optional<double> p = std::nullopt);
 /// cond with a named norm: "fro" or "nuc".
 Tensor cond(const Tensor& A, const std::string& p);
+
+/// (eigenvalues, eigenvectors) of each general square matrix of A (..., n, n), real or complex: both complex,
+/// eigenvalues (..., n) in LAPACK's order (not sorted), eigenvectors the columns of (..., n, n), each of unit norm with
+/// its largest component real (LAPACK's ?geev). On a GPU A is copied to the host for LAPACK and the results back
+/// (the host waits). Gradients, as torch's, need distinct eigenvalues and a loss that does not depend on the
+/// eigenvectors' phases.
+std::pair<Tensor, Tensor> eig(const Tensor& A);
+/// The eigenvalues of eig (complex); differentiable.
+Tensor eigvals(const Tensor& A);
+
+/// e^A of each square matrix of A (..., n, n), float or complex, by scaling and squaring a Pade approximant (as
+/// torch.linalg.matrix_exp); differentiable (the gradient is the same computation's).
+Tensor matrix_exp(const Tensor& A);
+/// A^n of each square matrix of A (..., n, n) for an integer n by repeated squaring: n = 0 gives the identity, n < 0
+/// inv(A)^|n| (a singular A is then an error), as torch.linalg.matrix_power; any dtype for n >= 0.
+Tensor matrix_power(const Tensor& A, std::int64_t n);
+/// The product of two or more matrices in the order that needs the fewest multiply-adds (the first may be 1-D, a
+/// row, and the last 1-D, a column; both then dropped from the result), as torch.linalg.multi_dot.
+Tensor multi_dot(const std::vector<Tensor>& tensors);
+/// The vector norm of x over `dims` (all when empty): ord 2 (default), any p > 0, inf (largest |x|), -inf (smallest),
+/// 0 (the number of nonzeros), or p < 0 (sum |x|^p)^(1/p), as torch.linalg.vector_norm; real result.
+Tensor vector_norm(const Tensor& x, double ord = 2, const Shape& dims = {}, bool keepdim = false);
+/// sum over `dim` of conj(x) * y, x and y broadcast (torch.linalg.vecdot).
+Tensor vecdot(const Tensor& x, const Tensor& y, std::int64_t dim = -1);
 }  // namespace linalg
 
 }  // namespace phasor

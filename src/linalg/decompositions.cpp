@@ -1,13 +1,14 @@
-// src/linalg/decompositions.cpp - QR, the Hermitian eigendecomposition and the SVD (the primitives: linalg::qr,
-// linalg::eigh, linalg::svd), and what is made of them: eigvalsh, svdvals, lstsq, pinv, matrix_rank, matrix_norm,
-// cond.
+// src/linalg/decompositions.cpp - QR, the Hermitian eigendecomposition, the SVD and the general eigendecomposition
+// (the primitives: linalg::qr, linalg::eigh, linalg::svd, linalg::eig), and what is made of them: eigvalsh, svdvals,
+// eigvals, lstsq, pinv, matrix_rank, matrix_norm, cond.
 //
 // Note [decompositions on every device]
 // Each primitive copies A once into a batch of column-major matrices of its own (A's transpose made contiguous)
 // and hands them to one call per device with the same arguments: LAPACK from OpenBLAS on the host (?geqrf +
 // ?orgqr/?ungqr, ?syevd/?heevd, ?gesdd), cuSOLVER on a GPU (src/linalg/cusolver_decomp.cpp: geqrf + orgqr,
 // syevd, gesvdj), so the code around them (shapes, empty matrices, the results' layout, convergence checks) is
-// written once. A GPU's tensors stay there and nothing waits for the host except the eager convergence check
+// written once. (eig, of general matrices, is LAPACK's ?geev for every device: a GPU's A is copied to the host and
+// its results back.) A GPU's tensors stay there and nothing waits for the host except the eager convergence check
 // (check_info, as solve's: deferred or captured it is reported by a later synchronization). The results are
 // read back from the column-major buffers as views: a column-major m x n matrix is its transpose row-major.
 //
@@ -23,7 +24,9 @@
 //     gA = U (diag(gs) + (F o (J - J^H)) S + S (F o (K - K^H)) + i Im diag(J - K) / (2 S)) V^H
 //          + (gU - U J) S^{-1} V^H + U S^{-1} (gV - V K)^H,
 //     the last term of the middle bracket (complex only) the phase that U and V share; full matrices' extra
-//     columns get no gradient (as torch's).
+//     columns get no gradient (as torch's);
+//   A V = V diag(L), general:  K = V^H gV,  gA = V^{-H} (diag(gL) + F^* o (K - V^H V diag(Re diag K))) V^H with
+//     E_ij = l_j - l_i (the second term keeps the columns' unit norm).
 #include <cmath>
 #include <complex>
 #include <algorithm>
@@ -74,6 +77,14 @@ void cgesdd_(const char* jobz, const int* m, const int* n, cf* a, const int* lda
              cf* vt, const int* ldvt, cf* work, const int* lwork, float* rwork, int* iwork, int* info);
 void zgesdd_(const char* jobz, const int* m, const int* n, cd* a, const int* lda, double* s, cd* u, const int* ldu,
              cd* vt, const int* ldvt, cd* work, const int* lwork, double* rwork, int* iwork, int* info);
+void sgeev_(const char* jobvl, const char* jobvr, const int* n, float* a, const int* lda, float* wr, float* wi, float* vl,
+            const int* ldvl, float* vr, const int* ldvr, float* work, const int* lwork, int* info);
+void dgeev_(const char* jobvl, const char* jobvr, const int* n, double* a, const int* lda, double* wr, double* wi,
+            double* vl, const int* ldvl, double* vr, const int* ldvr, double* work, const int* lwork, int* info);
+void cgeev_(const char* jobvl, const char* jobvr, const int* n, cf* a, const int* lda, cf* w, cf* vl, const int* ldvl,
+            cf* vr, const int* ldvr, cf* work, const int* lwork, float* rwork, int* info);
+void zgeev_(const char* jobvl, const char* jobvr, const int* n, cd* a, const int* lda, cd* w, cd* vl, const int* ldvl,
+            cd* vr, const int* ldvr, cd* work, const int* lwork, double* rwork, int* info);
 #define PHASOR_GELS(p, T)                                                                                              \
   void p##gels_(const char* trans, const int* m, const int* n, const int* nrhs, T* a, const int* lda, T* b,             \
                 const int* ldb, T* work, const int* lwork, int* info);
@@ -326,6 +337,77 @@ void host_lstsq(char driver, std::int64_t m, std::int64_t n, std::int64_t k, std
     info[i] = r > 0 ? r : 0;
     rank[i] = rnk;
     if (s) std::copy(sv.begin(), sv.begin() + mn, s + i * mn);
+    return r;
+  });
+}
+
+void geev(char jr, int n, float* a, float* wr, float* wi, cf*, float* vr, int ldv, float* w, int lw, float*, int* info) {
+  const char jl = 'N';
+  int one = 1;
+  sgeev_(&jl, &jr, &n, a, &n, wr, wi, nullptr, &one, vr, &ldv, w, &lw, info);
+}
+void geev(char jr, int n, double* a, double* wr, double* wi, cd*, double* vr, int ldv, double* w, int lw, double*, int* info) {
+  const char jl = 'N';
+  int one = 1;
+  dgeev_(&jl, &jr, &n, a, &n, wr, wi, nullptr, &one, vr, &ldv, w, &lw, info);
+}
+void geev(char jr, int n, cf* a, float*, float*, cf* wc, cf* vr, int ldv, cf* w, int lw, float* rw, int* info) {
+  const char jl = 'N';
+  int one = 1;
+  cgeev_(&jl, &jr, &n, a, &n, wc, nullptr, &one, vr, &ldv, w, &lw, rw, info);
+}
+void geev(char jr, int n, cd* a, double*, double*, cd* wc, cd* vr, int ldv, cd* w, int lw, double* rw, int* info) {
+  const char jl = 'N';
+  int one = 1;
+  zgeev_(&jl, &jr, &n, a, &n, wc, nullptr, &one, vr, &ldv, w, &lw, rw, info);
+}
+
+/// Eigenvalues (complex, n apart at w) and, with `vectors`, right eigenvectors (complex n x n column-major at v, unit
+/// norm, largest component real) of `batch` general n x n column-major matrices at a (overwritten), by LAPACK's ?geev;
+/// info as LAPACK's (> 0: the QR algorithm did not converge). A real matrix's complex pairs come from geev's two real
+/// columns x, y: v_j = x + i y and v_{j+1} = x - i y.
+template <class T>
+void host_geev(bool vectors, std::int64_t n, std::int64_t batch, T* a, std::complex<decltype(std::abs(T{}))>* w,
+               std::complex<decltype(std::abs(T{}))>* v, int* info) {
+  using R = decltype(std::abs(T{}));
+  using C = std::complex<R>;
+  const char jr = vectors ? 'V' : 'N';
+  const int N = static_cast<int>(n), ldv = vectors ? N : 1;
+  T wq{};
+  int inf = 0;
+  {  // the query may touch the arrays: give it room
+    std::vector<T> scratch(static_cast<std::size_t>(n * n));
+    std::vector<R> re(static_cast<std::size_t>(n)), im(static_cast<std::size_t>(n)), rw(static_cast<std::size_t>(2 * n));
+    std::vector<C> wc(static_cast<std::size_t>(n));
+    std::vector<T> vq(vectors ? static_cast<std::size_t>(n * n) : 1);
+    geev(jr, N, scratch.data(), re.data(), im.data(), wc.data(), vq.data(), ldv, &wq, -1, rw.data(), &inf);
+  }
+  const int lw = query_size(wq);
+  for_each_matrix("geev", batch, n * n * n, [&](std::int64_t i) {
+    std::vector<T> work(static_cast<std::size_t>(lw)), vr(vectors ? static_cast<std::size_t>(n * n) : 1);
+    std::vector<R> re(static_cast<std::size_t>(n)), im(static_cast<std::size_t>(n)), rw(static_cast<std::size_t>(2 * n));
+    C* wi = w + i * n;
+    int r = 0;
+    if constexpr (std::is_floating_point_v<T>) {
+      geev(jr, N, a + i * n * n, re.data(), im.data(), nullptr, vr.data(), ldv, work.data(), lw, rw.data(), &r);
+      for (std::int64_t j = 0; j < n; ++j) wi[j] = C(re[j], im[j]);
+      if (vectors && r == 0) {
+        C* vi = v + i * n * n;
+        for (std::int64_t j = 0; j < n; ++j) {
+          const T* x = vr.data() + j * n;
+          if (im[j] == 0) {
+            for (std::int64_t p = 0; p < n; ++p) vi[j * n + p] = C(x[p], 0);
+          } else {  // a pair: columns j and j + 1 hold the real and imaginary parts
+            const T* y = x + n;
+            for (std::int64_t p = 0; p < n; ++p) vi[j * n + p] = C(x[p], y[p]), vi[(j + 1) * n + p] = C(x[p], -y[p]);
+            ++j;
+          }
+        }
+      }
+    } else {
+      geev(jr, N, a + i * n * n, nullptr, nullptr, wi, vectors ? v + i * n * n : vr.data(), ldv, work.data(), lw, rw.data(), &r);
+    }
+    info[i] = r > 0 ? r : 0;
     return r;
   });
 }
@@ -583,6 +665,54 @@ std::vector<Tensor> svd_primitive(const Tensor& a, bool full, bool vectors) {
       });
 }
 
+// ---- eig ----------------------------------------------------------------------------------------------------------
+
+/// The gradient of A V = V diag(L) (Note [decompositions on every device]'s eigh, without symmetry): with K = V^H gV,
+/// gP = diag(gL) + (K - V^H V diag(Re diag K)) / conj(E) off the diagonal, gA = V^{-H} gP V^H (the second term keeps
+/// the columns' unit norm; their phases are the loss's to ignore).
+Tensor eig_grad(const Tensor& l, const Tensor& v, const Tensor& gl, const Tensor& gv) {
+  Tensor gp = diag_embed(or_zeros(gl, l));
+  if (gv.defined()) {
+    const Tensor k = matmul(adjoint(v), gv);
+    const Tensor z = k - matmul(adjoint(v), v) * as_dtype(real(diagonal(k, 0, -2, -1)), v.dtype()).unsqueeze(-2);
+    const Tensor e = l.unsqueeze(-2) - l.unsqueeze(-1);  // E_ij = l_j - l_i
+    const Tensor diag = eye(l.size(-1), std::nullopt, Dtype::Bool, l.device());
+    gp = gp + where(diag, 0.0, z / where(diag, 1.0, e.conj()));
+  }
+  return solve(adjoint(v), matmul(gp, adjoint(v)));
+}
+
+/// (eigenvalues, eigenvectors) of general A (..., n, n), the primitive (LAPACK on the host for every device);
+/// without `vectors` only the eigenvalues (and nothing is differentiable).
+std::vector<Tensor> eig_primitive(const Tensor& a, bool vectors) {
+  const char* op = "linalg_eig";
+  return detail::apply_op_n(
+      op, {a}, detail::kSaveOutputs,
+      [&](In in) {
+        const Tensor& x = in[0];
+        const Shape batch = batch_of(x);
+        const std::int64_t n = x.size(-1), count = detail::shape_numel(batch);
+        const Dtype cdt = to_complex(x.dtype());
+        Tensor f = own_contiguous(x.to(Device::cpu()).reshape({count, n, n}).transpose(1, 2));  // A column-major
+        Tensor w = empty({count, n}, cdt, Device::cpu());
+        Tensor v = vectors ? empty({count, n, n}, cdt, Device::cpu()) : Tensor();
+        std::vector<int> info(static_cast<std::size_t>(count), 0);
+        if (n > 0 && count > 0)
+          visit_lapack(x.dtype(), [&](auto t) {
+            using T = decltype(t);
+            using C = std::complex<decltype(std::abs(T{}))>;
+            host_geev(vectors, n, count, f.template data<T>(), w.template data<C>(), vectors ? v.template data<C>() : nullptr,
+                      info.data());
+          });
+        for (std::int64_t i = 0; i < count; ++i)
+          if (info[static_cast<std::size_t>(i)] > 0) throw Error(op, not_converged(which_matrix(batch, i), 0));
+        const Tensor values = w.reshape(with_tail(batch, {n})).to(x.device());
+        if (!vectors) return G{values};
+        return G{values, v.transpose(1, 2).reshape(with_tail(batch, {n, n})).to(x.device())};
+      },
+      [](const detail::Ctx& c, const G& g) { return G{eig_grad(c.output(0), c.output(1), g[0], g[1])}; });
+}
+
 /// True when a decomposition's factors are needed for a gradient (A requires grad, grad mode on).
 bool grad_needed(const Tensor& a) { return GradMode::is_enabled() && a.requires_grad(); }
 
@@ -835,6 +965,18 @@ Tensor cond(const Tensor& a, const std::string& p) {
   check_matrix(a, op, false);
   if (p != "fro" && p != "nuc") throw Error(op, "p must be \"fro\" or \"nuc\" (or a number), got \"" + p + "\"");
   return cond_by_inverse(a, p, op);
+}
+
+std::pair<Tensor, Tensor> eig(const Tensor& a) {
+  check_matrix(a, "linalg_eig", true);
+  const auto out = eig_primitive(a, true);
+  return {out[0], out[1]};
+}
+
+Tensor eigvals(const Tensor& a) {
+  const char* op = "linalg_eigvals";
+  check_matrix(a, op, true);
+  return detail::composite(op, {a}, [&] { return eig_primitive(a, grad_needed(a))[0]; });
 }
 
 }  // namespace linalg
