@@ -541,7 +541,7 @@ void BM_Linalg(benchmark::State& st) { run_row(st, linalg_rows()); }
 BENCHMARK(BM_Linalg)->ArgName("op")->DenseRange(0, 4, 1)->UseRealTime();
 
 /// The decompositions of BM_Decomp, by its "op" argument (compare_torch.py's DECOMP), float64: a 512 x 256 matrix, a
-/// symmetric 256 x 256 one, 1024 symmetric 8 x 8 ones and 16 right-hand sides.
+/// symmetric 256 x 256 one, 1024 symmetric 8 x 8 ones, 16 right-hand sides and a general 256 x 256 matrix.
 const std::vector<std::pair<const char*, std::function<Tensor()>>>& decomp_rows() {
   static const Tensor a = [] {
     phasor::manual_seed(13);
@@ -556,6 +556,7 @@ const std::vector<std::pair<const char*, std::function<Tensor()>>>& decomp_rows(
     const Tensor g = phasor::randn({1024, 8, 8}, phasor::float64);
     return g + g.transpose(-1, -2);
   }();
+  static const Tensor g = phasor::randn({256, 256}, phasor::float64);
   static const std::vector<std::pair<const char*, std::function<Tensor()>>> ops = {
       {"qr(a)", [] { return phasor::linalg::qr(a).first; }},
       {"eigh(h)", [] { return phasor::linalg::eigh(h).second; }},
@@ -566,13 +567,14 @@ const std::vector<std::pair<const char*, std::function<Tensor()>>>& decomp_rows(
       {"lstsq(a, b) gelsd", [] { return phasor::linalg::lstsq(a, b, std::nullopt, "gelsd").solution; }},
       {"lstsq(a, b) gels", [] { return phasor::linalg::lstsq(a, b, std::nullopt, "gels").solution; }},
       {"pinv(h)", [] { return phasor::linalg::pinv(h); }},
+      {"eig(g)", [] { return phasor::linalg::eig(g).second; }},
   };
   return ops;
 }
 
-// QR, eigh, SVD and what is made of them, one thread
+// QR, eigh, SVD, eig and what is made of them, one thread
 void BM_Decomp(benchmark::State& st) { run_row(st, decomp_rows()); }
-BENCHMARK(BM_Decomp)->ArgName("op")->DenseRange(0, 8, 1)->UseRealTime();
+BENCHMARK(BM_Decomp)->ArgName("op")->DenseRange(0, 9, 1)->UseRealTime();
 
 /// The sparse calls of BM_Sparse, by its "op" argument (compare_torch.py's SPARSE), float64: the 5-point Laplacian
 /// of a 256 x 256 grid (65536 rows, 326656 values) in CSR times a vector and times 16 columns, and the coalescing

@@ -35,8 +35,9 @@ Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2.0);
 /// Einstein summation, e.g. einsum("bix,iox->box", {x, w}); supports "..." and implicit output.
 Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
 
-/// Linear systems, determinants and Cholesky factors (torch.linalg's): by LAPACK on the CPU, by cuBLAS and
-/// cuSOLVER on a GPU (the tensors stay there).
+/// torch.linalg's vocabulary: linear systems, determinants, factorizations and decompositions (by LAPACK on the
+/// CPU, by cuBLAS and cuSOLVER on a GPU, the tensors staying there; eig on the host for both), and functions of
+/// matrices made of ops.
 namespace linalg {
 /// X with A X = B: A (..., n, n), B (..., n, k) or a vector (n) / (..., n); batch dims broadcast; a singular A is
 /// an error naming its batch index.
