@@ -3,8 +3,9 @@
 // eigh and svd through cuBLAS and cuSOLVER agree with the CPU's LAPACK in every dtype and on every path (one matrix,
 // a batch of small ones, a batch of larger ones, empty ones), refuse a failed factorization with the CPU's message,
 // leave their inputs as they were, stay on the device, defer their checks and are captured into CUDA graphs; what is
-// made of them (lstsq, pinv, matrix_rank, matrix_norm, cond), eig (on the host) and every gradient agree with the CPU's. The GPU cases
-// need a GPU (or the CUDA emulation build): without one doctest reports them as skipped.
+// made of them (lu_solve, lstsq, pinv, matrix_rank, matrix_norm, cond), lu_factor of A itself, eig (on the host)
+// and every gradient agree with the CPU's. The GPU cases need a GPU (or the CUDA emulation build): without one
+// doctest reports them as skipped.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -469,7 +470,7 @@ TEST_CASE("cuda linalg: a failed cuSOLVER decomposition call is an error naming 
 }
 #endif
 
-DEVICE_CASE("cuda linalg: lstsq, pinv, matrix_rank, matrix_norm, cond, eig and the decompositions' gradients agree with the CPU") {
+DEVICE_CASE("cuda linalg: lu_factor, lu, lu_unpack, lu_solve, lstsq, pinv, matrix_rank, matrix_norm, cond, eig and the decompositions' gradients agree with the CPU") {
   manual_seed(71);
   for (Dtype dt : {float32, float64, complex64, complex128}) {
     CAPTURE(dtype_name(dt));
@@ -483,6 +484,24 @@ DEVICE_CASE("cuda linalg: lstsq, pinv, matrix_rank, matrix_norm, cond, eig and t
     agree(dev, "matrix_norm", [](const VT& in) { return linalg::matrix_norm(in[0], "nuc"); }, {a}, t);
     agree(dev, "cond", [](const VT& in) { return linalg::cond(in[0]); }, {a}, t * 10);
     agree(dev, "eigvals", [](const VT& in) { return linalg::eigvals(in[0]); }, {a.narrow(-2, 0, 3)}, t * 10);
+    // LU of A itself (tall, wide, a batch of small square ones: cuBLAS's batched LU), its unpacking and solves
+    for (const Tensor& m : {a, mH(a), a.narrow(-2, 0, 3)}) {
+      agree(dev, "lu_factor", [](const VT& in) { return linalg::lu_factor(in[0]).first; }, {m}, t);
+      agree(dev, "lu_factor pivots", [](const VT& in) { return linalg::lu_factor(in[0]).second; }, {m}, 0);
+      agree(dev, "lu_factor_ex", [](const VT& in) { return std::get<2>(linalg::lu_factor_ex(in[0])); }, {m}, 0);
+      agree(dev, "lu", [](const VT& in) { const auto [p, l, u] = linalg::lu(in[0]); return matmul(p, l); }, {m}, t);
+    }
+    const Tensor sq3 = a.narrow(-2, 0, 3) + eye(3, std::nullopt, dt) * 3.0;
+    agree(dev, "lu_unpack", [](const VT& in) {
+      const auto [lu, piv] = linalg::lu_factor(in[0]);
+      return std::get<0>(linalg::lu_unpack(lu, piv));
+    }, {sq3}, 0);
+    for (bool left : {true, false})
+      for (bool adjoint : {false, true})
+        agree(dev, "lu_solve", [left, adjoint](const VT& in) {
+          const auto [lu, piv] = linalg::lu_factor(in[0]);
+          return linalg::lu_solve(lu, piv, in[1], left, adjoint);
+        }, {sq3, sample({2, 3, 3}, dt)}, t * 10);
     const auto [l, v] = linalg::eig(a.narrow(-2, 0, 3).to(dev));
     CHECK(l.device() == dev);
     CHECK(v.device() == dev);
@@ -504,5 +523,11 @@ DEVICE_CASE("cuda linalg: lstsq, pinv, matrix_rank, matrix_norm, cond, eig and t
     grads_agree(dev, "cond", [](const VT& in) { return linalg::cond(in[0]); }, {a}, 1e-9);
     grads_agree(dev, "eig", [](const VT& in) { const auto [l, v] = linalg::eig(in[0]); return v.abs() * l.unsqueeze(-2); }, {sq}, 1e-9);
     grads_agree(dev, "eigvals", [](const VT& in) { return linalg::eigvals(in[0]); }, {sq}, 1e-9);
+    grads_agree(dev, "lu_factor", [](const VT& in) { return linalg::lu_factor(in[0]).first; }, {a}, 1e-9);
+    grads_agree(dev, "lu", [](const VT& in) { const auto [p, l, u] = linalg::lu(in[0]); return matmul(l, u); }, {mH(a)}, 1e-9);
+    grads_agree(dev, "lu_solve", [](const VT& in) {
+      const auto [lu, piv] = linalg::lu_factor(in[0]);
+      return linalg::lu_solve(lu, piv, in[1]);
+    }, {sq + eye(4, std::nullopt, dt) * 3.0, sample({4, 2}, dt)}, 1e-9);
   }
 }

@@ -94,6 +94,124 @@ Tensor leaf(const Shape& s, Dtype dt) { return cuda_test::sample(s, dt).requires
 
 }  // namespace
 
+TEST_CASE("linalg::lu_factor: LU and pivots agree with Doolittle's elimination with partial pivoting in long double") {
+  manual_seed(74);
+  for (const auto& [m, n] : std::vector<std::pair<std::int64_t, std::int64_t>>{{5, 5}, {6, 4}, {4, 6}}) {
+    CAPTURE(m);
+    CAPTURE(n);
+    const Tensor a = randn({m, n}, float64);
+    std::vector<long double> r(static_cast<std::size_t>(m * n));
+    const auto av = test::vals(a);
+    std::copy(av.begin(), av.end(), r.begin());
+    std::vector<std::int64_t> piv;
+    for (std::int64_t j = 0; j < std::min(m, n); ++j) {
+      std::int64_t p = j;
+      for (std::int64_t i = j + 1; i < m; ++i)
+        if (std::abs(r[i * n + j]) > std::abs(r[p * n + j])) p = i;
+      piv.push_back(p + 1);
+      for (std::int64_t c = 0; c < n; ++c) std::swap(r[j * n + c], r[p * n + c]);
+      for (std::int64_t i = j + 1; i < m; ++i) {
+        r[i * n + j] /= r[j * n + j];
+        for (std::int64_t c = j + 1; c < n; ++c) r[i * n + c] -= r[i * n + j] * r[j * n + c];
+      }
+    }
+    const auto [lu, pivots] = linalg::lu_factor(a);
+    CHECK(test::ivals(pivots) == piv);
+    const auto got = test::vals(lu);
+    for (std::size_t i = 0; i < got.size(); ++i) CHECK(std::abs(got[i] - static_cast<double>(r[i])) <= 1e-12);
+  }
+}
+
+TEST_CASE("linalg::lu_factor, lu, lu_unpack: P L U = A in every dtype and shape; singular matrices; empty; errors") {
+  manual_seed(75);
+  for (Dtype dt : {float32, float64, complex64, complex128}) {
+    for (const Shape& batch : {Shape{}, Shape{3}, Shape{2, 2}}) {
+      for (const auto& [m, n] : std::vector<std::pair<std::int64_t, std::int64_t>>{{5, 5}, {6, 3}, {3, 6}, {1, 4}}) {
+        CAPTURE(dtype_name(dt));
+        CAPTURE(m);
+        CAPTURE(n);
+        const Tensor a = cuda_test::sample(with_matrix(batch, m, n), dt);
+        const std::int64_t k = std::min(m, n);
+        const auto [p, l, u] = linalg::lu(a);
+        CHECK(p.shape() == with_matrix(batch, m, m));
+        CHECK(l.shape() == with_matrix(batch, m, k));
+        CHECK(u.shape() == with_matrix(batch, k, n));
+        CHECK(max_diff(matmul(matmul(p, l), u), a) <= 10 * tol(dt));
+        CHECK(max_diff(l, tril(l)) == 0.0);
+        CHECK((diagonal(l, 0, -2, -1) == 1.0).all().item<bool>());
+        CHECK(max_diff(u, triu(u)) == 0.0);
+        CHECK(max_diff(matmul(p.transpose(-1, -2), p), eye(m, std::nullopt, dt).expand(with_matrix(batch, m, m))) == 0.0);
+        // |L| <= 1 from partial pivoting; sqrt(2) for complex numbers (LAPACK compares |re| + |im|)
+        CHECK(l.abs().max().item<double>() <= (is_complex(dt) ? std::sqrt(2.0) : 1.0) + 1e-6);
+        const auto [lu, pivots] = linalg::lu_factor(a);
+        const auto [p2, l2, u2] = linalg::lu_unpack(lu, pivots);
+        CHECK(max_diff(p2, p) == 0.0);
+        CHECK(max_diff(l2, l) == 0.0);
+        CHECK(max_diff(u2, u) == 0.0);
+      }
+    }
+  }
+  // a singular matrix: lu_factor refuses it naming the batch element, lu_factor_ex flags it, lu factors it
+  Tensor s = eye(3, std::nullopt, float64).expand({2, 3, 3}).contiguous();
+  s.select(0, 1).select(1, 2).fill_(0.0);  // matrix 1's last column is zero
+  CHECK_THROWS_WITH_AS(linalg::lu_factor(s), "[linalg_lu_factor] the matrix at batch index (1,) is singular: U's diagonal element 2 is zero", Error);
+  const auto [lue, pe, info] = linalg::lu_factor_ex(s);
+  CHECK(test::ivals(info) == std::vector<std::int64_t>{0, 3});
+  const auto [ps, ls, us] = linalg::lu(s);
+  CHECK(max_diff(matmul(matmul(ps, ls), us), s) == 0.0);
+  // empty
+  const auto [pz, lz, uz] = linalg::lu(zeros({2, 0, 3}, float32));
+  CHECK(pz.shape() == Shape{2, 0, 0});
+  CHECK(lz.shape() == Shape{2, 0, 0});
+  CHECK(uz.shape() == Shape{2, 0, 3});
+  CHECK(linalg::lu_factor(zeros({0, 4, 4}, complex64)).second.shape() == Shape{0, 4});
+  CHECK_THROWS_WITH_AS(linalg::lu_factor(ones({3}, float64)), "[linalg_lu_factor] A must be a batch of matrices (..., m, n), got shape (3,)", Error);
+  const auto [lu3, piv3] = linalg::lu_factor(randn({3, 3}, float64));
+  CHECK_THROWS_WITH_AS(linalg::lu_unpack(lu3, piv3.to(float64)),
+                       "[lu_unpack] pivots must be an int64 tensor (..., 3) for LU of shape (3, 3), got float64 (3,)", Error);
+  CHECK_THROWS_WITH_AS(linalg::lu_unpack(lu3, from_vector(std::vector<std::int64_t>{1, 4, 3})),
+                       "[lu_unpack] pivots must be in [1, 3], got 4 at position 1 of the matrix", Error);
+}
+
+TEST_CASE("linalg::lu_solve: every side and adjoint agree with solve; broadcasting; gradients of lu_factor, lu, lu_solve") {
+  manual_seed(76);
+  for (Dtype dt : {float32, float64, complex64, complex128}) {
+    CAPTURE(dtype_name(dt));
+    const double t = dt == float32 || dt == complex64 ? 1e-4 : 1e-12;
+    const Tensor a = cuda_test::sample({2, 4, 4}, dt) + eye(4, std::nullopt, dt) * 3.0;
+    const auto [lu, piv] = linalg::lu_factor(a);
+    const Tensor b = cuda_test::sample({3, 1, 4, 2}, dt), br = cuda_test::sample({2, 4}, dt);
+    CHECK(max_diff(linalg::lu_solve(lu, piv, b), linalg::solve(a, b)) <= t);
+    CHECK(max_diff(linalg::lu_solve(lu, piv, b, true, true), linalg::solve(adj(a), b)) <= t);
+    CHECK(max_diff(linalg::lu_solve(lu, piv, br, false), adj(linalg::solve(adj(a), adj(br)))) <= t);
+    CHECK(max_diff(linalg::lu_solve(lu, piv, br, false, true), adj(linalg::solve(a, adj(br)))) <= t);
+    CHECK(linalg::lu_solve(lu, piv, b).shape() == Shape{3, 2, 4, 2});
+  }
+  for (Dtype dt : {float64, complex128}) {
+    CAPTURE(dtype_name(dt));
+    for (const Shape& s : {Shape{2, 4, 4}, Shape{5, 3}, Shape{3, 5}}) {
+      CAPTURE(s.back());
+      CHECK(autodiff::gradcheck([](const VT& in) { return linalg::lu_factor(in[0]).first; }, {leaf(s, dt)}));
+      CHECK(autodiff::gradcheck([](const VT& in) {
+        const auto [p, l, u] = linalg::lu(in[0]);
+        return matmul(l.abs().to(l.dtype()), u);  // L and U both used
+      }, {leaf(s, dt)}));
+    }
+    const Tensor a = cuda_test::sample({4, 4}, dt) + eye(4, std::nullopt, dt) * 3.0;
+    const Tensor piv = linalg::lu_factor(a).second;
+    for (bool left : {true, false})
+      for (bool adjoint : {false, true})
+        CHECK(autodiff::gradcheck([&](const VT& in) { return linalg::lu_solve(in[0], piv, in[1], left, adjoint); },
+                                  {linalg::lu_factor(a).first.detach().requires_grad_(), leaf({4, 4}, dt)}));
+    CHECK(autodiff::gradgradcheck([](const VT& in) { return linalg::lu_factor(in[0]).first; }, {leaf({3, 3}, dt)}));
+  }
+  const auto [lu, piv] = linalg::lu_factor(randn({3, 3}, float64));
+  CHECK_THROWS_WITH_AS(linalg::lu_solve(lu, piv, randn({4, 1}, float64)),
+                       "[linalg_lu_solve] B of shape (4, 1) does not match LU of shape (3, 3) (B must be (..., 3, k))", Error);
+  CHECK_THROWS_WITH_AS(linalg::lu_solve(randn({3, 4}, float64), piv, randn({3, 1}, float64)),
+                       "[linalg_lu_solve] A must be a batch of square matrices (..., n, n), got shape (3, 4)", Error);
+}
+
 TEST_CASE("linalg::qr: Q and R agree with Gram-Schmidt in long double (up to the signs of R's rows)") {
   manual_seed(61);
   for (Dtype dt : {float64, complex128}) {

@@ -67,6 +67,24 @@ Tensor cholesky(const Tensor& A);
 /// for the flags.
 std::pair<Tensor, Tensor> cholesky_ex(const Tensor& A);
 
+/// (LU, pivots) with A = P L U (partial pivoting) for A (..., m, n), as torch.linalg.lu_factor: LU (..., m, n) packs
+/// L's strictly lower part (its unit diagonal implied) and U's upper part; pivots int64 (..., min(m, n)), LAPACK's
+/// 1-based row interchanges (row i was swapped with row pivots[i]). A zero pivot (U(j, j) = 0) is an error naming
+/// the batch element. Differentiable in LU (through L and U; a square A must be invertible).
+std::pair<Tensor, Tensor> lu_factor(const Tensor& A);
+/// lu_factor without the check (torch.linalg.lu_factor_ex): (LU, pivots, info), info int64 (...) 0 or j > 0 where
+/// U(j, j) is zero. On a GPU nothing waits for the flags.
+std::tuple<Tensor, Tensor, Tensor> lu_factor_ex(const Tensor& A);
+/// (P, L, U) with A = P L U for A (..., m, n), k = min(m, n): P (..., m, m) a permutation in A's dtype, L (..., m, k)
+/// unit lower-trapezoidal, U (..., k, n) upper-trapezoidal (torch.linalg.lu); singular matrices are fine.
+std::tuple<Tensor, Tensor, Tensor> lu(const Tensor& A);
+/// (P, L, U) from lu_factor's (LU, pivots) (torch.lu_unpack); the pivots are read on the host.
+std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& LU, const Tensor& pivots);
+/// X with A X = B (A^H X = B when `adjoint`; X A = B, or X A^H = B, when !left) from lu_factor's (LU, pivots) of a
+/// square A (..., n, n) and B (..., n, k) ((..., k, n) when !left), batch dims broadcast (torch.linalg.lu_solve);
+/// differentiable in LU and B; the pivots are read on the host.
+Tensor lu_solve(const Tensor& LU, const Tensor& pivots, const Tensor& B, bool left = true, bool adjoint = false);
+
 /// (Q, R) with A = Q R for A (..., m, n), k = min(m, n): mode "reduced" gives Q (..., m, k) with orthonormal
 /// columns and R (..., k, n) upper-trapezoidal; "complete" gives Q (..., m, m) unitary and R (..., m, n); "r" gives
 /// R (as "reduced") and an empty Q (torch.linalg.qr; R's diagonal may be negative, as LAPACK leaves it).

@@ -91,13 +91,14 @@ constexpr std::int64_t kBatchedOrder = 64;
 
 }  // namespace
 
-void cuda_getrf(const char* op, Dtype dtype, int device, std::int64_t n, std::int64_t batch, void* a, int* pivots,
-                int* info) {
-  solver_call<Solver>(op, dtype, device, {n, batch}, {n, batch, n * n}, [&](auto e) {
+void cuda_getrf(const char* op, Dtype dtype, int device, std::int64_t m, std::int64_t n, std::int64_t batch, void* a,
+                int* pivots, int* info) {
+  solver_call<Solver>(op, dtype, device, {m, n, batch}, {m, n, batch, m * n}, [&](auto e) {
     using E = decltype(e);
     using S = typename E::S;
-    const int N = static_cast<int>(n);
-    if (batch > 1 && n <= kBatchedOrder) {
+    const int M = static_cast<int>(m), N = static_cast<int>(n);
+    const std::int64_t k = std::min(m, n);
+    if (batch > 1 && m == n && n <= kBatchedOrder) {
       const CublasApi& api = ::phasor::cuda::detail::cublas(op);
       const Tensor ptrs = matrix_pointers<S>(a, n * n, batch, device);
       check_cublas(api,
@@ -110,10 +111,10 @@ void cuda_getrf(const char* op, Dtype dtype, int device, std::int64_t n, std::in
     const cusolverDnHandle_t h = ::phasor::cuda::detail::cusolver_handle(device, op);
     S* base = static_cast<S*>(a);
     int lwork = 0;
-    check_cusolver((api.*E::getrf_size)(h, N, N, base, N, &lwork), op, E::getrf_size_name);
+    check_cusolver((api.*E::getrf_size)(h, M, N, base, M, &lwork), op, E::getrf_size_name);
     const Tensor work = workspace(lwork, dtype, device);
     for (std::int64_t i = 0; i < batch; ++i)
-      check_cusolver((api.*E::getrf)(h, N, N, base + i * n * n, N, static_cast<S*>(work.data_ptr()), pivots + i * n, info + i),
+      check_cusolver((api.*E::getrf)(h, M, N, base + i * m * n, M, static_cast<S*>(work.data_ptr()), pivots + i * k, info + i),
                      op, E::getrf_name);
   });
 }
@@ -183,7 +184,7 @@ void cuda_potrf(const char* op, Dtype dtype, int device, bool upper, std::int64_
 
 #else  // CPU-only build
 
-void cuda_getrf(const char* op, Dtype, int, std::int64_t, std::int64_t, void*, int*, int*) {
+void cuda_getrf(const char* op, Dtype, int, std::int64_t, std::int64_t, std::int64_t, void*, int*, int*) {
   throw Error(op, "no cuSOLVER in this build (CPU-only build)");
 }
 void cuda_getrs(const char* op, Dtype, int, bool, std::int64_t, std::int64_t, std::int64_t, const void*, const int*, void*) {

@@ -17,12 +17,12 @@ int* int32_data(const Tensor& buffer);
 /// The first shape_numel(shape) int32 of an int32_buffer as an int64 tensor of `shape` on its device.
 Tensor widen_int32(const Tensor& buffer, const Shape& shape);
 
-/// LU factors with partial pivoting of `batch` n x n column-major matrices in place at `a` (n * n elements
-/// apart) on CUDA device `device`: pivots (n per matrix, 1-based, LAPACK's) and info (one per matrix: j > 0
-/// when U(j, j) is zero) are int32 device arrays. cuBLAS's getrfBatched for several small matrices,
-/// cuSOLVER's getrf one matrix at a time otherwise. `op` names the caller in errors.
-void cuda_getrf(const char* op, Dtype dtype, int device, std::int64_t n, std::int64_t batch, void* a, int* pivots,
-                int* info);
+/// LU factors with partial pivoting of `batch` m x n column-major matrices in place at `a` (m * n elements apart)
+/// on CUDA device `device`: pivots (min(m, n) per matrix, 1-based, LAPACK's) and info (one per matrix: j > 0 when
+/// U(j, j) is zero) are int32 device arrays. cuBLAS's getrfBatched for several small square matrices, cuSOLVER's
+/// getrf one matrix at a time otherwise. `op` names the caller in errors.
+void cuda_getrf(const char* op, Dtype dtype, int device, std::int64_t m, std::int64_t n, std::int64_t batch, void* a,
+                int* pivots, int* info);
 /// Solves op(A_i) X_i = B_i in place from cuda_getrf's factors (op: A^T when `trans`, else A), each B_i n x k
 /// column-major (n * k elements apart), with cuBLAS's getrsBatched.
 void cuda_getrs(const char* op, Dtype dtype, int device, bool trans, std::int64_t n, std::int64_t k, std::int64_t batch,

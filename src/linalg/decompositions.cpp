@@ -467,19 +467,6 @@ void run_gesvd(const char* op, bool vectors, bool full, std::int64_t m, std::int
 
 // ---- shared pieces ------------------------------------------------------------------------------------------------
 
-/// `batch` followed by `tail`.
-Shape with_tail(Shape batch, std::initializer_list<std::int64_t> tail) {
-  batch.insert(batch.end(), tail);
-  return batch;
-}
-
-/// A's matrices, on the host unless A is on a GPU (a virtual CPU device's go to the host and back), as a batch of
-/// column-major copies of their own: (count, n, m) contiguous, each A^T row-major.
-Tensor column_major_copy(const Tensor& a) {
-  const Tensor h = a.device().is_cuda() ? a : a.to(Device::cpu());
-  return own_contiguous(h.reshape({detail::shape_numel(batch_of(a)), a.size(-2), a.size(-1)}).transpose(1, 2));
-}
-
 /// The error of a decomposition that did not converge.
 std::string not_converged(const std::string& which, std::int64_t) {
   return which + " is too ill-conditioned: the algorithm did not converge";

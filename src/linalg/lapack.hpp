@@ -2,6 +2,7 @@
 // visit, batches of matrices, the name of a batch element in errors and the check of info flags.
 #pragma once
 #include <complex>
+#include <initializer_list>
 #include <string>
 
 #include "phasor/tensor.hpp"
@@ -35,5 +36,16 @@ void check_info(const char* op, const Tensor& info, const Shape& batch,
                 std::string (*message)(const std::string&, std::int64_t));
 /// Throws unless A is a defined (..., m, n) floating or complex tensor (square when `square`).
 void check_matrix(const Tensor& a, const char* op, bool square);
+/// `batch` followed by `tail`.
+inline Shape with_tail(Shape batch, std::initializer_list<std::int64_t> tail) {
+  batch.insert(batch.end(), tail);
+  return batch;
+}
+/// A's matrices, on the host unless A is on a GPU (a virtual CPU device's go to the host and back), as a batch of
+/// column-major copies of their own: (count, n, m) contiguous, each A^T row-major.
+Tensor column_major_copy(const Tensor& a);
+/// LU factors with partial pivoting (LAPACK's ?getrf) of `batch` m x n column-major matrices in place at `a` (host
+/// memory, m * n elements apart): pivots min(m, n) per matrix (1-based), info one per matrix (j > 0: U(j, j) is 0).
+void host_getrf(Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t batch, void* a, int* pivots, int* info);
 
 }  // namespace phasor::linalg::internal

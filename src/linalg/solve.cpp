@@ -26,6 +26,7 @@
 // the same message; in a CUDA graph capture or with deferred checks the test is queued and a later
 // synchronization reports it (Note [deferred device checks]), the results then holding inf or NaN. slogdet
 // reads U's diagonal and the pivots' parity with tensor ops on the device.
+#include <algorithm>
 #include <cmath>
 #include <complex>
 #include <limits>
@@ -78,13 +79,14 @@ using G = std::vector<Tensor>;
 using In = detail::TensorList;
 using namespace internal;
 
-/// The LU factors (with partial pivoting) of an n x n column-major matrix in place.
+/// The LU factors (with partial pivoting) of an m x n column-major matrix in place.
 template <class T>
-void getrf(int n, T* a, int* p, int* info) {
-  if constexpr (std::is_same_v<T, float>) sgetrf_(&n, &n, a, &n, p, info);
-  else if constexpr (std::is_same_v<T, double>) dgetrf_(&n, &n, a, &n, p, info);
-  else if constexpr (std::is_same_v<T, std::complex<float>>) cgetrf_(&n, &n, a, &n, p, info);
-  else zgetrf_(&n, &n, a, &n, p, info);
+void getrf(int m, int n, T* a, int* p, int* info) {
+  const int lda = std::max(m, 1);
+  if constexpr (std::is_same_v<T, float>) sgetrf_(&m, &n, a, &lda, p, info);
+  else if constexpr (std::is_same_v<T, double>) dgetrf_(&m, &n, a, &lda, p, info);
+  else if constexpr (std::is_same_v<T, std::complex<float>>) cgetrf_(&m, &n, a, &lda, p, info);
+  else zgetrf_(&m, &n, a, &lda, p, info);
 }
 /// The Cholesky factor of a Hermitian positive-definite matrix in place: LAPACK's upper factor U (A^T = U^H U,
 /// column-major), which read row-major is the lower L with A = L L^H.
@@ -155,7 +157,7 @@ LU lu_factor(const Tensor& a) {
     T* base = f.factors.template data<T>();
     for (std::int64_t b = 0; b < f.batch && n > 0; ++b) {
       int info = 0;
-      getrf(n, base + b * f.n * f.n, f.pivots.data() + b * f.n, &info);
+      getrf(n, n, base + b * f.n * f.n, f.pivots.data() + b * f.n, &info);
       if (info < 0) throw Error("linalg", "LAPACK getrf rejected argument " + std::to_string(-info));
       f.info[static_cast<std::size_t>(b)] = info;
       if (info > 0 && f.singular < 0) f.singular = b;
@@ -191,7 +193,7 @@ DeviceLU device_lu(const Tensor& a, const char* op) {
   f.factors = own_contiguous(a.reshape({f.batch, f.n, f.n}));
   f.pivots = detail::int32_buffer(f.batch * f.n, a.device());
   const Tensor info = detail::int32_buffer(f.batch, a.device());
-  detail::cuda_getrf(op, a.dtype(), a.device().index, f.n, f.batch, f.factors.data_ptr(), detail::int32_data(f.pivots),
+  detail::cuda_getrf(op, a.dtype(), a.device().index, f.n, f.n, f.batch, f.factors.data_ptr(), detail::int32_data(f.pivots),
                      detail::int32_data(info));
   f.info = detail::widen_int32(info, {f.batch});
   return f;
@@ -576,6 +578,25 @@ void check_info(const char* op, const Tensor& info, const Shape& batch,
       [batch, message](double k, double v) {
         return message(which_matrix(batch, static_cast<std::int64_t>(k)), static_cast<std::int64_t>(v));
       });
+}
+
+Tensor column_major_copy(const Tensor& a) {
+  const Tensor h = a.device().is_cuda() ? a : a.to(Device::cpu());
+  return own_contiguous(h.reshape({detail::shape_numel(batch_of(a)), a.size(-2), a.size(-1)}).transpose(1, 2));
+}
+
+void host_getrf(Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t batch, void* a, int* pivots, int* info) {
+  if (m > std::numeric_limits<int>::max() || n > std::numeric_limits<int>::max())
+    throw Error("linalg", "matrices of " + std::to_string(m) + " x " + std::to_string(n) + " are too large for LAPACK");
+  const std::int64_t k = std::min(m, n);
+  visit_lapack(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    T* base = static_cast<T*>(a);
+    for (std::int64_t b = 0; b < batch && k > 0; ++b) {
+      getrf(static_cast<int>(m), static_cast<int>(n), base + b * m * n, pivots + b * k, info + b);
+      if (info[b] < 0) throw Error("linalg", "LAPACK getrf rejected argument " + std::to_string(-info[b]));
+    }
+  });
 }
 
 void check_matrix(const Tensor& a, const char* op, bool square) {
