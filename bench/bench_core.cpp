@@ -541,7 +541,8 @@ void BM_Linalg(benchmark::State& st) { run_row(st, linalg_rows()); }
 BENCHMARK(BM_Linalg)->ArgName("op")->DenseRange(0, 4, 1)->UseRealTime();
 
 /// The decompositions of BM_Decomp, by its "op" argument (compare_torch.py's DECOMP), float64: a 512 x 256 matrix, a
-/// symmetric 256 x 256 one, 1024 symmetric 8 x 8 ones, 16 right-hand sides and a general 256 x 256 matrix.
+/// symmetric 256 x 256 one, 1024 symmetric 8 x 8 ones, 16 right-hand sides and a general 256 x 256 matrix (eig, LU
+/// factors, solves from them with 16 right-hand sides).
 const std::vector<std::pair<const char*, std::function<Tensor()>>>& decomp_rows() {
   static const Tensor a = [] {
     phasor::manual_seed(13);
@@ -557,6 +558,8 @@ const std::vector<std::pair<const char*, std::function<Tensor()>>>& decomp_rows(
     return g + g.transpose(-1, -2);
   }();
   static const Tensor g = phasor::randn({256, 256}, phasor::float64);
+  static const std::pair<Tensor, Tensor> glu = phasor::linalg::lu_factor(g);
+  static const Tensor b16 = phasor::randn({256, 16}, phasor::float64);
   static const std::vector<std::pair<const char*, std::function<Tensor()>>> ops = {
       {"qr(a)", [] { return phasor::linalg::qr(a).first; }},
       {"eigh(h)", [] { return phasor::linalg::eigh(h).second; }},
@@ -568,13 +571,15 @@ const std::vector<std::pair<const char*, std::function<Tensor()>>>& decomp_rows(
       {"lstsq(a, b) gels", [] { return phasor::linalg::lstsq(a, b, std::nullopt, "gels").solution; }},
       {"pinv(h)", [] { return phasor::linalg::pinv(h); }},
       {"eig(g)", [] { return phasor::linalg::eig(g).second; }},
+      {"lu_factor(g)", [] { return phasor::linalg::lu_factor(g).first; }},
+      {"lu_solve(g's LU, b16)", [] { return phasor::linalg::lu_solve(glu.first, glu.second, b16); }},
   };
   return ops;
 }
 
-// QR, eigh, SVD, eig and what is made of them, one thread
+// QR, eigh, SVD, eig, LU and what is made of them, one thread
 void BM_Decomp(benchmark::State& st) { run_row(st, decomp_rows()); }
-BENCHMARK(BM_Decomp)->ArgName("op")->DenseRange(0, 9, 1)->UseRealTime();
+BENCHMARK(BM_Decomp)->ArgName("op")->DenseRange(0, 11, 1)->UseRealTime();
 
 /// The sparse calls of BM_Sparse, by its "op" argument (compare_torch.py's SPARSE), float64: the 5-point Laplacian
 /// of a 256 x 256 grid (65536 rows, 326656 values) in CSR times a vector and times 16 columns, and the coalescing

@@ -229,6 +229,7 @@ def torch_rows():
     hg, hsg = torch.randn(256, 256, generator=g, dtype=f64), torch.randn(1024, 8, 8, generator=g, dtype=f64)
     env["h"], env["hs"] = hg + hg.T, hsg + hsg.transpose(-1, -2)
     env["g"] = torch.randn(256, 256, generator=g, dtype=f64)
+    env["glu"], env["b16"] = torch.linalg.lu_factor(env["g"]), torch.randn(256, 16, generator=g, dtype=f64)
     for k, (_, stmt) in enumerate(DECOMP):
         res[f"BM_Decomp/op:{k}"] = time_stmt(stmt, env, per_call=True)
     return res
@@ -307,7 +308,9 @@ DECOMP = [("qr, 512 x 256", "torch.linalg.qr(a)[0]"), ("eigh, 256 x 256", "torch
           ("svdvals, 512 x 256", "torch.linalg.svdvals(a)"),
           ("lstsq gelsd, 512 x 256, 16 rhs", "torch.linalg.lstsq(a, b, driver='gelsd').solution"),
           ("lstsq gels, 512 x 256, 16 rhs", "torch.linalg.lstsq(a, b, driver='gels').solution"),
-          ("pinv, 256 x 256", "torch.linalg.pinv(h)"), ("eig, general 256 x 256", "torch.linalg.eig(g)[1]")]
+          ("pinv, 256 x 256", "torch.linalg.pinv(h)"), ("eig, general 256 x 256", "torch.linalg.eig(g)[1]"),
+          ("lu_factor, 256 x 256", "torch.linalg.lu_factor(g)[0]"),
+          ("lu_solve, 256 x 256, 16 rhs", "torch.linalg.lu_solve(glu[0], glu[1], b16)")]
 DECOMP_ROWS = [(f"BM_Decomp/op:{k}", label) for k, (label, _) in enumerate(DECOMP)]
 WHERE_ROWS = [(f"BM_WhereRandomMask/n:{LERP}/form:{form}", label) for form, label in
               enumerate(("where(m, x, e)", "where(m, x, 0)", "x.masked_fill(m, 0)"))]
@@ -392,7 +395,7 @@ def print_tables(ph, th, spread=None):
                    "us", LINALG_ROWS, 1e6)
     per_call_table(ph, th, "(j) sparse: CSR products and COO coalescing, float64, 1 thread (us per call; ratio = phasor / "
                    "torch)", "us", SPARSE_ROWS, 1e6)
-    per_call_table(ph, th, "(k) QR, eigh, SVD, least squares, pseudo-inverse, eig, float64, 1 thread (us per call; ratio = "
+    per_call_table(ph, th, "(k) QR, eigh, SVD, least squares, pseudo-inverse, eig, LU, float64, 1 thread (us per call; ratio = "
                    "phasor / torch)", "us", DECOMP_ROWS, 1e6)
     if spread:
         worst = sorted(spread.items(), key=lambda kv: -kv[1])[:5]

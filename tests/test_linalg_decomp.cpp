@@ -186,6 +186,14 @@ TEST_CASE("linalg::lu_solve: every side and adjoint agree with solve; broadcasti
     CHECK(max_diff(linalg::lu_solve(lu, piv, br, false), adj(linalg::solve(adj(a), adj(br)))) <= t);
     CHECK(max_diff(linalg::lu_solve(lu, piv, br, false, true), adj(linalg::solve(a, adj(br)))) <= t);
     CHECK(linalg::lu_solve(lu, piv, b).shape() == Shape{3, 2, 4, 2});
+    // LAPACK's getrs (nothing to record) and the ops taken when a gradient is recorded agree
+    for (bool left : {true, false})
+      for (bool adjoint : {false, true}) {
+        const Tensor rhs = left ? b : br;
+        const Tensor plain = linalg::lu_solve(lu, piv, rhs, left, adjoint);
+        const Tensor traced = linalg::lu_solve(lu.detach().clone().requires_grad_(), piv, rhs, left, adjoint);
+        CHECK(max_diff(plain, traced) <= t);
+      }
   }
   for (Dtype dt : {float64, complex128}) {
     CAPTURE(dtype_name(dt));
@@ -208,6 +216,10 @@ TEST_CASE("linalg::lu_solve: every side and adjoint agree with solve; broadcasti
   const auto [lu, piv] = linalg::lu_factor(randn({3, 3}, float64));
   CHECK_THROWS_WITH_AS(linalg::lu_solve(lu, piv, randn({4, 1}, float64)),
                        "[linalg_lu_solve] B of shape (4, 1) does not match LU of shape (3, 3) (B must be (..., 3, k))", Error);
+  CHECK_THROWS_WITH_AS(linalg::lu_solve(lu, from_vector(std::vector<std::int64_t>{1, 0, 3}), randn({3, 1}, float64)),
+                       "[linalg_lu_solve] pivots must be in [1, 3], got 0 at position 1 of the matrix", Error);
+  CHECK_THROWS_WITH_AS(linalg::lu_solve(lu.detach().clone().requires_grad_(), from_vector(std::vector<std::int64_t>{1, 0, 3}), randn({3, 1}, float64)),
+                       "[linalg_lu_solve] pivots must be in [1, 3], got 0 at position 1 of the matrix", Error);
   CHECK_THROWS_WITH_AS(linalg::lu_solve(randn({3, 4}, float64), piv, randn({3, 1}, float64)),
                        "[linalg_lu_solve] A must be a batch of square matrices (..., n, n), got shape (3, 4)", Error);
 }

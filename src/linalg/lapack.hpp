@@ -47,5 +47,9 @@ Tensor column_major_copy(const Tensor& a);
 /// LU factors with partial pivoting (LAPACK's ?getrf) of `batch` m x n column-major matrices in place at `a` (host
 /// memory, m * n elements apart): pivots min(m, n) per matrix (1-based), info one per matrix (j > 0: U(j, j) is 0).
 void host_getrf(Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t batch, void* a, int* pivots, int* info);
+/// Solves op(M_i) X_i = B_i in place (LAPACK's ?getrs; trans 'N', 'T' or 'C') from host_getrf's factors of `batch` n x n
+/// column-major M_i (n * n apart) and their pivots (n apart), each B_i n x k column-major (n * k apart).
+void host_getrs(Dtype dtype, char trans, std::int64_t n, std::int64_t k, std::int64_t batch, const void* lu,
+                const int* pivots, void* b);
 
 }  // namespace phasor::linalg::internal

@@ -8,7 +8,8 @@
 // The pivots are LAPACK's: row i was swapped with row pivots[i] (1-based), in order. The permutation they make,
 // perm with (P^T A)[i] = A[perm[i]], is built on the host (a loop of swaps per matrix) by lu_unpack, lu_solve and
 // the gradient, so those wait for the pivots on a GPU; lu_factor itself does not. lu_solve is made of ops: B's rows
-// gathered by perm and two triangular solves reading LU's triangles, so it differentiates in LU and B.
+// gathered by perm and two triangular solves reading LU's triangles, so it differentiates in LU and B; on the CPU
+// with no gradient to record it is LAPACK's getrs on a column-major copy of LU.
 // The gradient of A = P L U (L, U read from LU; gL = tril(gLU, -1), gU = triu(gLU)), in P^T A's rows:
 //   square:  sq(L, U, gL, gU) = L^{-H} (tril(L^H gL, -1) + triu(gU U^H)) U^{-H};
 //   m > n, L = [L1; L2]:  [sq(L1, U, gL1, gU - L2^H gL2 U^{-H}); gL2 U^{-H}]   (L2 = A2 U^{-1});
@@ -63,6 +64,26 @@ Tensor pivots_to_perm(const Tensor& pivots, std::int64_t m, const char* op) {
     }
   }
   return from_vector(perm, with_tail(batch, {m}), pivots.device());
+}
+
+/// X with op(A) X = B on the host by LAPACK's getrs from (LU, pivots) (..., n, n) / (..., n) and B (..., n, k), all of
+/// one batch shape (no gradient recorded): LU copied column-major, the pivots checked and narrowed to int.
+Tensor getrs_on_host(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool adjoint_a, const char* op) {
+  const Shape batch = batch_of(lu);
+  const std::int64_t n = lu.size(-1), k = b.size(-1), count = detail::shape_numel(batch);
+  const Tensor f = column_major_copy(lu);
+  Tensor x = own_contiguous(b.to(Device::cpu()).reshape({count, n, k}).transpose(1, 2));  // B column-major
+  const Tensor host = pivots.to(Device::cpu()).contiguous();
+  const std::int64_t* p = host.data<std::int64_t>();
+  std::vector<int> piv(static_cast<std::size_t>(count * n));
+  for (std::int64_t i = 0; i < count * n; ++i) {
+    if (p[i] < 1 || p[i] > n)
+      throw Error(op, "pivots must be in [1, " + std::to_string(n) + "], got " + std::to_string(p[i]) + " at position " +
+                          std::to_string(i % n) + " of " + which_matrix(batch, i / n));
+    piv[static_cast<std::size_t>(i)] = static_cast<int>(p[i]);
+  }
+  host_getrs(lu.dtype(), adjoint_a ? 'C' : 'N', n, k, count, f.data_ptr(), piv.data(), x.data_ptr());
+  return x.transpose(1, 2).reshape(b.shape()).to(lu.device());
 }
 
 /// P y: the rows of y (..., m, c) put back where perm took them from ((P y)[perm[i]] = y[i]).
@@ -209,11 +230,17 @@ Tensor lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool le
     const Shape batch = broadcast_shapes({batch_of(lu), Shape(pivots.shape().begin(), pivots.shape().end() - 1), batch_of(b)}, op);
     const Dtype dt = promote_types(lu.dtype(), b.dtype());
     const Tensor f = lu.to(dt).broadcast_to(with_tail(batch, {n, n}));
-    const Tensor perm = pivots_to_perm(pivots.broadcast_to(with_tail(batch, {n})), n, op);
+    const Tensor pv = pivots.broadcast_to(with_tail(batch, {n}));
     // X A = B is A^H X^H = B^H, and X A^H = B is A X^H = B^H: the left solves with the other `adjoint`
     const Tensor rhs = (left ? b : adjoint(b)).to(dt);
     const Tensor bb = rhs.broadcast_to(with_tail(batch, {n, rhs.size(-1)}));
     const bool adj = left ? adjoint_a : !adjoint_a;
+    if (!f.device().is_cuda() && !(GradMode::is_enabled() && (lu.requires_grad() || b.requires_grad()))) {
+      // LAPACK's getrs itself (the ops below, when a gradient is recorded or on a GPU)
+      const Tensor x = getrs_on_host(f, pv, bb, adj, op);
+      return left ? x : adjoint(x);
+    }
+    const Tensor perm = pivots_to_perm(pv, n, op);
     Tensor x;
     if (!adj) {  // A = P L U: X = U^{-1} L^{-1} P^T B
       x = solve_triangular(f, apply_pt(bb, perm), /*upper=*/false, true, /*unitriangular=*/true);

@@ -110,10 +110,9 @@ void trtrs(bool upper, bool unit, int n, int k, const T* a, T* b, int* info) {
   else ztrtrs_(&uplo, &trans, &diag, &n, &k, a, &n, b, &n, info);
 }
 
-/// Solves A X = B from getrf's factors of A^T (trans 'T': with A^T's factors, a solve with A), B and X column-major.
+/// Solves op(M) X = B from getrf's factors of M (trans 'N': M, 'T': M^T, 'C': M^H), B and X column-major.
 template <class T>
-void getrs(int n, int k, const T* a, const int* p, T* b, int* info) {
-  const char t = 'T';
+void getrs(char t, int n, int k, const T* a, const int* p, T* b, int* info) {
   if constexpr (std::is_same_v<T, float>) sgetrs_(&t, &n, &k, a, &n, p, b, &n, info);
   else if constexpr (std::is_same_v<T, double>) dgetrs_(&t, &n, &k, a, &n, p, b, &n, info);
   else if constexpr (std::is_same_v<T, std::complex<float>>) cgetrs_(&t, &n, &k, a, &n, p, b, &n, info);
@@ -303,7 +302,8 @@ Tensor solve_primitive(const Tensor& a, const Tensor& b, Tensor* info_out = null
           T* xs = x.template data<T>();
           for (std::int64_t i = 0; i < f.batch && f.n > 0 && k > 0; ++i) {
             int info = 0;
-            getrs(static_cast<int>(f.n), static_cast<int>(k), lu + i * f.n * f.n, f.pivots.data() + i * f.n, xs + i * f.n * k, &info);
+            // with A^T's factors, trans 'T' solves A's systems
+            getrs('T', static_cast<int>(f.n), static_cast<int>(k), lu + i * f.n * f.n, f.pivots.data() + i * f.n, xs + i * f.n * k, &info);
             if (info != 0) throw Error("linalg_solve", "LAPACK getrs rejected argument " + std::to_string(-info));
           }
         });
@@ -595,6 +595,19 @@ void host_getrf(Dtype dtype, std::int64_t m, std::int64_t n, std::int64_t batch,
     for (std::int64_t b = 0; b < batch && k > 0; ++b) {
       getrf(static_cast<int>(m), static_cast<int>(n), base + b * m * n, pivots + b * k, info + b);
       if (info[b] < 0) throw Error("linalg", "LAPACK getrf rejected argument " + std::to_string(-info[b]));
+    }
+  });
+}
+
+void host_getrs(Dtype dtype, char trans, std::int64_t n, std::int64_t k, std::int64_t batch, const void* lu,
+                const int* pivots, void* b) {
+  visit_lapack(dtype, [&](auto tag) {
+    using T = decltype(tag);
+    for (std::int64_t i = 0; i < batch && n > 0 && k > 0; ++i) {
+      int info = 0;
+      getrs(trans, static_cast<int>(n), static_cast<int>(k), static_cast<const T*>(lu) + i * n * n, pivots + i * n,
+            static_cast<T*>(b) + i * n * k, &info);
+      if (info != 0) throw Error("linalg", "LAPACK getrs rejected argument " + std::to_string(-info));
     }
   });
 }
