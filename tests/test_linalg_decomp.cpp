@@ -676,4 +676,7 @@ TEST_CASE("linalg::matrix_norm and cond: closed forms for every ord; keepdim; gr
   CHECK_THROWS_WITH_AS(linalg::cond(a, 1.0), "[linalg_cond] this norm needs square matrices, got shape (5, 3)", Error);
   CHECK_THROWS_WITH_AS(linalg::cond(a, "max"), "[linalg_cond] p must be \"fro\" or \"nuc\" (or a number), got \"max\"", Error);
   CHECK_THROWS_WITH_AS(linalg::qr(a, "full"), "[linalg_qr] mode must be \"reduced\", \"complete\" or \"r\", got \"full\"", Error);
+  // a dim past the libraries' int range (an expanded view: nothing allocated)
+  CHECK_THROWS_WITH_AS(linalg::svdvals(zeros({1, 1}, float64).expand({1, std::int64_t(1) << 31})),
+                       "[linalg_svdvals] matrices of shape (1, 2147483648) exceed LAPACK's and cuSOLVER's int index range", Error);
 }

@@ -34,7 +34,7 @@ std::string which_matrix(const Shape& batch, std::int64_t k);
 /// flag; deferred or captured, a later synchronization reports it).
 void check_info(const char* op, const Tensor& info, const Shape& batch,
                 std::string (*message)(const std::string&, std::int64_t));
-/// Throws unless A is a defined (..., m, n) floating or complex tensor (square when `square`).
+/// Throws unless A is a defined (..., m, n) floating or complex tensor (square when `square`) whose dims fit an int.
 void check_matrix(const Tensor& a, const char* op, bool square);
 /// `batch` followed by `tail`.
 inline Shape with_tail(Shape batch, std::initializer_list<std::int64_t> tail) {

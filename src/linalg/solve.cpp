@@ -619,6 +619,8 @@ void check_matrix(const Tensor& a, const char* op, bool square) {
                         ", got shape " + detail::shape_str(a.shape()));
   if (!is_floating_or_complex(a.dtype()))
     throw Error(op, std::string("A must be a floating or complex tensor, got ") + dtype_name(a.dtype()));
+  if (std::max(a.size(-1), a.size(-2)) > std::numeric_limits<int>::max())
+    throw Error(op, "matrices of shape " + detail::shape_str(a.shape()) + " exceed LAPACK's and cuSOLVER's int index range");
 }
 
 }  // namespace internal

@@ -439,8 +439,9 @@ bool solver_on_current_device(const char* name, cusolverDnHandle_t h) {
   return false;
 }
 
-template <class T>
-cusolverStatus_t getrf_buffer_size(cusolverDnHandle_t h, int m, int n, int lda, int* lwork, const char* name) {
+/// The bufferSize query of an m x n routine (getrf, geqrf): the handle and the arguments checked, *lwork = need(m, n).
+cusolverStatus_t mn_buffer_size(cusolverDnHandle_t h, int m, int n, int lda, int* lwork, const char* name,
+                                int (*need)(int, int)) {
   Lock lk(api_mutex());
   if (const cusolverStatus_t s = solver_handle(name, h); s != CUSOLVER_STATUS_SUCCESS) return s;
   if (m < 0 || n < 0 || lda < std::max(1, m) || !lwork) {
@@ -448,7 +449,7 @@ cusolverStatus_t getrf_buffer_size(cusolverDnHandle_t h, int m, int n, int lda, 
     return CUSOLVER_STATUS_INVALID_VALUE;
   }
   if (!solver_on_current_device(name, h)) return CUSOLVER_STATUS_EXECUTION_FAILED;
-  *lwork = getrf_lwork(m, n);
+  *lwork = need(m, n);
   return CUSOLVER_STATUS_SUCCESS;
 }
 
@@ -738,19 +739,6 @@ bool live_params(const std::set<P>& live, P p, const char* name) {
   if (live.count(p)) return true;
   report("%s: params %p are not live syevjInfo_t / gesvdjInfo_t", name, static_cast<void*>(p));
   return false;
-}
-
-template <class T>
-cusolverStatus_t geqrf_buffer_size(cusolverDnHandle_t h, int m, int n, int lda, int* lwork, const char* name) {
-  Lock lk(api_mutex());
-  if (const cusolverStatus_t s = solver_handle(name, h); s != CUSOLVER_STATUS_SUCCESS) return s;
-  if (m < 0 || n < 0 || lda < std::max(1, m) || !lwork) {
-    report("%s: invalid arguments (m %d, n %d, lda %d, Lwork %p)", name, m, n, lda, static_cast<void*>(lwork));
-    return CUSOLVER_STATUS_INVALID_VALUE;
-  }
-  if (!solver_on_current_device(name, h)) return CUSOLVER_STATUS_EXECUTION_FAILED;
-  *lwork = geqrf_lwork(m, n);
-  return CUSOLVER_STATUS_SUCCESS;
 }
 
 /// QR factors of the m x n A in place (R on and above the diagonal, the Householder vectors below), the k = min(m,
@@ -1186,20 +1174,20 @@ cusolverStatus_t cusolverDnGetStream(cusolverDnHandle_t handle, cudaStream_t* st
 }
 
 cusolverStatus_t cusolverDnSgetrf_bufferSize(cusolverDnHandle_t h, int m, int n, float*, int lda, int* lwork) {
-  return getrf_buffer_size<float>(h, m, n, lda, lwork, "cusolverDnSgetrf_bufferSize");
+  return mn_buffer_size(h, m, n, lda, lwork, "cusolverDnSgetrf_bufferSize", getrf_lwork);
 }
 
 cusolverStatus_t cusolverDnDgetrf_bufferSize(cusolverDnHandle_t h, int m, int n, double*, int lda, int* lwork) {
-  return getrf_buffer_size<double>(h, m, n, lda, lwork, "cusolverDnDgetrf_bufferSize");
+  return mn_buffer_size(h, m, n, lda, lwork, "cusolverDnDgetrf_bufferSize", getrf_lwork);
 }
 
 cusolverStatus_t cusolverDnCgetrf_bufferSize(cusolverDnHandle_t h, int m, int n, cuComplex*, int lda, int* lwork) {
-  return getrf_buffer_size<cuComplex>(h, m, n, lda, lwork, "cusolverDnCgetrf_bufferSize");
+  return mn_buffer_size(h, m, n, lda, lwork, "cusolverDnCgetrf_bufferSize", getrf_lwork);
 }
 
 cusolverStatus_t cusolverDnZgetrf_bufferSize(cusolverDnHandle_t h, int m, int n, cuDoubleComplex*, int lda,
                                              int* lwork) {
-  return getrf_buffer_size<cuDoubleComplex>(h, m, n, lda, lwork, "cusolverDnZgetrf_bufferSize");
+  return mn_buffer_size(h, m, n, lda, lwork, "cusolverDnZgetrf_bufferSize", getrf_lwork);
 }
 
 cusolverStatus_t cusolverDnSgetrf(cusolverDnHandle_t h, int m, int n, float* A, int lda, float* work, int* ipiv,
@@ -1285,20 +1273,20 @@ cusolverStatus_t cusolverDnZpotrfBatched(cusolverDnHandle_t h, cublasFillMode_t 
 // ---- cuSOLVER dense: QR, eigh, SVD ----
 
 cusolverStatus_t cusolverDnSgeqrf_bufferSize(cusolverDnHandle_t h, int m, int n, float*, int lda, int* lwork) {
-  return geqrf_buffer_size<float>(h, m, n, lda, lwork, "cusolverDnSgeqrf_bufferSize");
+  return mn_buffer_size(h, m, n, lda, lwork, "cusolverDnSgeqrf_bufferSize", geqrf_lwork);
 }
 
 cusolverStatus_t cusolverDnDgeqrf_bufferSize(cusolverDnHandle_t h, int m, int n, double*, int lda, int* lwork) {
-  return geqrf_buffer_size<double>(h, m, n, lda, lwork, "cusolverDnDgeqrf_bufferSize");
+  return mn_buffer_size(h, m, n, lda, lwork, "cusolverDnDgeqrf_bufferSize", geqrf_lwork);
 }
 
 cusolverStatus_t cusolverDnCgeqrf_bufferSize(cusolverDnHandle_t h, int m, int n, cuComplex*, int lda, int* lwork) {
-  return geqrf_buffer_size<cuComplex>(h, m, n, lda, lwork, "cusolverDnCgeqrf_bufferSize");
+  return mn_buffer_size(h, m, n, lda, lwork, "cusolverDnCgeqrf_bufferSize", geqrf_lwork);
 }
 
 cusolverStatus_t cusolverDnZgeqrf_bufferSize(cusolverDnHandle_t h, int m, int n, cuDoubleComplex*, int lda,
                                              int* lwork) {
-  return geqrf_buffer_size<cuDoubleComplex>(h, m, n, lda, lwork, "cusolverDnZgeqrf_bufferSize");
+  return mn_buffer_size(h, m, n, lda, lwork, "cusolverDnZgeqrf_bufferSize", geqrf_lwork);
 }
 
 cusolverStatus_t cusolverDnSgeqrf(cusolverDnHandle_t h, int m, int n, float* A, int lda, float* tau, float* work,
