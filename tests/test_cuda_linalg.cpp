@@ -524,6 +524,11 @@ DEVICE_CASE("cuda linalg: lu_factor, lu, lu_unpack, lu_solve, lstsq, pinv, matri
     grads_agree(dev, "eig", [](const VT& in) { const auto [l, v] = linalg::eig(in[0]); return v.abs() * l.unsqueeze(-2); }, {sq}, 1e-9);
     grads_agree(dev, "eigvals", [](const VT& in) { return linalg::eigvals(in[0]); }, {sq}, 1e-9);
     grads_agree(dev, "lu_factor", [](const VT& in) { return linalg::lu_factor(in[0]).first; }, {a}, 1e-9);
+    grads_agree(dev, "solve, left = false", [](const VT& in) { return linalg::solve(in[0], in[1], false); },
+                {sq + eye(4, std::nullopt, dt) * 3.0, sample({2, 4}, dt)}, 1e-9);
+    grads_agree(dev, "cholesky, upper", [](const VT& in) {
+      return linalg::cholesky(matmul(in[0], mH(in[0])) + eye(4, std::nullopt, in[0].dtype(), in[0].device()), true);
+    }, {sq}, 1e-9);
     grads_agree(dev, "lu", [](const VT& in) { const auto [p, l, u] = linalg::lu(in[0]); return matmul(l, u); }, {mH(a)}, 1e-9);
     grads_agree(dev, "lu_solve", [](const VT& in) {
       const auto [lu, piv] = linalg::lu_factor(in[0]);

@@ -887,3 +887,43 @@ TEST_CASE("linalg solve_ex, inv_ex, cholesky_ex: info flags instead of errors; r
   CHECK_THROWS_WITH_AS(linalg::solve_ex(eye(2, std::nullopt, float64), ones({3})),
                        doctest::Contains("[linalg_solve_ex] B of shape (3,) does not match A of shape (2, 2)"), Error);
 }
+
+TEST_CASE("linalg::solve and solve_ex with left = false (X A = B); cholesky and cholesky_ex with upper = true") {
+  manual_seed(35);
+  for (Dtype dt : {float32, float64, complex64, complex128}) {
+    CAPTURE(dtype_name(dt));
+    const double tol = (dt == float32 || dt == complex64) ? 1e-4 : 1e-12;
+    const Tensor a = randn({2, 1, 4, 4}, dt) + eye(4, std::nullopt, dt) * 4.0;
+    const Tensor b = randn({3, 2, 4}, dt);  // (..., k, n): 2 rows of 4
+    const Tensor x = linalg::solve(a, b, false);
+    CHECK(x.shape() == Shape{2, 3, 2, 4});
+    CHECK((matmul(x, a) - b).abs().max().item<double>() <= tol);
+    CHECK((linalg::solve_ex(a, b, false).first - x).abs().max().item<double>() == 0.0);
+    // a vector is a row: x A = b
+    const Tensor v = randn({4}, dt);
+    const Tensor xv = linalg::solve(a.select(0, 0).select(0, 0), v, false);
+    CHECK(xv.shape() == Shape{4});
+    CHECK((matmul(xv, a.select(0, 0).select(0, 0)) - v).abs().max().item<double>() <= tol);
+    // the upper factor is the lower one's adjoint and reads A's upper triangle
+    const Tensor g = randn({2, 4, 4}, dt);
+    const Tensor h = matmul(g, g.transpose(-1, -2).conj()) + eye(4, std::nullopt, dt) * 4.0;
+    const Tensor u = linalg::cholesky(h, true);
+    CHECK((u - triu(u)).abs().max().item<double>() == 0.0);
+    CHECK((matmul(u.transpose(-1, -2).conj(), u) - h).abs().max().item<double>() <= tol * 10);
+    CHECK((u - linalg::cholesky(h).transpose(-1, -2).conj()).abs().max().item<double>() <= tol);
+    CHECK((linalg::cholesky(triu(h), true) - u).abs().max().item<double>() == 0.0);
+    const auto [ue, info] = linalg::cholesky_ex(triu(h), true);
+    CHECK((ue - u).abs().max().item<double>() == 0.0);
+    CHECK(test::ivals(info) == std::vector<std::int64_t>{0, 0});
+  }
+  for (Dtype dt : {float64, complex128}) {
+    CHECK(autodiff::gradcheck([](const std::vector<Tensor>& in) { return linalg::solve(in[0], in[1], false); },
+                              {(randn({3, 3}, dt) + eye(3, std::nullopt, dt) * 3.0).requires_grad_(), leaf({2, 3}, dt)}));
+    CHECK(autodiff::gradcheck([](const std::vector<Tensor>& in) {
+      const Tensor& x = in[0];
+      return linalg::cholesky(matmul(x, x.transpose(-1, -2).conj()) + eye(3, std::nullopt, x.dtype()) * 3.0, true);
+    }, {leaf({3, 3}, dt)}));
+  }
+  CHECK_THROWS_WITH_AS(linalg::solve(eye(3, std::nullopt, float64), ones({3, 2}, float64), false),
+                       "[linalg_solve] B of shape (3, 2) does not match A of shape (3, 3) (B must be (..., k, 3) or (..., 3) with left = false)", Error);
+}

@@ -39,13 +39,13 @@ Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
 /// CPU, by cuBLAS and cuSOLVER on a GPU, the tensors staying there; eig on the host for both), and functions of
 /// matrices made of ops.
 namespace linalg {
-/// X with A X = B: A (..., n, n), B (..., n, k) or a vector (n) / (..., n); batch dims broadcast; a singular A is
-/// an error naming its batch index.
-Tensor solve(const Tensor& A, const Tensor& B);
+/// X with A X = B (X A = B when !left): A (..., n, n), B (..., n, k) ((..., k, n) when !left) or a vector (n) /
+/// (..., n); batch dims broadcast; a singular A is an error naming its batch index.
+Tensor solve(const Tensor& A, const Tensor& B, bool left = true);
 /// solve without the singularity check (torch.linalg.solve_ex): (X, info), info int64 of the broadcast batch
 /// shape, 0 or, for a singular matrix, j > 0 where U(j, j) is zero (X then holds inf or NaN there). On a GPU
 /// nothing waits for the flags.
-std::pair<Tensor, Tensor> solve_ex(const Tensor& A, const Tensor& B);
+std::pair<Tensor, Tensor> solve_ex(const Tensor& A, const Tensor& B, bool left = true);
 /// The inverse of each square matrix of A (..., n, n); a singular one is an error.
 Tensor inv(const Tensor& A);
 /// inv without the singularity check (torch.linalg.inv_ex): (inverse, info), info as solve_ex's.
@@ -60,12 +60,13 @@ std::pair<Tensor, Tensor> slogdet(const Tensor& A);
 /// on the diagonal is an error naming its batch index.
 Tensor solve_triangular(const Tensor& A, const Tensor& B, bool upper, bool left = true, bool unitriangular = false);
 /// The lower Cholesky factor L (A = L L^H) of each Hermitian positive-definite matrix of A (..., n, n), read from
-/// its lower triangle; a matrix that is not positive-definite is an error naming its batch index.
-Tensor cholesky(const Tensor& A);
+/// its lower triangle; with `upper`, the upper factor U = L^H (A = U^H U), read from A's upper triangle. A matrix
+/// that is not positive-definite is an error naming its batch index.
+Tensor cholesky(const Tensor& A, bool upper = false);
 /// cholesky without the positive-definiteness check (torch.linalg.cholesky_ex): (L, info), info int64 of A's batch
 /// shape, 0 or the order of the first leading minor that is not positive (L then partial). On a GPU nothing waits
 /// for the flags.
-std::pair<Tensor, Tensor> cholesky_ex(const Tensor& A);
+std::pair<Tensor, Tensor> cholesky_ex(const Tensor& A, bool upper = false);
 
 /// (LU, pivots) with A = P L U (partial pivoting) for A (..., m, n), as torch.linalg.lu_factor: LU (..., m, n) packs
 /// L's strictly lower part (its unit diagonal implied) and U's upper part; pivots int64 (..., min(m, n)), LAPACK's

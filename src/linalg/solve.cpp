@@ -472,45 +472,48 @@ Tensor solve_triangular(const Tensor& a, const Tensor& b, bool upper, bool left,
   });
 }
 
-Tensor cholesky(const Tensor& a) {
+Tensor cholesky(const Tensor& a, bool upper) {
   check_square(a, "linalg_cholesky");
-  return cholesky_primitive(a);
+  // the upper factor of A is L^H for the lower factor L of A^H, whose lower triangle is A's upper one
+  return upper ? adjoint(cholesky_primitive(adjoint(a))) : cholesky_primitive(a);
 }
 
-std::pair<Tensor, Tensor> cholesky_ex(const Tensor& a) {
+std::pair<Tensor, Tensor> cholesky_ex(const Tensor& a, bool upper) {
   check_square(a, "linalg_cholesky_ex");
   Tensor info;
-  Tensor l = cholesky_primitive(a, &info);
+  Tensor l = upper ? adjoint(cholesky_primitive(adjoint(a), &info)) : cholesky_primitive(a, &info);
   return {l, info};
 }
 
 namespace {
 
-/// solve (info_out null) and solve_ex (info_out set): the checks of A and B, and their broadcast.
-Tensor solve_checked(const Tensor& a, const Tensor& b, const char* op, Tensor* info_out) {
+/// solve (info_out null) and solve_ex (info_out set): the checks of A and B, and their broadcast; X A = B when !left
+/// is A^T X^T = B^T (a vector B then a row).
+Tensor solve_checked(const Tensor& a, const Tensor& b, bool left, const char* op, Tensor* info_out) {
   check_square(a, op);
   check_rhs(a, b, op);
   const std::int64_t n = a.size(-1);
   // B is a vector (or a batch of them) when 1-D, or when its shape is A's without the last dim (torch's rule)
   const bool vector = b.dim() == 1 || (b.dim() == a.dim() - 1 && Shape(a.shape().begin(), a.shape().end() - 1) == b.shape());
-  const Tensor bm = vector ? b.unsqueeze(-1) : b;
+  const Tensor bm = vector ? b.unsqueeze(-1) : left ? b : b.transpose(-1, -2);
   if (bm.dim() < 2 || bm.size(-2) != n)
     throw Error(op, "B of shape " + detail::shape_str(b.shape()) + " does not match A of shape " + detail::shape_str(a.shape()) +
-                        " (B must be (..., " + std::to_string(n) + ", k) or (..., " + std::to_string(n) + "))");
+                        (left ? " (B must be (..., " + std::to_string(n) + ", k) or (..., " + std::to_string(n) + "))"
+                              : " (B must be (..., k, " + std::to_string(n) + ") or (..., " + std::to_string(n) + ") with left = false)"));
   return detail::composite(op, {a, b}, [&] {
-    const auto [ab, bb] = common_batch(a, bm, op);
+    const auto [ab, bb] = common_batch(left ? a : a.transpose(-1, -2), bm, op);
     const Tensor x = solve_primitive(ab, bb, info_out);
-    return vector ? x.squeeze(-1) : x;
+    return vector ? x.squeeze(-1) : left ? x : x.transpose(-1, -2);
   });
 }
 
 }  // namespace
 
-Tensor solve(const Tensor& a, const Tensor& b) { return solve_checked(a, b, "linalg_solve", nullptr); }
+Tensor solve(const Tensor& a, const Tensor& b, bool left) { return solve_checked(a, b, left, "linalg_solve", nullptr); }
 
-std::pair<Tensor, Tensor> solve_ex(const Tensor& a, const Tensor& b) {
+std::pair<Tensor, Tensor> solve_ex(const Tensor& a, const Tensor& b, bool left) {
   Tensor info;
-  Tensor x = solve_checked(a, b, "linalg_solve_ex", &info);
+  Tensor x = solve_checked(a, b, left, "linalg_solve_ex", &info);
   return {x, info};
 }
 
