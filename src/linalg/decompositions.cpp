@@ -482,16 +482,13 @@ Tensor off_diagonal_inverse(const Tensor& e) {
   return where(diag, 0.0, 1.0 / where(diag, 1.0, e));
 }
 
-/// A real tensor as `dtype` (complex ones get a zero imaginary part).
-Tensor as_dtype(const Tensor& x, Dtype dtype) { return x.dtype() == dtype ? x : x.to(dtype); }
-
 // ---- QR -----------------------------------------------------------------------------------------------------------
 
 /// The gradient of A = Q R for m >= n (Q m x n, R n x n) (Note [decompositions on every device]).
 Tensor qr_grad_tall(const Tensor& q, const Tensor& r, const Tensor& gq, const Tensor& gr) {
   const Tensor m = matmul(r, adjoint(gr)) - matmul(adjoint(gq), q);
   const Tensor low = tril(m, -1);
-  const Tensor copyltu = low + adjoint(low) + diag_embed(as_dtype(real(diagonal(m, 0, -2, -1)), m.dtype()));
+  const Tensor copyltu = low + adjoint(low) + diag_embed(real(diagonal(m, 0, -2, -1)).to(m.dtype()));
   const Tensor b = gq + matmul(q, copyltu);
   return solve_triangular(adjoint(r), b, /*upper=*/false, /*left=*/false);  // b R^{-H}
 }
@@ -564,11 +561,11 @@ std::vector<Tensor> eigh_primitive(const Tensor& a, bool lower, bool vectors) {
       },
       [](const detail::Ctx& c, const G& g) {
         const Tensor w = c.output(0), v = c.output(1);
-        Tensor inner = diag_embed(as_dtype(or_zeros(g[0], w), v.dtype()));
+        Tensor inner = diag_embed(or_zeros(g[0], w).to(v.dtype()));
         if (g[1].defined()) {
           const Tensor k = matmul(adjoint(v), g[1]);
           const Tensor f = off_diagonal_inverse(w.unsqueeze(-2) - w.unsqueeze(-1));  // 1 / (w_j - w_i)
-          inner = inner + as_dtype(f, v.dtype()) * ((k - adjoint(k)) * 0.5);
+          inner = inner + f.to(v.dtype()) * ((k - adjoint(k)) * 0.5);
         }
         return G{matmul(matmul(v, inner), adjoint(v))};
       });
@@ -591,12 +588,12 @@ Tensor svd_grad(Tensor u, const Tensor& s, Tensor vh, Tensor gu, const Tensor& g
     if (gu.defined()) gu = gu.narrow(-1, 0, k);
     if (gvh.defined()) gvh = gvh.narrow(-2, 0, k);
   }
-  const Tensor sc = as_dtype(s, dt);
-  Tensor x = diag_embed(as_dtype(or_zeros(gs, s), dt));
+  const Tensor sc = s.to(dt);
+  Tensor x = diag_embed(or_zeros(gs, s).to(dt));
   if (!gu.defined() && !gvh.defined()) return matmul(matmul(u, x), vh);
   const Tensor v = adjoint(vh);
   const Tensor gv = gvh.defined() ? adjoint(gvh) : Tensor();
-  const Tensor f = as_dtype(off_diagonal_inverse(s.square().unsqueeze(-2) - s.square().unsqueeze(-1)), dt);
+  const Tensor f = off_diagonal_inverse(s.square().unsqueeze(-2) - s.square().unsqueeze(-1)).to(dt);
   Tensor j, kk;
   if (gu.defined()) {
     j = matmul(adjoint(u), gu);
@@ -610,7 +607,7 @@ Tensor svd_grad(Tensor u, const Tensor& s, Tensor vh, Tensor gu, const Tensor& g
     Tensor d = zeros(s.shape(), to_real(dt), s.device());
     if (j.defined()) d = d + imag(diagonal(j, 0, -2, -1));
     if (kk.defined()) d = d - imag(diagonal(kk, 0, -2, -1));
-    x = x + diag_embed(as_dtype(d / (2 * s), dt)) * std::complex<double>(0, 1);
+    x = x + diag_embed((d / (2 * s)).to(dt)) * std::complex<double>(0, 1);
   }
   Tensor ga = matmul(matmul(u, x), vh);
   if (gu.defined() && m > k) ga = ga + matmul((gu - matmul(u, j)) / sc.unsqueeze(-2), vh);
@@ -661,10 +658,8 @@ Tensor eig_grad(const Tensor& l, const Tensor& v, const Tensor& gl, const Tensor
   Tensor gp = diag_embed(or_zeros(gl, l));
   if (gv.defined()) {
     const Tensor k = matmul(adjoint(v), gv);
-    const Tensor z = k - matmul(adjoint(v), v) * as_dtype(real(diagonal(k, 0, -2, -1)), v.dtype()).unsqueeze(-2);
-    const Tensor e = l.unsqueeze(-2) - l.unsqueeze(-1);  // E_ij = l_j - l_i
-    const Tensor diag = eye(l.size(-1), std::nullopt, Dtype::Bool, l.device());
-    gp = gp + where(diag, 0.0, z / where(diag, 1.0, e.conj()));
+    const Tensor z = k - matmul(adjoint(v), v) * real(diagonal(k, 0, -2, -1)).to(v.dtype()).unsqueeze(-2);
+    gp = gp + z * off_diagonal_inverse((l.unsqueeze(-2) - l.unsqueeze(-1)).conj());  // 1 / conj(l_j - l_i)
   }
   return solve(adjoint(v), matmul(gp, adjoint(v)));
 }
@@ -680,7 +675,7 @@ std::vector<Tensor> eig_primitive(const Tensor& a, bool vectors) {
         const Shape batch = batch_of(x);
         const std::int64_t n = x.size(-1), count = detail::shape_numel(batch);
         const Dtype cdt = to_complex(x.dtype());
-        Tensor f = own_contiguous(x.to(Device::cpu()).reshape({count, n, n}).transpose(1, 2));  // A column-major
+        Tensor f = column_major_copy(x.to(Device::cpu()));  // (count, n, n): A column-major, on the host
         Tensor w = empty({count, n}, cdt, Device::cpu());
         Tensor v = vectors ? empty({count, n, n}, cdt, Device::cpu()) : Tensor();
         std::vector<int> info(static_cast<std::size_t>(count), 0);
@@ -699,9 +694,6 @@ std::vector<Tensor> eig_primitive(const Tensor& a, bool vectors) {
       },
       [](const detail::Ctx& c, const G& g) { return G{eig_grad(c.output(0), c.output(1), g[0], g[1])}; });
 }
-
-/// True when a decomposition's factors are needed for a gradient (A requires grad, grad mode on).
-bool grad_needed(const Tensor& a) { return GradMode::is_enabled() && a.requires_grad(); }
 
 /// The default relative tolerance of A's dtype and shape: eps * max(m, n).
 double default_rtol(const Tensor& a) {
@@ -729,7 +721,7 @@ std::pair<Tensor, Tensor> qr(const Tensor& a, const std::string& mode) {
     throw Error(op, "mode must be \"reduced\", \"complete\" or \"r\", got \"" + mode + "\"");
   const G out = detail::composite(op, {a}, [&] {
     const bool r_only = mode == "r";
-    const G qr = qr_primitive(a, mode == "complete", !r_only || grad_needed(a));
+    const G qr = qr_primitive(a, mode == "complete", !r_only || detail::any_requires_grad({a}));
     // mode "r" returns an empty Q, as torch's; its R still differentiates (through the Q made for it)
     return G{r_only ? empty({0}, a.dtype(), a.device()) : qr[0], qr[1]};
   });
@@ -748,7 +740,7 @@ Tensor eigvalsh(const Tensor& a, const std::string& uplo) {
   const char* op = "linalg_eigvalsh";
   check_matrix(a, op, true);
   const bool lower = lower_of(uplo, op);
-  return detail::composite(op, {a}, [&] { return eigh_primitive(a, lower, grad_needed(a))[0]; });
+  return detail::composite(op, {a}, [&] { return eigh_primitive(a, lower, detail::any_requires_grad({a}))[0]; });
 }
 
 std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& a, bool full_matrices) {
@@ -760,7 +752,10 @@ std::tuple<Tensor, Tensor, Tensor> svd(const Tensor& a, bool full_matrices) {
 Tensor svdvals(const Tensor& a) {
   const char* op = "linalg_svdvals";
   check_matrix(a, op, false);
-  return detail::composite(op, {a}, [&] { return svd_primitive(a, false, grad_needed(a))[grad_needed(a) ? 1 : 0]; });
+  return detail::composite(op, {a}, [&] {
+    const bool grad = detail::any_requires_grad({a});  // the factors only for a gradient
+    return svd_primitive(a, false, grad)[grad ? 1 : 0];
+  });
 }
 
 LstsqResult lstsq(const Tensor& a, const Tensor& b, std::optional<double> rcond, const std::string& driver_in) {
@@ -790,7 +785,7 @@ LstsqResult lstsq(const Tensor& a, const Tensor& b, std::optional<double> rcond,
     bool full_rank = true;
     const std::int64_t k = bb.size(-1), count = detail::shape_numel(batch), mn = std::min(m, n);
     const double rc = rcond ? *rcond : default_rtol(ab);
-    if (!ab.device().is_cuda() && !grad_needed(ab) && !grad_needed(bb) && std::min({m, n, k, count}) > 0) {
+    if (!ab.device().is_cuda() && !detail::any_requires_grad({ab, bb}) && std::min({m, n, k, count}) > 0) {
       // LAPACK's driver itself: it never forms Q, U or V (a differentiable call and a GPU take the ops below)
       Tensor f = column_major_copy(ab);
       const std::int64_t ldb = std::max(m, n);
@@ -837,7 +832,7 @@ LstsqResult lstsq(const Tensor& a, const Tensor& b, std::optional<double> rcond,
     } else {
       const auto [u, s, vh] = svd(ab, false);
       const Tensor keep = s > amax(s, {-1}, true) * rc;
-      r.solution = matmul(adjoint(vh), inverse_where(keep, as_dtype(s, dt)).unsqueeze(-1) * matmul(adjoint(u), bb));
+      r.solution = matmul(adjoint(vh), inverse_where(keep, s.to(dt)).unsqueeze(-1) * matmul(adjoint(u), bb));
       r.rank = keep.sum({-1}).to(Dtype::Int64);
       if (driver != "gelsy") r.singular_values = s;
       if (m > n && driver != "gelsy") full_rank = r.rank.numel() == 0 || (r.rank == n).all().item<bool>();
@@ -963,7 +958,7 @@ std::pair<Tensor, Tensor> eig(const Tensor& a) {
 Tensor eigvals(const Tensor& a) {
   const char* op = "linalg_eigvals";
   check_matrix(a, op, true);
-  return detail::composite(op, {a}, [&] { return eig_primitive(a, grad_needed(a))[0]; });
+  return detail::composite(op, {a}, [&] { return eig_primitive(a, detail::any_requires_grad({a}))[0]; });
 }
 
 }  // namespace linalg

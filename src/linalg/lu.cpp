@@ -44,24 +44,34 @@ std::string zero_u_pivot(const std::string& which, std::int64_t j) {
   return which + " is singular: U's diagonal element " + std::to_string(j - 1) + " is zero";
 }
 
+/// LAPACK's pivots (..., k) on the host as int, each checked to lie in [1, m] (an error of `op` otherwise).
+std::vector<int> checked_pivots(const Tensor& pivots, std::int64_t m, const char* op) {
+  const Shape batch(pivots.shape().begin(), pivots.shape().end() - 1);
+  const std::int64_t k = pivots.size(-1);
+  const Tensor host = pivots.to(Device::cpu()).contiguous();
+  const std::int64_t* p = host.data<std::int64_t>();
+  std::vector<int> out(static_cast<std::size_t>(host.numel()));
+  for (std::size_t i = 0; i < out.size(); ++i) {
+    const auto at = static_cast<std::int64_t>(i);
+    if (p[i] < 1 || p[i] > m)
+      throw Error(op, "pivots must be in [1, " + std::to_string(m) + "], got " + std::to_string(p[i]) + " at position " +
+                          std::to_string(at % k) + " of " + which_matrix(batch, at / k));
+    out[i] = static_cast<int>(p[i]);
+  }
+  return out;
+}
+
 /// The permutations (..., m) int64 on the pivots' device that LAPACK's pivots (..., k) make: (P^T A)[i] = A[perm[i]].
 /// Read on the host; a pivot outside [1, m] is an error of `op`.
 Tensor pivots_to_perm(const Tensor& pivots, std::int64_t m, const char* op) {
   const Shape batch(pivots.shape().begin(), pivots.shape().end() - 1);
   const std::int64_t k = pivots.size(-1), count = detail::shape_numel(batch);
-  const Tensor host = pivots.to(Device::cpu()).contiguous();
-  const std::int64_t* p = host.data<std::int64_t>();
+  const std::vector<int> p = checked_pivots(pivots, m, op);
   std::vector<std::int64_t> perm(static_cast<std::size_t>(count * m));
   for (std::int64_t b = 0; b < count; ++b) {
     std::int64_t* q = perm.data() + b * m;
     std::iota(q, q + m, std::int64_t(0));
-    for (std::int64_t i = 0; i < k; ++i) {
-      const std::int64_t to = p[b * k + i] - 1;
-      if (to < 0 || to >= m)
-        throw Error(op, "pivots must be in [1, " + std::to_string(m) + "], got " + std::to_string(to + 1) + " at position " +
-                            std::to_string(i) + " of " + which_matrix(batch, b));
-      std::swap(q[i], q[to]);
-    }
+    for (std::int64_t i = 0; i < k; ++i) std::swap(q[i], q[p[static_cast<std::size_t>(b * k + i)] - 1]);
   }
   return from_vector(perm, with_tail(batch, {m}), pivots.device());
 }
@@ -73,15 +83,7 @@ Tensor getrs_on_host(const Tensor& lu, const Tensor& pivots, const Tensor& b, bo
   const std::int64_t n = lu.size(-1), k = b.size(-1), count = detail::shape_numel(batch);
   const Tensor f = column_major_copy(lu);
   Tensor x = own_contiguous(b.to(Device::cpu()).reshape({count, n, k}).transpose(1, 2));  // B column-major
-  const Tensor host = pivots.to(Device::cpu()).contiguous();
-  const std::int64_t* p = host.data<std::int64_t>();
-  std::vector<int> piv(static_cast<std::size_t>(count * n));
-  for (std::int64_t i = 0; i < count * n; ++i) {
-    if (p[i] < 1 || p[i] > n)
-      throw Error(op, "pivots must be in [1, " + std::to_string(n) + "], got " + std::to_string(p[i]) + " at position " +
-                          std::to_string(i % n) + " of " + which_matrix(batch, i / n));
-    piv[static_cast<std::size_t>(i)] = static_cast<int>(p[i]);
-  }
+  const std::vector<int> piv = checked_pivots(pivots, n, op);
   host_getrs(lu.dtype(), adjoint_a ? 'C' : 'N', n, k, count, f.data_ptr(), piv.data(), x.data_ptr());
   return x.transpose(1, 2).reshape(b.shape()).to(lu.device());
 }
@@ -94,6 +96,12 @@ Tensor apply_p(const Tensor& y, const Tensor& perm) {
 
 /// P^T y: y's rows in perm's order ((P^T y)[i] = y[perm[i]]).
 Tensor apply_pt(const Tensor& y, const Tensor& perm) { return gather(y, -2, perm.unsqueeze(-1).expand(y.shape())); }
+
+/// (L, U) of a packed LU (..., m, n): L (..., m, k) unit lower-trapezoidal, U (..., k, n) upper-trapezoidal.
+std::pair<Tensor, Tensor> factors(const Tensor& lu) {
+  const std::int64_t m = lu.size(-2), k = std::min(m, lu.size(-1));
+  return {tril(lu.narrow(-1, 0, k), -1) + eye(m, k, lu.dtype(), lu.device()), triu(lu.narrow(-2, 0, k))};
+}
 
 /// L^{-H} m for unit lower-triangular L.
 Tensor solve_lh(const Tensor& l, const Tensor& m) { return solve_triangular(adjoint(l), m, /*upper=*/true, true, /*unitriangular=*/true); }
@@ -109,8 +117,7 @@ Tensor lu_grad_square(const Tensor& l, const Tensor& u, const Tensor& gl, const 
 /// The gradient of LU (..., m, n) = lu_factor(A) from gLU, with LU's permutation perm (Note [LU factors]).
 Tensor lu_grad(const Tensor& lu, const Tensor& perm, const Tensor& glu) {
   const std::int64_t m = lu.size(-2), n = lu.size(-1), k = std::min(m, n);
-  const Tensor l = tril(lu.narrow(-1, 0, k), -1) + eye(m, k, lu.dtype(), lu.device());
-  const Tensor u = triu(lu.narrow(-2, 0, k));
+  const auto [l, u] = factors(lu);
   const Tensor gl = tril(glu.narrow(-1, 0, k), -1), gu = triu(glu.narrow(-2, 0, k));
   Tensor y;
   if (m == n) {
@@ -168,9 +175,8 @@ void check_pivots(const Tensor& lu, const Tensor& pivots, const char* op) {
 
 /// (P, L, U) from LU and its permutation.
 G unpack(const Tensor& lu, const Tensor& perm) {
-  const std::int64_t m = lu.size(-2), n = lu.size(-1), k = std::min(m, n);
-  const Tensor l = tril(lu.narrow(-1, 0, k), -1) + eye(m, k, lu.dtype(), lu.device());
-  const Tensor u = triu(lu.narrow(-2, 0, k));
+  const std::int64_t m = lu.size(-2);
+  const auto [l, u] = factors(lu);
   Shape ps(perm.shape());
   ps.push_back(m);
   // P^T's row i is e_{perm[i]}: the identity's rows in perm's order
@@ -235,7 +241,7 @@ Tensor lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool le
     const Tensor rhs = (left ? b : adjoint(b)).to(dt);
     const Tensor bb = rhs.broadcast_to(with_tail(batch, {n, rhs.size(-1)}));
     const bool adj = left ? adjoint_a : !adjoint_a;
-    if (!f.device().is_cuda() && !(GradMode::is_enabled() && (lu.requires_grad() || b.requires_grad()))) {
+    if (!f.device().is_cuda() && !detail::any_requires_grad({lu, b})) {
       // LAPACK's getrs itself (the ops below, when a gradient is recorded or on a GPU)
       const Tensor x = getrs_on_host(f, pv, bb, adj, op);
       return left ? x : adjoint(x);

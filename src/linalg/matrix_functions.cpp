@@ -101,7 +101,7 @@ Tensor pade_approximant(const Tensor& x, int m) {
 /// The largest 1-norm (column sum of |A|) over the finite matrices of a batch A (..., n, n), read on the host.
 double batch_norm1(const Tensor& a) {
   NoGradGuard no_grad;
-  const Tensor norms = abs(a.detach()).sum({-2}).amax({-1});
+  const Tensor norms = matrix_norm(a.detach(), 1.0);
   return amax(where(isfinite(norms), norms, 0.0)).item<double>();
 }
 
