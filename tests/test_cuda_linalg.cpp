@@ -445,6 +445,67 @@ TEST_CASE("cuda linalg: a CUDA graph captures qr, eigh and svd; replays factor t
   }
 }
 
+TEST_CASE("cuda linalg: lu_unpack, lu_solve and lu_factor's gradient permute on the device: no host copy with deferred checks, and a CUDA graph captures them" * doctest::skip(!kGpu)) {
+  manual_seed(57);
+  Tensor a = well_conditioned({3}, 5, complex128).to(kDev), b = sample({3, 5, 2}, complex128).to(kDev);
+  Tensor lu, piv, p, x, xa;
+  std::tie(lu, piv) = linalg::lu_factor(a);
+  const auto work = [&] {
+    p = std::get<0>(linalg::lu_unpack(lu, piv));
+    x = linalg::lu_solve(lu, piv, b);
+    xa = linalg::lu_solve(lu, piv, b, true, /*adjoint=*/true);
+  };
+  const auto matches_cpu = [&](const Tensor& ac, const Tensor& bc) {
+    const auto [luc, pivc] = linalg::lu_factor(ac);
+    CHECK(rel_diff(piv, pivc) == 0);
+    CHECK(rel_diff(p, std::get<0>(linalg::lu_unpack(luc, pivc))) == 0);
+    CHECK(rel_diff(x, linalg::solve(ac, bc)) <= 1e-12);
+    CHECK(rel_diff(xa, linalg::solve(mH(ac), bc)) <= 1e-12);
+  };
+  work();  // loads the libraries, makes the handles
+  // eagerly the host reads one flag per range check of given pivots (lu_unpack, each lu_solve: cuBLAS's getrs)
+  CHECK(host_copies(work) == 3);
+  matches_cpu(a.to(Device::cpu()), b.to(Device::cpu()));
+  cuda::set_deferred_checks(true);
+  work();
+  CHECK(host_copies(work) == 0);
+  CHECK(emu_count(kDev, EmuCounter::HostWaits, work) <= 0);  // -1: not counted (a real GPU)
+  // lu_factor's gradient (and lu) permute by lu_factor's own pivots: nothing to check
+  const Tensor ag = a.detach().requires_grad_(true);
+  const auto backward = [&] { (linalg::lu_factor(ag).first.abs() * 1.0).sum().backward(); };
+  backward();
+  CHECK(host_copies(backward) == 0);
+  // a pivot out of range: the next synchronization reports it; meanwhile the work permutes in range
+  Tensor bad = piv.clone();
+  bad.select(0, 1).select(0, 2).fill_(7);
+  CHECK(error_of([&] { x = linalg::lu_solve(lu, bad, b); }).empty());
+  CHECK(error_of([] { cuda::synchronize(); }) ==
+        "[linalg_lu_solve] pivots must be in [1, 5], got 7 at position 2 of the matrix at batch index (1,) (a deferred "
+        "device check: linalg_lu_solve ran earlier; this synchronization reports it)");
+  cuda::set_deferred_checks(false);
+  CHECK(error_of([&] { linalg::lu_unpack(lu, bad); }) ==
+        "[lu_unpack] pivots must be in [1, 5], got 7 at position 2 of the matrix at batch index (1,)");
+  // the CUDA graph: LU of the new values, then its unpacking and solves from it
+  cuda::Graph g;
+  g.capture([&] {
+    std::tie(lu, piv) = linalg::lu_factor(a);
+    work();
+  });
+  for (int k = 0; k < 2; ++k) {
+    const Tensor ac = well_conditioned({3}, 5, complex128), bc = sample({3, 5, 2}, complex128);
+    a.copy_(ac.to(kDev));
+    b.copy_(bc.to(kDev));
+    g.replay();
+    matches_cpu(ac, bc);
+  }
+}
+
+DEVICE_CASE("cuda linalg: lu_factor's gradient of a matrix taller than a block's shared permutation (8192 rows) agrees with the CPU") {
+  manual_seed(58);
+  const Tensor a = sample({8200, 3}, float64);
+  grads_agree(dev, "lu_factor", [](const VT& in) { return linalg::lu_factor(in[0]).first; }, {a}, 1e-9);
+}
+
 #if PHASOR_TEST_CUDA_EMULATION
 TEST_CASE("cuda linalg: a failed cuSOLVER decomposition call is an error naming it; the inputs stay as they were") {
   const int kCusolverExecutionFailed = 6;  // CUSOLVER_STATUS_EXECUTION_FAILED

@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <string>
 #include <type_traits>
+#include <utility>
 
 #include "core/tensor_impl.hpp"
 #include "phasor/creation.hpp"
@@ -40,6 +41,44 @@ Tensor widen_int32(const Tensor& buffer, const Shape& shape) {
                               ::phasor::cuda::detail::current_stream_handle(buffer.device().index));
 #endif
   return out;
+}
+
+Tensor narrow_int32(const Tensor& values) {
+  const Tensor src = values.contiguous();
+  const std::int64_t n = src.numel();
+  Tensor out = int32_buffer(n, src.device());
+  const auto* from = static_cast<const std::int64_t*>(src.data_ptr());
+  if (!src.device().is_cuda()) {
+    std::copy(from, from + n, int32_data(out));
+    return out;
+  }
+#if PHASOR_WITH_CUDA
+  ::phasor::cuda::detail::DeviceGuard guard(src.device().index);
+  ::phasor::cuda::narrow_int64(from, int32_data(out), n, ::phasor::cuda::detail::current_stream_handle(src.device().index));
+#endif
+  return out;
+}
+
+Tensor pivots_to_perm(const Tensor& pivots, std::int64_t m) {
+  Shape shape(pivots.shape().begin(), pivots.shape().end() - 1);
+  const std::int64_t k = pivots.size(-1), count = shape_numel(shape);
+  shape.push_back(m);
+  const Tensor p = pivots.contiguous();
+  Tensor perm = empty(shape, Dtype::Int64, p.device());
+  const auto* piv = static_cast<const std::int64_t*>(p.data_ptr());
+  auto* q = static_cast<std::int64_t*>(perm.data_ptr());
+  if (!p.device().is_cuda()) {
+    for (std::int64_t b = 0; b < count; ++b, q += m, piv += k) {
+      for (std::int64_t i = 0; i < m; ++i) q[i] = i;
+      for (std::int64_t i = 0; i < k; ++i) std::swap(q[i], q[piv[i] - 1]);
+    }
+    return perm;
+  }
+#if PHASOR_WITH_CUDA
+  ::phasor::cuda::detail::DeviceGuard guard(p.device().index);
+  ::phasor::cuda::pivots_to_perm(piv, q, count, k, m, ::phasor::cuda::detail::current_stream_handle(p.device().index));
+#endif
+  return perm;
 }
 
 #if PHASOR_WITH_CUDA

@@ -16,6 +16,11 @@ Tensor int32_buffer(std::int64_t n, Device device);
 int* int32_data(const Tensor& buffer);
 /// The first shape_numel(shape) int32 of an int32_buffer as an int64 tensor of `shape` on its device.
 Tensor widen_int32(const Tensor& buffer, const Shape& shape);
+/// An int64 tensor's values (each within int's range) as an int32_buffer on its device, in logical order.
+Tensor narrow_int32(const Tensor& values);
+/// The permutations (..., m) int64 on the pivots' device that LAPACK's pivots (..., k) (int64, each in [1, m],
+/// unchecked) make: row i swapped with row pivots[i] - 1 in order, so (P^T A)[i] = A[perm[i]]. No host wait.
+Tensor pivots_to_perm(const Tensor& pivots, std::int64_t m);
 
 /// LU factors with partial pivoting of `batch` m x n column-major matrices in place at `a` (m * n elements apart)
 /// on CUDA device `device`: pivots (min(m, n) per matrix, 1-based, LAPACK's) and info (one per matrix: j > 0 when
@@ -43,4 +48,9 @@ void cuda_potrf(const char* op, Dtype dtype, int device, bool upper, std::int64_
 namespace phasor::cuda {
 /// Widens n int32 at src into int64 at dst on `stream` (a cudaStream_t; src/cuda/int32.cu).
 void widen_int32(const int* src, std::int64_t* dst, std::int64_t n, void* stream);
+/// Narrows n int64 at src into int32 at dst on `stream`.
+void narrow_int64(const std::int64_t* src, int* dst, std::int64_t n, void* stream);
+/// detail::pivots_to_perm of `count` matrices' contiguous pivots (count, k) into perm (count, m) on `stream`.
+void pivots_to_perm(const std::int64_t* pivots, std::int64_t* perm, std::int64_t count, std::int64_t k, std::int64_t m,
+                    void* stream);
 }  // namespace phasor::cuda

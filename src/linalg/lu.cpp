@@ -6,10 +6,12 @@
 // cuSOLVER's getrf (cuBLAS's getrfBatched for batches of small square ones) on a GPU; host_getrf and cuda_getrf
 // take the same arguments. (solve.cpp factors A^T instead, which serves its solves; these factors must be A's.)
 // The pivots are LAPACK's: row i was swapped with row pivots[i] (1-based), in order. The permutation they make,
-// perm with (P^T A)[i] = A[perm[i]], is built on the host (a loop of swaps per matrix) by lu_unpack, lu_solve and
-// the gradient, so those wait for the pivots on a GPU; lu_factor itself does not. lu_solve is made of ops: B's rows
-// gathered by perm and two triangular solves reading LU's triangles, so it differentiates in LU and B; on the CPU
-// with no gradient to record it is LAPACK's getrs on a column-major copy of LU.
+// perm with (P^T A)[i] = A[perm[i]], is built where the pivots are (detail::pivots_to_perm: a loop of swaps per
+// matrix on the host, one block per matrix on a GPU), so lu_unpack, lu_solve and the gradient read nothing on the
+// host; user-given pivots are range-checked as device checks are (eagerly one flag read on a GPU). lu_solve with
+// no gradient to record is LAPACK's getrs (cuBLAS's getrsBatched on a GPU) on a column-major copy of LU; otherwise
+// it is made of ops: B's rows gathered by perm and two triangular solves reading LU's triangles, so it
+// differentiates in LU and B.
 // The gradient of A = P L U (L, U read from LU; gL = tril(gLU, -1), gU = triu(gLU)), in P^T A's rows:
 //   square:  sq(L, U, gL, gU) = L^{-H} (tril(L^H gL, -1) + triu(gU U^H)) U^{-H};
 //   m > n, L = [L1; L2]:  [sq(L1, U, gL1, gU - L2^H gL2 U^{-H}); gL2 U^{-H}]   (L2 = A2 U^{-1});
@@ -17,16 +19,18 @@
 // then P times it. A square A must be invertible (U's diagonal divides).
 #include <algorithm>
 #include <cstdint>
-#include <numeric>
 #include <string>
 #include <tuple>
 #include <utility>
 #include <vector>
 
 #include "autodiff/node.hpp"
+#include "core/device_check.hpp"
+#include "core/index_ops.hpp"
 #include "core/tensor_impl.hpp"
 #include "linalg/cusolver_solve.hpp"
 #include "linalg/lapack.hpp"
+#include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/linalg.hpp"
 #include "phasor/ops.hpp"
@@ -44,58 +48,67 @@ std::string zero_u_pivot(const std::string& which, std::int64_t j) {
   return which + " is singular: U's diagonal element " + std::to_string(j - 1) + " is zero";
 }
 
-/// LAPACK's pivots (..., k) on the host as int, each checked to lie in [1, m] (an error of `op` otherwise).
-std::vector<int> checked_pivots(const Tensor& pivots, std::int64_t m, const char* op) {
+/// LAPACK's pivots (..., k), each checked to lie in [1, m] (an error of `op` naming the first that does not) as
+/// device checks are (core/device_check.hpp): eagerly one host wait on a GPU; in a CUDA graph capture or with deferred
+/// checks a test on the device, and the pivots clamped so that a failed check permutes in range.
+Tensor checked_pivots(const Tensor& pivots, std::int64_t m, const char* op) {
   const Shape batch(pivots.shape().begin(), pivots.shape().end() - 1);
   const std::int64_t k = pivots.size(-1);
-  const Tensor host = pivots.to(Device::cpu()).contiguous();
-  const std::int64_t* p = host.data<std::int64_t>();
-  std::vector<int> out(static_cast<std::size_t>(host.numel()));
-  for (std::size_t i = 0; i < out.size(); ++i) {
-    const auto at = static_cast<std::int64_t>(i);
-    if (p[i] < 1 || p[i] > m)
-      throw Error(op, "pivots must be in [1, " + std::to_string(m) + "], got " + std::to_string(p[i]) + " at position " +
-                          std::to_string(at % k) + " of " + which_matrix(batch, at / k));
-    out[i] = static_cast<int>(p[i]);
-  }
-  return out;
+  if (pivots.numel() == 0) return pivots;
+  NoGradGuard ng;
+  const Tensor bad = logical_or(pivots < 1, pivots > m);
+  const bool on_device = detail::check_device_value(
+      op, bad.any(),
+      [&] {
+        const Tensor at = bad.reshape({-1}).to(Dtype::Int64).argmax();
+        return std::pair<Tensor, Tensor>{detail::first_where(pivots, bad), at};
+      },
+      [m, k, batch](double value, double at) {
+        const auto i = static_cast<std::int64_t>(at);
+        return "pivots must be in [1, " + std::to_string(m) + "], got " + std::to_string(static_cast<std::int64_t>(value)) +
+               " at position " + std::to_string(i % k) + " of " + which_matrix(batch, i / k);
+      });
+  return on_device ? pivots.clamp(Scalar(1), Scalar(m)) : pivots;
 }
 
-/// The permutations (..., m) int64 on the pivots' device that LAPACK's pivots (..., k) make: (P^T A)[i] = A[perm[i]].
-/// Read on the host; a pivot outside [1, m] is an error of `op`.
+/// The permutations (..., m) that user-given pivots (..., k) make (Note [LU factors]); a pivot outside [1, m] is an
+/// error of `op`.
 Tensor pivots_to_perm(const Tensor& pivots, std::int64_t m, const char* op) {
-  const Shape batch(pivots.shape().begin(), pivots.shape().end() - 1);
-  const std::int64_t k = pivots.size(-1), count = detail::shape_numel(batch);
-  const std::vector<int> p = checked_pivots(pivots, m, op);
-  std::vector<std::int64_t> perm(static_cast<std::size_t>(count * m));
-  for (std::int64_t b = 0; b < count; ++b) {
-    std::int64_t* q = perm.data() + b * m;
-    std::iota(q, q + m, std::int64_t(0));
-    for (std::int64_t i = 0; i < k; ++i) std::swap(q[i], q[p[static_cast<std::size_t>(b * k + i)] - 1]);
-  }
-  return from_vector(perm, with_tail(batch, {m}), pivots.device());
+  return detail::pivots_to_perm(checked_pivots(pivots, m, op), m);
 }
 
-/// X with op(A) X = B on the host by LAPACK's getrs from (LU, pivots) (..., n, n) / (..., n) and B (..., n, k), all of
-/// one batch shape (no gradient recorded): LU copied column-major, the pivots checked and narrowed to int.
-Tensor getrs_on_host(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool adjoint_a, const char* op) {
+/// X with op(A) X = B from (LU, pivots) (..., n, n) / (..., n) and B (..., n, k), all of one batch shape, with no
+/// gradient recorded: LAPACK's getrs on the host, cuBLAS's getrsBatched on a GPU, on a column-major copy of LU and
+/// the checked pivots narrowed to int. (getrsBatched solves with A^T, not A^H: a complex A^H X = B is solved as
+/// A^T conj(X) = conj(B).)
+Tensor getrs(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool adjoint_a, const char* op) {
   const Shape batch = batch_of(lu);
   const std::int64_t n = lu.size(-1), k = b.size(-1), count = detail::shape_numel(batch);
+  const Tensor piv = detail::narrow_int32(checked_pivots(pivots, n, op));
   const Tensor f = column_major_copy(lu);
-  Tensor x = own_contiguous(b.to(Device::cpu()).reshape({count, n, k}).transpose(1, 2));  // B column-major
-  const std::vector<int> piv = checked_pivots(pivots, n, op);
-  host_getrs(lu.dtype(), adjoint_a ? 'C' : 'N', n, k, count, f.data_ptr(), piv.data(), x.data_ptr());
-  return x.transpose(1, 2).reshape(b.shape()).to(lu.device());
+  const bool cuda = f.device().is_cuda(), conj = cuda && adjoint_a && lu.is_complex();
+  const Tensor rhs = b.reshape({count, n, k});
+  Tensor x = own_contiguous((conj ? rhs.conj() : rhs).transpose(1, 2));  // B column-major
+  if (cuda)
+    detail::cuda_getrs(op, lu.dtype(), f.device().index, adjoint_a, n, k, count, f.data_ptr(), detail::int32_data(piv),
+                       x.data_ptr());
+  else
+    host_getrs(lu.dtype(), adjoint_a ? 'C' : 'N', n, k, count, f.data_ptr(), detail::int32_data(piv), x.data_ptr());
+  x = x.transpose(1, 2).reshape(b.shape());
+  return conj ? x.conj() : x;
 }
 
-/// P y: the rows of y (..., m, c) put back where perm took them from ((P y)[perm[i]] = y[i]).
+/// P y: the rows of y (..., m, c) put back where perm took them from ((P y)[perm[i]] = y[i]). perm is a
+/// permutation (built from checked or clamped pivots), so the gathers need no range check.
 Tensor apply_p(const Tensor& y, const Tensor& perm) {
   const Tensor inv = argsort(perm, -1);
-  return gather(y, -2, inv.unsqueeze(-1).expand(y.shape()));
+  return detail::gather_trusted(y, -2, inv.unsqueeze(-1).expand(y.shape()));
 }
 
 /// P^T y: y's rows in perm's order ((P^T y)[i] = y[perm[i]]).
-Tensor apply_pt(const Tensor& y, const Tensor& perm) { return gather(y, -2, perm.unsqueeze(-1).expand(y.shape())); }
+Tensor apply_pt(const Tensor& y, const Tensor& perm) {
+  return detail::gather_trusted(y, -2, perm.unsqueeze(-1).expand(y.shape()));
+}
 
 /// (L, U) of a packed LU (..., m, n): L (..., m, k) unit lower-trapezoidal, U (..., k, n) upper-trapezoidal.
 std::pair<Tensor, Tensor> factors(const Tensor& lu) {
@@ -159,7 +172,7 @@ G lu_factor_primitive(const Tensor& a, Tensor* info_out) {
       },
       [](const detail::Ctx& c, const G& g) {
         const Tensor lu = c.output(0);
-        return G{lu_grad(lu, pivots_to_perm(c.output(1), lu.size(-2), "linalg_lu_factor"), g[0])};
+        return G{lu_grad(lu, detail::pivots_to_perm(c.output(1), lu.size(-2)), g[0])};
       });
 }
 
@@ -217,7 +230,7 @@ std::tuple<Tensor, Tensor, Tensor> lu(const Tensor& a) {
   const G out = detail::composite(op, {a}, [&] {
     Tensor info;
     const G f = lu_factor_primitive(a, &info);  // singular matrices have their factors too
-    return unpack(f[0], pivots_to_perm(f[1], a.size(-2), op));
+    return unpack(f[0], detail::pivots_to_perm(f[1], a.size(-2)));
   });
   return {out[0], out[1], out[2]};
 }
@@ -241,9 +254,8 @@ Tensor lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool le
     const Tensor rhs = (left ? b : adjoint(b)).to(dt);
     const Tensor bb = rhs.broadcast_to(with_tail(batch, {n, rhs.size(-1)}));
     const bool adj = left ? adjoint_a : !adjoint_a;
-    if (!f.device().is_cuda() && !detail::any_requires_grad({lu, b})) {
-      // LAPACK's getrs itself (the ops below, when a gradient is recorded or on a GPU)
-      const Tensor x = getrs_on_host(f, pv, bb, adj, op);
+    if (!detail::any_requires_grad({lu, b})) {  // getrs itself (the ops below when a gradient is recorded)
+      const Tensor x = getrs(f, pv, bb, adj, op);
       return left ? x : adjoint(x);
     }
     const Tensor perm = pivots_to_perm(pv, n, op);
