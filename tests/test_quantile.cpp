@@ -124,6 +124,40 @@ TEST_CASE("kthvalue, median, nanmedian, msort: values and indices against a stab
   CHECK(seq({3, 2}).msort().shape() == Shape{3, 2});
 }
 
+TEST_CASE("kthvalue, median, nanmedian of long lines (the CPU's radix selection): the stable sort's element, -0 and +0 tied") {
+  manual_seed(57);
+  for (Dtype dt : {float32, float64, int64}) {
+    CAPTURE(dt);
+    Tensor x = (randn({3, 2000}) * 3.0).round();  // heavy ties; rounding small negatives gives -0
+    if (dt != int64) x = where(rand({3, 2000}) < 0.05, full({}, kNaN), x);
+    x = x.to(dt);
+    for (const Tensor& in : {x, x.t()}) {
+      const std::int64_t d = in.size(0) == 3 ? 1 : 0;
+      for (std::int64_t k : {std::int64_t{1}, std::int64_t{777}, std::int64_t{2000}}) {
+        const auto [v, i] = kthvalue(in, k, d);
+        check_rank_op(in, d, v, i, [k](const std::vector<double>&) { return k - 1; });
+      }
+      const auto [mv, mi] = median(in, d);
+      check_rank_op(in, d, mv, mi, [](const std::vector<double>& l) {
+        const auto nans = std::count_if(l.begin(), l.end(), [](double v) { return std::isnan(v); });
+        return nans ? static_cast<std::int64_t>(l.size()) - nans : (static_cast<std::int64_t>(l.size()) - 1) / 2;
+      });
+      const auto [nv, ni] = in.nanmedian(d);
+      check_rank_op(in, d, nv, ni, [](const std::vector<double>& l) {
+        const auto c = std::count_if(l.begin(), l.end(), [](double v) { return !std::isnan(v); });
+        return c == 0 ? std::int64_t{0} : (c - 1) / 2;
+      });
+    }
+  }
+  // the whole tensor's median: the element of rank (n - 1) / 2 with ties in input order (-0 before +0 here)
+  std::vector<double> z(1001, 0.0);
+  for (std::size_t i = 0; i < z.size(); i += 2) z[i] = -0.0;
+  for (std::size_t i = 0; i < 300; ++i) z[i] = -1.0 - static_cast<double>(i), z[z.size() - 1 - i] = 5.0;
+  const auto [zv, zi] = median(from_vector(z), 0);
+  CHECK(zi.item<std::int64_t>() == 500);  // ranks 300..700 are the zeros in input order: 300 + 200 is position 500
+  CHECK(std::signbit(zv.item<double>()));
+}
+
 TEST_CASE("quantile and nanquantile against the interpolation written out, every mode, dims, keepdim, q shapes") {
   manual_seed(52);
   const std::vector<double> qs{0, 0.1, 0.25, 0.5, 0.73, 0.875, 1};
@@ -215,6 +249,42 @@ TEST_CASE("quantile, median, kthvalue: errors and gradients") {
   CHECK(autodiff::gradcheck([](const V& in) { return nanmedian(in[0]); }, {leaf64({4, 3})}));
   CHECK(autodiff::gradcheck([](const V& in) { return std::get<0>(kthvalue(in[0], 2, 1, true)); }, {leaf64({3, 4})}));
   CHECK(autodiff::gradgradcheck([](const V& in) { return quantile(in[0] * in[0], 0.4, 1); }, {leaf64({3, 5})}));
+}
+
+TEST_CASE("searchsorted of many values (the CPU's merge of sorted values) against lower_bound / upper_bound, NaN, -0") {
+  manual_seed(58);
+  // the order of Note [sort order] for the reference: NaN after every number, -0 equal to +0
+  const auto before = [](double a, double b) { return std::isnan(a) || std::isnan(b) ? !std::isnan(a) && std::isnan(b) : a < b; };
+  for (Dtype dt : {float64, float32, int64}) {
+    CAPTURE(dt);
+    Tensor seq1 = (randn({3000}) * 20.0).round();  // ties, -0 and +0
+    Tensor v = (randn({2, 2600}) * 25.0).round();
+    if (dt != int64) {
+      seq1 = where(rand({3000}) < 0.02, full({}, kNaN), seq1);
+      v = where(rand({2, 2600}) < 0.02, full({}, kNaN), v);
+    }
+    seq1 = std::get<0>(sort(seq1)).to(dt);
+    v = v.to(dt);
+    const auto s = vals(seq1.to(float64));
+    for (bool right : {false, true}) {
+      std::vector<std::int64_t> want;
+      for (double x : vals(v.to(float64)))
+        want.push_back(right ? std::upper_bound(s.begin(), s.end(), x, before) - s.begin()
+                             : std::lower_bound(s.begin(), s.end(), x, before) - s.begin());
+      CHECK(ivals(searchsorted(seq1, v, right)) == want);
+      CHECK(ivals(searchsorted(seq1, v.t(), right)) == ivals(searchsorted(seq1, v, right).t().contiguous()));
+    }
+    // batched: each row of values merges with its own row
+    const Tensor sb = std::get<0>(sort((randn({3, 700}) * 9.0).round(), 1)).to(dt);
+    const Tensor vb = ((randn({3, 900}) * 10.0).round()).to(dt);
+    const Tensor gb = searchsorted(sb, vb, true);
+    for (std::int64_t r = 0; r < 3; ++r) {
+      const auto row = vals(sb.select(0, r).to(float64));
+      std::vector<std::int64_t> want;
+      for (double x : vals(vb.select(0, r).to(float64))) want.push_back(std::upper_bound(row.begin(), row.end(), x, before) - row.begin());
+      CHECK(ivals(gb.select(0, r)) == want);
+    }
+  }
 }
 
 TEST_CASE("searchsorted and bucketize against lower_bound / upper_bound, batched sequences, sorter, NaN") {

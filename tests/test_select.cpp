@@ -178,6 +178,40 @@ TEST_CASE("unique along a dim of wide rows (one sort of the rows) against a map 
   CHECK(u.size(0) == std::get<0>(unique(with_nan.narrow(0, 3, with_nan.size(0) - 3), true, false, false, 0)).size(0) + 3);
 }
 
+TEST_CASE("unique of many values (the CPU's radix sort of the values alone) matches the path with positions") {
+  manual_seed(66);
+  // the same values, NaN matching NaN, zeros of the same sign
+  const auto same_values = [](const Tensor& a, const Tensor& b) {
+    const auto x = vals(a), y = vals(b);
+    if (x.size() != y.size()) return false;
+    for (std::size_t i = 0; i < x.size(); ++i)
+      if (!(std::isnan(x[i]) && std::isnan(y[i])) && !(x[i] == y[i] && std::signbit(x[i]) == std::signbit(y[i]))) return false;
+    return true;
+  };
+  for (Dtype dt : {float32, float64, int64, bool_}) {
+    CAPTURE(dt);
+    const Tensor x = tie_sample({40, 50}, dt, 30.0, 0.03);
+    const auto [v, inv, cnt] = unique(x, true, false, true);  // radix path (no inverse asked)
+    const auto [pv, pinv, pcnt] = unique(x, true, true, true);  // positions path
+    CHECK(!inv.defined());
+    CHECK(v.dtype() == dt);
+    REQUIRE(v.shape() == pv.shape());
+    CHECK(same_values(v.to(float64), pv.to(float64)));
+    CHECK(ivals(cnt) == ivals(pcnt));
+    CHECK(!std::get<2>(unique(x)).defined());
+    CHECK(same_values(std::get<0>(unique(x)).to(float64), pv.to(float64)));
+  }
+  // +0 and -0 are one value: x's first zero
+  for (double first : {-0.0, 0.0}) {
+    std::vector<double> z(600, 1.0);
+    z[10] = first, z[20] = -first, z[30] = -first;
+    const auto [v, inv, cnt] = unique(from_vector(z), true, false, true);
+    CHECK(vals(v) == std::vector<double>{0.0, 1.0});
+    CHECK(std::signbit(v.select(0, 0).item<double>()) == std::signbit(first));
+    CHECK(ivals(cnt) == I{3, 597});
+  }
+}
+
 TEST_CASE("unique and unique_consecutive: values, inverse and counts against a map; NaN; slices along a dim") {
   manual_seed(65);
   for (Dtype dt : {float64, float32, int64, bool_}) {

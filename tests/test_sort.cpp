@@ -147,6 +147,25 @@ TEST_CASE("topk: the k largest or smallest, sorted, NaN largest") {
   CHECK_THROWS_WITH_AS(topk(m, -1), Contains("[topk] k (-1) out of range"), Error);
 }
 
+TEST_CASE("topk of a few of a long line (the CPU's heap of k): the stable sort's first k, ties and NaN") {
+  manual_seed(10);
+  for (Dtype dt : {float32, float64, int64}) {
+    CAPTURE(dt);
+    Tensor r = (randn({3, 3000}) * 4.0).round();
+    if (dt != int64) r = where(rand({3, 3000}) < 0.05, full({}, kNaN), r);
+    r = r.to(dt);
+    for (bool largest : {true, false}) {
+      const auto [sv, si] = sort(r, 1, largest);
+      for (std::int64_t k : {1, 5, 100, 700}) {  // 4 k < n: the heap
+        CAPTURE(k);
+        const auto [tv, ti] = topk(r, k, 1, largest);
+        CHECK(ivals(ti) == ivals(si.narrow(1, 0, k)));
+        CHECK(ivals(std::get<1>(topk(r.t(), k, 0, largest))) == ivals(si.narrow(1, 0, k).t()));
+      }
+    }
+  }
+}
+
 TEST_CASE("sort, argsort, topk: errors and gradients") {
   const Tensor c = from_vector(std::vector<std::complex<double>>{{1, 1}, {0, 1}});
   CHECK_THROWS_WITH_AS(sort(c), Contains("[sort] not supported for complex tensors (got complex128)"), Error);

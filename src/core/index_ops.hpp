@@ -24,6 +24,11 @@ Tensor index_copy_trusted(const Tensor& x, std::int64_t dim, const Tensor& index
 /// device (on a GPU no check waits for the device), in the gradient (a scatter_add) neither.
 Tensor gather_trusted(const Tensor& x, std::int64_t dim, const Tensor& index);
 
+/// unique's sorted values (and with `with_counts` each one's count) of a contiguous 1-D real CPU tensor of at least
+/// 512 elements, by a radix sort of its keys alone (core/sort.cpp, Note [radix sort]): each NaN its own value,
+/// last; +0 and -0 one value, the first one in x. Returns {values, counts} (counts undefined without with_counts).
+std::pair<Tensor, Tensor> unique_values_cpu(const Tensor& flat, bool with_counts);
+
 /// What scan_range finds among int64 values.
 struct RangeScan {
   std::int64_t first_bad = -1;  ///< the position of the first value outside [lo, hi); -1: none

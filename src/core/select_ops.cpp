@@ -91,6 +91,11 @@ std::tuple<Tensor, Tensor, Tensor> unique_impl(const Tensor& x, bool sort_items,
   if (dim && x.dim() == 0) throw Error(op, "cannot take the unique slices of a 0-d tensor along a dim");
   const Tensor items = dim ? xd.movedim(d, 0) : xd.reshape({-1});
   const std::int64_t n = items.size(0);
+  if (sort_items && !dim && !return_inverse && x.device().is_cpu() && n >= 512) {
+    // the values alone: a radix sort of their keys, as torch sorts the values (no positions to carry)
+    auto [values, counts] = unique_values_cpu(items.contiguous(), return_counts);
+    return {values, Tensor(), counts};
+  }
   const Tensor rows = items.reshape({n, n == 0 ? 0 : items.numel() / n});  // (n, L)
   Tensor perm = arange(n, Dtype::Int64, x.device());
   if (sort_items && x.device().is_cpu() && rows.size(1) > 32) {
