@@ -34,6 +34,7 @@
 #include "phasor/scalar.hpp"
 #include "phasor/signal.hpp"
 #include "phasor/sparse.hpp"
+#include "phasor/special.hpp"
 #include "phasor/state_dict.hpp"
 #include "phasor/tensor.hpp"
 #include "phasor/version.hpp"

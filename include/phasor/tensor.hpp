@@ -337,6 +337,14 @@ class Tensor {
   Tensor atanh() const;    ///< inverse hyperbolic tangent
   Tensor erf() const;      ///< error function
   Tensor erfc() const;     ///< complementary error function
+  Tensor erfinv() const;   ///< inverse error function (phasor/special.hpp)
+  Tensor lgamma() const;   ///< log|Gamma(x)|
+  Tensor digamma() const;  ///< psi(x) = Gamma'(x) / Gamma(x)
+  Tensor polygamma(std::int64_t n) const;  ///< psi^(n)(x)
+  Tensor mvlgamma(std::int64_t p) const;   ///< log of the multivariate gamma function of dimension p
+  Tensor i0() const;       ///< modified Bessel function of the first kind, order 0
+  Tensor igamma(const Tensor& x) const;   ///< P(this, x), the regularized lower incomplete gamma function
+  Tensor igammac(const Tensor& x) const;  ///< Q(this, x) = 1 - P(this, x)
   Tensor sigmoid() const;  ///< 1 / (1 + e^-x)
   Tensor relu() const;     ///< max(x, 0)
   Tensor gelu(bool tanh_approximation = false) const;  ///< GELU (exact erf form, or tanh form)

@@ -11,6 +11,7 @@
 #include "core/elementwise.hpp"
 #include "core/pointwise.hpp"
 #include "core/promotion.hpp"
+#include "core/real_binary.hpp"
 #include "core/real_binary_rules.hpp"
 #include "phasor/ops.hpp"
 
@@ -23,51 +24,6 @@ namespace {
 
 /// Element types the division family computes in: int64 and the real floating types.
 template <class T> inline constexpr bool is_divisible_v = std::is_same_v<T, std::int64_t> || is_real_float_v<T>;
-
-/// The dtype a real binary op computes in: the inputs' promoted type, complex refused; `integral` ops keep
-/// int64 (and refuse bool), the others compute ints and bools in the default float dtype (as atan2).
-Dtype real_compute_type(const char* op, TensorList in, bool integral) {
-  Dtype dt = result_type(in);
-  if (phasor::is_complex(dt))
-    throw Error(op, std::string("not supported for complex tensors (got ") + dtype_name(in[0].dtype()) + " and " +
-                        dtype_name(in[1].dtype()) + ")");
-  if (integral && dt == Dtype::Bool) throw Error(op, "not implemented for two bool tensors");
-  if (!integral && category(dt) < 2) dt = default_dtype();
-  return dt;
-}
-
-/// Throws when an int64 division's divisor `b` holds a zero (Note [integer division]).
-void check_integer_divisor(const char* op, const Tensor& b, Dtype dt) {
-  if (dt != Dtype::Int64) return;
-  check_device_value(
-      op, any(b == 0), [] { return std::pair<Tensor, Tensor>{}; },
-      [b_shape = b.shape()](double, double) {
-        return "integer division by zero (a divisor of shape " + shape_str(b_shape) + " holds 0)";
-      });
-}
-
-/// A vectorized float32 row of a real binary op: y[i] = f(a[i], b[i]) for i < n, f's values.
-using RowsF32 = void (*)(const float* a, const float* b, float* y, std::int64_t n);
-
-/// A broadcasting real binary op named `op` computing f, with gradient `bwd` (apply_op's). Two float32 operands
-/// on one CPU device take `rows` instead, when given (Note [vector fmod], Note [vector logaddexp]).
-template <class F, class Bwd>
-Tensor real_binary(const char* op, const Tensor& a, const Tensor& b, bool integral, unsigned save, F f, Bwd bwd,
-                   RowsF32 rows = nullptr) {
-  return apply_op(
-      op, {a, b}, save,
-      [op, integral, f, rows](TensorList in) {
-        const Dtype dt = real_compute_type(op, in, integral);
-        if (integral) check_integer_divisor(op, in[1], dt);
-        if (!rows || dt != Dtype::Float32 || in[0].dtype() != dt || in[1].dtype() != dt || !in[0].device().is_cpu() ||
-            in[0].device() != in[1].device())
-          return binary_kernel(in[0], in[1], dt, op, f);
-        return map_rows_pair<float>(in[0], in[1], op, [rows](const auto& x, float* y, std::int64_t n) {
-          rows(x[0], x[1], y, n);
-        });
-      },
-      bwd);
-}
 
 /// logaddexp (ln_base 1) or logaddexp2 (ln_base ln 2) with element function f and float32 rows: d/da = base^a / (base^a + base^b)
 /// = sigmoid((a - b) ln_base), d/db likewise.

@@ -69,6 +69,8 @@ struct UnaryRule {
 inline constexpr UnaryRule kFloat{};
 /// Every dtype runs as it is (predicates, sign).
 inline constexpr UnaryRule kAsIs{.promote_int = false};
+/// Float functions without a complex version (erf, the special functions): int/bool promote, complex is rejected.
+inline constexpr UnaryRule kRealFloat{.promote_int = true, .allow_bool = true, .allow_complex = false};
 
 /// Runs f over x's elements under rule R; f's return type sets the output dtype (so abs of
 /// complex is real). f is instantiated only for the element types R lets through, and may be

@@ -19,6 +19,7 @@ namespace phasor {
 using detail::Ctx;
 using detail::kAsIs;
 using detail::kFloat;
+using detail::kRealFloat;
 using detail::is_complex_v;
 using detail::is_real_float_v;
 using detail::kSaveInputs;
@@ -29,8 +30,6 @@ using In = ::phasor::detail::TensorList;  // an op's tensor arguments (Note [ten
 
 namespace {
 
-/// Float functions without a complex version: int/bool promote, complex is rejected.
-constexpr detail::UnaryRule kRealFloat{.promote_int = true, .allow_bool = true, .allow_complex = false};
 /// Rounding and relu: int64 runs as is (dtype kept), bool and complex are rejected.
 constexpr detail::UnaryRule kRealKeepInt{.promote_int = false, .allow_bool = false, .allow_complex = false};
 

@@ -25,6 +25,7 @@
 #include "core/complex_math.hpp"
 #include "core/pow_rules.hpp"
 #include "core/real_binary_rules.hpp"
+#include "core/special_rules.hpp"
 #include "cuda/device_types.cuh"
 #include "cuda/elementwise.hpp"
 #include "cuda/launch.cuh"
@@ -348,6 +349,20 @@ PHASOR_UNARY(Acos, T, return d_acos(v);)
 PHASOR_UNARY(Atan, T, return d_atan(v);)
 PHASOR_UNARY(Erf, T, return ::erf(v);)
 PHASOR_UNARY(Erfc, T, return ::erfc(v);)
+// the special functions (core/special_rules.hpp, Note [special functions] in core/special.cpp); polygamma's p0 is n
+PHASOR_UNARY(Lgamma, T, return ::phasor::detail::lgamma_of(v);)
+PHASOR_UNARY(Digamma, T, return ::phasor::detail::digamma_of(v);)
+PHASOR_UNARY(Polygamma, T, return ::phasor::detail::polygamma_of(static_cast<int>(p0), v);)
+PHASOR_UNARY(Erfinv, T, return ::phasor::detail::erfinv_of(v);)
+PHASOR_UNARY(Erfcx, T, return ::phasor::detail::erfcx_of(v);)
+PHASOR_UNARY(I0, T, return ::phasor::detail::i0_of(v);)
+PHASOR_UNARY(I0e, T, return ::phasor::detail::i0e_of(v);)
+PHASOR_UNARY(I1, T, return ::phasor::detail::i1_of(v);)
+PHASOR_UNARY(I1e, T, return ::phasor::detail::i1e_of(v);)
+PHASOR_UNARY(Ndtr, T, return ::phasor::detail::ndtr_of(v);)
+PHASOR_UNARY(Ndtri, T, return ::phasor::detail::ndtri_of(v);)
+PHASOR_UNARY(LogNdtr, T, return ::phasor::detail::log_ndtr_of(v);)
+PHASOR_UNARY(Entr, T, return ::phasor::detail::entr_of(v);)
 // the CPU's forms (core/unary.cpp): complex exp2 = e^(z ln 2), log2 / log10 = log z / ln(base); complex
 // asinh / acosh from casin / cacos (core/complex_math.hpp)
 PHASOR_UNARY(Exp2, T, if constexpr (is_cplx_v<T>) return d_exp(v * real_t<T>(0.69314718055994530942)); else return ::exp2(v);)
@@ -425,6 +440,10 @@ PHASOR_BINARY(Copysign, T, return ::copysign(a, b);)
 PHASOR_BINARY(Logaddexp, T, return ::phasor::detail::logaddexp_of(a, b);)
 PHASOR_BINARY(Logaddexp2, T, return ::phasor::detail::logaddexp2_of(a, b);)
 PHASOR_BINARY(Xlogy, T, return ::phasor::detail::xlogy_of(a, b);)
+PHASOR_BINARY(Xlog1py, T, return ::phasor::detail::xlog1py_of(a, b);)
+PHASOR_BINARY(Zeta, T, return ::phasor::detail::zeta_of(a, b);)
+PHASOR_BINARY(Igamma, T, return ::phasor::detail::gammainc_of(a, b);)
+PHASOR_BINARY(Igammac, T, return ::phasor::detail::gammaincc_of(a, b);)
 PHASOR_BINARY(Eq, bool, return a == b;)
 PHASOR_BINARY(Ne, bool, return a != b;)
 PHASOR_BINARY(Lt, bool, return a < b;)
@@ -527,6 +546,11 @@ bool unary_table(const char* op, Dtype compute, const Operands& o, double p0, do
       E("angle", Angle, kFloat),   E("isfinite", Isfinite, kAll), E("isnan", Isnan, kAll),
       E("isinf", Isinf, kAll),
       E("logical_not", LogicalNot, kAll), E("clamp", Clamp, kInt | kReal),
+      E("lgamma", Lgamma, kReal),  E("digamma", Digamma, kReal), E("polygamma", Polygamma, kReal),
+      E("erfinv", Erfinv, kReal),  E("erfcx", Erfcx, kReal),    E("i0", I0, kReal),
+      E("i0e", I0e, kReal),        E("i1", I1, kReal),          E("i1e", I1e, kReal),
+      E("ndtr", Ndtr, kReal),      E("ndtri", Ndtri, kReal),    E("log_ndtr", LogNdtr, kReal),
+      E("entr", Entr, kReal),
   };
 #undef E
   for (const auto& e : table)
@@ -556,6 +580,8 @@ bool binary_table(const char* op, Dtype compute, const Operands& o, double alpha
       E("floor_divide", FloorDivide, kInt | kReal), E("trunc_divide", TruncDivide, kInt | kReal),
       E("hypot", Hypot, kReal),    E("copysign", Copysign, kReal), E("logaddexp", Logaddexp, kReal),
       E("logaddexp2", Logaddexp2, kReal), E("xlogy", Xlogy, kReal),
+      E("xlog1py", Xlog1py, kReal), E("zeta", Zeta, kReal), E("igamma", Igamma, kReal),
+      E("igammac", Igammac, kReal),
   };
 #undef E
   for (const auto& e : table)

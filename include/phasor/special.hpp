@@ -1,0 +1,102 @@
+// phasor/special.hpp - special functions: the gamma family (lgamma, digamma, polygamma, mvlgamma, Hurwitz zeta),
+// the incomplete gamma functions, the error-function family (erfinv, erfcx), the modified Bessel functions of
+// orders 0 and 1, and the standard normal distribution's functions; the top-level names are torch's
+// (torch.lgamma, torch.igamma, ...) and namespace `special` holds torch.special's. Real floating inputs (int64
+// and bool promote to the default float dtype, complex is refused), any device, differentiable where torch's are
+// (Note [special functions] in src/core/special.cpp has the gradients; the values are src/core/special_rules.hpp's,
+// the same code on the CPU and the GPU).
+#pragma once
+#include <cstdint>
+
+#include "phasor/scalar.hpp"
+#include "phasor/tensor.hpp"
+
+namespace phasor {
+
+/// log|Gamma(x)| (torch.lgamma): +inf at 0 and the negative integers.
+Tensor lgamma(const Tensor& x);
+/// psi(x) = Gamma'(x) / Gamma(x) (torch.digamma): -inf at +0, NaN at the negative integers.
+Tensor digamma(const Tensor& x);
+/// psi^(n)(x), the n-th derivative of digamma, n >= 0 (torch.polygamma).
+Tensor polygamma(std::int64_t n, const Tensor& x);
+/// log of the multivariate gamma function of dimension p >= 1 (torch.mvlgamma); every element must exceed (p - 1) / 2.
+Tensor mvlgamma(const Tensor& x, std::int64_t p);
+/// The inverse error function (torch.erfinv): +-inf at +-1, NaN outside [-1, 1].
+Tensor erfinv(const Tensor& x);
+/// The modified Bessel function of the first kind of order 0 (torch.i0).
+Tensor i0(const Tensor& x);
+/// The regularized lower incomplete gamma function P(a, x) (torch.igamma); differentiable in x (not in a, as torch).
+Tensor igamma(const Tensor& a, const Tensor& x);
+/// The regularized upper incomplete gamma function Q(a, x) = 1 - P(a, x) (torch.igammac); differentiable in x.
+Tensor igammac(const Tensor& a, const Tensor& x);
+
+/// torch.special's functions (those of the top level under their special names too).
+namespace special {
+
+/// log|Gamma(x)| (torch.special.gammaln).
+Tensor gammaln(const Tensor& x);
+/// psi(x), the digamma function (torch.special.digamma).
+Tensor digamma(const Tensor& x);
+/// psi(x), the digamma function (torch.special.psi).
+Tensor psi(const Tensor& x);
+/// psi^(n)(x), n >= 0 (torch.special.polygamma).
+Tensor polygamma(std::int64_t n, const Tensor& x);
+/// log of the multivariate gamma function of dimension p (torch.special.multigammaln).
+Tensor multigammaln(const Tensor& x, std::int64_t p);
+/// The Hurwitz zeta function sum_k (k + q)^-x (torch.special.zeta; x = 1: +inf, x < 1: NaN); differentiable in q.
+Tensor zeta(const Tensor& x, const Tensor& q);
+/// zeta of a number x.
+Tensor zeta(const Scalar& x, const Tensor& q);
+/// zeta at a number q.
+Tensor zeta(const Tensor& x, const Scalar& q);
+/// P(a, x), the regularized lower incomplete gamma function (torch.special.gammainc).
+Tensor gammainc(const Tensor& a, const Tensor& x);
+/// Q(a, x) = 1 - P(a, x), the regularized upper incomplete gamma function (torch.special.gammaincc).
+Tensor gammaincc(const Tensor& a, const Tensor& x);
+/// The error function (torch.special.erf).
+Tensor erf(const Tensor& x);
+/// 1 - erf(x) without its cancellation (torch.special.erfc).
+Tensor erfc(const Tensor& x);
+/// exp(x^2) erfc(x), the scaled complementary error function (torch.special.erfcx): no overflow for large x.
+Tensor erfcx(const Tensor& x);
+/// The inverse error function (torch.special.erfinv).
+Tensor erfinv(const Tensor& x);
+/// I0(x) (torch.special.i0).
+Tensor i0(const Tensor& x);
+/// exp(-|x|) I0(x), no overflow for large |x| (torch.special.i0e).
+Tensor i0e(const Tensor& x);
+/// I1(x), the modified Bessel function of the first kind of order 1 (torch.special.i1).
+Tensor i1(const Tensor& x);
+/// exp(-|x|) I1(x) (torch.special.i1e).
+Tensor i1e(const Tensor& x);
+/// The standard normal distribution function (torch.special.ndtr), accurate in both tails.
+Tensor ndtr(const Tensor& x);
+/// The inverse of ndtr (torch.special.ndtri): -inf at 0, +inf at 1, NaN outside [0, 1].
+Tensor ndtri(const Tensor& x);
+/// log ndtr(x), accurate far into the lower tail (torch.special.log_ndtr).
+Tensor log_ndtr(const Tensor& x);
+/// -x log x, 0 at 0, -inf below (torch.special.entr).
+Tensor entr(const Tensor& x);
+/// x log1p(y), 0 where x = 0 unless y is NaN (torch.special.xlog1py).
+Tensor xlog1py(const Tensor& x, const Tensor& y);
+/// xlog1py of a number x.
+Tensor xlog1py(const Scalar& x, const Tensor& y);
+/// xlog1py with a number y.
+Tensor xlog1py(const Tensor& x, const Scalar& y);
+/// x log y, 0 where x = 0 unless y is NaN (torch.special.xlogy).
+Tensor xlogy(const Tensor& x, const Tensor& y);
+/// 1 / (1 + exp(-x)), the logistic sigmoid (torch.special.expit).
+Tensor expit(const Tensor& x);
+/// log(x / (1 - x)) (torch.special.logit).
+Tensor logit(const Tensor& x);
+/// sin(pi x) / (pi x), 1 at 0 (torch.special.sinc).
+Tensor sinc(const Tensor& x);
+/// 2^x (torch.special.exp2).
+Tensor exp2(const Tensor& x);
+/// exp(x) - 1 without cancellation near 0 (torch.special.expm1).
+Tensor expm1(const Tensor& x);
+/// log(1 + x) without cancellation near 0 (torch.special.log1p).
+Tensor log1p(const Tensor& x);
+
+}  // namespace special
+}  // namespace phasor
