@@ -468,6 +468,13 @@ const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&, con
       {"unique rows of 64", [](const Tensor& x, const Tensor&) {  // 16384 rows of 64 small integers, along dim 0
          return std::get<0>(phasor::unique((x * 1.5).round().reshape({-1, 64}), true, false, false, 0));
        }},
+      // the special functions (phasor/special.hpp)
+      {"lgamma", [](const Tensor& x, const Tensor&) { return x.lgamma(); }},
+      {"digamma", [](const Tensor& x, const Tensor&) { return x.digamma(); }},
+      {"erfinv of tanh", [](const Tensor& x, const Tensor&) { return x.tanh().erfinv(); }},
+      {"i0", [](const Tensor& x, const Tensor&) { return x.i0(); }},
+      {"log_ndtr", [](const Tensor& x, const Tensor&) { return phasor::special::log_ndtr(x); }},
+      {"igamma", [](const Tensor& x, const Tensor& e) { return phasor::igamma(x.abs(), e.abs()); }},
   };
   return ops;
 }
@@ -485,7 +492,7 @@ void BM_Unary1M(benchmark::State& st) {
   st.SetLabel(op.first);
   st.SetItemsProcessed(st.iterations() * n);
 }
-BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 37, 1)})->UseRealTime();
+BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 43, 1)})->UseRealTime();
 
 /// The reductions over some dims of BM_ReduceDims, by its "op" argument (compare_torch.py's REDUCE_DIMS).
 const std::vector<std::pair<const char*, std::function<Tensor()>>>& reduce_dim_rows() {

@@ -59,7 +59,9 @@ UNARY = [("relu", "x.relu()"), ("minimum", "torch.minimum(x, e)"), ("sign", "x.s
          ("scatter perm", "x.scatter(0, perm, e)"),
          ("index_put_ 1K in place", "acc.index_put_((idx1k,), x[:1024], accumulate=True)"),
          ("gather perm", "x.gather(0, perm)"),
-         ("unique rows of 64", "torch.unique((x * 1.5).round().reshape(-1, 64), dim=0)")]
+         ("unique rows of 64", "torch.unique((x * 1.5).round().reshape(-1, 64), dim=0)"),
+         ("lgamma", "x.lgamma()"), ("digamma", "x.digamma()"), ("erfinv of tanh", "x.tanh().erfinv()"),
+         ("i0", "x.i0()"), ("log_ndtr", "torch.special.log_ndtr(x)"), ("igamma", "torch.igamma(x.abs(), e.abs())")]
 
 
 # ---- phasor side --------------------------------------------------------------------------------

@@ -46,6 +46,18 @@ void check_rank_op(const Tensor& x, std::int64_t d, const Tensor& values, const 
   CHECK(bad == 0);
 }
 
+/// median's rank in a line: its first NaN (position n - #NaN) when it has one, else (n - 1) / 2.
+std::int64_t median_rank(const std::vector<double>& l) {
+  const auto nans = std::count_if(l.begin(), l.end(), [](double v) { return std::isnan(v); });
+  return nans ? static_cast<std::int64_t>(l.size()) - nans : (static_cast<std::int64_t>(l.size()) - 1) / 2;
+}
+
+/// nanmedian's rank in a line: (c - 1) / 2 of its c numbers (0 for none).
+std::int64_t nanmedian_rank(const std::vector<double>& l) {
+  const auto c = std::count_if(l.begin(), l.end(), [](double v) { return !std::isnan(v); });
+  return c == 0 ? std::int64_t{0} : (c - 1) / 2;
+}
+
 /// True when a and b hold the same values (NaN matching NaN).
 bool same_or_nan(const Tensor& a, const Tensor& b) {
   if (a.shape() != b.shape()) return false;
@@ -89,15 +101,9 @@ TEST_CASE("kthvalue, median, nanmedian, msort: values and indices against a stab
           check_rank_op(in, d, v, i, [k](const std::vector<double>&) { return k - 1; });
         }
         const auto [mv, mi] = median(in, d);
-        check_rank_op(in, d, mv, mi, [](const std::vector<double>& l) {
-          const auto nans = std::count_if(l.begin(), l.end(), [](double v) { return std::isnan(v); });
-          return nans ? static_cast<std::int64_t>(l.size()) - nans : (static_cast<std::int64_t>(l.size()) - 1) / 2;
-        });
+        check_rank_op(in, d, mv, mi, median_rank);
         const auto [nv, ni] = in.nanmedian(d);
-        check_rank_op(in, d, nv, ni, [](const std::vector<double>& l) {
-          const auto c = std::count_if(l.begin(), l.end(), [](double v) { return !std::isnan(v); });
-          return c == 0 ? std::int64_t{0} : (c - 1) / 2;
-        });
+        check_rank_op(in, d, nv, ni, nanmedian_rank);
         const auto [kv, ki] = median(in, d, true);
         CHECK(kv.dim() == 3);
         CHECK(kv.size(d) == 1);
@@ -138,15 +144,9 @@ TEST_CASE("kthvalue, median, nanmedian of long lines (the CPU's radix selection)
         check_rank_op(in, d, v, i, [k](const std::vector<double>&) { return k - 1; });
       }
       const auto [mv, mi] = median(in, d);
-      check_rank_op(in, d, mv, mi, [](const std::vector<double>& l) {
-        const auto nans = std::count_if(l.begin(), l.end(), [](double v) { return std::isnan(v); });
-        return nans ? static_cast<std::int64_t>(l.size()) - nans : (static_cast<std::int64_t>(l.size()) - 1) / 2;
-      });
+      check_rank_op(in, d, mv, mi, median_rank);
       const auto [nv, ni] = in.nanmedian(d);
-      check_rank_op(in, d, nv, ni, [](const std::vector<double>& l) {
-        const auto c = std::count_if(l.begin(), l.end(), [](double v) { return !std::isnan(v); });
-        return c == 0 ? std::int64_t{0} : (c - 1) / 2;
-      });
+      check_rank_op(in, d, nv, ni, nanmedian_rank);
     }
   }
   // the whole tensor's median: the element of rank (n - 1) / 2 with ties in input order (-0 before +0 here)

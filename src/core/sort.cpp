@@ -61,17 +61,14 @@ auto radix_key(T v, bool descending) {
   } else if constexpr (std::is_same_v<T, std::int64_t>) {
     const std::uint64_t b = static_cast<std::uint64_t>(v) ^ (std::uint64_t{1} << 63);
     return descending ? ~b : b;
-  } else {
+  } else {  // without branches on the value (random signs would mispredict half the time): selects
     using U = std::conditional_t<sizeof(T) == 4, std::uint32_t, std::uint64_t>;
     constexpr U top = U{1} << (8 * sizeof(T) - 1);
     U b;
-    if (v != v) {
-      b = ~U{0};
-    } else {
-      const T w = v == T(0) ? T(0) : v;  // -0 as +0
-      std::memcpy(&b, &w, sizeof b);
-      b = (b & top) ? ~b : (b | top);
-    }
+    std::memcpy(&b, &v, sizeof b);
+    b ^= (U{0} - (b >> (8 * sizeof(T) - 1))) | top;  // negative: all bits flipped; positive: the top bit set
+    b = v == T(0) ? top : b;                           // -0 as +0
+    b = v != v ? ~U{0} : b;                            // every NaN one key above +inf
     return descending ? ~b : b;
   }
 }
