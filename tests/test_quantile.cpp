@@ -58,6 +58,18 @@ std::int64_t nanmedian_rank(const std::vector<double>& l) {
   return c == 0 ? std::int64_t{0} : (c - 1) / 2;
 }
 
+/// kthvalue at each k, median and nanmedian of x along d against the stable sort (check_rank_op).
+void check_rank_ops(const Tensor& x, std::int64_t d, const std::vector<std::int64_t>& ks) {
+  for (std::int64_t k : ks) {
+    const auto [v, i] = kthvalue(x, k, d);
+    check_rank_op(x, d, v, i, [k](const std::vector<double>&) { return k - 1; });
+  }
+  const auto [mv, mi] = median(x, d);
+  check_rank_op(x, d, mv, mi, median_rank);
+  const auto [nv, ni] = x.nanmedian(d);
+  check_rank_op(x, d, nv, ni, nanmedian_rank);
+}
+
 /// True when a and b hold the same values (NaN matching NaN).
 bool same_or_nan(const Tensor& a, const Tensor& b) {
   if (a.shape() != b.shape()) return false;
@@ -96,14 +108,8 @@ TEST_CASE("kthvalue, median, nanmedian, msort: values and indices against a stab
       for (std::int64_t d : {0, 1, 2}) {
         CAPTURE(d);
         const std::int64_t n = in.size(d);
-        for (std::int64_t k : {std::int64_t{1}, n / 2, n}) {
-          const auto [v, i] = kthvalue(in, k, d);
-          check_rank_op(in, d, v, i, [k](const std::vector<double>&) { return k - 1; });
-        }
+        check_rank_ops(in, d, {1, n / 2, n});
         const auto [mv, mi] = median(in, d);
-        check_rank_op(in, d, mv, mi, median_rank);
-        const auto [nv, ni] = in.nanmedian(d);
-        check_rank_op(in, d, nv, ni, nanmedian_rank);
         const auto [kv, ki] = median(in, d, true);
         CHECK(kv.dim() == 3);
         CHECK(kv.size(d) == 1);
@@ -138,15 +144,7 @@ TEST_CASE("kthvalue, median, nanmedian of long lines (the CPU's radix selection)
     if (dt != int64) x = where(rand({3, 2000}) < 0.05, full({}, kNaN), x);
     x = x.to(dt);
     for (const Tensor& in : {x, x.t()}) {
-      const std::int64_t d = in.size(0) == 3 ? 1 : 0;
-      for (std::int64_t k : {std::int64_t{1}, std::int64_t{777}, std::int64_t{2000}}) {
-        const auto [v, i] = kthvalue(in, k, d);
-        check_rank_op(in, d, v, i, [k](const std::vector<double>&) { return k - 1; });
-      }
-      const auto [mv, mi] = median(in, d);
-      check_rank_op(in, d, mv, mi, median_rank);
-      const auto [nv, ni] = in.nanmedian(d);
-      check_rank_op(in, d, nv, ni, nanmedian_rank);
+      check_rank_ops(in, in.size(0) == 3 ? 1 : 0, {1, 777, 2000});
     }
   }
   // the whole tensor's median: the element of rank (n - 1) / 2 with ties in input order (-0 before +0 here)
