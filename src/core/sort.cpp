@@ -135,8 +135,8 @@ std::int64_t radix_select_line(const T* line, std::int64_t n, std::int64_t r) {
   std::int64_t c[256] = {};
   for (std::int64_t i = 0; i < n; ++i) ++c[radix_key(line[i], false) >> kTop];
   const unsigned top = digit_of_rank(c);
-  std::unique_ptr<K[]> own;
-  K* cand = radix_buffers(static_cast<std::size_t>(n), 0, own).first;
+  std::unique_ptr<K[]> own;  // one buffer of candidates: a thread's kept one, or its own for a line past kKeptRadix
+  K* cand = n <= kKeptRadix ? thread_scratch<K>(static_cast<std::size_t>(n), 0) : (own.reset(new K[n]), own.get());
   std::int64_t m = 0;
   for (std::int64_t i = 0; i < n; ++i) {
     const K key = radix_key(line[i], false);

@@ -46,8 +46,9 @@ namespace {
 
 using In = detail::TensorList;
 
-constexpr double kSqrtPi = 1.77245385090551602729816748334;      // sqrt(pi)
-constexpr double kSqrt2Pi = 2.50662827463100050241576528481;     // sqrt(2 pi)
+using detail::special_rules::kInvSqrtTwoPi;   // 1 / sqrt(2 pi)
+using detail::special_rules::kSqrtPiOverTwo;  // sqrt(pi) / 2
+using detail::special_rules::kTwoOverSqrtPi;  // 2 / sqrt(pi)
 
 /// The real special function `op` of x with element function f (a constrained generic of float and double) and
 /// gradient bwd; `params` (polygamma's order) go to its CUDA kernel.
@@ -165,7 +166,7 @@ Tensor erfinv(const Tensor& x) {
       "erfinv", x, kSaveOutputs, []<class T>(T v) requires is_real_float_v<T> { return detail::erfinv_of(v); },
       [](const Ctx& c, const G& g) {
         const Tensor y = c.output(0);
-        return G{g[0] * (y * y).exp() * (kSqrtPi / 2)};
+        return G{g[0] * (y * y).exp() * kSqrtPiOverTwo};
       });
 }
 
@@ -173,7 +174,7 @@ namespace special {
 Tensor erfcx(const Tensor& x) {
   return special_unary(
       "erfcx", x, kSaveInputs | kSaveOutputs, []<class T>(T v) requires is_real_float_v<T> { return detail::erfcx_of(v); },
-      [](const Ctx& c, const G& g) { return G{g[0] * (c.input(0) * c.output(0) * 2.0 - 2.0 / kSqrtPi)}; });
+      [](const Ctx& c, const G& g) { return G{g[0] * (c.input(0) * c.output(0) * 2.0 - kTwoOverSqrtPi)}; });
 }
 
 Tensor ndtr(const Tensor& x) {
@@ -181,7 +182,7 @@ Tensor ndtr(const Tensor& x) {
       "ndtr", x, kSaveInputs, []<class T>(T v) requires is_real_float_v<T> { return detail::ndtr_of(v); },
       [](const Ctx& c, const G& g) {
         const Tensor v = c.input(0);
-        return G{g[0] * (v * v * -0.5).exp() * (1.0 / kSqrt2Pi)};
+        return G{g[0] * (v * v * -0.5).exp() * kInvSqrtTwoPi};
       });
 }
 
@@ -190,7 +191,7 @@ Tensor ndtri(const Tensor& x) {
       "ndtri", x, kSaveOutputs, []<class T>(T v) requires is_real_float_v<T> { return detail::ndtri_of(v); },
       [](const Ctx& c, const G& g) {
         const Tensor y = c.output(0);
-        return G{g[0] * (y * y * 0.5).exp() * kSqrt2Pi};
+        return G{g[0] * (y * y * 0.5).exp() / kInvSqrtTwoPi};
       });
 }
 
@@ -200,7 +201,7 @@ Tensor log_ndtr(const Tensor& x) {
       []<class T>(T v) requires is_real_float_v<T> { return detail::log_ndtr_of(v); },
       [](const Ctx& c, const G& g) {
         const Tensor v = c.input(0);
-        return G{g[0] * (v * v * -0.5 - c.output(0)).exp() * (1.0 / kSqrt2Pi)};
+        return G{g[0] * (v * v * -0.5 - c.output(0)).exp() * kInvSqrtTwoPi};
       });
 }
 
