@@ -33,6 +33,15 @@ CASES = {
     "conv2d_3x3": ((8, 32, 64, 64), (32, 32, 3, 3), 1),
     "conv1d_1x1": ((20, 64, 1024), (64, 64, 1), 0),
 }
+# one-input layers (bench_conv.cpp's run_layer): input shape, the layer; fwd_bwd differentiates into x only
+torch.manual_seed(1)
+UP_W = torch.randn(32, 16, 2, 2) * 0.1
+LAYERS = {
+    "conv_transpose2d_2x2": ((8, 32, 32, 32), lambda x: F.conv_transpose2d(x, UP_W, None, 2)),
+    "max_pool2d_2x2": ((8, 32, 64, 64), lambda x: F.max_pool2d(x, 2)),
+    "avg_pool2d_3x3": ((8, 32, 64, 64), lambda x: F.avg_pool2d(x, 3, 1, 1)),
+    "adaptive_avg_pool2d_7": ((8, 32, 64, 64), lambda x: F.adaptive_avg_pool2d(x, 7)),
+}
 THREADS = (1, 2)
 
 
@@ -54,6 +63,19 @@ def run_phasor(bench, repetitions):
 def torch_case(name, backward, threads, repeats):
     torch.set_num_threads(threads)
     torch.manual_seed(0)
+    if name in LAYERS:
+        xs, layer = LAYERS[name]
+        x = torch.randn(xs)
+        x.requires_grad_(backward)
+
+        def step():
+            if backward:
+                layer(x).sum().backward()
+                x.grad = None
+            else:
+                with torch.no_grad():
+                    layer(x)
+        return time_step(step, repeats)
     xs, ws, pad = CASES[name]
     x, w, b = torch.randn(xs), torch.randn(ws) * 0.1, torch.randn(ws[0])
     conv = F.conv2d if len(ws) == 4 else F.conv1d
@@ -68,7 +90,10 @@ def torch_case(name, backward, threads, repeats):
         else:
             with torch.no_grad():
                 conv(x, w, b, 1, pad)
+    return time_step(step, repeats)
 
+
+def time_step(step, repeats):
     for _ in range(2):
         step()
     # enough calls per sample for ~0.05 s
@@ -88,7 +113,7 @@ def torch_case(name, backward, threads, repeats):
 
 def run_torch(repeats):
     rows = {}
-    for name in CASES:
+    for name in list(CASES) + list(LAYERS):
         for backward in (False, True):
             for t in THREADS:
                 rows[f"{name}_{'fwd_bwd' if backward else 'fwd'}/{t}"] = torch_case(name, backward, t, repeats)

@@ -19,6 +19,7 @@
 #include "phasor/nn/loss.hpp"
 #include "phasor/nn/module.hpp"
 #include "phasor/nn/normalization.hpp"
+#include "phasor/nn/pooling.hpp"
 #include "phasor/nn/spectral.hpp"
 #include "phasor/ops.hpp"
 #include "phasor/optim/clip_grad.hpp"

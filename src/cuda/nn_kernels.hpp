@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "nn/optim/update_rules.hpp"
+#include "nn/pool_rules.hpp"
 #include "nn/spectral_planes.hpp"
 
 namespace phasor::cuda {
@@ -49,6 +50,16 @@ void spectral_planes(const void* y, const void* bias, void* out, std::int64_t to
 /// (batch, channels, ...); real out of double when `is_double`, else float.
 void spectral_bias_grad(const void* g, void* out, std::int64_t batch, const nn::detail::PlaneGeo& geo, bool is_double,
                         void* stream);
+
+/// Max pooling of NC contiguous planes x (NC, prod(g.in)) into y and the flat in-plane index of each maximum
+/// idx (NC, prod(g.out)) (pool.cu); double when `is_double`, else float.
+void max_pool(const void* x, void* y, std::int64_t* idx, std::int64_t NC, const nn::detail::PoolGeo& g, bool is_double,
+              void* stream);
+/// Average pooling of NC contiguous planes x (NC, prod(g.in)) into y (NC, prod(g.out)).
+void avg_pool(const void* x, void* y, std::int64_t NC, const nn::detail::PoolGeo& g, bool is_double, void* stream);
+/// The adjoint of avg_pool: gx (NC, prod(g.in)) from gy (NC, prod(g.out)), gathered per input element.
+void avg_pool_adjoint(const void* gy, void* gx, std::int64_t NC, const nn::detail::PoolGeo& g, bool is_double,
+                      void* stream);
 
 /// Most parameters one multi-tensor optimizer launch updates (Note [multi-tensor launch] in optim.cu).
 inline constexpr int kMaxSlices = 24;

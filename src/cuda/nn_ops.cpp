@@ -193,6 +193,57 @@ void adam_step(const std::vector<AdamParam>& ps, bool amsgrad, bool l2, const op
       });
 }
 
+namespace {
+/// NC, and the element type of a pooling's CUDA operand (float32 or float64).
+bool pool_is_double(const Tensor& t, const char* op) {
+  if (t.dtype() != Dtype::Float32 && t.dtype() != Dtype::Float64)
+    throw Error(op, std::string("no CUDA kernel for ") + dtype_name(t.dtype()) + " input");
+  return t.dtype() == Dtype::Float64;
+}
+}  // namespace
+
+std::pair<Tensor, Tensor> max_pool(const Tensor& x, const nn::detail::PoolGeo& g, const Shape& out_shape) {
+  const char* op = "max_pool";
+  check_device(x.device(), op);
+  const bool dbl = pool_is_double(x, op);
+  NoGradGuard ng;
+  const Tensor xc = x.contiguous();
+  Tensor y = ::phasor::detail::make_tensor(out_shape, x.dtype(), x.device());
+  Tensor idx = ::phasor::detail::make_tensor(out_shape, Dtype::Int64, x.device());
+  if (y.numel() == 0) return {y, idx};
+  Launch l(y);
+  ::phasor::cuda::max_pool(xc.data_ptr(), y.data_ptr(), static_cast<std::int64_t*>(idx.data_ptr()),
+                           x.size(0) * x.size(1), g, dbl, l.stream);
+  return {y, idx};
+}
+
+Tensor avg_pool(const Tensor& x, const nn::detail::PoolGeo& g, const Shape& out_shape) {
+  const char* op = "avg_pool";
+  check_device(x.device(), op);
+  const bool dbl = pool_is_double(x, op);
+  NoGradGuard ng;
+  const Tensor xc = x.contiguous();
+  Tensor y = ::phasor::detail::make_tensor(out_shape, x.dtype(), x.device());
+  if (y.numel() == 0) return y;
+  Launch l(y);
+  ::phasor::cuda::avg_pool(xc.data_ptr(), y.data_ptr(), x.size(0) * x.size(1), g, dbl, l.stream);
+  return y;
+}
+
+Tensor avg_pool_adjoint(const Tensor& gy, const nn::detail::PoolGeo& g, const Shape& in_shape) {
+  const char* op = "avg_pool_backward";
+  check_device(gy.device(), op);
+  const bool dbl = pool_is_double(gy, op);
+  NoGradGuard ng;
+  const Tensor gc = gy.contiguous();
+  Tensor gx = ::phasor::detail::make_tensor(in_shape, gy.dtype(), gy.device());
+  if (gx.numel() == 0) return gx;
+  if (gy.numel() == 0) return gx.zero_();
+  Launch l(gx);
+  ::phasor::cuda::avg_pool_adjoint(gc.data_ptr(), gx.data_ptr(), gy.size(0) * gy.size(1), g, dbl, l.stream);
+  return gx;
+}
+
 #else  // CPU-only build
 
 Tensor unfold(const Tensor& x, const ::phasor::detail::ConvGeometry&, const char* op) { no_cuda_backend(op, x.device()); }
@@ -207,6 +258,14 @@ void sgd_step(const std::vector<SgdParam>& ps, bool, bool, bool, const LrOn&) {
 }
 void adam_step(const std::vector<AdamParam>& ps, bool, bool, const optim::detail::AdamBias&, const LrOn&, double) {
   if (!ps.empty()) no_cuda_backend("optim.Adam", ps[0].p.device());
+}
+
+std::pair<Tensor, Tensor> max_pool(const Tensor& x, const nn::detail::PoolGeo&, const Shape&) {
+  no_cuda_backend("max_pool", x.device());
+}
+Tensor avg_pool(const Tensor& x, const nn::detail::PoolGeo&, const Shape&) { no_cuda_backend("avg_pool", x.device()); }
+Tensor avg_pool_adjoint(const Tensor& gy, const nn::detail::PoolGeo&, const Shape&) {
+  no_cuda_backend("avg_pool_backward", gy.device());
 }
 
 #endif

@@ -4,10 +4,12 @@
 #pragma once
 #include <array>
 #include <functional>
+#include <utility>
 #include <vector>
 
 #include "nn/conv_kernels.hpp"
 #include "nn/optim/update_rules.hpp"
+#include "nn/pool_rules.hpp"
 #include "nn/spectral_planes.hpp"
 #include "phasor/tensor.hpp"
 
@@ -27,6 +29,14 @@ Tensor spectral_planes(const Tensor& y, const Tensor& bias, const nn::detail::Pl
 /// The bias's gradient (channels,) from the contiguous complex CUDA gradient g of spectral_planes' output
 /// (Note [spectral planes]).
 Tensor spectral_bias_grad(const Tensor& g, const nn::detail::PlaneGeo& geo);
+
+/// Max pooling of the CUDA tensor x (N, C, *in) as N*C planes (float32/float64): the maxima and their flat
+/// in-plane indices (int64), both of `out_shape` (N, C, *out).
+std::pair<Tensor, Tensor> max_pool(const Tensor& x, const nn::detail::PoolGeo& g, const Shape& out_shape);
+/// Average pooling of the CUDA tensor x (N, C, *in) into `out_shape` (N, C, *out).
+Tensor avg_pool(const Tensor& x, const nn::detail::PoolGeo& g, const Shape& out_shape);
+/// The adjoint of avg_pool: the gradient (N, C, *in) = `in_shape` from gy (N, C, *out).
+Tensor avg_pool_adjoint(const Tensor& gy, const nn::detail::PoolGeo& g, const Shape& in_shape);
 
 /// One CUDA parameter of a multi-tensor SGD step: its contiguous storage p (updated in place), the
 /// contiguous gradient g, the momentum buffer (undefined without momentum; `first` when fresh) and the

@@ -300,6 +300,81 @@ Tensor conv_nd(const Tensor& x, const Tensor& weight, const Tensor& bias, const 
   });
 }
 
+// A transposed convolution is conv_input_op (Note [convolution primitives]): the adjoint in x of the
+// convolution that maps its output (the geometry's input, of the size below) to x (the geometry's output).
+// Positions of that output past the last window (output_padding) receive nothing but the bias.
+Tensor conv_transpose_nd(const Tensor& x, const Tensor& weight, const Tensor& bias, const IntList& stride_arg,
+                         const IntList& padding_arg, const IntList& output_padding_arg, std::int64_t groups,
+                         const IntList& dilation_arg, const char* op) {
+  check_defined(x, op, "input");
+  check_defined(weight, op, "weight");
+  if (weight.dim() < 3)
+    throw Error(op, "weight must have shape (in_channels, out_channels / groups, *kernel), got " +
+                        shape_str(weight.shape()));
+  const std::int64_t nd = weight.dim() - 2;
+  if (x.dim() != nd + 1 && x.dim() != nd + 2)
+    throw Error(op, "expected a " + std::to_string(nd + 1) + "-D (unbatched) or " + std::to_string(nd + 2) +
+                        "-D (batched) input for weight " + shape_str(weight.shape()) + ", got " + shape_str(x.shape()));
+  check_float(x, op, "input");
+  check_same_dtype(x, weight, op, "input", "weight");
+  if (groups < 1) throw Error(op, "groups must be >= 1, got " + std::to_string(groups));
+  const std::int64_t Cin = weight.size(0), Cout = weight.size(1) * groups;
+  if (Cin % groups != 0)
+    throw Error(op, "groups " + std::to_string(groups) + " must divide in_channels " + std::to_string(Cin) +
+                        " (weight " + shape_str(weight.shape()) + ")");
+  const bool batched = x.dim() == nd + 2;
+  if (x.size(batched ? 1 : 0) != Cin)
+    throw Error(op, "expected input with " + std::to_string(Cin) + " channels (weight " + shape_str(weight.shape()) +
+                        "), got " + shape_str(x.shape()));
+  check_same_device(x, weight, op, "weight");
+  if (bias.defined()) {
+    check_same_device(x, bias, op, "bias");
+    if (bias.dim() != 1 || bias.size(0) != Cout)
+      throw Error(op, "bias must have shape " + shape_str({Cout}) + ", got " + shape_str(bias.shape()));
+    check_same_dtype(x, bias, op, "input", "bias");
+  }
+  const Shape kernel = spatial_of(weight.shape(), 2);
+  const Shape stride = stride_arg.expand(nd, op, "stride");
+  const Shape padding = padding_arg.expand(nd, op, "padding");
+  const Shape out_pad = output_padding_arg.expand(nd, op, "output_padding");
+  const Shape dilation = dilation_arg.expand(nd, op, "dilation");
+  check_min(stride, 1, op, "stride");
+  check_min(dilation, 1, op, "dilation");
+  check_min(kernel, 1, op, "kernel size");
+  check_min(padding, 0, op, "padding");
+  check_min(out_pad, 0, op, "output_padding");
+  const Shape in = spatial_of(x.shape(), batched ? 2 : 1);
+  Shape out(in.size());
+  for (std::size_t d = 0; d < in.size(); ++d) {
+    if (out_pad[d] >= stride[d] && out_pad[d] >= dilation[d])
+      throw Error(op, "output_padding " + shape_str(out_pad) + " must be smaller than the stride " + shape_str(stride) +
+                          " or the dilation " + shape_str(dilation));
+    out[d] = (in[d] - 1) * stride[d] - 2 * padding[d] + dilation[d] * (kernel[d] - 1) + out_pad[d] + 1;
+  }
+  for (auto o : out)
+    if (o < 1)
+      throw Error(op, "input " + shape_str(x.shape()) + " gives output size " + shape_str(out) +
+                          ", too small (kernel " + shape_str(kernel) + ", stride " + shape_str(stride) + ", padding " +
+                          shape_str(padding) + ")");
+  using detail::SpatialDims;
+  const detail::ConvSpec spec{detail::ConvGeometry{SpatialDims(out), SpatialDims(in), SpatialDims(kernel),
+                                                   SpatialDims(stride), SpatialDims(dilation), SpatialDims(padding)},
+                              groups};
+  std::vector<Tensor> ins{x, weight};
+  if (bias.defined()) ins.push_back(bias);
+  return detail::composite(op, ins, [&] {
+    Tensor xb = batched ? x : x.unsqueeze(0);
+    const std::int64_t N = xb.size(0);
+    Tensor y = detail::conv_input_op(xb.reshape({N, Cin, spec.geo.out_numel()}), weight, spec, Cout);
+    if (bias.defined()) {
+      Shape bs(static_cast<std::size_t>(nd) + 1, 1);
+      bs[0] = Cout;
+      y = y + bias.reshape(bs);
+    }
+    return batched ? y : y.squeeze(0);
+  });
+}
+
 namespace {
 Tensor conv_fixed(const char* op, std::int64_t nd, const Tensor& x, const Tensor& w, const Tensor& b,
                   const IntList& stride, const Padding& padding, const IntList& dilation, std::int64_t groups,
@@ -323,6 +398,22 @@ Tensor conv2d(const Tensor& x, const Tensor& w, const Tensor& b, const IntList& 
 Tensor conv3d(const Tensor& x, const Tensor& w, const Tensor& b, const IntList& stride, const Padding& padding,
               const IntList& dilation, std::int64_t groups, PaddingMode mode) {
   return conv_fixed("conv3d", 3, x, w, b, stride, padding, dilation, groups, mode);
+}
+
+Tensor conv_transpose1d(const Tensor& x, const Tensor& w, const Tensor& b, const IntList& stride, const IntList& padding,
+                        const IntList& output_padding, std::int64_t groups, const IntList& dilation) {
+  if (w.defined() && w.dim() != 3) throw Error("conv_transpose1d", "weight must be 3-D, got " + shape_str(w.shape()));
+  return conv_transpose_nd(x, w, b, stride, padding, output_padding, groups, dilation, "conv_transpose1d");
+}
+Tensor conv_transpose2d(const Tensor& x, const Tensor& w, const Tensor& b, const IntList& stride, const IntList& padding,
+                        const IntList& output_padding, std::int64_t groups, const IntList& dilation) {
+  if (w.defined() && w.dim() != 4) throw Error("conv_transpose2d", "weight must be 4-D, got " + shape_str(w.shape()));
+  return conv_transpose_nd(x, w, b, stride, padding, output_padding, groups, dilation, "conv_transpose2d");
+}
+Tensor conv_transpose3d(const Tensor& x, const Tensor& w, const Tensor& b, const IntList& stride, const IntList& padding,
+                        const IntList& output_padding, std::int64_t groups, const IntList& dilation) {
+  if (w.defined() && w.dim() != 5) throw Error("conv_transpose3d", "weight must be 5-D, got " + shape_str(w.shape()));
+  return conv_transpose_nd(x, w, b, stride, padding, output_padding, groups, dilation, "conv_transpose3d");
 }
 
 Tensor unfold(const Tensor& x, const IntList& kernel_size, const IntList& dilation, const IntList& padding,

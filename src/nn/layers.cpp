@@ -150,6 +150,98 @@ std::string ConvNd::extra_repr() const {
   return s;
 }
 
+// ---- ConvTranspose ------------------------------------------------------------------------------
+
+ConvTransposeNd::ConvTransposeNd(std::string name, std::int64_t ndim, const ConvTransposeOptions& o)
+    : Module(std::move(name)), options(o), ndim_(ndim) {
+  const char* op = this->name().c_str();
+  const std::int64_t in = o.in_channels(), out = o.out_channels(), g = o.groups();
+  if (in <= 0 || out <= 0)
+    throw Error(op, "in_channels and out_channels must be positive, got " + std::to_string(in) + " and " +
+                        std::to_string(out));
+  if (g < 1) throw Error(op, "groups must be >= 1, got " + std::to_string(g));
+  if (in % g != 0) throw Error(op, "in_channels " + std::to_string(in) + " must be divisible by groups " + std::to_string(g));
+  if (out % g != 0)
+    throw Error(op, "out_channels " + std::to_string(out) + " must be divisible by groups " + std::to_string(g));
+  kernel_ = o.kernel_size().expand(ndim, op, "kernel_size");
+  stride_ = o.stride().expand(ndim, op, "stride");
+  padding_ = o.padding().expand(ndim, op, "padding");
+  output_padding_ = o.output_padding().expand(ndim, op, "output_padding");
+  dilation_ = o.dilation().expand(ndim, op, "dilation");
+  auto check_min = [&](const Shape& v, std::int64_t min, const char* what) {
+    for (auto e : v)
+      if (e < min) throw Error(op, std::string(what) + " must be >= " + std::to_string(min) + ", got " + tuple_str(v));
+  };
+  check_min(kernel_, 1, "kernel_size");
+  check_min(stride_, 1, "stride");
+  check_min(dilation_, 1, "dilation");
+  check_min(padding_, 0, "padding");
+  check_min(output_padding_, 0, "output_padding");
+  for (std::int64_t d = 0; d < ndim; ++d) {
+    const auto i = static_cast<std::size_t>(d);
+    if (output_padding_[i] >= stride_[i] && output_padding_[i] >= dilation_[i])
+      throw Error(op, "output_padding " + tuple_str(output_padding_) + " must be smaller than the stride " +
+                          tuple_str(stride_) + " or the dilation " + tuple_str(dilation_));
+  }
+  check_dtype(op, o.dtype());
+  Shape ws{in, out / g};
+  ws.insert(ws.end(), kernel_.begin(), kernel_.end());
+  weight = register_parameter("weight", empty(ws, o.dtype()));
+  if (o.bias()) bias = register_parameter("bias", empty({out}, o.dtype()));
+  reset_parameters();
+}
+
+void ConvTransposeNd::reset_parameters() { reset_default(weight, bias); }
+
+Tensor ConvTransposeNd::forward(const Tensor& x) {
+  const char* op = name().c_str();
+  if (!x.defined()) throw Error(op, "input is undefined");
+  return functional::conv_transpose_nd(x, weight, bias, stride_, padding_, output_padding_, options.groups(), dilation_,
+                                       op);
+}
+
+Tensor ConvTransposeNd::forward(const Tensor& x, const Shape& output_size) {
+  const char* op = name().c_str();
+  if (!x.defined()) throw Error(op, "input is undefined");
+  if (x.dim() != ndim_ + 1 && x.dim() != ndim_ + 2)
+    throw Error(op, "expected a " + std::to_string(ndim_ + 1) + "-D (unbatched) or " + std::to_string(ndim_ + 2) +
+                        "-D (batched) input, got " + shape_str(x.shape()));
+  Shape os = output_size;
+  if (static_cast<std::int64_t>(os.size()) == x.dim()) os.erase(os.begin(), os.end() - ndim_);
+  if (static_cast<std::int64_t>(os.size()) != ndim_)
+    throw Error(op, "output_size must have " + std::to_string(ndim_) + " or " + std::to_string(x.dim()) +
+                        " elements, got " + tuple_str(output_size));
+  Shape op_pad(static_cast<std::size_t>(ndim_));
+  for (std::int64_t d = 0; d < ndim_; ++d) {
+    const auto i = static_cast<std::size_t>(d);
+    const std::int64_t in = x.size(x.dim() - ndim_ + d);
+    const std::int64_t lo = (in - 1) * stride_[i] - 2 * padding_[i] + dilation_[i] * (kernel_[i] - 1) + 1;
+    const std::int64_t hi = lo + stride_[i] - 1;
+    if (os[i] < lo || os[i] > hi)
+      throw Error(op, "requested an output size of " + tuple_str(os) + ", but valid sizes along dim " +
+                          std::to_string(d) + " range from " + std::to_string(lo) + " to " + std::to_string(hi) +
+                          " (for an input of " + shape_str(x.shape()) + ")");
+    op_pad[i] = os[i] - lo;
+  }
+  return functional::conv_transpose_nd(x, weight, bias, stride_, padding_, op_pad, options.groups(), dilation_, op);
+}
+
+std::string ConvTransposeNd::extra_repr() const {
+  std::string s = std::to_string(options.in_channels()) + ", " + std::to_string(options.out_channels()) +
+                  ", kernel_size=" + tuple_str(kernel_) + ", stride=" + tuple_str(stride_);
+  auto nonzero = [](const Shape& v, std::int64_t base) {
+    for (auto e : v)
+      if (e != base) return true;
+    return false;
+  };
+  if (nonzero(padding_, 0)) s += ", padding=" + tuple_str(padding_);
+  if (nonzero(output_padding_, 0)) s += ", output_padding=" + tuple_str(output_padding_);
+  if (nonzero(dilation_, 1)) s += ", dilation=" + tuple_str(dilation_);
+  if (options.groups() != 1) s += ", groups=" + std::to_string(options.groups());
+  if (!bias.defined()) s += ", bias=false";
+  return s;
+}
+
 // ---- parameter-free layers ----------------------------------------------------------------------
 
 Dropout::Dropout(double p_) : Module("Dropout"), p(p_) {

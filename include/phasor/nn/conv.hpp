@@ -1,5 +1,5 @@
 // phasor/nn/conv.hpp - functional layers (torch.nn.functional names and argument order):
-// linear, conv1d/2d/3d, unfold/fold (im2col / col2im) and dropout. Layout is NC* (channels first).
+// linear, conv1d/2d/3d, conv_transpose1d/2d/3d, unfold/fold (im2col / col2im) and dropout. Layout is NC* (channels first).
 #pragma once
 #include <cstdint>
 #include <initializer_list>
@@ -19,7 +19,9 @@ const char* padding_mode_name(PaddingMode mode);
 
 /// Sizes per spatial dim: one int used for every dim, or one int per dim (torch's ExpandingArray).
 struct IntList {
-  Shape values;  ///< one entry (broadcast to every dim) or one per dim
+  Shape values;  ///< one entry (broadcast to every dim) or one per dim; empty: the op's default
+  /// No sizes: the op's default where it has one (pooling's stride: the kernel size).
+  IntList() = default;
   /// The same size for every dim.
   IntList(int v) : values{v} {}
   /// The same size for every dim.
@@ -82,6 +84,26 @@ Tensor conv3d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor
 Tensor conv_nd(const Tensor& x, const Tensor& weight, const Tensor& bias, const IntList& stride,
                const Padding& padding, const IntList& dilation, std::int64_t groups, PaddingMode padding_mode,
                const char* op = "conv");
+
+/// 1-D transposed convolution (the adjoint of conv1d in its input) of x (N, C_in, L) or (C_in, L) with
+/// w (C_in, C_out / groups, k) and optional bias (C_out): output length (L - 1) stride - 2 padding +
+/// dilation (k - 1) + output_padding + 1 (torch.nn.functional.conv_transpose1d; output_padding must be
+/// smaller than the stride or the dilation).
+Tensor conv_transpose1d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), const IntList& stride = 1,
+                        const IntList& padding = 0, const IntList& output_padding = 0, std::int64_t groups = 1,
+                        const IntList& dilation = 1);
+/// 2-D transposed convolution of x (N, C_in, H, W) or (C_in, H, W) with w (C_in, C_out / groups, kh, kw).
+Tensor conv_transpose2d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), const IntList& stride = 1,
+                        const IntList& padding = 0, const IntList& output_padding = 0, std::int64_t groups = 1,
+                        const IntList& dilation = 1);
+/// 3-D transposed convolution of x (N, C_in, D, H, W) or (C_in, D, H, W) with w (C_in, C_out / groups, kd, kh, kw).
+Tensor conv_transpose3d(const Tensor& x, const Tensor& weight, const Tensor& bias = Tensor(), const IntList& stride = 1,
+                        const IntList& padding = 0, const IntList& output_padding = 0, std::int64_t groups = 1,
+                        const IntList& dilation = 1);
+/// Transposed convolution over weight.dim() - 2 spatial dims (any number); `op` names it in errors.
+Tensor conv_transpose_nd(const Tensor& x, const Tensor& weight, const Tensor& bias, const IntList& stride,
+                         const IntList& padding, const IntList& output_padding, std::int64_t groups,
+                         const IntList& dilation, const char* op = "conv_transpose");
 
 /// Sliding blocks of x (N, C, H, W) or (C, H, W) as columns (N, C*kh*kw, L) (torch.nn.functional.unfold).
 Tensor unfold(const Tensor& x, const IntList& kernel_size, const IntList& dilation = 1, const IntList& padding = 0,

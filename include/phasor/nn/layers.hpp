@@ -160,6 +160,109 @@ class Conv3d : public ConvNd {
       : Conv3d(Conv3dOptions(in_channels, out_channels, std::move(kernel_size))) {}
 };
 
+/// Options of a transposed convolution layer (torch.nn.ConvTranspose1d/2d/3d's arguments).
+struct ConvTransposeOptions {
+  /// in_channels -> out_channels with a kernel (one size for every dim, or one per dim).
+  ConvTransposeOptions(std::int64_t in_channels, std::int64_t out_channels, IntList kernel_size)
+      : in_channels_(in_channels), out_channels_(out_channels), kernel_size_(std::move(kernel_size)) {}
+  /// Step of the convolution this one transposes (default 1).
+  ConvTransposeOptions& stride(IntList v) { stride_ = std::move(v); return *this; }
+  /// dilation (k - 1) - padding zeros taken off both sides of the output (default 0).
+  ConvTransposeOptions& padding(IntList v) { padding_ = std::move(v); return *this; }
+  /// Extra size on one side of the output, smaller than the stride or the dilation (default 0).
+  ConvTransposeOptions& output_padding(IntList v) { output_padding_ = std::move(v); return *this; }
+  /// Number of channel groups (default 1); must divide both channel counts.
+  ConvTransposeOptions& groups(std::int64_t v) { groups_ = v; return *this; }
+  /// Whether the layer adds a learned bias (default true).
+  ConvTransposeOptions& bias(bool v) { bias_ = v; return *this; }
+  /// Spacing of kernel taps (default 1).
+  ConvTransposeOptions& dilation(IntList v) { dilation_ = std::move(v); return *this; }
+  /// Parameter dtype (default float32).
+  ConvTransposeOptions& dtype(Dtype v) { dtype_ = v; return *this; }
+  std::int64_t in_channels() const { return in_channels_; }        ///< input channels
+  std::int64_t out_channels() const { return out_channels_; }      ///< output channels
+  const IntList& kernel_size() const { return kernel_size_; }      ///< kernel size
+  const IntList& stride() const { return stride_; }                ///< stride
+  const IntList& padding() const { return padding_; }              ///< padding
+  const IntList& output_padding() const { return output_padding_; }  ///< output padding
+  std::int64_t groups() const { return groups_; }                  ///< groups
+  bool bias() const { return bias_; }                              ///< learned bias on
+  const IntList& dilation() const { return dilation_; }            ///< dilation
+  Dtype dtype() const { return dtype_; }                           ///< parameter dtype
+
+  std::int64_t in_channels_;     ///< see in_channels()
+  std::int64_t out_channels_;    ///< see out_channels()
+  IntList kernel_size_;          ///< see kernel_size()
+  IntList stride_ = 1;           ///< see stride()
+  IntList padding_ = 0;          ///< see padding()
+  IntList output_padding_ = 0;   ///< see output_padding()
+  std::int64_t groups_ = 1;      ///< see groups()
+  bool bias_ = true;             ///< see bias()
+  IntList dilation_ = 1;         ///< see dilation()
+  Dtype dtype_ = Dtype::Float32;  ///< see dtype()
+};
+using ConvTranspose1dOptions = ConvTransposeOptions;  ///< options of ConvTranspose1d
+using ConvTranspose2dOptions = ConvTransposeOptions;  ///< options of ConvTranspose2d
+using ConvTranspose3dOptions = ConvTransposeOptions;  ///< options of ConvTranspose3d
+
+/// Transposed convolution over `ndim` spatial dims (base of ConvTranspose1d/2d/3d): weight
+/// (in, out / groups, *kernel), bias (out).
+class ConvTransposeNd : public Module {
+ public:
+  /// Validates the options and initialises the parameters as PyTorch does; `name` is the class name.
+  ConvTransposeNd(std::string name, std::int64_t ndim, const ConvTransposeOptions& options);
+  /// x (N, C_in, *spatial) or (C_in, *spatial) -> (N, C_out, *spatial_out).
+  Tensor forward(const Tensor& x) override;
+  /// forward with the output_padding that makes the output's spatial size `output_size` (the spatial sizes,
+  /// or the whole shape); throws when no output_padding below the stride gives it.
+  Tensor forward(const Tensor& x, const Shape& output_size);
+  /// "16, 8, kernel_size=(2, 2), stride=(2, 2)" (non-default fields only, as torch).
+  std::string extra_repr() const override;
+  /// Redraws weight ~ kaiming_uniform(a = sqrt(5)) and bias ~ U(-1/sqrt(fan_in), 1/sqrt(fan_in)) with torch's
+  /// fan_in of the transposed weight (out / groups * kernel elements).
+  void reset_parameters();
+  /// Number of spatial dims.
+  std::int64_t ndim() const { return ndim_; }
+
+  ConvTransposeOptions options;  ///< the options it was built with
+  Tensor weight;                 ///< (in_channels, out_channels / groups, *kernel_size)
+  Tensor bias;                   ///< (out_channels), undefined without bias
+
+ private:
+  std::int64_t ndim_;
+  Shape kernel_, stride_, padding_, output_padding_, dilation_;
+};
+
+/// 1-D transposed convolution over (N, C, L).
+class ConvTranspose1d : public ConvTransposeNd {
+ public:
+  /// A layer from options.
+  explicit ConvTranspose1d(const ConvTranspose1dOptions& options) : ConvTransposeNd("ConvTranspose1d", 1, options) {}
+  /// ConvTranspose1d(ConvTranspose1dOptions(in, out, kernel_size)).
+  ConvTranspose1d(std::int64_t in_channels, std::int64_t out_channels, IntList kernel_size)
+      : ConvTranspose1d(ConvTranspose1dOptions(in_channels, out_channels, std::move(kernel_size))) {}
+};
+
+/// 2-D transposed convolution over (N, C, H, W).
+class ConvTranspose2d : public ConvTransposeNd {
+ public:
+  /// A layer from options.
+  explicit ConvTranspose2d(const ConvTranspose2dOptions& options) : ConvTransposeNd("ConvTranspose2d", 2, options) {}
+  /// ConvTranspose2d(ConvTranspose2dOptions(in, out, kernel_size)).
+  ConvTranspose2d(std::int64_t in_channels, std::int64_t out_channels, IntList kernel_size)
+      : ConvTranspose2d(ConvTranspose2dOptions(in_channels, out_channels, std::move(kernel_size))) {}
+};
+
+/// 3-D transposed convolution over (N, C, D, H, W).
+class ConvTranspose3d : public ConvTransposeNd {
+ public:
+  /// A layer from options.
+  explicit ConvTranspose3d(const ConvTranspose3dOptions& options) : ConvTransposeNd("ConvTranspose3d", 3, options) {}
+  /// ConvTranspose3d(ConvTranspose3dOptions(in, out, kernel_size)).
+  ConvTranspose3d(std::int64_t in_channels, std::int64_t out_channels, IntList kernel_size)
+      : ConvTranspose3d(ConvTranspose3dOptions(in_channels, out_channels, std::move(kernel_size))) {}
+};
+
 // ---- parameter-free layers ----------------------------------------------------------------------
 
 /// Returns its input.
