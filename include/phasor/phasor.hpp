@@ -13,6 +13,7 @@
 #include "phasor/io.hpp"
 #include "phasor/linalg.hpp"
 #include "phasor/nn/conv.hpp"
+#include "phasor/nn/embedding.hpp"
 #include "phasor/nn/fno.hpp"
 #include "phasor/nn/init.hpp"
 #include "phasor/nn/layers.hpp"
