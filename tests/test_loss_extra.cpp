@@ -588,6 +588,14 @@ TEST_CASE("embedding: rows of weight, padding_idx, scale_grad_by_freq and max_no
     CAPTURE(mode);
     check_close(wg.grad(), reduce_ref(ref, Reduction::none));
   }
+  // writing into the indices after the forward does not change the gradient
+  {
+    Tensor ids = idx.clone(), wg = w.detach().clone().requires_grad_();
+    Tensor out = F::embedding(ids, wg);
+    ids.fill_(0);
+    out.sum().backward();
+    check_close(wg.grad().sum({1}), {3.0, 9.0, 3.0, 0.0, 6.0, 3.0});  // rows 0, 1 (x3), 2, 4 (x2), 5 once each
+  }
   // gradcheck without padding_idx and scale_grad_by_freq (both by design not the derivative: checked against the
   // loop above)
   Tensor wg = w.detach().clone().requires_grad_();

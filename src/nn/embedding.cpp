@@ -100,6 +100,8 @@ Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<std::i
   if (::phasor::detail::check_index_values(flat, 0, V, "for " + std::to_string(V) + " embeddings", op))
     flat = flat.clamp(0, std::max<std::int64_t>(V - 1, 0));  // a failure reported later reads in range meanwhile
   if (max_norm) renorm_rows(weight, flat, *max_norm, norm_type, op);
+  // the backward keeps the indices: a copy, so that writing into input after the forward changes nothing
+  if (GradMode::is_enabled() && weight.requires_grad()) flat = flat.clone();
   Shape out_shape = input.shape();
   out_shape.push_back(D);
   // per-lookup gradient scale (Note [embedding gradients]); undefined: 1 everywhere
