@@ -470,7 +470,7 @@ TEST_CASE("loss errors name the op and the shapes") {
   CHECK_THROWS_WITH_AS(F::huber_loss(b, b, Reduction::mean, 0), doctest::Contains("[huber_loss] delta must be"), Error);
   CHECK_THROWS_WITH_AS(F::mse_loss(b, b, static_cast<Reduction>(7)), "[mse_loss] unknown reduction value 7", Error);
   CHECK_THROWS_WITH_AS(nn::reduction_from_string("avg"),
-                       "[reduction] unknown reduction 'avg'; expected 'none', 'mean' or 'sum'", Error);
+                       "[reduction] unknown reduction 'avg'; expected 'none', 'mean', 'sum' or (kl_div only) 'batchmean'", Error);
   CHECK_THROWS_WITH_AS(F::relative_lp_loss(a, a, 0), "[relative_lp_loss] p must be > 0 (or infinity), got 0.000000", Error);
   CHECK_THROWS_WITH_AS(F::lp_loss(a, a, -1), doctest::Contains("[lp_loss] p must be > 0"), Error);
   CHECK_THROWS_WITH_AS(F::lp_loss(full({}, 1.0), full({}, 1.0)), doctest::Contains("[lp_loss] expected a batch dim"), Error);

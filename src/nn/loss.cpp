@@ -27,7 +27,7 @@ Reduction reduction_from_string(const std::string& name) {
   if (name == "mean") return Reduction::mean;
   if (name == "sum") return Reduction::sum;
   if (name == "batchmean") return Reduction::batchmean;
-  throw Error("reduction", "unknown reduction '" + name + "'; expected 'none', 'mean' or 'sum'");  // or kl_div's batchmean
+  throw Error("reduction", "unknown reduction '" + name + "'; expected 'none', 'mean', 'sum' or (kl_div only) 'batchmean'");
 }
 
 namespace functional {
