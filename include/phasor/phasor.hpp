@@ -21,6 +21,7 @@
 #include "phasor/nn/module.hpp"
 #include "phasor/nn/normalization.hpp"
 #include "phasor/nn/pooling.hpp"
+#include "phasor/nn/sampling.hpp"
 #include "phasor/nn/spectral.hpp"
 #include "phasor/ops.hpp"
 #include "phasor/optim/clip_grad.hpp"
