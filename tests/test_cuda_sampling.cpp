@@ -46,6 +46,8 @@ DEVICE_CASE("cuda sampling: interpolate in every mode agrees with the CPU, value
       {"trilinear", {1, 2, 3, 4, 5}, Shape{5, 3, 8}, std::nullopt, false},
       {"trilinear", {1, 2, 3, 4, 5}, std::nullopt, std::vector<double>{1.5, 2, 0.5}, true},
       {"area", {2, 3, 10}, Shape{3}, std::nullopt, std::nullopt},
+      {"area", {2, 3, 11}, Shape{2}, std::nullopt, std::nullopt},
+      {"bilinear", {2, 3, 9, 6}, Shape{10, 11}, std::nullopt, false},
       {"area", {2, 3, 7, 9}, Shape{3, 4}, std::nullopt, std::nullopt},
       {"area", {1, 2, 6, 4, 5}, std::nullopt, std::vector<double>{0.5, 0.75, 1.4}, std::nullopt},
   };

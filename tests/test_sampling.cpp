@@ -281,6 +281,8 @@ TEST_CASE("interpolate: every mode against the direct loop, up and down, sizes a
       {"trilinear", {3, 4, 5}, {5, 3, 8}, std::nullopt, true, false},
       {"trilinear", {3, 4, 5}, {}, std::vector<double>{1.5, 2, 0.5}, false, false},
       {"area", {10}, {3}, std::nullopt, false, false},
+      {"area", {11}, {2}, std::nullopt, false, false},  // windows of 6 (more than 4 taps)
+      {"bilinear", {9, 6}, {10, 11}, std::nullopt, false, false},  // last dim enlarged, the one before >= 8
       {"area", {7, 9}, {3, 4}, std::nullopt, false, false},
       {"area", {4, 5}, {7, 5}, std::nullopt, false, false},  // area upsampling: windows of one or two
       {"area", {6, 4, 5}, {}, std::vector<double>{0.5, 0.75, 1.4}, false, false},
@@ -358,7 +360,8 @@ TEST_CASE("interpolate: gradcheck for every mode") {
       {"bilinear", {1, 2, 4, 5}, {6, 3}, true},         {"bicubic", {1, 2, 4, 5}, {7, 3}, false},
       {"bicubic", {1, 1, 4, 5}, {3, 6}, true},          {"trilinear", {1, 1, 3, 4, 3}, {4, 3, 5}, false},
       {"trilinear", {1, 1, 3, 4, 3}, {2, 5, 4}, true},  {"area", {1, 2, 7, 5}, {3, 4}, std::nullopt},
-      {"area", {1, 1, 3, 4, 5}, {2, 5, 3}, std::nullopt},
+      {"area", {1, 1, 3, 4, 5}, {2, 5, 3}, std::nullopt}, {"area", {1, 2, 11}, {2}, std::nullopt},
+      {"bilinear", {1, 1, 8, 3}, {9, 5}, true},
   };
   for (const Case& c : cases) {
     CAPTURE(c.mode);
