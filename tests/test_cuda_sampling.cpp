@@ -61,6 +61,11 @@ DEVICE_CASE("cuda sampling: interpolate in every mode agrees with the CPU, value
       agree(dev, c.mode, f, {x}, tol(dt));
       grads_agree(dev, c.mode, f, {x}, tol(dt));
     }
+  for (const char* mode : {"bilinear", "bicubic"}) {  // antialiased
+    const auto f = [&](const V& a) { return F::interpolate(a[0], Shape{4, 11}, std::nullopt, mode, std::nullopt, std::nullopt, true); };
+    agree(dev, mode, f, {sample({2, 3, 10, 9}, float32)}, tol(float32));
+    grads_agree(dev, mode, f, {sample({2, 3, 10, 9}, float64)}, tol(float64));
+  }
   const auto bic = [](const V& a) { return F::interpolate(a[0], Shape{5, 3}, std::nullopt, "bicubic"); };
   grad2_agree(dev, "bicubic", bic, {sample({1, 2, 3, 4}, float64)}, 1e-10);
 }

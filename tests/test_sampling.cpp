@@ -51,7 +51,33 @@ double keys(double d) {
 
 /// The (input position, weight) pairs output position o of one dim draws on, from the documented rules.
 std::vector<std::pair<std::int64_t, double>> taps_1d(const std::string& mode, std::int64_t in, std::int64_t out,
-                                                     std::int64_t o, bool align, std::optional<double> sf) {
+                                                     std::int64_t o, bool align, std::optional<double> sf,
+                                                     bool aa = false) {
+  if (aa) {
+    // antialias (torch / PIL): filter centred at s (o + 0.5), widened by s = in/out (or 1/scale_factor, or
+    // (in-1)/(out-1) with align_corners) when s > 1, over the pixels j in [(int)(c - support + 0.5),
+    // (int)(c + support + 0.5)) inside the input, at their centres j + 0.5, normalised
+    const double s = align ? (out > 1 ? double(in - 1) / double(out - 1) : 0.0) : sf ? 1.0 / *sf : double(in) / double(out);
+    const double width = mode == "bicubic" ? 2.0 : 1.0;  // half width at scale 1
+    const double stretch = s > 1 ? s : 1.0;
+    const double c = s * (o + 0.5), support = width * stretch;
+    std::vector<std::pair<std::int64_t, double>> r;
+    double total = 0;
+    for (std::int64_t j = 0; j < in; ++j) {
+      if (j < static_cast<std::int64_t>(c - support + 0.5) || j >= static_cast<std::int64_t>(c + support + 0.5)) continue;
+      const double x = std::fabs((j + 0.5 - c) / stretch);
+      double w;
+      if (mode == "bilinear") w = std::max(0.0, 1 - x);
+      else {  // Keys with A = -0.5
+        const double A = -0.5;
+        w = x <= 1 ? (A + 2) * x * x * x - (A + 3) * x * x + 1 : x < 2 ? A * (x * x * x - 5 * x * x + 8 * x - 4) : 0.0;
+      }
+      r.emplace_back(j, w);
+      total += w;
+    }
+    for (auto& e : r) e.second /= total;
+    return r;
+  }
   if (mode == "nearest" || mode == "nearest-exact") {
     // torch: scale = 1/scale_factor (or in/out) in float, source floor(o * scale) (legacy nearest, which copies
     // when out == in and halves when out == 2 in) or floor((o + 0.5) * scale) (exact), capped at in - 1
@@ -94,7 +120,7 @@ std::vector<std::pair<std::int64_t, double>> taps_1d(const std::string& mode, st
 
 /// interpolate by a direct loop: every output point sums the product of its per-dim taps.
 std::vector<double> interp_ref(const Tensor& x, const Shape& out, const std::string& mode, bool align,
-                               std::vector<std::optional<double>> sf) {
+                               std::vector<std::optional<double>> sf, bool aa = false) {
   const Shape xs = x.shape();
   const std::vector<double> xv = vals(x);
   const std::size_t nd = xs.size() - 2;
@@ -105,7 +131,7 @@ std::vector<double> interp_ref(const Tensor& x, const Shape& out, const std::str
   for (std::int64_t p = 0; p < numel_of(full); ++p) {
     const Shape i = unravel(p, full);
     std::vector<std::vector<std::pair<std::int64_t, double>>> t;
-    for (std::size_t d = 0; d < nd; ++d) t.push_back(taps_1d(mode, in[d], out[d], i[d + 2], align, sf[d]));
+    for (std::size_t d = 0; d < nd; ++d) t.push_back(taps_1d(mode, in[d], out[d], i[d + 2], align, sf[d], aa));
     double acc = 0;
     std::vector<std::size_t> k(nd, 0);
     while (true) {
@@ -239,6 +265,9 @@ TEST_CASE("interpolate: hand-checked small cases") {
   // area 5 -> 2: windows [0, 3) and [2, 5)
   const Tensor l5 = from_vector(std::vector<double>{1, 2, 3, 4, 5}, Shape{1, 1, 5});
   check_close(F::interpolate(l5, Shape{2}, std::nullopt, "area"), {2, 4});
+  // antialiased bilinear 4 -> 2: the triangle widened to support 2 around 1 and 3, taps (3, 3, 1) / 7
+  check_close(F::interpolate(test::seq({1, 1, 1, 4}), Shape{1, 2}, std::nullopt, "bilinear", std::nullopt, std::nullopt, true),
+              {5.0 / 7, 16.0 / 7});
   // linear 2 -> 3 with align_corners: the midpoint
   check_close(F::interpolate(from_vector(std::vector<double>{10, 20}, Shape{1, 1, 2}), Shape{3}, std::nullopt, "linear", true),
               {10, 15, 20});
@@ -319,6 +348,45 @@ TEST_CASE("interpolate: every mode against the direct loop, up and down, sizes a
                                       align, c.recompute);
     CHECK(y32.dtype() == float32);
     check_close(y32, vals(y), 1e-5);
+  }
+}
+
+TEST_CASE("interpolate: antialiased bilinear and bicubic against the direct loop, gradcheck") {
+  manual_seed(9);
+  struct Case {
+    std::string mode;
+    Shape in, out;
+    std::optional<std::vector<double>> sf;
+    bool align;
+  };
+  const std::vector<Case> cases = {
+      {"bilinear", {9, 7}, {4, 3}, std::nullopt, false}, {"bilinear", {4, 5}, {7, 9}, std::nullopt, false},
+      {"bilinear", {9, 7}, {4, 3}, std::nullopt, true},  {"bilinear", {10, 6}, {}, std::vector<double>{0.35, 1.5}, false},
+      {"bicubic", {10, 8}, {3, 5}, std::nullopt, false}, {"bicubic", {10, 8}, {3, 12}, std::nullopt, true},
+      {"bicubic", {7, 9}, {}, std::vector<double>{0.4, 0.7}, false},
+  };
+  for (const Case& c : cases) {
+    CAPTURE(c.mode);
+    CAPTURE(c.in);
+    CAPTURE(c.out);
+    CAPTURE(c.align);
+    const Tensor x = randn({2, 2, c.in[0], c.in[1]}, float64);
+    Shape out = c.out;
+    std::vector<std::optional<double>> sf(2);
+    if (c.sf) {
+      out.clear();
+      for (std::size_t d = 0; d < 2; ++d) {
+        out.push_back(static_cast<std::int64_t>(std::floor(static_cast<double>(c.in[d]) * (*c.sf)[d])));
+        sf[d] = (*c.sf)[d];
+      }
+    }
+    const auto f = [&](const std::vector<Tensor>& in) {
+      return F::interpolate(in[0], c.sf ? std::nullopt : std::optional<Shape>(c.out), c.sf, c.mode, c.align, std::nullopt, true);
+    };
+    const Tensor y = f({x});
+    REQUIRE(y.shape() == Shape{2, 2, out[0], out[1]});
+    check_close(y, interp_ref(x, out, c.mode, c.align, sf, true), 1e-12);
+    CHECK(autodiff::gradcheck(f, {test::leaf64({1, 1, c.in[0], c.in[1]})}));
   }
 }
 
@@ -543,8 +611,11 @@ TEST_CASE("sampling errors") {
   CHECK_THROWS_WITH_AS(F::interpolate(x, Shape{3}, std::nullopt, "nearest", false),
                        Contains("[interpolate] align_corners can only be set with the interpolating modes"), Error);
   CHECK_THROWS_WITH_AS(F::interpolate(x, Shape{3}, std::nullopt, "area", true), Contains("align_corners can only be set"), Error);
-  CHECK_THROWS_WITH_AS(F::interpolate(x, Shape{3}, std::nullopt, "bilinear", std::nullopt, std::nullopt, true),
-                       Contains("[interpolate] antialias=true is not supported"), Error);
+  CHECK_THROWS_WITH_AS(F::interpolate(x, Shape{3}, std::nullopt, "nearest", std::nullopt, std::nullopt, true),
+                       Contains("[interpolate] antialias=true needs mode 'bilinear' or 'bicubic' (4-D input), got mode 'nearest'"),
+                       Error);
+  CHECK_THROWS_WITH_AS(F::interpolate(randn({1, 1, 3, 3, 3}), Shape{2}, std::nullopt, "trilinear", std::nullopt, std::nullopt, true),
+                       Contains("antialias=true needs mode 'bilinear' or 'bicubic'"), Error);
   CHECK_THROWS_WITH_AS(F::interpolate(x, Shape{3}, std::nullopt, "nearest", std::nullopt, true),
                        Contains("recompute_scale_factor is not meaningful with an explicit size"), Error);
   CHECK_THROWS_WITH_AS(F::interpolate(ones({1, 1, 3}, int64), Shape{3}, std::nullopt, "linear"),

@@ -13,6 +13,14 @@
 // A dim whose table is the identity (same size, source = destination) is skipped. The gradient is
 // index_select's (index_add of the weighted cotangent).
 //
+// Note [antialiasing]
+// With antialias (bilinear and bicubic, as torch and PIL): output position o of a dim with scale s (as the
+// plain mode's: 1/scale_factor, in/out, or (in-1)/(out-1) with align_corners) centres the filter at
+// c = s * (o + 0.5) in input pixel units; the filter (triangle, or Keys' cubic with A = -0.5) is stretched
+// by s when s > 1 (shrinking), so its support is s times the plain one, and sampled at input pixel
+// centres j + 0.5 for the j with floor-ish bounds max(0, (int)(c - support + 0.5)) <= j < min(in,
+// (int)(c + support + 0.5)); the taps are normalised to sum 1 (so the border needs no clamping).
+//
 // Note [grid_sample as gathers]
 // grid_sample unnormalises the grid to pixel coordinates on the device, applies the padding mode to them
 // (border: clamp; reflection: reflect about the edges, then clamp), and for each of the 2^nd corners
@@ -105,6 +113,46 @@ void index_and_lambda(double src, std::int64_t in, std::int64_t& i0, double& lam
 
 double cubic1(double x, double A) { return ((A + 2) * x - (A + 3)) * x * x + 1; }
 double cubic2(double x, double A) { return ((A * x - 5 * A) * x + 8 * A) * x - 4 * A; }
+
+/// Antialiased bilinear / bicubic (Note [antialiasing]): the filter stretched by the scale when shrinking,
+/// over the input positions within its support, normalised to sum 1.
+Taps make_aa_taps(Mode mode, std::int64_t in, std::int64_t out, bool align, std::optional<double> sf) {
+  Taps t;
+  t.out = out;
+  const double scale = linear_scale(in, out, align, sf);
+  const double size = mode == Mode::bicubic ? 4.0 : 2.0;  // the filter's width at scale 1
+  const double support = scale >= 1.0 ? size * 0.5 * scale : size * 0.5;
+  const double inv = scale >= 1.0 ? 1.0 / scale : 1.0;
+  const auto filter = [&](double x) {
+    x = std::fabs(x);
+    if (mode == Mode::bilinear) return x < 1.0 ? 1.0 - x : 0.0;
+    return x < 1.0 ? cubic1(x, -0.5) : x < 2.0 ? cubic2(x, -0.5) : 0.0;
+  };
+  std::vector<std::vector<std::pair<std::int64_t, double>>> rows;
+  for (std::int64_t o = 0; o < out; ++o) {
+    const double center = scale * (static_cast<double>(o) + 0.5);
+    const std::int64_t lo = std::max<std::int64_t>(static_cast<std::int64_t>(center - support + 0.5), 0);
+    const std::int64_t hi = std::min<std::int64_t>(static_cast<std::int64_t>(center + support + 0.5), in);
+    std::vector<std::pair<std::int64_t, double>> row;
+    double total = 0;
+    for (std::int64_t j = lo; j < hi; ++j) {
+      row.emplace_back(j, filter((static_cast<double>(j) - center + 0.5) * inv));
+      total += row.back().second;
+    }
+    if (total != 0.0)
+      for (auto& e : row) e.second /= total;
+    if (row.empty()) row.emplace_back(std::min(lo, in - 1), 0.0);
+    t.K = std::max<std::int64_t>(t.K, static_cast<std::int64_t>(row.size()));
+    rows.push_back(std::move(row));
+  }
+  for (const auto& row : rows)
+    for (std::int64_t k = 0; k < t.K; ++k) {
+      const bool inside = k < static_cast<std::int64_t>(row.size());
+      t.idx.push_back(inside ? row[static_cast<std::size_t>(k)].first : row[0].first);
+      t.w.push_back(inside ? row[static_cast<std::size_t>(k)].second : 0.0);
+    }
+  return t;
+}
 
 Taps make_taps(Mode mode, std::int64_t in, std::int64_t out, bool align, std::optional<double> sf) {
   Taps t;
@@ -272,7 +320,8 @@ Tensor interpolate(const Tensor& x, const std::optional<Shape>& size, const std:
   if (need != 0 && x.dim() != need)
     throw Error(op, "mode '" + mode_name + "' needs a " + std::to_string(need) + "-D input, got " +
                         std::to_string(x.dim()) + "-D input " + shape_str(x.shape()));
-  if (antialias) throw Error(op, "antialias=true is not supported");
+  if (antialias && mode != Mode::bilinear && mode != Mode::bicubic)
+    throw Error(op, "antialias=true needs mode 'bilinear' or 'bicubic' (4-D input), got mode '" + mode_name + "'");
   const bool interpolating = mode == Mode::linear || mode == Mode::bilinear || mode == Mode::bicubic ||
                              mode == Mode::trilinear;
   if (align_corners && !interpolating)
@@ -312,7 +361,8 @@ Tensor interpolate(const Tensor& x, const std::optional<Shape>& size, const std:
   }
   const bool align = align_corners.value_or(false);
   std::vector<Taps> taps;
-  for (std::size_t d = 0; d < nd; ++d) taps.push_back(make_taps(mode, in[d], out[d], align, sf[d]));
+  for (std::size_t d = 0; d < nd; ++d)
+    taps.push_back(antialias ? make_aa_taps(mode, in[d], out[d], align, sf[d]) : make_taps(mode, in[d], out[d], align, sf[d]));
 
   return detail::composite(op, {x}, [&] {
     Tensor y = x;

@@ -20,7 +20,8 @@ namespace functional {
 /// legacy floor(dst * scale) source), "nearest-exact", "linear" (3-D x), "bilinear" / "bicubic" (4-D),
 /// "trilinear" (5-D) or "area" (adaptive average pooling). align_corners only with the linear modes and
 /// bicubic (default false). A scale_factor sets the output size floor(in * scale_factor) and, unless
-/// recompute_scale_factor, the source scale 1 / scale_factor. antialias = true is not supported (throws).
+/// recompute_scale_factor, the source scale 1 / scale_factor. antialias (bilinear and bicubic only) low-pass
+/// filters when shrinking: the filter is stretched by in/out and its taps normalised, as torch and PIL.
 Tensor interpolate(const Tensor& x, const std::optional<Shape>& size = std::nullopt,
                    const std::optional<std::vector<double>>& scale_factor = std::nullopt,
                    const std::string& mode = "nearest", std::optional<bool> align_corners = std::nullopt,
