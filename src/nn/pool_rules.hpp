@@ -64,21 +64,24 @@ PHASOR_HOST_DEVICE inline void pool_readers(const PoolGeo& g, int d, std::int64_
   hi = hi >= g.out[d] ? g.out[d] - 1 : hi;
 }
 
+/// Output o's factor along dim d of an average's divisor (the divisor is their product unless overridden):
+/// the window clipped to the padded input when count_include_pad (regular windows), else its taps.
+PHASOR_HOST_DEVICE inline std::int64_t pool_count(const PoolGeo& g, int d, std::int64_t o) {
+  if (g.count_include_pad && !g.adaptive) {
+    const std::int64_t start = o * g.stride[d] - g.pad[d];
+    const std::int64_t stop = start + g.kernel[d], lim = g.in[d] + g.pad[d];
+    return (stop < lim ? stop : lim) - start;
+  }
+  std::int64_t first, end, step;
+  pool_taps(g, d, o, first, end, step);
+  return end > first ? (end - first + step - 1) / step : 0;
+}
+
 /// What the average of output (o0, o1, o2) divides its sum by (torch's avg_pool / adaptive_avg_pool rule).
 PHASOR_HOST_DEVICE inline double pool_divisor(const PoolGeo& g, const std::int64_t* o) {
   if (g.divisor > 0) return static_cast<double>(g.divisor);
   std::int64_t n = 1;
-  for (int d = 0; d < kPoolDims; ++d) {
-    if (g.count_include_pad && !g.adaptive) {  // the window clipped to the padded input
-      const std::int64_t start = o[d] * g.stride[d] - g.pad[d];
-      const std::int64_t stop = start + g.kernel[d], lim = g.in[d] + g.pad[d];
-      n *= (stop < lim ? stop : lim) - start;
-    } else {
-      std::int64_t first, end, step;
-      pool_taps(g, d, o[d], first, end, step);
-      n *= end > first ? (end - first + step - 1) / step : 0;
-    }
-  }
+  for (int d = 0; d < kPoolDims; ++d) n *= pool_count(g, d, o[d]);
   return static_cast<double>(n);
 }
 

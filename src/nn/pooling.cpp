@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <limits>
 #include <sstream>
 
 #include "autodiff/node.hpp"
@@ -55,6 +56,53 @@ void visit_pool_dtype(Dtype t, const char* op, F&& f) {
   else throw Error(op, std::string("expected a float32 or float64 input, got ") + dtype_name(t));
 }
 
+/// Every output index's window per dim (pool_taps, pool_count), so the CPU loops below do no index division.
+struct PoolTables {
+  std::vector<std::int64_t> first[kPoolDims], end[kPoolDims], count[kPoolDims];
+  std::int64_t step[kPoolDims] = {1, 1, 1};
+  explicit PoolTables(const PoolGeo& g) {
+    for (int d = 0; d < kPoolDims; ++d)
+      for (std::int64_t o = 0; o < g.out[d]; ++o) {
+        std::int64_t f, e;
+        detail::pool_taps(g, d, o, f, e, step[d]);
+        first[d].push_back(f);
+        end[d].push_back(e);
+        count[d].push_back(detail::pool_count(g, d, o));
+      }
+  }
+  /// pool_divisor of output (o0, o1, o2).
+  double divisor(const PoolGeo& g, std::int64_t o0, std::int64_t o1, std::int64_t o2) const {
+    if (g.divisor > 0) return static_cast<double>(g.divisor);
+    return static_cast<double>(count[0][static_cast<std::size_t>(o0)] * count[1][static_cast<std::size_t>(o1)] *
+                               count[2][static_cast<std::size_t>(o2)]);
+  }
+  /// Calls f(flat in-plane index) for every tap of output (o0, o1, o2), in row-major order.
+  template <class F>
+  void taps(const PoolGeo& g, std::int64_t o0, std::int64_t o1, std::int64_t o2, F&& f) const {
+    const auto a = static_cast<std::size_t>(o0), b = static_cast<std::size_t>(o1), c = static_cast<std::size_t>(o2);
+    for (std::int64_t i0 = first[0][a]; i0 < end[0][a]; i0 += step[0])
+      for (std::int64_t i1 = first[1][b]; i1 < end[1][b]; i1 += step[1]) {
+        const std::int64_t row = (i0 * g.in[1] + i1) * g.in[2];
+        for (std::int64_t i2 = first[2][c]; i2 < end[2][c]; i2 += step[2]) f(row + i2);
+      }
+  }
+};
+
+/// Runs body(plane, o0, o1, k0) for each row (o0, o1) of the outputs of every plane, k0 its first flat output
+/// index, rows in parallel (each row writes outputs of its own).
+template <class Body>
+void for_each_output_row(const PoolGeo& g, std::int64_t NC, Body&& body) {
+  const std::int64_t per_plane = g.out[0] * g.out[1], rows = NC * per_plane;
+  const std::int64_t work = rows * g.out[2] * g.kernel[0] * g.kernel[1] * g.kernel[2];
+#pragma omp parallel for num_threads(threads_for(work)) schedule(static)
+  for (std::int64_t r = 0; r < rows; ++r) {
+    const std::int64_t nc = r / per_plane, rem = r - nc * per_plane;
+    body(nc, rem / g.out[1], rem % g.out[1], r * g.out[2]);
+  }
+}
+
+// The CPU kernels compute what src/cuda/pool.cu's do (pool_max_at, pool_avg_at, pool_avg_adjoint_at), in the
+// same order, from the tables: the maxima and their indices are identical, the sums bitwise so.
 G max_pool_forward(const Tensor& x_, const PoolGeo& g, const Shape& os) {
   if (x_.device().is_cuda()) {
     auto [y, i] = cuda::detail::max_pool(x_, g, os);
@@ -63,19 +111,30 @@ G max_pool_forward(const Tensor& x_, const PoolGeo& g, const Shape& os) {
   const Tensor x = x_.contiguous();
   Tensor y = ::phasor::detail::make_tensor(os, x.dtype(), x.device());
   Tensor idx = ::phasor::detail::make_tensor(os, Dtype::Int64, x.device());
-  const std::int64_t P = plane_in(g), L = plane_out(g), total = y.numel();
+  const PoolTables t(g);
+  const std::int64_t P = plane_in(g);
   visit_pool_dtype(x.dtype(), "max_pool", [&](auto tag) {
     using T = decltype(tag);
     const T* xp = static_cast<const T*>(x.data_ptr());
     T* yp = static_cast<T*>(y.data_ptr());
     auto* ip = static_cast<std::int64_t*>(idx.data_ptr());
-#pragma omp parallel for num_threads(threads_for(total * 4)) schedule(static)
-    for (std::int64_t k = 0; k < total; ++k) {
-      const std::int64_t nc = k / L;
-      std::int64_t o[kPoolDims];
-      detail::pool_out_coords(g, k - nc * L, o);
-      detail::pool_max_at(g, xp + nc * P, o, yp[k], ip[k]);
-    }
+    for_each_output_row(g, x.size(0) * x.size(1), [&](std::int64_t nc, std::int64_t o0, std::int64_t o1, std::int64_t k) {
+      const T* plane = xp + nc * P;
+      for (std::int64_t o2 = 0; o2 < g.out[2]; ++o2, ++k) {
+        T best = -std::numeric_limits<T>::infinity();
+        std::int64_t at = (t.first[0][static_cast<std::size_t>(o0)] * g.in[1] + t.first[1][static_cast<std::size_t>(o1)]) *
+                              g.in[2] + t.first[2][static_cast<std::size_t>(o2)];
+        t.taps(g, o0, o1, o2, [&](std::int64_t i) {
+          const T v = plane[i];
+          if (v > best || v != v) {
+            best = v;
+            at = i;
+          }
+        });
+        yp[k] = best;
+        ip[k] = at;
+      }
+    });
   });
   return G{y, idx};
 }
@@ -84,35 +143,49 @@ Tensor avg_pool_forward(const Tensor& x_, const PoolGeo& g, const Shape& os) {
   if (x_.device().is_cuda()) return cuda::detail::avg_pool(x_, g, os);
   const Tensor x = x_.contiguous();
   Tensor y = ::phasor::detail::make_tensor(os, x.dtype(), x.device());
-  const std::int64_t P = plane_in(g), L = plane_out(g), total = y.numel();
+  const PoolTables t(g);
+  const std::int64_t P = plane_in(g);
   visit_pool_dtype(x.dtype(), "avg_pool", [&](auto tag) {
     using T = decltype(tag);
     const T* xp = static_cast<const T*>(x.data_ptr());
     T* yp = static_cast<T*>(y.data_ptr());
-#pragma omp parallel for num_threads(threads_for(total * 4)) schedule(static)
-    for (std::int64_t k = 0; k < total; ++k) {
-      const std::int64_t nc = k / L;
-      std::int64_t o[kPoolDims];
-      detail::pool_out_coords(g, k - nc * L, o);
-      yp[k] = detail::pool_avg_at(g, xp + nc * P, o);
-    }
+    for_each_output_row(g, x.size(0) * x.size(1), [&](std::int64_t nc, std::int64_t o0, std::int64_t o1, std::int64_t k) {
+      const T* plane = xp + nc * P;
+      for (std::int64_t o2 = 0; o2 < g.out[2]; ++o2, ++k) {
+        T sum = T(0);
+        t.taps(g, o0, o1, o2, [&](std::int64_t i) { sum += plane[i]; });
+        yp[k] = sum / static_cast<T>(t.divisor(g, o0, o1, o2));
+      }
+    });
   });
   return y;
 }
 
+// The adjoint scatters each output's share into its taps, outputs in row-major order: every input element
+// receives the same terms in the same order as the CUDA kernel's gather sums them.
 Tensor avg_pool_adjoint_forward(const Tensor& gy_, const PoolGeo& g, const Shape& in_shape) {
   if (gy_.device().is_cuda()) return cuda::detail::avg_pool_adjoint(gy_, g, in_shape);
   const Tensor gy = gy_.contiguous();
   Tensor gx = ::phasor::detail::make_tensor(in_shape, gy.dtype(), gy.device());
-  const std::int64_t P = plane_in(g), L = plane_out(g), total = gx.numel();
+  const PoolTables t(g);
+  const std::int64_t P = plane_in(g), L = plane_out(g), NC = gy.size(0) * gy.size(1);
+  const std::int64_t work = NC * std::max(P, L * g.kernel[0] * g.kernel[1] * g.kernel[2]);
+  const int threads = static_cast<int>(std::min<std::int64_t>(threads_for(work), std::max<std::int64_t>(NC, 1)));
   visit_pool_dtype(gy.dtype(), "avg_pool_backward", [&](auto tag) {
     using T = decltype(tag);
     const T* gp = static_cast<const T*>(gy.data_ptr());
     T* xp = static_cast<T*>(gx.data_ptr());
-#pragma omp parallel for num_threads(threads_for(total * 4)) schedule(static)
-    for (std::int64_t k = 0; k < total; ++k) {
-      const std::int64_t nc = k / P;
-      xp[k] = detail::pool_avg_adjoint_at(g, gp + nc * L, k - nc * P);
+#pragma omp parallel for num_threads(threads) schedule(static)
+    for (std::int64_t nc = 0; nc < NC; ++nc) {
+      T* plane = xp + nc * P;
+      std::fill(plane, plane + P, T(0));
+      std::int64_t k = nc * L;
+      for (std::int64_t o0 = 0; o0 < g.out[0]; ++o0)
+        for (std::int64_t o1 = 0; o1 < g.out[1]; ++o1)
+          for (std::int64_t o2 = 0; o2 < g.out[2]; ++o2, ++k) {
+            const T v = gp[k] / static_cast<T>(t.divisor(g, o0, o1, o2));
+            t.taps(g, o0, o1, o2, [&](std::int64_t i) { plane[i] += v; });
+          }
     }
   });
   return gx;
