@@ -12,6 +12,7 @@
 #include "phasor/fft.hpp"
 #include "phasor/io.hpp"
 #include "phasor/linalg.hpp"
+#include "phasor/nn/activation.hpp"
 #include "phasor/nn/conv.hpp"
 #include "phasor/nn/embedding.hpp"
 #include "phasor/nn/fno.hpp"

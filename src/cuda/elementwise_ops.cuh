@@ -29,6 +29,7 @@
 #include "cuda/device_types.cuh"
 #include "cuda/elementwise.hpp"
 #include "cuda/launch.cuh"
+#include "nn/activation_rules.hpp"
 #include "phasor/error.hpp"
 
 namespace phasor::cuda {
@@ -391,6 +392,21 @@ PHASOR_UNARY(Isinf, bool, if constexpr (is_cplx_v<T>) return ::isinf(v.real()) |
 PHASOR_UNARY(LogicalNot, bool, return !convert<bool>(v);)
 // clamp's bounds arrive as doubles (p0 = min, p1 = max, infinite when absent); NaN stays NaN, min > max gives max
 PHASOR_UNARY(Clamp, T, if (double(v) < p0) v = T(p0); if (double(v) > p1) v = T(p1); return v;)
+// the activations of phasor/nn/activation.hpp in their CPU forms (nn/activation_rules.hpp); parameters as the
+// CPU op passes them: elu / selu (p0 = alpha, p1 = scale), celu (p0 = alpha), leaky_relu (p0 = slope), hardtanh
+// (p0 = min, p1 = max), softshrink / hardshrink (p0 = lambd), threshold (p0 = threshold, p1 = value)
+PHASOR_UNARY(Elu, T, return ::phasor::detail::activation_rules::elu_of(v, T(p0), T(p1), T(1));)
+PHASOR_UNARY(Celu, T, return ::phasor::detail::activation_rules::elu_of(v, T(p0), T(1), T(1) / T(p0));)
+PHASOR_UNARY(LeakyRelu, T, return ::phasor::detail::activation_rules::leaky_relu_of(v, T(p0));)
+PHASOR_UNARY(Hardtanh, T, return ::phasor::detail::activation_rules::hardtanh_of(v, T(p0), T(p1));)
+PHASOR_UNARY(Hardsigmoid, T, return ::phasor::detail::activation_rules::hardsigmoid_of(v);)
+PHASOR_UNARY(Hardswish, T, return ::phasor::detail::activation_rules::hardswish_of(v);)
+PHASOR_UNARY(Mish, T, return ::phasor::detail::activation_rules::mish_of(v);)
+PHASOR_UNARY(Softshrink, T, return ::phasor::detail::activation_rules::softshrink_of(v, T(p0));)
+PHASOR_UNARY(Hardshrink, T, return ::phasor::detail::activation_rules::hardshrink_of(v, T(p0));)
+PHASOR_UNARY(Logsigmoid, T, return ::phasor::detail::activation_rules::logsigmoid_of(v);)
+PHASOR_UNARY(Softsign, T, return ::phasor::detail::activation_rules::softsign_of(v);)
+PHASOR_UNARY(Threshold, T, return ::phasor::detail::activation_rules::threshold_of(v, T(p0), T(p1));)
 #undef PHASOR_UNARY
 
 struct Add {
@@ -551,6 +567,12 @@ bool unary_table(const char* op, Dtype compute, const Operands& o, double p0, do
       E("i0e", I0e, kReal),        E("i1", I1, kReal),          E("i1e", I1e, kReal),
       E("ndtr", Ndtr, kReal),      E("ndtri", Ndtri, kReal),    E("log_ndtr", LogNdtr, kReal),
       E("entr", Entr, kReal),
+      E("elu", Elu, kReal),        E("selu", Elu, kReal),       E("celu", Celu, kReal),
+      E("leaky_relu", LeakyRelu, kReal), E("hardtanh", Hardtanh, kInt | kReal),
+      E("hardsigmoid", Hardsigmoid, kReal), E("hardswish", Hardswish, kReal), E("mish", Mish, kReal),
+      E("softshrink", Softshrink, kReal), E("hardshrink", Hardshrink, kReal),
+      E("logsigmoid", Logsigmoid, kReal), E("softsign", Softsign, kReal),
+      E("threshold", Threshold, kInt | kReal),
   };
 #undef E
   for (const auto& e : table)
