@@ -1,7 +1,8 @@
 // bench/bench_conv.cpp - convolution layers: conv2d 3x3 (8, 32, 64, 64) 32->32 and a 1x1 conv1d
 // (20, 64, 1024) 64->64, float32, forward alone and forward + sum + backward (grads of x, w, b); and the
 // U-Net layers: a 2x2 stride-2 conv_transpose2d (8, 32, 32, 32) 32->16, max_pool2d 2x2 and avg_pool2d 3x3
-// (stride 1, padding 1) of (8, 32, 64, 64), and adaptive_avg_pool2d of it to 7x7.
+// (stride 1, padding 1) of (8, 32, 64, 64), adaptive_avg_pool2d of it to 7x7, and its bilinear 2x upsampling
+// (interpolate to 128x128, align_corners=false).
 // Argument: threads. Wall time, and CPU time of the whole process (all threads).
 // bench/conv_torch.py runs the same shapes with PyTorch.
 //   ./build/bench/bench_conv --benchmark_repetitions=3 --benchmark_report_aggregates_only=true
@@ -85,6 +86,7 @@ Tensor up(const Tensor& x) { return F::conv_transpose2d(x, up_weight(), Tensor()
 Tensor maxp(const Tensor& x) { return F::max_pool2d(x, 2); }
 Tensor avgp(const Tensor& x) { return F::avg_pool2d(x, 3, 1, 1); }
 Tensor adap(const Tensor& x) { return F::adaptive_avg_pool2d(x, 7); }
+Tensor bilin2x(const Tensor& x) { return F::interpolate(x, std::nullopt, std::vector<double>{2}, "bilinear", false); }
 
 void BM_conv_transpose2d_2x2_fwd(benchmark::State& s) { run_layer(s, {8, 32, 32, 32}, false, up); }
 void BM_conv_transpose2d_2x2_fwd_bwd(benchmark::State& s) { run_layer(s, {8, 32, 32, 32}, true, up); }
@@ -94,6 +96,8 @@ void BM_avg_pool2d_3x3_fwd(benchmark::State& s) { run_layer(s, kPoolX, false, av
 void BM_avg_pool2d_3x3_fwd_bwd(benchmark::State& s) { run_layer(s, kPoolX, true, avgp); }
 void BM_adaptive_avg_pool2d_7_fwd(benchmark::State& s) { run_layer(s, kPoolX, false, adap); }
 void BM_adaptive_avg_pool2d_7_fwd_bwd(benchmark::State& s) { run_layer(s, kPoolX, true, adap); }
+void BM_interpolate_bilinear_2x_fwd(benchmark::State& s) { run_layer(s, kPoolX, false, bilin2x); }
+void BM_interpolate_bilinear_2x_fwd_bwd(benchmark::State& s) { run_layer(s, kPoolX, true, bilin2x); }
 
 }  // namespace
 
@@ -109,3 +113,5 @@ BENCHMARK(BM_avg_pool2d_3x3_fwd)->Arg(1)->Arg(2)->UseRealTime()->MeasureProcessC
 BENCHMARK(BM_avg_pool2d_3x3_fwd_bwd)->Arg(1)->Arg(2)->UseRealTime()->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_adaptive_avg_pool2d_7_fwd)->Arg(1)->Arg(2)->UseRealTime()->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
 BENCHMARK(BM_adaptive_avg_pool2d_7_fwd_bwd)->Arg(1)->Arg(2)->UseRealTime()->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_interpolate_bilinear_2x_fwd)->Arg(1)->Arg(2)->UseRealTime()->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);
+BENCHMARK(BM_interpolate_bilinear_2x_fwd_bwd)->Arg(1)->Arg(2)->UseRealTime()->MeasureProcessCPUTime()->Unit(benchmark::kMillisecond);

@@ -41,6 +41,8 @@ LAYERS = {
     "max_pool2d_2x2": ((8, 32, 64, 64), lambda x: F.max_pool2d(x, 2)),
     "avg_pool2d_3x3": ((8, 32, 64, 64), lambda x: F.avg_pool2d(x, 3, 1, 1)),
     "adaptive_avg_pool2d_7": ((8, 32, 64, 64), lambda x: F.adaptive_avg_pool2d(x, 7)),
+    "interpolate_bilinear_2x": ((8, 32, 64, 64),
+                                lambda x: F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)),
 }
 THREADS = (1, 2)
 

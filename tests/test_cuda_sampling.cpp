@@ -68,6 +68,22 @@ DEVICE_CASE("cuda sampling: interpolate in every mode agrees with the CPU, value
   }
   const auto bic = [](const V& a) { return F::interpolate(a[0], Shape{5, 3}, std::nullopt, "bicubic"); };
   grad2_agree(dev, "bicubic", bic, {sample({1, 2, 3, 4}, float64)}, 1e-10);
+  // complex inputs (real weights on interleaved parts; made on the device from real and imaginary parts), and
+  // rows of 8 or more elements after the resampled dim
+  for (Dtype dt : {float32, float64})
+    for (const char* mode : {"bilinear", "bicubic", "area"}) {
+      CAPTURE(dt);
+      const auto f = [&](const V& a) { return F::interpolate(a[0], Shape{7, 20}, std::nullopt, mode); };
+      const auto fc = [&](const V& a) { return F::interpolate(complex(a[0], a[1]), Shape{7, 20}, std::nullopt, mode); };
+      const Tensor x = sample({2, 3, 5, 12}, dt), y = sample({2, 3, 5, 12}, dt);
+      agree(dev, mode, f, {x}, tol(dt));
+      grads_agree(dev, mode, f, {x}, tol(dt));
+      agree(dev, mode, fc, {x, y}, tol(dt));
+      grads_agree(dev, mode, fc, {x, y}, tol(dt));
+    }
+  // nearest on an integer input (a gather)
+  const auto near = [](const V& a) { return F::interpolate(a[0], Shape{6}); };
+  agree(dev, "nearest int64", near, {sample({2, 3, 4}, int64)}, 0);
 }
 
 DEVICE_CASE("cuda sampling: pixel_shuffle, pixel_unshuffle and affine_grid agree with the CPU") {

@@ -442,6 +442,58 @@ TEST_CASE("interpolate: gradcheck for every mode") {
       {test::leaf64({1, 1, 3, 4})}));
 }
 
+TEST_CASE("interpolate: float32 rounds the float64 result, complex parts resample apart, second derivatives") {
+  manual_seed(4);
+  // positive inputs and non-negative weights (bilinear, area, nearest): no cancellation, so float32 carries
+  // float64's result to a few roundings relative to each value
+  const Tensor x64 = rand({2, 3, 6, 7}, float64) + 0.5;
+  const Tensor x32 = x64.to(float32);
+  const Tensor xr = x32.to(float64);  // the float32 inputs, exactly
+  for (const char* mode : {"bilinear", "area", "nearest"}) {
+    CAPTURE(mode);
+    for (const Shape& out : {Shape{11, 13}, Shape{4, 3}}) {
+      CAPTURE(out);
+      const std::vector<double> a = vals(F::interpolate(x32, out, std::nullopt, mode));
+      const std::vector<double> b = vals(F::interpolate(xr, out, std::nullopt, mode));
+      REQUIRE(a.size() == b.size());
+      double worst = 0;
+      for (std::size_t i = 0; i < a.size(); ++i) worst = std::max(worst, std::fabs(a[i] - b[i]) / std::fabs(b[i]));
+      CHECK(worst <= 1e-6);
+    }
+  }
+  // a complex input: the real and imaginary parts interpolate independently, the weights being real
+  const Tensor re = randn({2, 2, 5, 6}, float64), im = randn({2, 2, 5, 6}, float64);
+  const Tensor z = complex(re, im);
+  struct Case {
+    std::string mode;
+    Shape out;
+    bool aa;
+  };
+  for (const Case& c : {Case{"bicubic", {9, 4}, false}, Case{"bilinear", {7, 11}, false}, Case{"area", {3, 4}, false},
+                        Case{"nearest", {8, 3}, false}, Case{"bilinear", {3, 4}, true}}) {
+    CAPTURE(c.mode);
+    CAPTURE(c.aa);
+    const auto f = [&](const Tensor& t) { return F::interpolate(t, c.out, std::nullopt, c.mode, std::nullopt, std::nullopt, c.aa); };
+    const Tensor y = f(z);
+    CHECK(y.dtype() == complex128);
+    REQUIRE(y.shape() == Shape{2, 2, c.out[0], c.out[1]});
+    check_close(real(y), vals(f(re)), 1e-14);
+    check_close(imag(y), vals(f(im)), 1e-14);
+    const Tensor y64 = f(z.to(complex64));
+    CHECK(y64.dtype() == complex64);
+    check_close(real(y64), vals(f(re.to(float32))), 1e-6);
+    check_close(imag(y64), vals(f(im.to(float32))), 1e-6);
+  }
+  // gradients: a complex input, and second derivatives of bilinear and area (real and complex)
+  const auto bil = [](const std::vector<Tensor>& in) { return F::interpolate(in[0], Shape{6, 3}, std::nullopt, "bilinear"); };
+  const auto area = [](const std::vector<Tensor>& in) { return F::interpolate(in[0], Shape{2, 3}, std::nullopt, "area"); };
+  const Tensor zc = complex(randn({1, 2, 4, 5}, float64), randn({1, 2, 4, 5}, float64)).requires_grad_();
+  CHECK(autodiff::gradcheck(bil, {zc}));
+  CHECK(autodiff::gradgradcheck(bil, {test::leaf64({1, 2, 4, 5})}));
+  CHECK(autodiff::gradgradcheck(bil, {zc}));
+  CHECK(autodiff::gradgradcheck(area, {test::leaf64({1, 1, 5, 7})}));
+}
+
 TEST_CASE("pixel_shuffle and pixel_unshuffle: the index formula, leading dims, round trip, gradients") {
   manual_seed(4);
   const std::int64_t r = 3, C = 2, H = 2, W = 4;

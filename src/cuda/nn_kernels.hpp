@@ -1,5 +1,6 @@
 // src/cuda/nn_kernels.hpp - raw launches of the nn layer's CUDA kernels (im2col/col2im and the
-// spectral mode mix and planes in conv.cu, the multi-tensor optimizer updates in optim.cu). Plain C++, no CUDA types:
+// spectral mode mix and planes in conv.cu, pooling in pool.cu, resample in resample.cu, the multi-tensor
+// optimizer updates in optim.cu). Plain C++, no CUDA types:
 // pointers are device memory, `stream` is a cudaStream_t; the Tensor-level glue is src/cuda/nn_ops.cpp.
 #pragma once
 #include <cstdint>
@@ -60,6 +61,12 @@ void avg_pool(const void* x, void* y, std::int64_t NC, const nn::detail::PoolGeo
 /// The adjoint of avg_pool: gx (NC, prod(g.in)) from gy (NC, prod(g.out)), gathered per input element.
 void avg_pool_adjoint(const void* gy, void* gx, std::int64_t NC, const nn::detail::PoolGeo& g, bool is_double,
                       void* stream);
+
+/// y (pre, out, post) = the CSR map (row_ptr: out + 1 entries, col, val of the real type) applied along the
+/// middle dim of the contiguous x (pre, in, post) (resample.cu), each output's taps summed in row order;
+/// post counts real components (a complex element is two); double when `is_double`, else float.
+void resample(const void* x, void* y, const std::int64_t* row_ptr, const std::int64_t* col, const void* val,
+              std::int64_t pre, std::int64_t in, std::int64_t out, std::int64_t post, bool is_double, void* stream);
 
 /// Most parameters one multi-tensor optimizer launch updates (Note [multi-tensor launch] in optim.cu).
 inline constexpr int kMaxSlices = 24;

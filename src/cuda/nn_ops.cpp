@@ -8,6 +8,7 @@
 #include "core/tensor_impl.hpp"
 #include "cuda/backend.hpp"
 #include "phasor/autodiff.hpp"
+#include "phasor/creation.hpp"
 
 #if PHASOR_WITH_CUDA
 #include "cuda/launch.hpp"
@@ -244,6 +245,32 @@ Tensor avg_pool_adjoint(const Tensor& gy, const nn::detail::PoolGeo& g, const Sh
   return gx;
 }
 
+Tensor resample(const Tensor& x, std::int64_t dim, const nn::detail::SparseMap& map) {
+  const char* op = "resample";
+  check_device(x.device(), op);
+  const Dtype dt = x.dtype();
+  if (dt != Dtype::Float32 && dt != Dtype::Float64 && dt != Dtype::Complex64 && dt != Dtype::Complex128)
+    throw Error(op, std::string("no CUDA kernel for ") + dtype_name(dt) + " input");
+  const Dtype rt = to_real(dt);
+  NoGradGuard ng;
+  const Tensor xc = x.contiguous();
+  Shape ys = x.shape();
+  ys[static_cast<std::size_t>(dim)] = map.out;
+  Tensor y = ::phasor::detail::make_tensor(ys, dt, x.device());
+  if (y.numel() == 0) return y;
+  std::int64_t pre = 1, post = is_complex(dt) ? 2 : 1;
+  for (std::int64_t d = 0; d < dim; ++d) pre *= x.size(d);
+  for (std::int64_t d = dim + 1; d < x.dim(); ++d) post *= x.size(d);
+  const Tensor rp = from_vector(map.row_ptr, std::nullopt, x.device());
+  const Tensor col = from_vector(map.col, std::nullopt, x.device());
+  const Tensor val = from_vector(map.val, std::nullopt, x.device()).to(rt);
+  Launch l(y);
+  ::phasor::cuda::resample(xc.data_ptr(), y.data_ptr(), static_cast<const std::int64_t*>(rp.data_ptr()),
+                           static_cast<const std::int64_t*>(col.data_ptr()), val.data_ptr(), pre, map.in, map.out, post,
+                           rt == Dtype::Float64, l.stream);
+  return y;
+}
+
 #else  // CPU-only build
 
 Tensor unfold(const Tensor& x, const ::phasor::detail::ConvGeometry&, const char* op) { no_cuda_backend(op, x.device()); }
@@ -267,6 +294,7 @@ Tensor avg_pool(const Tensor& x, const nn::detail::PoolGeo&, const Shape&) { no_
 Tensor avg_pool_adjoint(const Tensor& gy, const nn::detail::PoolGeo&, const Shape&) {
   no_cuda_backend("avg_pool_backward", gy.device());
 }
+Tensor resample(const Tensor& x, std::int64_t, const nn::detail::SparseMap&) { no_cuda_backend("resample", x.device()); }
 
 #endif
 

@@ -10,6 +10,7 @@
 #include "nn/conv_kernels.hpp"
 #include "nn/optim/update_rules.hpp"
 #include "nn/pool_rules.hpp"
+#include "nn/resample.hpp"
 #include "nn/spectral_planes.hpp"
 #include "phasor/tensor.hpp"
 
@@ -37,6 +38,10 @@ std::pair<Tensor, Tensor> max_pool(const Tensor& x, const nn::detail::PoolGeo& g
 Tensor avg_pool(const Tensor& x, const nn::detail::PoolGeo& g, const Shape& out_shape);
 /// The adjoint of avg_pool: the gradient (N, C, *in) = `in_shape` from gy (N, C, *out).
 Tensor avg_pool_adjoint(const Tensor& gy, const nn::detail::PoolGeo& g, const Shape& in_shape);
+
+/// resample_op's forward on the CUDA tensor x (float32, float64, complex64 or complex128): `map` applied along
+/// `dim` (in range), a new contiguous tensor with that dim of size map.out.
+Tensor resample(const Tensor& x, std::int64_t dim, const nn::detail::SparseMap& map);
 
 /// One CUDA parameter of a multi-tensor SGD step: its contiguous storage p (updated in place), the
 /// contiguous gradient g, the momentum buffer (undefined without momentum; `first` when fresh) and the

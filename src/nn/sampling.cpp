@@ -5,13 +5,17 @@
 // Every interpolate mode is separable: along each spatial dim d, output position o is a weighted sum of at
 // most K input positions, y[o] = sum_k w[o, k] * x[idx[o, k]] (nearest K = 1, linear 2, cubic 4, area the
 // longest window). The (idx, w) tables are small (out * K entries per dim), computed on the host in double
-// with torch's source-index rules and copied to x's device. A dim is resampled by one index_select and one
-// product with the weights (broadcast along the other dims) per tap, summed; with more than 4 taps (area) by
-// one index_select of all out * K positions, a reshape that splits the dim into (out, K), the product and a
-// sum over K. index_select along the last dim gathers single elements, several times slower per element
-// than whole rows, so an enlarged last dim is resampled as the one before it between two transposing copies.
-// A dim whose table is the identity (same size, source = destination) is skipped. The gradient is
-// index_select's (index_add of the weighted cotangent).
+// with torch's source-index rules. A dim is resampled by one primitive, resample_op (src/nn/resample.hpp):
+// the table as a sparse (out, in) matrix in CSR form (K taps per row as listed, zero weights included, as
+// torch multiplies them too), applied along the dim in one pass over x with the weights cast to x's real
+// type (a complex x: real and imaginary parts alike). Its gradient is resample_op with the transposed
+// matrix, built once on the host when the result records a gradient, so every order of gradient is the
+// same kernel. The CPU kernel accumulates whole rows of the dims after `dim` per tap (a dot over the taps
+// per element along the last dim); the CUDA kernel (src/cuda/resample.cu) runs a thread per output element;
+// both sum the taps in row order. A dim whose table is the identity (same size, source = destination) is
+// skipped, and the dims that shrink go first (the later ones then work on fewer elements; among dims scaled
+// alike the later one first, so the last dim's element-wise pass sees the fewest elements). nearest on
+// integer or bool input (no weights, no gradient) is one index_select per dim.
 //
 // Note [antialiasing]
 // With antialias (bilinear and bicubic, as torch and PIL): output position o of a dim with scale s (as the
@@ -36,13 +40,14 @@
 
 #include "autodiff/node.hpp"
 #include "core/tensor_impl.hpp"
+#include "nn/resample.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/linalg.hpp"
 #include "phasor/ops.hpp"
 
 namespace phasor::nn {
 
-using detail::shape_str;
+using ::phasor::detail::shape_str;
 
 namespace {
 
@@ -232,39 +237,18 @@ bool is_identity(const Taps& t, std::int64_t in) {
   return true;
 }
 
-/// One dim of Note [separable interpolation].
+/// One dim of Note [separable interpolation]: the table as a CSR map for resample_op.
 Tensor resample_dim(const Tensor& x, std::int64_t dim, const Taps& t) {
-  // index_select gathers whole rows of the dims after `dim` at a time: along the last dim (single elements)
-  // it is 3-4x slower per element than along the one before, more than the two transposing copies cost
-  if (dim == x.dim() - 1 && x.size(dim - 1) >= 8 && t.out >= x.size(dim))
-    return resample_dim(x.transpose(dim - 1, dim).contiguous(), dim - 1, t).transpose(dim - 1, dim).contiguous();
-  const Device dev = x.device();
-  if (t.w.empty()) return index_select(x, dim, from_vector(t.idx, std::nullopt, dev));
-  const Dtype wdt = is_complex(x.dtype()) ? to_real(x.dtype()) : x.dtype();
-  Shape ws(static_cast<std::size_t>(x.dim()), 1);
-  ws[static_cast<std::size_t>(dim)] = t.out;
-  if (t.K <= 4) {  // a few taps: one gather and product per tap (a sum over a short middle dim is slower)
-    Tensor y;
-    for (std::int64_t k = 0; k < t.K; ++k) {
-      std::vector<std::int64_t> idx(static_cast<std::size_t>(t.out));
-      std::vector<double> w(static_cast<std::size_t>(t.out));
-      for (std::int64_t o = 0; o < t.out; ++o) {
-        idx[static_cast<std::size_t>(o)] = t.idx[static_cast<std::size_t>(o * t.K + k)];
-        w[static_cast<std::size_t>(o)] = t.w[static_cast<std::size_t>(o * t.K + k)];
-      }
-      const Tensor term =
-          index_select(x, dim, from_vector(idx, std::nullopt, dev)) * from_vector(w, ws).to(wdt).to(dev);
-      y = y.defined() ? y + term : term;
-    }
-    return y;
-  }
-  Tensor y = index_select(x, dim, from_vector(t.idx, std::nullopt, dev));
-  Shape s = y.shape();
-  s[static_cast<std::size_t>(dim)] = t.out;
-  s.insert(s.begin() + dim + 1, t.K);
-  ws.insert(ws.begin() + dim + 1, t.K);
-  const Tensor w = from_vector(t.w, ws).to(wdt).to(dev);
-  return (y.reshape(s) * w).sum({dim + 1});
+  if (!is_floating_or_complex(x.dtype()))  // nearest on integers: a gather, nothing to differentiate
+    return index_select(x, dim, from_vector(t.idx, std::nullopt, x.device()));
+  auto m = std::make_shared<nn::detail::SparseMap>();
+  m->in = x.size(dim);
+  m->out = t.out;
+  m->col = t.idx;
+  m->val = t.w.empty() ? std::vector<double>(t.idx.size(), 1.0) : t.w;
+  m->row_ptr.resize(static_cast<std::size_t>(t.out + 1));
+  for (std::int64_t o = 0; o <= t.out; ++o) m->row_ptr[static_cast<std::size_t>(o)] = o * t.K;
+  return nn::detail::resample_op(x, dim, std::move(m));
 }
 
 /// The entries of a per-dim list: one entry for every dim, or one per dim.
@@ -364,11 +348,12 @@ Tensor interpolate(const Tensor& x, const std::optional<Shape>& size, const std:
   for (std::size_t d = 0; d < nd; ++d)
     taps.push_back(antialias ? make_aa_taps(mode, in[d], out[d], align, sf[d]) : make_taps(mode, in[d], out[d], align, sf[d]));
 
-  return detail::composite(op, {x}, [&] {
+  return ::phasor::detail::composite(op, {x}, [&] {
     Tensor y = x;
-    // the dims that shrink first: the later ones then work on fewer elements
+    // the dims that shrink first: the later ones then work on fewer elements; among dims scaled alike the
+    // later first (the last dim, resampled element by element rather than by whole rows, on the fewest)
     std::vector<std::size_t> order(nd);
-    for (std::size_t d = 0; d < nd; ++d) order[d] = d;
+    for (std::size_t d = 0; d < nd; ++d) order[d] = nd - 1 - d;
     std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) {
       return out[a] * in[b] < out[b] * in[a];
     });
@@ -389,7 +374,7 @@ Tensor pixel_shuffle(const Tensor& x, std::int64_t r) {
   if (C % (r * r) != 0)
     throw Error(op, "the channel dim of input " + shape_str(s) + " must be divisible by upscale_factor^2 = " +
                         std::to_string(r * r));
-  return detail::composite(op, {x}, [&] {
+  return ::phasor::detail::composite(op, {x}, [&] {
     Shape split(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(L)), perm, merged = split;
     for (std::size_t i = 0; i < L; ++i) perm.push_back(static_cast<std::int64_t>(i));
     split.insert(split.end(), {C / (r * r), r, r, H, W});
@@ -411,7 +396,7 @@ Tensor pixel_unshuffle(const Tensor& x, std::int64_t r) {
   if (H % r != 0 || W % r != 0)
     throw Error(op, "the spatial dims of input " + shape_str(s) + " must be divisible by downscale_factor = " +
                         std::to_string(r));
-  return detail::composite(op, {x}, [&] {
+  return ::phasor::detail::composite(op, {x}, [&] {
     Shape split(s.begin(), s.begin() + static_cast<std::ptrdiff_t>(L)), perm, merged = split;
     for (std::size_t i = 0; i < L; ++i) perm.push_back(static_cast<std::int64_t>(i));
     split.insert(split.end(), {C, H / r, r, W / r, r});
@@ -462,7 +447,7 @@ Tensor affine_grid(const Tensor& theta, const Shape& size, bool align_corners) {
     }
     base[static_cast<std::size_t>(p * (nd + 1) + nd)] = 1.0;
   }
-  return detail::composite(op, {theta}, [&] {
+  return ::phasor::detail::composite(op, {theta}, [&] {
     const Tensor b = from_vector(base, Shape{1, P, nd + 1}).to(theta.dtype()).to(theta.device());
     Shape out{size[0]};
     out.insert(out.end(), spatial.begin(), spatial.end());
@@ -509,7 +494,7 @@ Tensor grid_sample(const Tensor& x, const Tensor& grid, const std::string& mode_
   const Shape O(grid.shape().begin() + 1, grid.shape().end() - 1);
   const std::int64_t P = prod(O);
 
-  return detail::composite(op, {x, grid}, [&] {
+  return ::phasor::detail::composite(op, {x, grid}, [&] {
     const Tensor xf = x.reshape({N, C, prod(S)});
     const Tensor g = grid.reshape({N, P, nd});
     // coord[k]: pixel coordinate along spatial dim k of x (grid's last entry is the first spatial dim)
