@@ -475,6 +475,15 @@ const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&, con
       {"i0", [](const Tensor& x, const Tensor&) { return x.i0(); }},
       {"log_ndtr", [](const Tensor& x, const Tensor&) { return phasor::special::log_ndtr(x); }},
       {"igamma", [](const Tensor& x, const Tensor& e) { return phasor::igamma(x.abs(), e.abs()); }},
+      // the activations (phasor/nn/activation.hpp)
+      {"elu", [](const Tensor& x, const Tensor&) { return phasor::nn::functional::elu(x); }},
+      {"selu", [](const Tensor& x, const Tensor&) { return phasor::nn::functional::selu(x); }},
+      {"leaky_relu", [](const Tensor& x, const Tensor&) { return phasor::nn::functional::leaky_relu(x); }},
+      {"hardswish", [](const Tensor& x, const Tensor&) { return phasor::nn::functional::hardswish(x); }},
+      {"mish", [](const Tensor& x, const Tensor&) { return phasor::nn::functional::mish(x); }},
+      {"logsigmoid", [](const Tensor& x, const Tensor&) { return phasor::nn::functional::logsigmoid(x); }},
+      {"hardtanh", [](const Tensor& x, const Tensor&) { return phasor::nn::functional::hardtanh(x); }},
+      {"softshrink", [](const Tensor& x, const Tensor&) { return phasor::nn::functional::softshrink(x); }},
   };
   return ops;
 }
@@ -492,7 +501,7 @@ void BM_Unary1M(benchmark::State& st) {
   st.SetLabel(op.first);
   st.SetItemsProcessed(st.iterations() * n);
 }
-BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 43, 1)})->UseRealTime();
+BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 51, 1)})->UseRealTime();
 
 /// The reductions over some dims of BM_ReduceDims, by its "op" argument (compare_torch.py's REDUCE_DIMS).
 const std::vector<std::pair<const char*, std::function<Tensor()>>>& reduce_dim_rows() {

@@ -61,7 +61,10 @@ UNARY = [("relu", "x.relu()"), ("minimum", "torch.minimum(x, e)"), ("sign", "x.s
          ("gather perm", "x.gather(0, perm)"),
          ("unique rows of 64", "torch.unique((x * 1.5).round().reshape(-1, 64), dim=0)"),
          ("lgamma", "x.lgamma()"), ("digamma", "x.digamma()"), ("erfinv of tanh", "x.tanh().erfinv()"),
-         ("i0", "x.i0()"), ("log_ndtr", "torch.special.log_ndtr(x)"), ("igamma", "torch.igamma(x.abs(), e.abs())")]
+         ("i0", "x.i0()"), ("log_ndtr", "torch.special.log_ndtr(x)"), ("igamma", "torch.igamma(x.abs(), e.abs())"),
+         ("elu", "F.elu(x)"), ("selu", "F.selu(x)"), ("leaky_relu", "F.leaky_relu(x)"), ("hardswish", "F.hardswish(x)"),
+         ("mish", "F.mish(x)"), ("logsigmoid", "F.logsigmoid(x)"), ("hardtanh", "F.hardtanh(x)"),
+         ("softshrink", "F.softshrink(x)")]
 
 
 # ---- phasor side --------------------------------------------------------------------------------

@@ -400,6 +400,11 @@ TEST_CASE("pooling errors name the op and the offending values") {
   CHECK_THROWS_WITH_AS(F::avg_pool2d(randn({1, 0, 6, 6}), 2),
                        "[avg_pool2d] expected non-zero sizes except the batch dim, got input (1, 0, 6, 6)", Error);
   CHECK(F::avg_pool2d(randn({0, 2, 6, 6}), 2).shape() == Shape{0, 2, 3, 3});  // an empty batch is fine
+  for (auto f : {+[](const Tensor& t) { return F::max_pool2d(t, 2); }, +[](const Tensor& t) { return F::avg_pool2d(t, 2); }}) {
+    const Tensor e = zeros({0, 2, 6, 6}, float64).requires_grad_();
+    f(e).sum().backward();
+    CHECK(e.grad().shape() == Shape{0, 2, 6, 6});
+  }
   CHECK_THROWS_WITH_AS(F::max_pool2d(x, 0), "[max_pool2d] kernel_size must be positive, got (0, 0)", Error);
   CHECK_THROWS_WITH_AS(F::max_pool2d(x, 2, 0), "[max_pool2d] stride must be positive, got (0, 0)", Error);
   CHECK_THROWS_WITH_AS(F::max_pool2d(x, 2, 2, -1), "[max_pool2d] padding must be non-negative, got (-1, -1)", Error);

@@ -216,19 +216,17 @@ G max_pool_op(const Tensor& x, const PoolGeo& g, const Shape& out_shape) {
       "max_pool", {x}, ::phasor::detail::kSaveOutputs, [&](In in) { return max_pool_forward(in[0], g, out_shape); },
       [](const ::phasor::detail::Ctx& c, const G& gr) {
         if (!gr[0].defined()) return G{Tensor()};
+        // the cotangent lands on the maxima: scatter_add over each flattened plane
         const Shape& xs = c.input_shape(0);
         const Tensor idx = c.output(1);
-        const std::int64_t N = xs[0], C = xs[1], L = idx.numel() / std::max<std::int64_t>(N * C, 1);
-        const Shape flat{N, C, L};
-        Tensor gx = zeros({N, C, std::max<std::int64_t>(::phasor::detail::shape_numel(xs) / std::max<std::int64_t>(N * C, 1), 0)},
-                          gr[0].dtype(), gr[0].device());
-        return G{scatter_add(gx, 2, idx.reshape(flat), gr[0].reshape(flat)).reshape(xs)};
+        const Shape xflat{xs[0], xs[1], ::phasor::detail::shape_numel(xs.data() + 2, xs.size() - 2)};
+        const Shape oflat{xs[0], xs[1], ::phasor::detail::shape_numel(idx.shape().data() + 2, xs.size() - 2)};
+        const Tensor gx = zeros(xflat, gr[0].dtype(), gr[0].device());
+        return G{scatter_add(gx, 2, idx.reshape(oflat), gr[0].reshape(oflat)).reshape(xs)};
       });
 }
 
 // ---- arguments -----------------------------------------------------------------------------------------------
-std::string list_str(const Shape& s) { return shape_str(s); }
-
 /// Checks x for an nd-dim pooling: defined, float32/float64, (N, C, *spatial) or (C, *spatial) with every
 /// non-batch dim non-zero. Returns whether it is batched.
 bool check_input(const char* op, const Tensor& x, std::int64_t nd) {
@@ -265,7 +263,7 @@ PoolGeo regular_geo(const char* op, const Tensor& x, std::int64_t nd, const IntL
   auto positive = [&](const Shape& v, const char* what, std::int64_t min) {
     for (auto e : v)
       if (e < min)
-        throw Error(op, std::string(what) + " must be " + (min ? "positive" : "non-negative") + ", got " + list_str(v));
+        throw Error(op, std::string(what) + " must be " + (min ? "positive" : "non-negative") + ", got " + shape_str(v));
   };
   positive(k, "kernel_size", 1);
   positive(s, "stride", 1);
@@ -279,8 +277,8 @@ PoolGeo regular_geo(const char* op, const Tensor& x, std::int64_t nd, const IntL
     const std::int64_t eff = dl[i] * (k[i] - 1) + 1;
     if (p[i] > (is_max ? eff : k[i]) / 2)
       throw Error(op, "padding should be at most half of the " + std::string(is_max ? "effective " : "") +
-                          "kernel size, got padding " + list_str(p) + " for kernel_size " + list_str(k) +
-                          (is_max ? " and dilation " + list_str(dl) : std::string()));
+                          "kernel size, got padding " + shape_str(p) + " for kernel_size " + shape_str(k) +
+                          (is_max ? " and dilation " + shape_str(dl) : std::string()));
     const std::int64_t in = x.size(x.dim() - nd + d);
     const std::int64_t num = in + 2 * p[i] - eff + (ceil_mode ? s[i] - 1 : 0);
     std::int64_t o = (num >= 0 ? num / s[i] : -((-num + s[i] - 1) / s[i])) + 1;  // floor division
@@ -296,9 +294,9 @@ PoolGeo regular_geo(const char* op, const Tensor& x, std::int64_t nd, const IntL
     g.dilation[gd] = dl[i];
   }
   if (small)
-    throw Error(op, "input " + shape_str(x.shape()) + " gives output size " + list_str(out) + ", too small (kernel_size " +
-                        list_str(k) + ", stride " + list_str(s) + ", padding " + list_str(p) + ", dilation " +
-                        list_str(dl) + ")");
+    throw Error(op, "input " + shape_str(x.shape()) + " gives output size " + shape_str(out) + ", too small (kernel_size " +
+                        shape_str(k) + ", stride " + shape_str(s) + ", padding " + shape_str(p) + ", dilation " +
+                        shape_str(dl) + ")");
   return g;
 }
 
@@ -306,7 +304,7 @@ PoolGeo regular_geo(const char* op, const Tensor& x, std::int64_t nd, const IntL
 PoolGeo adaptive_geo(const char* op, const Tensor& x, std::int64_t nd, const IntList& output_size) {
   const Shape os = output_size.expand(nd, op, "output_size");
   for (auto e : os)
-    if (e < -1) throw Error(op, "output_size must be non-negative (or -1 for the input's size), got " + list_str(os));
+    if (e < -1) throw Error(op, "output_size must be non-negative (or -1 for the input's size), got " + shape_str(os));
   PoolGeo g = unit_geo();
   g.adaptive = true;
   for (std::int64_t d = 0; d < nd; ++d) {
@@ -404,7 +402,7 @@ Tensor max_unpool_any(const char* op, const Tensor& x, const Tensor& indices, st
   for (std::size_t d = 0; d < k.size(); ++d)
     if (k[d] < 1 || s[d] < 1 || p[d] < 0)
       throw Error(op, "kernel_size and stride must be positive and padding non-negative, got kernel_size " +
-                          list_str(k) + ", stride " + list_str(s) + ", padding " + list_str(p));
+                          shape_str(k) + ", stride " + shape_str(s) + ", padding " + shape_str(p));
   Shape deflt(k.size()), out(k.size());
   for (std::size_t d = 0; d < k.size(); ++d)
     deflt[d] = (x.size(x.dim() - nd + static_cast<std::int64_t>(d)) - 1) * s[d] - 2 * p[d] + k[d];
@@ -414,11 +412,11 @@ Tensor max_unpool_any(const char* op, const Tensor& x, const Tensor& indices, st
     if (os.size() == static_cast<std::size_t>(x.dim())) os.erase(os.begin(), os.end() - nd);
     if (os.size() != static_cast<std::size_t>(nd))
       throw Error(op, "output_size must have " + std::to_string(nd) + " or " + std::to_string(x.dim()) +
-                          " elements, got " + list_str(*output_size));
+                          " elements, got " + shape_str(*output_size));
     for (std::size_t d = 0; d < os.size(); ++d)
       if (os[d] <= deflt[d] - s[d] || os[d] >= deflt[d] + s[d])
-        throw Error(op, "output_size " + list_str(*output_size) + " is invalid: each spatial size must lie between " +
-                            list_str(deflt) + " - stride and + stride (exclusive), stride " + list_str(s));
+        throw Error(op, "output_size " + shape_str(*output_size) + " is invalid: each spatial size must lie between " +
+                            shape_str(deflt) + " - stride and + stride (exclusive), stride " + shape_str(s));
     out = os;
   }
   std::int64_t P = 1;
@@ -426,13 +424,13 @@ Tensor max_unpool_any(const char* op, const Tensor& x, const Tensor& indices, st
   if (indices.numel() > 0) {
     const std::int64_t lo = indices.amin().item<std::int64_t>(), hi = indices.amax().item<std::int64_t>();
     if (lo < 0 || hi >= P)
-      throw Error(op, "indices must be in [0, " + std::to_string(P) + ") for output size " + list_str(out) + ", got " +
+      throw Error(op, "indices must be in [0, " + std::to_string(P) + ") for output size " + shape_str(out) + ", got " +
                           std::to_string(lo < 0 ? lo : hi));
   }
   return ::phasor::detail::composite(op, {x, indices}, [&] {
     const Tensor xb = batched ? x : x.unsqueeze(0), ib = batched ? indices : indices.unsqueeze(0);
     const std::int64_t N = xb.size(0), C = xb.size(1);
-    const Shape flat{N, C, xb.numel() / std::max<std::int64_t>(N * C, 1)};
+    const Shape flat{N, C, ::phasor::detail::shape_numel(xb.shape().data() + 2, xb.shape().size() - 2)};
     Shape ys{N, C};
     ys.insert(ys.end(), out.begin(), out.end());
     Tensor y = scatter(zeros({N, C, P}, x.dtype(), x.device()), 2, ib.reshape(flat), xb.reshape(flat)).reshape(ys);
