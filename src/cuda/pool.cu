@@ -50,12 +50,20 @@ __global__ void avg_pool_adjoint_kernel(const T* __restrict__ gy, T* __restrict_
   }
 }
 
+/// Elements per input plane (P) and per output plane (L).
 void plane_sizes(const PoolGeo& g, std::int64_t& P, std::int64_t& L) {
   P = L = 1;
   for (int d = 0; d < nn::detail::kPoolDims; ++d) {
     P *= g.in[d];
     L *= g.out[d];
   }
+}
+
+/// Calls launch(T{}) with T = double when `is_double`, else float.
+template <class F>
+void for_type(bool is_double, F&& launch) {
+  if (is_double) launch(double{});
+  else launch(float{});
 }
 
 }  // namespace
@@ -66,13 +74,11 @@ void max_pool(const void* x, void* y, std::int64_t* idx, std::int64_t NC, const 
   plane_sizes(g, P, L);
   const std::int64_t total = NC * L;
   if (total == 0) return;
-  const auto s = static_cast<cudaStream_t>(stream);
-  if (is_double)
-    launch_kernel(max_pool_kernel<double>, blocks_for(total), kThreads, s, static_cast<const double*>(x),
-                  static_cast<double*>(y), idx, g, P, L, total);
-  else
-    launch_kernel(max_pool_kernel<float>, blocks_for(total), kThreads, s, static_cast<const float*>(x),
-                  static_cast<float*>(y), idx, g, P, L, total);
+  for_type(is_double, [&](auto t) {
+    using T = decltype(t);
+    launch_kernel(max_pool_kernel<T>, blocks_for(total), kThreads, static_cast<cudaStream_t>(stream),
+                  static_cast<const T*>(x), static_cast<T*>(y), idx, g, P, L, total);
+  });
   check_launch("max_pool");
 }
 
@@ -81,13 +87,11 @@ void avg_pool(const void* x, void* y, std::int64_t NC, const PoolGeo& g, bool is
   plane_sizes(g, P, L);
   const std::int64_t total = NC * L;
   if (total == 0) return;
-  const auto s = static_cast<cudaStream_t>(stream);
-  if (is_double)
-    launch_kernel(avg_pool_kernel<double>, blocks_for(total), kThreads, s, static_cast<const double*>(x),
-                  static_cast<double*>(y), g, P, L, total);
-  else
-    launch_kernel(avg_pool_kernel<float>, blocks_for(total), kThreads, s, static_cast<const float*>(x),
-                  static_cast<float*>(y), g, P, L, total);
+  for_type(is_double, [&](auto t) {
+    using T = decltype(t);
+    launch_kernel(avg_pool_kernel<T>, blocks_for(total), kThreads, static_cast<cudaStream_t>(stream),
+                  static_cast<const T*>(x), static_cast<T*>(y), g, P, L, total);
+  });
   check_launch("avg_pool");
 }
 
@@ -96,13 +100,11 @@ void avg_pool_adjoint(const void* gy, void* gx, std::int64_t NC, const PoolGeo& 
   plane_sizes(g, P, L);
   const std::int64_t total = NC * P;
   if (total == 0) return;
-  const auto s = static_cast<cudaStream_t>(stream);
-  if (is_double)
-    launch_kernel(avg_pool_adjoint_kernel<double>, blocks_for(total), kThreads, s, static_cast<const double*>(gy),
-                  static_cast<double*>(gx), g, P, L, total);
-  else
-    launch_kernel(avg_pool_adjoint_kernel<float>, blocks_for(total), kThreads, s, static_cast<const float*>(gy),
-                  static_cast<float*>(gx), g, P, L, total);
+  for_type(is_double, [&](auto t) {
+    using T = decltype(t);
+    launch_kernel(avg_pool_adjoint_kernel<T>, blocks_for(total), kThreads, static_cast<cudaStream_t>(stream),
+                  static_cast<const T*>(gy), static_cast<T*>(gx), g, P, L, total);
+  });
   check_launch("avg_pool_backward");
 }
 

@@ -89,6 +89,31 @@ void check_min(const Shape& v, std::int64_t min, const char* op, const char* wha
 
 Shape spatial_of(const Shape& s, std::size_t skip) { return Shape(s.begin() + static_cast<std::ptrdiff_t>(skip), s.end()); }
 
+/// The checks conv_nd and conv_transpose_nd share: x, weight (3-D or more; its layout named in the message)
+/// and their dtypes; returns the number of spatial dims, weight.dim() - 2.
+std::int64_t check_conv_operands(const Tensor& x, const Tensor& weight, const char* op, const char* layout) {
+  check_defined(x, op, "input");
+  check_defined(weight, op, "weight");
+  if (weight.dim() < 3)
+    throw Error(op, std::string("weight must have shape ") + layout + ", got " + shape_str(weight.shape()));
+  const std::int64_t nd = weight.dim() - 2;
+  if (x.dim() != nd + 1 && x.dim() != nd + 2)
+    throw Error(op, "expected a " + std::to_string(nd + 1) + "-D (unbatched) or " + std::to_string(nd + 2) +
+                        "-D (batched) input for weight " + shape_str(weight.shape()) + ", got " + shape_str(x.shape()));
+  check_float(x, op, "input");
+  check_same_dtype(x, weight, op, "input", "weight");
+  return nd;
+}
+
+/// An optional bias: on the input's device, of its dtype, with one entry per output channel.
+void check_conv_bias(const Tensor& x, const Tensor& bias, std::int64_t channels, const char* op) {
+  if (!bias.defined()) return;
+  check_same_device(x, bias, op, "bias");
+  if (bias.dim() != 1 || bias.size(0) != channels)
+    throw Error(op, "bias must have shape " + shape_str({channels}) + ", got " + shape_str(bias.shape()));
+  check_same_dtype(x, bias, op, "input", "bias");
+}
+
 /// Sliding-window geometry for `in` with padding (lo, hi); throws when the window does not fit.
 detail::ConvGeometry make_geometry(const char* op, const Shape& in, const Shape& kernel, const Shape& stride,
                                    const Shape& dilation, const Shape& lo, const Shape& hi, const Shape& xshape) {
@@ -202,17 +227,7 @@ Tensor linear(const Tensor& x, const Tensor& weight, const Tensor& bias) {
 Tensor conv_nd(const Tensor& x, const Tensor& weight, const Tensor& bias, const IntList& stride_arg,
                const Padding& padding, const IntList& dilation_arg, std::int64_t groups, PaddingMode padding_mode,
                const char* op) {
-  check_defined(x, op, "input");
-  check_defined(weight, op, "weight");
-  if (weight.dim() < 3)
-    throw Error(op, "weight must have shape (out_channels, in_channels / groups, *kernel), got " +
-                        shape_str(weight.shape()));
-  const std::int64_t nd = weight.dim() - 2;
-  if (x.dim() != nd + 1 && x.dim() != nd + 2)
-    throw Error(op, "expected a " + std::to_string(nd + 1) + "-D (unbatched) or " + std::to_string(nd + 2) +
-                        "-D (batched) input for weight " + shape_str(weight.shape()) + ", got " + shape_str(x.shape()));
-  check_float(x, op, "input");
-  check_same_dtype(x, weight, op, "input", "weight");
+  const std::int64_t nd = check_conv_operands(x, weight, op, "(out_channels, in_channels / groups, *kernel)");
   if (groups < 1) throw Error(op, "groups must be >= 1, got " + std::to_string(groups));
   const std::int64_t O = weight.size(0), Cg = weight.size(1);
   if (O % groups != 0)
@@ -225,12 +240,7 @@ Tensor conv_nd(const Tensor& x, const Tensor& weight, const Tensor& bias, const 
                         shape_str(weight.shape()) + ", groups " + std::to_string(groups) + "), got " +
                         shape_str(x.shape()));
   check_same_device(x, weight, op, "weight");
-  if (bias.defined()) {
-    check_same_device(x, bias, op, "bias");
-    if (bias.dim() != 1 || bias.size(0) != O)
-      throw Error(op, "bias must have shape " + shape_str({O}) + ", got " + shape_str(bias.shape()));
-    check_same_dtype(x, bias, op, "input", "bias");
-  }
+  check_conv_bias(x, bias, O, op);
   const Shape kernel = spatial_of(weight.shape(), 2);
   const Shape stride = stride_arg.expand(nd, op, "stride");
   const Shape dilation = dilation_arg.expand(nd, op, "dilation");
@@ -306,17 +316,7 @@ Tensor conv_nd(const Tensor& x, const Tensor& weight, const Tensor& bias, const 
 Tensor conv_transpose_nd(const Tensor& x, const Tensor& weight, const Tensor& bias, const IntList& stride_arg,
                          const IntList& padding_arg, const IntList& output_padding_arg, std::int64_t groups,
                          const IntList& dilation_arg, const char* op) {
-  check_defined(x, op, "input");
-  check_defined(weight, op, "weight");
-  if (weight.dim() < 3)
-    throw Error(op, "weight must have shape (in_channels, out_channels / groups, *kernel), got " +
-                        shape_str(weight.shape()));
-  const std::int64_t nd = weight.dim() - 2;
-  if (x.dim() != nd + 1 && x.dim() != nd + 2)
-    throw Error(op, "expected a " + std::to_string(nd + 1) + "-D (unbatched) or " + std::to_string(nd + 2) +
-                        "-D (batched) input for weight " + shape_str(weight.shape()) + ", got " + shape_str(x.shape()));
-  check_float(x, op, "input");
-  check_same_dtype(x, weight, op, "input", "weight");
+  const std::int64_t nd = check_conv_operands(x, weight, op, "(in_channels, out_channels / groups, *kernel)");
   if (groups < 1) throw Error(op, "groups must be >= 1, got " + std::to_string(groups));
   const std::int64_t Cin = weight.size(0), Cout = weight.size(1) * groups;
   if (Cin % groups != 0)
@@ -327,12 +327,7 @@ Tensor conv_transpose_nd(const Tensor& x, const Tensor& weight, const Tensor& bi
     throw Error(op, "expected input with " + std::to_string(Cin) + " channels (weight " + shape_str(weight.shape()) +
                         "), got " + shape_str(x.shape()));
   check_same_device(x, weight, op, "weight");
-  if (bias.defined()) {
-    check_same_device(x, bias, op, "bias");
-    if (bias.dim() != 1 || bias.size(0) != Cout)
-      throw Error(op, "bias must have shape " + shape_str({Cout}) + ", got " + shape_str(bias.shape()));
-    check_same_dtype(x, bias, op, "input", "bias");
-  }
+  check_conv_bias(x, bias, Cout, op);
   const Shape kernel = spatial_of(weight.shape(), 2);
   const Shape stride = stride_arg.expand(nd, op, "stride");
   const Shape padding = padding_arg.expand(nd, op, "padding");

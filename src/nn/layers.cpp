@@ -43,6 +43,23 @@ void reset_default(Tensor& weight, Tensor& bias) {
 
 std::string tuple_str(const Shape& s) { return shape_str(s); }
 
+/// A convolution layer's channel counts: positive, each divisible by the (positive) number of groups.
+void check_channels(const char* op, std::int64_t in, std::int64_t out, std::int64_t g) {
+  if (in <= 0 || out <= 0)
+    throw Error(op, "in_channels and out_channels must be positive, got " + std::to_string(in) + " and " +
+                        std::to_string(out));
+  if (g < 1) throw Error(op, "groups must be >= 1, got " + std::to_string(g));
+  if (in % g != 0) throw Error(op, "in_channels " + std::to_string(in) + " must be divisible by groups " + std::to_string(g));
+  if (out % g != 0)
+    throw Error(op, "out_channels " + std::to_string(out) + " must be divisible by groups " + std::to_string(g));
+}
+
+/// Throws naming `what` unless every entry of v is at least min.
+void check_at_least(const char* op, const Shape& v, std::int64_t min, const char* what) {
+  for (auto e : v)
+    if (e < min) throw Error(op, std::string(what) + " must be >= " + std::to_string(min) + ", got " + tuple_str(v));
+}
+
 }  // namespace
 
 // ---- Linear --------------------------------------------------------------------------------------
@@ -81,20 +98,11 @@ ConvNd::ConvNd(std::string name, std::int64_t ndim, const ConvOptions& o)
     : Module(std::move(name)), options(o), ndim_(ndim) {
   const char* op = this->name().c_str();
   const std::int64_t in = o.in_channels(), out = o.out_channels(), g = o.groups();
-  if (in <= 0 || out <= 0)
-    throw Error(op, "in_channels and out_channels must be positive, got " + std::to_string(in) + " and " +
-                        std::to_string(out));
-  if (g < 1) throw Error(op, "groups must be >= 1, got " + std::to_string(g));
-  if (in % g != 0) throw Error(op, "in_channels " + std::to_string(in) + " must be divisible by groups " + std::to_string(g));
-  if (out % g != 0)
-    throw Error(op, "out_channels " + std::to_string(out) + " must be divisible by groups " + std::to_string(g));
+  check_channels(op, in, out, g);
   kernel_ = o.kernel_size().expand(ndim, op, "kernel_size");
   stride_ = o.stride().expand(ndim, op, "stride");
   dilation_ = o.dilation().expand(ndim, op, "dilation");
-  auto check_min = [&](const Shape& v, std::int64_t min, const char* what) {
-    for (auto e : v)
-      if (e < min) throw Error(op, std::string(what) + " must be >= " + std::to_string(min) + ", got " + tuple_str(v));
-  };
+  auto check_min = [&](const Shape& v, std::int64_t min, const char* what) { check_at_least(op, v, min, what); };
   check_min(kernel_, 1, "kernel_size");
   check_min(stride_, 1, "stride");
   check_min(dilation_, 1, "dilation");
@@ -156,22 +164,13 @@ ConvTransposeNd::ConvTransposeNd(std::string name, std::int64_t ndim, const Conv
     : Module(std::move(name)), options(o), ndim_(ndim) {
   const char* op = this->name().c_str();
   const std::int64_t in = o.in_channels(), out = o.out_channels(), g = o.groups();
-  if (in <= 0 || out <= 0)
-    throw Error(op, "in_channels and out_channels must be positive, got " + std::to_string(in) + " and " +
-                        std::to_string(out));
-  if (g < 1) throw Error(op, "groups must be >= 1, got " + std::to_string(g));
-  if (in % g != 0) throw Error(op, "in_channels " + std::to_string(in) + " must be divisible by groups " + std::to_string(g));
-  if (out % g != 0)
-    throw Error(op, "out_channels " + std::to_string(out) + " must be divisible by groups " + std::to_string(g));
+  check_channels(op, in, out, g);
   kernel_ = o.kernel_size().expand(ndim, op, "kernel_size");
   stride_ = o.stride().expand(ndim, op, "stride");
   padding_ = o.padding().expand(ndim, op, "padding");
   output_padding_ = o.output_padding().expand(ndim, op, "output_padding");
   dilation_ = o.dilation().expand(ndim, op, "dilation");
-  auto check_min = [&](const Shape& v, std::int64_t min, const char* what) {
-    for (auto e : v)
-      if (e < min) throw Error(op, std::string(what) + " must be >= " + std::to_string(min) + ", got " + tuple_str(v));
-  };
+  auto check_min = [&](const Shape& v, std::int64_t min, const char* what) { check_at_least(op, v, min, what); };
   check_min(kernel_, 1, "kernel_size");
   check_min(stride_, 1, "stride");
   check_min(dilation_, 1, "dilation");
