@@ -93,7 +93,8 @@ struct PoolTables {
 template <class Body>
 void for_each_output_row(const PoolGeo& g, std::int64_t NC, Body&& body) {
   const std::int64_t per_plane = g.out[0] * g.out[1], rows = NC * per_plane;
-  const std::int64_t work = rows * g.out[2] * g.kernel[0] * g.kernel[1] * g.kernel[2];
+  // taps read: every window's (regular), or about every input element once (adaptive: kernel is 1)
+  const std::int64_t work = NC * std::max(plane_out(g) * g.kernel[0] * g.kernel[1] * g.kernel[2], plane_in(g));
 #pragma omp parallel for num_threads(threads_for(work)) schedule(static)
   for (std::int64_t r = 0; r < rows; ++r) {
     const std::int64_t nc = r / per_plane, rem = r - nc * per_plane;
