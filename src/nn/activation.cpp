@@ -44,6 +44,7 @@ using In = ::phasor::detail::TensorList;
 using detail::Ctx;
 using detail::is_real_float_v;
 namespace rules = detail::activation_rules;
+using ::phasor::detail::shape_str;
 
 /// Dtypes as they are, bool and complex refused; the element function's constraint decides whether int64 runs
 /// (hardtanh, threshold: kept as int64) or is refused with the op's error (the others).
@@ -148,12 +149,6 @@ Tensor promoted(const char* op, const Tensor& x) {
 
 /// The size of the channel dim of x for prelu: x.size(1), x.size(0) for 1-D x, 1 for a 0-d x.
 std::int64_t channels(const Tensor& x) { return x.dim() >= 2 ? x.size(1) : (x.dim() == 1 ? x.size(0) : 1); }
-
-std::string shape_str(const Shape& s) {
-  std::string r = "(";
-  for (std::size_t i = 0; i < s.size(); ++i) r += (i ? ", " : "") + std::to_string(s[i]);
-  return r + (s.size() == 1 ? ",)" : ")");
-}
 
 }  // namespace
 

@@ -102,12 +102,11 @@ ConvNd::ConvNd(std::string name, std::int64_t ndim, const ConvOptions& o)
   kernel_ = o.kernel_size().expand(ndim, op, "kernel_size");
   stride_ = o.stride().expand(ndim, op, "stride");
   dilation_ = o.dilation().expand(ndim, op, "dilation");
-  auto check_min = [&](const Shape& v, std::int64_t min, const char* what) { check_at_least(op, v, min, what); };
-  check_min(kernel_, 1, "kernel_size");
-  check_min(stride_, 1, "stride");
-  check_min(dilation_, 1, "dilation");
+  check_at_least(op, kernel_, 1, "kernel_size");
+  check_at_least(op, stride_, 1, "stride");
+  check_at_least(op, dilation_, 1, "dilation");
   if (o.padding().kind == Padding::Kind::sizes) {
-    check_min(IntList(o.padding().values).expand(ndim, op, "padding"), 0, "padding");
+    check_at_least(op, IntList(o.padding().values).expand(ndim, op, "padding"), 0, "padding");
   } else if (o.padding().kind == Padding::Kind::same) {
     for (auto s : stride_)
       if (s != 1)
@@ -170,12 +169,11 @@ ConvTransposeNd::ConvTransposeNd(std::string name, std::int64_t ndim, const Conv
   padding_ = o.padding().expand(ndim, op, "padding");
   output_padding_ = o.output_padding().expand(ndim, op, "output_padding");
   dilation_ = o.dilation().expand(ndim, op, "dilation");
-  auto check_min = [&](const Shape& v, std::int64_t min, const char* what) { check_at_least(op, v, min, what); };
-  check_min(kernel_, 1, "kernel_size");
-  check_min(stride_, 1, "stride");
-  check_min(dilation_, 1, "dilation");
-  check_min(padding_, 0, "padding");
-  check_min(output_padding_, 0, "output_padding");
+  check_at_least(op, kernel_, 1, "kernel_size");
+  check_at_least(op, stride_, 1, "stride");
+  check_at_least(op, dilation_, 1, "dilation");
+  check_at_least(op, padding_, 0, "padding");
+  check_at_least(op, output_padding_, 0, "output_padding");
   for (std::int64_t d = 0; d < ndim; ++d) {
     const auto i = static_cast<std::size_t>(d);
     if (output_padding_[i] >= stride_[i] && output_padding_[i] >= dilation_[i])

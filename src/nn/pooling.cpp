@@ -423,7 +423,8 @@ Tensor max_unpool_any(const char* op, const Tensor& x, const Tensor& indices, st
   std::int64_t P = 1;
   for (auto e : out) P *= e;
   if (indices.numel() > 0) {
-    const std::int64_t lo = indices.amin().item<std::int64_t>(), hi = indices.amax().item<std::int64_t>();
+    const auto [mn, mx] = aminmax(indices);  // one reduction for both bounds
+    const std::int64_t lo = mn.item<std::int64_t>(), hi = mx.item<std::int64_t>();
     if (lo < 0 || hi >= P)
       throw Error(op, "indices must be in [0, " + std::to_string(P) + ") for output size " + shape_str(out) + ", got " +
                           std::to_string(lo < 0 ? lo : hi));

@@ -66,12 +66,6 @@ std::string list_str(const std::vector<double>& v) {
   return r + ")";
 }
 
-std::int64_t prod(const Shape& s) {
-  std::int64_t n = 1;
-  for (auto v : s) n *= v;
-  return n;
-}
-
 // ---- interpolate ------------------------------------------------------------------------------------------
 
 enum class Mode { nearest, nearest_exact, linear, bilinear, bicubic, trilinear, area };
@@ -434,7 +428,7 @@ Tensor affine_grid(const Tensor& theta, const Shape& size, bool align_corners) {
     return c;
   };
   const Shape spatial(size.begin() + 2, size.end());
-  const std::int64_t P = prod(spatial);
+  const std::int64_t P = ::phasor::detail::shape_numel(spatial);
   std::vector<std::vector<double>> axes;  // axes[k]: coordinate k (x = last spatial dim, then y, z)
   for (std::int64_t k = 0; k < nd; ++k) axes.push_back(coords(spatial[static_cast<std::size_t>(nd - 1 - k)]));
   std::vector<double> base(static_cast<std::size_t>(P * (nd + 1)));
@@ -492,10 +486,10 @@ Tensor grid_sample(const Tensor& x, const Tensor& grid, const std::string& mode_
     if (v < 1) throw Error(op, "expected non-empty spatial dims, got input " + shape_str(x.shape()));
   const std::int64_t N = x.size(0), C = x.size(1);
   const Shape O(grid.shape().begin() + 1, grid.shape().end() - 1);
-  const std::int64_t P = prod(O);
+  const std::int64_t P = ::phasor::detail::shape_numel(O);
 
   return ::phasor::detail::composite(op, {x, grid}, [&] {
-    const Tensor xf = x.reshape({N, C, prod(S)});
+    const Tensor xf = x.reshape({N, C, ::phasor::detail::shape_numel(S)});
     const Tensor g = grid.reshape({N, P, nd});
     // coord[k]: pixel coordinate along spatial dim k of x (grid's last entry is the first spatial dim)
     std::vector<Tensor> coord;
