@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <functional>
 #include <memory>
 #include <string>
@@ -164,6 +165,76 @@ inline std::vector<bool> sign_bits(const phasor::Tensor& t) {
   return out;
 }
 
+/// True when the ctest case trace_replay runs (PHASOR_TEST_TRACE=1): every agreement case then also checks that its
+/// function traced into a static graph replays as it runs eagerly (replay_agrees).
+inline bool trace_checks_on() {
+  static const bool on = [] {
+    const char* e = std::getenv("PHASOR_TEST_TRACE");
+    return e && *e && std::string(e) != "0";
+  }();
+  return on;
+}
+
+/// Other values of the shapes, dtypes and layouts of `in`: contiguous floating and complex inputs reversed along
+/// every dim (the same values elsewhere: domains stay valid); ints and bools, often indices and masks, kept.
+inline std::vector<phasor::Tensor> other_values(const std::vector<phasor::Tensor>& in) {
+  std::vector<phasor::Tensor> out;
+  for (const auto& t : in) {
+    if (!t.defined() || t.dim() == 0 || !t.is_contiguous() || !phasor::is_floating_or_complex(t.dtype())) {
+      out.push_back(t);
+      continue;
+    }
+    phasor::Shape dims;
+    for (std::int64_t d = 0; d < t.dim(); ++d) dims.push_back(d);
+    phasor::Tensor o = t.detach().flip(dims).contiguous();
+    out.push_back(t.requires_grad() ? o.requires_grad_() : o);
+  }
+  return out;
+}
+
+/// g traced on `in` (phasor::jit::trace) and replayed on other_values(in) agrees with g run eagerly on those within
+/// eps; where the eager run throws phasor::Error, the replay must throw too (Note [replayable forwards]).
+inline void replay_agrees(const std::string& name,
+                          const std::function<std::vector<phasor::Tensor>(const std::vector<phasor::Tensor>&)>& g,
+                          const std::vector<phasor::Tensor>& in, double eps) {
+  using namespace phasor;
+  CAPTURE(name);
+  jit::Graph graph;
+  try {
+    graph = jit::trace(g, in);
+  } catch (const Error& e) {
+    FAIL_CHECK("tracing failed: " << e.what());
+    return;
+  }
+  const std::vector<Tensor> other = other_values(in);
+  std::vector<Tensor> want, got;
+  std::string want_error, got_error;
+  try {
+    want = g(other);
+  } catch (const Error& e) {
+    want_error = e.what();
+  }
+  try {
+    got = graph(other);
+  } catch (const Error& e) {
+    got_error = e.what();
+  }
+  if (!want_error.empty()) {
+    CHECK_MESSAGE(!got_error.empty(), "the eager run threw (" << want_error << ") but the replay did not");
+    return;
+  }
+  if (!got_error.empty()) {
+    FAIL_CHECK("the replay threw: " << got_error);
+    return;
+  }
+  REQUIRE(got.size() == want.size());
+  for (std::size_t i = 0; i < got.size(); ++i) {
+    CAPTURE(i);
+    REQUIRE(got[i].defined() == want[i].defined());
+    if (want[i].defined()) CHECK(rel_diff(got[i], want[i]) <= eps);
+  }
+}
+
 /// f on the CPU and on `dev` (inputs copied there) agree within eps (rel_diff); the result lives on `dev`.
 inline void agree(const phasor::Device& dev, const std::string& name, const std::function<phasor::Tensor(const std::vector<phasor::Tensor>&)>& f,
            const std::vector<phasor::Tensor>& in, double eps) {
@@ -173,6 +244,7 @@ inline void agree(const phasor::Device& dev, const std::string& name, const std:
   const phasor::Tensor c = f(in), d = f(g);
   CHECK(d.device() == dev);
   CHECK(rel_diff(d, c) <= eps);
+  if (trace_checks_on()) replay_agrees(name, [&f](const std::vector<phasor::Tensor>& x) { return std::vector<phasor::Tensor>{f(x)}; }, in, eps);
 }
 
 /// sum |y|^2 (real y: sum y^2), the loss of grads_agree and grad2_agree.
@@ -208,6 +280,13 @@ inline void grads_agree(const phasor::Device& dev, const std::string& name, cons
     got.push_back(g[i].grad());
   }
   gradients_match(dev, got, want, eps);
+  if (trace_checks_on()) {  // the gradient computation traced: every backward formula's ops replayed
+    std::vector<phasor::Tensor> x;
+    for (const auto& t : in) x.push_back(t.detach().clone().requires_grad_());
+    replay_agrees(name + " (gradients)", [&f](const std::vector<phasor::Tensor>& xs) {
+      return phasor::autodiff::grad({sum_sq(f(xs))}, xs, {}, std::nullopt, false, /*allow_unused=*/true);
+    }, x, eps);
+  }
 }
 
 /// Second derivatives: h(x) = sum_i |d loss(f(x)) / d x_i|^2 with the first gradients made with create_graph

@@ -11,6 +11,7 @@
 #include "phasor/error.hpp"
 #include "phasor/fft.hpp"
 #include "phasor/io.hpp"
+#include "phasor/jit.hpp"
 #include "phasor/linalg.hpp"
 #include "phasor/nn/activation.hpp"
 #include "phasor/nn/conv.hpp"

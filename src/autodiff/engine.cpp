@@ -94,6 +94,9 @@ struct AccumulateGrad final : OpNode {
   std::vector<Tensor> apply(std::vector<Tensor>&& grads) override {
     const Tensor t = leaf.lock();
     if (!t.defined() || !grads[0].defined()) return {};
+    if (tracing())  // Note [static graphs]: a replay makes values, it cannot write them into a leaf's .grad
+      throw Error("backward", "accumulates into the .grad of a leaf while tracing, a side effect a replay cannot repeat; "
+                              "return the gradients of autodiff::grad(...) from the traced function instead");
     Tensor g = grads[0];
     auto& m = t.impl()->meta();
     for (auto& [id, hook] : m.hooks) {

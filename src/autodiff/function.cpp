@@ -70,6 +70,10 @@ std::vector<Tensor> FunctionCtx::saved_tensors() const {
 std::vector<Tensor> custom_function(const std::string& name, CustomForward forward, CustomBackward backward,
                                     const std::vector<Tensor>& inputs) {
   if (!forward || !backward) throw Error(name, "custom_function needs both a forward and a backward");
+  if (detail::tracing())  // one step, replayed with its own backward (Note [static graphs])
+    return detail::trace_opaque(detail::intern_name(name.c_str()), inputs, [name, forward, backward](detail::TensorList in) {
+      return custom_function(name, forward, backward, in.vec());
+    });
   auto ctx = std::make_shared<FunctionCtx>();
   const bool record = detail::any_requires_grad(inputs);
   for (const auto& t : inputs) CustomAccess::needs(*ctx).push_back(record && t.defined() && t.requires_grad());

@@ -26,6 +26,7 @@
 #include "core/tensor_list.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/dispatch.hpp"
+#include "jit/tracer.hpp"
 
 namespace phasor::detail {
 
@@ -179,11 +180,13 @@ inline std::vector<Tensor> observe_begin(bool observed, const char* name, bool p
   return seen;
 }
 
-/// Runs a primitive's forward: grad mode off (it records nothing), one call deeper for observers.
+/// Runs a primitive's forward: grad mode off (it records nothing), one call deeper for observers, and not
+/// recorded op by op into a trace (the trace records the primitive as one step).
 template <class Fwd>
 auto run_forward(Fwd& fwd, TensorList inputs) {
   DepthGuard depth;
   NoGradGuard no_grad;
+  TraceSuspend untraced;
   return fwd(inputs);
 }
 
@@ -225,13 +228,27 @@ void record_node(const char* name, TensorList inputs, unsigned save, Bwd&& bwd, 
     for (std::size_t i = 0; i < n; ++i) node->ctx.outputs_.emplace_back(outputs[i], true, node);
 }
 
-/// Runs a differentiable primitive: forward kernel (grad mode off), then records the node.
+// Note [replayable forwards]
+// A static-graph trace (phasor::jit, Note [static graphs] in src/jit/trace.cpp) keeps a copy of each primitive's
+// forward and backward and calls them again, after the op's function has returned, with other tensors of the
+// same shapes, dtypes, devices and strides. So a forward captures by value only (never [&], `this` or a pointer
+// to a local), reads its tensors only through `in` (a captured tensor must not depend on the inputs' values),
+// and does inside itself whatever depends on the inputs' values (index bound checks, value-dependent branches).
+// Shape and dtype checks may stay outside: a replay is specialised to the traced shapes and checks them.
+
+/// Runs a differentiable primitive: forward kernel (grad mode off), then records the node (and, while tracing,
+/// the step: Note [replayable forwards]).
 template <class Fwd, class Bwd>
 std::vector<Tensor> apply_op_n(const char* name, TensorList inputs, unsigned save, Fwd&& fwd,
                                Bwd&& bwd) {
   const bool observed = g_num_observers.load(std::memory_order_relaxed) > 0;
+  const bool traced = observed && tracing();  // a trace counts as an observer (no fast path while it runs)
   const std::vector<Tensor> seen = observe_begin(observed, name, true, inputs);
   std::vector<Tensor> outputs = as_vector(run_forward(fwd, inputs));
+  if (traced)
+    trace_step(name, inputs, outputs, [name = intern_name(name), save, f = fwd, b = bwd](TensorList in) {
+      return apply_op_n(name, in, save, f, b);
+    });
   if (any_requires_grad(inputs))
     record_node(name, inputs, save, std::forward<Bwd>(bwd), outputs.data(), outputs.size());
   if (observed) notify_end(name, true, seen, outputs);
@@ -301,6 +318,7 @@ Tensor shallow_alias(const Tensor& self);
 template <class Kernel, class OutOfPlace>
 Tensor& apply_inplace(const char* name, Tensor& self, TensorList others, Kernel&& kernel, OutOfPlace&& out_of_place) {
   check_inplace_overlap(name, self, others);
+  if (__builtin_expect(tracing(), 0)) return trace_inplace(name, self, others, out_of_place);
   bool needs_graph = GradMode::is_enabled() && (self.requires_grad() || any_requires_grad(others));
   if (!needs_graph) {
     const bool observed = g_num_observers.load(std::memory_order_relaxed) > 0;

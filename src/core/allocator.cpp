@@ -51,6 +51,7 @@
 
 #include "core/tensor_impl.hpp"
 #include "cuda/backend.hpp"
+#include "jit/tracer.hpp"
 
 namespace phasor {
 namespace {
@@ -445,11 +446,14 @@ Tensor new_impl_with_storage(std::size_t nbytes, Device device) {
       bump(c->slot->current, cls);
       bump(c->slot->allocs, 1);
       note_peak(total_current());
-      return revive(p);
+      Tensor t = revive(p);
+      if (__builtin_expect(t_new_storages != nullptr, 0)) t_new_storages->insert(s);
+      return t;
     }
   }
   Tensor t = new_impl();
   t.impl()->storage = Storage::allocate(nbytes, device);
+  if (__builtin_expect(t_new_storages != nullptr, 0)) t_new_storages->insert(t.impl()->storage.get());
   return t;
 }
 

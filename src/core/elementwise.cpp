@@ -249,7 +249,11 @@ Tensor Tensor::clone() const {
 
 Tensor Tensor::contiguous() const { return is_contiguous() ? *this : clone(); }
 
-Tensor Tensor::detach() const { return detail::make_view(*this, shape(), strides(), storage_offset()); }
+Tensor Tensor::detach() const {
+  if (detail::tracing())  // a step of its own: a replay must cut the history too (Note [static graphs])
+    return detail::trace_opaque("detach", {*this}, [](detail::TensorList in) { return std::vector<Tensor>{in[0].detach()}; })[0];
+  return detail::make_view(*this, shape(), strides(), storage_offset());
+}
 
 Tensor& Tensor::copy_(const Tensor& src) {
   if (!src.defined()) throw Error("copy_", "source tensor is undefined");

@@ -55,8 +55,11 @@ inline Tensor zero_scalar_like(const Tensor& g) { return wrap_scalar(0, g.dtype(
 template <class Fwd>
 Tensor apply_nondiff(const char* name, TensorList inputs, Fwd&& fwd) {
   const bool observed = g_num_observers.load(std::memory_order_relaxed) > 0;
+  const bool traced = observed && tracing();  // Note [replayable forwards]
   const std::vector<Tensor> seen = observe_begin(observed, name, true, inputs);
   Tensor out = run_forward(fwd, inputs);
+  if (traced)
+    trace_step(name, inputs, {out}, [name = intern_name(name), f = fwd](TensorList in) { return std::vector<Tensor>{apply_nondiff(name, in, f)}; });
   if (observed) notify_end(name, true, seen, {out});
   return out;
 }

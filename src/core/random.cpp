@@ -10,6 +10,7 @@
 #include "core/philox.hpp"
 #include "cuda/graph.hpp"
 #include "cuda/index_ops.hpp"
+#include "jit/tracer.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/random.hpp"
@@ -38,6 +39,7 @@ std::uint64_t reserve(Generator& g, std::uint64_t nblocks, std::uint64_t& seed) 
 /// reserved now, or inside a CUDA graph capture on `device` read by each replay (Note [random numbers in
 /// CUDA graphs] in cuda/graph.cpp), where only the default generator may be drawn from.
 cuda::Counters draw(Generator* gen, Device device, std::uint64_t nblocks, const char* op) {
+  if (detail::tracing()) detail::refuse_untraced_random(op);
   cuda::Counters c;
   if (cuda::detail::capturing(device)) {
     if (gen && gen != &default_generator())
@@ -80,7 +82,10 @@ namespace cuda::detail {
 std::uint64_t reserve_default_counters(std::uint64_t n, std::uint64_t& seed) { return reserve(default_generator(), n, seed); }
 }  // namespace cuda::detail
 
+// While tracing, each random source is one recorded step that draws anew on every replay (Note [static graphs]).
 Tensor rand(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
+  if (detail::tracing())
+    return detail::trace_opaque("rand", {}, [=](detail::TensorList) { return std::vector<Tensor>{rand(shape, dtype, device, gen)}; })[0];
   detail::check_shape(shape, "rand", itemsize(dtype));
   if (!is_floating_or_complex(dtype))
     throw Error("rand", std::string("expected a floating or complex dtype, got ") + dtype_name(dtype));
@@ -110,6 +115,8 @@ Tensor rand(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
 }
 
 Tensor randn(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
+  if (detail::tracing())
+    return detail::trace_opaque("randn", {}, [=](detail::TensorList) { return std::vector<Tensor>{randn(shape, dtype, device, gen)}; })[0];
   detail::check_shape(shape, "randn", itemsize(dtype));
   if (!is_floating_or_complex(dtype))
     throw Error("randn", std::string("expected a floating or complex dtype, got ") + dtype_name(dtype));
@@ -139,6 +146,10 @@ Tensor randn(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
 }
 
 Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, Dtype dtype, Device device, Generator* gen) {
+  if (detail::tracing())
+    return detail::trace_opaque("randint", {}, [=](detail::TensorList) {
+      return std::vector<Tensor>{randint(low, high, shape, dtype, device, gen)};
+    })[0];
   detail::check_shape(shape, "randint", itemsize(dtype));
   if (high <= low)
     throw Error("randint", "expected low < high, got low=" + std::to_string(low) + " high=" + std::to_string(high));
@@ -163,6 +174,8 @@ Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, Dtype dt
 }
 
 Tensor randperm(std::int64_t n, Dtype dtype, Device device, Generator* gen) {
+  if (detail::tracing())
+    return detail::trace_opaque("randperm", {}, [=](detail::TensorList) { return std::vector<Tensor>{randperm(n, dtype, device, gen)}; })[0];
   if (n < 0) throw Error("randperm", "n must be non-negative, got " + std::to_string(n));
   if (dtype == Dtype::Bool) throw Error("randperm", "bool dtype cannot hold a permutation");
   cuda::detail::refuse_in_capture(device, "randperm", "a random permutation",
