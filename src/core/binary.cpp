@@ -666,7 +666,7 @@ Tensor pow(const Tensor& a, const Scalar& e) {
     throw Error("pow", "integers to negative integer powers are not allowed (exponent " + detail::scalar_str(e) + ")");
   return detail::apply_op(
       "pow", {a}, detail::kSaveInputs,
-      [&e, dt](detail::TensorList in) { return detail::pow_scalar_kernel(in[0], e, dt); },
+      [e, dt](detail::TensorList in) { return detail::pow_scalar_kernel(in[0], e, dt); },
       [e](const detail::Ctx& c, const std::vector<Tensor>& g) {
         if (!e.to_bool()) return std::vector<Tensor>{zeros_like(g[0])};
         return std::vector<Tensor>{g[0] * (pow(c.input(0), detail::minus_one(e)) * e).conj()};

@@ -223,7 +223,7 @@ Tensor clamp(const Tensor& x, std::optional<Scalar> min, std::optional<Scalar> m
   const Dtype dt = clamp_type(x, min, max, "clamp");
   return detail::apply_op(
       "clamp", {x}, detail::kSaveInputs,
-      [&](In in) {
+      [dt, min, max](In in) {
         Tensor v = in[0].to(dt);
         Tensor out = detail::make_tensor(v.shape(), dt, v.device());
         clamp_into(out, v, min, max);
@@ -318,7 +318,7 @@ Tensor masked_fill(const Tensor& x, const Tensor& mask, const Scalar& value) {
   check_masked_fill(x, mask, value, "masked_fill");
   return detail::apply_op(
       "masked_fill", {x, mask}, detail::kSaveInputs,
-      [&value](In in) {
+      [value](In in) {
         Tensor out = detail::make_tensor(in[0].shape(), in[0].dtype(), in[0].device());
         masked_fill_into(out, in[0], in[1], value);
         return out;

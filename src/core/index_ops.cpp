@@ -262,7 +262,7 @@ void index_scatter_kernel(const Tensor& out, const Tensor& src, std::int64_t d, 
   });
 }
 
-/// out[p] = x[p with p[d] = index[p]] over index's shape (`checks`: check_gather_index's).
+/// out[p] = x[p with p[d] = index[p]] over index's shape (`checks`: check_gather_values's).
 void gather_kernel(const Tensor& out, const Tensor& x, std::int64_t d, const Tensor& index,
                    const std::uint64_t* checks) {
   if (out.device().is_cuda()) return cuda::detail::gather(out, x, d, index, checks);
@@ -282,7 +282,7 @@ void gather_kernel(const Tensor& out, const Tensor& x, std::int64_t d, const Ten
 }
 
 /// out[p with p[d] = index[p]] (kind)= src[p] over index's shape (out and src of one dtype; `checks`:
-/// check_gather_index's), k in order at each position.
+/// check_gather_values's), k in order at each position.
 void scatter_kernel(const Tensor& out, const Tensor& src, std::int64_t d, const Tensor& index, const std::uint64_t* checks,
                     ScatterKind kind, const char* op) {
   if (out.device().is_cuda()) return cuda::detail::scatter_add(out, src, d, index, checks, kind);
@@ -311,14 +311,9 @@ Tensor src_as(const Tensor& src, Dtype to, const char* op) {
   return src.to(to);
 }
 
-/// Checks gather/scatter index: int64, same number of dims as x, sizes within x (except dim d) and
-/// within `src` (when given), values in [0, x.size(d)) (not for a `trusted` index: the caller built it in
-/// range; checking it would make a GPU's host wait, and cost a CPU gather of sorted values a quarter of its
-/// time). Inside a CUDA graph capture or with deferred checks (Note [deferred device checks]) the values are
-/// checked by the device: returns the words of that check for the op's kernel (Note [device checks in CUDA
-/// graphs]); nullptr otherwise.
-const std::uint64_t* check_gather_index(const Tensor& x, std::int64_t d, const Tensor& index, const Tensor* src,
-                                        const char* op, bool trusted) {
+/// Checks a gather/scatter index's kind and shape: int64, on x's device, same number of dims as x, sizes within
+/// x (except dim d) and within `src` (when given). Its values are check_gather_values's.
+void check_gather_shapes(const Tensor& x, std::int64_t d, const Tensor& index, const Tensor* src, const char* op) {
   if (!index.defined()) throw Error(op, "index is undefined");
   if (index.dtype() != Dtype::Int64) throw Error(op, std::string("index must be int64, got ") + dtype_name(index.dtype()));
   if (index.device() != x.device())
@@ -334,7 +329,16 @@ const std::uint64_t* check_gather_index(const Tensor& x, std::int64_t d, const T
       throw Error(op, "index of shape " + shape_str(index.shape()) + " is larger than src of shape " +
                           shape_str(src->shape()) + " at dim " + std::to_string(k));
   }
-  const std::int64_t n = x.size(d);
+}
+
+/// Checks the values of a gather/scatter index (check_gather_shapes's) against dim d of size n: in [0, n) (not for a
+/// `trusted` index: the caller built it in range; checking it would make a GPU's host wait, and cost a CPU gather
+/// of sorted values a quarter of its time). Inside a CUDA graph capture or with deferred checks (Note [deferred
+/// device checks]) the values are checked by the device: returns the words of that check for the op's kernel (Note
+/// [device checks in CUDA graphs]); nullptr otherwise. Value-dependent, so the ops call it in their forward (Note
+/// [replayable forwards]).
+const std::uint64_t* check_gather_values(std::int64_t n, std::int64_t d, const Tensor& index, const char* op,
+                                         bool trusted) {
   if (index.numel() == 0) return nullptr;
   if (trusted) return cuda::detail::current_check_words(index.device());  // stands down after a failed check
   const auto suffix = [&] { return " out of range for dim " + std::to_string(d) + " of size " + std::to_string(n); };
@@ -394,10 +398,12 @@ Tensor scatter_sum(const Tensor& x, std::int64_t d, const Tensor& index, bool pe
 Tensor index_select_impl(const Tensor& x, std::int64_t dim, const Tensor& index, bool trusted) {
   if (x.dim() == 0) throw Error("index_select", "cannot index a 0-d tensor");
   const auto d = wrap_dim(dim, x.dim(), "index_select");
-  const AlongIndex idx = along_index(index, x.size(d), x.device(), trusted, "index_select");
+  check_index_kind(index, "index_select");
+  // the index is an input (no gradient): the forward checks and reads its values (Note [replayable forwards])
   return apply_op(
-      "index_select", {x}, kSaveNone,
-      [&](In in) {
+      "index_select", {x, index}, kSaveNone,
+      [d, trusted](In in) {
+        const AlongIndex idx = along_index(in[1], in[0].size(d), in[0].device(), trusted, "index_select");
         Shape s = in[0].shape();
         s[static_cast<std::size_t>(d)] = idx.count;
         Tensor out = make_tensor(s, in[0].dtype(), in[0].device());
@@ -406,7 +412,7 @@ Tensor index_select_impl(const Tensor& x, std::int64_t dim, const Tensor& index,
       },
       [d, index, version = index.version(), trusted](const Ctx& c, const G& g) {
         const bool t = backward_trusts(index, version, trusted, "index_select");
-        return G{scatter_sum(zeros(c.input_shape(0), g[0].dtype(), g[0].device()), d, index, false, g[0], t)};
+        return G{scatter_sum(zeros(c.input_shape(0), g[0].dtype(), g[0].device()), d, index, false, g[0], t), Tensor()};
       });
 }
 
@@ -421,17 +427,19 @@ Tensor gather_impl(const Tensor& x, std::int64_t dim, const Tensor& index, bool 
                      [&] { return gather_impl(x.reshape({1}), 0, index.reshape({1}), trusted).reshape({}); });
   }
   const auto d = wrap_dim(dim, x.dim(), "gather");
-  const std::uint64_t* checks = check_gather_index(x, d, index, nullptr, "gather", trusted);
+  check_gather_shapes(x, d, index, nullptr, "gather");
+  // the index is an input (no gradient): the forward checks and reads its values (Note [replayable forwards])
   return apply_op(
-      "gather", {x}, kSaveNone,
-      [&](In in) {
-        Tensor out = make_tensor(index.shape(), in[0].dtype(), in[0].device());
-        gather_kernel(out, in[0], d, index, checks);
+      "gather", {x, index}, kSaveNone,
+      [d, trusted](In in) {
+        const std::uint64_t* checks = check_gather_values(in[0].size(d), d, in[1], "gather", trusted);
+        Tensor out = make_tensor(in[1].shape(), in[0].dtype(), in[0].device());
+        gather_kernel(out, in[0], d, in[1], checks);
         return out;
       },
       [d, index, version = index.version(), trusted](const Ctx& c, const G& g) {
         const bool t = backward_trusts(index, version, trusted, "gather");
-        return G{scatter_sum(zeros(c.input_shape(0), g[0].dtype(), g[0].device()), d, index, true, g[0], t)};
+        return G{scatter_sum(zeros(c.input_shape(0), g[0].dtype(), g[0].device()), d, index, true, g[0], t), Tensor()};
       });
 }
 
@@ -501,10 +509,10 @@ Tensor identity_of(ScatterKind k, Dtype dt, Device dev) {
   return full({}, v, dt, dev);
 }
 
-struct Scatter;
-Tensor scatter_apply(const Scatter& S, const Tensor& x, const Tensor& src);
-Scatter make_scatter(const Tensor& x, std::int64_t dim, const Tensor& index, bool per_element, const Tensor& src,
-                     Reduce reduce, bool include_self, bool trusted, const char* op);
+struct ScatterSpec;
+Tensor scatter_apply(const ScatterSpec& S, const Tensor& x, const Tensor& src);
+ScatterSpec make_scatter(const Tensor& x, std::int64_t dim, const Tensor& index, bool per_element, const Tensor& src,
+                         Reduce reduce, bool include_self, bool trusted, const char* op);
 
 /// What a scatter does (Note [scatter reductions]): all its gradient needs, so cheap to copy.
 struct ScatterSpec {
@@ -531,7 +539,7 @@ struct ScatterSpec {
   Tensor push(const Tensor& base, const Tensor& src, Reduce r, bool self) const;
 };
 
-/// A validated scatter with its index prepared for the kernels.
+/// A validated scatter with its index prepared for the kernels (prepare_scatter).
 struct Scatter : ScatterSpec {
   AlongIndex along;                       ///< index_*: the index for the kernels
   const std::uint64_t* checks = nullptr;  ///< scatter*: the words of a device-side check (capture or deferred)
@@ -559,13 +567,14 @@ Tensor ScatterSpec::push(const Tensor& base, const Tensor& src, Reduce r, bool s
   return scatter_apply(make_scatter(base, d, index, per_element, src, r, self, trusted, op), base, src);
 }
 
-/// Checks a scatter's operands (nothing changes on an error) and prepares its index.
-Scatter make_scatter(const Tensor& x, std::int64_t dim, const Tensor& index, bool per_element, const Tensor& src,
-                     Reduce reduce, bool include_self, bool trusted, const char* op) {
+/// Checks all of a scatter's operands but its index's values (nothing changes on an error): those are checked by
+/// prepare_scatter, in the forward (Note [replayable forwards]).
+ScatterSpec make_scatter(const Tensor& x, std::int64_t dim, const Tensor& index, bool per_element, const Tensor& src,
+                         Reduce reduce, bool include_self, bool trusted, const char* op) {
   if (!src.defined()) throw Error(op, "src is undefined");
   check_same_device(x, src, op);
   if (x.dim() == 0) throw Error(op, "cannot index a 0-d tensor");
-  Scatter S;
+  ScatterSpec S;
   S.op = op, S.index = index, S.per_element = per_element, S.trusted = trusted, S.reduce = reduce;
   S.include_self = include_self;
   S.version = index.defined() ? index.version() : 0;
@@ -578,17 +587,29 @@ Scatter make_scatter(const Tensor& x, std::int64_t dim, const Tensor& index, boo
   if (per_element) {
     if (index.defined() && index.dim() == x.dim() && src.dim() != x.dim())
       throw Error(op, "src of shape " + shape_str(src.shape()) + " must have as many dims as the input of shape " + shape_str(x.shape()));
-    S.checks = check_gather_index(x, S.d, index, &src, op, trusted);
+    check_gather_shapes(x, S.d, index, &src, op);
     S.land = index.shape();
     return S;
   }
-  S.along = along_index(index, x.size(S.d), x.device(), trusted, op);
+  check_index_kind(index, op);
+  const std::int64_t count = index.numel();
   Shape want = x.shape();
-  want[static_cast<std::size_t>(S.d)] = S.along.count;
+  want[static_cast<std::size_t>(S.d)] = count;
   if (src.shape() != want)
     throw Error(op, "src of shape " + shape_str(src.shape()) + " does not match " + shape_str(want) + " (the input of shape " +
-                        shape_str(x.shape()) + " with " + std::to_string(S.along.count) + " indices along dim " + std::to_string(S.d) + ")");
-  S.land = want;
+                        shape_str(x.shape()) + " with " + std::to_string(count) + " indices along dim " + std::to_string(S.d) + ")");
+  S.land = std::move(want);
+  return S;
+}
+
+/// The scatter `spec` of `index` into a tensor of x's shape and device, its index's values checked and prepared for
+/// the kernels.
+Scatter prepare_scatter(const ScatterSpec& spec, const Tensor& x, const Tensor& index) {
+  Scatter S;
+  static_cast<ScatterSpec&>(S) = spec;
+  S.index = index;
+  if (S.per_element) S.checks = check_gather_values(x.size(S.d), S.d, index, S.op, S.trusted);
+  else S.along = along_index(index, x.size(S.d), x.device(), S.trusted, S.op);
   return S;
 }
 
@@ -686,17 +707,25 @@ G scatter_backward(ScatterSpec S, const Ctx& c, const Tensor& g) {
   return G{gx, gs};
 }
 
-/// The scatter S of src into a copy of x, with its gradient.
-Tensor scatter_apply(const Scatter& S, const Tensor& x, const Tensor& src) {
+/// The scatter S of src into a copy of x, with its gradient. The index is the third input (no gradient): the
+/// forward checks and reads its values (Note [replayable forwards]).
+Tensor scatter_apply(const ScatterSpec& S, const Tensor& x, const Tensor& src) {
   const bool reads = S.reduce == Reduce::prod || S.reduce == Reduce::amax || S.reduce == Reduce::amin;
+  ScatterSpec forward = S;
+  forward.index = Tensor();  // read as in[2]
   return apply_op(
-      S.op, {x, S.landing(src)}, reads ? kSaveInputs | kSaveOutputs : kSaveNone,
-      [&](In in) {
+      S.op, {x, S.landing(src), S.index}, reads ? kSaveInputs | kSaveOutputs : kSaveNone,
+      [forward = std::move(forward)](In in) {
+        const Scatter P = prepare_scatter(forward, in[0], in[2]);
         Tensor out = in[0].clone();
-        S.into(out, in[1]);
+        P.into(out, in[1]);
         return out;
       },
-      [spec = static_cast<const ScatterSpec&>(S)](const Ctx& c, const G& g) { return scatter_backward(spec, c, g[0]); });
+      [spec = S](const Ctx& c, const G& g) {
+        G r = scatter_backward(spec, c, g[0]);
+        r.emplace_back();  // the index
+        return r;
+      });
 }
 
 Tensor scatter_sum(const Tensor& x, std::int64_t d, const Tensor& index, bool per_element, const Tensor& src, bool trusted) {
@@ -738,7 +767,7 @@ Tensor scaled(const Tensor& s, const Scalar& alpha, const char* op) {
 /// `value` of x's dtype as src for a scatter into x: a 0-d tensor expanded to the index's shape.
 Tensor value_src(const Tensor& x, std::int64_t dim, const Tensor& index, const Scalar& value, const char* op) {
   check_scalar_fits(value, x.dtype(), op);
-  if (x.dim() > 0) check_gather_index(x, wrap_dim(dim, x.dim(), op), index, nullptr, op, true);  // the shapes only
+  if (x.dim() > 0) check_gather_shapes(x, wrap_dim(dim, x.dim(), op), index, nullptr, op);
   if (!index.defined()) throw Error(op, "index is undefined");
   return full({}, value, x.dtype(), x.device()).expand(index.shape());
 }
@@ -746,9 +775,10 @@ Tensor value_src(const Tensor& x, std::int64_t dim, const Tensor& index, const S
 /// Runs a scatter in place on self (Note [in-place and autograd]): the kernels write self directly when no
 /// graph is recorded; `op(t)` is the out-of-place form.
 template <class Op>
-Tensor& scatter_inplace(const char* name, Tensor& self, const Scatter& S, const Tensor& src, Op&& op) {
+Tensor& scatter_inplace(const char* name, Tensor& self, const ScatterSpec& S, const Tensor& src, Op&& op) {
   const Tensor s = S.landing(src);
-  return apply_inplace(name, self, {S.index, s}, [&] { S.into(self, s); }, std::forward<Op>(op));
+  return apply_inplace(name, self, {S.index, s}, [&] { prepare_scatter(S, self, S.index).into(self, s); },
+                       std::forward<Op>(op));
 }
 
 }  // namespace
@@ -824,14 +854,14 @@ Tensor& scatter_self(Tensor& self, std::int64_t dim, const Tensor& index, const 
                      bool include_self, const char* name, const char* op) {
   if (self.dim() == 0)
     return inplace_from(name, self, {index, src}, [&](const Tensor& a) { return scatter_op(a, dim, index, src, reduce, include_self, false, op); });
-  const Scatter S = make_scatter(self, dim, index, true, src, reduce, include_self, false, op);
+  const ScatterSpec S = make_scatter(self, dim, index, true, src, reduce, include_self, false, op);
   return scatter_inplace(name, self, S, src, [&](const Tensor& a) { return scatter_apply(S, a, src); });
 }
 
 /// In-place index_* of src into self.
 Tensor& index_self(Tensor& self, std::int64_t dim, const Tensor& index, const Tensor& src, Reduce reduce,
                    bool include_self, const char* name, const char* op) {
-  const Scatter S = make_scatter(self, dim, index, false, src, reduce, include_self, false, op);
+  const ScatterSpec S = make_scatter(self, dim, index, false, src, reduce, include_self, false, op);
   return scatter_inplace(name, self, S, src, [&](const Tensor& a) { return scatter_apply(S, a, src); });
 }
 

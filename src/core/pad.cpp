@@ -52,7 +52,7 @@ std::string pad_desc(std::int64_t l, std::int64_t r, std::int64_t dim, const Sha
 Tensor constant_pad(const Tensor& x, const Shape& lo, const Shape& out_shape, const Scalar& value) {
   return apply_op(
       "constant_pad", {x}, kSaveNone,
-      [&](In in) {
+      [lo, out_shape, value](In in) {
         Tensor out = full(out_shape, value, in[0].dtype(), in[0].device());
         std::int64_t off = 0;
         for (std::size_t k = 0; k < lo.size(); ++k) off += lo[k] * out.strides()[k];

@@ -207,7 +207,7 @@ Tensor prod_others(const Tensor& x, const Tensor& out_keep, const Shape& dims) {
 
 Tensor sum(const Tensor& x, const Shape& dims, bool keepdim) {
   return detail::apply_op(
-      "sum", {x}, detail::kSaveNone, [&](In in) { return detail::sum_kernel(in[0], dims, keepdim); },
+      "sum", {x}, detail::kSaveNone, [dims, keepdim](In in) { return detail::sum_kernel(in[0], dims, keepdim); },
       [dims, keepdim](const detail::Ctx& c, const G& g) {
         const Shape& in_shape = c.input_shape(0);
         return G{detail::unsqueeze_reduced(g[0], in_shape, dims, keepdim, "sum").expand(in_shape)};
@@ -228,7 +228,7 @@ Tensor mean(const Tensor& x, const Shape& dims, bool keepdim) {
 Tensor prod(const Tensor& x, const Shape& dims, bool keepdim) {
   return detail::apply_op(
       "prod", {x}, detail::kSaveInputs | detail::kSaveOutputs,
-      [&](In in) { return detail::prod_kernel(in[0], dims, keepdim); },
+      [dims, keepdim](In in) { return detail::prod_kernel(in[0], dims, keepdim); },
       [dims, keepdim](const detail::Ctx& c, const G& g) {
         Tensor x = c.input(0);
         Tensor out = detail::unsqueeze_reduced(c.output(0), x.shape(), dims, keepdim, "prod");
@@ -239,13 +239,13 @@ Tensor prod(const Tensor& x, const Shape& dims, bool keepdim) {
 
 Tensor all(const Tensor& x, const Shape& dims, bool keepdim) {
   return detail::apply_op(
-      "all", {x}, detail::kSaveNone, [&](In in) { return detail::bool_kernel<true>(in[0], dims, keepdim, "all"); },
+      "all", {x}, detail::kSaveNone, [dims, keepdim](In in) { return detail::bool_kernel<true>(in[0], dims, keepdim, "all"); },
       [](const detail::Ctx&, const G&) { return G{Tensor()}; });
 }
 
 Tensor any(const Tensor& x, const Shape& dims, bool keepdim) {
   return detail::apply_op(
-      "any", {x}, detail::kSaveNone, [&](In in) { return detail::bool_kernel<false>(in[0], dims, keepdim, "any"); },
+      "any", {x}, detail::kSaveNone, [dims, keepdim](In in) { return detail::bool_kernel<false>(in[0], dims, keepdim, "any"); },
       [](const detail::Ctx&, const G&) { return G{Tensor()}; });
 }
 

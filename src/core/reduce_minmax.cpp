@@ -70,7 +70,7 @@ G extremum_backward(const Ctx& c, const G& g, const Shape& dims, bool keepdim, c
 
 Tensor extremum(const char* op, const Tensor& x, const Shape& dims, bool keepdim, bool is_max) {
   return apply_op(
-      op, {x}, kSaveInputs | kSaveOutputs, [&](In in) { return extremum_kernel(in[0], dims, keepdim, is_max, op); },
+      op, {x}, kSaveInputs | kSaveOutputs, [dims, keepdim, is_max, op](In in) { return extremum_kernel(in[0], dims, keepdim, is_max, op); },
       [dims, keepdim, op](const Ctx& c, const G& g) { return extremum_backward(c, g, dims, keepdim, op); });
 }
 
@@ -164,7 +164,7 @@ std::tuple<Tensor, Tensor> extremum_dim(const char* op, const Tensor& x, std::in
   const std::int64_t d = wrap_dim(dim, x.dim(), op);
   auto outs = apply_op_n(
       op, {x}, kSaveOutputs,
-      [&](In in) {
+      [dim, keepdim, is_max, op](In in) {
         auto [v, i] = arg_kernel(in[0], dim, keepdim, is_max, op, true);
         return G{v, i};
       },
@@ -200,13 +200,13 @@ std::tuple<Tensor, Tensor> min(const Tensor& x, std::int64_t dim, bool keepdim) 
 Tensor argmax(const Tensor& x, std::optional<std::int64_t> dim, bool keepdim) {
   return detail::apply_op(
       "argmax", {x}, detail::kSaveNone,
-      [&](In in) { return detail::arg_kernel(in[0], dim, keepdim, true, "argmax", false).second; },
+      [dim, keepdim](In in) { return detail::arg_kernel(in[0], dim, keepdim, true, "argmax", false).second; },
       [](const detail::Ctx&, const G&) { return G{Tensor()}; });  // int64 result: no gradient
 }
 Tensor argmin(const Tensor& x, std::optional<std::int64_t> dim, bool keepdim) {
   return detail::apply_op(
       "argmin", {x}, detail::kSaveNone,
-      [&](In in) { return detail::arg_kernel(in[0], dim, keepdim, false, "argmin", false).second; },
+      [dim, keepdim](In in) { return detail::arg_kernel(in[0], dim, keepdim, false, "argmin", false).second; },
       [](const detail::Ctx&, const G&) { return G{Tensor()}; });
 }
 

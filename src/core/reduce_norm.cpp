@@ -167,7 +167,7 @@ Tensor norm_impl(const Tensor& x, double p, const Shape& dims, bool keepdim) {
   if (std::isnan(p) || (p < 0 && p != -std::numeric_limits<double>::infinity()))
     throw Error("norm", "p must be >= 0, inf or -inf, got " + std::to_string(p));
   return apply_op(
-      "norm", {x}, kSaveInputs | kSaveOutputs, [&](In in) { return norm_kernel(in[0], p, dims, keepdim); },
+      "norm", {x}, kSaveInputs | kSaveOutputs, [p, dims, keepdim](In in) { return norm_kernel(in[0], p, dims, keepdim); },
       [p, dims, keepdim](const Ctx& c, const G& g) {
         Tensor x = c.input(0);
         const NormKind k = kind_of(p);

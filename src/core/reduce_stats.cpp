@@ -139,7 +139,7 @@ Tensor var_std(const char* op, const Tensor& x, const Shape& dims, double correc
   check_float(x, op);
   return apply_op(
       op, {x}, take_sqrt ? (kSaveInputs | kSaveOutputs) : kSaveInputs,
-      [&](In in) { return var_kernel(in[0], dims, correction, keepdim, take_sqrt, op); },
+      [dims, correction, keepdim, take_sqrt, op](In in) { return var_kernel(in[0], dims, correction, keepdim, take_sqrt, op); },
       [op, dims, correction, keepdim, take_sqrt](const Ctx& c, const G& g) {
         Tensor x = c.input(0);
         const double dof = var_dof(x.shape(), dims, correction, op);
@@ -227,7 +227,7 @@ Tensor scan_kernel(const Tensor& x, std::int64_t d, bool reverse, ScanKind kind)
 Tensor cumsum_dir(const Tensor& x, std::int64_t d, bool reverse) {
   return apply_op(
       reverse ? "cumsum_reverse" : "cumsum", {x}, kSaveNone,
-      [&](In in) { return scan_kernel(in[0], d, reverse, ScanKind::Sum); },
+      [d, reverse](In in) { return scan_kernel(in[0], d, reverse, ScanKind::Sum); },
       [d, reverse](const Ctx&, const G& g) { return G{cumsum_dir(g[0], d, !reverse)}; });
 }
 
@@ -334,7 +334,7 @@ std::tuple<Tensor, Tensor> running_extreme(const Tensor& x, std::int64_t dim, Sc
 Tensor logcumsumexp_dir(const Tensor& x, std::int64_t d, bool reverse) {
   return apply_op(
       "logcumsumexp", {x}, kSaveInputs | kSaveOutputs,
-      [&](In in) { return scan_kernel(in[0], d, reverse, ScanKind::LogAddExp); },
+      [d, reverse](In in) { return scan_kernel(in[0], d, reverse, ScanKind::LogAddExp); },
       [d, reverse](const Ctx& c, const G& g) {
         const Tensor& gy = g[0];
         const Tensor y = c.output(0), x = c.input(0);
@@ -366,7 +366,7 @@ Tensor logsumexp(const Tensor& x, const Shape& dims, bool keepdim) {
   detail::check_float(x, "logsumexp");
   return detail::apply_op(
       "logsumexp", {x}, detail::kSaveInputs | detail::kSaveOutputs,
-      [&](In in) { return detail::logsumexp_kernel(in[0], dims, keepdim); },
+      [dims, keepdim](In in) { return detail::logsumexp_kernel(in[0], dims, keepdim); },
       [dims, keepdim](const detail::Ctx& c, const G& g) {
         Tensor x = c.input(0);
         Tensor ok = detail::unsqueeze_reduced(c.output(0), x.shape(), dims, keepdim, "logsumexp");
@@ -392,7 +392,7 @@ Tensor Tensor::cumsum(std::int64_t dim) const { return phasor::cumsum(*this, dim
 Tensor cumprod(const Tensor& x, std::int64_t dim) {
   const std::int64_t d = detail::wrap_dim(dim, x.dim(), "cumprod");
   return detail::apply_op(
-      "cumprod", {x}, detail::kSaveInputs, [&](In in) { return detail::scan_kernel(in[0], d, false, detail::ScanKind::Prod); },
+      "cumprod", {x}, detail::kSaveInputs, [d](In in) { return detail::scan_kernel(in[0], d, false, detail::ScanKind::Prod); },
       [d](const detail::Ctx& c, const G& g) { return G{detail::cumprod_backward(c.input(0), g[0], d)}; });
 }
 Tensor Tensor::cumprod(std::int64_t dim) const { return phasor::cumprod(*this, dim); }

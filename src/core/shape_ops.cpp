@@ -88,7 +88,7 @@ Tensor cat(const std::vector<Tensor>& xs, std::int64_t dim) {
   }
   return detail::apply_op(
       "cat", xs, detail::kSaveNone,
-      [&](In in) {
+      [out_shape, dt, d, offsets, sizes](In in) {
         Tensor out = detail::make_tensor(out_shape, dt, in[0].device());
         const std::int64_t sd = out.strides()[static_cast<std::size_t>(d)];
         for (std::size_t i = 0; i < in.size(); ++i) {
@@ -331,7 +331,7 @@ Tensor flip(const Tensor& x, const Shape& dims) {
   Shape dd(ds.begin(), ds.end());
   return detail::apply_op(
       "flip", {x}, detail::kSaveNone,
-      [&](In in) {
+      [ds = std::move(ds)](In in) {
         const Tensor& t = in[0];
         // a view walking the flipped dims backwards (negative strides), copied once
         Shape st = t.strides();
@@ -385,7 +385,7 @@ Tensor roll(const Tensor& x, const Shape& shifts, const Shape& dims) {
   if (rd.empty()) return x.clone();
   return detail::apply_op(
       "roll", {x}, detail::kSaveNone,
-      [&](In in) {
+      [rd, rs](In in) {
         const Tensor& src = in[0];
         Tensor out = detail::make_tensor(src.shape(), src.dtype(), src.device());
         if (out.numel() == 0) return out;
@@ -452,7 +452,7 @@ Tensor triangle(const Tensor& x, std::int64_t diagonal, bool lower) {
   const char* name = lower ? "tril" : "triu";
   if (x.dim() < 2) throw Error(name, "expected a tensor of at least 2 dims, got shape " + shape_str(x.shape()));
   return apply_op(
-      name, {x}, kSaveNone, [&](In in) { return triangle_kernel(in[0], diagonal, lower); },
+      name, {x}, kSaveNone, [diagonal, lower](In in) { return triangle_kernel(in[0], diagonal, lower); },
       [diagonal, lower](const Ctx&, const G& g) { return G{lower ? tril(g[0], diagonal) : triu(g[0], diagonal)}; });
 }
 

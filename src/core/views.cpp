@@ -10,6 +10,7 @@
 //    the view again, so gradients of gradients work.
 #include <algorithm>
 #include <numeric>
+#include <utility>
 
 #include "autodiff/node.hpp"
 #include "core/elementwise.hpp"
@@ -48,7 +49,7 @@ Tensor view_scatter(const Tensor& g, const Shape& shape, View view, const char* 
 template <class View>
 Tensor selection_view(const char* name, const Tensor& x, View view) {
   return apply_op(
-      name, {x}, kSaveNone, [view, &x](In in) { return as_view_of(view(in[0]), x); },
+      name, {x}, kSaveNone, [view](In in) { return as_view_of(view(in[0]), in[0]); },
       [view](const Ctx& c, const G& g) { return G{view_scatter(g[0], c.input_shape(0), view)}; });
 }
 
@@ -130,11 +131,13 @@ namespace {
 
 /// x viewed as shape s (-1 resolved) with strides st (from view_strides): the view op both view and
 /// reshape record, reached with the shape and strides worked out once.
-Tensor view_op(const Tensor& x, const Shape& s, const Shape& st) {
+Tensor view_op(const Tensor& x, Shape s, Shape st) {
   if (s == x.shape()) return x;
   return apply_op(
       "view", {x}, kSaveNone,
-      [&](In in) { return as_view_of(make_view(in[0], s, st, in[0].storage_offset()), x); },
+      [s = std::move(s), st = std::move(st)](In in) {
+        return as_view_of(make_view(in[0], s, st, in[0].storage_offset()), in[0]);
+      },
       [](const Ctx& c, const G& g) { return G{g[0].reshape(c.input_shape(0))}; });
 }
 
@@ -142,18 +145,18 @@ Tensor view_op(const Tensor& x, const Shape& s, const Shape& st) {
 }  // namespace detail
 
 Tensor Tensor::view(const Shape& shape_in) const {
-  const Shape s = detail::infer_shape(shape_in, numel(), "view");
-  const auto st = detail::view_strides(shape(), strides(), s);
+  Shape s = detail::infer_shape(shape_in, numel(), "view");
+  auto st = detail::view_strides(shape(), strides(), s);
   if (!st)
     throw Error("view", "a tensor of shape " + detail::shape_str(shape()) + " and strides " +
                             detail::shape_str(strides()) + " cannot be viewed as " + detail::shape_str(s) +
                             "; use reshape()");
-  return detail::view_op(*this, s, *st);
+  return detail::view_op(*this, std::move(s), std::move(*st));
 }
 
 Tensor Tensor::reshape(const Shape& shape_in) const {
-  const Shape s = detail::infer_shape(shape_in, numel(), "reshape");
-  if (const auto st = detail::view_strides(shape(), strides(), s)) return detail::view_op(*this, s, *st);
+  Shape s = detail::infer_shape(shape_in, numel(), "reshape");
+  if (auto st = detail::view_strides(shape(), strides(), s)) return detail::view_op(*this, std::move(s), std::move(*st));
   return contiguous().view(s);
 }
 
@@ -182,7 +185,7 @@ Tensor Tensor::permute(const Shape& dims) const {
   for (std::size_t i = 0; i < perm.size(); ++i) inv[static_cast<std::size_t>(perm[i])] = static_cast<std::int64_t>(i);
   return detail::apply_op(
       "permute", {*this}, detail::kSaveNone,
-      [&](In in) { return detail::as_view_of(detail::raw_permute(in[0], perm), *this); },
+      [perm = std::move(perm)](In in) { return detail::as_view_of(detail::raw_permute(in[0], perm), in[0]); },
       [inv](const detail::Ctx&, const G& g) { return G{g[0].permute(Shape(inv.begin(), inv.end()))}; });
 }
 Tensor permute(const Tensor& x, const Shape& dims) { return x.permute(dims); }
@@ -283,7 +286,9 @@ Tensor Tensor::expand(const Shape& shape_in) const {
   detail::check_shape(s, "expand", itemsize());
   return detail::apply_op(
       "expand", {*this}, detail::kSaveNone,
-      [&](In in) { return detail::as_view_of(detail::make_view(in[0], s, st, in[0].storage_offset()), *this); },
+      [s = std::move(s), st = std::move(st)](In in) {
+        return detail::as_view_of(detail::make_view(in[0], s, st, in[0].storage_offset()), in[0]);
+      },
       [](const detail::Ctx&, const G& g) { return G{g[0]}; });  // summed to the input's shape by the engine
 }
 Tensor Tensor::broadcast_to(const Shape& shape) const { return expand(shape); }
@@ -398,14 +403,14 @@ Tensor complex_part(const Tensor& x, bool imag_part) {
 Tensor Tensor::real() const {
   if (!is_complex()) return *this;
   return detail::apply_op(
-      "real", {*this}, detail::kSaveNone, [&](In in) { return detail::as_view_of(complex_part(in[0], false), *this); },
+      "real", {*this}, detail::kSaveNone, [](In in) { return detail::as_view_of(complex_part(in[0], false), in[0]); },
       [](const detail::Ctx&, const G& g) { return G{g[0]}; });  // engine casts real -> complex (g + 0i)
 }
 
 Tensor Tensor::imag() const {
   if (!is_complex()) throw Error("imag", std::string("expected a complex tensor, got ") + dtype_name(dtype()));
   return detail::apply_op(
-      "imag", {*this}, detail::kSaveNone, [&](In in) { return detail::as_view_of(complex_part(in[0], true), *this); },
+      "imag", {*this}, detail::kSaveNone, [](In in) { return detail::as_view_of(complex_part(in[0], true), in[0]); },
       [](const detail::Ctx&, const G& g) { return G{g[0] * std::complex<double>(0, 1)}; });
 }
 Tensor real(const Tensor& x) { return x.real(); }

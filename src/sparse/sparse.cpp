@@ -122,13 +122,16 @@ void csr_mm_kernel(const std::int64_t* crow, const std::int64_t* col, const T* v
 }
 
 /// The CSR product as a primitive (the CPU kernel above, src/cuda/sparse.cu's on a GPU; Note [sparse as tensor
-/// ops]), values and b of one floating or complex dtype, b (n, k); rows, cols and crow trusted in range.
+/// ops]), values and b of one floating or complex dtype, b (n, k); rows, cols and crow trusted in range, crow and
+/// cols contiguous. crow and cols are inputs of the primitive too (no gradient), so that its forward reads all it
+/// depends on through its inputs (Note [replayable forwards]).
 Tensor csr_mm(const Tensor& crow, const Tensor& rows, const Tensor& cols, const Tensor& values, const Tensor& b,
               std::int64_t m) {
   return ::phasor::detail::apply_op(
-      "sparse_csr_mm", {values, b}, ::phasor::detail::kSaveInputs,
-      [&](::phasor::detail::TensorList in) {
+      "sparse_csr_mm", {values, b, crow, cols}, ::phasor::detail::kSaveInputs,
+      [m](::phasor::detail::TensorList in) {
         const Tensor v = in[0].contiguous(), bc = in[1].contiguous();
+        const Tensor &crow = in[2], &cols = in[3];
         if (v.device().is_cuda()) return cuda::detail::csr_mm(crow, cols, v, bc);
         Tensor out = empty({m, bc.size(1)}, v.dtype(), v.device());
         ::phasor::detail::visit_dtype(v.dtype(), [&](auto tag) {
@@ -146,7 +149,7 @@ Tensor csr_mm(const Tensor& crow, const Tensor& rows, const Tensor& cols, const 
         if (c.needs_grad(0)) gv = (grows * ::phasor::detail::index_select_trusted(b, 0, cols).conj()).sum({1});
         if (c.needs_grad(1))
           gb = ::phasor::detail::index_add_trusted(zeros(b.shape(), g[0].dtype(), b.device()), 0, cols, v.conj().unsqueeze(1) * grows);
-        return std::vector<Tensor>{gv, gb};
+        return std::vector<Tensor>{gv, gb, Tensor(), Tensor()};
       });
 }
 
