@@ -256,13 +256,15 @@ Tensor c2r_kernel(const Tensor& x_in, const DimList& dims, Norm norm, std::int64
 // records (grad mode off or the input needs no gradient) and no observer listens, apply_op
 // would only build its input/output lists and guards around the kernel, so the kernel runs
 // directly; otherwise the call goes through apply_op as usual, with the gradient below.
+/// `kernel` (x -> out) becomes the forward: it holds what it needs by value (Note [replayable forwards]).
 template <class Kernel, class Backward>
-Tensor primitive(const char* name, const Tensor& x, Kernel&& kernel, Backward&& backward) {
+Tensor primitive(const char* name, const Tensor& x, Kernel kernel, Backward&& backward) {
   if (::phasor::detail::g_num_observers.load(std::memory_order_relaxed) == 0 &&
       !(x.requires_grad() && GradMode::is_enabled()))
     return kernel(x);
   return ::phasor::detail::apply_op(
-      name, {x}, kSaveNone, [&](In in) { return kernel(in[0]); }, std::forward<Backward>(backward));
+      name, {x}, kSaveNone, [kernel = std::move(kernel)](In in) { return kernel(in[0]); },
+      std::forward<Backward>(backward));
 }
 
 }  // namespace
@@ -284,7 +286,7 @@ Tensor half_weights(std::int64_t n, std::int64_t dim, std::int64_t ndim, Dtype r
 // ---- the primitives (Note [fft gradients]) ---------------------------------------------------------------
 Tensor c2c(const Tensor& x, const DimList& dims, bool forward, Norm norm) {
   return primitive(
-      "fft_c2c", x, [&](const Tensor& in) { return c2c_kernel(in, dims, forward, norm); },
+      "fft_c2c", x, [dims, forward, norm](const Tensor& in) { return c2c_kernel(in, dims, forward, norm); },
       [dims, forward, norm](const Ctx&, const G& g) {
         return G{c2c(as_complex(g[0]), dims, !forward, swap_norm(norm))};
       });
@@ -293,7 +295,7 @@ Tensor c2c(const Tensor& x, const DimList& dims, bool forward, Norm norm) {
 Tensor r2c(const Tensor& x, const DimList& dims, Norm norm) {
   const std::int64_t n_last = x.size(dims.back()), ndim = x.dim();
   return primitive(
-      "fft_r2c", x, [&](const Tensor& in) { return r2c_kernel(in, dims, norm); },
+      "fft_r2c", x, [dims, norm](const Tensor& in) { return r2c_kernel(in, dims, norm); },
       [dims, norm, n_last, ndim](const Ctx&, const G& g) {
         Tensor gc = as_complex(g[0]);
         Tensor w = half_weights(n_last, dims.back(), ndim, to_real(gc.dtype()), 0.5, gc.device());
@@ -304,7 +306,8 @@ Tensor r2c(const Tensor& x, const DimList& dims, Norm norm) {
 Tensor c2r(const Tensor& x, const DimList& dims, Norm norm, std::int64_t last_n, bool x_is_scratch) {
   const std::int64_t ndim = x.dim();
   return primitive(
-      "fft_c2r", x, [&](const Tensor& in) { return c2r_kernel(in, dims, norm, last_n, x_is_scratch); },
+      "fft_c2r", x,
+      [dims, norm, last_n, x_is_scratch](const Tensor& in) { return c2r_kernel(in, dims, norm, last_n, x_is_scratch); },
       [dims, norm, last_n, ndim](const Ctx&, const G& g) {
         Tensor gr = g[0].is_complex() ? g[0].real() : g[0];
         Tensor w = half_weights(last_n, dims.back(), ndim, gr.dtype(), 2.0, gr.device());

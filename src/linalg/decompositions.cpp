@@ -499,7 +499,7 @@ std::vector<Tensor> qr_primitive(const Tensor& a, bool complete, bool want_q) {
   const char* op = "linalg_qr";
   return detail::apply_op_n(
       op, {a}, detail::kSaveOutputs,
-      [&](In in) {
+      [op, complete, want_q](In in) {
         const Tensor& x = in[0];
         const Shape batch = batch_of(x);
         const std::int64_t m = x.size(-2), n = x.size(-1), k = std::min(m, n), count = detail::shape_numel(batch);
@@ -546,7 +546,7 @@ std::vector<Tensor> eigh_primitive(const Tensor& a, bool lower, bool vectors) {
   const char* op = "linalg_eigh";
   return detail::apply_op_n(
       op, {a}, detail::kSaveOutputs,
-      [&](In in) {
+      [op, lower, vectors](In in) {
         const Tensor& x = in[0];
         const Shape batch = batch_of(x);
         const std::int64_t n = x.size(-1), count = detail::shape_numel(batch);
@@ -621,7 +621,7 @@ std::vector<Tensor> svd_primitive(const Tensor& a, bool full, bool vectors) {
   const char* op = "linalg_svd";
   return detail::apply_op_n(
       op, {a}, detail::kSaveOutputs,
-      [&](In in) {
+      [op, full, vectors](In in) {
         const Tensor& x = in[0];
         const Shape batch = batch_of(x);
         const std::int64_t m = x.size(-2), n = x.size(-1), k = std::min(m, n), count = detail::shape_numel(batch);
@@ -670,7 +670,7 @@ std::vector<Tensor> eig_primitive(const Tensor& a, bool vectors) {
   const char* op = "linalg_eig";
   return detail::apply_op_n(
       op, {a}, detail::kSaveOutputs,
-      [&](In in) {
+      [op, vectors](In in) {
         const Tensor& x = in[0];
         const Shape batch = batch_of(x);
         const std::int64_t n = x.size(-1), count = detail::shape_numel(batch);

@@ -57,7 +57,7 @@ Tensor take_diagonal(const Tensor& x, const DimGroups& groups);
 Tensor diagonal_scatter(const Tensor& g, const Shape& shape, const DimGroups& groups) {
   return apply_op(
       "einsum_diagonal_backward", {g}, kSaveNone,
-      [&](In in) {
+      [shape, groups](In in) {
         Tensor z = zeros(shape, in[0].dtype(), in[0].device());
         copy_into(raw_diagonal(z, groups), in[0]);
         return z;
@@ -68,9 +68,9 @@ Tensor diagonal_scatter(const Tensor& g, const Shape& shape, const DimGroups& gr
 Tensor take_diagonal(const Tensor& x, const DimGroups& groups) {
   return apply_op(
       "einsum_diagonal", {x}, kSaveNone,
-      [&](In in) {
+      [groups](In in) {
         Tensor v = raw_diagonal(in[0], groups);
-        set_view_base(v, x);
+        set_view_base(v, in[0]);
         return v;
       },
       [groups](const Ctx& c, const G& g) { return G{diagonal_scatter(g[0], c.input_shape(0), groups)}; });

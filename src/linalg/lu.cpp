@@ -147,13 +147,13 @@ Tensor lu_grad(const Tensor& lu, const Tensor& perm, const Tensor& glu) {
   return apply_p(y, perm);
 }
 
-/// (LU, pivots) of A (..., m, n), the primitive (Note [LU factors]); a zero pivot is an error, or, with `info_out`,
-/// flagged there (int64 (...)).
-G lu_factor_primitive(const Tensor& a, Tensor* info_out) {
+/// (LU, pivots) of A (..., m, n), the primitive (Note [LU factors]); a zero pivot is an error, or, with `with_info`,
+/// flagged in a third output (int64 (...)).
+G lu_factor_primitive(const Tensor& a, bool with_info) {
   const char* op = "linalg_lu_factor";
   return detail::apply_op_n(
       op, {a}, detail::kSaveOutputs,
-      [&](In in) {
+      [op, with_info](In in) {
         const Tensor& x = in[0];
         const Shape batch = batch_of(x);
         const std::int64_t m = x.size(-2), n = x.size(-1), k = std::min(m, n), count = detail::shape_numel(batch);
@@ -165,10 +165,11 @@ G lu_factor_primitive(const Tensor& a, Tensor* info_out) {
         else
           host_getrf(x.dtype(), m, n, count, f.data_ptr(), detail::int32_data(piv), detail::int32_data(info));
         const Tensor flags = detail::widen_int32(info, {count}).reshape(batch);
-        if (info_out) *info_out = flags.to(x.device());
-        else check_info(op, flags.reshape({count}), batch, zero_u_pivot);
-        return G{f.transpose(1, 2).reshape(with_tail(batch, {m, n})).to(x.device()),
-                 detail::widen_int32(piv, {count, k}).reshape(with_tail(batch, {k})).to(x.device())};
+        if (!with_info) check_info(op, flags.reshape({count}), batch, zero_u_pivot);
+        G out{f.transpose(1, 2).reshape(with_tail(batch, {m, n})).to(x.device()),
+              detail::widen_int32(piv, {count, k}).reshape(with_tail(batch, {k})).to(x.device())};
+        if (with_info) out.push_back(flags.to(x.device()));
+        return out;
       },
       [](const detail::Ctx& c, const G& g) {
         const Tensor lu = c.output(0);
@@ -201,15 +202,14 @@ G unpack(const Tensor& lu, const Tensor& perm) {
 
 std::pair<Tensor, Tensor> lu_factor(const Tensor& a) {
   check_matrix(a, "linalg_lu_factor", false);
-  const G out = lu_factor_primitive(a, nullptr);
+  const G out = lu_factor_primitive(a, false);
   return {out[0], out[1]};
 }
 
 std::tuple<Tensor, Tensor, Tensor> lu_factor_ex(const Tensor& a) {
   check_matrix(a, "linalg_lu_factor_ex", false);
-  Tensor info;
-  const G out = lu_factor_primitive(a, &info);
-  return {out[0], out[1], info};
+  const G out = lu_factor_primitive(a, true);
+  return {out[0], out[1], out[2]};
 }
 
 std::tuple<Tensor, Tensor, Tensor> lu_unpack(const Tensor& lu, const Tensor& pivots) {
@@ -228,8 +228,7 @@ std::tuple<Tensor, Tensor, Tensor> lu(const Tensor& a) {
   const char* op = "linalg_lu";
   check_matrix(a, op, false);
   const G out = detail::composite(op, {a}, [&] {
-    Tensor info;
-    const G f = lu_factor_primitive(a, &info);  // singular matrices have their factors too
+    const G f = lu_factor_primitive(a, true);  // singular matrices have their factors too
     return unpack(f[0], detail::pivots_to_perm(f[1], a.size(-2)));
   });
   return {out[0], out[1], out[2]};

@@ -284,14 +284,20 @@ std::pair<Tensor, Tensor> common_batch(const Tensor& a, const Tensor& b, const c
 Tensor solve_grad_a(const Tensor& gb, const Tensor& x) { return -matmul(gb, adjoint(x)); }
 
 /// X with A X = B for A (..., n, n) and B (..., n, k), batch shapes equal: the primitive. A singular A is an error,
-/// or, with `info_out`, flagged there (int64 of A's batch shape: LAPACK's info), X then holding inf or NaN.
+/// or, with `info_out`, flagged there (int64 of A's batch shape: LAPACK's info; the primitive's second output), X
+/// then holding inf or NaN.
 Tensor solve_primitive(const Tensor& a, const Tensor& b, Tensor* info_out = nullptr) {
-  return detail::apply_op(
+  const bool with_info = info_out != nullptr;
+  G out = detail::apply_op_n(
       "linalg_solve", {a, b}, detail::kSaveInputs | detail::kSaveOutputs,
-      [&](In in) {
-        if (in[0].device().is_cuda()) return device_solve(in[0], in[1], info_out);
+      [with_info](In in) {
+        Tensor info;
+        if (in[0].device().is_cuda()) {
+          Tensor x = device_solve(in[0], in[1], with_info ? &info : nullptr);
+          return with_info ? G{x, info} : G{x};
+        }
         const LU f = lu_factor(in[0]);
-        if (info_out) *info_out = from_vector(f.info, batch_of(in[0]), in[0].device());
+        if (with_info) info = from_vector(f.info, batch_of(in[0]), in[0].device());
         else if (f.singular >= 0)
           throw Error("linalg_solve", zero_pivot(which_matrix(batch_of(in[0]), f.singular)));
         const std::int64_t k = in[1].size(-1);
@@ -307,19 +313,22 @@ Tensor solve_primitive(const Tensor& a, const Tensor& b, Tensor* info_out = null
             if (info != 0) throw Error("linalg_solve", "LAPACK getrs rejected argument " + std::to_string(-info));
           }
         });
-        return from_host_columns(x, in[1], in[0].device());
+        Tensor xd = from_host_columns(x, in[1], in[0].device());
+        return with_info ? G{xd, info} : G{xd};
       },
       [](const detail::Ctx& c, const G& g) {
         const Tensor gb = solve_primitive(adjoint(c.input(0)), g[0]);
         return G{c.needs_grad(0) ? solve_grad_a(gb, c.output(0)) : Tensor(), gb};
       });
+  if (with_info) *info_out = out[1];
+  return out[0];
 }
 
 /// (sign, logabsdet) of A (..., n, n): the primitive.
 std::vector<Tensor> slogdet_primitive(const Tensor& a) {
   return detail::apply_op_n(
       "linalg_slogdet", {a}, detail::kSaveInputs | detail::kSaveOutputs,
-      [&](In in) {
+      [](In in) {
         if (in[0].device().is_cuda()) return device_slogdet(in[0]);
         const LU f = lu_factor(in[0]);
         Tensor sign = detail::make_tensor(batch_of(in[0]), in[0].dtype(), Device::cpu());
@@ -380,7 +389,7 @@ std::vector<Tensor> slogdet_primitive(const Tensor& a) {
 Tensor triangular_primitive(const Tensor& a, const Tensor& b, bool upper, bool unit) {
   return detail::apply_op(
       "linalg_solve_triangular", {a, b}, detail::kSaveInputs | detail::kSaveOutputs,
-      [&](In in) {
+      [upper, unit](In in) {
         if (in[0].device().is_cuda()) return device_triangular(in[0], in[1], upper, unit);
         const Shape batch = batch_of(in[0]);
         const std::int64_t n = in[0].size(-1), k = in[1].size(-1), count = detail::shape_numel(batch);
@@ -413,12 +422,17 @@ Tensor triangular_primitive(const Tensor& a, const Tensor& b, bool upper, bool u
 
 /// L with A = L L^H for A (..., n, n) Hermitian positive-definite (its lower triangle read): the primitive. A
 /// matrix that is not positive-definite is an error, or, with `info_out`, flagged there (int64 of A's batch shape:
-/// the order of the first leading minor that is not positive), its L then partial.
+/// the order of the first leading minor that is not positive; the primitive's second output), its L then partial.
 Tensor cholesky_primitive(const Tensor& a, Tensor* info_out = nullptr) {
-  return detail::apply_op(
+  const bool with_info = info_out != nullptr;
+  G out = detail::apply_op_n(
       "linalg_cholesky", {a}, detail::kSaveOutputs,
-      [&](In in) {
-        if (in[0].device().is_cuda()) return device_cholesky(in[0], info_out);
+      [with_info](In in) {
+        if (in[0].device().is_cuda()) {
+          Tensor info;
+          Tensor l = device_cholesky(in[0], with_info ? &info : nullptr);
+          return with_info ? G{l, info} : G{l};
+        }
         const Shape batch = batch_of(in[0]);
         const std::int64_t n = in[0].size(-1), count = detail::shape_numel(batch);
         // A row-major read column-major is A^T: LAPACK's upper factor of A^T, read row-major, is L (tril of A read)
@@ -430,14 +444,14 @@ Tensor cholesky_primitive(const Tensor& a, Tensor* info_out = nullptr) {
           for (std::int64_t i = 0; i < count && n > 0; ++i) {
             int info = 0;
             potrf(static_cast<int>(n), base + i * n * n, &info);
-            if (info > 0 && !info_out)
+            if (info > 0 && !with_info)
               throw Error("linalg_cholesky", not_positive_definite(which_matrix(batch, i), info));
             if (info < 0) throw Error("linalg_cholesky", "LAPACK potrf rejected argument " + std::to_string(-info));
             flags[static_cast<std::size_t>(i)] = info;
           }
         });
-        if (info_out) *info_out = from_vector(flags, batch, in[0].device());
-        return l.reshape(in[0].shape()).to(in[0].device());
+        Tensor ld = l.reshape(in[0].shape()).to(in[0].device());
+        return with_info ? G{ld, from_vector(flags, batch, in[0].device())} : G{ld};
       },
       [](const detail::Ctx& c, const G& g) {
         // gA = L^{-H} Phi(L^H gL) L^{-1}, made Hermitian (Phi: the lower triangle, its diagonal halved), with the
@@ -450,6 +464,8 @@ Tensor cholesky_primitive(const Tensor& a, Tensor* info_out = nullptr) {
         const Tensor ga = adjoint(triangular_primitive(lh, adjoint(left), true, false));  // (L^{-H} left^H)^H
         return G{(ga + adjoint(ga)) * 0.5};
       });
+  if (with_info) *info_out = out[1];
+  return out[0];
 }
 
 }  // namespace

@@ -217,7 +217,7 @@ Tensor fold_forward(const Tensor& cols, const ConvGeometry& g) {
 Tensor unfold_op(const Tensor& x, const ConvGeometry& g) {
   return apply_op(
       "unfold", {x}, kSaveNone,
-      [&](In in) {
+      [g](In in) {
         return in[0].device().is_cuda() ? ::phasor::cuda::detail::unfold(in[0], g, "unfold") : unfold_forward(in[0], g);
       },
       [g](const Ctx&, const G& gr) { return G{fold_op(gr[0], g)}; });
@@ -226,7 +226,7 @@ Tensor unfold_op(const Tensor& x, const ConvGeometry& g) {
 Tensor fold_op(const Tensor& cols, const ConvGeometry& g) {
   return apply_op(
       "fold", {cols}, kSaveNone,
-      [&](In in) { return in[0].device().is_cuda() ? ::phasor::cuda::detail::fold(in[0], g, "fold") : fold_forward(in[0], g); },
+      [g](In in) { return in[0].device().is_cuda() ? ::phasor::cuda::detail::fold(in[0], g, "fold") : fold_forward(in[0], g); },
       [g](const Ctx&, const G& gr) { return G{unfold_op(gr[0], g)}; });
 }
 
@@ -513,7 +513,7 @@ Tensor conv_weight_cuda(const Tensor& x_, const Tensor& g_, const ConvSpec& s, c
 
 Tensor conv_op(const Tensor& x, const Tensor& w, const ConvSpec& s) {
   return apply_op(
-      "conv", {x, w}, kSaveInputs, [&](In in) {
+      "conv", {x, w}, kSaveInputs, [s](In in) {
         return in[0].device().is_cuda() ? conv_forward_cuda(in[0], in[1], s) : conv_forward_kernel(in[0], in[1], s);
       },
       [s](const Ctx& c, const G& gr) {
@@ -527,7 +527,7 @@ Tensor conv_op(const Tensor& x, const Tensor& w, const ConvSpec& s) {
 Tensor conv_input_op(const Tensor& g, const Tensor& w, const ConvSpec& s, std::int64_t in_channels) {
   return apply_op(
       "conv_input", {g, w}, kSaveInputs,
-      [&](In in) {
+      [s, in_channels](In in) {
         return in[0].device().is_cuda() ? conv_input_cuda(in[0], in[1], s, in_channels)
                                         : conv_input_kernel(in[0], in[1], s, in_channels);
       },
@@ -542,7 +542,7 @@ Tensor conv_input_op(const Tensor& g, const Tensor& w, const ConvSpec& s, std::i
 Tensor conv_weight_op(const Tensor& x, const Tensor& g, const ConvSpec& s, const Shape& w_shape) {
   return apply_op(
       "conv_weight", {x, g}, kSaveInputs,
-      [&](In in) {
+      [s, w_shape](In in) {
         return in[0].device().is_cuda() ? conv_weight_cuda(in[0], in[1], s, w_shape)
                                         : conv_weight_kernel(in[0], in[1], s, w_shape);
       },

@@ -117,7 +117,7 @@ Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<std::i
   }
   return detail::apply_op(
       op, {weight}, ::phasor::detail::kSaveNone,
-      [&](In in) { return ::phasor::detail::index_select_trusted(in[0], 0, flat).reshape(out_shape); },
+      [flat, out_shape](In in) { return ::phasor::detail::index_select_trusted(in[0], 0, flat).reshape(out_shape); },
       [flat, s, V, D](const ::phasor::detail::Ctx&, const G& g) {
         Tensor rows = g[0].reshape({-1, D});
         if (s.defined()) rows = rows * s.unsqueeze(1);

@@ -25,6 +25,7 @@
 #include <cmath>
 #include <memory>
 #include <sstream>
+#include <utility>
 
 #include "autodiff/node.hpp"
 #include "core/elementwise.hpp"
@@ -326,21 +327,23 @@ Tensor normalize_device(const Tensor& x3, const Tensor& w, const Tensor& b, Layo
 Tensor normalize(const Tensor& x, const Tensor& w, const Tensor& b, Layout L, double eps, NormStats* stats = nullptr) {
   struct Saved {
     Tensor mean, rstd;
+    Tensor var;  // the batch variance, kept only until it is handed to `stats`
   };
   auto saved = std::make_shared<Saved>();
   G inputs{x};
   if (w.defined()) inputs.push_back(w);
   if (b.defined()) inputs.push_back(b);
-  const bool has_w = w.defined(), has_b = b.defined();
-  return detail::apply_op(
+  const bool has_w = w.defined(), has_b = b.defined(), want_var = stats != nullptr;
+  // the forward reaches the statistics through `saved` alone (Note [replayable forwards])
+  Tensor out = detail::apply_op(
       "normalize", inputs, detail::kSaveInputs,
-      [&](In in) {
+      [saved, L, eps, has_w, has_b, want_var](In in) {
         NormStats st;
         const Tensor wi = has_w ? in[1] : Tensor(), bi = has_b ? in[has_w ? 2 : 1] : Tensor();
         Tensor out = in[0].device().is_cuda() ? normalize_device(in[0], wi, bi, L, eps, st, saved->rstd)
                                               : normalize_kernel(in[0], wi, bi, L, eps, st, saved->rstd);
         saved->mean = st.mean;
-        if (stats) *stats = st;
+        if (want_var) saved->var = st.var;
         return out;
       },
       [saved, L, eps, has_w, has_b](const detail::Ctx& c, const G& g) {
@@ -359,6 +362,11 @@ Tensor normalize(const Tensor& x, const Tensor& w, const Tensor& b, Layout L, do
         if (has_b) out.push_back(r[2]);
         return out;
       });
+  if (stats) {
+    stats->mean = saved->mean;
+    stats->var = std::exchange(saved->var, Tensor());
+  }
+  return out;
 }
 
 /// The defined tensors of `ts` (what observers of a composite see).

@@ -198,7 +198,7 @@ Tensor avg_pool_op(const Tensor& x, const PoolGeo& g, const Shape& out_shape);
 Tensor avg_pool_backward_op(const Tensor& gy, const PoolGeo& g, const Shape& in_shape) {
   return ::phasor::detail::apply_op(
       "avg_pool_backward", {gy}, ::phasor::detail::kSaveNone,
-      [&](In in) { return avg_pool_adjoint_forward(in[0], g, in_shape); },
+      [g, in_shape](In in) { return avg_pool_adjoint_forward(in[0], g, in_shape); },
       [g, out_shape = gy.shape()](const ::phasor::detail::Ctx&, const G& gr) {
         return G{avg_pool_op(gr[0], g, out_shape)};
       });
@@ -206,7 +206,7 @@ Tensor avg_pool_backward_op(const Tensor& gy, const PoolGeo& g, const Shape& in_
 
 Tensor avg_pool_op(const Tensor& x, const PoolGeo& g, const Shape& out_shape) {
   return ::phasor::detail::apply_op(
-      "avg_pool", {x}, ::phasor::detail::kSaveNone, [&](In in) { return avg_pool_forward(in[0], g, out_shape); },
+      "avg_pool", {x}, ::phasor::detail::kSaveNone, [g, out_shape](In in) { return avg_pool_forward(in[0], g, out_shape); },
       [g, in_shape = x.shape()](const ::phasor::detail::Ctx&, const G& gr) {
         return G{avg_pool_backward_op(gr[0], g, in_shape)};
       });
@@ -214,7 +214,7 @@ Tensor avg_pool_op(const Tensor& x, const PoolGeo& g, const Shape& out_shape) {
 
 G max_pool_op(const Tensor& x, const PoolGeo& g, const Shape& out_shape) {
   return ::phasor::detail::apply_op_n(
-      "max_pool", {x}, ::phasor::detail::kSaveOutputs, [&](In in) { return max_pool_forward(in[0], g, out_shape); },
+      "max_pool", {x}, ::phasor::detail::kSaveOutputs, [g, out_shape](In in) { return max_pool_forward(in[0], g, out_shape); },
       [](const ::phasor::detail::Ctx& c, const G& gr) {
         if (!gr[0].defined()) return G{Tensor()};
         // the cotangent lands on the maxima: scatter_add over each flattened plane

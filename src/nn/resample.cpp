@@ -185,7 +185,7 @@ Tensor resample_op(const Tensor& x, std::int64_t dim, std::shared_ptr<const Spar
   if (!adjoint && GradMode::is_enabled() && x.requires_grad())
     adjoint = std::make_shared<const SparseMap>(map->transposed());
   return ::phasor::detail::apply_op(
-      op, {x}, ::phasor::detail::kSaveNone, [&](In in) { return resample_forward(in[0], dim, m); },
+      op, {x}, ::phasor::detail::kSaveNone, [dim, map](In in) { return resample_forward(in[0], dim, *map); },
       [dim, map, adjoint](const ::phasor::detail::Ctx&, const G& g) {
         const auto adj = adjoint ? adjoint : std::make_shared<const SparseMap>(map->transposed());
         return G{resample_op(g[0], dim, adj, map)};

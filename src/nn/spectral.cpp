@@ -132,7 +132,7 @@ Tensor rfft_modes(const Tensor& x, const std::vector<std::int64_t>& modes, fft::
   const Shape grid(x.shape().begin() + 2, x.shape().end());
   return ::phasor::detail::apply_op(
       "rfft_modes", {x}, ::phasor::detail::kSaveNone,
-      [&](::phasor::detail::TensorList in) {
+      [d, modes, grid, norm, interior](::phasor::detail::TensorList in) {
         if (!detail::use_dft_matrix(grid.back(), modes.back())) {
           Tensor y = gather_modes(fft::rfftn(in[0], std::nullopt, spatial_dims(d), norm), modes, grid);
           if (interior != 1.0)
@@ -166,7 +166,7 @@ Tensor irfft_modes(const Tensor& y, const std::vector<std::int64_t>& modes, cons
   const std::size_t d = modes.size();
   return ::phasor::detail::apply_op(
       "irfft_modes", {y}, ::phasor::detail::kSaveNone,
-      [&](::phasor::detail::TensorList in) {
+      [d, modes, ogrid, norm, interior](::phasor::detail::TensorList in) {
         if (!detail::use_dft_matrix(ogrid.back(), modes.back())) {
           Tensor z = in[0];
           if (interior != 1.0)
@@ -216,7 +216,7 @@ Tensor spectral_planes(const Tensor& y, const Tensor& bias, const detail::PlaneG
   if (bias.defined()) in.push_back(bias);
   return ::phasor::detail::apply_op(
       "spectral_planes", in, ::phasor::detail::kSaveNone,
-      [&g](::phasor::detail::TensorList t) {
+      [g](::phasor::detail::TensorList t) {
         const Tensor yc = t[0].contiguous();
         const Tensor bc = t.size() > 1 ? t[1].to(to_real(yc.dtype())).contiguous() : Tensor();
         if (yc.device().is_cuda()) return ::phasor::cuda::detail::spectral_planes(yc, bc, g);
@@ -242,7 +242,7 @@ Tensor spectral_planes(const Tensor& y, const Tensor& bias, const detail::PlaneG
 Tensor spectral_bias_grad(const Tensor& gy, const detail::PlaneGeo& geo) {
   return ::phasor::detail::apply_op(
       "spectral_bias_grad", {gy}, ::phasor::detail::kSaveNone,
-      [&geo](::phasor::detail::TensorList t) {
+      [geo](::phasor::detail::TensorList t) {
         const Tensor gc = t[0].contiguous();
         if (gc.device().is_cuda()) return ::phasor::cuda::detail::spectral_bias_grad(gc, geo);
         Tensor out = ::phasor::detail::make_tensor({geo.channels}, to_real(gc.dtype()), gc.device());

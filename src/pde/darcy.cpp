@@ -165,7 +165,7 @@ Tensor solve(const char* op, const Tensor& a, const Tensor& f_in, FaceAverage fa
   const Tensor f = f_in.is_floating_point() ? f_in : f_in.to(a.dtype());
   return ::phasor::detail::apply_op(
       op, {a, f}, ::phasor::detail::kSaveInputs | ::phasor::detail::kSaveOutputs,
-      [&](::phasor::detail::TensorList in) { return solve_kernel(op, in[0], in[1], faces); },
+      [op, faces](::phasor::detail::TensorList in) { return solve_kernel(op, in[0], in[1], faces); },
       [faces](const ::phasor::detail::Ctx& c, const std::vector<Tensor>& g) {
         const Tensor a = c.input(0);
         // A is symmetric: the adjoint solve is a Darcy solve with dL/du as the source
