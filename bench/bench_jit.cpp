@@ -43,8 +43,8 @@ void BM_Mlp(benchmark::State& state) {
   const ph::Tensor x = ph::randn({16, 64});
   ph::NoGradGuard ng;
   const ph::jit::Graph g = ph::jit::trace([&](const V& in) { return V{net(in[0])}; }, {x});
-  for (int i = 0; i < 10; ++i) benchmark::DoNotOptimize(replay ? g(x) : net(x));
-  for (auto _ : state) benchmark::DoNotOptimize(replay ? g(x) : net(x));
+  for (int i = 0; i < 10; ++i) benchmark::DoNotOptimize(replay ? g({x})[0] : net(x));
+  for (auto _ : state) benchmark::DoNotOptimize(replay ? g({x})[0] : net(x));
   state.counters["steps"] = static_cast<double>(g.num_steps());
   state.counters["us_per_op"] = benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(g.num_steps()) * 1e-6,
                                                    benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
@@ -81,7 +81,7 @@ void BM_FNO1d_train(benchmark::State& state) {
       adam.step();
       return g.back();
     }
-    ph::Tensor loss = ph::nn::functional::relative_lp_loss(mode == 1 ? forward(x) : model.forward(x), y);
+    ph::Tensor loss = ph::nn::functional::relative_lp_loss(mode == 1 ? forward({x})[0] : model.forward(x), y);
     loss.backward();
     adam.step();
     return loss;

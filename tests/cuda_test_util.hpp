@@ -186,7 +186,7 @@ inline std::vector<phasor::Tensor> other_values(const std::vector<phasor::Tensor
     }
     phasor::Shape dims;
     for (std::int64_t d = 0; d < t.dim(); ++d) dims.push_back(d);
-    phasor::Tensor o = t.detach().flip(dims).contiguous();
+    phasor::Tensor o = phasor::flip(t.detach(), dims).contiguous();
     out.push_back(t.requires_grad() ? o.requires_grad_() : o);
   }
   return out;
@@ -203,7 +203,7 @@ inline void replay_agrees(const std::string& name,
   try {
     graph = jit::trace(g, in);
   } catch (const Error& e) {
-    FAIL_CHECK("tracing failed: " << e.what());
+    FAIL_CHECK("tracing failed: " << std::string(e.what()));
     return;
   }
   const std::vector<Tensor> other = other_values(in);
@@ -224,7 +224,7 @@ inline void replay_agrees(const std::string& name,
     return;
   }
   if (!got_error.empty()) {
-    FAIL_CHECK("the replay threw: " << got_error);
+    FAIL_CHECK("the replay threw: " << std::string(got_error));
     return;
   }
   REQUIRE(got.size() == want.size());

@@ -26,6 +26,9 @@ struct TraceOptions {
   double check_tolerance = 1e-5;
   /// Drop the steps no output depends on (random draws are always kept, so the generator advances as eagerly).
   bool eliminate_dead_steps = true;
+  /// Compute once, when tracing, the steps that read only tensors the function made itself (grids, stencils,
+  /// index tables built from shapes): a replay reads their results as constants.
+  bool fold_constants = true;
 };
 
 /// What a graph input must look like: the traced shape, strides, dtype and device.
@@ -51,8 +54,6 @@ class Graph {
   /// Replays the recorded steps on `inputs`; throws phasor::Error("jit.Graph", ...) on a shape, dtype, device or
   /// count mismatch, leaving the inputs unchanged.
   std::vector<Tensor> operator()(const std::vector<Tensor>& inputs) const;
-  /// Replay of a graph with one input and one output.
-  Tensor operator()(const Tensor& input) const;
   /// True when the graph holds a trace.
   bool defined() const { return impl_ != nullptr; }
   /// Number of inputs.

@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "core/elementwise.hpp"
+#include "jit/tracer.hpp"
 #include "core/promotion.hpp"
 #include "cuda/backend.hpp"
 #include "core/ramp.hpp"
@@ -26,6 +27,7 @@ Tensor empty(const Shape& shape, Dtype dtype, Device device) {
   return detail::make_tensor(shape, dtype, device, "empty");  // checks the shape (check_shape)
 }
 Tensor full(const Shape& shape, const Scalar& value, std::optional<Dtype> dtype, Device device) {
+  detail::TraceSuspend untraced;  // a constant of a trace (Note [static graphs]): its fills are not steps
   const Dtype dt = dtype.value_or(dtype_for_value(value));
   detail::check_shape(shape, "full", itemsize(dt));
   detail::check_scalar_fits(value, dt, "full");
@@ -35,6 +37,7 @@ Tensor full(const Shape& shape, const Scalar& value, std::optional<Dtype> dtype,
   return t;
 }
 Tensor zeros(const Shape& shape, Dtype dtype, Device device) {
+  detail::TraceSuspend untraced;  // a constant of a trace (Note [static graphs]): its fills are not steps
   Tensor t = detail::make_tensor(shape, dtype, device, "zeros");
   if (device.is_cpu()) std::memset(t.data_ptr(), 0, t.nbytes());
   else cuda::detail::fill_zero(t.data_ptr(), device, t.nbytes());
@@ -52,6 +55,7 @@ Tensor scalar_tensor(const Scalar& value, std::optional<Dtype> dtype, Device dev
 }
 
 Tensor from_data(const void* data, std::int64_t count, Dtype dtype, const Shape& shape, Device device) {
+  detail::TraceSuspend untraced;  // a constant of a trace (Note [static graphs]): its fills are not steps
   detail::check_shape(shape, "from_data", itemsize(dtype));
   if (detail::shape_numel(shape) != count)
     throw Error("from_vector", std::to_string(count) + " values cannot fill shape " + detail::shape_str(shape) +
@@ -86,6 +90,7 @@ std::vector<bool> to_vector<bool>(const Tensor& t) {
 // ---- ranges and eye ------------------------------------------------------------------------------------
 namespace detail {
 Tensor ramp_tensor(const char* op, const Ramp& r, Dtype dtype, Device device) {
+  detail::TraceSuspend untraced;  // a constant of a trace (Note [static graphs]): its fills are not steps
   Tensor t = make_tensor({r.n}, dtype, device);
   if (device.is_cuda()) {
     cuda::detail::ramp(op, t, r);
@@ -177,6 +182,7 @@ Tensor logspace(const Scalar& start, const Scalar& end, std::int64_t steps, doub
 namespace {
 /// The (2, count) row and column indices of the lower (or upper) triangle of a rows x cols matrix.
 Tensor triangle_indices(const char* op, std::int64_t rows, std::int64_t cols, std::int64_t offset, bool lower, Device device) {
+  detail::TraceSuspend untraced;  // a constant of a trace (Note [static graphs]): its fills are not steps
   if (rows < 0 || cols < 0)
     throw Error(op, "sizes must be non-negative, got rows=" + std::to_string(rows) + " cols=" + std::to_string(cols));
   const Tensor m = ones({rows, cols}, Dtype::Float32, device);
@@ -192,6 +198,7 @@ Tensor triu_indices(std::int64_t rows, std::int64_t cols, std::int64_t offset, D
 }
 
 Tensor eye(std::int64_t n, std::optional<std::int64_t> m, Dtype dtype, Device device) {
+  detail::TraceSuspend untraced;  // a constant of a trace (Note [static graphs]): its fills are not steps
   const std::int64_t cols = m.value_or(n);
   if (n < 0 || cols < 0)
     throw Error("eye", "sizes must be non-negative, got n=" + std::to_string(n) + " m=" + std::to_string(cols));

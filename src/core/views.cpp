@@ -32,7 +32,11 @@ Tensor as_view_of(Tensor v, const Tensor& x) {
   return v;
 }
 
-/// Zeros of `shape` with `g` written through `view` (the adjoint of a selection view; diag_embed's forward).
+template <class View>
+Tensor selection_view(const char* name, const Tensor& x, View view);
+
+/// Zeros of `shape` with `g` written through `view` (the adjoint of a selection view; diag_embed's forward). Its
+/// gradient is the selection view again, as an op (differentiable, and seen by a trace).
 template <class View>
 Tensor view_scatter(const Tensor& g, const Shape& shape, View view, const char* name = "view_scatter") {
   return apply_op(
@@ -42,7 +46,7 @@ Tensor view_scatter(const Tensor& g, const Shape& shape, View view, const char* 
         copy_into(view(z), in[0]);
         return z;
       },
-      [view](const Ctx&, const G& gg) { return G{view(gg[0])}; });
+      [view](const Ctx&, const G& gg) { return G{selection_view("view_scatter_backward", gg[0], view)}; });
 }
 
 /// A selection view op: forward = view(x), backward = view_scatter.

@@ -58,6 +58,7 @@ struct Value {
   Shape shape;        ///< shape when traced
   Dtype dtype = Dtype::Float32;  ///< dtype when traced
   Device device;      ///< device when traced
+  bool local = false; ///< a constant the traced function made (immutable: copied before any write)
 };
 
 /// One recorded op call.
@@ -139,9 +140,38 @@ class Tracer {
     v.shape = t.shape();
     v.dtype = t.dtype();
     v.device = t.device();
+    if (v.kind == Kind::Constant) v.local = new_storages.count(t.impl()->storage.get()) > 0;
     g.values.push_back(std::move(v));
+    traced_.push_back(t);
     bind(t, id);
     return id;
+  }
+
+  /// Turns the steps that read only constants the function made itself (never written after) into constants: their
+  /// traced outputs are what every replay would compute (Note [static graphs]). Random draws stay steps.
+  void fold_constants() {
+    for (auto& s : g.steps) {
+      if (s.effect || s.in.empty()) continue;
+      bool foldable = true;
+      for (int id : s.in) {
+        if (id < 0) continue;
+        const Value& v = g.values[static_cast<std::size_t>(id)];
+        foldable = foldable && v.kind == Kind::Constant && v.local && !v.constant.requires_grad();
+      }
+      for (int id : s.out)
+        foldable = foldable && (id < 0 || (!dirty_.count(traced_[static_cast<std::size_t>(id)].impl()->storage.get()) &&
+                                           !traced_[static_cast<std::size_t>(id)].requires_grad()));
+      if (!foldable) continue;
+      for (int id : s.out) {
+        if (id < 0) continue;
+        Value& v = g.values[static_cast<std::size_t>(id)];
+        v.kind = Kind::Constant;
+        v.local = true;
+        v.constant = traced_[static_cast<std::size_t>(id)];
+        v.producer = -1;
+      }
+      s.run = nullptr;  // dropped by finish
+    }
   }
 
   /// Makes t (and tensors over its memory with its layout) read as value `id` from now on.
@@ -205,17 +235,19 @@ class Tracer {
   /// before its first write.
   void prepare_write(const char* name, const Tensor& self) {
     const int id = resolve(self, name);
-    const Value& v = g.values[static_cast<std::size_t>(id)];
     const Storage* st = self.impl()->storage.get();
     const std::string what = describe(self.shape(), self.dtype(), self.device());
-    if (v.kind == Kind::Input)
-      throw Error(name, "writes into input " + std::to_string(v.index) + " (" + what +
-                            ") of the traced function: a traced function must not change its inputs; use the "
-                            "out-of-place op");
-    if (v.kind == Kind::Constant && !new_storages.count(st))
-      throw Error(name, "writes into a tensor (" + what +
-                            ") that existed before the trace (a parameter or a buffer?): a traced function must not "
-                            "change tensors outside it; use the out-of-place op");
+    for (const Seen& s : by_storage_[st]) {  // the memory of an input or of an outside tensor (views of them too)
+      const Value& o = g.values[static_cast<std::size_t>(s.id)];
+      if (o.kind == Kind::Input)
+        throw Error(name, "writes into input " + std::to_string(o.index) + " (" + what +
+                              ") of the traced function: a traced function must not change its inputs; use the "
+                              "out-of-place op");
+      if (o.kind == Kind::Constant && !new_storages.count(st))
+        throw Error(name, "writes into a tensor (" + what +
+                              ") that existed before the trace (a parameter or a buffer?): a traced function must not "
+                              "change tensors outside it; use the out-of-place op");
+    }
     for (const Seen& s : by_storage_[st])
       if (s.id != id && !(s.dtype == self.dtype() && s.offset == self.storage_offset() &&
                           same_layout(s.shape, s.strides, self.shape(), self.strides())))
@@ -235,10 +267,25 @@ class Tracer {
     dirty_.insert(st);
   }
 
+  /// True for memory the trace made and has not seen yet (trace_initializes).
+  bool fresh(const Tensor& t) const {
+    const Storage* st = t.impl()->storage.get();
+    return new_storages.count(st) && !ids_.count(t.impl()) && !by_storage_.count(st);
+  }
+  /// True for a fresh tensor or a constant the traced function made.
+  bool local_constant(const Tensor& t) const {
+    if (fresh(t)) return true;
+    auto it = ids_.find(t.impl());
+    if (it == ids_.end()) return false;
+    const Value& v = g.values[static_cast<std::size_t>(it->second)];
+    return v.kind == Kind::Constant && v.local && !dirty_.count(t.impl()->storage.get());
+  }
+
   /// Later reads of `self` read value `id` (the result of an in-place op on it).
   void rebind(const Tensor& self, int id) { bind(self, id); }
 
  private:
+  std::vector<Tensor> traced_;  // each value's tensor when traced, by value number
   std::unordered_map<const TensorImpl*, int> ids_;
   std::vector<Tensor> held_;  // every tensor given a number, alive until the trace ends (their memory is not reused)
   std::unordered_map<const Storage*, std::vector<Seen>> by_storage_;
@@ -263,6 +310,16 @@ std::vector<Tensor> trace_opaque(const char* name, TensorList inputs, StepFn run
 Tensor& trace_inplace(const char* name, Tensor& self, TensorList others,
                       const std::function<Tensor(const Tensor&)>& out_of_place) {
   Tracer* tr = t_tracer;
+  bool initializes = tr->fresh(self);  // memory the function just made, written from its own constants
+  for (const Tensor& t : others) initializes = initializes && (!t.defined() || tr->local_constant(t));
+  if (initializes) {
+    TraceSuspend untraced;
+    NoGradGuard no_grad;
+    const Tensor r = out_of_place(self);
+    copy_into(self, r.dtype() == self.dtype() ? r : r.to(self.dtype()));
+    bump_version(self);
+    return self;
+  }
   tr->prepare_write(name, self);
   const bool needs_graph = GradMode::is_enabled() && (self.requires_grad() || any_requires_grad(others));
   if (needs_graph) check_inplace_autograd(name, self, others);
@@ -311,6 +368,10 @@ void finish(GraphImpl& g, bool eliminate_dead) {
   std::vector<char> live(g.steps.size(), 1);
   for (std::size_t k = g.steps.size(); k-- > 0;) {
     const auto& s = g.steps[k];
+    if (!s.run) {  // folded into constants
+      live[k] = 0;
+      continue;
+    }
     bool used = s.effect || !eliminate_dead;
     for (int id : s.out) used = used || (id >= 0 && needed[static_cast<std::size_t>(id)]);
     live[k] = used;
@@ -406,6 +467,7 @@ Graph TraceAccess::trace(const Function& fn, const std::vector<Tensor>& inputs, 
     if (!outputs[i].defined()) throw Error(op, "output " + std::to_string(i) + " of the traced function is undefined");
     g.outputs.push_back(tracer->resolve(outputs[i], op));
   }
+  if (options.fold_constants) tracer->fold_constants();
   finish(g, options.eliminate_dead_steps);
   Graph graph;
   graph.impl_ = std::make_shared<const GraphImpl>(std::move(g));
@@ -496,14 +558,6 @@ std::vector<Tensor> Graph::operator()(const std::vector<Tensor>& inputs) const {
   result.reserve(g.outputs.size());
   for (int id : g.outputs) result.push_back(vals[static_cast<std::size_t>(id)]);
   return result;
-}
-
-Tensor Graph::operator()(const Tensor& input) const {
-  if (impl_ && (impl_->inputs.size() != 1 || impl_->outputs.size() != 1))
-    throw Error("jit.Graph", "calling with one tensor needs a graph of one input and one output, this one has " +
-                                 std::to_string(impl_->inputs.size()) + " inputs and " +
-                                 std::to_string(impl_->outputs.size()) + " outputs");
-  return (*this)(std::vector<Tensor>{input})[0];
 }
 
 std::size_t Graph::num_inputs() const { return impl_ ? impl_->inputs.size() : 0; }

@@ -41,7 +41,9 @@ void trace_step(const char* name, TensorList inputs, const std::vector<Tensor>& 
 /// detach: work whose inner ops must not be recorded one by one). Returns its outputs.
 std::vector<Tensor> trace_opaque(const char* name, TensorList inputs, StepFn run);
 /// The in-place op `name` on `self` while tracing (Note [in-place ops in traces]): computes out_of_place on a
-/// recorded clone of self, writes the values into self, and makes later reads of self read the result.
+/// recorded clone of self, writes the values into self, and makes later reads of self read the result. A write
+/// that only initializes memory the traced function just made, from its own constants (full filling its result),
+/// is not recorded: self stays a constant.
 Tensor& trace_inplace(const char* name, Tensor& self, TensorList others,
                       const std::function<Tensor(const Tensor&)>& out_of_place);
 /// Throws phasor::Error(op, ...) while tracing: `what` draws random numbers outside a recorded step.

@@ -325,28 +325,23 @@ Tensor normalize_device(const Tensor& x3, const Tensor& w, const Tensor& b, Layo
 /// statistics go to `stats` when given. CUDA tensors take normalize_device forward and the graph
 /// backward (public device ops) at every order.
 Tensor normalize(const Tensor& x, const Tensor& w, const Tensor& b, Layout L, double eps, NormStats* stats = nullptr) {
-  struct Saved {
-    Tensor mean, rstd;
-    Tensor var;  // the batch variance, kept only until it is handed to `stats`
-  };
-  auto saved = std::make_shared<Saved>();
   G inputs{x};
   if (w.defined()) inputs.push_back(w);
   if (b.defined()) inputs.push_back(b);
-  const bool has_w = w.defined(), has_b = b.defined(), want_var = stats != nullptr;
-  // the forward reaches the statistics through `saved` alone (Note [replayable forwards])
-  Tensor out = detail::apply_op(
-      "normalize", inputs, detail::kSaveInputs,
-      [saved, L, eps, has_w, has_b, want_var](In in) {
+  const bool has_w = w.defined(), has_b = b.defined();
+  // The statistics are outputs (out, mean, rstd, var), so the backward reads the ones its own forward made even
+  // when a static graph replays the forward (Note [replayable forwards]).
+  G outs = detail::apply_op_n(
+      "normalize", inputs, detail::kSaveInputs | detail::kSaveOutputs,
+      [L, eps, has_w, has_b](In in) {
         NormStats st;
+        Tensor rstd;
         const Tensor wi = has_w ? in[1] : Tensor(), bi = has_b ? in[has_w ? 2 : 1] : Tensor();
-        Tensor out = in[0].device().is_cuda() ? normalize_device(in[0], wi, bi, L, eps, st, saved->rstd)
-                                              : normalize_kernel(in[0], wi, bi, L, eps, st, saved->rstd);
-        saved->mean = st.mean;
-        if (want_var) saved->var = st.var;
-        return out;
+        Tensor out = in[0].device().is_cuda() ? normalize_device(in[0], wi, bi, L, eps, st, rstd)
+                                              : normalize_kernel(in[0], wi, bi, L, eps, st, rstd);
+        return G{out, st.mean, rstd, st.var};
       },
-      [saved, L, eps, has_w, has_b](const detail::Ctx& c, const G& g) {
+      [L, eps, has_w, has_b](const detail::Ctx& c, const G& g) {
         Tensor x = c.input(0);
         Tensor w = has_w ? c.input(1) : Tensor();
         const std::size_t ib = has_w ? 2 : 1;
@@ -354,7 +349,7 @@ Tensor normalize(const Tensor& x, const Tensor& w, const Tensor& b, Layout L, do
         if (GradMode::is_enabled() || x.device().is_cuda()) {
           r = normalize_backward_graph(x, w, g[0], L, eps);
         } else {
-          r = normalize_backward_kernel(x, g[0], w, saved->mean, saved->rstd, L, c.needs_grad(0),
+          r = normalize_backward_kernel(x, g[0], w, c.output(1), c.output(2), L, c.needs_grad(0),
                                         has_w && c.needs_grad(1), has_b && c.needs_grad(ib));
         }
         G out{r[0]};
@@ -363,10 +358,10 @@ Tensor normalize(const Tensor& x, const Tensor& w, const Tensor& b, Layout L, do
         return out;
       });
   if (stats) {
-    stats->mean = saved->mean;
-    stats->var = std::exchange(saved->var, Tensor());
+    stats->mean = outs[1];
+    stats->var = outs[3];
   }
-  return out;
+  return outs[0];
 }
 
 /// The defined tensors of `ts` (what observers of a composite see).
