@@ -55,3 +55,15 @@ TEST_CASE("cuda sparse: a CSR product is one kernel and makes no host copy" * do
   CHECK(emu_count(kDev, EmuCounter::Launches, [&] { y = sparse::matmul(a, x); }) <= 1);
   CHECK(rel_diff(y, sparse::matmul(a.to(Device::cpu()), x.to(Device::cpu()))) <= 1e-6);
 }
+
+DEVICE_CASE("cuda sparse: a CSR matrix built from checked offsets and columns agrees with the CPU; bad ones are refused") {
+  using VT = std::vector<Tensor>;
+  const Tensor crow = from_vector<std::int64_t>({0, 2, 2, 3}, Shape{4}), col = from_vector<std::int64_t>({1, 3, 0}, Shape{3});
+  const Tensor val = from_vector<double>({1.5, -2.0, 0.5}, Shape{3});
+  agree(dev, "CSR from checked indices", [](const VT& in) { return sparse::matmul(CSR(in[0], in[1], in[2], {3, 4}), in[3]); },
+        {crow, col, val, sample({4, 2}, float64)}, 1e-12);
+  CHECK_THROWS_WITH_AS(CSR(crow.to(dev), from_vector<std::int64_t>({1, 4, 0}, Shape{3}).to(dev), val.to(dev), {3, 4}),
+                       "[sparse_csr] column 4 out of range for 4 columns", Error);
+  CHECK_THROWS_WITH_AS(CSR(from_vector<std::int64_t>({0, 2, 1, 3}, Shape{4}).to(dev), col.to(dev), val.to(dev), {3, 4}),
+                       doctest::Contains("[sparse_csr] crow_indices must run from 0 to nnz = 3 without decreasing"), Error);
+}

@@ -670,13 +670,16 @@ G scatter_backward(ScatterSpec S, const Ctx& c, const Tensor& g) {
     case Reduce::prod: {
       const Tensor x = c.input(0), s = c.input(1), r = c.output(0);
       Tensor mx, ms, cnt;  // the zeros of x (when they count) and of src; the zeros per group
-      bool has_zeros = false;
+      // traced, no host read picks the formula: both, selected per group by where (as prod_others, Note [prod
+      // gradient with zeros])
+      const bool value_free = tracing();
+      bool has_zeros = value_free;
       {
         NoGradGuard ng;
         mx = S.include_self ? (x.detach() == 0.0).to(rd) : zeros(xs, rd, dev);
         ms = (s.detach() == 0.0).to(rd);
         cnt = S.push(mx, ms, Reduce::sum, true);
-        has_zeros = cnt.sum().item<double>() != 0;
+        if (!value_free) has_zeros = cnt.sum().item<double>() != 0;
       }
       // each member's product of the others in its group: r / member without zeros; otherwise as Note [prod
       // gradient with zeros], with y = e + m, P the product of the y and s the sum of the zero members
@@ -688,15 +691,17 @@ G scatter_backward(ScatterSpec S, const Ctx& c, const Tensor& g) {
       const auto others = [&](const Tensor& e, const Tensor& m, const Tensor& pr, const Tensor& Pg, const Tensor& Sg,
                               const Tensor& cg) {
         if (!has_zeros) return pr / e;
-        Tensor A, B, C;
+        Tensor A, B, C, none;
         {
           NoGradGuard ng;
           const Tensor c1 = (cg == 1.0).to(rd);
           A = (cg == 0.0).to(rd) + c1 * m;
           B = c1 * (1.0 - m);
           C = (cg == 2.0).to(rd) * m;
+          if (value_free) none = cg == 0.0;
         }
-        return Pg / (e + m) * (A + B * Sg + C * (Sg - e));
+        const Tensor y = e + m, o = Pg / y * (A + B * Sg + C * (Sg - e));
+        return value_free ? where(none, pr / y, o) : o;
       };
       if (want_x) gx = S.include_self ? g * others(x, mx, r, P, Sz, cnt).conj() : where(landed() > 0, zero, g);
       if (want_s)

@@ -178,28 +178,35 @@ Tensor bool_kernel(const Tensor& x, const Shape& dims, bool keepdim, const char*
 //   c == 2: o_i = P / y_i * (s - x_i) at the zeros (= the other zero), 0 elsewhere;
 //   c >= 3: o_i = 0.
 // i.e. o = P / y * (A + B s + C (s - x)) with constant masks A, B, C built from m and c.
+// Eagerly a host read of whether x has a zero picks out / x when it has none. Recorded into a trace (a gradient
+// taken inside a traced function) a host read would be frozen (Note [value steps]), so there both are computed and
+// where(c == 0, out / y, o) picks per row: out / y is out / x on a row without zeros (y = x there), and the same
+// value as o (P is out then); a row with zeros takes o, as eagerly.
 Tensor prod_others(const Tensor& x, const Tensor& out_keep, const Shape& dims) {
   const Dtype rd = to_real(x.dtype());
-  Tensor m, A, B, C;
-  bool has_zeros = false;
+  const bool value_free = tracing();
+  Tensor m, A, B, C, none;
+  bool has_zeros = value_free;
   {
     // constant masks from public ops, so this runs on CPU and CUDA tensors alike
     NoGradGuard ng;
     m = (x.detach() == 0.0).to(rd);
     const Tensor cnt = sum(m, dims, true);
-    has_zeros = cnt.sum().item<double>() != 0;
+    if (!value_free) has_zeros = cnt.sum().item<double>() != 0;
     if (has_zeros) {
       const Tensor c1 = (cnt == 1.0).to(rd);
       A = (cnt == 0.0).to(rd) + c1 * m;
       B = c1 * (1.0 - m);
       C = (cnt == 2.0).to(rd) * m;
     }
+    if (value_free) none = cnt == 0.0;
   }
   if (!has_zeros) return out_keep / x;
   Tensor y = x + m;
   Tensor P = prod(y, dims, true);
   Tensor s = sum(x * m, dims, true);
-  return P / y * (A + B * s + C * (s - x));
+  Tensor o = P / y * (A + B * s + C * (s - x));
+  return value_free ? where(none, out_keep / y, o) : o;
 }
 
 }  // namespace

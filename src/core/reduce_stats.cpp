@@ -16,6 +16,7 @@
 #include "core/pointwise.hpp"
 #include "core/reduce.hpp"
 #include "core/scan_rules.hpp"
+#include "core/value_steps.hpp"
 #include "cuda/ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/linalg.hpp"
@@ -309,22 +310,26 @@ std::tuple<Tensor, Tensor> running_extreme(const Tensor& x, std::int64_t dim, Sc
   const std::int64_t d = wrap_dim(dim, std::max<std::int64_t>(x.dim(), 1), op);
   check_not_complex(x, op);
   if (x.dim() == 0) return {composite(op, {x}, [&] { return x.clone(); }), zeros({}, Dtype::Int64, x.device())};
-  Tensor idx, values;  // values: the CPU loop's, taken where no gradient is recorded
-  if (!x.device().is_cuda()) {
-    const bool recorded = GradMode::is_enabled() && x.requires_grad();  // the values then come from the gather
-    std::tie(values, idx) = running_extreme_cpu(x, d, kind == ScanKind::Max, !recorded);
-  } else {
-    NoGradGuard ng;
-    const Tensor xd = x.detach();
+  // the indices (and the CPU loop's values, taken where no gradient is recorded and nothing is traced: a replay
+  // may record one) are a step of their own (Note [value steps])
+  const bool with_values = !x.device().is_cuda() && !(GradMode::is_enabled() && x.requires_grad()) && !tracing();
+  const std::vector<Tensor> r = apply_nondiff_n(op, {x}, [d, kind, with_values](TensorList in) {
+    const Tensor& xd = in[0];
+    if (!xd.device().is_cuda()) {
+      auto [values, idx] = running_extreme_cpu(xd, d, kind == ScanKind::Max, with_values);
+      return std::vector<Tensor>{idx, values};
+    }
     const Tensor run = scan_kernel(xd, d, false, kind);  // bool runs as int64
     const Tensor xv = xd.to(run.dtype());
     Tensor match = xv == run;
-    if (is_floating(x.dtype())) match = match | (xv.isnan() & run.isnan());
-    Shape ps(static_cast<std::size_t>(x.dim()), 1);
-    ps[static_cast<std::size_t>(d)] = x.size(d);
-    const Tensor pos = arange(x.size(d), Dtype::Int64, x.device()).reshape(ps);
-    idx = scan_kernel(where(match, pos, Scalar(std::int64_t{-1})), d, false, ScanKind::Max);
-  }
+    if (is_floating(xd.dtype())) match = match | (xv.isnan() & run.isnan());
+    Shape ps(static_cast<std::size_t>(xd.dim()), 1);
+    ps[static_cast<std::size_t>(d)] = xd.size(d);
+    const Tensor pos = arange(xd.size(d), Dtype::Int64, xd.device()).reshape(ps);
+    return std::vector<Tensor>{scan_kernel(where(match, pos, Scalar(std::int64_t{-1})), d, false, ScanKind::Max), Tensor()};
+  });
+  const Tensor& idx = r[0];
+  const Tensor& values = r[1];
   return {composite(op, {x}, [&] { return values.defined() ? values : gather_trusted(x, d, idx); }), idx};
 }
 
@@ -446,7 +451,7 @@ Tensor cov(const Tensor& x, double correction, const Tensor& fweights, const Ten
   const Tensor X0 = x.dim() < 2 ? x.reshape({1, -1}) : x;
   const Tensor X = is_floating_or_complex(X0.dtype()) ? X0 : X0.to(default_dtype());
   const std::int64_t n = X.size(1);
-  const auto check_weights = [&](const Tensor& w, const char* name, bool integral) {
+  const auto check_weights = [&](Tensor& w, const char* name, bool integral) {
     if (!w.defined()) return;
     detail::check_same_device(x, w, op);
     if (w.dim() != 1 || w.numel() != n)
@@ -454,24 +459,30 @@ Tensor cov(const Tensor& x, double correction, const Tensor& fweights, const Ten
                           detail::shape_str(w.shape()));
     if (integral ? w.dtype() != Dtype::Int64 : !is_floating(w.dtype()))
       throw Error(op, std::string(name) + (integral ? " must be int64" : " must be float32 or float64") + ", got " + dtype_name(w.dtype()));
-    NoGradGuard ng;
-    detail::check_device_value(
-        op, (w < 0).any(), [&] { return std::pair<Tensor, Tensor>{w.min().to(Dtype::Float64), Tensor()}; },
-        [name](double v, double) { return std::string(name) + " must be non-negative, got " + std::to_string(v); });
+    // the values are checked in a step whose output is w itself, read by the ops below, so a replay checks them
+    // too (Note [value steps])
+    w = detail::apply_nondiff(op, {w}, [op, name](detail::TensorList in) {
+      const Tensor& v = in[0];
+      detail::check_device_value(
+          op, (v < 0).any(), [&] { return std::pair<Tensor, Tensor>{v.min().to(Dtype::Float64), Tensor()}; },
+          [name](double m, double) { return std::string(name) + " must be non-negative, got " + std::to_string(m); });
+      return v;
+    });
   };
-  check_weights(fweights, "fweights", true);
-  check_weights(aweights, "aweights", false);
+  Tensor fw = fweights, aw_in = aweights;
+  check_weights(fw, "fweights", true);
+  check_weights(aw_in, "aweights", false);
   std::vector<Tensor> ins{x};
-  if (aweights.defined()) ins.push_back(aweights);
+  if (aw_in.defined()) ins.push_back(aw_in);
   Tensor c = detail::composite(op, ins, [&] {
     const Dtype rd = to_real(X.dtype());
-    if (!fweights.defined() && !aweights.defined()) {
+    if (!fw.defined() && !aw_in.defined()) {
       const Tensor xc = X - X.mean({1}, true);
       const double fact = std::max(0.0, static_cast<double>(n) - correction);
       return matmul(xc, xc.conj().t()) / fact;
     }
-    const Tensor aw = aweights.defined() ? aweights.to(rd) : Tensor();
-    Tensor w = fweights.defined() ? fweights.to(rd) : Tensor();
+    const Tensor aw = aw_in.defined() ? aw_in.to(rd) : Tensor();
+    Tensor w = fw.defined() ? fw.to(rd) : Tensor();
     if (aw.defined()) w = w.defined() ? w * aw : aw;
     const Tensor wsum = w.sum();
     const Tensor xc = X - (X * w).sum({1}, true) / wsum;

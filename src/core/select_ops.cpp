@@ -23,6 +23,7 @@
 #include "core/index_ops.hpp"
 #include "core/sort_rules.hpp"
 #include "core/tensor_impl.hpp"
+#include "core/value_steps.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
 
@@ -31,9 +32,8 @@ namespace phasor {
 namespace detail {
 namespace {
 
-/// The flat (row-major) positions where the bool tensor m holds, in order: int64 1-D on m's device (Note
-/// [selections]; one host read of their number).
-Tensor true_positions(const Tensor& m_in) {
+/// true_positions' work, outside any step.
+Tensor true_positions_kernel(const Tensor& m_in) {
   NoGradGuard ng;
   const Tensor m = m_in.reshape({-1});
   const std::int64_t n = m.numel();
@@ -57,6 +57,13 @@ Tensor true_positions(const Tensor& m_in) {
   return index_add_trusted(zeros({count + n}, Dtype::Int64, m.device()), 0, slot, at).narrow(0, 0, count);
 }
 
+/// The flat (row-major) positions where the bool tensor m holds, in order: int64 1-D on m's device (Note
+/// [selections]; one host read of their number), as a step named op, so a replay finds them anew (Note [value
+/// steps]).
+Tensor true_positions(const Tensor& m, const char* op) {
+  return apply_nondiff(op, {m}, [](TensorList in) { return true_positions_kernel(in[0]); });
+}
+
 /// unique's work on the n items (slices along dim 0 of rows, a (n, L) view) given their order (perm: the
 /// items in the order grouping them, equal ones adjacent): the first item of each group (its position in x),
 /// and when asked the group of each item (inverse, in x's item order) and each group's size.
@@ -74,7 +81,7 @@ std::tuple<Tensor, Tensor, Tensor> groups_of(const Tensor& rows, const Tensor& p
   Tensor differs = r.narrow(0, 1, n - 1) != r.narrow(0, 0, n - 1);
   if (r.dim() > 1) differs = differs.any({1});
   const Tensor starts_group = cat({ones({1}, Dtype::Bool, dev), differs});
-  const Tensor starts = true_positions(starts_group);
+  const Tensor starts = true_positions_kernel(starts_group);
   Tensor inverse, counts;
   if (return_inverse)  // perm is a permutation: each item's slot written once
     inverse = index_add_trusted(zeros({n}, Dtype::Int64, dev), 0, perm, cumsum(starts_group, 0) - 1);
@@ -82,13 +89,27 @@ std::tuple<Tensor, Tensor, Tensor> groups_of(const Tensor& rows, const Tensor& p
   return {index_select_trusted(perm, 0, starts), inverse, counts};
 }
 
+std::tuple<Tensor, Tensor, Tensor> unique_kernel(const Tensor& x, bool sort_items, bool return_inverse,
+                                                 bool return_counts, std::optional<std::int64_t> dim, std::int64_t d);
+
 /// unique and unique_consecutive: the items are x's elements (no dim) or its slices along dim.
 std::tuple<Tensor, Tensor, Tensor> unique_impl(const Tensor& x, bool sort_items, bool return_inverse,
                                                bool return_counts, std::optional<std::int64_t> dim, const char* op) {
   check_not_complex(x, op);
-  const Tensor xd = x.detach();
   const std::int64_t d = dim ? wrap_dim(*dim, std::max<std::int64_t>(x.dim(), 1), op) : 0;
   if (dim && x.dim() == 0) throw Error(op, "cannot take the unique slices of a 0-d tensor along a dim");
+  // all of it depends on the values (no gradient): one step (Note [value steps])
+  const std::vector<Tensor> r = apply_nondiff_n(op, {x}, [sort_items, return_inverse, return_counts, dim, d](TensorList in) {
+    auto [values, inverse, counts] = unique_kernel(in[0], sort_items, return_inverse, return_counts, dim, d);
+    return std::vector<Tensor>{values, inverse, counts};
+  });
+  return {r[0], r[1], r[2]};
+}
+
+/// unique_impl's work on a checked x (d: dim wrapped), outside any step.
+std::tuple<Tensor, Tensor, Tensor> unique_kernel(const Tensor& x, bool sort_items, bool return_inverse,
+                                                 bool return_counts, std::optional<std::int64_t> dim, std::int64_t d) {
+  const Tensor xd = x.detach();
   const Tensor items = dim ? xd.movedim(d, 0) : xd.reshape({-1});
   const std::int64_t n = items.size(0);
   if (sort_items && !dim && !return_inverse && x.device().is_cpu() && n >= 512) {
@@ -151,7 +172,7 @@ Tensor repeats_for(const Tensor& repeats, std::int64_t n, const char* op) {
 }  // namespace detail
 
 Tensor nonzero(const Tensor& x) {
-  const Tensor flat = detail::true_positions(x.dtype() == Dtype::Bool ? x.detach() : x.detach() != 0);
+  const Tensor flat = detail::true_positions(x.dtype() == Dtype::Bool ? x.detach() : x.detach() != 0, "nonzero");
   // row-major coordinates of each flat position, one column per dim
   std::vector<Tensor> cols;
   std::int64_t stride = 1;
@@ -175,7 +196,7 @@ Tensor masked_select(const Tensor& x, const Tensor& mask) {
     throw Error("masked_select", std::string("mask must be bool, got ") + dtype_name(mask.dtype()));
   detail::check_same_device(x, mask, "masked_select");
   const Shape s = broadcast_shapes({x.shape(), mask.shape()}, "masked_select");
-  const Tensor at = detail::true_positions(mask.broadcast_to(s));
+  const Tensor at = detail::true_positions(mask.broadcast_to(s), "masked_select");
   return detail::composite("masked_select", {x},
                            [&] { return detail::index_select_trusted(x.broadcast_to(s).reshape({-1}), 0, at); });
 }
@@ -204,15 +225,13 @@ Tensor repeat_interleave(const Tensor& x, const Tensor& repeats, std::optional<s
   const Tensor xs = dim ? (x.dim() == 0 ? x.reshape({1}) : x) : x.reshape({-1});
   const std::int64_t d = dim ? detail::wrap_dim(*dim, std::max<std::int64_t>(x.dim(), 1), "repeat_interleave") : 0;
   const std::int64_t n = xs.size(d);
-  const Tensor r = detail::repeats_for(repeats, n, "repeat_interleave");
-  Tensor idx;
-  {
-    NoGradGuard ng;
-    // output j comes from the entry whose running total of repeats first passes j
-    const Tensor ends = cumsum(r, 0);
+  // the source entry of each output, its number (a host read) and the check of the repeats: one step (Note [value
+  // steps]); output j comes from the entry whose running total of repeats first passes j
+  const Tensor idx = detail::apply_nondiff("repeat_interleave", {repeats}, [n](detail::TensorList in) {
+    const Tensor ends = cumsum(detail::repeats_for(in[0], n, "repeat_interleave"), 0);
     const std::int64_t total = n == 0 ? 0 : ends.select(0, n - 1).item<std::int64_t>();
-    idx = searchsorted(ends, arange(total, Dtype::Int64, x.device()), true);
-  }
+    return searchsorted(ends, arange(total, Dtype::Int64, in[0].device()), true);
+  });
   return detail::composite("repeat_interleave", {x}, [&] { return detail::index_select_trusted(xs, d, idx); });
 }
 
@@ -224,9 +243,13 @@ Tensor repeat_interleave(const Tensor& repeats) {
 Tensor take(const Tensor& x, const Tensor& index) {
   detail::check_same_device(x, index, "take");
   const std::int64_t n = x.numel();
-  const bool deferred = detail::check_index_values(index, -n, n, "for a tensor of " + std::to_string(n) + " elements", "take");
-  Tensor i = index.detach().reshape({-1});
-  if (deferred) i = i.clamp(-n, std::max<std::int64_t>(n - 1, 0));
+  // the index's values are checked in a step of their own, whose output the trusted index_select reads (Note
+  // [value steps])
+  const Tensor i = detail::apply_nondiff("take", {index}, [n](detail::TensorList in) {
+    const bool deferred = detail::check_index_values(in[0], -n, n, "for a tensor of " + std::to_string(n) + " elements", "take");
+    const Tensor i = in[0].detach().reshape({-1});
+    return deferred ? i.clamp(-n, std::max<std::int64_t>(n - 1, 0)) : i;
+  });
   return detail::composite("take", {x}, [&] {
     return detail::index_select_trusted(x.reshape({-1}), 0, i).reshape(index.shape());
   });
@@ -245,10 +268,14 @@ Tensor take_along_dim(const Tensor& x, const Tensor& indices, std::optional<std:
   xs[static_cast<std::size_t>(d)] = 1, is[static_cast<std::size_t>(d)] = 1;
   Shape s = broadcast_shapes({xs, is}, "take_along_dim");
   const std::int64_t n = x.size(d);
-  const bool deferred = detail::check_index_values(indices, 0, n, "for dim " + std::to_string(d) + " of size " + std::to_string(n), "take_along_dim");
   s[static_cast<std::size_t>(d)] = indices.size(d);
-  Tensor i = indices.detach().broadcast_to(s);
-  if (deferred) i = i.clamp(0, std::max<std::int64_t>(n - 1, 0));
+  // the index's values are checked in a step of their own, whose output the trusted gather reads (Note [value
+  // steps])
+  const Tensor i = detail::apply_nondiff("take_along_dim", {indices}, [n, d, s](detail::TensorList in) {
+    const bool deferred = detail::check_index_values(in[0], 0, n, "for dim " + std::to_string(d) + " of size " + std::to_string(n), "take_along_dim");
+    const Tensor i = in[0].detach().broadcast_to(s);
+    return deferred ? i.clamp(0, std::max<std::int64_t>(n - 1, 0)) : i;
+  });
   s[static_cast<std::size_t>(d)] = n;
   return detail::composite("take_along_dim", {x}, [&] { return detail::gather_trusted(x.broadcast_to(s), d, i); });
 }
@@ -259,9 +286,13 @@ Tensor index_fill(const Tensor& x, std::int64_t dim, const Tensor& index, const 
   const std::int64_t d = detail::wrap_dim(dim, std::max<std::int64_t>(x.dim(), 1), "index_fill");
   if (index.dim() > 1) throw Error("index_fill", "index must be 0-d or 1-d, got shape " + detail::shape_str(index.shape()));
   const std::int64_t n = x.dim() == 0 ? 1 : x.size(d);
-  const bool deferred = detail::check_index_values(index, -n, n, "for dim " + std::to_string(d) + " of size " + std::to_string(n), "index_fill");
-  Tensor i = index.detach().reshape({-1});
-  if (deferred) i = i.clamp(-n, std::max<std::int64_t>(n - 1, 0));
+  // the index's values are checked in a step of their own, whose output the trusted index_copy reads (Note [value
+  // steps])
+  const Tensor i = detail::apply_nondiff("index_fill", {index}, [n, d](detail::TensorList in) {
+    const bool deferred = detail::check_index_values(in[0], -n, n, "for dim " + std::to_string(d) + " of size " + std::to_string(n), "index_fill");
+    const Tensor i = in[0].detach().reshape({-1});
+    return deferred ? i.clamp(-n, std::max<std::int64_t>(n - 1, 0)) : i;
+  });
   // index_copy of the value (x's dtype; it must fit) expanded to the slices
   return detail::composite("index_fill", {x}, [&] {
     const Tensor xs = x.dim() == 0 ? x.reshape({1}) : x;
@@ -280,17 +311,17 @@ Tensor masked_scatter(const Tensor& x, const Tensor& mask, const Tensor& source)
   const Tensor m = mask.broadcast_to(broadcast_shapes({x.shape(), mask.shape()}, op));
   if (m.shape() != x.shape())
     throw Error(op, "mask of shape " + detail::shape_str(mask.shape()) + " must broadcast to the input's shape " + detail::shape_str(x.shape()));
-  Tensor at;
-  std::int64_t count = 0;
-  {
-    NoGradGuard ng;
-    const Tensor rank = cumsum(m.reshape({-1}), 0);  // the number of trues up to each element
-    count = x.numel() == 0 ? 0 : rank.select(0, x.numel() - 1).item<std::int64_t>();
-    at = clamp_min(rank - 1, 0);  // the source element each true takes, in order
-  }
-  if (count > source.numel())
-    throw Error(op, "the mask selects " + std::to_string(count) + " elements but source has only " + std::to_string(source.numel()));
-  if (count == 0) return detail::composite(op, {x, source}, [&] { return x.clone(); });
+  // the source element each true takes, in order, and the check that source has enough: one step (Note [value
+  // steps]); with an empty source it is the mask itself, checked to hold no true
+  const std::int64_t avail = source.numel();
+  const Tensor at = detail::apply_nondiff(op, {m}, [avail, op](detail::TensorList in) {
+    const Tensor rank = cumsum(in[0].reshape({-1}), 0);  // the number of trues up to each element
+    const std::int64_t count = rank.numel() == 0 ? 0 : rank.select(0, rank.numel() - 1).item<std::int64_t>();
+    if (count > avail)
+      throw Error(op, "the mask selects " + std::to_string(count) + " elements but source has only " + std::to_string(avail));
+    return avail == 0 ? in[0] : clamp_min(rank - 1, 0);
+  });
+  if (avail == 0) return detail::composite(op, {x, source}, [&] { return where(at, detail::zero_scalar_like(x), x); });
   return detail::composite(op, {x, source}, [&] {
     return where(m, detail::index_select_trusted(source.reshape({-1}), 0, at).reshape(x.shape()), x);
   });
@@ -306,25 +337,29 @@ Tensor bincount(const Tensor& x, const Tensor& weights, std::int64_t minlength) 
     if (weights.shape() != x.shape())
       throw Error(op, "weights must have the input's shape " + detail::shape_str(x.shape()) + ", got " + detail::shape_str(weights.shape()));
   }
-  std::int64_t size = minlength;
-  if (x.numel() > 0) {
-    NoGradGuard ng;
-    detail::check_device_value(
-        op, (x < 0).any(), [&] { return std::pair<Tensor, Tensor>{x.min(), Tensor()}; },
-        [](double v, double) { return "the input must be non-negative, got " + std::to_string(static_cast<std::int64_t>(v)); });
-    size = std::max(size, x.max().item<std::int64_t>() + 1);  // one host read
-  }
   const Dtype dt = weights.defined() ? weights.dtype() : Dtype::Int64;
+  // the zero bins, as many as the largest value asks (one host read), and the check of the values: one step
+  // (Note [value steps]); the trusted index_add reads x, whose values the step checked
+  const Tensor bins = x.numel() == 0 ? zeros({minlength}, dt, x.device())
+                                     : detail::apply_nondiff(op, {x}, [minlength, dt, op](detail::TensorList in) {
+                                         const Tensor& v = in[0];
+                                         detail::check_device_value(
+                                             op, (v < 0).any(), [&] { return std::pair<Tensor, Tensor>{v.min(), Tensor()}; },
+                                             [](double m, double) {
+                                               return "the input must be non-negative, got " + std::to_string(static_cast<std::int64_t>(m));
+                                             });
+                                         const std::int64_t size = std::max(minlength, v.max().item<std::int64_t>() + 1);
+                                         return zeros({size}, dt, v.device());
+                                       });
   const Tensor w = weights.defined() ? weights : ones({x.numel()}, Dtype::Int64, x.device());
-  return detail::composite(op, {w}, [&] { return detail::index_add_trusted(zeros({size}, dt, x.device()), 0, x.detach(), w); });
+  return detail::composite(op, {w}, [&] { return detail::index_add_trusted(bins, 0, x.detach(), w); });
 }
 
-Tensor histc(const Tensor& x, std::int64_t bins, double min, double max) {
+namespace detail {
+namespace {
+/// histc's work on a checked x, outside any step.
+Tensor histc_kernel(const Tensor& x, std::int64_t bins, double min, double max) {
   const char* op = "histc";
-  if (!is_floating(x.dtype())) throw Error(op, std::string("expected a float32 or float64 tensor, got ") + dtype_name(x.dtype()));
-  if (bins <= 0) throw Error(op, "bins must be positive, got " + std::to_string(bins));
-  if (min > max) throw Error(op, "min (" + std::to_string(min) + ") must not exceed max (" + std::to_string(max) + ")");
-  NoGradGuard ng;
   const Tensor xd = x.detach().reshape({-1});
   if (min == max && xd.numel() > 0) {  // the data's range (one host read)
     const Tensor lo_hi = stack({xd.amin(), xd.amax()}).to(Device::cpu()).to(Dtype::Float64);
@@ -336,8 +371,19 @@ Tensor histc(const Tensor& x, std::int64_t bins, double min, double max) {
   // bin i holds [min + i w, min + (i + 1) w), the last one max too; elements outside (and NaN) are left out
   const Tensor inside = logical_and(xd >= min, xd <= max);
   const Tensor bin = clamp(((xd - min) * (static_cast<double>(bins) / (max - min))).floor(), 0.0, static_cast<double>(bins - 1));
-  return detail::index_add_trusted(zeros({bins}, x.dtype(), x.device()), 0, where(inside, bin, 0.0).to(Dtype::Int64),
-                                   inside.to(x.dtype()));
+  return index_add_trusted(zeros({bins}, x.dtype(), x.device()), 0, where(inside, bin, 0.0).to(Dtype::Int64),
+                           inside.to(x.dtype()));
+}
+}  // namespace
+}  // namespace detail
+
+Tensor histc(const Tensor& x, std::int64_t bins, double min, double max) {
+  const char* op = "histc";
+  if (!is_floating(x.dtype())) throw Error(op, std::string("expected a float32 or float64 tensor, got ") + dtype_name(x.dtype()));
+  if (bins <= 0) throw Error(op, "bins must be positive, got " + std::to_string(bins));
+  if (min > max) throw Error(op, "min (" + std::to_string(min) + ") must not exceed max (" + std::to_string(max) + ")");
+  // no gradient, and the range may come from the data: one step (Note [value steps])
+  return detail::apply_nondiff(op, {x}, [bins, min, max](detail::TensorList in) { return detail::histc_kernel(in[0], bins, min, max); });
 }
 
 std::tuple<Tensor, Tensor, Tensor> Tensor::unique(bool sorted, bool return_inverse, bool return_counts,
@@ -387,6 +433,51 @@ struct Advanced {
   std::int64_t span = 1;           ///< the number of positions in the indexed dims
 };
 
+/// The flat row-major position, in the indexed dims D (of sizes `size`), of each of the count elements of the
+/// broadcast shape B of the indices idx (one per dim of D), each index checked in range and wrapped: on the host
+/// one pass checks, wraps and combines them; on a device tensor ops do.
+Tensor advanced_positions(TensorList idx, const std::vector<std::int64_t>& D, const std::vector<std::int64_t>& size,
+                          const Shape& B, std::int64_t count, const char* op) {
+  if (idx[0].device().is_cpu()) {
+    std::vector<Tensor> held;
+    std::vector<const std::int64_t*> ptr;
+    for (std::size_t j = 0; j < D.size(); ++j) {
+      held.push_back(idx[j].broadcast_to(B).contiguous());
+      ptr.push_back(held.back().data<std::int64_t>());
+    }
+    bool negative = false;
+    for (std::size_t j = 0; j < D.size(); ++j) {
+      const RangeScan scan = scan_range(ptr[j], count, -size[j], size[j]);
+      if (scan.first_bad >= 0)
+        throw Error(op, "index " + std::to_string(ptr[j][scan.first_bad]) + " out of range for dim " + std::to_string(D[j]) +
+                            " of size " + std::to_string(size[j]));
+      negative = negative || scan.negative;
+    }
+    if (D.size() == 1 && !negative) return held[0].reshape({-1});  // the index itself
+    Tensor pos = make_tensor({count}, Dtype::Int64, idx[0].device());
+    auto* out = pos.data<std::int64_t>();
+    std::fill(out, out + count, std::int64_t{0});
+    for (std::size_t j = 0; j < D.size(); ++j) {
+      const std::int64_t n = size[j];
+      const std::int64_t* v = ptr[j];
+      for (std::int64_t e = 0; e < count; ++e) out[e] = out[e] * n + (v[e] < 0 ? v[e] + n : v[e]);
+    }
+    return pos;
+  }
+  Tensor pos;
+  std::int64_t stride = 1;
+  for (std::size_t j = D.size(); j-- > 0;) {
+    const std::int64_t n = size[j];
+    Tensor i = idx[j].detach();
+    if (check_index_values(i, -n, n, "for dim " + std::to_string(D[j]) + " of size " + std::to_string(n), op))
+      i = i.clamp(-n, std::max<std::int64_t>(n - 1, 0));
+    i = where(i < 0, i + n, i) * stride;
+    pos = pos.defined() ? pos + i : i;
+    stride *= n;
+  }
+  return pos.broadcast_to(B).reshape({-1});
+}
+
 /// Plans x[indices] for index_put's list (one entry per leading dim: an int64 tensor, a bool mask over as many
 /// dims, undefined for the whole dim); throws naming op for a bad entry or an index out of range. dims is
 /// empty when no entry is defined.
@@ -429,51 +520,14 @@ Advanced plan_advanced(const Tensor& x, const std::vector<Tensor>& indices, cons
   a.B = broadcast_shapes(shapes, op);
   std::int64_t count = 1;
   for (auto b : a.B) count *= b;
-  // the flat position of each indexed element in the indexed dims, row-major: on the host one pass checks,
-  // wraps and combines the indices; on a device tensor ops do
-  if (x.device().is_cpu()) {
-    std::vector<Tensor> held;
-    std::vector<const std::int64_t*> ptr;
-    std::vector<std::int64_t> size;
-    for (auto k : D) {
-      held.push_back(per_dim[static_cast<std::size_t>(k)].broadcast_to(a.B).contiguous());
-      ptr.push_back(held.back().data<std::int64_t>());
-      size.push_back(x.size(k));
-    }
-    bool negative = false;
-    for (std::size_t j = 0; j < D.size(); ++j) {
-      const RangeScan scan = scan_range(ptr[j], count, -size[j], size[j]);
-      if (scan.first_bad >= 0)
-        throw Error(op, "index " + std::to_string(ptr[j][scan.first_bad]) + " out of range for dim " + std::to_string(D[j]) +
-                            " of size " + std::to_string(size[j]));
-      negative = negative || scan.negative;
-    }
-    if (D.size() == 1 && !negative) {
-      a.pos = held[0].reshape({-1});  // the index itself
-    } else {
-      a.pos = make_tensor({count}, Dtype::Int64, x.device());
-      auto* out = a.pos.data<std::int64_t>();
-      std::fill(out, out + count, std::int64_t{0});
-      for (std::size_t j = 0; j < D.size(); ++j) {
-        const std::int64_t n = size[j];
-        const std::int64_t* v = ptr[j];
-        for (std::int64_t e = 0; e < count; ++e) out[e] = out[e] * n + (v[e] < 0 ? v[e] + n : v[e]);
-      }
-    }
-  } else {
-    NoGradGuard ng;
-    std::int64_t stride = 1;
-    for (std::size_t j = D.size(); j-- > 0;) {
-      const std::int64_t n = x.size(D[j]);
-      Tensor i = per_dim[static_cast<std::size_t>(D[j])].detach();
-      if (check_index_values(i, -n, n, "for dim " + std::to_string(D[j]) + " of size " + std::to_string(n), op))
-        i = i.clamp(-n, std::max<std::int64_t>(n - 1, 0));
-      i = where(i < 0, i + n, i) * stride;
-      a.pos = a.pos.defined() ? a.pos + i : i;
-      stride *= n;
-    }
-    a.pos = a.pos.broadcast_to(a.B).reshape({-1});
-  }
+  // the flat position of each indexed element in the indexed dims, row-major, the indices' values checked: a step
+  // of its own (Note [value steps])
+  std::vector<Tensor> given;
+  std::vector<std::int64_t> sizes;
+  for (auto k : D) given.push_back(per_dim[static_cast<std::size_t>(k)]), sizes.push_back(x.size(k));
+  a.pos = apply_nondiff(op, given, [D, sizes, B = a.B, count, op](TensorList in) {
+    return advanced_positions(in, D, sizes, B, count, op);
+  });
   a.adjacent = D.back() - D.front() + 1 == static_cast<std::int64_t>(D.size());
   a.perm.assign(D.begin(), D.end());
   for (std::int64_t k = 0; k < x.dim(); ++k)

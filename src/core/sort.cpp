@@ -28,6 +28,7 @@
 #include "core/promotion.hpp"
 #include "core/reduce.hpp"
 #include "core/sort_rules.hpp"
+#include "core/value_steps.hpp"
 #include "cuda/index_ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
@@ -256,10 +257,8 @@ Tensor select_rank_cpu(const Tensor& x, std::int64_t d, const Tensor& rank) {
   return out.movedim(-1, d);
 }
 
-/// The indices of the first k (of n = x.size(d)) in the sort of x along d (wrapped; x not 0-d): int64 of x's
-/// shape with dim d of size k, on x's device (Note [sort order]).
-Tensor sort_indices(const Tensor& x, std::int64_t d, bool descending, std::int64_t k, const char* op) {
-  check_not_complex(x, op);
+/// sort_indices' kernels, outside any step.
+Tensor sort_indices_kernel(const Tensor& x, std::int64_t d, bool descending, std::int64_t k) {
   const Tensor rows = x.detach().movedim(d, -1).contiguous();
   const std::int64_t n = x.size(d);
   const bool cuda = x.device().is_cuda();
@@ -274,6 +273,13 @@ Tensor sort_indices(const Tensor& x, std::int64_t d, bool descending, std::int64
   return out.movedim(-1, d).contiguous();
 }
 
+/// The indices of the first k (of n = x.size(d)) in the sort of x along d (wrapped; x not 0-d): int64 of x's
+/// shape with dim d of size k, on x's device (Note [sort order]); a step named op (Note [value steps]).
+Tensor sort_indices(const Tensor& x, std::int64_t d, bool descending, std::int64_t k, const char* op) {
+  check_not_complex(x, op);
+  return apply_nondiff(op, {x}, [d, descending, k](TensorList in) { return sort_indices_kernel(in[0], d, descending, k); });
+}
+
 
 /// v printed as %g (an error's offending value).
 std::string num_str(double v) {
@@ -285,8 +291,11 @@ std::string num_str(double v) {
 /// (values, indices) of x at the per-line positions `rank` (int64, x's shape with dim d of size 1, each in
 /// [0, n)) of its ascending sort along d; dim d dropped unless keepdim. The values are a gather of x.
 std::tuple<Tensor, Tensor> at_rank(const Tensor& x, std::int64_t d, const Tensor& rank, bool keepdim, const char* op) {
-  Tensor idx = x.device().is_cuda() ? gather_trusted(sort_indices(x, d, false, x.size(d), op), d, rank)
-                                    : select_rank_cpu(x, d, rank);
+  // the positions are a step of their own (Note [value steps]): rank's entries lie in [0, n), as the callers build them
+  Tensor idx = apply_nondiff(op, {x, rank}, [d](TensorList in) {
+    return in[0].device().is_cuda() ? gather_trusted(sort_indices_kernel(in[0], d, false, in[0].size(d)), d, in[1])
+                                    : select_rank_cpu(in[0], d, in[1]);
+  });
   Tensor v = composite(op, {x}, [&] { return gather_trusted(x, d, idx); });
   if (!keepdim) return {v.squeeze(d), idx.squeeze(d)};
   return {v, idx};
@@ -358,14 +367,15 @@ Tensor quantile_impl(const Tensor& x, const Tensor& q, std::optional<std::int64_
   const std::int64_t d = dim ? wrap_dim(*dim, std::max<std::int64_t>(x.dim(), 1), op) : 0;
   const std::int64_t n = xs.size(d);
   if (n == 0) throw Error(op, "input is empty along the reduced dim (shape " + shape_str(x.shape()) + ")");
-  const Tensor qd = q.detach().to(Dtype::Float64).reshape({-1});
-  {
-    NoGradGuard ng;
-    const Tensor bad = logical_or(logical_or(qd < 0.0, qd > 1.0), qd.isnan());
+  // q as float64, its values checked in a step of their own, so that a replay checks its q too (Note [value steps])
+  const Tensor qd = apply_nondiff(op, {q}, [op](TensorList in) {
+    const Tensor qf = in[0].detach().to(Dtype::Float64).reshape({-1});
+    const Tensor bad = logical_or(logical_or(qf < 0.0, qf > 1.0), qf.isnan());
     check_device_value(
-        op, bad.any(), [&] { return std::pair<Tensor, Tensor>{first_where(qd, bad), Tensor()}; },
+        op, bad.any(), [&] { return std::pair<Tensor, Tensor>{first_where(qf, bad), Tensor()}; },
         [](double v, double) { return "q values must lie in [0, 1], got " + num_str(v); });
-  }
+    return qf;
+  });
   // positions in the sorted lines (..., Q), in double
   Tensor lo, hi, w;
   {
@@ -411,6 +421,8 @@ Tensor quantile_scalar(double q, Device device, const char* op) {
 // value, so each value's answer is where the walk stands, under the same comparisons as sorted_position (NaN after
 // the numbers, -0 equal to +0), and so the same answer for a sorted line.
 
+Tensor search_kernel(const Tensor& seq_in, const Tensor& values, const Tensor& sorter, bool right);
+
 /// searchsorted's work: where each element of `values` goes in its line of seq (sorted along its last dim).
 Tensor search_impl(const Tensor& seq_in, const Tensor& values, bool right, const std::optional<std::string>& side,
                    const Tensor& sorter) {
@@ -433,12 +445,21 @@ Tensor search_impl(const Tensor& seq_in, const Tensor& values, bool right, const
       throw Error(op, "the sorted sequence's leading dims must match the values' (sequence shape " + shape_str(seq_in.shape()) +
                           ", values shape " + shape_str(values.shape()) + ")");
   }
+  if (sorter.defined() && (sorter.dtype() != Dtype::Int64 || sorter.shape() != seq_in.shape()))
+    throw Error(op, "sorter must be an int64 tensor of the sequence's shape " + shape_str(seq_in.shape()) + ", got " +
+                        dtype_name(sorter.dtype()) + " of shape " + shape_str(sorter.shape()));
+  // the search, and the check of the sorter's values, as one step (Note [value steps])
+  const auto search = [right](TensorList in) { return search_kernel(in[0], in[1], in.size() > 2 ? in[2] : Tensor(), right); };
+  if (sorter.defined()) return apply_nondiff(op, {seq_in, values, sorter}, search);
+  return apply_nondiff(op, {seq_in, values}, search);
+}
+
+/// search_impl's work on checked arguments (sorter undefined or checked but for its values).
+Tensor search_kernel(const Tensor& seq_in, const Tensor& values, const Tensor& sorter, bool right) {
+  const char* op = "searchsorted";
   const std::int64_t m = seq_in.size(-1);
   Tensor seq = seq_in.detach();
   if (sorter.defined()) {
-    if (sorter.dtype() != Dtype::Int64 || sorter.shape() != seq.shape())
-      throw Error(op, "sorter must be an int64 tensor of the sequence's shape " + shape_str(seq.shape()) + ", got " +
-                          dtype_name(sorter.dtype()) + " of shape " + shape_str(sorter.shape()));
     check_index_values(sorter, 0, m, "for a sequence of " + std::to_string(m), op, "sorter index");
     seq = gather_trusted(seq, -1, sorter.clamp(0, std::max<std::int64_t>(m - 1, 0)));
   }

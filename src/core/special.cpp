@@ -121,19 +121,21 @@ Tensor mvlgamma(const Tensor& x, std::int64_t p) {
   const char* op = "mvlgamma";
   if (p < 1) throw Error(op, "p must be at least 1, got " + std::to_string(p));
   if (x.is_complex()) throw Error(op, std::string("not supported for complex input (got ") + dtype_name(x.dtype()) + ")");
-  const Tensor xf = is_floating(x.dtype()) ? x : x.to(default_dtype());
   const double bound = static_cast<double>(p - 1) / 2;
-  {
-    NoGradGuard ng;
-    const Tensor bad = logical_not(xf.detach() > bound);
+  // the domain is checked in a step whose output is xf itself, read by the ops below, so a replay checks it too
+  // (Note [value steps])
+  const Tensor xf = detail::apply_nondiff(op, {is_floating(x.dtype()) ? x : x.to(default_dtype())}, [op, bound](detail::TensorList in) {
+    const Tensor& v = in[0];
+    const Tensor bad = logical_not(v.detach() > bound);
     detail::check_device_value(
-        op, bad.any(), [&] { return std::pair<Tensor, Tensor>{detail::first_where(xf.detach(), bad), Tensor()}; },
-        [bound](double v, double) {
+        op, bad.any(), [&] { return std::pair<Tensor, Tensor>{detail::first_where(v.detach(), bad), Tensor()}; },
+        [bound](double e, double) {
           char buf[96];
-          std::snprintf(buf, sizeof buf, "every element must be greater than (p - 1) / 2 = %g, got %g", bound, v);
+          std::snprintf(buf, sizeof buf, "every element must be greater than (p - 1) / 2 = %g, got %g", bound, e);
           return std::string(buf);
         });
-  }
+    return v;
+  });
   return detail::composite(op, {x}, [&] {
     const Tensor half_j = arange(0, p, 1, xf.dtype(), xf.device()) * 0.5;
     const double c = static_cast<double>(p * (p - 1)) / 4 * std::log(std::numbers::pi);

@@ -32,6 +32,7 @@
 #include "core/elementwise.hpp"
 #include "core/index_ops.hpp"
 #include "core/tensor_impl.hpp"
+#include "core/value_steps.hpp"
 #include "cuda/sparse_ops.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
@@ -186,11 +187,14 @@ COO::COO(const Tensor& indices, const Tensor& values, const Shape& shape, bool c
     throw Error(op, "indices of shape " + shape_str(indices.shape()) + " must be (ndim, nnz) with ndim = " +
                         std::to_string(ndim) + " for shape " + shape_str(shape));
   check_values(values, indices.size(1), indices.device(), op);
-  if (check_indices)
-    for (std::int64_t j = 0; j < ndim; ++j)
-      ::phasor::detail::check_index_values(indices.select(0, j), 0, shape[static_cast<std::size_t>(j)],
-                                           "for dim " + std::to_string(j) + " of size " + std::to_string(shape[static_cast<std::size_t>(j)]), op);
-  indices_ = indices;
+  // the checked indices are the output of a step that checks them, so that a traced function's replay checks its
+  // indices before the trusted ops read them (Note [value steps] in core/value_steps.hpp)
+  indices_ = !check_indices ? indices : ::phasor::detail::apply_nondiff(op, {indices}, [shape, op](::phasor::detail::TensorList in) {
+    for (std::size_t j = 0; j < shape.size(); ++j)
+      ::phasor::detail::check_index_values(in[0].select(0, static_cast<std::int64_t>(j)), 0, shape[j],
+                                           "for dim " + std::to_string(j) + " of size " + std::to_string(shape[j]), op);
+    return in[0];
+  });
   values_ = values;
   shape_ = shape;
   in_range_ = check_indices;
@@ -217,10 +221,12 @@ COO COO::coalesce() const {
   const Tensor strides = strides_of(shape_, device());
   const auto [positions, inverse, counts] = unique(linear_index(indices_, strides), true, true);
   (void)counts;
-  const Tensor values = add_rows(zeros({positions.numel()}, dtype(), device()), inverse, values_, true);
+  // the positions are read first: a traced function's replay that finds another number of them then stops at the
+  // first step reading them (Note [value steps]), before the sum into a buffer sized by the traced number
   std::vector<Tensor> rows;
   for (std::size_t j = 0; j < shape_.size(); ++j)
     rows.push_back(remainder(floor_divide(positions, strides.select(0, static_cast<std::int64_t>(j))), shape_[j]));
+  const Tensor values = add_rows(zeros({positions.numel()}, dtype(), device()), inverse, values_, true);
   // positions of unchecked indices may lie outside the shape: they stay unchecked
   return COO(Made{}, stack(rows), values, shape_, true, in_range_);
 }
@@ -256,21 +262,30 @@ CSR::CSR(const Tensor& crow_indices, const Tensor& col_indices, const Tensor& va
     throw Error(op, "col_indices on " + col_indices.device().str() + " and crow_indices on " + crow_indices.device().str());
   const std::int64_t nnz = col_indices.size(0);
   check_values(values, nnz, crow_indices.device(), op);
-  if (check_indices) {
-    NoGradGuard ng;
-    ::phasor::detail::check_index_values(col_indices, 0, shape[1], "for " + std::to_string(shape[1]) + " columns", op, "column");
-    // offsets from 0 to nnz, never decreasing
-    const Tensor first = crow_indices.select(0, 0), last = crow_indices.select(0, -1);
-    const Tensor bad = logical_or(logical_or(first != 0, last != nnz), (diff(crow_indices) < 0).any());
-    ::phasor::detail::check_device_value(
-        op, bad, [&] { return std::pair<Tensor, Tensor>{first, last}; },
-        [nnz](double f, double l) {
-          return "crow_indices must run from 0 to nnz = " + std::to_string(nnz) + " without decreasing (they run from " +
-                 std::to_string(static_cast<std::int64_t>(f)) + " to " + std::to_string(static_cast<std::int64_t>(l)) + ")";
-        });
-  }
   crow_ = crow_indices;
   col_ = col_indices;
+  if (check_indices) {
+    // checked by a step whose outputs are crow and col themselves, read by the trusted ops, so that a traced
+    // function's replay checks them too (Note [value steps] in core/value_steps.hpp)
+    const std::int64_t cols = shape[1];
+    const std::vector<Tensor> checked = ::phasor::detail::apply_nondiff_n(
+        op, {crow_indices, col_indices}, [cols, nnz, op](::phasor::detail::TensorList in) {
+          const Tensor &crow = in[0], &col = in[1];
+          ::phasor::detail::check_index_values(col, 0, cols, "for " + std::to_string(cols) + " columns", op, "column");
+          // offsets from 0 to nnz, never decreasing
+          const Tensor first = crow.select(0, 0), last = crow.select(0, -1);
+          const Tensor bad = logical_or(logical_or(first != 0, last != nnz), (diff(crow) < 0).any());
+          ::phasor::detail::check_device_value(
+              op, bad, [&] { return std::pair<Tensor, Tensor>{first, last}; },
+              [nnz](double f, double l) {
+                return "crow_indices must run from 0 to nnz = " + std::to_string(nnz) + " without decreasing (they run from " +
+                       std::to_string(static_cast<std::int64_t>(f)) + " to " + std::to_string(static_cast<std::int64_t>(l)) + ")";
+              });
+          return std::vector<Tensor>{crow, col};
+        });
+    crow_ = checked[0];
+    col_ = checked[1];
+  }
   values_ = values;
   shape_ = shape;
   in_range_ = check_indices;
