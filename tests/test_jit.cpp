@@ -55,8 +55,11 @@ TEST_CASE("a traced graph replays the function's ops on new inputs") {
 
 TEST_CASE("replays record autograd history and read parameters as they are now") {
   Mlp net;
-  const Tensor x0 = randn({6, 4}, float64);
+  const Tensor x0 = randn({6, 4}, float64).requires_grad_();  // replays will take inputs that require grad
   jit::Graph g = jit::trace([&](const V& in) { return V{net(in[0])}; }, {x0});
+  CHECK_THROWS_WITH_AS(jit::trace([&](const V& in) { return V{net(in[0])}; }, {x0.detach()})({x0}),
+                       "[jit.Graph] input 0 requires grad but the graph was traced with one that does not, and ops may "
+                       "have taken paths without a gradient; trace with an input that requires grad", Error);
   // gradients through the replay equal the eager ones, for the input and for the parameters
   const Tensor x = randn({6, 4}, float64);
   Tensor xr = x.clone().requires_grad_(), xe = x.clone().requires_grad_();
@@ -261,7 +264,7 @@ TEST_CASE("custom functions replay with their own backward, detach cuts the hist
         "ste", [](autodiff::FunctionCtx&, const V& in) { return V{in[0].round()}; },
         [](autodiff::FunctionCtx&, const V& g) { return V{g[0] * 2.0}; }, {x})[0];
   };
-  jit::Graph g = jit::trace([&](const V& in) { return V{ste(in[0]) * in[0].detach()}; }, {randn({5}, float64)});
+  jit::Graph g = jit::trace([&](const V& in) { return V{ste(in[0]) * in[0].detach()}; }, {randn({5}, float64).requires_grad_()});
   CHECK(g.op_counts().at("ste") == 1);
   CHECK(g.op_counts().at("detach") == 1);
   const Tensor x = randn({5}, float64);

@@ -121,9 +121,10 @@ TEST_CASE("jit ops: cummax and cummin replay their indices, and their values car
   };
   replays(fn, {randn({4, 7}, float64)}, {randn({4, 7}, float64)});
   replays(fn, {(randn({4, 7}) * 3.0).round().to(int64)}, {(randn({4, 7}) * 3.0).round().to(int64)});
-  // traced without a gradient, replayed with one: the values come from a gather of the replay's input (not from
-  // the CPU loop's values, which carry none)
-  const jit::Graph g = jit::trace([](const V& in) { return V{std::get<0>(cummax(in[0], 0))}; }, {randn({8}, float64)});
+  // replayed with a gradient: the values come from a gather of the replay's input (not from the CPU loop's values,
+  // which carry none)
+  const jit::Graph g = jit::trace([](const V& in) { return V{std::get<0>(cummax(in[0], 0))}; },
+                                  {randn({8}, float64).requires_grad_()});
   CHECK(g(V{randn({8}, float64).requires_grad_()})[0].requires_grad());
 }
 
@@ -142,14 +143,12 @@ TEST_CASE("jit ops: gradients taken inside a traced function follow the order an
           {f64({-0.6, 1.9, -1.5, 0.2, -0.8, 3.1, 0.4, -0.3}, {8}).requires_grad_()});
 }
 
-// A known limitation (reported, not fixed here): the backwards of gather, index_select, the scatters and
-// sparse_csr_mm capture the index their forward read, so the gradient of a replayed step (backward() after the
-// replay, outside the trace) reads the traced index instead of the replay's. should_fail marks it until they read
-// the index through their inputs.
-TEST_CASE("jit ops: the gradient of a replayed sort follows the replay's order" * doctest::should_fail()) {
+// The backwards of gather, index_select, the scatters and sparse_csr_mm read the index their own forward read
+// (a saved input), so backward() after a replay follows the replay's order, not the trace's.
+TEST_CASE("jit ops: the gradient of a replayed sort follows the replay's order") {
   manual_seed(6);
   const jit::Graph g = jit::trace([](const V& in) { return V{std::get<0>(sort(in[0], 0)) * arange(6, float64)}; },
-                                  {randn({6}, float64)});
+                                  {randn({6}, float64).requires_grad_()});
   const Tensor y = randn({6}, float64);
   Tensor yr = y.clone().requires_grad_(), ye = y.clone().requires_grad_();
   g(V{yr})[0].sum().backward();

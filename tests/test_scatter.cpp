@@ -630,7 +630,7 @@ TEST_CASE("an index written in place after the forward: the backward refuses it,
     Tensor idx = ix({2, 0});
     const Tensor y = f(x, idx).sum();
     idx.fill_(1);  // in range: the values are not the forward's
-    CHECK_THROWS_WITH_AS(y.backward(), Contains("modified by an in-place operation after the forward"), Error);
+    CHECK_THROWS_WITH_AS(y.backward(), Contains("was modified by an in-place operation"), Error);
     CHECK_FALSE(x.grad().defined());
     // untouched, the same graph runs
     Tensor idx2 = ix({2, 0});
@@ -642,5 +642,5 @@ TEST_CASE("an index written in place after the forward: the backward refuses it,
   Tensor idx = ix({2, 0});
   const Tensor y = index_select(x, 0, idx).sum();
   idx.add_(-2);
-  CHECK_THROWS_WITH_AS(y.backward(), Contains("[index_select] the index of shape (2,) was modified by an in-place operation after the forward: it had version 0, now 1"), Error);
+  CHECK_THROWS_WITH_AS(y.backward(), Contains("[index_select] a tensor saved for backward was modified by an in-place operation: it had version 0, now 1"), Error);
 }

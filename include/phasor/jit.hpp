@@ -37,6 +37,7 @@ struct InputSpec {
   Shape strides;      ///< strides in elements (a contiguous spec accepts any layout and copies it contiguous)
   Dtype dtype = Dtype::Float32;  ///< dtype
   Device device;      ///< device
+  bool requires_grad = false;  ///< traced requiring grad (only then may a replay's input require grad)
 };
 
 namespace detail {

@@ -471,7 +471,9 @@ void run_backward(const std::vector<Tensor>& roots, const std::vector<Tensor>& r
     if (nodes.at(e.node.get()).deps == 0 && std::find(ready.begin(), ready.end(), e.node.get()) == ready.end())
       ready.push_back(e.node.get());
 
-  GradMode::set_enabled(task.create_graph);
+  // while tracing, formulas take their paths made of ops: a kernel a formula calls directly would be invisible to
+  // the trace (Note [static graphs])
+  GradMode::set_enabled(task.create_graph || tracing());
   while (!ready.empty()) {
     std::pop_heap(ready.begin(), ready.end(), cmp);
     OpNode* n = ready.back();

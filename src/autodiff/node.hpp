@@ -149,6 +149,8 @@ struct LambdaNode final : OpNode {
 inline constexpr unsigned kSaveNone = 0;     ///< backward needs no tensors
 inline constexpr unsigned kSaveInputs = 1;   ///< backward reads ctx.input(i)
 inline constexpr unsigned kSaveOutputs = 2;  ///< backward reads ctx.output(i)
+/// Backward reads ctx.input(i) of this input only (an index next to a large source); or several together.
+constexpr unsigned kSaveInput(unsigned i) { return 1u << (8 + i); }
 
 /// Sequence number for new nodes (later nodes run first among ready ones).
 std::uint64_t next_sequence_nr();
@@ -221,8 +223,14 @@ void record_node(const char* name, TensorList inputs, unsigned save, Bwd&& bwd, 
     node->next.push_back(gradient_edge(t));
     node->input_meta.push_back(TensorMeta::of(t));
   }
-  if (save & kSaveInputs)
+  if (save & kSaveInputs) {
     for (const auto& t : inputs) node->ctx.inputs_.emplace_back(t, false, nullptr);
+  } else if (save >> 8) {
+    for (std::size_t i = 0; i < inputs.size(); ++i) {
+      if ((save >> (8 + i)) & 1u) node->ctx.inputs_.emplace_back(inputs[i], false, nullptr);
+      else node->ctx.inputs_.emplace_back();
+    }
+  }
   attach_outputs(node, outputs, n);
   if (save & kSaveOutputs)
     for (std::size_t i = 0; i < n; ++i) node->ctx.outputs_.emplace_back(outputs[i], true, node);

@@ -34,7 +34,6 @@ Tensor full(const Shape& shape, const Scalar& value, std::optional<Dtype> dtype,
   detail::check_scalar_fits(value, dt, "full");
   Tensor t = detail::make_tensor(shape, dt, device);
   NoGradGuard ng;
-  detail::TraceSuspend untraced;  // a new tensor's values, not an op a trace records (it reads t as a constant)
   t.fill_(value);
   return t;
 }
@@ -208,7 +207,6 @@ Tensor eye(std::int64_t n, std::optional<std::int64_t> m, Dtype dtype, Device de
   Tensor t = zeros({n, cols}, dtype, device);
   // the diagonal, a strided view of the flat tensor, filled where t lives (on a GPU: no copy from the host)
   const std::int64_t k = std::min(n, cols);
-  detail::TraceSuspend untraced;  // as full's
   if (k > 0) t.reshape({n * cols}).slice(0, 0, k * (cols + 1), cols + 1).fill_(1);
   return t;
 }

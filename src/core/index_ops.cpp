@@ -401,7 +401,7 @@ Tensor index_select_impl(const Tensor& x, std::int64_t dim, const Tensor& index,
   check_index_kind(index, "index_select");
   // the index is an input (no gradient): the forward checks and reads its values (Note [replayable forwards])
   return apply_op(
-      "index_select", {x, index}, kSaveNone,
+      "index_select", {x, index}, kSaveInput(1),
       [d, trusted](In in) {
         const AlongIndex idx = along_index(in[1], in[0].size(d), in[0].device(), trusted, "index_select");
         Shape s = in[0].shape();
@@ -410,8 +410,9 @@ Tensor index_select_impl(const Tensor& x, std::int64_t dim, const Tensor& index,
         index_select_kernel(out, in[0], d, idx);
         return out;
       },
-      [d, index, version = index.version(), trusted](const Ctx& c, const G& g) {
-        const bool t = backward_trusts(index, version, trusted, "index_select");
+      [d, trusted](const Ctx& c, const G& g) {  // the index its forward read (a replay's too: Note [replayable forwards])
+        const Tensor index = c.input(1);
+        const bool t = backward_trusts(index, index.version(), trusted, "index_select");
         return G{scatter_sum(zeros(c.input_shape(0), g[0].dtype(), g[0].device()), d, index, false, g[0], t), Tensor()};
       });
 }
@@ -430,15 +431,16 @@ Tensor gather_impl(const Tensor& x, std::int64_t dim, const Tensor& index, bool 
   check_gather_shapes(x, d, index, nullptr, "gather");
   // the index is an input (no gradient): the forward checks and reads its values (Note [replayable forwards])
   return apply_op(
-      "gather", {x, index}, kSaveNone,
+      "gather", {x, index}, kSaveInput(1),
       [d, trusted](In in) {
         const std::uint64_t* checks = check_gather_values(in[0].size(d), d, in[1], "gather", trusted);
         Tensor out = make_tensor(in[1].shape(), in[0].dtype(), in[0].device());
         gather_kernel(out, in[0], d, in[1], checks);
         return out;
       },
-      [d, index, version = index.version(), trusted](const Ctx& c, const G& g) {
-        const bool t = backward_trusts(index, version, trusted, "gather");
+      [d, trusted](const Ctx& c, const G& g) {
+        const Tensor index = c.input(1);
+        const bool t = backward_trusts(index, index.version(), trusted, "gather");
         return G{scatter_sum(zeros(c.input_shape(0), g[0].dtype(), g[0].device()), d, index, true, g[0], t), Tensor()};
       });
 }
@@ -719,15 +721,18 @@ Tensor scatter_apply(const ScatterSpec& S, const Tensor& x, const Tensor& src) {
   ScatterSpec forward = S;
   forward.index = Tensor();  // read as in[2]
   return apply_op(
-      S.op, {x, S.landing(src), S.index}, reads ? kSaveInputs | kSaveOutputs : kSaveNone,
-      [forward = std::move(forward)](In in) {
+      S.op, {x, S.landing(src), S.index}, reads ? kSaveInputs | kSaveOutputs : kSaveInput(2),
+      [forward](In in) {
         const Scatter P = prepare_scatter(forward, in[0], in[2]);
         Tensor out = in[0].clone();
         P.into(out, in[1]);
         return out;
       },
-      [spec = S](const Ctx& c, const G& g) {
-        G r = scatter_backward(spec, c, g[0]);
+      [spec = forward](const Ctx& c, const G& g) {
+        ScatterSpec s = spec;  // with the index its forward read (a replay's too: Note [replayable forwards])
+        s.index = c.input(2);
+        s.version = s.index.version();
+        G r = scatter_backward(s, c, g[0]);
         r.emplace_back();  // the index
         return r;
       });

@@ -18,6 +18,14 @@
 // values, as nonzero's do). Host decisions made on values (item(), to_vector) cannot be seen at all: they are
 // baked in, and TraceOptions::check_inputs exists to catch them.
 //
+// So every computation on values must happen inside a step. Ops obey that by construction (value-dependent work of
+// composites is a step of its own: Note [value steps] in core/value_steps.hpp); two places need care: a composite
+// that calls a kernel directly when nothing needs a gradient takes its op path while tracing (detail::tracing()),
+// and a backward pass runs with grad mode on while tracing, so that formulas with a kernel-only fast path for the
+// no-graph case take their op path. Creation functions run untraced: what they make is a constant, and steps that
+// read only such constants are computed once, when tracing (TraceOptions::fold_constants). A replay whose inputs
+// require grad must come from a trace whose inputs did (ops choose paths by it); CompiledFunction keys on it.
+//
 // Note [in-place ops in traces]
 // A replay makes new tensors for every step, so it has no memory to write into: an in-place op while tracing
 // runs as its out-of-place form on a recorded clone of its target, writes the result into the target (the
@@ -103,7 +111,7 @@ namespace {
 
 /// t's layout as a graph input spec.
 jit::InputSpec spec_of(const Tensor& t) {
-  return jit::InputSpec{t.shape(), t.strides(), t.dtype(), t.device()};
+  return jit::InputSpec{t.shape(), t.strides(), t.dtype(), t.device(), t.requires_grad()};
 }
 
 /// Same shape and the same strides over the dims of size > 1 (a size-1 dim's stride is never used).
@@ -519,6 +527,9 @@ std::vector<Tensor> Graph::operator()(const std::vector<Tensor>& inputs) const {
     if (x.shape() != s.shape || x.dtype() != s.dtype || x.device() != s.device)
       throw Error(op, "input " + std::to_string(i) + ": the graph was traced for " + spec_str(s) + ", got " +
                           phasor::detail::describe(x.shape(), x.dtype(), x.device()));
+    if (x.requires_grad() && !s.requires_grad && GradMode::is_enabled())
+      throw Error(op, "input " + std::to_string(i) + " requires grad but the graph was traced with one that does not, "
+                          "and ops may have taken paths without a gradient; trace with an input that requires grad");
     if (phasor::detail::same_layout(x.shape(), x.strides(), s.shape, s.strides)) {
       vals[static_cast<std::size_t>(g.inputs[i])] = x;
     } else if (is_contiguous_spec(s)) {

@@ -11,6 +11,7 @@
 #include <type_traits>
 #include <utility>
 
+#include "core/pointwise.hpp"
 #include "core/tensor_impl.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/error.hpp"
@@ -59,7 +60,8 @@ Tensor narrow_int32(const Tensor& values) {
   return out;
 }
 
-Tensor pivots_to_perm(const Tensor& pivots, std::int64_t m) {
+namespace {
+Tensor pivots_to_perm_kernel(const Tensor& pivots, std::int64_t m) {
   Shape shape(pivots.shape().begin(), pivots.shape().end() - 1);
   const std::int64_t k = pivots.size(-1), count = shape_numel(shape);
   shape.push_back(m);
@@ -79,6 +81,12 @@ Tensor pivots_to_perm(const Tensor& pivots, std::int64_t m) {
   ::phasor::cuda::pivots_to_perm(piv, q, count, k, m, ::phasor::cuda::detail::current_stream_handle(p.device().index));
 #endif
   return perm;
+}
+}  // namespace
+
+Tensor pivots_to_perm(const Tensor& pivots, std::int64_t m) {
+  // an op of its own, so that a static graph recomputes the permutation from its pivots (Note [replayable forwards])
+  return apply_nondiff("pivots_to_perm", {pivots}, [m](TensorList in) { return pivots_to_perm_kernel(in[0], m); });
 }
 
 #if PHASOR_WITH_CUDA

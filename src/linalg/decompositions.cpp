@@ -785,7 +785,7 @@ LstsqResult lstsq(const Tensor& a, const Tensor& b, std::optional<double> rcond,
     bool full_rank = true;
     const std::int64_t k = bb.size(-1), count = detail::shape_numel(batch), mn = std::min(m, n);
     const double rc = rcond ? *rcond : default_rtol(ab);
-    if (!ab.device().is_cuda() && !detail::any_requires_grad({ab, bb}) && std::min({m, n, k, count}) > 0) {
+    if (!ab.device().is_cuda() && !detail::any_requires_grad({ab, bb}) && !detail::tracing() && std::min({m, n, k, count}) > 0) {
       // LAPACK's driver itself: it never forms Q, U or V (a differentiable call and a GPU take the ops below)
       Tensor f = column_major_copy(ab);
       const std::int64_t ldb = std::max(m, n);

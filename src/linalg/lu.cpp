@@ -253,7 +253,8 @@ Tensor lu_solve(const Tensor& lu, const Tensor& pivots, const Tensor& b, bool le
     const Tensor rhs = (left ? b : adjoint(b)).to(dt);
     const Tensor bb = rhs.broadcast_to(with_tail(batch, {n, rhs.size(-1)}));
     const bool adj = left ? adjoint_a : !adjoint_a;
-    if (!detail::any_requires_grad({lu, b})) {  // getrs itself (the ops below when a gradient is recorded)
+    // getrs itself (the ops below when a gradient is recorded, or a static graph records: getrs is no op of its own)
+    if (!detail::any_requires_grad({lu, b}) && !detail::tracing()) {
       const Tensor x = getrs(f, pv, bb, adj, op);
       return left ? x : adjoint(x);
     }

@@ -124,12 +124,12 @@ void csr_mm_kernel(const std::int64_t* crow, const std::int64_t* col, const T* v
 
 /// The CSR product as a primitive (the CPU kernel above, src/cuda/sparse.cu's on a GPU; Note [sparse as tensor
 /// ops]), values and b of one floating or complex dtype, b (n, k); rows, cols and crow trusted in range, crow and
-/// cols contiguous. crow and cols are inputs of the primitive too (no gradient), so that its forward reads all it
-/// depends on through its inputs (Note [replayable forwards]).
+/// cols contiguous. crow, cols and rows are inputs of the primitive too (no gradient), so that its forward and
+/// backward read all they depend on through its inputs (Note [replayable forwards]).
 Tensor csr_mm(const Tensor& crow, const Tensor& rows, const Tensor& cols, const Tensor& values, const Tensor& b,
               std::int64_t m) {
   return ::phasor::detail::apply_op(
-      "sparse_csr_mm", {values, b, crow, cols}, ::phasor::detail::kSaveInputs,
+      "sparse_csr_mm", {values, b, crow, cols, rows}, ::phasor::detail::kSaveInputs,
       [m](::phasor::detail::TensorList in) {
         const Tensor v = in[0].contiguous(), bc = in[1].contiguous();
         const Tensor &crow = in[2], &cols = in[3];
@@ -143,14 +143,14 @@ Tensor csr_mm(const Tensor& crow, const Tensor& rows, const Tensor& cols, const 
         });
         return out;
       },
-      [rows, cols](const ::phasor::detail::Ctx& c, const std::vector<Tensor>& g) {
-        const Tensor v = c.input(0), b = c.input(1);
+      [](const ::phasor::detail::Ctx& c, const std::vector<Tensor>& g) {
+        const Tensor v = c.input(0), b = c.input(1), cols = c.input(3), rows = c.input(4);
         const Tensor grows = ::phasor::detail::index_select_trusted(g[0], 0, rows);
         Tensor gv, gb;
         if (c.needs_grad(0)) gv = (grows * ::phasor::detail::index_select_trusted(b, 0, cols).conj()).sum({1});
         if (c.needs_grad(1))
           gb = ::phasor::detail::index_add_trusted(zeros(b.shape(), g[0].dtype(), b.device()), 0, cols, v.conj().unsqueeze(1) * grows);
-        return std::vector<Tensor>{gv, gb, Tensor(), Tensor()};
+        return std::vector<Tensor>{gv, gb, Tensor(), Tensor(), Tensor()};
       });
 }
 
