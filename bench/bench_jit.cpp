@@ -1,8 +1,8 @@
 // bench/bench_jit.cpp - static graphs (phasor/jit.hpp) against eager execution, side by side in one run.
 //
-// BM_Mlp/{eager,replay}: forward of a small MLP (batch 16, 4 layers of width 64, gelu; 12 primitive ops) in float32
-//   on one thread: small tensors, where the host's per-op work (argument checks, shape arithmetic, dispatch) is a
-//   large part of the time. Counters: steps (primitive ops per call), us_per_op.
+// BM_Mlp/width:{16,64}/replay:{0,1}: forward of a small MLP (batch width/4, 4 layers Linear(width, width) + gelu;
+//   16 primitive ops) in float32 on one thread, eager and replayed: small tensors, where the host's per-op work
+//   (argument checks, shape arithmetic, dispatch) is a large part of the time. Counter: steps (ops per call).
 // BM_FNO1d_train/{eager,forward_graph,step_graph}: the FNO-1D training step (batch 20, n 1024, width 64,
 //   modes 16, 4 layers; relative L2 loss, Adam) in float32 on 2 threads: eager; the forward replayed from a graph
 //   (backward and Adam eager); the whole loss and gradient computation replayed (autodiff::grad traced into the
@@ -23,34 +23,33 @@ namespace {
 
 struct Mlp {
   std::vector<ph::Tensor> w, b;
-  Mlp() {
+  explicit Mlp(std::int64_t width) {
     for (int i = 0; i < 4; ++i) {
-      w.push_back(ph::randn({64, 64}) * 0.1);
-      b.push_back(ph::zeros({64}));
+      w.push_back(ph::randn({width, width}) * 0.1);
+      b.push_back(ph::zeros({width}));
     }
   }
   ph::Tensor operator()(ph::Tensor x) const {
-    for (std::size_t i = 0; i < w.size(); ++i) x = ph::nn::functional::gelu(ph::nn::linear(x, w[i], b[i]));
+    for (std::size_t i = 0; i < w.size(); ++i) x = ph::gelu(ph::nn::functional::linear(x, w[i], b[i]));
     return x;
   }
 };
 
 void BM_Mlp(benchmark::State& state) {
-  const bool replay = state.range(0) == 1;
+  const std::int64_t width = state.range(0);
+  const bool replay = state.range(1) == 1;
   ph::set_num_threads(1);
   ph::manual_seed(0);
-  Mlp net;
-  const ph::Tensor x = ph::randn({16, 64});
+  Mlp net(width);
+  const ph::Tensor x = ph::randn({width / 4, width});
   ph::NoGradGuard ng;
   const ph::jit::Graph g = ph::jit::trace([&](const V& in) { return V{net(in[0])}; }, {x});
   for (int i = 0; i < 10; ++i) benchmark::DoNotOptimize(replay ? g({x})[0] : net(x));
   for (auto _ : state) benchmark::DoNotOptimize(replay ? g({x})[0] : net(x));
   state.counters["steps"] = static_cast<double>(g.num_steps());
-  state.counters["us_per_op"] = benchmark::Counter(static_cast<double>(state.iterations()) * static_cast<double>(g.num_steps()) * 1e-6,
-                                                   benchmark::Counter::kIsRate | benchmark::Counter::kInvert);
   state.SetLabel(replay ? "replay" : "eager");
 }
-BENCHMARK(BM_Mlp)->ArgName("replay")->Arg(0)->Arg(1)->UseRealTime();
+BENCHMARK(BM_Mlp)->ArgNames({"width", "replay"})->ArgsProduct({{16, 64}, {0, 1}})->UseRealTime();
 
 void BM_FNO1d_train(benchmark::State& state) {
   const int mode = static_cast<int>(state.range(0));  // 0 eager, 1 forward graph, 2 step graph

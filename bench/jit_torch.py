@@ -2,8 +2,8 @@
 """phasor's static graphs against PyTorch's, side by side (bench/README.md, "Static graphs").
 
 Runs build/bench/bench_jit's BM_Mlp rows (phasor eager, phasor jit::Graph replay) and times the same model in
-PyTorch: eager, and torch.jit.trace'd (frozen, under torch.no_grad, 1 thread, float32). The model: batch 16,
-4 layers of Linear(64, 64) + gelu. Prints microseconds per forward call (median of --repeats timing runs) and
+PyTorch: eager, and torch.jit.trace'd (frozen, under torch.no_grad, 1 thread, float32). The models: batch
+width/4, 4 layers of Linear(width, width) + gelu, width 16 and 64. Prints microseconds per forward call (median of --repeats timing runs) and
 the ratios. Use Debian's /usr/bin/python3 (it has torch).
 """
 import argparse
@@ -14,16 +14,16 @@ import sys
 import time
 
 
-def torch_rows(repeats, calls):
+def torch_rows(width, repeats, calls):
     import torch
 
     torch.set_num_threads(1)
     torch.manual_seed(0)
     layers = []
     for _ in range(4):
-        layers += [torch.nn.Linear(64, 64), torch.nn.GELU()]
+        layers += [torch.nn.Linear(width, width), torch.nn.GELU()]
     model = torch.nn.Sequential(*layers).eval()
-    x = torch.randn(16, 64)
+    x = torch.randn(width // 4, width)
     rows = {}
     with torch.no_grad():
         traced = torch.jit.freeze(torch.jit.trace(model, x))
@@ -40,9 +40,9 @@ def torch_rows(repeats, calls):
     return rows
 
 
-def phasor_rows(binary, repeats):
+def phasor_rows(binary, width, repeats):
     out = subprocess.run(
-        [binary, "--benchmark_filter=BM_Mlp", f"--benchmark_repetitions={repeats}",
+        [binary, f"--benchmark_filter=BM_Mlp/width:{width}/", f"--benchmark_repetitions={repeats}",
          "--benchmark_report_aggregates_only=true", "--benchmark_format=json"],
         check=True, capture_output=True, text=True).stdout
     rows = {}
@@ -62,17 +62,18 @@ def main():
     ap.add_argument("--repeats", type=int, default=5, help="timing runs per row (median)")
     ap.add_argument("--calls", type=int, default=2000, help="torch calls per timing run")
     args = ap.parse_args()
-    rows = phasor_rows(args.bench, args.repeats)
-    rows.update(torch_rows(args.repeats, args.calls))
-    print(f"MLP forward (batch 16, 4 x Linear(64, 64) + gelu, float32, 1 thread); phasor steps: "
-          f"{int(rows.pop('phasor eager steps', 0))}")
-    rows.pop("phasor replay steps", None)
-    base = rows["torch eager"]
-    print(f"{'row':<18}{'us/call':>10}{'vs torch eager':>16}")
-    for name in ("phasor eager", "phasor replay", "torch eager", "torch jit.trace"):
-        print(f"{name:<18}{rows[name]:>10.2f}{rows[name] / base:>16.2f}")
-    print(f"phasor replay / phasor eager: {rows['phasor replay'] / rows['phasor eager']:.2f}")
-    print(f"phasor replay / torch jit.trace: {rows['phasor replay'] / rows['torch jit.trace']:.2f}")
+    for width in (16, 64):
+        rows = phasor_rows(args.bench, width, args.repeats)
+        rows.update(torch_rows(width, args.repeats, args.calls))
+        print(f"MLP forward (batch {width // 4}, 4 x Linear({width}, {width}) + gelu, float32, 1 thread); phasor "
+              f"steps: {int(rows.pop('phasor eager steps', 0))}")
+        rows.pop("phasor replay steps", None)
+        base = rows["torch eager"]
+        print(f"{'row':<18}{'us/call':>10}{'vs torch eager':>16}")
+        for name in ("phasor eager", "phasor replay", "torch eager", "torch jit.trace"):
+            print(f"{name:<18}{rows[name]:>10.2f}{rows[name] / base:>16.2f}")
+        print(f"phasor replay / phasor eager: {rows['phasor replay'] / rows['phasor eager']:.2f}")
+        print(f"phasor replay / torch jit.trace: {rows['phasor replay'] / rows['torch jit.trace']:.2f}\n")
     return 0
 
 
