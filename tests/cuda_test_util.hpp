@@ -188,12 +188,12 @@ struct ExpectUntraceable {
   ExpectUntraceable& operator=(const ExpectUntraceable&) = delete;
 };
 
-/// Other values of the shapes, dtypes and layouts of `in`: contiguous floating and complex inputs reversed along
-/// every dim (the same values elsewhere: domains stay valid); ints and bools, often indices and masks, kept.
+/// Other values of the shapes, dtypes and layouts of `in`: contiguous inputs of every dtype reversed along every dim
+/// (the same values elsewhere: domains and index ranges stay valid, and a step that kept a traced index is caught).
 inline std::vector<phasor::Tensor> other_values(const std::vector<phasor::Tensor>& in) {
   std::vector<phasor::Tensor> out;
   for (const auto& t : in) {
-    if (!t.defined() || t.dim() == 0 || !t.is_contiguous() || !phasor::is_floating_or_complex(t.dtype())) {
+    if (!t.defined() || t.dim() == 0 || !t.is_contiguous()) {
       out.push_back(t);
       continue;
     }

@@ -229,6 +229,32 @@ TEST_CASE("shapes that depend on values are caught by the replay, host decisions
   CHECK(jit::trace(branchy, {from_vector<double>({1, 2})}, opt).num_steps() >= 1);
 }
 
+TEST_CASE("ops that take indices read each replay's indices, in values and gradients") {
+  Tensor w = randn({10, 3}, float64).requires_grad_();
+  auto fn = [&](const V& in) {
+    return V{nn::functional::embedding(in[0], w) * 2.0, nn::functional::one_hot(in[0], 10).to(float64),
+             gather(in[1], 1, in[0].reshape({4, 1})), nn::functional::cross_entropy(in[1], in[0])};
+  };
+  const Tensor logits = randn({4, 10}, float64);
+  jit::Graph g = jit::trace(fn, {from_vector<std::int64_t>({1, 2, 3, 4}), logits});
+  const Tensor idx = from_vector<std::int64_t>({9, 0, 5, 5});
+  const V got = g({idx, logits}), want = fn({idx, logits});
+  for (std::size_t i = 0; i < got.size(); ++i) CHECK(max_diff(got[i], want[i]) == 0);
+  // one_hot's inferred class count comes from the replay's values: a new output shape, and a step after it refuses
+  jit::Graph oh = jit::trace([](const V& in) { return V{nn::functional::one_hot(in[0])}; }, {from_vector<std::int64_t>({1, 2, 0, 1})});
+  CHECK(oh({idx})[0].shape() == Shape{4, 10});
+  jit::Graph oh2 = jit::trace([](const V& in) { return V{nn::functional::one_hot(in[0]) * 2}; }, {from_vector<std::int64_t>({1, 2, 3, 4})});
+  CHECK_THROWS_WITH_AS(oh2({idx}), doctest::Contains("the function's shapes depend on its inputs' values"), Error);
+  // the embedding's gradient lands on the replay's rows: 2 per lookup, row 5 twice
+  w.set_grad(Tensor());
+  g({idx, logits})[0].sum().backward();
+  const auto gw = vals(w.grad().sum({1}));
+  CHECK(gw == std::vector<double>{6, 0, 0, 0, 0, 12, 0, 0, 0, 6});
+  // a replay checks its indices as the eager op does
+  CHECK_THROWS_WITH_AS(g({from_vector<std::int64_t>({1, 2, 3, 10}), logits}),
+                       doctest::Contains("index 10 out of range for 10 embeddings"), Error);
+}
+
 TEST_CASE("dead steps are dropped") {
   auto fn = [](const V& in) {
     Tensor unused = in[0].exp().sum();

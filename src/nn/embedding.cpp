@@ -14,6 +14,7 @@
 #include "autodiff/node.hpp"
 #include "core/device_check.hpp"
 #include "core/index_ops.hpp"
+#include "core/pointwise.hpp"
 #include "core/tensor_impl.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
@@ -71,20 +72,22 @@ Tensor one_hot(const Tensor& index, std::int64_t num_classes) {
   if (!index.defined()) throw Error(op, "index is undefined");
   if (index.dtype() != int64) throw Error(op, std::string("expected int64 class values, got ") + dtype_name(index.dtype()));
   if (num_classes < -1) throw Error(op, "num_classes must be >= 0 or -1, got " + std::to_string(num_classes));
-  const Tensor t = index.detach();
-  std::int64_t C = num_classes;
-  if (C == -1) {
-    if (t.numel() == 0) throw Error(op, "cannot infer the number of classes from an empty tensor");
-    // one host read of both extremes
-    auto [lo, hi] = aminmax(t);
-    const auto v = to_vector<std::int64_t>(stack({lo, hi}).to(Device::cpu()));
-    if (v[0] < 0) throw Error(op, "class values must be non-negative, got " + std::to_string(v[0]));
-    C = v[1] + 1;
-  } else {
-    // a failure reported later (deferred checks) is harmless: the comparison below reads nothing out of range
-    (void)::phasor::detail::check_index_values(t, 0, C, "for " + std::to_string(C) + " classes", op, "class value");
-  }
-  return detail::composite(op, {index}, [&] {
+  // one step (no gradient), so that a static graph reads the values anew: the class count and the checks depend on
+  // them (Note [replayable forwards])
+  return ::phasor::detail::apply_nondiff(op, {index}, [num_classes, op](In in) {
+    const Tensor& t = in[0];
+    std::int64_t C = num_classes;
+    if (C == -1) {
+      if (t.numel() == 0) throw Error(op, "cannot infer the number of classes from an empty tensor");
+      // one host read of both extremes
+      auto [lo, hi] = aminmax(t);
+      const auto v = to_vector<std::int64_t>(stack({lo, hi}).to(Device::cpu()));
+      if (v[0] < 0) throw Error(op, "class values must be non-negative, got " + std::to_string(v[0]));
+      C = v[1] + 1;
+    } else {
+      // a failure reported later (deferred checks) is harmless: the comparison below reads nothing out of range
+      (void)::phasor::detail::check_index_values(t, 0, C, "for " + std::to_string(C) + " classes", op, "class value");
+    }
     return (t.unsqueeze(-1) == arange(C, int64, t.device())).to(int64);
   });
 }
@@ -97,7 +100,9 @@ Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<std::i
   std::optional<std::int64_t> pad;
   if (padding_idx) pad = wrap_padding(*padding_idx, V, op);
   Tensor flat = input.detach().reshape({-1});
-  if (::phasor::detail::check_index_values(flat, 0, V, "for " + std::to_string(V) + " embeddings", op))
+  // the forward checks the indices; what reads them before it (renorm, counts) needs them checked first
+  if ((max_norm || scale_grad_by_freq) &&
+      ::phasor::detail::check_index_values(flat, 0, V, "for " + std::to_string(V) + " embeddings", op))
     flat = flat.clamp(0, std::max<std::int64_t>(V - 1, 0));  // a failure reported later reads in range meanwhile
   if (max_norm) renorm_rows(weight, flat, *max_norm, norm_type, op);
   // the backward keeps the indices: a copy, so that writing into input after the forward changes nothing
@@ -115,13 +120,26 @@ Tensor embedding(const Tensor& input, const Tensor& weight, std::optional<std::i
     const Tensor keep = flat != Scalar(*pad);
     s = s.defined() ? where(keep, s, Scalar(0.0)) : keep.to(rdt);
   }
+  // the indices and scales are inputs (no gradient), checked again in the forward: a static graph replays it with
+  // other indices (Note [replayable forwards])
+  const bool has_s = s.defined();
+  G inputs{weight, flat};
+  if (has_s) inputs.push_back(s);
   return detail::apply_op(
-      op, {weight}, ::phasor::detail::kSaveNone,
-      [flat, out_shape](In in) { return ::phasor::detail::index_select_trusted(in[0], 0, flat).reshape(out_shape); },
-      [flat, s, V, D](const ::phasor::detail::Ctx&, const G& g) {
+      op, inputs, ::phasor::detail::kSaveInput(1) | ::phasor::detail::kSaveInput(2),
+      [out_shape, V, op](In in) {
+        Tensor f = in[1];
+        if (::phasor::detail::check_index_values(f, 0, V, "for " + std::to_string(V) + " embeddings", op))
+          f = f.clamp(0, std::max<std::int64_t>(V - 1, 0));
+        return ::phasor::detail::index_select_trusted(in[0], 0, f).reshape(out_shape);
+      },
+      [V, D, has_s](const ::phasor::detail::Ctx& c, const G& g) {
+        const Tensor f = c.input(1);
         Tensor rows = g[0].reshape({-1, D});
-        if (s.defined()) rows = rows * s.unsqueeze(1);
-        return G{::phasor::detail::index_add_trusted(zeros({V, D}, g[0].dtype(), g[0].device()), 0, flat, rows)};
+        if (has_s) rows = rows * c.input(2).unsqueeze(1);
+        G out{::phasor::detail::index_add_trusted(zeros({V, D}, g[0].dtype(), g[0].device()), 0, f, rows), Tensor()};
+        if (has_s) out.emplace_back();
+        return out;
       });
 }
 
@@ -164,20 +182,23 @@ Tensor embedding_bag(const Tensor& input, const Tensor& weight, const Tensor& of
       throw Error(op, "offsets on " + offsets.device().str() + " and weight on " + dev.str() + " differ");
     B = offsets.size(0) - (include_last_offset ? 1 : 0);
     if (B < 0) throw Error(op, "include_last_offset needs at least one offset");
-    if (offsets.size(0) > 0) {
-      const Tensor o = offsets.detach();
-      Tensor bad = (o.narrow(0, 0, 1) != Scalar(0)).any() | (o > Scalar(n)).any();
-      if (o.size(0) > 1) bad = bad | (o.narrow(0, 1, o.size(0) - 1) < o.narrow(0, 0, o.size(0) - 1)).any();
-      ::phasor::detail::check_device_value(
-          op, bad, [] { return std::pair{Tensor(), Tensor()}; },
-          [n](double, double) {
-            return "offsets must start at 0, not decrease and not pass the input's length " + std::to_string(n);
-          });
-    }
+    Tensor checked = offsets.detach();
+    if (offsets.size(0) > 0)  // a step whose output the bags read: a static graph checks each replay's offsets
+      checked = ::phasor::detail::apply_nondiff("embedding_bag_offsets", {checked}, [n, op](In in) {
+        const Tensor& o = in[0];
+        Tensor bad = (o.narrow(0, 0, 1) != Scalar(0)).any() | (o > Scalar(n)).any();
+        if (o.size(0) > 1) bad = bad | (o.narrow(0, 1, o.size(0) - 1) < o.narrow(0, 0, o.size(0) - 1)).any();
+        ::phasor::detail::check_device_value(
+            op, bad, [] { return std::pair{Tensor(), Tensor()}; },
+            [n](double, double) {
+              return "offsets must start at 0, not decrease and not pass the input's length " + std::to_string(n);
+            });
+        return o.clone();
+      });
     const Tensor pos = arange(n, int64, dev);
-    const Tensor starts = offsets.narrow(0, 0, B).detach();
+    const Tensor starts = checked.narrow(0, 0, B);
     bag = B > 0 ? (searchsorted(starts, pos, true) - 1).clamp(0, B - 1) : zeros({n}, int64, dev);
-    if (include_last_offset) valid = pos < offsets.narrow(0, B, 1).detach();
+    if (include_last_offset) valid = pos < checked.narrow(0, B, 1);
     if (B == 0) valid = zeros({n}, Dtype::Bool, dev);
   } else {
     throw Error(op, "expected a 1-D input with offsets or a 2-D input, got " + shape_str(input.shape()));
