@@ -289,9 +289,6 @@ class Tracer {
     return v.kind == Kind::Constant && v.local && !dirty_.count(t.impl()->storage.get());
   }
 
-  /// Later reads of `self` read value `id` (the result of an in-place op on it).
-  void rebind(const Tensor& self, int id) { bind(self, id); }
-
  private:
   std::vector<Tensor> traced_;  // each value's tensor when traced, by value number
   std::unordered_map<const TensorImpl*, int> ids_;
@@ -344,7 +341,7 @@ Tensor& trace_inplace(const char* name, Tensor& self, TensorList others,
       bump_version(self);
     }
   }
-  tr->rebind(self, id);
+  tr->bind(self, id);  // later reads of self read the result
   return self;
 }
 
