@@ -14,6 +14,7 @@
 #include "phasor/jit.hpp"
 #include "phasor/linalg.hpp"
 #include "phasor/nn/activation.hpp"
+#include "phasor/nn/attention.hpp"
 #include "phasor/nn/conv.hpp"
 #include "phasor/nn/embedding.hpp"
 #include "phasor/nn/fno.hpp"
