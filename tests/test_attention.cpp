@@ -35,7 +35,9 @@ std::int64_t prod(const Shape& s) {
 }
 
 /// Values of t broadcast to `shape`, row-major.
-D bvals(const Tensor& t, const Shape& shape) { return vals(t.to(float64).broadcast_to(shape).contiguous()); }
+D bvals(const Tensor& t, const Shape& shape) { return vals(t.detach().to(float64).broadcast_to(shape).contiguous()); }
+/// Values of a parameter (detached: reading it records nothing).
+D pv(const Tensor& t) { return vals(t.detach()); }
 
 struct Ref {
   D out;  ///< (B, L, Ev)
@@ -103,17 +105,17 @@ MhaParams params_of(const nn::MultiheadAttention& m) {
   p.vd = m.options.vdim();
   const std::int64_t E = p.E;
   if (m.in_proj_weight.defined()) {
-    const D w = vals(m.in_proj_weight);
+    const D w = pv(m.in_proj_weight);
     p.wq.assign(w.begin(), w.begin() + E * E);
     p.wk.assign(w.begin() + E * E, w.begin() + 2 * E * E);
     p.wv.assign(w.begin() + 2 * E * E, w.end());
   } else {
-    p.wq = vals(m.q_proj_weight);
-    p.wk = vals(m.k_proj_weight);
-    p.wv = vals(m.v_proj_weight);
+    p.wq = pv(m.q_proj_weight);
+    p.wk = pv(m.k_proj_weight);
+    p.wv = pv(m.v_proj_weight);
   }
   if (m.in_proj_bias.defined()) {
-    const D b = vals(m.in_proj_bias);
+    const D b = pv(m.in_proj_bias);
     p.bq.assign(b.begin(), b.begin() + E);
     p.bk.assign(b.begin() + E, b.begin() + 2 * E);
     p.bv.assign(b.begin() + 2 * E, b.end());
@@ -121,11 +123,11 @@ MhaParams params_of(const nn::MultiheadAttention& m) {
     p.bq = p.bk = p.bv = D(E, 0.0);
   }
   if (m.bias_k.defined()) {
-    p.bias_k = vals(m.bias_k);
-    p.bias_v = vals(m.bias_v);
+    p.bias_k = pv(m.bias_k);
+    p.bias_v = pv(m.bias_v);
   }
-  p.wo = vals(m.out_proj->weight);
-  p.bo = m.out_proj->bias.defined() ? vals(m.out_proj->bias) : D(E, 0.0);
+  p.wo = pv(m.out_proj->weight);
+  p.bo = m.out_proj->bias.defined() ? pv(m.out_proj->bias) : D(E, 0.0);
   p.zero_attn = m.options.add_zero_attn();
   return p;
 }
@@ -221,7 +223,7 @@ D ignore_bias(const Tensor& m) {
 // ---- transformer layer references ----
 
 D ref_layer_norm(const D& x, std::int64_t rows, std::int64_t E, const nn::LayerNorm& ln) {
-  const D w = vals(ln.weight), b = ln.bias.defined() ? vals(ln.bias) : D(E, 0.0);
+  const D w = pv(ln.weight), b = ln.bias.defined() ? pv(ln.bias) : D(E, 0.0);
   D y(x.size());
   for (std::int64_t r = 0; r < rows; ++r) {
     double m = 0, var = 0;
@@ -241,9 +243,9 @@ D add(const D& a, const D& b) {
 /// linear2(act(linear1(x))) from the modules' parameters.
 D ref_ff(const D& x, std::int64_t rows, const nn::Linear& l1, const nn::Linear& l2, bool gelu) {
   const std::int64_t E = l1.options.in_features(), Fd = l1.options.out_features();
-  D h = ref_linear(x, rows, E, vals(l1.weight), l1.bias.defined() ? vals(l1.bias) : D(), Fd);
+  D h = ref_linear(x, rows, E, pv(l1.weight), l1.bias.defined() ? pv(l1.bias) : D(), Fd);
   for (auto& v : h) v = gelu ? 0.5 * v * (1.0 + std::erf(v / std::sqrt(2.0))) : std::max(v, 0.0);
-  return ref_linear(h, rows, Fd, vals(l2.weight), l2.bias.defined() ? vals(l2.bias) : D(), E);
+  return ref_linear(h, rows, Fd, pv(l2.weight), l2.bias.defined() ? pv(l2.bias) : D(), E);
 }
 
 /// One encoder layer (eval) on seq-first x (L, N, E).
@@ -477,11 +479,11 @@ TEST_CASE("MultiheadAttention: parameters, names and initialisation as torch") {
   CHECK(param_names(m) == std::vector<std::string>{"in_proj_weight", "in_proj_bias", "out_proj.weight", "out_proj.bias"});
   CHECK(m.in_proj_weight.shape() == Shape{24, 8});
   CHECK(m.in_proj_weight.dtype() == float32);
-  CHECK(vals(m.in_proj_bias) == D(24, 0.0));
-  CHECK(vals(m.out_proj->bias) == D(8, 0.0));
+  CHECK(pv(m.in_proj_bias) == D(24, 0.0));
+  CHECK(pv(m.out_proj->bias) == D(8, 0.0));
   const double bound = std::sqrt(6.0 / (8 + 24));  // xavier_uniform_ of (3E, E)
-  CHECK(m.in_proj_weight.abs().max().item<double>() <= bound);
-  CHECK(m.in_proj_weight.abs().max().item<double>() > 0.8 * bound);
+  CHECK(m.in_proj_weight.detach().abs().max().item<double>() <= bound);
+  CHECK(m.in_proj_weight.detach().abs().max().item<double>() > 0.8 * bound);
   CHECK(m.head_dim() == 4);
   nn::MultiheadAttention s(nn::MultiheadAttentionOptions(6, 3).kdim(4).vdim(5).add_bias_kv(true).dtype(float64));
   CHECK(param_names(s) == std::vector<std::string>{"q_proj_weight", "k_proj_weight", "v_proj_weight", "in_proj_bias",
@@ -821,7 +823,7 @@ TEST_CASE("TransformerDecoderLayer, TransformerDecoder and Transformer against l
   CHECK(std::count(names.begin(), names.end(), "decoder.layers.0.multihead_attn.out_proj.bias") == 1);
   CHECK(names.back() == "decoder.norm.bias");
   const double bound = std::sqrt(6.0 / (4 + 6));  // xavier_uniform_ redraw of linear1 (6, 4)
-  CHECK(tr.encoder->layers->operator[](0)->state_dict().at("linear1.weight").abs().max().item<double>() <= bound);
+  CHECK(tr.encoder->layers->operator[](0)->state_dict().at("linear1.weight").detach().abs().max().item<double>() <= bound);
   const Tensor src = randn({S, N, E}, float64), tgt = randn({T, N, E}, float64);
   const Tensor tm = nn::Transformer::generate_square_subsequent_mask(T, float64);
   const Tensor want = tr.decoder->forward(tgt, tr.encoder->forward(src), tm);

@@ -287,7 +287,9 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
   std::vector<Tensor> ins{query, key, value};
   if (key_padding_mask.defined()) ins.push_back(key_padding_mask);
   if (attn_mask.defined()) ins.push_back(attn_mask);
-  for (const auto& p : parameters()) ins.push_back(p);
+  for (const Tensor* p : {&in_proj_weight, &q_proj_weight, &k_proj_weight, &v_proj_weight, &in_proj_bias, &bias_k,
+                          &bias_v, &out_proj->weight, &out_proj->bias})
+    if (p->defined()) ins.push_back(*p);
   detail::check_same_device(ins, op);
 
   MultiheadAttentionOutput r;
