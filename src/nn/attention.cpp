@@ -4,10 +4,11 @@
 // Note [attention masks]
 // Two mask conventions meet here, both torch's: scaled_dot_product_attention's bool attn_mask says which
 // scores TAKE PART (true = attend), while MultiheadAttention's bool key_padding_mask and attn_mask say which
-// are LEFT OUT (true = ignore). Float masks are added to the scores in both. MultiheadAttention turns every
-// mask into an additive float bias (-inf where left out, as torch's _canonical_mask), merges the key padding
-// mask into it per batch and head, and pads it with zeros for the bias_k / zero-attention columns. A row
-// whose every score is -inf has softmax 0/0 = NaN, as torch's math path before 2.5 (and its
+// are LEFT OUT (true = ignore). Both turn a bool mask (and sdpa's causal triangle) into an additive bias
+// (0 / -inf) of the mask's own shape, as torch's reference does, and add it to the scores, as a float mask
+// is: one add, whose backward passes the gradient through. MultiheadAttention merges the key padding mask into
+// the attention mask per batch and head, and pads both with zeros for the bias_k / zero-attention columns.
+// A row whose every score is -inf has softmax 0/0 = NaN, as torch's math path before 2.5 (and its
 // MultiheadAttention with need_weights) gives.
 #include "phasor/nn/attention.hpp"
 
@@ -47,13 +48,12 @@ void check_defined(const Tensor& t, const char* op, const char* what) {
 /// The batch dims of x (all but the last two).
 Shape batch_of(const Tensor& x) { return Shape(x.shape().begin(), x.shape().end() - 2); }
 
-/// The attention of the core: softmax(q k^T * scale + bias, masked by keep) (dropout p) @ v; returns the output
-/// and the weights. bias (additive) and keep (bool, true = takes part) may be undefined.
-std::pair<Tensor, Tensor> attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& bias,
-                                 const Tensor& keep, double scale, double p, Generator* gen) {
+/// The attention of the core: softmax(q k^T * scale + bias) (dropout p) @ v; returns the output and the weights.
+/// bias (additive, -inf where left out) may be undefined.
+std::pair<Tensor, Tensor> attend(const Tensor& q, const Tensor& k, const Tensor& v, const Tensor& bias, double scale,
+                                 double p, Generator* gen) {
   Tensor s = matmul(scale == 1.0 ? q : q * scale, k.transpose(-2, -1));
   if (bias.defined()) s = s + bias;
-  if (keep.defined()) s = where(keep, s, Scalar(-kInf));
   Tensor w = functional::softmax(s, -1);
   if (p > 0.0) w = functional::dropout(w, p, true, gen);
   return {matmul(w, v), w};
@@ -147,14 +147,15 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
   return detail::composite(op, ins, [&] {
     const Tensor k = rep_k > 1 ? key.repeat_interleave(rep_k, -3) : key;
     const Tensor v = rep_v > 1 ? value.repeat_interleave(rep_v, -3) : value;
-    Tensor keep, bias;
+    // bool masks become an additive bias (0 / -inf) of the mask's own (small) shape, as torch's reference does:
+    // the scores then take one add, whose backward passes the gradient through untouched
+    Tensor bias = attn_mask;
     if (is_causal) {
       const Device dev = query.device();
-      keep = arange(0, L, 1, Dtype::Int64, dev).unsqueeze(1) >= arange(0, S, 1, Dtype::Int64, dev);
-    } else if (attn_mask.defined()) {
-      (attn_mask.dtype() == Dtype::Bool ? keep : bias) = attn_mask;
+      bias = arange(0, L, 1, Dtype::Int64, dev).unsqueeze(1) >= arange(0, S, 1, Dtype::Int64, dev);
     }
-    return attend(query, k, v, bias, keep, sc, dropout_p, gen).first;
+    if (bias.defined() && bias.dtype() == Dtype::Bool) bias = where(bias, zeros({}, query.dtype(), query.device()), Scalar(-kInf));
+    return attend(query, k, v, bias, sc, dropout_p, gen).first;
   });
 }
 
@@ -340,7 +341,7 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
       bias = bias.defined() ? bias + kpm : kpm;
     }
     const double p = is_training() ? options.dropout() : 0.0;
-    auto [o, w] = attend(q, k, v, bias, Tensor(), 1.0 / std::sqrt(static_cast<double>(hd)), p, nullptr);
+    auto [o, w] = attend(q, k, v, bias, 1.0 / std::sqrt(static_cast<double>(hd)), p, nullptr);
     o = o.transpose(0, 1).reshape({L, N, E});  // (L, N, E)
     o = functional::linear(o, out_proj->weight, out_proj->bias);
     if (need_weights) {
