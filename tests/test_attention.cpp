@@ -540,6 +540,9 @@ TEST_CASE("MultiheadAttention: batched, unbatched and batch_first against per-he
   nn::MultiheadAttention m32(E, H);
   m32.load_state_dict(m.state_dict());
   check_close(m32.forward(q.to(float32), k.to(float32), v.to(float32)).output, ref.out, 5e-5);
+  // converted to float64 by Module::to: float64 inputs
+  m32.to(float64);
+  check_close(m32.forward(q, k, v).output, ref.out, 5e-5);
 }
 
 TEST_CASE("MultiheadAttention: key padding and attention masks (bool and float), kdim/vdim, no bias") {

@@ -238,7 +238,7 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
            shape_str(value.shape());
   };
   const std::int64_t E = options.embed_dim(), H = options.num_heads(), hd = head_dim();
-  const Dtype dt = options.dtype();
+  const Dtype dt = out_proj->weight.dtype();  // the parameters' dtype (after any to(dtype))
   for (const Tensor* t : {&query, &key, &value})
     if (t->dtype() != dt)
       throw Error(op, std::string("query, key and value must have the parameters' dtype ") + dtype_name(dt) + ", got " +

@@ -26,8 +26,8 @@ namespace functional {
 /// is_causal masks with the top-left aligned lower triangle (no attn_mask then); scale defaults to 1/sqrt(E);
 /// dropout_p in [0, 1) drops attention weights (always, as torch: pass 0 in eval); enable_gqa lets query have
 /// a multiple of key's and value's heads (dim -3), each key/value head serving consecutive query heads
-/// (repeat_interleave). A row whose keys are all masked out gets NaN (torch's math before 2.5 gives NaN too;
-/// torch >= 2.5 returns zeros there).
+/// (repeat_interleave). A row whose keys are all masked out gets NaN, as torch's reference formula (torch 2.5's
+/// math backend returns zeros there instead).
 Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, const Tensor& value,
                                     const Tensor& attn_mask = Tensor(), double dropout_p = 0.0, bool is_causal = false,
                                     std::optional<double> scale = std::nullopt, bool enable_gqa = false,
