@@ -306,9 +306,16 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
       auto b = chunk(in_proj_bias, 3, 0);
       bq = b[0], bk = b[1], bv = b[2];
     }
-    Tensor q = functional::linear(seq_first(query), wq, bq);  // (L, N, E)
-    Tensor k = functional::linear(seq_first(key), wk, bk);    // (S, N, E)
-    Tensor v = functional::linear(seq_first(value), wv, bv);
+    Tensor q, k, v;  // (L, N, E), (S, N, E), (S, N, E)
+    if (in_proj_weight.defined() && query.is_same(key) && key.is_same(value)) {
+      // self-attention: one product with the packed weight (torch's _in_projection_packed)
+      auto qkv = chunk(functional::linear(seq_first(query), in_proj_weight, in_proj_bias), 3, -1);
+      q = qkv[0], k = qkv[1], v = qkv[2];
+    } else {
+      q = functional::linear(seq_first(query), wq, bq);
+      k = functional::linear(seq_first(key), wk, bk);
+      v = functional::linear(seq_first(value), wv, bv);
+    }
     Tensor am, kpm;  // additive (1 or N*H, L, S) and (N, S)
     if (attn_mask.defined()) {
       am = additive(attn_mask, dt);
