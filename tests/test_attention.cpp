@@ -310,7 +310,9 @@ TEST_CASE("sdpa: values, default and explicit scale, batch broadcasting, float32
     check_close(y, ref, 1e-12);
     const Tensor y2 = F::scaled_dot_product_attention(q.select(0, 0).select(0, 0), k.select(0, 0), v.select(0, 0));
     CHECK(y2.shape() == Shape{4, 7});
-    check_close(y2, ref_attention(vals(q.select(0, 0).select(0, 0)), vals(k.select(0, 0)), vals(v.select(0, 0)), {}, 1, 4, 6, 5, 7, 1.0 / std::sqrt(5.0)).out,
+    check_close(y2,
+                ref_attention(vals(q.select(0, 0).select(0, 0)), vals(k.select(0, 0)), vals(v.select(0, 0)), {}, 1, 4,
+                              6, 5, 7, 1.0 / std::sqrt(5.0)).out,
                 1e-12);
   }
   {  // float32 against the double reference
@@ -838,7 +840,8 @@ TEST_CASE("TransformerDecoderLayer, TransformerDecoder and Transformer against l
   CHECK_THROWS_WITH_AS(tr.forward(src, randn({T, N, 5}, float64)),
                        "[Transformer] src and tgt must have d_model 4 features, got src (4, 2, 4) and tgt (3, 2, 5)",
                        Error);
-  CHECK_THROWS_WITH_AS(tr.forward(src, tgt.select(0, 0)), Contains("src and tgt must both be batched or both unbatched"), Error);
+  CHECK_THROWS_WITH_AS(tr.forward(src, tgt.select(0, 0)), Contains("src and tgt must both be batched or both unbatched"),
+                       Error);
   // the causal mask
   const D cm = vals(nn::Transformer::generate_square_subsequent_mask(3, float64));
   CHECK(cm == D{0, -kInf, -kInf, 0, 0, -kInf, 0, 0, 0});

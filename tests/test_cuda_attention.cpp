@@ -47,7 +47,9 @@ DEVICE_CASE("cuda attention: scaled_dot_product_attention values and gradients a
     };
     agree(dev, "sdpa bool mask", with_bool, {q, k, v}, tol(dt));
     grads_agree(dev, "sdpa bool mask", with_bool, {q, k, v}, tol(dt));
-    const auto with_float = [](const V& a) { return F::scaled_dot_product_attention(a[0], a[1], a[2], a[3], 0.0, false, 0.4); };
+    const auto with_float = [](const V& a) {
+      return F::scaled_dot_product_attention(a[0], a[1], a[2], a[3], 0.0, false, 0.4);
+    };
     agree(dev, "sdpa float mask", with_float, {q, k, v, bias}, tol(dt));
     grads_agree(dev, "sdpa float mask", with_float, {q, k, v, bias}, tol(dt));
     const auto causal = [](const V& a) { return F::scaled_dot_product_attention(a[0], a[1], a[2], Tensor(), 0.0, true); };
@@ -71,7 +73,8 @@ DEVICE_CASE("cuda attention: scaled_dot_product_attention values and gradients a
               {sample({2, 3, 4}, float64), sample({2, 5, 4}, float64), sample({2, 5, 3}, float64), sample({3, 5}, float64)},
               1e-11);
   // dropout on the device: weights dropped or scaled by 1 / (1 - p); v = 1, q = k = 0 -> kept / (S (1 - p))
-  const Tensor q0 = zeros({64, 1, 2}, float64, dev), k0 = zeros({64, 10, 2}, float64, dev), v1 = ones({64, 10, 1}, float64, dev);
+  const Tensor q0 = zeros({64, 1, 2}, float64, dev), k0 = zeros({64, 10, 2}, float64, dev);
+  const Tensor v1 = ones({64, 10, 1}, float64, dev);
   const Tensor y = F::scaled_dot_product_attention(q0, k0, v1, Tensor(), 0.5);
   CHECK(y.device() == dev);
   const Tensor kept = (y * 5.0).to(Device::cpu());
@@ -203,7 +206,8 @@ DEVICE_CASE("cuda attention: mask building and comparison ops on attention outpu
       {"select", [&](const V& a) { return sdpa(a).select(1, 2); }},
       {"isnan+all", [&](const V& a) { return sdpa(a).isnan().logical_not().all(); }},
       {"masks", [](const V& a) {
-         const Tensor keep = logical_or(logical_and(a[0] > 0.0, a[1].select(1, 0).unsqueeze(1) < 1.0), a[0] == a[0].select(0, 0));
+         const Tensor near = logical_and(a[0] > 0.0, a[1].select(1, 0).unsqueeze(1) < 1.0);
+         const Tensor keep = logical_or(near, a[0] == a[0].select(0, 0));
          return keep;
        }},
       {"add_+copy_", [&](const V& a) {

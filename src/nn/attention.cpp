@@ -154,7 +154,8 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
       const Device dev = query.device();
       bias = arange(0, L, 1, Dtype::Int64, dev).unsqueeze(1) >= arange(0, S, 1, Dtype::Int64, dev);
     }
-    if (bias.defined() && bias.dtype() == Dtype::Bool) bias = where(bias, zeros({}, query.dtype(), query.device()), Scalar(-kInf));
+    if (bias.defined() && bias.dtype() == Dtype::Bool)
+      bias = where(bias, zeros({}, query.dtype(), query.device()), Scalar(-kInf));
     return attend(query, k, v, bias, sc, dropout_p, gen).first;
   });
 }
@@ -600,7 +601,8 @@ Tensor Transformer::forward(const Tensor& src, const Tensor& tgt, const Tensor& 
 Tensor Transformer::generate_square_subsequent_mask(std::int64_t sz, Dtype dtype, Device device) {
   if (sz < 0) throw Error("generate_square_subsequent_mask", "sz must be >= 0, got " + std::to_string(sz));
   if (!is_floating(dtype))
-    throw Error("generate_square_subsequent_mask", std::string("dtype must be float32 or float64, got ") + dtype_name(dtype));
+    throw Error("generate_square_subsequent_mask",
+                std::string("dtype must be float32 or float64, got ") + dtype_name(dtype));
   const Tensor above = arange(0, sz, 1, Dtype::Int64, device).unsqueeze(1) < arange(0, sz, 1, Dtype::Int64, device);
   return where(above, Scalar(-kInf), zeros({sz, sz}, dtype, device));
 }

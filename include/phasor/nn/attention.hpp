@@ -83,7 +83,7 @@ struct MultiheadAttentionOptions {
 /// What MultiheadAttention::forward returns.
 struct MultiheadAttentionOutput {
   Tensor output;   ///< (L, N, E), (N, L, E) with batch_first, or (L, E) unbatched
-  Tensor weights;  ///< (N, L, S) averaged over heads or (N, H, L, S) ((L, S) / (H, L, S) unbatched); undefined without need_weights
+  Tensor weights;  ///< (N, L, S) head-averaged or (N, H, L, S) (unbatched: no N); undefined without need_weights
 };
 
 /// Multi-head attention (torch.nn.MultiheadAttention): parameters "in_proj_weight" (3E, E) when
