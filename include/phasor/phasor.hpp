@@ -24,6 +24,7 @@
 #include "phasor/nn/module.hpp"
 #include "phasor/nn/normalization.hpp"
 #include "phasor/nn/pooling.hpp"
+#include "phasor/nn/rnn.hpp"
 #include "phasor/nn/sampling.hpp"
 #include "phasor/nn/spectral.hpp"
 #include "phasor/ops.hpp"
