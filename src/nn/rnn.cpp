@@ -1,7 +1,7 @@
 // src/nn/rnn.cpp - recurrent cells and layers (RNN, LSTM, GRU) as compositions of differentiable ops.
 //
 // Note [recurrent layers as compositions]
-// Every cell and layer is built from matmul, sigmoid, tanh/relu, addcmul, chunk, unbind, stack and cat, so
+// Every cell and layer is built from matmul, sigmoid, tanh/relu, addcmul, stack, cat and one split (below), so
 // gradients of any order and every device come from those ops; each public function is one composite op
 // ("rnn_tanh_cell", "lstm", ...) for the profiler, the device coverage and traces. A layer direction
 // multiplies the whole sequence by W_ih^T at once ((L, N, in) @ (in, G H), one gemm), with b_ih (and, but for
@@ -10,12 +10,21 @@
 // is zero: the first step then skips its hidden product (and c, h terms) instead of multiplying zeros.
 // Gates follow torch's layout: LSTM rows (i, f, g, o), GRU rows (r, z, n) with
 // n = tanh(W_in x + b_in + r * (W_hn h + b_hn)), h' = (1 - z) n + z h = n + z (h - n).
+//
+// Note [splitting without scatter gradients]
+// The time steps of the input projection and the gates of a step are pieces of one tensor. Taken as views
+// (unbind, chunk), each piece's gradient is scattered into zeros of the whole tensor's shape and the engine
+// adds those up: over L time steps that is O(L^2) memory traffic in backward (it was 70% of an LSTM's
+// backward at L = 100). split_pieces takes them as one op (a custom function, "rnn_split") whose gradient
+// concatenates the pieces' gradients once (zeros for pieces that got none), so backward stays O(L); that
+// gradient is made of ops (cat), so higher derivatives and every device still come for free.
 #include "phasor/nn/rnn.hpp"
 
 #include <cmath>
 
 #include "autodiff/node.hpp"
 #include "core/tensor_impl.hpp"
+#include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/linalg.hpp"
 #include "phasor/nn/conv.hpp"
@@ -36,6 +45,38 @@ std::string num(std::int64_t v) { return std::to_string(v); }
 
 // ---- one step -------------------------------------------------------------------------------------
 
+/// The n equal pieces of x along dim (squeezed when `squeeze`: unbind) as one op whose gradient concatenates
+/// the pieces' gradients (Note [splitting without scatter gradients]).
+std::vector<Tensor> split_pieces(const Tensor& x, std::int64_t n, std::int64_t dim, bool squeeze) {
+  const std::int64_t d = dim < 0 ? dim + x.dim() : dim;
+  return autodiff::custom_function(
+      "rnn_split",
+      [n, d, squeeze](autodiff::FunctionCtx& ctx, const std::vector<Tensor>& in) {
+        std::vector<Tensor> out = chunk(in[0], n, d);
+        if (squeeze)
+          for (auto& t : out) t = t.squeeze(d);
+        ctx.ints = in[0].shape();
+        return out;
+      },
+      [n, d, squeeze](autodiff::FunctionCtx& ctx, const std::vector<Tensor>& g) {
+        const Tensor* any = nullptr;
+        for (const auto& t : g)
+          if (t.defined()) {
+            any = &t;
+            break;
+          }
+        if (!any) return std::vector<Tensor>{Tensor()};
+        Shape piece = ctx.ints;
+        piece[static_cast<std::size_t>(d)] /= n;
+        std::vector<Tensor> parts;
+        parts.reserve(g.size());
+        for (const auto& t : g)
+          parts.push_back(!t.defined() ? zeros(piece, any->dtype(), any->device()) : squeeze ? t.unsqueeze(d) : t);
+        return std::vector<Tensor>{cat(parts, d)};
+      },
+      {x});
+}
+
 /// h @ w_hh^T + b_hh; undefined h is zero (then b_hh alone, or undefined without it).
 Tensor hidden_gates(const Tensor& h, const Tensor& w_hh_t, const Tensor& b_hh) {
   if (!h.defined()) return b_hh;
@@ -43,7 +84,7 @@ Tensor hidden_gates(const Tensor& h, const Tensor& w_hh_t, const Tensor& b_hh) {
   return b_hh.defined() ? g + b_hh : g;
 }
 
-/// xg + hg where either may be undefined (not both: xg is always defined).
+/// xg + hg where hg may be undefined (xg is always defined).
 Tensor plus(const Tensor& xg, const Tensor& hg) { return hg.defined() ? xg + hg : xg; }
 
 /// Elman step from the input gates xg (..., H).
@@ -56,31 +97,27 @@ Tensor step_rnn(const Tensor& xg, const Tensor& h, const Tensor& w_hh_t, const T
 /// w_hr_t when defined).
 Tensor step_lstm(const Tensor& xg, const Tensor& h, Tensor& c, const Tensor& w_hh_t, const Tensor& b_hh,
                  const Tensor& w_hr_t) {
-  const Tensor gates = plus(xg, hidden_gates(h, w_hh_t, b_hh));
-  const Tensor sig = sigmoid(gates);  // i, f, o from one call (the g quarter's sigmoid is unused)
-  const auto s = chunk(sig, 4, -1);
-  const Tensor g = tanh(chunk(gates, 4, -1)[2]);
-  c = c.defined() ? addcmul(s[1] * c, s[0], g) : s[0] * g;
-  Tensor h2 = s[3] * tanh(c);
+  const auto q = split_pieces(plus(xg, hidden_gates(h, w_hh_t, b_hh)), 4, -1, false);
+  const Tensor i = sigmoid(q[0]), g = tanh(q[2]), o = sigmoid(q[3]);
+  c = c.defined() ? addcmul(sigmoid(q[1]) * c, i, g) : i * g;
+  const Tensor h2 = o * tanh(c);
   return w_hr_t.defined() ? matmul(h2, w_hr_t) : h2;
 }
 
 /// GRU step from the input gates xg (..., 3H) (b_ih included, b_hh not).
 Tensor step_gru(const Tensor& xg, const Tensor& h, const Tensor& w_hh_t, const Tensor& b_hh) {
   const Tensor hg = hidden_gates(h, w_hh_t, b_hh);
-  const std::int64_t H = xg.size(-1) / 3;
-  const auto xs = chunk(xg, 3, -1);
-  Tensor n;
-  Tensor rz;
+  const auto xs = split_pieces(xg, 3, -1, false);
+  Tensor r, z, n;
   if (hg.defined()) {
-    const auto hs = chunk(hg, 3, -1);
-    rz = sigmoid(xg.narrow(-1, 0, 2 * H) + hg.narrow(-1, 0, 2 * H));
-    n = tanh(addcmul(xs[2], rz.narrow(-1, 0, H), hs[2]));
+    const auto hs = split_pieces(hg, 3, -1, false);
+    r = sigmoid(xs[0] + hs[0]);
+    z = sigmoid(xs[1] + hs[1]);
+    n = tanh(addcmul(xs[2], r, hs[2]));
   } else {
-    rz = sigmoid(xg.narrow(-1, 0, 2 * H));
+    z = sigmoid(xs[1]);
     n = tanh(xs[2]);
   }
-  const Tensor z = rz.narrow(-1, H, H);
   return h.defined() ? addcmul(n, z, h - n) : n - z * n;
 }
 
@@ -241,7 +278,7 @@ std::vector<Tensor> run_layers(Mode m, const Tensor& input, const Tensor& h0, co
         Tensor xg = matmul(layer_in, p[0].t());
         if (has_biases) xg = xg + (m == Mode::gru ? b_ih : b_ih + b_hh);
         const Tensor b_step = m == Mode::gru ? b_hh : Tensor();
-        const std::vector<Tensor> xs = unbind(xg, 0);
+        const std::vector<Tensor> xs = split_pieces(xg, L, 0, true);
         Tensor h = h0b.defined() ? h0b.select(0, g) : Tensor();
         Tensor c = c0b.defined() ? c0b.select(0, g) : Tensor();
         for (std::int64_t s = 0; s < L; ++s) {
