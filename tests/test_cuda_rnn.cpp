@@ -108,6 +108,13 @@ DEVICE_CASE("cuda rnn: RNN, LSTM, GRU functional forms agree with the CPU (2 lay
       auto [o, h, c] = F::lstm(a[0], {}, V(a.begin() + 1, a.end()), true, 2, 0.0, false, true, false);
       return cat({o.reshape({-1}), h.reshape({-1}), c.reshape({-1})});
     };
+    const V li0(li.begin(), li.end() - 2);  // no states
+    const auto lstm_len = [](const V& a) {  // variable lengths, batch_first
+      auto [o, h, c] = F::lstm(a[0].transpose(0, 1), {}, V(a.begin() + 1, a.end()), true, 2, 0.0, false, true, true,
+                               {2, 4, 1});
+      return cat({o.reshape({-1}), h.reshape({-1}), c.reshape({-1})});
+    };
+    agree(dev, "lstm with lengths", lstm_len, li0, tol(dt));
     agree(dev, "rnn_tanh", tanh_f, ri, tol(dt));
     const V ri0(ri.begin(), ri.end() - 1);  // no h0
     agree(dev, "rnn_relu", relu_f, ri0, tol(dt));
@@ -119,6 +126,7 @@ DEVICE_CASE("cuda rnn: RNN, LSTM, GRU functional forms agree with the CPU (2 lay
       grads_agree(dev, "rnn_relu", relu_f, ri0, 1e-10);
       grads_agree(dev, "gru", gru_f, gi, 1e-10);
       grads_agree(dev, "lstm", lstm_f, li, 1e-10);
+      grads_agree(dev, "lstm with lengths", lstm_len, li0, 1e-10);
       grads_agree(dev, "lstm projected, unbatched", lstmp_f, pi, 1e-10);
     }
   }

@@ -542,6 +542,73 @@ TEST_CASE("LSTM: gradcheck in float64 (2 layers, bidirectional, h0 and c0, proj_
   for (const auto& p : gru.parameters()) CHECK(p.grad().defined());
 }
 
+TEST_CASE("RNN, LSTM, GRU: variable lengths equal each sequence run alone (2 layers, bidirectional, batch_first)") {
+  manual_seed(27);
+  const std::int64_t L = 5, N = 4, I = 3, H = 4, P = 2;
+  const std::vector<std::int64_t> lengths = {5, 2, 4, 1};
+  const Tensor x = randn({L, N, I}, float64);
+  for (bool bf : {false, true}) {
+    CAPTURE(bf);
+    const auto opts = nn::RNNOptions(I, H).num_layers(2).bidirectional(true).batch_first(bf).dtype(float64);
+    nn::GRU gru(opts);
+    nn::LSTM lstm(nn::LSTMOptions(opts).proj_size(P));
+    nn::RNN rnn(nn::RNNOptions(opts).nonlinearity("relu"));
+    const Tensor h0 = randn({4, N, H}, float64), hp = randn({4, N, P}, float64), c0 = randn({4, N, H}, float64);
+    const Tensor xin = bf ? x.transpose(0, 1).contiguous() : x;
+    for (int kind = 0; kind < 3; ++kind) {
+      CAPTURE(kind);
+      const M mode = kind == 0 ? M::gru : kind == 1 ? M::lstm : M::relu;
+      nn::RNNBase& m = kind == 0 ? static_cast<nn::RNNBase&>(gru) : kind == 1 ? static_cast<nn::RNNBase&>(lstm)
+                                                                              : static_cast<nn::RNNBase&>(rnn);
+      const std::int64_t Hout = kind == 1 ? P : H;
+      const Tensor hx = kind == 1 ? hp : h0;
+      Tensor out, hn, cn;
+      if (kind == 1) {
+        auto r = lstm.forward(xin, {hx, c0}, lengths);
+        out = r.first;
+        hn = r.second.first;
+        cn = r.second.second;
+      } else if (kind == 0) {
+        std::tie(out, hn) = gru.forward(xin, hx, lengths);
+      } else {
+        std::tie(out, hn) = rnn.forward(xin, hx, lengths);
+      }
+      if (bf) out = out.transpose(0, 1);
+      // reference: each sequence alone, cut to its length; zeros past its end
+      Vec want_out(static_cast<std::size_t>(L * N * 2 * Hout), 0.0), want_h(static_cast<std::size_t>(4 * N * Hout)),
+          want_c(static_cast<std::size_t>(4 * N * H));
+      for (std::int64_t n = 0; n < N; ++n) {
+        const std::int64_t len = lengths[static_cast<std::size_t>(n)];
+        const Tensor xn = x.narrow(0, 0, len).narrow(1, n, 1).contiguous();
+        const RefOut r = ref_layers(mode, xn, hx.narrow(1, n, 1).contiguous(), kind == 1 ? c0.narrow(1, n, 1).contiguous() : Tensor(),
+                                    m.flat_weights(), true, 2, true, kind == 1);
+        for (std::int64_t t = 0; t < len; ++t)
+          for (std::int64_t j = 0; j < 2 * Hout; ++j) want_out[static_cast<std::size_t>((t * N + n) * 2 * Hout + j)] = r.out[static_cast<std::size_t>(t * 2 * Hout + j)];
+        for (std::int64_t g = 0; g < 4; ++g) {
+          for (std::int64_t j = 0; j < Hout; ++j) want_h[static_cast<std::size_t>((g * N + n) * Hout + j)] = r.hn[static_cast<std::size_t>(g * Hout + j)];
+          for (std::int64_t j = 0; j < H; ++j) want_c[static_cast<std::size_t>((g * N + n) * H + j)] = r.cn[static_cast<std::size_t>(g * H + j)];
+        }
+      }
+      check_close(out.detach(), want_out);
+      check_close(hn.detach(), want_h);
+      if (kind == 1) check_close(cn.detach(), want_c);
+    }
+  }
+  // all full length: the same as no lengths; unbatched with one length
+  nn::LSTM lstm(nn::LSTMOptions(I, H).dtype(float64));
+  check_close(lstm.forward(x, {}, {5, 5, 5, 5}).first.detach(), vals(lstm.forward(x).detach()));
+  const Tensor u = lstm.forward(x.select(1, 0), {}, {3}).first.detach();
+  check_close(u.narrow(0, 0, 3), vals(lstm.forward(x.select(1, 0).narrow(0, 0, 3)).detach()));
+  check_close(u.narrow(0, 3, 2), Vec(2 * H, 0.0));
+  // gradients
+  const G in = leaves({randn({3, 2, 2}, float64), randn({6, 2}, float64), randn({6, 2}, float64), randn({6}, float64),
+                       randn({6}, float64)});
+  CHECK(autodiff::gradcheck([](const G& a) {
+    auto [o, h] = F::gru(a[0], Tensor(), G(a.begin() + 1, a.end()), true, 1, 0.0, false, false, false, {1, 3});
+    return G{o, h};
+  }, in));
+}
+
 // ---- errors ---------------------------------------------------------------------------------------
 
 TEST_CASE("rnn errors name the op or layer and the offending values") {
@@ -614,6 +681,12 @@ TEST_CASE("rnn errors name the op or layer and the offending values") {
                        "[rnn_relu] num_layers must be >= 1, got 0", Error);
   CHECK_THROWS_WITH_AS(F::lstm(randn({5, 2, 3}), {randn({1, 2, 4})}, {randn({16, 3}), randn({16, 4})}, false, 1, 0.0, false, false, false),
                        "[lstm] hx must be empty or {h0, c0}, got 1 tensors", Error);
+  CHECK_THROWS_WITH_AS(nn::GRU(3, 4).forward(randn({5, 2, 3}), Tensor(), {5}),
+                       "[gru] expected 2 lengths (one per sequence of input (5, 2, 3)), got 1", Error);
+  CHECK_THROWS_WITH_AS(nn::GRU(3, 4).forward(randn({5, 2, 3}), Tensor(), {5, 6}),
+                       "[gru] lengths must lie in [1, 5] (the sequence length of input (5, 2, 3)), got (5, 6)", Error);
+  CHECK_THROWS_WITH_AS(nn::RNN(3, 4).forward(randn({5, 2, 3}), Tensor(), {0, 2}),
+                       "[rnn_tanh] lengths must lie in [1, 5] (the sequence length of input (5, 2, 3)), got (0, 2)", Error);
   // a failed call changes nothing
   const Tensor before = lstm.flat_weights()[0].detach().clone();
   CHECK_THROWS_AS(lstm.forward(randn({5, 2, 4})), Error);

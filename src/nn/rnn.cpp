@@ -11,6 +11,13 @@
 // Gates follow torch's layout: LSTM rows (i, f, g, o), GRU rows (r, z, n) with
 // n = tanh(W_in x + b_in + r * (W_hn h + b_hn)), h' = (1 - z) n + z h = n + z (h - n).
 //
+// Note [variable lengths]
+// Instead of torch's PackedSequence, the layers take the sequences' lengths (host integers, one per batch entry,
+// in [1, L]) next to a padded input. At a step t past some sequence's end, that sequence keeps its state (h, c)
+// and its output is 0, as pad_packed_sequence(padding_value = 0) gives; the reverse direction thus starts at
+// each sequence's own last element, and h_n holds each sequence's state at its end, as with packed input.
+// Steps before the shortest length run unmasked. The padded positions' values never reach the results.
+//
 // Note [splitting without scatter gradients]
 // The time steps of the input projection and the gates of a step are pieces of one tensor. Taken as views
 // (unbind, chunk), each piece's gradient is scattered into zeros of the whole tensor's shape and the engine
@@ -20,6 +27,7 @@
 // gradient is made of ops (cat), so higher derivatives and every device still come for free.
 #include "phasor/nn/rnn.hpp"
 
+#include <algorithm>
 #include <cmath>
 
 #include "autodiff/node.hpp"
@@ -202,7 +210,8 @@ const char* mode_op(Mode m) {
 /// The whole multi-layer recurrence: {output, h_n} (and c_n for LSTM).
 std::vector<Tensor> run_layers(Mode m, const Tensor& input, const Tensor& h0, const Tensor& c0,
                                const std::vector<Tensor>& params, bool has_biases, std::int64_t num_layers,
-                               double dropout, bool train, bool bidirectional, bool batch_first) {
+                               double dropout, bool train, bool bidirectional, bool batch_first,
+                               const std::vector<std::int64_t>& lengths) {
   const char* op = mode_op(m);
   check_input_tensor(input, op, 2, 3);
   if (num_layers < 1) throw Error(op, "num_layers must be >= 1, got " + num(num_layers));
@@ -256,6 +265,17 @@ std::vector<Tensor> run_layers(Mode m, const Tensor& input, const Tensor& h0, co
   const Shape cs = batched ? Shape{groups, N, H} : Shape{groups, H};
   check_state(input, h0, hs, op, m == Mode::lstm ? "h0" : "hx");
   check_state(input, c0, cs, op, "c0");
+  std::int64_t min_len = L;
+  if (!lengths.empty()) {
+    if (static_cast<std::int64_t>(lengths.size()) != N)
+      throw Error(op, "expected " + num(N) + " lengths (one per sequence of input " + shape_str(input.shape()) +
+                          "), got " + num(static_cast<std::int64_t>(lengths.size())));
+    for (auto len : lengths)
+      if (len < 1 || len > L)
+        throw Error(op, "lengths must lie in [1, " + num(L) + "] (the sequence length of input " +
+                            shape_str(input.shape()) + "), got " + shape_str(lengths));
+    for (auto len : lengths) min_len = std::min(min_len, len);
+  }
 
   std::vector<Tensor> ins{input};
   if (h0.defined()) ins.push_back(h0);
@@ -265,7 +285,11 @@ std::vector<Tensor> run_layers(Mode m, const Tensor& input, const Tensor& h0, co
     const Tensor x = batched ? (batch_first ? input.transpose(0, 1) : input) : input.unsqueeze(1);
     const Tensor h0b = h0.defined() && !batched ? h0.unsqueeze(1) : h0;
     const Tensor c0b = c0.defined() && !batched ? c0.unsqueeze(1) : c0;
-    std::vector<Tensor> hn, cn, outs(static_cast<std::size_t>(L)), dir_out;
+    std::vector<Tensor> hn, cn, outs(static_cast<std::size_t>(L)), dir_out, masks;
+    if (min_len < L) {  // masks[t] (N, 1): sequences still running at step t (Note [variable lengths])
+      const Tensor len = from_vector(lengths, Shape{1, N, 1}, x.device());
+      masks = unbind(arange(L, Dtype::Int64, x.device()).reshape({L, 1, 1}) < len, 0);
+    }
     Tensor layer_in = x;
     for (std::int64_t k = 0; k < num_layers; ++k) {
       dir_out.clear();
@@ -283,12 +307,20 @@ std::vector<Tensor> run_layers(Mode m, const Tensor& input, const Tensor& h0, co
         Tensor c = c0b.defined() ? c0b.select(0, g) : Tensor();
         for (std::int64_t s = 0; s < L; ++s) {
           const std::size_t t = static_cast<std::size_t>(d == 0 ? s : L - 1 - s);
+          const Tensor h_prev = h, c_prev = c;
           switch (m) {
             case Mode::lstm: h = step_lstm(xs[t], h, c, w_hh_t, b_step, w_hr_t); break;
             case Mode::gru: h = step_gru(xs[t], h, w_hh_t, b_step); break;
             default: h = step_rnn(xs[t], h, w_hh_t, b_step, m == Mode::relu);
           }
-          outs[t] = h;
+          if (static_cast<std::int64_t>(t) >= min_len) {  // some sequences have ended: they keep their state
+            const Tensor& run = masks[t];
+            outs[t] = where(run, h, Scalar(0.0));
+            h = h_prev.defined() ? where(run, h, h_prev) : outs[t];
+            if (m == Mode::lstm) c = c_prev.defined() ? where(run, c, c_prev) : where(run, c, Scalar(0.0));
+          } else {
+            outs[t] = h;
+          }
         }
         dir_out.push_back(stack(outs, 0));
         hn.push_back(h);
@@ -348,36 +380,37 @@ std::pair<Tensor, Tensor> lstm_cell(const Tensor& input, const std::pair<Tensor,
 
 std::pair<Tensor, Tensor> rnn_tanh(const Tensor& input, const Tensor& hx, const std::vector<Tensor>& params,
                                    bool has_biases, std::int64_t num_layers, double dropout, bool train,
-                                   bool bidirectional, bool batch_first) {
+                                   bool bidirectional, bool batch_first, const std::vector<std::int64_t>& lengths) {
   auto r = run_layers(Mode::tanh, input, hx, Tensor(), params, has_biases, num_layers, dropout, train, bidirectional,
-                      batch_first);
+                      batch_first, lengths);
   return {r[0], r[1]};
 }
 
 std::pair<Tensor, Tensor> rnn_relu(const Tensor& input, const Tensor& hx, const std::vector<Tensor>& params,
                                    bool has_biases, std::int64_t num_layers, double dropout, bool train,
-                                   bool bidirectional, bool batch_first) {
+                                   bool bidirectional, bool batch_first, const std::vector<std::int64_t>& lengths) {
   auto r = run_layers(Mode::relu, input, hx, Tensor(), params, has_biases, num_layers, dropout, train, bidirectional,
-                      batch_first);
+                      batch_first, lengths);
   return {r[0], r[1]};
 }
 
 std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& input, const std::vector<Tensor>& hx,
                                         const std::vector<Tensor>& params, bool has_biases, std::int64_t num_layers,
-                                        double dropout, bool train, bool bidirectional, bool batch_first) {
+                                        double dropout, bool train, bool bidirectional, bool batch_first,
+                                        const std::vector<std::int64_t>& lengths) {
   if (!hx.empty() && hx.size() != 2)
     throw Error("lstm", "hx must be empty or {h0, c0}, got " + std::to_string(hx.size()) + " tensors");
   const Tensor h0 = hx.empty() ? Tensor() : hx[0], c0 = hx.empty() ? Tensor() : hx[1];
   auto r = run_layers(Mode::lstm, input, h0, c0, params, has_biases, num_layers, dropout, train, bidirectional,
-                      batch_first);
+                      batch_first, lengths);
   return {r[0], r[1], r[2]};
 }
 
 std::pair<Tensor, Tensor> gru(const Tensor& input, const Tensor& hx, const std::vector<Tensor>& params,
                               bool has_biases, std::int64_t num_layers, double dropout, bool train, bool bidirectional,
-                              bool batch_first) {
+                              bool batch_first, const std::vector<std::int64_t>& lengths) {
   auto r = run_layers(Mode::gru, input, hx, Tensor(), params, has_biases, num_layers, dropout, train, bidirectional,
-                      batch_first);
+                      batch_first, lengths);
   return {r[0], r[1]};
 }
 
@@ -552,12 +585,12 @@ RNN::RNN(const RNNOptions& o) : RNNBase("RNN", o, 1) {}
 RNN::RNN(std::int64_t input_size, std::int64_t hidden_size, std::int64_t num_layers)
     : RNN(RNNOptions(input_size, hidden_size).num_layers(num_layers)) {}
 
-std::pair<Tensor, Tensor> RNN::forward(const Tensor& input, const Tensor& h0) {
+std::pair<Tensor, Tensor> RNN::forward(const Tensor& input, const Tensor& h0, const std::vector<std::int64_t>& lengths) {
   check_input(input, h0, "h0", options.hidden_size());
   const auto& o = options;
   const auto f = o.nonlinearity() == "relu" ? functional::rnn_relu : functional::rnn_tanh;
   return f(input, h0, flat_weights(), o.bias(), o.num_layers(), o.dropout(), is_training(), o.bidirectional(),
-           o.batch_first());
+           o.batch_first(), lengths);
 }
 Tensor RNN::forward(const Tensor& input) { return forward(input, Tensor()).first; }
 
@@ -565,14 +598,15 @@ LSTM::LSTM(const LSTMOptions& o) : RNNBase("LSTM", o, 4) {}
 LSTM::LSTM(std::int64_t input_size, std::int64_t hidden_size, std::int64_t num_layers)
     : LSTM(LSTMOptions(input_size, hidden_size).num_layers(num_layers)) {}
 
-std::pair<Tensor, std::pair<Tensor, Tensor>> LSTM::forward(const Tensor& input, const std::pair<Tensor, Tensor>& hx) {
+std::pair<Tensor, std::pair<Tensor, Tensor>> LSTM::forward(const Tensor& input, const std::pair<Tensor, Tensor>& hx,
+                                                           const std::vector<std::int64_t>& lengths) {
   const auto& o = options;
   check_input(input, hx.first, "h0", o.proj_size() > 0 ? o.proj_size() : o.hidden_size());
   check_input(input, hx.second, "c0", o.hidden_size());
   std::vector<Tensor> state;
   if (hx.first.defined() || hx.second.defined()) state = {hx.first, hx.second};
   auto [out, h, c] = functional::lstm(input, state, flat_weights(), o.bias(), o.num_layers(), o.dropout(),
-                                      is_training(), o.bidirectional(), o.batch_first());
+                                      is_training(), o.bidirectional(), o.batch_first(), lengths);
   return {out, {h, c}};
 }
 Tensor LSTM::forward(const Tensor& input) { return forward(input, {Tensor(), Tensor()}).first; }
@@ -581,11 +615,11 @@ GRU::GRU(const GRUOptions& o) : RNNBase("GRU", o, 3) {}
 GRU::GRU(std::int64_t input_size, std::int64_t hidden_size, std::int64_t num_layers)
     : GRU(GRUOptions(input_size, hidden_size).num_layers(num_layers)) {}
 
-std::pair<Tensor, Tensor> GRU::forward(const Tensor& input, const Tensor& h0) {
+std::pair<Tensor, Tensor> GRU::forward(const Tensor& input, const Tensor& h0, const std::vector<std::int64_t>& lengths) {
   check_input(input, h0, "h0", options.hidden_size());
   const auto& o = options;
   return functional::gru(input, h0, flat_weights(), o.bias(), o.num_layers(), o.dropout(), is_training(),
-                         o.bidirectional(), o.batch_first());
+                         o.bidirectional(), o.batch_first(), lengths);
 }
 Tensor GRU::forward(const Tensor& input) { return forward(input, Tensor()).first; }
 

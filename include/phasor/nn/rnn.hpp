@@ -35,23 +35,26 @@ Tensor gru_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const
 /// Multi-layer Elman RNN with tanh (torch.rnn_tanh): input (L, N, H_in) ((N, L, H_in) when batch_first) or
 /// (L, H_in); hx (D * num_layers, N, H) or (D * num_layers, H) (undefined: zeros); params per layer and direction
 /// w_ih, w_hh[, b_ih, b_hh] (the order of torch's _flat_weights); dropout on every layer's output but the last
-/// when `train`. Returns {output (L, N, D * H), h_n}.
+/// when `train`; optional `lengths` (one per sequence, in [1, L]) for padded variable-length input (a sequence keeps
+/// its state past its end, where its output is 0: torch's packed-sequence results). Returns {output (L, N, D * H),
+/// h_n}.
 std::pair<Tensor, Tensor> rnn_tanh(const Tensor& input, const Tensor& hx, const std::vector<Tensor>& params,
                                    bool has_biases, std::int64_t num_layers, double dropout, bool train,
-                                   bool bidirectional, bool batch_first);
+                                   bool bidirectional, bool batch_first, const std::vector<std::int64_t>& lengths = {});
 /// rnn_tanh with relu instead of tanh (torch.rnn_relu).
 std::pair<Tensor, Tensor> rnn_relu(const Tensor& input, const Tensor& hx, const std::vector<Tensor>& params,
                                    bool has_biases, std::int64_t num_layers, double dropout, bool train,
-                                   bool bidirectional, bool batch_first);
+                                   bool bidirectional, bool batch_first, const std::vector<std::int64_t>& lengths = {});
 /// Multi-layer LSTM (torch.lstm): hx = {} or {h0, c0}; params per layer and direction w_ih, w_hh[, b_ih, b_hh]
 /// [, w_hr] (w_hr (H_out, H) projects h when present for every layer). Returns {output, h_n, c_n}.
 std::tuple<Tensor, Tensor, Tensor> lstm(const Tensor& input, const std::vector<Tensor>& hx,
                                         const std::vector<Tensor>& params, bool has_biases, std::int64_t num_layers,
-                                        double dropout, bool train, bool bidirectional, bool batch_first);
+                                        double dropout, bool train, bool bidirectional, bool batch_first,
+                                        const std::vector<std::int64_t>& lengths = {});
 /// Multi-layer GRU (torch.gru), arguments as rnn_tanh's.
 std::pair<Tensor, Tensor> gru(const Tensor& input, const Tensor& hx, const std::vector<Tensor>& params,
                               bool has_biases, std::int64_t num_layers, double dropout, bool train, bool bidirectional,
-                              bool batch_first);
+                              bool batch_first, const std::vector<std::int64_t>& lengths = {});
 
 }  // namespace functional
 
@@ -225,8 +228,9 @@ class RNN : public RNNBase {
   /// RNN(RNNOptions(input_size, hidden_size).num_layers(num_layers)).
   RNN(std::int64_t input_size, std::int64_t hidden_size, std::int64_t num_layers = 1);
   /// input (L, N, in) ((N, L, in) when batch_first) or (L, in), h0 (D * num_layers, N, H) or (D * num_layers, H)
-  /// (pass {} for zeros) -> {output (L, N, D * H), h_n (D * num_layers, N, H)}.
-  std::pair<Tensor, Tensor> forward(const Tensor& input, const Tensor& h0);
+  /// (pass {} for zeros), optional lengths of padded variable-length sequences (see functional::rnn_tanh)
+  /// -> {output (L, N, D * H), h_n (D * num_layers, N, H)}.
+  std::pair<Tensor, Tensor> forward(const Tensor& input, const Tensor& h0, const std::vector<std::int64_t>& lengths = {});
   /// The output of forward(input, zeros) (for Sequential).
   Tensor forward(const Tensor& input) override;
 };
@@ -239,8 +243,9 @@ class LSTM : public RNNBase {
   /// LSTM(LSTMOptions(input_size, hidden_size).num_layers(num_layers)).
   LSTM(std::int64_t input_size, std::int64_t hidden_size, std::int64_t num_layers = 1);
   /// input as RNN's, hx = {h0 (D * num_layers, N, H_out), c0 (D * num_layers, N, H)} (unbatched: no N; undefined:
-  /// zeros) -> {output (L, N, D * H_out), {h_n, c_n}}.
-  std::pair<Tensor, std::pair<Tensor, Tensor>> forward(const Tensor& input, const std::pair<Tensor, Tensor>& hx);
+  /// zeros), optional lengths as RNN's -> {output (L, N, D * H_out), {h_n, c_n}}.
+  std::pair<Tensor, std::pair<Tensor, Tensor>> forward(const Tensor& input, const std::pair<Tensor, Tensor>& hx,
+                                                       const std::vector<std::int64_t>& lengths = {});
   /// The output of forward(input, zeros) (for Sequential).
   Tensor forward(const Tensor& input) override;
 };
@@ -253,7 +258,7 @@ class GRU : public RNNBase {
   /// GRU(GRUOptions(input_size, hidden_size).num_layers(num_layers)).
   GRU(std::int64_t input_size, std::int64_t hidden_size, std::int64_t num_layers = 1);
   /// As RNN::forward.
-  std::pair<Tensor, Tensor> forward(const Tensor& input, const Tensor& h0);
+  std::pair<Tensor, Tensor> forward(const Tensor& input, const Tensor& h0, const std::vector<std::int64_t>& lengths = {});
   /// The output of forward(input, zeros) (for Sequential).
   Tensor forward(const Tensor& input) override;
 };
