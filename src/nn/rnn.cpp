@@ -16,7 +16,8 @@
 // in [1, L]) next to a padded input. At a step t past some sequence's end, that sequence keeps its state (h, c)
 // and its output is 0, as pad_packed_sequence(padding_value = 0) gives; the reverse direction thus starts at
 // each sequence's own last element, and h_n holds each sequence's state at its end, as with packed input.
-// Steps before the shortest length run unmasked. The padded positions' values never reach the results.
+// Steps before the shortest length run unmasked. Finite values at padded positions never reach the results; the
+// steps still compute on them (batched), so NaN or inf padding would reach the weights' gradients (0 * NaN).
 //
 // Note [splitting without scatter gradients]
 // The time steps of the input projection and the gates of a step are pieces of one tensor. Taken as views

@@ -36,8 +36,8 @@ Tensor gru_cell(const Tensor& input, const Tensor& hx, const Tensor& w_ih, const
 /// (L, H_in); hx (D * num_layers, N, H) or (D * num_layers, H) (undefined: zeros); params per layer and direction
 /// w_ih, w_hh[, b_ih, b_hh] (the order of torch's _flat_weights); dropout on every layer's output but the last
 /// when `train`; optional `lengths` (one per sequence, in [1, L]) for padded variable-length input (a sequence keeps
-/// its state past its end, where its output is 0: torch's packed-sequence results). Returns {output (L, N, D * H),
-/// h_n}.
+/// its state past its end, where its output is 0: torch's packed-sequence results; padding must be finite).
+/// Returns {output (L, N, D * H), h_n}.
 std::pair<Tensor, Tensor> rnn_tanh(const Tensor& input, const Tensor& hx, const std::vector<Tensor>& params,
                                    bool has_biases, std::int64_t num_layers, double dropout, bool train,
                                    bool bidirectional, bool batch_first, const std::vector<std::int64_t>& lengths = {});
