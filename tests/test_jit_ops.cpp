@@ -1,6 +1,6 @@
 // tests/test_jit_ops.cpp - ops whose work depends on their inputs' values (orders, positions, counts, index checks,
 // value-dependent shapes) traced into static graphs (phasor/jit.hpp) and replayed on other values: each replay must
-// compute them anew (Note [value steps] in src/core/value_steps.hpp), as the function does eagerly.
+// compute them anew (Note [value steps] in src/core/pointwise.hpp), as the function does eagerly.
 #include <doctest/doctest.h>
 
 #include <cmath>

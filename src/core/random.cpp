@@ -82,10 +82,18 @@ namespace cuda::detail {
 std::uint64_t reserve_default_counters(std::uint64_t n, std::uint64_t& seed) { return reserve(default_generator(), n, seed); }
 }  // namespace cuda::detail
 
-// While tracing, each random source is one recorded step that draws anew on every replay (Note [static graphs]).
+namespace {
+/// While tracing, a random source is one recorded step that draws anew on every replay (Note [static graphs]):
+/// `draw` calls the source again (the trace is suspended inside the step).
+template <class Draw>
+Tensor traced_draw(const char* name, Draw draw) {
+  return detail::trace_opaque(name, {}, [draw](detail::TensorList) { return std::vector<Tensor>{draw()}; })[0];
+}
+}  // namespace
+
 Tensor rand(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
   if (detail::tracing())
-    return detail::trace_opaque("rand", {}, [=](detail::TensorList) { return std::vector<Tensor>{rand(shape, dtype, device, gen)}; })[0];
+    return traced_draw("rand", [=] { return rand(shape, dtype, device, gen); });
   detail::check_shape(shape, "rand", itemsize(dtype));
   if (!is_floating_or_complex(dtype))
     throw Error("rand", std::string("expected a floating or complex dtype, got ") + dtype_name(dtype));
@@ -116,7 +124,7 @@ Tensor rand(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
 
 Tensor randn(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
   if (detail::tracing())
-    return detail::trace_opaque("randn", {}, [=](detail::TensorList) { return std::vector<Tensor>{randn(shape, dtype, device, gen)}; })[0];
+    return traced_draw("randn", [=] { return randn(shape, dtype, device, gen); });
   detail::check_shape(shape, "randn", itemsize(dtype));
   if (!is_floating_or_complex(dtype))
     throw Error("randn", std::string("expected a floating or complex dtype, got ") + dtype_name(dtype));
@@ -147,9 +155,7 @@ Tensor randn(const Shape& shape, Dtype dtype, Device device, Generator* gen) {
 
 Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, Dtype dtype, Device device, Generator* gen) {
   if (detail::tracing())
-    return detail::trace_opaque("randint", {}, [=](detail::TensorList) {
-      return std::vector<Tensor>{randint(low, high, shape, dtype, device, gen)};
-    })[0];
+    return traced_draw("randint", [=] { return randint(low, high, shape, dtype, device, gen); });
   detail::check_shape(shape, "randint", itemsize(dtype));
   if (high <= low)
     throw Error("randint", "expected low < high, got low=" + std::to_string(low) + " high=" + std::to_string(high));
@@ -175,7 +181,7 @@ Tensor randint(std::int64_t low, std::int64_t high, const Shape& shape, Dtype dt
 
 Tensor randperm(std::int64_t n, Dtype dtype, Device device, Generator* gen) {
   if (detail::tracing())
-    return detail::trace_opaque("randperm", {}, [=](detail::TensorList) { return std::vector<Tensor>{randperm(n, dtype, device, gen)}; })[0];
+    return traced_draw("randperm", [=] { return randperm(n, dtype, device, gen); });
   if (n < 0) throw Error("randperm", "n must be non-negative, got " + std::to_string(n));
   if (dtype == Dtype::Bool) throw Error("randperm", "bool dtype cannot hold a permutation");
   cuda::detail::refuse_in_capture(device, "randperm", "a random permutation",

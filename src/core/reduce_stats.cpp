@@ -16,7 +16,6 @@
 #include "core/pointwise.hpp"
 #include "core/reduce.hpp"
 #include "core/scan_rules.hpp"
-#include "core/value_steps.hpp"
 #include "cuda/ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/linalg.hpp"

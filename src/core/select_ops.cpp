@@ -23,7 +23,7 @@
 #include "core/index_ops.hpp"
 #include "core/sort_rules.hpp"
 #include "core/tensor_impl.hpp"
-#include "core/value_steps.hpp"
+#include "core/pointwise.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"
 

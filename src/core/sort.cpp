@@ -28,7 +28,7 @@
 #include "core/promotion.hpp"
 #include "core/reduce.hpp"
 #include "core/sort_rules.hpp"
-#include "core/value_steps.hpp"
+#include "core/pointwise.hpp"
 #include "cuda/index_ops.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/ops.hpp"

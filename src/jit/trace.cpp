@@ -19,7 +19,7 @@
 // baked in, and TraceOptions::check_inputs exists to catch them.
 //
 // So every computation on values must happen inside a step. Ops obey that by construction (value-dependent work of
-// composites is a step of its own: Note [value steps] in core/value_steps.hpp); two places need care: a composite
+// composites is a step of its own: Note [value steps] in core/pointwise.hpp); two places need care: a composite
 // that calls a kernel directly when nothing needs a gradient takes its op path while tracing (detail::tracing()),
 // and a backward pass runs with grad mode on while tracing, so that formulas with a kernel-only fast path for the
 // no-graph case take their op path. Creation functions run untraced: what they make is a constant, and steps that

@@ -32,7 +32,7 @@
 #include "core/elementwise.hpp"
 #include "core/index_ops.hpp"
 #include "core/tensor_impl.hpp"
-#include "core/value_steps.hpp"
+#include "core/pointwise.hpp"
 #include "cuda/sparse_ops.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
@@ -188,7 +188,7 @@ COO::COO(const Tensor& indices, const Tensor& values, const Shape& shape, bool c
                         std::to_string(ndim) + " for shape " + shape_str(shape));
   check_values(values, indices.size(1), indices.device(), op);
   // the checked indices are the output of a step that checks them, so that a traced function's replay checks its
-  // indices before the trusted ops read them (Note [value steps] in core/value_steps.hpp)
+  // indices before the trusted ops read them (Note [value steps] in core/pointwise.hpp)
   indices_ = !check_indices ? indices : ::phasor::detail::apply_nondiff(op, {indices}, [shape, op](::phasor::detail::TensorList in) {
     for (std::size_t j = 0; j < shape.size(); ++j)
       ::phasor::detail::check_index_values(in[0].select(0, static_cast<std::int64_t>(j)), 0, shape[j],
@@ -266,7 +266,7 @@ CSR::CSR(const Tensor& crow_indices, const Tensor& col_indices, const Tensor& va
   col_ = col_indices;
   if (check_indices) {
     // checked by a step whose outputs are crow and col themselves, read by the trusted ops, so that a traced
-    // function's replay checks them too (Note [value steps] in core/value_steps.hpp)
+    // function's replay checks them too (Note [value steps] in core/pointwise.hpp)
     const std::int64_t cols = shape[1];
     const std::vector<Tensor> checked = ::phasor::detail::apply_nondiff_n(
         op, {crow_indices, col_indices}, [cols, nnz, op](::phasor::detail::TensorList in) {
