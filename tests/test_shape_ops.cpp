@@ -184,6 +184,48 @@ TEST_CASE("split and chunk errors and gradients") {
       {z}));
 }
 
+TEST_CASE("split, chunk, unbind and tensor_split are one op each; their gradient joins the pieces' gradients") {
+  // Note [split gradients]: one node for all pieces, whose backward is one join (not a scatter per piece)
+  Tensor x = seq({4, 5}).requires_grad_();
+  const auto cols = unbind(x, 1);
+  REQUIRE(cols.size() == 5);
+  for (const auto& c : cols) CHECK(c.grad_fn() == cols[0].grad_fn());
+  CHECK(cols[0].grad_fn()->name() == "unbindBackward");
+  CHECK(split(x, 2)[1].grad_fn()->name() == "splitBackward");
+  const auto halves = chunk(x, 2, 1);
+  CHECK(halves[0].grad_fn() == halves[1].grad_fn());
+  CHECK(tensor_split(x, 3, 1)[2].grad_fn()->name() == "tensor_splitBackward");
+  // pieces that get no gradient count as zeros: d/dx of 2 col0 + 3 col3
+  (cols[0] * 2.0 + cols[3] * 3.0).sum().backward();
+  for (std::size_t r = 0; r < 4; ++r)
+    CHECK(vals(x.grad().select(0, static_cast<std::int64_t>(r))) == std::vector<double>{2, 0, 0, 3, 0});
+  // one op's backward in the profile, however many pieces
+  Tensor y = randn({300, 2}, float64).requires_grad_();
+  profiler::Profiler prof;
+  prof.start();
+  Tensor acc = full({2}, 0.0, float64);
+  const auto rows = unbind(y, 0);
+  for (std::size_t i = 0; i < rows.size(); i += 3) acc = acc + rows[i];
+  acc.sum().backward();
+  const profiler::Profile profile = prof.stop();
+  std::int64_t scatters = 0, joins = 0;
+  for (const auto& r : profile.records()) scatters += r.name == "view_scatter", joins += r.name == "cat";
+  CHECK(scatters == 0);
+  CHECK(joins == 1);
+  CHECK(vals(y.grad().select(1, 0).narrow(0, 0, 4)) == std::vector<double>{1, 0, 0, 1});
+  // values and higher derivatives through partly used pieces
+  manual_seed(3);
+  CHECK(autodiff::gradcheck([](const V& in) {
+    const auto p = unbind(in[0], 1);
+    return p[0] * p[2].exp();
+  }, {leaf64({3, 4})}));
+  CHECK(autodiff::gradgradcheck([](const V& in) {
+    const auto p = split(in[0], Shape{1, 2, 2}, 0);
+    return p[0] * p[2].sum({0}, true);
+  }, {leaf64({5, 2})}));
+  CHECK(autodiff::gradcheck([](const V& in) { return tensor_split(in[0], Shape{-2, 1}, 0)[2].square(); }, {leaf64({5})}));
+}
+
 // ---- pad ------------------------------------------------------------------------------------------------------
 TEST_CASE("pad matches torch.nn.functional.pad") {
   Tensor x = seq({1, 1, 3, 4});

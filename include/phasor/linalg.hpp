@@ -34,6 +34,10 @@ Tensor kron(const Tensor& a, const Tensor& b);
 Tensor cdist(const Tensor& x1, const Tensor& x2, double p = 2.0);
 /// Einstein summation, e.g. einsum("bix,iox->box", {x, w}); supports "..." and implicit output.
 Tensor einsum(const std::string& equation, const std::vector<Tensor>& operands);
+/// Sum over the last `dims` dims of a times the first `dims` of b (torch.tensordot): shape a's other dims then b's.
+Tensor tensordot(const Tensor& a, const Tensor& b, std::int64_t dims = 2);
+/// Sum over a's dims dims_a paired with b's dims_b (same sizes), the free dims of a then of b (torch.tensordot).
+Tensor tensordot(const Tensor& a, const Tensor& b, const Shape& dims_a, const Shape& dims_b);
 
 /// torch.linalg's vocabulary: linear systems, determinants, factorizations and decompositions (by LAPACK on the
 /// CPU, by cuBLAS and cuSOLVER on a GPU, the tensors staying there; eig on the host for both), and functions of
@@ -163,6 +167,8 @@ Tensor multi_dot(const std::vector<Tensor>& tensors);
 Tensor vector_norm(const Tensor& x, double ord = 2, const Shape& dims = {}, bool keepdim = false);
 /// sum over `dim` of conj(x) * y, x and y broadcast (torch.linalg.vecdot).
 Tensor vecdot(const Tensor& x, const Tensor& y, std::int64_t dim = -1);
+/// The Vandermonde matrices (..., n, N) of x (..., n): column j is x^j (torch.linalg.vander; N defaults to n).
+Tensor vander(const Tensor& x, std::optional<std::int64_t> N = std::nullopt);
 }  // namespace linalg
 
 }  // namespace phasor

@@ -4,6 +4,7 @@
 #include <optional>
 #include <string>
 #include <tuple>
+#include <utility>
 #include <vector>
 
 #include "phasor/tensor.hpp"
@@ -250,6 +251,11 @@ Tensor flatten(const Tensor& x, std::int64_t start_dim = 0, std::int64_t end_dim
 Tensor permute(const Tensor& x, const Shape& dims);    ///< reorder dims
 Tensor transpose(const Tensor& x, std::int64_t d0, std::int64_t d1);  ///< swap dims
 Tensor movedim(const Tensor& x, const Shape& src, const Shape& dst);  ///< move dims
+Tensor swapaxes(const Tensor& x, std::int64_t axis0, std::int64_t axis1);  ///< same as transpose (numpy.swapaxes)
+Tensor swapdims(const Tensor& x, std::int64_t dim0, std::int64_t dim1);    ///< same as transpose (torch.swapdims)
+/// dim expanded into `sizes` (one may be -1, inferred; their product is dim's size), as torch.unflatten; a
+/// view of x.
+Tensor unflatten(const Tensor& x, std::int64_t dim, const Shape& sizes);
 Tensor squeeze(const Tensor& x, std::optional<std::int64_t> dim = std::nullopt);  ///< drop size-1 dims
 Tensor unsqueeze(const Tensor& x, std::int64_t dim);    ///< insert a size-1 dim
 Tensor broadcast_to(const Tensor& x, const Shape& shape);  ///< broadcast view
@@ -265,6 +271,21 @@ std::vector<Tensor> split(const Tensor& x, std::int64_t split_size, std::int64_t
 std::vector<Tensor> split(const Tensor& x, const Shape& sizes, std::int64_t dim = 0);
 /// `chunks` nearly equal pieces along dim; views.
 std::vector<Tensor> chunk(const Tensor& x, std::int64_t chunks, std::int64_t dim = 0);
+/// `sections` pieces along dim whose sizes differ by at most one, the longer ones first (size n: n % sections
+/// pieces of n / sections + 1), empty pieces when sections > n (torch.tensor_split); views.
+std::vector<Tensor> tensor_split(const Tensor& x, std::int64_t sections, std::int64_t dim = 0);
+/// The pieces of x cut before each of `indices` along dim (x[:i0], x[i0:i1], ..., x[ik:]), indices read as
+/// Python slice bounds: negative from the end, clamped to the size, empty pieces where they do not increase; views.
+std::vector<Tensor> tensor_split(const Tensor& x, const Shape& indices, std::int64_t dim = 0);
+/// tensor_split along dim 1 (dim 0 of a 1-d x) into sections that must be equal (torch.hsplit).
+std::vector<Tensor> hsplit(const Tensor& x, std::int64_t sections);
+std::vector<Tensor> hsplit(const Tensor& x, const Shape& indices);  ///< tensor_split at indices along hsplit's dim
+/// tensor_split along dim 0 of an x of 2 or more dims into sections that must be equal (torch.vsplit).
+std::vector<Tensor> vsplit(const Tensor& x, std::int64_t sections);
+std::vector<Tensor> vsplit(const Tensor& x, const Shape& indices);  ///< tensor_split at indices along dim 0
+/// tensor_split along dim 2 of an x of 3 or more dims into sections that must be equal (torch.dsplit).
+std::vector<Tensor> dsplit(const Tensor& x, std::int64_t sections);
+std::vector<Tensor> dsplit(const Tensor& x, const Shape& indices);  ///< tensor_split at indices along dim 2
 /// x repeated along each dim (torch.repeat): repeats has at least x's dims; extra leading ones add dims.
 Tensor repeat(const Tensor& x, const Shape& repeats);
 /// x repeated as numpy.tile: reps shorter than x's dims is padded with leading 1s.
@@ -324,6 +345,23 @@ Tensor bincount(const Tensor& x, const Tensor& weights = Tensor(), std::int64_t 
 /// Histogram of the float x in `bins` equal bins over [min, max] (the data's range when min == max; elements
 /// outside left out), as x's dtype (torch.histc; no gradient).
 Tensor histc(const Tensor& x, std::int64_t bins = 100, double min = 0, double max = 0);
+/// (hist, bin_edges): the counts (sums of `weight`, x's shape) of the float x's elements in `bins` equal bins
+/// over [range.first, range.second] (the data's range when none; widened by 0.5 each side when it is one
+/// point; [0, 1] for no data), each bin [e_i, e_i+1) and the last closed, elements outside left out; with
+/// `density`, counts divided by their total times the bin width (torch.histogram; no gradient).
+std::tuple<Tensor, Tensor> histogram(const Tensor& x, std::int64_t bins = 100,
+                                     std::optional<std::pair<double, double>> range = std::nullopt,
+                                     const Tensor& weight = Tensor(), bool density = false);
+/// histogram over the given non-decreasing 1-d bin edges (at least two, x's dtype); bin_edges is a copy of them.
+std::tuple<Tensor, Tensor> histogram(const Tensor& x, const Tensor& bins, const Tensor& weight = Tensor(),
+                                     bool density = false);
+/// Bool tensor of elements' shape: whether each element equals some element of test_elements (any shape),
+/// negated when `invert` (torch.isin; NaN is in nothing; assume_unique is accepted for torch's signature).
+Tensor isin(const Tensor& elements, const Tensor& test_elements, bool assume_unique = false, bool invert = false);
+/// isin against one number.
+Tensor isin(const Tensor& elements, const Scalar& test_element, bool assume_unique = false, bool invert = false);
+/// isin of one number (0-d result).
+Tensor isin(const Scalar& element, const Tensor& test_elements, bool assume_unique = false, bool invert = false);
 /// Copy of x with the slices at int64 `index` (0-d or 1-d, negative from the end) along dim set to value
 /// (torch.index_fill; the value must fit x's dtype).
 Tensor index_fill(const Tensor& x, std::int64_t dim, const Tensor& index, const Scalar& value);
@@ -386,5 +424,30 @@ Tensor diff(const Tensor& x, std::int64_t n = 1, std::int64_t dim = -1, const Te
             const Tensor& append = Tensor());
 Tensor tril(const Tensor& x, std::int64_t diagonal = 0);  ///< lower triangle of the last two dims
 Tensor triu(const Tensor& x, std::int64_t diagonal = 0);  ///< upper triangle of the last two dims
+/// The Vandermonde matrix (n, N) of the 1-d x: column j is x^(N - 1 - j), or x^j when `increasing`
+/// (torch.vander; N defaults to n; x's dtype).
+Tensor vander(const Tensor& x, std::optional<std::int64_t> N = std::nullopt, bool increasing = false);
+
+// ---- numerical integration and differentiation of sampled functions ---------------------------------------------
+/// Integral of y along dim by the trapezoidal rule over the sample points x: 1-d of y's size along dim, or
+/// broadcastable with y (torch.trapezoid; 0 for fewer than two samples).
+Tensor trapezoid(const Tensor& y, const Tensor& x, std::int64_t dim = -1);
+/// trapezoid over samples spaced dx apart.
+Tensor trapezoid(const Tensor& y, double dx = 1, std::int64_t dim = -1);
+/// The running trapezoid integrals along dim: n - 1 of them for n samples (torch.cumulative_trapezoid).
+Tensor cumulative_trapezoid(const Tensor& y, const Tensor& x, std::int64_t dim = -1);
+/// cumulative_trapezoid over samples spaced dx apart.
+Tensor cumulative_trapezoid(const Tensor& y, double dx = 1, std::int64_t dim = -1);
+/// Derivatives of the sampled f along each of dims (all when empty), one tensor per dim, by second-order
+/// central differences inside and one-sided differences of `edge_order` (1 or 2) at the ends; every sample
+/// spaced `spacing` apart (torch.gradient; each dim needs edge_order + 1 samples).
+std::vector<Tensor> gradient(const Tensor& f, double spacing = 1, const Shape& dims = {}, std::int64_t edge_order = 1);
+/// gradient with a spacing per dim of dims (one number for all of them, or one each).
+std::vector<Tensor> gradient(const Tensor& f, const std::vector<double>& spacing, const Shape& dims = {},
+                             std::int64_t edge_order = 1);
+/// gradient over sample coordinates, a 1-d tensor per dim of dims of that dim's size (unevenly spaced samples use
+/// the second-order formula for uneven spacing, as numpy.gradient).
+std::vector<Tensor> gradient(const Tensor& f, const std::vector<Tensor>& coordinates, const Shape& dims = {},
+                             std::int64_t edge_order = 1);
 
 }  // namespace phasor

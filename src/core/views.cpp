@@ -236,6 +236,37 @@ Tensor Tensor::movedim(const Shape& src, const Shape& dst) const {
 }
 Tensor Tensor::movedim(std::int64_t src, std::int64_t dst) const { return movedim(Shape{src}, Shape{dst}); }
 Tensor movedim(const Tensor& x, const Shape& src, const Shape& dst) { return x.movedim(src, dst); }
+Tensor swapaxes(const Tensor& x, std::int64_t axis0, std::int64_t axis1) { return x.transpose(axis0, axis1); }
+Tensor swapdims(const Tensor& x, std::int64_t dim0, std::int64_t dim1) { return x.transpose(dim0, dim1); }
+
+Tensor unflatten(const Tensor& x, std::int64_t dim, const Shape& sizes) {
+  const char* op = "unflatten";
+  if (x.dim() == 0) throw Error(op, "cannot unflatten a 0-d tensor");
+  const auto d = static_cast<std::size_t>(detail::wrap_dim(dim, x.dim(), op));
+  if (sizes.empty()) throw Error(op, "sizes must be non-empty");
+  std::int64_t known = 1;
+  int inferred = -1;
+  for (std::size_t i = 0; i < sizes.size(); ++i) {
+    if (sizes[i] == -1) {
+      if (inferred >= 0) throw Error(op, "only one size can be -1, got sizes " + detail::shape_str(sizes));
+      inferred = static_cast<int>(i);
+    } else if (sizes[i] < 0) {
+      throw Error(op, "sizes must be non-negative or -1, got " + detail::shape_str(sizes));
+    } else {
+      known *= sizes[i];
+    }
+  }
+  const std::int64_t n = x.size(static_cast<std::int64_t>(d));
+  Shape resolved = sizes;
+  if (inferred >= 0 && known != 0 && n % known == 0) resolved[static_cast<std::size_t>(inferred)] = n / known;
+  if ((inferred >= 0 && (known == 0 || n % known != 0)) || (inferred < 0 && known != n))
+    throw Error(op, "sizes " + detail::shape_str(sizes) + " don't multiply up to the size " + std::to_string(n) + " of dim " +
+                        std::to_string(d) + " of the tensor of shape " + detail::shape_str(x.shape()));
+  Shape out(x.shape().begin(), x.shape().begin() + static_cast<std::ptrdiff_t>(d));
+  out.insert(out.end(), resolved.begin(), resolved.end());
+  out.insert(out.end(), x.shape().begin() + static_cast<std::ptrdiff_t>(d) + 1, x.shape().end());
+  return x.view(out);  // splitting one dim never needs a copy
+}
 
 Tensor Tensor::squeeze() const {
   Shape s;

@@ -18,14 +18,7 @@
 // each sequence's own last element, and h_n holds each sequence's state at its end, as with packed input.
 // Steps before the shortest length run unmasked. Finite values at padded positions never reach the results; the
 // steps still compute on them (batched), so NaN or inf padding would reach the weights' gradients (0 * NaN).
-//
-// Note [splitting without scatter gradients]
-// The time steps of the input projection and the gates of a step are pieces of one tensor. Taken as views
-// (unbind, chunk), each piece's gradient is scattered into zeros of the whole tensor's shape and the engine
-// adds those up: over L time steps that is O(L^2) memory traffic in backward (it was 70% of an LSTM's
-// backward at L = 100). split_pieces takes them as one op (a custom function, "rnn_split") whose gradient
-// concatenates the pieces' gradients once (zeros for pieces that got none), so backward stays O(L); that
-// gradient is made of ops (cat), so higher derivatives and every device still come for free.
+
 #include "phasor/nn/rnn.hpp"
 
 #include <algorithm>
@@ -54,38 +47,6 @@ std::string num(std::int64_t v) { return std::to_string(v); }
 
 // ---- one step -------------------------------------------------------------------------------------
 
-/// The n equal pieces of x along dim (squeezed when `squeeze`: unbind) as one op whose gradient concatenates
-/// the pieces' gradients (Note [splitting without scatter gradients]).
-std::vector<Tensor> split_pieces(const Tensor& x, std::int64_t n, std::int64_t dim, bool squeeze) {
-  const std::int64_t d = dim < 0 ? dim + x.dim() : dim;
-  return autodiff::custom_function(
-      "rnn_split",
-      [n, d, squeeze](autodiff::FunctionCtx& ctx, const std::vector<Tensor>& in) {
-        std::vector<Tensor> out = chunk(in[0], n, d);
-        if (squeeze)
-          for (auto& t : out) t = t.squeeze(d);
-        ctx.ints = in[0].shape();
-        return out;
-      },
-      [n, d, squeeze](autodiff::FunctionCtx& ctx, const std::vector<Tensor>& g) {
-        const Tensor* any = nullptr;
-        for (const auto& t : g)
-          if (t.defined()) {
-            any = &t;
-            break;
-          }
-        if (!any) return std::vector<Tensor>{Tensor()};
-        Shape piece = ctx.ints;
-        piece[static_cast<std::size_t>(d)] /= n;
-        std::vector<Tensor> parts;
-        parts.reserve(g.size());
-        for (const auto& t : g)
-          parts.push_back(!t.defined() ? zeros(piece, any->dtype(), any->device()) : squeeze ? t.unsqueeze(d) : t);
-        return std::vector<Tensor>{cat(parts, d)};
-      },
-      {x});
-}
-
 /// h @ w_hh^T + b_hh; undefined h is zero (then b_hh alone, or undefined without it).
 Tensor hidden_gates(const Tensor& h, const Tensor& w_hh_t, const Tensor& b_hh) {
   if (!h.defined()) return b_hh;
@@ -106,7 +67,7 @@ Tensor step_rnn(const Tensor& xg, const Tensor& h, const Tensor& w_hh_t, const T
 /// w_hr_t when defined).
 Tensor step_lstm(const Tensor& xg, const Tensor& h, Tensor& c, const Tensor& w_hh_t, const Tensor& b_hh,
                  const Tensor& w_hr_t) {
-  const auto q = split_pieces(plus(xg, hidden_gates(h, w_hh_t, b_hh)), 4, -1, false);
+  const auto q = chunk(plus(xg, hidden_gates(h, w_hh_t, b_hh)), 4, -1);
   const Tensor i = sigmoid(q[0]), g = tanh(q[2]), o = sigmoid(q[3]);
   c = c.defined() ? addcmul(sigmoid(q[1]) * c, i, g) : i * g;
   const Tensor h2 = o * tanh(c);
@@ -116,10 +77,10 @@ Tensor step_lstm(const Tensor& xg, const Tensor& h, Tensor& c, const Tensor& w_h
 /// GRU step from the input gates xg (..., 3H) (b_ih included, b_hh not).
 Tensor step_gru(const Tensor& xg, const Tensor& h, const Tensor& w_hh_t, const Tensor& b_hh) {
   const Tensor hg = hidden_gates(h, w_hh_t, b_hh);
-  const auto xs = split_pieces(xg, 3, -1, false);
+  const auto xs = chunk(xg, 3, -1);
   Tensor r, z, n;
   if (hg.defined()) {
-    const auto hs = split_pieces(hg, 3, -1, false);
+    const auto hs = chunk(hg, 3, -1);
     r = sigmoid(xs[0] + hs[0]);
     z = sigmoid(xs[1] + hs[1]);
     n = tanh(addcmul(xs[2], r, hs[2]));
@@ -303,7 +264,7 @@ std::vector<Tensor> run_layers(Mode m, const Tensor& input, const Tensor& h0, co
         Tensor xg = matmul(layer_in, p[0].t());
         if (has_biases) xg = xg + (m == Mode::gru ? b_ih : b_ih + b_hh);
         const Tensor b_step = m == Mode::gru ? b_hh : Tensor();
-        const std::vector<Tensor> xs = split_pieces(xg, L, 0, true);
+        const std::vector<Tensor> xs = unbind(xg, 0);  // one op, one cat in backward (Note [split gradients])
         Tensor h = h0b.defined() ? h0b.select(0, g) : Tensor();
         Tensor c = c0b.defined() ? c0b.select(0, g) : Tensor();
         for (std::int64_t s = 0; s < L; ++s) {
