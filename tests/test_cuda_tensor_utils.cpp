@@ -43,6 +43,7 @@ DEVICE_CASE("cuda tensor utilities: products, powers, membership, histograms and
   const Tensor s = sample({2, 12}, float64);
   agree(dev, "swapaxes", [](const V& t) { return swapaxes(unflatten(t[0], 1, {3, -1}), 0, 2).contiguous(); }, {s}, 0);
   agree(dev, "tensor_split", [](const V& t) { return tensor_split(t[0], Shape{3, 7}, 1)[1].contiguous(); }, {s}, 0);
+  grads_agree(dev, "tensor_split", [](const V& t) { const auto p = tensor_split(t[0], 5, 1); return p[1] * p[0] + p[4].sum(); }, {s}, 1e-15);
 }
 
 DEVICE_CASE("cuda calculus: trapezoid, cumulative_trapezoid and gradient agree with the CPU, gradients too") {
