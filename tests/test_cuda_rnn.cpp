@@ -132,6 +132,14 @@ DEVICE_CASE("cuda rnn: RNN, LSTM, GRU functional forms agree with the CPU (2 lay
   }
 }
 
+DEVICE_CASE("cuda rnn: pad_sequence agrees with the CPU, with gradients") {
+  manual_seed(7);
+  const std::vector<Tensor> seqs = {sample({3, 2}, float64), sample({1, 2}, float64), sample({4, 2}, float64)};
+  const auto padded = [](const std::vector<Tensor>& t) { return nn::utils::rnn::pad_sequence(t, true, -1.0, "left"); };
+  agree(dev, "pad_sequence", padded, seqs, 0);
+  grads_agree(dev, "pad_sequence", padded, seqs, 0);
+}
+
 DEVICE_CASE("cuda rnn: modules moved to the device agree with the CPU; dropout between layers in training") {
   manual_seed(6);
   const Tensor x = sample({5, 2, 3}, float32);

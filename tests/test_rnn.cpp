@@ -611,6 +611,64 @@ TEST_CASE("RNN, LSTM, GRU: variable lengths equal each sequence run alone (2 lay
 
 // ---- errors ---------------------------------------------------------------------------------------
 
+TEST_CASE("pad_sequence and unpad_sequence") {
+  namespace R = nn::utils::rnn;
+  manual_seed(41);
+  const std::vector<Tensor> seqs = {randn({3, 2}, float64), randn({1, 2}, float64), randn({4, 2}, float64)};
+  const std::vector<std::int64_t> lens = {3, 1, 4};
+  for (bool batch_first : {false, true})
+    for (const char* side : {"right", "left"}) {
+      CAPTURE(batch_first);
+      CAPTURE(side);
+      const Tensor p = R::pad_sequence(seqs, batch_first, -7.0, side);
+      REQUIRE(p.shape() == (batch_first ? Shape{3, 4, 2} : Shape{4, 3, 2}));
+      // element (t, b, f): sequence b's step t (shifted by the padding on the left), else the padding value
+      const bool left = std::string(side) == "left";
+      int bad = 0;
+      for (std::int64_t b = 0; b < 3; ++b) {
+        const auto sv = to_vector<double>(seqs[static_cast<std::size_t>(b)]);
+        const std::int64_t len = lens[static_cast<std::size_t>(b)], shift = left ? 4 - len : 0;
+        for (std::int64_t t = 0; t < 4; ++t)
+          for (std::int64_t f = 0; f < 2; ++f) {
+            const double got = (batch_first ? p.select(0, b).select(0, t) : p.select(0, t).select(0, b)).select(0, f).item<double>();
+            const std::int64_t st = t - shift;
+            const double want = st >= 0 && st < len ? sv[static_cast<std::size_t>(st * 2 + f)] : -7.0;
+            bad += got != want;
+          }
+      }
+      CHECK(bad == 0);
+    }
+  // unpad gives the sequences back (views of the batch)
+  const Tensor p = R::pad_sequence(seqs, true);
+  const auto back = R::unpad_sequence(p, lens, true);
+  REQUIRE(back.size() == 3);
+  for (std::size_t i = 0; i < 3; ++i) CHECK(to_vector<double>(back[i]) == to_vector<double>(seqs[i]));
+  CHECK(R::unpad_sequence(R::pad_sequence(seqs), lens)[2].shape() == Shape{4, 2});
+  // with lengths, the padded batch runs the variable-length LSTM
+  nn::LSTM lstm(nn::LSTMOptions(2, 3).batch_first(true).dtype(float64));
+  const Tensor out = lstm.forward(p, {}, lens).first;
+  for (std::size_t i = 0; i < 3; ++i) {
+    const Tensor alone = lstm.forward(seqs[i].unsqueeze(0), {}).first.select(0, 0);
+    CHECK((out.select(0, static_cast<std::int64_t>(i)).narrow(0, 0, lens[i]) - alone).abs().max().item<double>() < 1e-14);
+  }
+  // dtypes promote; 1-d sequences; gradients reach every sequence
+  CHECK(R::pad_sequence({from_vector(std::vector<std::int64_t>{1, 2}), from_vector(std::vector<double>{3})}).dtype() == Dtype::Float64);
+  CHECK(R::pad_sequence({randn({2}), randn({3})}).shape() == Shape{3, 2});
+  CHECK(autodiff::gradcheck([](const std::vector<Tensor>& in) { return R::pad_sequence(in, false, 0.5, "left").square(); },
+                            {randn({2, 2}, float64).requires_grad_(), randn({3, 2}, float64).requires_grad_()}));
+  // errors
+  CHECK_THROWS_WITH_AS(R::pad_sequence({}), doctest::Contains("[pad_sequence] expected a non-empty list of sequences"), Error);
+  CHECK_THROWS_WITH_AS(R::pad_sequence({randn({2, 3}), randn({2, 4})}),
+                       doctest::Contains("[pad_sequence] sequences must be (L_i, *) with the same trailing dims, got (2, 3) and (2, 4) at entry 1"), Error);
+  CHECK_THROWS_WITH_AS(R::pad_sequence({full({}, 1.0)}), doctest::Contains("[pad_sequence] sequences must be (L_i, *)"), Error);
+  CHECK_THROWS_WITH_AS(R::pad_sequence(seqs, false, 0.0, "middle"), doctest::Contains("[pad_sequence] padding_side must be \"right\" or \"left\""), Error);
+  CHECK_THROWS_AS(R::pad_sequence({from_vector(std::vector<std::int64_t>{1}), from_vector(std::vector<std::int64_t>{1, 2})}, false, 1e30),
+                  Error);  // a padding value int64 can't hold
+  CHECK_THROWS_WITH_AS(R::unpad_sequence(p, {3, 1}, true), doctest::Contains("[unpad_sequence] expected one length per sequence (3 in the batch of shape (3, 4, 2)), got 2"), Error);
+  CHECK_THROWS_WITH_AS(R::unpad_sequence(p, {3, 5, 1}, true), doctest::Contains("[unpad_sequence] length 5 of sequence 1 is outside [0, 4]"), Error);
+  CHECK_THROWS_WITH_AS(R::unpad_sequence(randn({3}), {1}), doctest::Contains("[unpad_sequence] expected a padded batch of at least 2 dims"), Error);
+}
+
 TEST_CASE("rnn errors name the op or layer and the offending values") {
   using doctest::Contains;
   // options

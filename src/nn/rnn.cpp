@@ -25,6 +25,7 @@
 #include <cmath>
 
 #include "autodiff/node.hpp"
+#include "core/promotion.hpp"
 #include "core/tensor_impl.hpp"
 #include "phasor/autodiff.hpp"
 #include "phasor/creation.hpp"
@@ -584,5 +585,55 @@ std::pair<Tensor, Tensor> GRU::forward(const Tensor& input, const Tensor& h0, co
                          o.bidirectional(), o.batch_first(), lengths);
 }
 Tensor GRU::forward(const Tensor& input) { return forward(input, Tensor()).first; }
+
+// ---- padding utilities --------------------------------------------------------------------------
+
+Tensor utils::rnn::pad_sequence(const std::vector<Tensor>& sequences, bool batch_first, double padding_value,
+                                const std::string& padding_side) {
+  const char* op = "pad_sequence";
+  if (sequences.empty()) throw Error(op, "expected a non-empty list of sequences");
+  if (padding_side != "right" && padding_side != "left")
+    throw Error(op, "padding_side must be \"right\" or \"left\", got \"" + padding_side + "\"");
+  detail::check_same_device(sequences, op);
+  std::int64_t longest = 0;
+  for (std::size_t i = 0; i < sequences.size(); ++i) {
+    const Tensor& s = sequences[i];
+    const bool same_tail = s.dim() >= 1 && s.dim() == sequences[0].dim() &&
+                           std::equal(s.shape().begin() + 1, s.shape().end(), sequences[0].shape().begin() + 1);
+    if (!same_tail)
+      throw Error(op, "sequences must be (L_i, *) with the same trailing dims, got " + shape_str(sequences[0].shape()) +
+                          " and " + shape_str(s.shape()) + " at entry " + num(static_cast<std::int64_t>(i)));
+    longest = std::max(longest, s.size(0));
+  }
+  const Dtype dt = detail::result_type(sequences);
+  return detail::composite(op, sequences, [&] {
+    std::vector<Tensor> padded;
+    for (const Tensor& s : sequences) {
+      Shape fill = s.shape();
+      fill[0] = longest - s.size(0);
+      const Tensor x = s.to(dt), pad = full(fill, padding_value, dt, s.device());
+      padded.push_back(fill[0] == 0 ? x : padding_side == "right" ? cat({x, pad}, 0) : cat({pad, x}, 0));
+    }
+    return stack(padded, batch_first ? 0 : 1);
+  });
+}
+
+std::vector<Tensor> utils::rnn::unpad_sequence(const Tensor& padded, const std::vector<std::int64_t>& lengths,
+                                               bool batch_first) {
+  const char* op = "unpad_sequence";
+  if (padded.dim() < 2) throw Error(op, "expected a padded batch of at least 2 dims, got shape " + shape_str(padded.shape()));
+  const std::int64_t time = batch_first ? 1 : 0, batch = 1 - time;
+  if (static_cast<std::int64_t>(lengths.size()) != padded.size(batch))
+    throw Error(op, "expected one length per sequence (" + num(padded.size(batch)) + " in the batch of shape " +
+                        shape_str(padded.shape()) + "), got " + num(static_cast<std::int64_t>(lengths.size())));
+  std::vector<Tensor> out;
+  for (std::size_t b = 0; b < lengths.size(); ++b) {
+    if (lengths[b] < 0 || lengths[b] > padded.size(time))
+      throw Error(op, "length " + num(lengths[b]) + " of sequence " + num(static_cast<std::int64_t>(b)) +
+                          " is outside [0, " + num(padded.size(time)) + "]");
+    out.push_back(padded.select(batch, static_cast<std::int64_t>(b)).narrow(0, 0, lengths[b]));
+  }
+  return out;
+}
 
 }  // namespace phasor::nn

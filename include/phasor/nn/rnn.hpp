@@ -263,4 +263,18 @@ class GRU : public RNNBase {
   Tensor forward(const Tensor& input) override;
 };
 
+namespace utils::rnn {
+
+/// The sequences (L_i, *) (same trailing dims) padded with padding_value to the longest and stacked: (L_max, B, *),
+/// or (B, L_max, *) when batch_first, in their promoted dtype; padding_side "right" (default) or "left"
+/// (torch.nn.utils.rnn.pad_sequence). With the lengths, the input of RNN / LSTM / GRU's variable-length forward.
+Tensor pad_sequence(const std::vector<Tensor>& sequences, bool batch_first = false, double padding_value = 0.0,
+                    const std::string& padding_side = "right");
+/// The sequences of a right-padded batch (L, B, *) ((B, L, *) when batch_first) cut to their lengths, as views
+/// (torch.nn.utils.rnn.unpad_sequence).
+std::vector<Tensor> unpad_sequence(const Tensor& padded, const std::vector<std::int64_t>& lengths,
+                                   bool batch_first = false);
+
+}  // namespace utils::rnn
+
 }  // namespace phasor::nn
