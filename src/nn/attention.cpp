@@ -459,13 +459,24 @@ Tensor TransformerEncoderLayer::forward(const Tensor& src, const Tensor& src_mas
   });
 }
 
+namespace {
+/// The layers of a TransformerEncoder / TransformerDecoder (`owner`): num_layers copies of Layer(options) that all
+/// start from layer 0's parameters, as torch's deep copies do.
+template <class Layer>
+std::shared_ptr<ModuleList> stacked_layers(const char* owner, const TransformerLayerOptions& options,
+                                           std::int64_t num_layers) {
+  if (num_layers < 0) throw Error(owner, "num_layers must be >= 0, got " + std::to_string(num_layers));
+  auto list = std::make_shared<ModuleList>();
+  for (std::int64_t i = 0; i < num_layers; ++i) list->push_back(std::make_shared<Layer>(options));
+  copy_first_layer(*list);
+  return list;
+}
+}  // namespace
+
 TransformerEncoder::TransformerEncoder(const TransformerLayerOptions& layer, std::int64_t num_layers,
                                        std::shared_ptr<Module> final_norm)
     : Module("TransformerEncoder") {
-  if (num_layers < 0) throw Error("TransformerEncoder", "num_layers must be >= 0, got " + std::to_string(num_layers));
-  layers = register_module("layers", std::make_shared<ModuleList>());
-  for (std::int64_t i = 0; i < num_layers; ++i) layers->push_back(std::make_shared<TransformerEncoderLayer>(layer));
-  copy_first_layer(*layers);
+  layers = register_module("layers", stacked_layers<TransformerEncoderLayer>("TransformerEncoder", layer, num_layers));
   if (final_norm) norm = register_module("norm", std::move(final_norm));
 }
 
@@ -537,10 +548,7 @@ Tensor TransformerDecoderLayer::forward(const Tensor& tgt, const Tensor& memory,
 TransformerDecoder::TransformerDecoder(const TransformerLayerOptions& layer, std::int64_t num_layers,
                                        std::shared_ptr<Module> final_norm)
     : Module("TransformerDecoder") {
-  if (num_layers < 0) throw Error("TransformerDecoder", "num_layers must be >= 0, got " + std::to_string(num_layers));
-  layers = register_module("layers", std::make_shared<ModuleList>());
-  for (std::int64_t i = 0; i < num_layers; ++i) layers->push_back(std::make_shared<TransformerDecoderLayer>(layer));
-  copy_first_layer(*layers);
+  layers = register_module("layers", stacked_layers<TransformerDecoderLayer>("TransformerDecoder", layer, num_layers));
   if (final_norm) norm = register_module("norm", std::move(final_norm));
 }
 
