@@ -45,6 +45,18 @@ void check_defined(const Tensor& t, const char* op, const char* what) {
   if (!t.defined()) throw Error(op, std::string(what) + " is undefined");
 }
 
+/// Throws unless query, key and value are all defined.
+void check_qkv_defined(const char* op, const Tensor& query, const Tensor& key, const Tensor& value) {
+  check_defined(query, op, "query");
+  check_defined(key, op, "key");
+  check_defined(value, op, "value");
+}
+
+/// "query (..), key (..), value (..)", for error messages.
+std::string qkv_shapes(const Tensor& query, const Tensor& key, const Tensor& value) {
+  return "query " + shape_str(query.shape()) + ", key " + shape_str(key.shape()) + ", value " + shape_str(value.shape());
+}
+
 /// The batch dims of x (all but the last two).
 Shape batch_of(const Tensor& x) { return Shape(x.shape().begin(), x.shape().end() - 2); }
 
@@ -59,10 +71,13 @@ std::pair<Tensor, Tensor> attend(const Tensor& q, const Tensor& k, const Tensor&
   return {matmul(w, v), w};
 }
 
-/// A bool "left out" mask as an additive bias of dtype dt (-inf where true); a float mask converted to dt.
-Tensor additive(const Tensor& m, Dtype dt) {
-  if (m.dtype() == Dtype::Bool) return where(m, Scalar(-kInf), zeros(m.shape(), dt, m.device()));
-  return m.dtype() == dt ? m : m.to(dt);
+/// A bool mask as an additive bias of dtype dt, 0 where a score takes part and -inf where it is left out (true
+/// means "takes part" when `true_takes_part`, sdpa's convention, else "left out", MultiheadAttention's); a float
+/// mask converted to dt.
+Tensor additive(const Tensor& m, Dtype dt, bool true_takes_part) {
+  if (m.dtype() != Dtype::Bool) return m.dtype() == dt ? m : m.to(dt);
+  const Tensor zero = zeros({}, dt, m.device());
+  return true_takes_part ? where(m, zero, Scalar(-kInf)) : where(m, Scalar(-kInf), zero);
 }
 
 /// Throws unless `p` is a probability in [0, 1].
@@ -80,13 +95,8 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
                                     const Tensor& attn_mask, double dropout_p, bool is_causal,
                                     std::optional<double> scale, bool enable_gqa, Generator* gen) {
   const char* op = "scaled_dot_product_attention";
-  check_defined(query, op, "query");
-  check_defined(key, op, "key");
-  check_defined(value, op, "value");
-  const auto shapes = [&] {
-    return "query " + shape_str(query.shape()) + ", key " + shape_str(key.shape()) + ", value " +
-           shape_str(value.shape());
-  };
+  check_qkv_defined(op, query, key, value);
+  const auto shapes = [&] { return qkv_shapes(query, key, value); };
   if (!is_floating(query.dtype()))
     throw Error(op, std::string("query must be float32 or float64, got ") + dtype_name(query.dtype()));
   if (key.dtype() != query.dtype() || value.dtype() != query.dtype())
@@ -154,8 +164,7 @@ Tensor scaled_dot_product_attention(const Tensor& query, const Tensor& key, cons
       const Device dev = query.device();
       bias = arange(0, L, 1, Dtype::Int64, dev).unsqueeze(1) >= arange(0, S, 1, Dtype::Int64, dev);
     }
-    if (bias.defined() && bias.dtype() == Dtype::Bool)
-      bias = where(bias, zeros({}, query.dtype(), query.device()), Scalar(-kInf));
+    if (bias.defined()) bias = additive(bias, query.dtype(), true);
     return attend(query, k, v, bias, sc, dropout_p, gen).first;
   });
 }
@@ -231,13 +240,8 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
                                                      const Tensor& attn_mask, bool average_attn_weights,
                                                      bool is_causal) {
   const char* op = "MultiheadAttention";
-  check_defined(query, op, "query");
-  check_defined(key, op, "key");
-  check_defined(value, op, "value");
-  const auto shapes = [&] {
-    return "query " + shape_str(query.shape()) + ", key " + shape_str(key.shape()) + ", value " +
-           shape_str(value.shape());
-  };
+  check_qkv_defined(op, query, key, value);
+  const auto shapes = [&] { return qkv_shapes(query, key, value); };
   const std::int64_t E = options.embed_dim(), H = options.num_heads(), hd = head_dim();
   const Dtype dt = out_proj->weight.dtype();  // the parameters' dtype (after any to(dtype))
   for (const Tensor* t : {&query, &key, &value})
@@ -296,33 +300,31 @@ MultiheadAttentionOutput MultiheadAttention::forward(const Tensor& query, const 
 
   MultiheadAttentionOutput r;
   r.output = detail::composite("multi_head_attention", ins, [&] {
-    Tensor wq, wk, wv, bq, bk, bv;
-    if (in_proj_weight.defined()) {
-      auto w = chunk(in_proj_weight, 3, 0);
-      wq = w[0], wk = w[1], wv = w[2];
-    } else {
-      wq = q_proj_weight, wk = k_proj_weight, wv = v_proj_weight;
-    }
-    if (in_proj_bias.defined()) {
-      auto b = chunk(in_proj_bias, 3, 0);
-      bq = b[0], bk = b[1], bv = b[2];
-    }
     Tensor q, k, v;  // (L, N, E), (S, N, E), (S, N, E)
     if (in_proj_weight.defined() && query.is_same(key) && key.is_same(value)) {
       // self-attention: one product with the packed weight (torch's _in_projection_packed)
       auto qkv = chunk(functional::linear(seq_first(query), in_proj_weight, in_proj_bias), 3, -1);
       q = qkv[0], k = qkv[1], v = qkv[2];
     } else {
+      Tensor wq = q_proj_weight, wk = k_proj_weight, wv = v_proj_weight, bq, bk, bv;
+      if (in_proj_weight.defined()) {
+        auto w = chunk(in_proj_weight, 3, 0);
+        wq = w[0], wk = w[1], wv = w[2];
+      }
+      if (in_proj_bias.defined()) {
+        auto b = chunk(in_proj_bias, 3, 0);
+        bq = b[0], bk = b[1], bv = b[2];
+      }
       q = functional::linear(seq_first(query), wq, bq);
       k = functional::linear(seq_first(key), wk, bk);
       v = functional::linear(seq_first(value), wv, bv);
     }
     Tensor am, kpm;  // additive (1 or N*H, L, S) and (N, S)
     if (attn_mask.defined()) {
-      am = additive(attn_mask, dt);
+      am = additive(attn_mask, dt, false);
       if (am.dim() == 2) am = am.unsqueeze(0);
     }
-    if (key_padding_mask.defined()) kpm = additive(batched ? key_padding_mask : key_padding_mask.unsqueeze(0), dt);
+    if (key_padding_mask.defined()) kpm = additive(batched ? key_padding_mask : key_padding_mask.unsqueeze(0), dt, false);
     const auto pad_key = [&] {  // one more key column in the masks
       if (am.defined()) am = pad(am, {0, 1});
       if (kpm.defined()) kpm = pad(kpm, {0, 1});

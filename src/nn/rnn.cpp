@@ -609,10 +609,9 @@ Tensor utils::rnn::pad_sequence(const std::vector<Tensor>& sequences, bool batch
   return detail::composite(op, sequences, [&] {
     std::vector<Tensor> padded;
     for (const Tensor& s : sequences) {
-      Shape fill = s.shape();
-      fill[0] = longest - s.size(0);
-      const Tensor x = s.to(dt), pad = full(fill, padding_value, dt, s.device());
-      padded.push_back(fill[0] == 0 ? x : padding_side == "right" ? cat({x, pad}, 0) : cat({pad, x}, 0));
+      Shape widths(2 * static_cast<std::size_t>(s.dim()), 0);  // pad's order: the last dim first, dim 0 last
+      widths[padding_side == "right" ? widths.size() - 1 : widths.size() - 2] = longest - s.size(0);
+      padded.push_back(pad(s.to(dt), widths, PadMode::constant, padding_value));
     }
     return stack(padded, batch_first ? 0 : 1);
   });
