@@ -1,6 +1,7 @@
 // phasor/phasor.hpp - umbrella header: everything public.
 #pragma once
 #include "phasor/autodiff.hpp"
+#include "phasor/autodiff/functional.hpp"
 #include "phasor/creation.hpp"
 #include "phasor/cuda.hpp"
 #include "phasor/data/dataloader.hpp"
