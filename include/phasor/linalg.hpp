@@ -42,6 +42,15 @@ Tensor tensordot(const Tensor& a, const Tensor& b, const Shape& dims_a, const Sh
 /// torch.linalg's vocabulary: linear systems, determinants, factorizations and decompositions (by LAPACK on the
 /// CPU, by cuBLAS and cuSOLVER on a GPU, the tensors staying there; eig on the host for both), and functions of
 /// matrices made of ops.
+/// X solving A X = B for A = L L^H given by its lower Cholesky factor L (..., n, n), or A = U^H U by its upper one
+/// (torch.cholesky_solve); B (..., n, k), batch dims broadcast; differentiable in B and the factor.
+Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper = false);
+/// The inverse of A = L L^H (or U^H U) from its Cholesky factor (..., n, n) (torch.cholesky_inverse).
+Tensor cholesky_inverse(const Tensor& L, bool upper = false);
+/// log det(A) of each square matrix (torch.logdet): -inf for a singular matrix, NaN for a real one of negative
+/// determinant; complex A: the principal log of the complex determinant.
+Tensor logdet(const Tensor& A);
+
 namespace linalg {
 /// X with A X = B (X A = B when !left): A (..., n, n), B (..., n, k) ((..., k, n) when !left) or a vector (n) /
 /// (..., n); batch dims broadcast; a singular A is an error naming its batch index.
@@ -169,6 +178,28 @@ Tensor vector_norm(const Tensor& x, double ord = 2, const Shape& dims = {}, bool
 Tensor vecdot(const Tensor& x, const Tensor& y, std::int64_t dim = -1);
 /// The Vandermonde matrices (..., n, N) of x (..., n): column j is x^j (torch.linalg.vander; N defaults to n).
 Tensor vander(const Tensor& x, std::optional<std::int64_t> N = std::nullopt);
+/// The norm of torch.linalg.norm: with no ord, the 2-norm of x flattened (no dims), of vectors (one dim) or the
+/// Frobenius norm (two dims); a number ord gives vector_norm over one dim (or of a 1-D x with no dims) and
+/// matrix_norm over two (or of a 2-D x); keepdim keeps the reduced dims as size 1.
+Tensor norm(const Tensor& x, std::optional<double> ord = std::nullopt, const Shape& dims = {}, bool keepdim = false);
+/// norm with a matrix ord, "fro" or "nuc", over two dims (or of a 2-D x).
+Tensor norm(const Tensor& x, const std::string& ord, const Shape& dims = {}, bool keepdim = false);
+/// matrix_norm over the two dims `dims` instead of the last two (torch.linalg.matrix_norm's dim).
+Tensor matrix_norm(const Tensor& A, const std::string& ord, const Shape& dims, bool keepdim = false);
+/// matrix_norm of a number ord over the two dims `dims`.
+Tensor matrix_norm(const Tensor& A, double ord, const Shape& dims, bool keepdim = false);
+/// The diagonals of A in the plane of dim1 and dim2, by default the last two (torch.linalg.diagonal): a view.
+Tensor diagonal(const Tensor& A, std::int64_t offset = 0, std::int64_t dim1 = -2, std::int64_t dim2 = -1);
+/// The inverse of A read as a linear map from its last dims to its first `ind` (torch.linalg.tensorinv): the
+/// product of A.shape[:ind] must equal that of A.shape[ind:]; the result has shape A.shape[ind:] + A.shape[:ind].
+Tensor tensorinv(const Tensor& A, std::int64_t ind = 2);
+/// X with tensordot(A, X, X.ndim) = B (torch.linalg.tensorsolve): A.shape = B.shape + X.shape after moving the
+/// dims `dims` of A (if given) to its end; the products of both parts must agree.
+Tensor tensorsolve(const Tensor& A, const Tensor& B, const std::optional<Shape>& dims = std::nullopt);
+/// The first n columns of the product H_1 ... H_k of Householder reflectors H_i = I - tau_i v_i v_i^H, v_i the
+/// i-th column of A (..., m, n) below the diagonal with a unit on it (torch.linalg.householder_product, LAPACK's
+/// ?orgqr); tau (..., k), k <= n <= m. Differentiable in A and tau.
+Tensor householder_product(const Tensor& A, const Tensor& tau);
 }  // namespace linalg
 
 }  // namespace phasor

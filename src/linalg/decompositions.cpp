@@ -488,7 +488,7 @@ Tensor off_diagonal_inverse(const Tensor& e) {
 Tensor qr_grad_tall(const Tensor& q, const Tensor& r, const Tensor& gq, const Tensor& gr) {
   const Tensor m = matmul(r, adjoint(gr)) - matmul(adjoint(gq), q);
   const Tensor low = tril(m, -1);
-  const Tensor copyltu = low + adjoint(low) + diag_embed(real(diagonal(m, 0, -2, -1)).to(m.dtype()));
+  const Tensor copyltu = low + adjoint(low) + diag_embed(real(phasor::diagonal(m, 0, -2, -1)).to(m.dtype()));
   const Tensor b = gq + matmul(q, copyltu);
   return solve_triangular(adjoint(r), b, /*upper=*/false, /*left=*/false);  // b R^{-H}
 }
@@ -605,8 +605,8 @@ Tensor svd_grad(Tensor u, const Tensor& s, Tensor vh, Tensor gu, const Tensor& g
   }
   if (is_complex(dt)) {  // the phase U and V share
     Tensor d = zeros(s.shape(), to_real(dt), s.device());
-    if (j.defined()) d = d + imag(diagonal(j, 0, -2, -1));
-    if (kk.defined()) d = d - imag(diagonal(kk, 0, -2, -1));
+    if (j.defined()) d = d + imag(phasor::diagonal(j, 0, -2, -1));
+    if (kk.defined()) d = d - imag(phasor::diagonal(kk, 0, -2, -1));
     x = x + diag_embed((d / (2 * s)).to(dt)) * std::complex<double>(0, 1);
   }
   Tensor ga = matmul(matmul(u, x), vh);
@@ -658,7 +658,7 @@ Tensor eig_grad(const Tensor& l, const Tensor& v, const Tensor& gl, const Tensor
   Tensor gp = diag_embed(or_zeros(gl, l));
   if (gv.defined()) {
     const Tensor k = matmul(adjoint(v), gv);
-    const Tensor z = k - matmul(adjoint(v), v) * real(diagonal(k, 0, -2, -1)).to(v.dtype()).unsqueeze(-2);
+    const Tensor z = k - matmul(adjoint(v), v) * real(phasor::diagonal(k, 0, -2, -1)).to(v.dtype()).unsqueeze(-2);
     gp = gp + z * off_diagonal_inverse((l.unsqueeze(-2) - l.unsqueeze(-1)).conj());  // 1 / conj(l_j - l_i)
   }
   return solve(adjoint(v), matmul(gp, adjoint(v)));
@@ -886,7 +886,7 @@ Tensor matrix_norm(const Tensor& a, const std::string& ord, bool keepdim) {
   check_matrix(a, op, false);
   if (ord != "fro" && ord != "nuc") throw Error(op, "ord must be \"fro\" or \"nuc\" (or a number), got \"" + ord + "\"");
   return detail::composite(op, {a}, [&] {
-    if (ord == "fro") return norm(a, "fro", {-2, -1}, keepdim);
+    if (ord == "fro") return phasor::norm(a, "fro", {-2, -1}, keepdim);
     const Tensor s = svdvals(a).sum({-1});
     return keepdim ? s.unsqueeze(-1).unsqueeze(-1) : s;
   });

@@ -265,7 +265,7 @@ Tensor vector_norm(const Tensor& x, double ord, const Shape& dims, bool keepdim)
                             detail::shape_str(x.shape()) + ", reducing dim " + std::to_string(d) + ")");
   return detail::composite(op, {x}, [&] {
     if (ord < 0 && !std::isinf(ord)) return negative_p_norm(x, ord, dims, keepdim);
-    return norm(x, ord, dims, keepdim);
+    return phasor::norm(x, ord, dims, keepdim);
   });
 }
 

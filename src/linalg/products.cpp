@@ -61,7 +61,7 @@ Tensor cdist(const Tensor& x1, const Tensor& x2, double p) {
   if (x1.is_complex() || x2.is_complex()) throw Error("cdist", "expected real inputs");
   return detail::composite("cdist", {x1, x2}, [&] {
     // (..., P, 1, M) - (..., 1, R, M): every pair's difference, then its p-norm over the features
-    return norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, {-1});
+    return phasor::norm(x1.unsqueeze(-2) - x2.unsqueeze(-3), p, {-1});
   });
 }
 

@@ -214,7 +214,7 @@ Tensor device_solve(const Tensor& a, const Tensor& b, Tensor* info_out) {
 std::vector<Tensor> device_slogdet(const Tensor& a) {
   const DeviceLU f = device_lu(a, "linalg_slogdet");
   const Shape batch = batch_of(a);
-  const Tensor u = diagonal(f.factors, 0, -2, -1);  // (batch, n): det A^T = det A
+  const Tensor u = phasor::diagonal(f.factors, 0, -2, -1);  // (batch, n): det A^T = det A
   const Tensor moved = detail::widen_int32(f.pivots, {f.batch, f.n}) != arange(1, f.n + 1, 1, Dtype::Int64, a.device());
   const Tensor flip = 1 - 2 * remainder(moved.sum({-1}), 2);  // (-1)^(rows swapped)
   // a singular matrix gets sign 0 and -inf whatever the library left past its zero pivot (LAPACK leaves that
@@ -231,7 +231,7 @@ Tensor device_triangular(const Tensor& a, const Tensor& b, bool upper, bool unit
   const Shape batch = batch_of(a);
   const std::int64_t n = a.size(-1), k = b.size(-1), count = detail::shape_numel(batch);
   if (!unit && count * n > 0) {
-    const Tensor bad = diagonal(a, 0, -2, -1).reshape({count * n}) == 0;
+    const Tensor bad = phasor::diagonal(a, 0, -2, -1).reshape({count * n}) == 0;
     detail::check_device_value(
         op, bad.any(), [&] { return std::pair<Tensor, Tensor>{detail::first_where(arange(count * n, Dtype::Int64, a.device()), bad), Tensor()}; },
         [batch, n](double at, double) {
