@@ -17,9 +17,10 @@
 // x -> grad(fn(x), x) (built with create_graph); vhp = reverse(gradient, v) and hvp = Forward(gradient)(v).
 // A pair that does not depend on each other contributes zeros, or throws under strict (an input no output
 // depends on for the reverse maps, an output that depends on no input for the forward ones). Without
-// create_graph every result is detached. jvp, jacobian, hessian and hvp take real floating tensors: a
+// create_graph every result is detached. jvp, jacobian, hessian, vhp and hvp take real floating tensors: a
 // complex function that is not holomorphic has no complex Jacobian matrix (vjp, only a backward pass, takes
-// complex ones with grad's convention).
+// complex ones with grad's convention). The unit vectors are made by ops (arange == k), not written into, so a
+// function that calls a transform traces into a static graph that replays it.
 #include <string>
 #include <utility>
 
