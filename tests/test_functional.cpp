@@ -368,7 +368,7 @@ TEST_CASE("functional transforms: bad input throws naming the transform and chan
   CHECK_THROWS_WITH_AS(autodiff::jacobian(sq, arange(3)), doctest::Contains("[jacobian] input 0 is int64"), Error);
   CHECK_THROWS_WITH_AS(autodiff::jacobian(sq, x.to(complex128)), doctest::Contains("no complex Jacobian matrix"), Error);
   CHECK_THROWS_WITH_AS(autodiff::jacobian(sq, Tensor()), doctest::Contains("input 0 is undefined"), Error);
-  CHECK_THROWS_WITH_AS(autodiff::jacobian([](const V& t) { return V{t[0].argmax()}; }, {x}),
+  CHECK_THROWS_WITH_AS(autodiff::jacobian([](const V&) { return V{arange(2)}; }, {x}),
                        doctest::Contains("output 0 is int64"), Error);
   CHECK_THROWS_WITH_AS(autodiff::jacobian([](const V&) { return V{}; }, {x}),
                        doctest::Contains("returned no tensor"), Error);
