@@ -11,10 +11,12 @@
 #include <string>
 #include <vector>
 
+#include "special_test_util.hpp"
 #include "test_util.hpp"
 
 using namespace phasor;
 using namespace phasor::test;
+using namespace special_test;
 
 namespace {
 
@@ -136,56 +138,6 @@ std::pair<LD, LD> ref_gammainc(LD a, LD x) {
   const LD q = pre * h;
   return {1 - q, q};
 }
-
-/// Values of f (a phasor op) at xs, as float64 and float32 inputs, against ref: the largest relative error (absolute
-/// below `floor` in magnitude; for float32 also below its smallest normal number) must stay within tol64 / tol32;
-/// a value beyond the dtype's range must be its infinity. Reports the worst point.
-void check_accuracy(const std::string& name, const std::function<Tensor(const Tensor&)>& f, const std::vector<double>& xs,
-                    const std::function<LD(LD)>& ref, double tol64, double tol32, double floor = 0) {
-  CAPTURE(name);
-  for (Dtype dt : {float64, float32}) {
-    CAPTURE(dt);
-    const Tensor in = from_vector(xs).to(dt);
-    const Tensor out = f(in);
-    CHECK(out.dtype() == dt);
-    const auto got = vals(out.to(float64)), used = vals(in.to(float64));
-    const double fl = dt == float32 ? std::max(floor, 1e-37) : std::max(floor, 1e-300);
-    const double top = dt == float32 ? 3.4028234663852886e38 : std::numeric_limits<double>::max();
-    double worst = 0, at = 0, g = 0, w = 0;
-    for (std::size_t i = 0; i < got.size(); ++i) {
-      const LD want = ref(static_cast<LD>(used[i]));
-      if (got[i] == static_cast<double>(want) || (std::isinf(got[i]) && std::fabs(want) > top && (got[i] > 0) == (want > 0)))
-        continue;
-      if (std::isinf(static_cast<double>(want)) || std::isnan(static_cast<double>(want))) {
-        const bool same = std::isnan(got[i]) ? std::isnan(static_cast<double>(want)) : got[i] == static_cast<double>(want);
-        if (!same) worst = kInf, at = used[i], g = got[i], w = static_cast<double>(want);
-        continue;
-      }
-      const double wd = static_cast<double>(want);
-      const double e = std::fabs(static_cast<double>(got[i] - want)) / std::max(std::fabs(wd), fl);
-      if (!(e <= worst)) worst = e, at = used[i], g = got[i], w = wd;
-    }
-    INFO("worst relative error " << worst << " at x = " << at << ": got " << g << ", want " << w);
-    CHECK(worst <= (dt == float64 ? tol64 : tol32));
-  }
-}
-
-/// n points evenly spaced from a to b.
-std::vector<double> grid(double a, double b, int n) {
-  std::vector<double> v;
-  for (int i = 0; i < n; ++i) v.push_back(a + (b - a) * i / (n - 1));
-  return v;
-}
-
-/// The concatenation of grids.
-std::vector<double> grids(std::initializer_list<std::vector<double>> parts) {
-  std::vector<double> v;
-  for (const auto& p : parts) v.insert(v.end(), p.begin(), p.end());
-  return v;
-}
-
-/// A float64 tensor of values requiring grad.
-Tensor leaf(const std::vector<double>& v) { return from_vector(v).requires_grad_(); }
 
 }  // namespace
 

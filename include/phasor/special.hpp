@@ -1,6 +1,6 @@
 // phasor/special.hpp - special functions: the gamma family (lgamma, digamma, polygamma, mvlgamma, Hurwitz zeta),
-// the incomplete gamma functions, the error-function family (erfinv, erfcx), the modified Bessel functions of
-// orders 0 and 1, and the standard normal distribution's functions; the top-level names are torch's
+// the incomplete gamma functions, the error-function family (erfinv, erfcx), the Bessel functions (J, Y, I, K of
+// orders 0 and 1, the spherical j0) and the standard normal distribution's functions; the top-level names are torch's
 // (torch.lgamma, torch.igamma, ...) and namespace `special` holds torch.special's. Real floating inputs (int64
 // and bool promote to the default float dtype, complex is refused), any device, differentiable where torch's are
 // (Note [special functions] in src/core/special.cpp has the gradients; the values are src/core/special_rules.hpp's,
@@ -69,6 +69,28 @@ Tensor i0e(const Tensor& x);
 Tensor i1(const Tensor& x);
 /// exp(-|x|) I1(x) (torch.special.i1e).
 Tensor i1e(const Tensor& x);
+/// J0(x), the Bessel function of the first kind of order 0 (torch.special.bessel_j0); differentiable (-J1).
+Tensor bessel_j0(const Tensor& x);
+/// J1(x), the Bessel function of the first kind of order 1 (torch.special.bessel_j1); differentiable.
+Tensor bessel_j1(const Tensor& x);
+/// Y0(x), the Bessel function of the second kind of order 0 (torch.special.bessel_y0): -inf at 0, NaN below.
+Tensor bessel_y0(const Tensor& x);
+/// Y1(x), the Bessel function of the second kind of order 1 (torch.special.bessel_y1): -inf at 0, NaN below.
+Tensor bessel_y1(const Tensor& x);
+/// I0(x) (torch.special.modified_bessel_i0, the same op as i0).
+Tensor modified_bessel_i0(const Tensor& x);
+/// I1(x) (torch.special.modified_bessel_i1, the same op as i1).
+Tensor modified_bessel_i1(const Tensor& x);
+/// K0(x), the modified Bessel function of the second kind of order 0 (torch.special.modified_bessel_k0): +inf at 0, NaN below.
+Tensor modified_bessel_k0(const Tensor& x);
+/// K1(x), the modified Bessel function of the second kind of order 1 (torch.special.modified_bessel_k1): +inf at 0, NaN below.
+Tensor modified_bessel_k1(const Tensor& x);
+/// e^x K0(x), no underflow for large x (torch.special.scaled_modified_bessel_k0).
+Tensor scaled_modified_bessel_k0(const Tensor& x);
+/// e^x K1(x), no underflow for large x (torch.special.scaled_modified_bessel_k1).
+Tensor scaled_modified_bessel_k1(const Tensor& x);
+/// sin(x) / x, the spherical Bessel function of the first kind of order 0, 1 at 0 (torch.special.spherical_bessel_j0).
+Tensor spherical_bessel_j0(const Tensor& x);
 /// The standard normal distribution function (torch.special.ndtr), accurate in both tails.
 Tensor ndtr(const Tensor& x);
 /// The inverse of ndtr (torch.special.ndtri): -inf at 0, +inf at 1, NaN outside [0, 1].

@@ -61,4 +61,11 @@ Tensor real_binary(const char* op, const Tensor& a, const Tensor& b, bool integr
       bwd);
 }
 
+/// The error of a backward that needs the gradient of `op` in `what`, which torch does not define either (zeta's
+/// x, the incomplete gamma functions' a, the orthogonal polynomials' n).
+[[noreturn]] inline void no_gradient(const char* op, const char* what) {
+  throw Error(op, std::string("the gradient with respect to ") + what + " is not implemented (as in torch); " +
+                      "detach it or do not ask for it");
+}
+
 }  // namespace phasor::detail

@@ -1,5 +1,6 @@
 // src/core/special.cpp - the special functions of phasor/special.hpp (lgamma, digamma, polygamma, mvlgamma, erfinv,
-// erfcx, i0, i0e, i1, i1e, ndtr, ndtri, log_ndtr, entr, xlog1py, zeta, igamma / gammainc, igammac / gammaincc):
+// erfcx, i0, i0e, i1, i1e, ndtr, ndtri, log_ndtr, entr, xlog1py, zeta, igamma / gammainc, igammac / gammaincc, the
+// Bessel functions J0, J1, Y0, Y1, K0, K1, e^x K0, e^x K1 and the spherical j0):
 // forward kernel and gradient side by side, and torch.special's names for them and for the functions defined
 // elsewhere (erf, expit, logit, sinc, ...).
 //
@@ -14,7 +15,11 @@
 //   log_ndtr'(x) = exp(-x^2 / 2 - log_ndtr(x)) / sqrt(2 pi) (no 0 / 0 far in the lower tail),
 //   entr'(x) = -(1 + log x),  i0' = i1,  i0e' = i1e - sgn(x) i0e,  i1' = i0 - i1 / x,  i1e' = i0e - i1e (sgn(x) + 1 / x)
 //   (both 1/2 at 0),  xlog1py: d/dx = log1p(y) (0 where x = 0, as the value), d/dy = x / (1 + y),
-//   zeta(x, q): d/dq = -x zeta(x + 1, q),  P(a, x) = igamma: d/dx = x^(a-1) e^-x / Gamma(a) (igammac: minus that).
+//   zeta(x, q): d/dq = -x zeta(x + 1, q),  P(a, x) = igamma: d/dx = x^(a-1) e^-x / Gamma(a) (igammac: minus that),
+//   J0' = -J1,  J1' = J0 - J1 / x (1/2 at 0),  Y0' = -Y1,  Y1' = Y0 - Y1 / x,  K0' = -K1,  K1' = -K0 - K1 / x,
+//   (e^x K0)' = e^x K0 - e^x K1,  (e^x K1)' = e^x K1 (1 - 1 / x) - e^x K0,
+//   spherical j0' = -j1 (j1 = sin x / x^2 - cos x / x, an op of its own, accurate near 0), j1' = j0 - 2 j1 / x (1/3 at 0).
+// torch defines no Bessel gradients; these are. modified_bessel_i0 / i1 are i0 / i1.
 // As torch's, zeta has no gradient in x and the incomplete gamma functions none in a: a backward that needs one
 // throws, naming the op. mvlgamma is made of lgamma: sum_j lgamma(x - j / 2) + p (p - 1) / 4 log pi.
 #include <cmath>
@@ -41,6 +46,7 @@ using detail::Ctx;
 using detail::is_real_float_v;
 using detail::kSaveInputs;
 using detail::kSaveOutputs;
+using detail::no_gradient;
 
 namespace {
 
@@ -63,17 +69,12 @@ Tensor special_unary(const char* op, const Tensor& x, unsigned save, F f, Bwd bw
       bwd);
 }
 
-/// where(x == 0, 1/2, f(x with 1 in place of 0)): i1's and i1e's derivatives, 1/2 at 0.
+/// where(x == 0, at0, f(x with 1 in place of 0)): the derivatives with a removable 0 / 0 at 0 (i1's, i1e's and
+/// bessel_j1's are 1/2 there, the spherical j1's 1/3).
 template <class F>
-Tensor half_at_zero(const Tensor& x, F f) {
+Tensor at_zero(const Tensor& x, double at0, F f) {
   const Tensor zero = x == 0.0;
-  return where(zero, Scalar(0.5), f(where(zero, Scalar(1.0), x)));
-}
-
-/// The error of a backward that needs the gradient of `op` in `what` (which torch does not define either).
-[[noreturn]] void no_gradient(const char* op, const char* what) {
-  throw Error(op, std::string("the gradient with respect to ") + what + " is not implemented (as in torch); " +
-                      "detach it or do not ask for it");
+  return where(zero, Scalar(at0), f(where(zero, Scalar(1.0), x)));
 }
 
 /// x^(a-1) e^-x / Gamma(a): d P(a, x) / dx.
@@ -241,7 +242,7 @@ Tensor i1(const Tensor& x) {
       "i1", x, kSaveInputs | kSaveOutputs, []<class T>(T v) requires is_real_float_v<T> { return detail::i1_of(v); },
       [](const Ctx& c, const G& g) {
         const Tensor v = c.input(0), y = c.output(0);
-        return G{g[0] * half_at_zero(v, [&](const Tensor& s) { return phasor::i0(v) - y / s; })};
+        return G{g[0] * at_zero(v, 0.5, [&](const Tensor& s) { return phasor::i0(v) - y / s; })};
       });
 }
 
@@ -250,7 +251,7 @@ Tensor i1e(const Tensor& x) {
       "i1e", x, kSaveInputs | kSaveOutputs, []<class T>(T v) requires is_real_float_v<T> { return detail::i1e_of(v); },
       [](const Ctx& c, const G& g) {
         const Tensor v = c.input(0), y = c.output(0);
-        return G{g[0] * half_at_zero(v, [&](const Tensor& s) { return i0e(v) - y * (v.sign() + s.reciprocal()); })};
+        return G{g[0] * at_zero(v, 0.5, [&](const Tensor& s) { return i0e(v) - y * (v.sign() + s.reciprocal()); })};
       });
 }
 }  // namespace special
@@ -260,6 +261,96 @@ Tensor i0(const Tensor& x) {
       "i0", x, kSaveInputs, []<class T>(T v) requires is_real_float_v<T> { return detail::i0_of(v); },
       [](const Ctx& c, const G& g) { return G{g[0] * special::i1(c.input(0))}; });
 }
+
+// ---- Bessel functions J, Y, K and the spherical j0 ------------------------------------------------------------
+namespace {
+/// The spherical Bessel function j1 = -j0' (the gradient of spherical_bessel_j0; not a torch function).
+Tensor spherical_bessel_j1(const Tensor& x) {
+  return special_unary(
+      "spherical_bessel_j1", x, kSaveInputs | kSaveOutputs,
+      []<class T>(T v) requires is_real_float_v<T> { return detail::spherical_bessel_j1_of(v); },
+      [](const Ctx& c, const G& g) {
+        const Tensor v = c.input(0), y = c.output(0);
+        return G{g[0] * at_zero(v, 1.0 / 3, [&](const Tensor& s) { return special::spherical_bessel_j0(v) - y * 2.0 / s; })};
+      });
+}
+}  // namespace
+
+namespace special {
+Tensor bessel_j0(const Tensor& x) {
+  return special_unary(
+      "bessel_j0", x, kSaveInputs, []<class T>(T v) requires is_real_float_v<T> { return detail::bessel_j_of(v, 0); },
+      [](const Ctx& c, const G& g) { return G{-g[0] * bessel_j1(c.input(0))}; });
+}
+
+Tensor bessel_j1(const Tensor& x) {
+  return special_unary(
+      "bessel_j1", x, kSaveInputs | kSaveOutputs, []<class T>(T v) requires is_real_float_v<T> { return detail::bessel_j_of(v, 1); },
+      [](const Ctx& c, const G& g) {
+        const Tensor v = c.input(0), y = c.output(0);
+        return G{g[0] * at_zero(v, 0.5, [&](const Tensor& s) { return bessel_j0(v) - y / s; })};
+      });
+}
+
+Tensor bessel_y0(const Tensor& x) {
+  return special_unary(
+      "bessel_y0", x, kSaveInputs, []<class T>(T v) requires is_real_float_v<T> { return detail::bessel_y_of(v, 0); },
+      [](const Ctx& c, const G& g) { return G{-g[0] * bessel_y1(c.input(0))}; });
+}
+
+Tensor bessel_y1(const Tensor& x) {
+  return special_unary(
+      "bessel_y1", x, kSaveInputs | kSaveOutputs, []<class T>(T v) requires is_real_float_v<T> { return detail::bessel_y_of(v, 1); },
+      [](const Ctx& c, const G& g) {
+        const Tensor v = c.input(0);
+        return G{g[0] * (bessel_y0(v) - c.output(0) / v)};
+      });
+}
+
+Tensor modified_bessel_i0(const Tensor& x) { return phasor::i0(x); }
+Tensor modified_bessel_i1(const Tensor& x) { return i1(x); }
+
+Tensor modified_bessel_k0(const Tensor& x) {
+  return special_unary(
+      "modified_bessel_k0", x, kSaveInputs,
+      []<class T>(T v) requires is_real_float_v<T> { return detail::bessel_k_of(v, 0, false); },
+      [](const Ctx& c, const G& g) { return G{-g[0] * modified_bessel_k1(c.input(0))}; });
+}
+
+Tensor modified_bessel_k1(const Tensor& x) {
+  return special_unary(
+      "modified_bessel_k1", x, kSaveInputs | kSaveOutputs,
+      []<class T>(T v) requires is_real_float_v<T> { return detail::bessel_k_of(v, 1, false); },
+      [](const Ctx& c, const G& g) {
+        const Tensor v = c.input(0);
+        return G{-g[0] * (modified_bessel_k0(v) + c.output(0) / v)};
+      });
+}
+
+Tensor scaled_modified_bessel_k0(const Tensor& x) {
+  return special_unary(
+      "scaled_modified_bessel_k0", x, kSaveInputs | kSaveOutputs,
+      []<class T>(T v) requires is_real_float_v<T> { return detail::bessel_k_of(v, 0, true); },
+      [](const Ctx& c, const G& g) { return G{g[0] * (c.output(0) - scaled_modified_bessel_k1(c.input(0)))}; });
+}
+
+Tensor scaled_modified_bessel_k1(const Tensor& x) {
+  return special_unary(
+      "scaled_modified_bessel_k1", x, kSaveInputs | kSaveOutputs,
+      []<class T>(T v) requires is_real_float_v<T> { return detail::bessel_k_of(v, 1, true); },
+      [](const Ctx& c, const G& g) {
+        const Tensor v = c.input(0), y = c.output(0);
+        return G{g[0] * (y - y / v - scaled_modified_bessel_k0(v))};
+      });
+}
+
+Tensor spherical_bessel_j0(const Tensor& x) {
+  return special_unary(
+      "spherical_bessel_j0", x, kSaveInputs,
+      []<class T>(T v) requires is_real_float_v<T> { return detail::spherical_bessel_j0_of(v); },
+      [](const Ctx& c, const G& g) { return G{-g[0] * spherical_bessel_j1(c.input(0))}; });
+}
+}  // namespace special
 
 // ---- torch.special's names -----------------------------------------------------------------------------------
 namespace special {

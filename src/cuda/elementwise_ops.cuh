@@ -364,6 +364,16 @@ PHASOR_UNARY(Ndtr, T, return ::phasor::detail::ndtr_of(v);)
 PHASOR_UNARY(Ndtri, T, return ::phasor::detail::ndtri_of(v);)
 PHASOR_UNARY(LogNdtr, T, return ::phasor::detail::log_ndtr_of(v);)
 PHASOR_UNARY(Entr, T, return ::phasor::detail::entr_of(v);)
+PHASOR_UNARY(BesselJ0, T, return ::phasor::detail::bessel_j_of(v, 0);)
+PHASOR_UNARY(BesselJ1, T, return ::phasor::detail::bessel_j_of(v, 1);)
+PHASOR_UNARY(BesselY0, T, return ::phasor::detail::bessel_y_of(v, 0);)
+PHASOR_UNARY(BesselY1, T, return ::phasor::detail::bessel_y_of(v, 1);)
+PHASOR_UNARY(BesselK0, T, return ::phasor::detail::bessel_k_of(v, 0, false);)
+PHASOR_UNARY(BesselK1, T, return ::phasor::detail::bessel_k_of(v, 1, false);)
+PHASOR_UNARY(BesselK0e, T, return ::phasor::detail::bessel_k_of(v, 0, true);)
+PHASOR_UNARY(BesselK1e, T, return ::phasor::detail::bessel_k_of(v, 1, true);)
+PHASOR_UNARY(SphericalBesselJ0, T, return ::phasor::detail::spherical_bessel_j0_of(v);)
+PHASOR_UNARY(SphericalBesselJ1, T, return ::phasor::detail::spherical_bessel_j1_of(v);)
 // the CPU's forms (core/unary.cpp): complex exp2 = e^(z ln 2), log2 / log10 = log z / ln(base); complex
 // asinh / acosh from casin / cacos (core/complex_math.hpp)
 PHASOR_UNARY(Exp2, T, if constexpr (is_cplx_v<T>) return d_exp(v * real_t<T>(0.69314718055994530942)); else return ::exp2(v);)
@@ -567,6 +577,11 @@ bool unary_table(const char* op, Dtype compute, const Operands& o, double p0, do
       E("i0e", I0e, kReal),        E("i1", I1, kReal),          E("i1e", I1e, kReal),
       E("ndtr", Ndtr, kReal),      E("ndtri", Ndtri, kReal),    E("log_ndtr", LogNdtr, kReal),
       E("entr", Entr, kReal),
+      E("bessel_j0", BesselJ0, kReal), E("bessel_j1", BesselJ1, kReal), E("bessel_y0", BesselY0, kReal),
+      E("bessel_y1", BesselY1, kReal), E("modified_bessel_k0", BesselK0, kReal),
+      E("modified_bessel_k1", BesselK1, kReal), E("scaled_modified_bessel_k0", BesselK0e, kReal),
+      E("scaled_modified_bessel_k1", BesselK1e, kReal), E("spherical_bessel_j0", SphericalBesselJ0, kReal),
+      E("spherical_bessel_j1", SphericalBesselJ1, kReal),
       E("elu", Elu, kReal),        E("selu", Elu, kReal),       E("celu", Celu, kReal),
       E("leaky_relu", LeakyRelu, kReal), E("hardtanh", Hardtanh, kInt | kReal),
       E("hardsigmoid", Hardsigmoid, kReal), E("hardswish", Hardswish, kReal), E("mish", Mish, kReal),
