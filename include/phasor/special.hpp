@@ -1,6 +1,8 @@
 // phasor/special.hpp - special functions: the gamma family (lgamma, digamma, polygamma, mvlgamma, Hurwitz zeta),
 // the incomplete gamma functions, the error-function family (erfinv, erfcx), the Bessel functions (J, Y, I, K of
-// orders 0 and 1, the spherical j0) and the standard normal distribution's functions; the top-level names are torch's
+// orders 0 and 1, the spherical j0), the standard normal distribution's functions and the classical orthogonal
+// polynomials with their derivatives in x (Note [orthogonal polynomials] in src/core/polynomial_rules.hpp); the
+// top-level names are torch's
 // (torch.lgamma, torch.igamma, ...) and namespace `special` holds torch.special's. Real floating inputs (int64
 // and bool promote to the default float dtype, complex is refused), any device, differentiable where torch's are
 // (Note [special functions] in src/core/special.cpp has the gradients; the values are src/core/special_rules.hpp's,
@@ -91,6 +93,82 @@ Tensor scaled_modified_bessel_k0(const Tensor& x);
 Tensor scaled_modified_bessel_k1(const Tensor& x);
 /// sin(x) / x, the spherical Bessel function of the first kind of order 0, 1 at 0 (torch.special.spherical_bessel_j0).
 Tensor spherical_bessel_j0(const Tensor& x);
+
+// The orthogonal polynomials p_n(x), torch.special's: n broadcasts with x and is integer-valued (a fractional n is
+// truncated toward zero, as torch's; n < 0 gives 0; NaN or infinite n gives NaN); differentiable in x to any
+// order (not in n: a backward that needs it throws).
+/// T_n(x), the Chebyshev polynomial of the first kind (torch.special.chebyshev_polynomial_t).
+Tensor chebyshev_polynomial_t(const Tensor& x, const Tensor& n);
+/// T_n at a number x.
+Tensor chebyshev_polynomial_t(const Scalar& x, const Tensor& n);
+/// T_n(x) for a number n.
+Tensor chebyshev_polynomial_t(const Tensor& x, const Scalar& n);
+/// U_n(x), the Chebyshev polynomial of the second kind (torch.special.chebyshev_polynomial_u).
+Tensor chebyshev_polynomial_u(const Tensor& x, const Tensor& n);
+/// U_n at a number x.
+Tensor chebyshev_polynomial_u(const Scalar& x, const Tensor& n);
+/// U_n(x) for a number n.
+Tensor chebyshev_polynomial_u(const Tensor& x, const Scalar& n);
+/// V_n(x), the Chebyshev polynomial of the third kind (torch.special.chebyshev_polynomial_v).
+Tensor chebyshev_polynomial_v(const Tensor& x, const Tensor& n);
+/// V_n at a number x.
+Tensor chebyshev_polynomial_v(const Scalar& x, const Tensor& n);
+/// V_n(x) for a number n.
+Tensor chebyshev_polynomial_v(const Tensor& x, const Scalar& n);
+/// W_n(x), the Chebyshev polynomial of the fourth kind (torch.special.chebyshev_polynomial_w).
+Tensor chebyshev_polynomial_w(const Tensor& x, const Tensor& n);
+/// W_n at a number x.
+Tensor chebyshev_polynomial_w(const Scalar& x, const Tensor& n);
+/// W_n(x) for a number n.
+Tensor chebyshev_polynomial_w(const Tensor& x, const Scalar& n);
+/// T*_n(x) = T_n(2x - 1), the shifted Chebyshev polynomial of the first kind (torch.special.shifted_chebyshev_polynomial_t).
+Tensor shifted_chebyshev_polynomial_t(const Tensor& x, const Tensor& n);
+/// T*_n at a number x.
+Tensor shifted_chebyshev_polynomial_t(const Scalar& x, const Tensor& n);
+/// T*_n(x) for a number n.
+Tensor shifted_chebyshev_polynomial_t(const Tensor& x, const Scalar& n);
+/// U*_n(x) = U_n(2x - 1) (torch.special.shifted_chebyshev_polynomial_u).
+Tensor shifted_chebyshev_polynomial_u(const Tensor& x, const Tensor& n);
+/// U*_n at a number x.
+Tensor shifted_chebyshev_polynomial_u(const Scalar& x, const Tensor& n);
+/// U*_n(x) for a number n.
+Tensor shifted_chebyshev_polynomial_u(const Tensor& x, const Scalar& n);
+/// V*_n(x) = V_n(2x - 1) (torch.special.shifted_chebyshev_polynomial_v).
+Tensor shifted_chebyshev_polynomial_v(const Tensor& x, const Tensor& n);
+/// V*_n at a number x.
+Tensor shifted_chebyshev_polynomial_v(const Scalar& x, const Tensor& n);
+/// V*_n(x) for a number n.
+Tensor shifted_chebyshev_polynomial_v(const Tensor& x, const Scalar& n);
+/// W*_n(x) = W_n(2x - 1) (torch.special.shifted_chebyshev_polynomial_w).
+Tensor shifted_chebyshev_polynomial_w(const Tensor& x, const Tensor& n);
+/// W*_n at a number x.
+Tensor shifted_chebyshev_polynomial_w(const Scalar& x, const Tensor& n);
+/// W*_n(x) for a number n.
+Tensor shifted_chebyshev_polynomial_w(const Tensor& x, const Scalar& n);
+/// H_n(x), the physicists' Hermite polynomial (torch.special.hermite_polynomial_h).
+Tensor hermite_polynomial_h(const Tensor& x, const Tensor& n);
+/// H_n at a number x.
+Tensor hermite_polynomial_h(const Scalar& x, const Tensor& n);
+/// H_n(x) for a number n.
+Tensor hermite_polynomial_h(const Tensor& x, const Scalar& n);
+/// He_n(x), the probabilists' Hermite polynomial (torch.special.hermite_polynomial_he).
+Tensor hermite_polynomial_he(const Tensor& x, const Tensor& n);
+/// He_n at a number x.
+Tensor hermite_polynomial_he(const Scalar& x, const Tensor& n);
+/// He_n(x) for a number n.
+Tensor hermite_polynomial_he(const Tensor& x, const Scalar& n);
+/// L_n(x), the Laguerre polynomial (torch.special.laguerre_polynomial_l).
+Tensor laguerre_polynomial_l(const Tensor& x, const Tensor& n);
+/// L_n at a number x.
+Tensor laguerre_polynomial_l(const Scalar& x, const Tensor& n);
+/// L_n(x) for a number n.
+Tensor laguerre_polynomial_l(const Tensor& x, const Scalar& n);
+/// P_n(x), the Legendre polynomial (torch.special.legendre_polynomial_p).
+Tensor legendre_polynomial_p(const Tensor& x, const Tensor& n);
+/// P_n at a number x.
+Tensor legendre_polynomial_p(const Scalar& x, const Tensor& n);
+/// P_n(x) for a number n.
+Tensor legendre_polynomial_p(const Tensor& x, const Scalar& n);
 /// The standard normal distribution function (torch.special.ndtr), accurate in both tails.
 Tensor ndtr(const Tensor& x);
 /// The inverse of ndtr (torch.special.ndtri): -inf at 0, +inf at 1, NaN outside [0, 1].

@@ -13,9 +13,10 @@
 namespace phasor::detail {
 
 /// f(u, v) over a and b converted to `dt`, broadcast; f's return type sets the output dtype.
-/// f is a (possibly constrained) generic functor; a dtype it does not accept throws naming `op`.
+/// f is a (possibly constrained) generic functor; a dtype it does not accept throws naming `op`. `param` goes to
+/// the CUDA kernel of the op's name (its alpha; the orthogonal polynomials' derivative order).
 template <class F>
-Tensor binary_kernel(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
+Tensor binary_kernel(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f, double param = 1) {
   const Device device = elementwise_device(a, b, op);
   const Shape shape = a.shape() == b.shape() || b.dim() == 0 ? a.shape()
                       : a.dim() == 0                         ? b.shape()
@@ -26,7 +27,7 @@ Tensor binary_kernel(const Tensor& a, const Tensor& b, Dtype dt, const char* op,
       if constexpr (std::is_invocable_v<const F&, T, T>) {
         using Out = std::decay_t<std::invoke_result_t<const F&, T, T>>;
         Tensor out = make_tensor(shape, dtype_of<Out>::value, device);
-        phasor::cuda::detail::binary(op, out, a, b, dt);
+        phasor::cuda::detail::binary(op, out, a, b, dt, param);
         return out;
       } else {
         throw Error(op, std::string("not implemented for ") + dtype_name(dt) + " tensors");

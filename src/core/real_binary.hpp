@@ -42,18 +42,19 @@ inline void check_integer_divisor(const char* op, const Tensor& b, Dtype dt) {
 using RowsF32 = void (*)(const float* a, const float* b, float* y, std::int64_t n);
 
 /// A broadcasting real binary op named `op` computing f, with gradient `bwd` (apply_op's). Two float32 operands
-/// on one CPU device take `rows` instead, when given (Note [vector fmod], Note [vector logaddexp]).
+/// on one CPU device take `rows` instead, when given (Note [vector fmod], Note [vector logaddexp]). `param` goes
+/// to the op's CUDA kernel (binary_kernel's).
 template <class F, class Bwd>
 Tensor real_binary(const char* op, const Tensor& a, const Tensor& b, bool integral, unsigned save, F f, Bwd bwd,
-                   RowsF32 rows = nullptr) {
+                   RowsF32 rows = nullptr, double param = 1) {
   return apply_op(
       op, {a, b}, save,
-      [op, integral, f, rows](TensorList in) {
+      [op, integral, f, rows, param](TensorList in) {
         const Dtype dt = real_compute_type(op, in, integral);
         if (integral) check_integer_divisor(op, in[1], dt);
         if (!rows || dt != Dtype::Float32 || in[0].dtype() != dt || in[1].dtype() != dt || !in[0].device().is_cpu() ||
             in[0].device() != in[1].device())
-          return binary_kernel(in[0], in[1], dt, op, f);
+          return binary_kernel(in[0], in[1], dt, op, f, param);
         return map_rows_pair<float>(in[0], in[1], op, [rows](const auto& x, float* y, std::int64_t n) {
           rows(x[0], x[1], y, n);
         });

@@ -23,6 +23,7 @@
 #include <type_traits>
 
 #include "core/complex_math.hpp"
+#include "core/polynomial_rules.hpp"
 #include "core/pow_rules.hpp"
 #include "core/real_binary_rules.hpp"
 #include "core/special_rules.hpp"
@@ -485,6 +486,31 @@ PHASOR_BINARY(Polar, ::cuda::std::complex<T>, return ::cuda::std::complex<T>(a *
 PHASOR_BINARY(GeluBackward, T, const T cdf = T(0.5) * ::erfc(-b * T(0.70710678118654752440)); const T pdf = ::exp(T(-0.5) * b * b) * T(0.39894228040143267793994605993438); return a * (cdf + b * pdf);)
 #undef PHASOR_BINARY
 
+/// d^k/dx^k p_n(x) of an orthogonal polynomial family (core/polynomial_rules.hpp), k the op's parameter.
+template <int Family, bool Shifted>
+struct Polynomial {
+  double order = 0;
+  template <class T>
+  using Out = T;
+  template <class T>
+  __device__ __forceinline__ T operator()(T x, T n) const {
+    return ::phasor::detail::polynomial_of(Family, Shifted, x, n, static_cast<int>(order));
+  }
+};
+namespace pr = ::phasor::detail::polynomial_rules;
+using ChebyshevT = Polynomial<pr::kChebyshevT, false>;
+using ChebyshevU = Polynomial<pr::kChebyshevU, false>;
+using ChebyshevV = Polynomial<pr::kChebyshevV, false>;
+using ChebyshevW = Polynomial<pr::kChebyshevW, false>;
+using ShiftedChebyshevT = Polynomial<pr::kChebyshevT, true>;
+using ShiftedChebyshevU = Polynomial<pr::kChebyshevU, true>;
+using ShiftedChebyshevV = Polynomial<pr::kChebyshevV, true>;
+using ShiftedChebyshevW = Polynomial<pr::kChebyshevW, true>;
+using HermiteH = Polynomial<pr::kHermiteH, false>;
+using HermiteHe = Polynomial<pr::kHermiteHe, false>;
+using LaguerreL = Polynomial<pr::kLaguerreL, false>;
+using LegendreP = Polynomial<pr::kLegendreP, false>;
+
 /// x + v (a op b), op the product (Mul) or quotient (Div), v = 1 not multiplied: the CPU's AddcF (Note
 /// [fused multiply-add] in core/binary.cpp).
 template <class Op>
@@ -619,6 +645,15 @@ bool binary_table(const char* op, Dtype compute, const Operands& o, double alpha
       E("logaddexp2", Logaddexp2, kReal), E("xlogy", Xlogy, kReal),
       E("xlog1py", Xlog1py, kReal), E("zeta", Zeta, kReal), E("igamma", Igamma, kReal),
       E("igammac", Igammac, kReal),
+      // the orthogonal polynomials: alpha is the derivative order in x
+      E("chebyshev_polynomial_t", ChebyshevT, kReal), E("chebyshev_polynomial_u", ChebyshevU, kReal),
+      E("chebyshev_polynomial_v", ChebyshevV, kReal), E("chebyshev_polynomial_w", ChebyshevW, kReal),
+      E("shifted_chebyshev_polynomial_t", ShiftedChebyshevT, kReal),
+      E("shifted_chebyshev_polynomial_u", ShiftedChebyshevU, kReal),
+      E("shifted_chebyshev_polynomial_v", ShiftedChebyshevV, kReal),
+      E("shifted_chebyshev_polynomial_w", ShiftedChebyshevW, kReal),
+      E("hermite_polynomial_h", HermiteH, kReal), E("hermite_polynomial_he", HermiteHe, kReal),
+      E("laguerre_polynomial_l", LaguerreL, kReal), E("legendre_polynomial_p", LegendreP, kReal),
   };
 #undef E
   for (const auto& e : table)
