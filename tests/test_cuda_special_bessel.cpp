@@ -1,4 +1,4 @@
-// tests/test_cuda_special_bessel.cpp - the Bessel functions (phasor/special.hpp) on a device agree with the CPU:
+// tests/test_cuda_special_bessel.cpp - the Bessel functions and Ai (phasor/special.hpp) on a device agree with the CPU:
 // values over their domains with the special values (0, negative x, infinities, NaN), the int promotion, and every
 // gradient, twice. DEVICE_CASEs: on cuda:0 with a GPU (or the CUDA emulation build), on the virtual CPU device
 // everywhere.
@@ -33,7 +33,8 @@ std::vector<std::pair<std::string, Tensor (*)(const Tensor&)>> bessel_ops() {
           {"modified_bessel_k1", special::modified_bessel_k1},
           {"scaled_modified_bessel_k0", special::scaled_modified_bessel_k0},
           {"scaled_modified_bessel_k1", special::scaled_modified_bessel_k1},
-          {"spherical_bessel_j0", special::spherical_bessel_j0}};
+          {"spherical_bessel_j0", special::spherical_bessel_j0},
+          {"airy_ai", special::airy_ai}};
 }
 
 }  // namespace

@@ -1,8 +1,9 @@
 // tests/test_special_bessel.cpp - the Bessel functions of phasor/special.hpp (bessel_j0/j1/y0/y1, modified_bessel_i0/
-// i1/k0/k1, scaled_modified_bessel_k0/k1, spherical_bessel_j0) against references computed here in long double:
-// Bessel's integral by the trapezoidal rule (spectrally accurate for its periodic integrand), the power series,
-// Hankel's asymptotic expansions, the integral of K by the trapezoidal rule; identities (Wronskians, J0's first
-// zero); special values; every gradient by gradcheck and gradgradcheck; errors.
+// i1/k0/k1, scaled_modified_bessel_k0/k1, spherical_bessel_j0) and the Airy function airy_ai against references
+// computed here in long double (__float128 for Ai's series): Bessel's integral by the trapezoidal rule (spectrally
+// accurate for its periodic integrand), the power series, Hankel's asymptotic expansions, the integral of K by the
+// trapezoidal rule; identities (Wronskians, J0's first zero, Ai'' = x Ai); special values; every gradient by
+// gradcheck and gradgradcheck; errors.
 #include <doctest/doctest.h>
 
 #include <algorithm>
@@ -81,7 +82,7 @@ LD ref_y_series(int nu, LD x) {
 /// e^x K_nu(x) = int_0^inf exp(-2x sinh^2(t/2)) cosh(nu t) dt (x cosh t - x without cancellation) by the
 /// trapezoidal rule (the integrand is even and analytic in |Im t| < pi/2: spectrally accurate) with step 1/64, or
 /// 1/(2 sqrt(x)) for large x (the peak's width is 1/sqrt(x)), to where the integrand is below 1e-40.
-LD ref_k_scaled(int nu, LD x) {
+LD ref_k_scaled(LD nu, LD x) {
   if (std::isinf(x)) return 0;
   const LD h = std::min(1.0L / 64, 0.5L / std::sqrt(x));
   LD sum = 0.5L;
@@ -119,6 +120,45 @@ LD ref_k_series(int nu, LD x) {
   }
   if (nu == 0) return sum - (std::log(x / 2) + kEulerL) * ref_i(0, x);
   return 1 / x + std::log(x / 2) * ref_i(1, x) - x / 4 * sum;
+}
+
+/// Ai(x) by its Maclaurin series Ai(0) f - |Ai'(0)| g (DLMF 9.4.1) in __float128 (the sums reach e^(2/3 |x|^(3/2))
+/// while Ai stays O(1): 113 bits leave 80 at x = -12), for -12 <= x <= 5. Ai(0) and -Ai'(0) are 1 / (3^(2/3)
+/// Gamma(2/3)) and 1 / (3^(1/3) Gamma(1/3)), as triple doubles.
+LD ref_airy_series(LD xl) {
+  using Q = __float128;
+  const Q c1 = Q(0.3550280538878172) + Q(2.05233632436212e-17) + Q(-1.1009245373379416e-34);
+  const Q c2 = Q(0.2588194037928068) + Q(-2.522243111610832e-17) + Q(-1.1690102804178028e-33);
+  const Q x = xl, x3 = x * x * x;
+  Q tf = 1, tg = x, f = 1, g = x;
+  for (int k = 1; k < 120; ++k) {
+    tf *= x3 / Q((3 * k - 1) * (3 * k));
+    tg *= x3 / Q((3 * k) * (3 * k + 1));
+    f += tf;
+    g += tg;
+  }
+  return static_cast<LD>(c1 * f - c2 * g);
+}
+
+/// Ai(x) for x <= -9 by the asymptotic expansion (DLMF 9.7.9) in long double, z = 2/3 |x|^(3/2),
+/// u_k = (2k+1)(2k+3)...(6k-1) / (216^k k!), summed while the terms fall.
+LD ref_airy_negative(LD x) {
+  const LD a = -x, z = 2 * a * std::sqrt(a) / 3;
+  LD p = 0, q = 0, u = 1, last = 1e300L;
+  for (int k = 0; k < 100; ++k) {
+    if (k > 0) u *= (6.0L * k - 5) * (6.0L * k - 3) * (6.0L * k - 1) / ((2.0L * k - 1) * 216 * k * z);
+    if (std::fabs(u) > last) break;
+    last = std::fabs(u);
+    ((k % 2) ? q : p) += ((k / 2) % 2 ? -1 : 1) * u;
+  }
+  const LD c = std::cos(z - kPiL / 4), s = std::sin(z - kPiL / 4);
+  return (c * p + s * q) / (std::sqrt(kPiL) * std::sqrt(std::sqrt(a)));
+}
+
+/// Ai(x) for x > 0 as sqrt(x / 3) / pi K_{1/3}(2/3 x^(3/2)) (DLMF 9.6.1), K by ref_k_scaled.
+LD ref_airy_positive(LD x) {
+  const LD z = 2 * x * std::sqrt(x) / 3;
+  return std::sqrt(x / 3) / kPiL * std::exp(-z) * ref_k_scaled(1.0L / 3, z);
 }
 
 /// One float64 value of a unary op.
@@ -288,4 +328,36 @@ TEST_CASE("Bessel functions: gradcheck and gradgradcheck") {
   g[0].sum().backward();
   CHECK(vals(z2.grad())[0] == doctest::Approx(-1.0 / 3).epsilon(1e-15));
   CHECK(gradgradcheck(one(special::spherical_bessel_j0), {leaf({0.0, 1e-3, 0.9, 1.1})}));
+}
+
+TEST_CASE("airy_ai against its series in __float128, its asymptotic expansion and K_{1/3}; Ai'' = x Ai") {
+  // the negative axis: absolute error against the envelope |x|^(-1/4) / sqrt(pi) >= 0.24 (floor 0.2), within about
+  // z = 2/3 |x|^(3/2) ulps (z's rounding moves the phase); the positive axis relatively
+  check_accuracy("airy_ai near 0", special::airy_ai, grids({grid(-9.0, 1.5, 211), {1e-300, -1e-9}}), ref_airy_series, 2e-15, 2e-7, 0.2);
+  check_accuracy("airy_ai negative", special::airy_ai, grid(-30.0, -9.0, 211), ref_airy_negative, 5e-14, 2e-6, 0.2);
+  check_accuracy("airy_ai positive", special::airy_ai, grids({grid(0.0, 5.0, 101), grid(5.0, 25.0, 81), {40.0}}),
+                 [](LD x) { return x <= 5 ? ref_airy_series(x) : ref_airy_positive(x); }, 1e-13, 5e-6);
+  // the references agree where both hold
+  for (LD x : {-12.0L, -10.0L, -9.0L}) CHECK(std::fabs(static_cast<double>(ref_airy_series(x) - ref_airy_negative(x))) < 1e-17);
+  for (LD x : {1.5L, 3.0L, 5.0L}) CHECK(std::fabs(static_cast<double>(ref_airy_series(x) / ref_airy_positive(x) - 1)) < 1e-17);
+  // Ai(0) = 1 / (3^(2/3) Gamma(2/3)), Ai'(0) = -1 / (3^(1/3) Gamma(1/3)), and Ai'' = x Ai (the gradient's gradient)
+  CHECK(at(special::airy_ai, 0.0) == doctest::Approx(0.35502805388781723926).epsilon(1e-16));
+  Tensor x = leaf({-14.0, -9.0, -3.7, 0.0, 0.8, 1.5, 2.9, 8.0});
+  const Tensor d1 = autodiff::grad({special::airy_ai(x).sum()}, {x}, {}, std::nullopt, true)[0];
+  CHECK(vals(d1.detach())[3] == doctest::Approx(-0.25881940379280679840).epsilon(1e-15));
+  const Tensor d2 = autodiff::grad({d1.sum()}, {x}, {}, std::nullopt, true)[0];
+  check_close(d2.detach(), vals((x * special::airy_ai(x)).detach()), 1e-15);
+  // special values: 0 at +-inf (Ai underflows past x = 104), NaN stays NaN
+  const auto v = vals(special::airy_ai(vec({kInf, -kInf, 110.0, kNaN})));
+  CHECK(v[0] == 0.0);
+  CHECK(v[1] == 0.0);
+  CHECK(v[2] == 0.0);
+  CHECK(std::isnan(v[3]));
+  CHECK(special::airy_ai(from_vector(std::vector<std::int64_t>{1, 2})).dtype() == default_dtype());
+  CHECK_THROWS_WITH_AS(special::airy_ai(vec({1.0}).to(complex128)), "[airy_ai] not supported for complex input (got complex128)", Error);
+  // gradients, twice (Ai' is an op of its own whose derivative is x Ai)
+  const auto f = [](const V& in) { return special::airy_ai(in[0]); };
+  const Tensor pts = leaf({-12.5, -9.0, -4.2, -0.6, 0.0, 0.9, 1.49, 1.51, 3.3, 7.0});
+  CHECK(autodiff::gradcheck(f, {pts}));
+  CHECK(autodiff::gradgradcheck(f, {pts}));
 }

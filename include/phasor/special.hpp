@@ -1,12 +1,12 @@
 // phasor/special.hpp - special functions: the gamma family (lgamma, digamma, polygamma, mvlgamma, Hurwitz zeta),
 // the incomplete gamma functions, the error-function family (erfinv, erfcx), the Bessel functions (J, Y, I, K of
-// orders 0 and 1, the spherical j0), the standard normal distribution's functions and the classical orthogonal
-// polynomials with their derivatives in x (Note [orthogonal polynomials] in src/core/polynomial_rules.hpp); the
-// top-level names are torch's
-// (torch.lgamma, torch.igamma, ...) and namespace `special` holds torch.special's. Real floating inputs (int64
-// and bool promote to the default float dtype, complex is refused), any device, differentiable where torch's are
-// (Note [special functions] in src/core/special.cpp has the gradients; the values are src/core/special_rules.hpp's,
-// the same code on the CPU and the GPU).
+// orders 0 and 1, the spherical j0), the Airy function Ai, the standard normal distribution's functions and the
+// classical orthogonal polynomials with their derivatives in x (Note [orthogonal polynomials] in
+// src/core/polynomial_rules.hpp); the top-level names are torch's (torch.lgamma, torch.igamma, ...) and namespace
+// `special` holds torch.special's. Real floating inputs (int64 and bool promote to the default float dtype, complex
+// is refused), any device, differentiable where torch's are and beyond (Note [special functions] in
+// src/core/special.cpp has the gradients; the values are src/core/special_rules.hpp's, the same code on the CPU and
+// the GPU).
 #pragma once
 #include <cstdint>
 
@@ -93,6 +93,8 @@ Tensor scaled_modified_bessel_k0(const Tensor& x);
 Tensor scaled_modified_bessel_k1(const Tensor& x);
 /// sin(x) / x, the spherical Bessel function of the first kind of order 0, 1 at 0 (torch.special.spherical_bessel_j0).
 Tensor spherical_bessel_j0(const Tensor& x);
+/// Ai(x), the Airy function of the first kind (torch.special.airy_ai); differentiable (Ai', whose derivative is x Ai).
+Tensor airy_ai(const Tensor& x);
 
 // The orthogonal polynomials p_n(x), torch.special's: n broadcasts with x and is integer-valued (a fractional n is
 // truncated toward zero, as torch's; n < 0 gives 0; NaN or infinite n gives NaN); differentiable in x to any

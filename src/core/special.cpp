@@ -1,6 +1,6 @@
 // src/core/special.cpp - the special functions of phasor/special.hpp (lgamma, digamma, polygamma, mvlgamma, erfinv,
 // erfcx, i0, i0e, i1, i1e, ndtr, ndtri, log_ndtr, entr, xlog1py, zeta, igamma / gammainc, igammac / gammaincc, the
-// Bessel functions J0, J1, Y0, Y1, K0, K1, e^x K0, e^x K1 and the spherical j0):
+// Bessel functions J0, J1, Y0, Y1, K0, K1, e^x K0, e^x K1, the spherical j0 and the Airy function Ai):
 // forward kernel and gradient side by side, and torch.special's names for them and for the functions defined
 // elsewhere (erf, expit, logit, sinc, ...).
 //
@@ -19,7 +19,8 @@
 //   J0' = -J1,  J1' = J0 - J1 / x (1/2 at 0),  Y0' = -Y1,  Y1' = Y0 - Y1 / x,  K0' = -K1,  K1' = -K0 - K1 / x,
 //   (e^x K0)' = e^x K0 - e^x K1,  (e^x K1)' = e^x K1 (1 - 1 / x) - e^x K0,
 //   spherical j0' = -j1 (j1 = sin x / x^2 - cos x / x, an op of its own, accurate near 0), j1' = j0 - 2 j1 / x (1/3 at 0).
-// torch defines no Bessel gradients; these are. modified_bessel_i0 / i1 are i0 / i1.
+//   Ai' (an op of its own, Note [Airy function]),  Ai'' = x Ai.
+// torch defines no Bessel or Airy gradients; these are. modified_bessel_i0 / i1 are i0 / i1.
 // As torch's, zeta has no gradient in x and the incomplete gamma functions none in a: a backward that needs one
 // throws, naming the op. mvlgamma is made of lgamma: sum_j lgamma(x - j / 2) + p (p - 1) / 4 log pi.
 #include <cmath>
@@ -262,7 +263,7 @@ Tensor i0(const Tensor& x) {
       [](const Ctx& c, const G& g) { return G{g[0] * special::i1(c.input(0))}; });
 }
 
-// ---- Bessel functions J, Y, K and the spherical j0 ------------------------------------------------------------
+// ---- Bessel functions J, Y, K, the spherical j0 and Airy's Ai --------------------------------------------
 namespace {
 /// The spherical Bessel function j1 = -j0' (the gradient of spherical_bessel_j0; not a torch function).
 Tensor spherical_bessel_j1(const Tensor& x) {
@@ -272,6 +273,16 @@ Tensor spherical_bessel_j1(const Tensor& x) {
       [](const Ctx& c, const G& g) {
         const Tensor v = c.input(0), y = c.output(0);
         return G{g[0] * at_zero(v, 1.0 / 3, [&](const Tensor& s) { return special::spherical_bessel_j0(v) - y * 2.0 / s; })};
+      });
+}
+
+/// Ai'(x), the derivative of the Airy function (the gradient of airy_ai; not a torch function): Ai'' = x Ai.
+Tensor airy_ai_prime(const Tensor& x) {
+  return special_unary(
+      "airy_ai_prime", x, kSaveInputs, []<class T>(T v) requires is_real_float_v<T> { return detail::airy_of(v, true); },
+      [](const Ctx& c, const G& g) {
+        const Tensor v = c.input(0);
+        return G{g[0] * v * special::airy_ai(v)};
       });
 }
 }  // namespace
@@ -342,6 +353,12 @@ Tensor scaled_modified_bessel_k1(const Tensor& x) {
         const Tensor v = c.input(0), y = c.output(0);
         return G{g[0] * (y - y / v - scaled_modified_bessel_k0(v))};
       });
+}
+
+Tensor airy_ai(const Tensor& x) {
+  return special_unary(
+      "airy_ai", x, kSaveInputs, []<class T>(T v) requires is_real_float_v<T> { return detail::airy_of(v, false); },
+      [](const Ctx& c, const G& g) { return G{g[0] * airy_ai_prime(c.input(0))}; });
 }
 
 Tensor spherical_bessel_j0(const Tensor& x) {

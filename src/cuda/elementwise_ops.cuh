@@ -375,6 +375,8 @@ PHASOR_UNARY(BesselK0e, T, return ::phasor::detail::bessel_k_of(v, 0, true);)
 PHASOR_UNARY(BesselK1e, T, return ::phasor::detail::bessel_k_of(v, 1, true);)
 PHASOR_UNARY(SphericalBesselJ0, T, return ::phasor::detail::spherical_bessel_j0_of(v);)
 PHASOR_UNARY(SphericalBesselJ1, T, return ::phasor::detail::spherical_bessel_j1_of(v);)
+PHASOR_UNARY(AiryAi, T, return ::phasor::detail::airy_of(v, false);)
+PHASOR_UNARY(AiryAiPrime, T, return ::phasor::detail::airy_of(v, true);)
 // the CPU's forms (core/unary.cpp): complex exp2 = e^(z ln 2), log2 / log10 = log z / ln(base); complex
 // asinh / acosh from casin / cacos (core/complex_math.hpp)
 PHASOR_UNARY(Exp2, T, if constexpr (is_cplx_v<T>) return d_exp(v * real_t<T>(0.69314718055994530942)); else return ::exp2(v);)
@@ -607,7 +609,8 @@ bool unary_table(const char* op, Dtype compute, const Operands& o, double p0, do
       E("bessel_y1", BesselY1, kReal), E("modified_bessel_k0", BesselK0, kReal),
       E("modified_bessel_k1", BesselK1, kReal), E("scaled_modified_bessel_k0", BesselK0e, kReal),
       E("scaled_modified_bessel_k1", BesselK1e, kReal), E("spherical_bessel_j0", SphericalBesselJ0, kReal),
-      E("spherical_bessel_j1", SphericalBesselJ1, kReal),
+      E("spherical_bessel_j1", SphericalBesselJ1, kReal), E("airy_ai", AiryAi, kReal),
+      E("airy_ai_prime", AiryAiPrime, kReal),
       E("elu", Elu, kReal),        E("selu", Elu, kReal),       E("celu", Celu, kReal),
       E("leaky_relu", LeakyRelu, kReal), E("hardtanh", Hardtanh, kInt | kReal),
       E("hardsigmoid", Hardsigmoid, kReal), E("hardswish", Hardswish, kReal), E("mish", Mish, kReal),
