@@ -123,4 +123,6 @@ DEVICE_CASE("cuda special: every special function's gradient agrees with the CPU
   grads_agree(dev, "xlog1py", [](const V& a) { return special::xlog1py(a[0], a[1]); }, {x, pos}, 1e-11);
   grad2_agree(dev, "xlog1py", [](const V& a) { return special::xlog1py(a[0], a[1]); }, {x, pos}, 1e-10);
   grad2_agree(dev, "lgamma", [](const V& a) { return lgamma(a[0]); }, {pos}, 1e-10);
+  agree(dev, "special.round decimals", [](const V& a) { return special::round(a[0], 3); }, {x}, 0);
+  grads_agree(dev, "special.log_softmax dtype", [](const V& a) { return special::log_softmax(a[0], 0, float64); }, {x}, 1e-12);
 }

@@ -334,6 +334,30 @@ TEST_CASE("i0, i0e, i1, i1e against long double power series; parity and infinit
   CHECK(vals(vec({1.5}).i0()) == vals(special::i0(vec({1.5}))));
 }
 
+TEST_CASE("torch.special's aliases: round with decimals, softmax and log_softmax with a dtype, logsumexp") {
+  // exact in binary after scaling: half to even at the chosen decimal place
+  const Tensor x = vec({1.2345, -0.555, 12345.6, 0.125, -0.375});
+  check_close(special::round(x, 2), {1.23, -0.56, 12345.6, 0.12, -0.38}, 1e-15);
+  check_close(special::round(x, -2), {0, -0, 12300, 0, -0}, 1e-15);
+  check_close(special::round(x), vals(round(x)), 1e-15);
+  const Tensor y = randn({3, 4}, float32);
+  const Tensor s = special::softmax(y, 1, float64);
+  CHECK(s.dtype() == float64);
+  const auto yv = vals(y.to(float64));
+  for (int r = 0; r < 3; ++r) {
+    long double z = 0;
+    for (int c = 0; c < 4; ++c) z += std::exp((long double)yv[static_cast<std::size_t>(r * 4 + c)]);
+    for (int c = 0; c < 4; ++c) {
+      const long double p = std::exp((long double)yv[static_cast<std::size_t>(r * 4 + c)]) / z;
+      CHECK(vals(s)[static_cast<std::size_t>(r * 4 + c)] == doctest::Approx(double(p)).epsilon(1e-15));
+      CHECK(vals(special::log_softmax(y, 1, float64))[static_cast<std::size_t>(r * 4 + c)] ==
+            doctest::Approx(double(std::log(p))).epsilon(1e-14));
+    }
+    CHECK(vals(special::logsumexp(y.to(float64), {1}))[static_cast<std::size_t>(r)] == doctest::Approx(double(std::log(z))).epsilon(1e-15));
+  }
+  CHECK(special::softmax(y, 0).dtype() == float32);
+}
+
 TEST_CASE("special functions: gradcheck and gradgradcheck") {
   using autodiff::gradcheck;
   using autodiff::gradgradcheck;

@@ -9,6 +9,7 @@
 // the GPU).
 #pragma once
 #include <cstdint>
+#include <optional>
 
 #include "phasor/scalar.hpp"
 #include "phasor/tensor.hpp"
@@ -199,6 +200,15 @@ Tensor exp2(const Tensor& x);
 Tensor expm1(const Tensor& x);
 /// log(1 + x) without cancellation near 0 (torch.special.log1p).
 Tensor log1p(const Tensor& x);
+/// x rounded half to even at `decimals` decimal places (negative: to tens, hundreds, ...), as torch.special.round:
+/// round(x * 10^decimals) / 10^decimals.
+Tensor round(const Tensor& x, std::int64_t decimals = 0);
+/// exp(x) / sum(exp(x)) along dim, with a max shift, in `dtype` when given (torch.special.softmax).
+Tensor softmax(const Tensor& x, std::int64_t dim, std::optional<Dtype> dtype = std::nullopt);
+/// x - logsumexp(x) along dim, in `dtype` when given (torch.special.log_softmax).
+Tensor log_softmax(const Tensor& x, std::int64_t dim, std::optional<Dtype> dtype = std::nullopt);
+/// log(sum(exp(x))) over dims without overflow (torch.special.logsumexp).
+Tensor logsumexp(const Tensor& x, const Shape& dims, bool keepdim = false);
 
 }  // namespace special
 }  // namespace phasor

@@ -37,6 +37,7 @@
 #include "core/special_rules.hpp"
 #include "core/unary.hpp"
 #include "phasor/creation.hpp"
+#include "phasor/nn/loss.hpp"
 #include "phasor/ops.hpp"
 #include "phasor/special.hpp"
 
@@ -389,6 +390,18 @@ Tensor sinc(const Tensor& x) { return phasor::sinc(x); }
 Tensor exp2(const Tensor& x) { return phasor::exp2(x); }
 Tensor expm1(const Tensor& x) { return phasor::expm1(x); }
 Tensor log1p(const Tensor& x) { return phasor::log1p(x); }
+Tensor round(const Tensor& x, std::int64_t decimals) {
+  if (decimals == 0) return phasor::round(x);
+  const double scale = std::pow(10.0, static_cast<double>(decimals));
+  return detail::composite("special_round", {x}, [&] { return phasor::round(x * scale) / scale; });
+}
+Tensor softmax(const Tensor& x, std::int64_t dim, std::optional<Dtype> dtype) {
+  return nn::functional::softmax(dtype ? x.to(*dtype) : x, dim);
+}
+Tensor log_softmax(const Tensor& x, std::int64_t dim, std::optional<Dtype> dtype) {
+  return nn::functional::log_softmax(dtype ? x.to(*dtype) : x, dim);
+}
+Tensor logsumexp(const Tensor& x, const Shape& dims, bool keepdim) { return phasor::logsumexp(x, dims, keepdim); }
 }  // namespace special
 
 // ---- Tensor methods -----------------------------------------------------------------------------------------
