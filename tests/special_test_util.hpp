@@ -17,6 +17,10 @@
 namespace special_test {
 
 using namespace phasor;
+using LD = long double;
+constexpr LD kPiL = 3.141592653589793238462643383279502884L;     ///< pi in long double
+constexpr LD kEulerL = 0.577215664901532860606512090082402431L;  ///< Euler's gamma in long double
+
 /// Values of f (a phasor op) at xs, as float64 and float32 inputs, against ref: the largest relative error (absolute
 /// below `floor` in magnitude; for float32 also below its smallest normal number) must stay within tol64 / tol32;
 /// a value beyond the dtype's range must be its infinity. Reports the worst point.

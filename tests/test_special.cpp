@@ -20,10 +20,6 @@ using namespace special_test;
 
 namespace {
 
-using LD = long double;
-constexpr LD kPiL = 3.141592653589793238462643383279502884L;
-constexpr LD kEulerL = 0.577215664901532860606512090082402431L;
-
 /// Bernoulli numbers B_2, B_4, ..., B_20 (their values, for the Euler-Maclaurin tails below).
 constexpr LD kB2k[] = {1.0L / 6, -1.0L / 30, 1.0L / 42, -1.0L / 30, 5.0L / 66, -691.0L / 2730, 7.0L / 6, -3617.0L / 510,
                        43867.0L / 798, -174611.0L / 330};

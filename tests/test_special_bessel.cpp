@@ -22,10 +22,6 @@ using namespace special_test;
 
 namespace {
 
-using LD = long double;
-constexpr LD kPiL = 3.141592653589793238462643383279502884L;
-constexpr LD kEulerL = 0.577215664901532860606512090082402431L;
-
 /// J_nu(x) = (1/pi) int_0^pi cos(nu t - x sin t) dt by the trapezoidal rule with 400 panels: the integrand is even
 /// and 2 pi-periodic, so the rule is spectrally accurate (error ~ J_800(x), nothing for |x| <= 100).
 LD ref_j_integral(int nu, LD x) {

@@ -250,6 +250,22 @@ Tensors gradient_of(const char* op, const ScalarFn& fn, const Tensors& xs, bool 
                                strict, [](std::size_t j) { return "the function is independent of input " + idx(j); });
 }
 
+/// (fn(inputs), v^T H), or with `forward` (fn(inputs), H v): vhp's and hvp's body (Note [functional transforms]).
+std::pair<Tensor, Tensors> hessian_product(const char* op, const ScalarFn& fn, const Tensors& inputs, const Tensors& v,
+                                           bool create_graph, bool strict, bool forward) {
+  const Tensors xs = stand_ins(op, inputs, create_graph, true);
+  const Tensors vs = vectors(op, v, inputs, "input");
+  Tensor y;
+  const Tensors g = gradient_of(op, fn, xs, strict, y);
+  Tensors prods = zeros_for_independent(
+      op, forward ? Forward(g, xs)(vs, create_graph) : reverse(g, xs, vs, create_graph), xs, strict,
+      [forward](std::size_t k) {
+        return forward ? "the gradient in input " + idx(k) + " is independent of the inputs"
+                       : "the gradient is independent of input " + idx(k);
+      });
+  return {create_graph ? y : y.detach(), results(std::move(prods), create_graph)};
+}
+
 /// fn as a function of one-tensor lists.
 TensorsFn lift(const UnaryFn& fn) {
   return [&fn](const Tensors& xs) { return Tensors{fn(xs[0])}; };
@@ -322,14 +338,7 @@ Tensor hessian(const UnaryFn& fn, const Tensor& x, bool create_graph, bool stric
 
 std::pair<Tensor, Tensors> vhp(const ScalarFn& fn, const Tensors& inputs, const Tensors& v, bool create_graph,
                                bool strict) {
-  const Tensors xs = stand_ins("vhp", inputs, create_graph, true);
-  const Tensors vs = vectors("vhp", v, inputs, "input");
-  Tensor y;
-  const Tensors g = gradient_of("vhp", fn, xs, strict, y);
-  Tensors prods = zeros_for_independent("vhp", reverse(g, xs, vs, create_graph), xs, strict, [](std::size_t j) {
-    return "the gradient is independent of input " + idx(j);
-  });
-  return {create_graph ? y : y.detach(), results(std::move(prods), create_graph)};
+  return hessian_product("vhp", fn, inputs, v, create_graph, strict, false);
 }
 
 std::pair<Tensor, Tensor> vhp(const UnaryFn& fn, const Tensor& x, const Tensor& v, bool create_graph, bool strict) {
@@ -339,14 +348,7 @@ std::pair<Tensor, Tensor> vhp(const UnaryFn& fn, const Tensor& x, const Tensor& 
 
 std::pair<Tensor, Tensors> hvp(const ScalarFn& fn, const Tensors& inputs, const Tensors& v, bool create_graph,
                                bool strict) {
-  const Tensors xs = stand_ins("hvp", inputs, create_graph, true);
-  const Tensors vs = vectors("hvp", v, inputs, "input");
-  Tensor y;
-  const Tensors g = gradient_of("hvp", fn, xs, strict, y);
-  Tensors prods = zeros_for_independent("hvp", Forward(g, xs)(vs, create_graph), xs, strict, [](std::size_t i) {
-    return "the gradient in input " + idx(i) + " is independent of the inputs";
-  });
-  return {create_graph ? y : y.detach(), results(std::move(prods), create_graph)};
+  return hessian_product("hvp", fn, inputs, v, create_graph, strict, true);
 }
 
 std::pair<Tensor, Tensor> hvp(const UnaryFn& fn, const Tensor& x, const Tensor& v, bool create_graph, bool strict) {
