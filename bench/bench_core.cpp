@@ -484,6 +484,13 @@ const std::vector<std::pair<const char*, std::function<Tensor(const Tensor&, con
       {"logsigmoid", [](const Tensor& x, const Tensor&) { return phasor::nn::functional::logsigmoid(x); }},
       {"hardtanh", [](const Tensor& x, const Tensor&) { return phasor::nn::functional::hardtanh(x); }},
       {"softshrink", [](const Tensor& x, const Tensor&) { return phasor::nn::functional::softshrink(x); }},
+      // the Bessel and Airy functions and orthogonal polynomials of phasor::special (degree 10)
+      {"bessel_j0", [](const Tensor& x, const Tensor&) { return phasor::special::bessel_j0(x * 5.0); }},
+      {"modified_bessel_k0", [](const Tensor& x, const Tensor&) { return phasor::special::modified_bessel_k0(x.abs()); }},
+      {"airy_ai", [](const Tensor& x, const Tensor&) { return phasor::special::airy_ai(x); }},
+      {"chebyshev_t 10", [](const Tensor& x, const Tensor&) { return phasor::special::chebyshev_polynomial_t(x.tanh(), 10); }},
+      {"legendre_p 10", [](const Tensor& x, const Tensor&) { return phasor::special::legendre_polynomial_p(x.tanh(), 10); }},
+      {"hermite_h 10", [](const Tensor& x, const Tensor&) { return phasor::special::hermite_polynomial_h(x, 10); }},
   };
   return ops;
 }
@@ -501,7 +508,7 @@ void BM_Unary1M(benchmark::State& st) {
   st.SetLabel(op.first);
   st.SetItemsProcessed(st.iterations() * n);
 }
-BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 51, 1)})->UseRealTime();
+BENCHMARK(BM_Unary1M)->ArgNames({"n", "op"})->ArgsProduct({{1 << 20}, benchmark::CreateDenseRange(0, 57, 1)})->UseRealTime();
 
 /// The reductions over some dims of BM_ReduceDims, by its "op" argument (compare_torch.py's REDUCE_DIMS).
 const std::vector<std::pair<const char*, std::function<Tensor()>>>& reduce_dim_rows() {

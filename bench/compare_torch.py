@@ -64,7 +64,11 @@ UNARY = [("relu", "x.relu()"), ("minimum", "torch.minimum(x, e)"), ("sign", "x.s
          ("i0", "x.i0()"), ("log_ndtr", "torch.special.log_ndtr(x)"), ("igamma", "torch.igamma(x.abs(), e.abs())"),
          ("elu", "F.elu(x)"), ("selu", "F.selu(x)"), ("leaky_relu", "F.leaky_relu(x)"), ("hardswish", "F.hardswish(x)"),
          ("mish", "F.mish(x)"), ("logsigmoid", "F.logsigmoid(x)"), ("hardtanh", "F.hardtanh(x)"),
-         ("softshrink", "F.softshrink(x)")]
+         ("softshrink", "F.softshrink(x)"), ("bessel_j0", "torch.special.bessel_j0(x * 5.0)"),
+         ("modified_bessel_k0", "torch.special.modified_bessel_k0(x.abs())"), ("airy_ai", "torch.special.airy_ai(x)"),
+         ("chebyshev_t 10", "torch.special.chebyshev_polynomial_t(x.tanh(), 10)"),
+         ("legendre_p 10", "torch.special.legendre_polynomial_p(x.tanh(), 10)"),
+         ("hermite_h 10", "torch.special.hermite_polynomial_h(x, 10)")]
 
 
 # ---- phasor side --------------------------------------------------------------------------------
