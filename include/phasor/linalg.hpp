@@ -39,9 +39,6 @@ Tensor tensordot(const Tensor& a, const Tensor& b, std::int64_t dims = 2);
 /// Sum over a's dims dims_a paired with b's dims_b (same sizes), the free dims of a then of b (torch.tensordot).
 Tensor tensordot(const Tensor& a, const Tensor& b, const Shape& dims_a, const Shape& dims_b);
 
-/// torch.linalg's vocabulary: linear systems, determinants, factorizations and decompositions (by LAPACK on the
-/// CPU, by cuBLAS and cuSOLVER on a GPU, the tensors staying there; eig on the host for both), and functions of
-/// matrices made of ops.
 /// X solving A X = B for A = L L^H given by its lower Cholesky factor L (..., n, n), or A = U^H U by its upper one
 /// (torch.cholesky_solve); B (..., n, k), batch dims broadcast; differentiable in B and the factor.
 Tensor cholesky_solve(const Tensor& B, const Tensor& L, bool upper = false);
@@ -51,6 +48,9 @@ Tensor cholesky_inverse(const Tensor& L, bool upper = false);
 /// determinant; complex A: the principal log of the complex determinant.
 Tensor logdet(const Tensor& A);
 
+/// torch.linalg's vocabulary: linear systems, determinants, factorizations and decompositions (by LAPACK on the
+/// CPU, by cuBLAS and cuSOLVER on a GPU, the tensors staying there; eig on the host for both), and functions of
+/// matrices made of ops.
 namespace linalg {
 /// X with A X = B (X A = B when !left): A (..., n, n), B (..., n, k) ((..., k, n) when !left) or a vector (n) /
 /// (..., n); batch dims broadcast; a singular A is an error naming its batch index.
