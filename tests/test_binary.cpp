@@ -423,7 +423,8 @@ TEST_CASE("logical ops: nonzero is true, bool results, operators") {
   CHECK(to_vector<bool>(p | q) == std::vector<bool>{true, true, true, false});
   CHECK(to_vector<bool>(p ^ q) == std::vector<bool>{false, true, true, false});
   CHECK(to_vector<bool>(~p) == std::vector<bool>{false, false, true, true});
-  CHECK(to_vector<bool>(~a) == std::vector<bool>{true, false, true, false});
+  // ~ is torch's bitwise not (bitwise on int64: tests/test_bitwise.cpp); logical_not keeps nonzero-is-true
+  CHECK(to_vector<bool>(logical_not(a)) == std::vector<bool>{true, false, true, false});
   CHECK((p.reshape({4, 1}) & q).shape() == Shape{4, 4});
   CHECK_THROWS_WITH_AS(logical_or(p, bool_t({true, false})), doctest::Contains("[logical_or]"), Error);
 }

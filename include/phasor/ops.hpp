@@ -116,6 +116,38 @@ Tensor ge(const Tensor& a, const Tensor& b);  ///< bool: >=
 Tensor logical_and(const Tensor& a, const Tensor& b);  ///< bool: a && b
 Tensor logical_or(const Tensor& a, const Tensor& b);   ///< bool: a || b
 Tensor logical_xor(const Tensor& a, const Tensor& b);  ///< bool: a != b (as bools)
+
+// ---- bitwise ops, shifts, gcd and lcm (torch's; bool and int64, no gradient) ------------------------------
+// Note [bitwise ops]
+// Operands are bool or int64 tensors (or C++ integers and bools as scalars); they promote as torch's: bool op
+// bool is bool (and, or, xor, not are then the logical ops), an int64 operand makes the result int64. A
+// floating or complex operand throws, as do two bool operands of the shifts, gcd and lcm (torch has no bool
+// kernel for them). Shifts take torch's rule for amounts outside [0, 63]: a << b is 0 there, and a >> b is
+// a >> 63 (0 for a >= 0, -1 for a < 0); >> is arithmetic (it keeps the sign). gcd is non-negative, gcd(0, 0) =
+// 0; lcm(a, b) = |a / gcd(a, b) * b| in wrapping int64 arithmetic (0 when either is 0). The one value past
+// int64, 2^63 (gcd(INT64_MIN, 0), gcd(INT64_MIN, INT64_MIN)), wraps to INT64_MIN as -INT64_MIN does.
+Tensor bitwise_and(const Tensor& a, const Tensor& b);  ///< a & b (torch.bitwise_and)
+Tensor bitwise_and(const Tensor& a, const Scalar& b);  ///< a & b for a number b
+Tensor bitwise_and(const Scalar& a, const Tensor& b);  ///< a & b for a number a
+Tensor bitwise_or(const Tensor& a, const Tensor& b);   ///< a | b (torch.bitwise_or)
+Tensor bitwise_or(const Tensor& a, const Scalar& b);   ///< a | b for a number b
+Tensor bitwise_or(const Scalar& a, const Tensor& b);   ///< a | b for a number a
+Tensor bitwise_xor(const Tensor& a, const Tensor& b);  ///< a ^ b (torch.bitwise_xor)
+Tensor bitwise_xor(const Tensor& a, const Scalar& b);  ///< a ^ b for a number b
+Tensor bitwise_xor(const Scalar& a, const Tensor& b);  ///< a ^ b for a number a
+Tensor bitwise_not(const Tensor& x);                   ///< ~x: bitwise on int64, logical on bool (torch.bitwise_not)
+/// a << b (torch.bitwise_left_shift): 0 for shift amounts outside [0, 63] (Note [bitwise ops])
+Tensor bitwise_left_shift(const Tensor& a, const Tensor& b);
+Tensor bitwise_left_shift(const Tensor& a, const Scalar& b);  ///< a << b for a number b
+Tensor bitwise_left_shift(const Scalar& a, const Tensor& b);  ///< a << b for a number a
+/// a >> b, arithmetic (torch.bitwise_right_shift): a >> 63 for amounts outside [0, 63] (Note [bitwise ops])
+Tensor bitwise_right_shift(const Tensor& a, const Tensor& b);
+Tensor bitwise_right_shift(const Tensor& a, const Scalar& b);  ///< a >> b for a number b
+Tensor bitwise_right_shift(const Scalar& a, const Tensor& b);  ///< a >> b for a number a
+Tensor gcd(const Tensor& a, const Tensor& b);  ///< greatest common divisor, >= 0, gcd(0, 0) = 0 (torch.gcd)
+Tensor gcd(const Tensor& a, const Scalar& b);  ///< gcd with a number
+Tensor lcm(const Tensor& a, const Tensor& b);  ///< least common multiple, >= 0, wrapping on overflow (torch.lcm)
+Tensor lcm(const Tensor& a, const Scalar& b);  ///< lcm with a number
 /// bool: |a - b| <= atol + rtol |b| elementwise (broadcast), infinities equal only to themselves, NaN
 /// equal to NaN only with equal_nan; as torch.isclose, but mixed dtypes promote (integers in float64).
 Tensor isclose(const Tensor& a, const Tensor& b, double rtol = 1e-5, double atol = 1e-8, bool equal_nan = false);

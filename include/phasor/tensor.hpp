@@ -361,6 +361,7 @@ class Tensor {
   Tensor isnan() const;    ///< bool: NaN
   Tensor isinf() const;    ///< bool: +-inf
   Tensor logical_not() const;  ///< bool: !x
+  Tensor bitwise_not() const;  ///< ~x: bitwise not of int64, logical not of bool (torch.bitwise_not)
   Tensor signbit() const;  ///< bool: the sign bit is set (-0 and -NaN too)
   /// NaN, +inf, -inf replaced (defaults: 0 and the dtype's largest and lowest finite values)
   Tensor nan_to_num(double nan = 0.0, std::optional<double> posinf = std::nullopt,
@@ -381,6 +382,13 @@ class Tensor {
   Tensor remainder(const Scalar& o) const;     ///< remainder by a number
   Tensor floor_divide(const Tensor& o) const;  ///< floor(this / o)
   Tensor floor_divide(const Scalar& o) const;  ///< floor(this / o) for a number o
+  Tensor bitwise_and(const Tensor& o) const;   ///< this & o (bool or int64)
+  Tensor bitwise_or(const Tensor& o) const;    ///< this | o (bool or int64)
+  Tensor bitwise_xor(const Tensor& o) const;   ///< this ^ o (bool or int64)
+  Tensor bitwise_left_shift(const Tensor& o) const;   ///< this << o (int64)
+  Tensor bitwise_right_shift(const Tensor& o) const;  ///< this >> o (int64, arithmetic)
+  Tensor gcd(const Tensor& o) const;           ///< greatest common divisor (int64)
+  Tensor lcm(const Tensor& o) const;           ///< least common multiple (int64)
   Tensor hypot(const Tensor& o) const;         ///< sqrt(this^2 + o^2)
   Tensor copysign(const Tensor& o) const;      ///< |this| with o's sign
   Tensor logaddexp(const Tensor& o) const;     ///< log(e^this + e^o)
@@ -565,10 +573,31 @@ Tensor operator<(const Tensor& a, const Scalar& b);     ///< bool: less than sca
 Tensor operator<=(const Tensor& a, const Scalar& b);    ///< bool: less or equal to scalar
 Tensor operator>(const Tensor& a, const Scalar& b);     ///< bool: greater than scalar
 Tensor operator>=(const Tensor& a, const Scalar& b);    ///< bool: greater or equal to scalar
-Tensor operator&(const Tensor& a, const Tensor& b);     ///< logical and (bool)
-Tensor operator|(const Tensor& a, const Tensor& b);     ///< logical or (bool)
-Tensor operator^(const Tensor& a, const Tensor& b);     ///< logical xor (bool)
-Tensor operator~(const Tensor& a);                      ///< logical not (bool)
+// & | ^ ~ << >> are torch's bitwise ops (phasor/ops.hpp): logical on bool tensors, bitwise on int64 ones
+Tensor operator&(const Tensor& a, const Tensor& b);     ///< bitwise and (bitwise_and)
+Tensor operator|(const Tensor& a, const Tensor& b);     ///< bitwise or (bitwise_or)
+Tensor operator^(const Tensor& a, const Tensor& b);     ///< bitwise xor (bitwise_xor)
+Tensor operator~(const Tensor& a);                      ///< bitwise not (bitwise_not)
+Tensor operator&(const Tensor& a, const Scalar& b);     ///< bitwise and with a scalar
+Tensor operator|(const Tensor& a, const Scalar& b);     ///< bitwise or with a scalar
+Tensor operator^(const Tensor& a, const Scalar& b);     ///< bitwise xor with a scalar
+Tensor operator&(const Scalar& a, const Tensor& b);     ///< scalar bitwise and tensor
+Tensor operator|(const Scalar& a, const Tensor& b);     ///< scalar bitwise or tensor
+Tensor operator^(const Scalar& a, const Tensor& b);     ///< scalar bitwise xor tensor
+Tensor operator<<(const Tensor& a, const Tensor& b);    ///< left shift (bitwise_left_shift)
+Tensor operator>>(const Tensor& a, const Tensor& b);    ///< arithmetic right shift (bitwise_right_shift)
+Tensor operator<<(const Tensor& a, const Scalar& b);    ///< left shift by a scalar
+Tensor operator>>(const Tensor& a, const Scalar& b);    ///< right shift by a scalar
+Tensor& operator&=(Tensor& a, const Tensor& b);         ///< in place bitwise and
+Tensor& operator|=(Tensor& a, const Tensor& b);         ///< in place bitwise or
+Tensor& operator^=(Tensor& a, const Tensor& b);         ///< in place bitwise xor
+Tensor& operator<<=(Tensor& a, const Tensor& b);        ///< in place left shift
+Tensor& operator>>=(Tensor& a, const Tensor& b);        ///< in place right shift
+Tensor& operator&=(Tensor& a, const Scalar& b);         ///< in place bitwise and with a scalar
+Tensor& operator|=(Tensor& a, const Scalar& b);         ///< in place bitwise or with a scalar
+Tensor& operator^=(Tensor& a, const Scalar& b);         ///< in place bitwise xor with a scalar
+Tensor& operator<<=(Tensor& a, const Scalar& b);        ///< in place left shift by a scalar
+Tensor& operator>>=(Tensor& a, const Scalar& b);        ///< in place right shift by a scalar
 
 /// Prints dtype, shape, device and values (summarized with "..." when large).
 std::ostream& operator<<(std::ostream& os, const Tensor& t);

@@ -67,6 +67,24 @@ Tensor wrap_scalar(const Scalar& s, Dtype dtype, Device device) {
   return t;
 }
 
+/// Throws phasor::Error naming `op` unless in[0] (self) can take the in-place result of in: every input on
+/// self's device (an in-place output is never a host scalar of a CUDA op), their result type castable to
+/// self's dtype, their broadcast shape self's.
+void check_inplace_output(TensorList in, const char* op) {
+  const Tensor& self = in[0];
+  if (elementwise_device(in, op) != self.device()) check_same_device(in, op);
+  const Dtype rt = result_type(in);
+  if (category(rt) > category(self.dtype()))
+    throw Error(op, std::string("result type ") + dtype_name(rt) + " cannot be cast to the in-place output type " +
+                        dtype_name(self.dtype()));
+  std::vector<Shape> shapes;
+  for (const Tensor& t : in) shapes.push_back(t.shape());
+  const Shape s = broadcast_shapes(shapes, op);
+  if (s != self.shape())
+    throw Error(op, "in-place output of shape " + shape_str(self.shape()) + " does not match the broadcast shape " +
+                        shape_str(s));
+}
+
 namespace {
 
 /// An uninitialized `dt` tensor on `device` of a and b's broadcast shape (a's or b's own shape, not copied,
@@ -114,24 +132,6 @@ Tensor arith(const Tensor& a, const Tensor& b, Dtype dt, const char* op, F f) {
     using T = typename decltype(tag)::type;
     return map_binary<T>(x, y, [f](T u, T v) PHASOR_INLINE_FUNCTOR { return convert<T>(f(u, v)); }, op);
   });
-}
-
-/// Throws phasor::Error naming `op` unless in[0] (self) can take the in-place result of in: every input on
-/// self's device (an in-place output is never a host scalar of a CUDA op), their result type castable to
-/// self's dtype, their broadcast shape self's.
-void check_inplace_output(TensorList in, const char* op) {
-  const Tensor& self = in[0];
-  if (elementwise_device(in, op) != self.device()) check_same_device(in, op);
-  const Dtype rt = result_type(in);
-  if (category(rt) > category(self.dtype()))
-    throw Error(op, std::string("result type ") + dtype_name(rt) + " cannot be cast to the in-place output type " +
-                        dtype_name(self.dtype()));
-  std::vector<Shape> shapes;
-  for (const Tensor& t : in) shapes.push_back(t.shape());
-  const Shape s = broadcast_shapes(shapes, op);
-  if (s != self.shape())
-    throw Error(op, "in-place output of shape " + shape_str(self.shape()) + " does not match the broadcast shape " +
-                        shape_str(s));
 }
 
 /// In-place a op= b: result type must be castable to a's dtype.

@@ -107,10 +107,6 @@ Tensor logical_or(const Tensor& a, const Tensor& b) {
 Tensor logical_xor(const Tensor& a, const Tensor& b) {
   return logical("logical_xor", a, b, [](bool u, bool v) { return u != v; });
 }
-Tensor operator&(const Tensor& a, const Tensor& b) { return logical_and(a, b); }
-Tensor operator|(const Tensor& a, const Tensor& b) { return logical_or(a, b); }
-Tensor operator^(const Tensor& a, const Tensor& b) { return logical_xor(a, b); }
-Tensor operator~(const Tensor& a) { return logical_not(a); }
 
 // ---- closeness (no gradient) ----------------------------------------------------------------------------------
 Tensor isclose(const Tensor& a, const Tensor& b, double rtol, double atol, bool equal_nan) {

@@ -45,6 +45,10 @@ Tensor binary_kernel(const Tensor& a, const Tensor& b, Dtype dt, const char* op,
   });
 }
 
+/// Throws phasor::Error naming `op` unless in[0] (self) can take the in-place result of in (core/binary.cpp):
+/// every input on self's device, their result type castable to self's dtype, their broadcast shape self's.
+void check_inplace_output(TensorList in, const char* op);
+
 /// The C++ scalar `s` as a 0-d tensor of the dtype it takes next to `t` (it never widens t): on t's device,
 /// or a host scalar next to a CUDA tensor (Note [host scalars]).
 inline Tensor wrap_for(const Tensor& t, const Scalar& s) { return wrap_scalar(s, result_type(t, s), t.device()); }

@@ -22,6 +22,7 @@
 #include <string>
 #include <type_traits>
 
+#include "core/bitwise_rules.hpp"
 #include "core/complex_math.hpp"
 #include "core/polynomial_rules.hpp"
 #include "core/pow_rules.hpp"
@@ -403,6 +404,7 @@ PHASOR_UNARY(Isfinite, bool, if constexpr (is_cplx_v<T>) return ::isfinite(v.rea
 PHASOR_UNARY(Isnan, bool, return d_isnan(v);)
 PHASOR_UNARY(Isinf, bool, if constexpr (is_cplx_v<T>) return ::isinf(v.real()) || ::isinf(v.imag()); else if constexpr (is_float_v<T>) return bool(::isinf(v)); else return false;)
 PHASOR_UNARY(LogicalNot, bool, return !convert<bool>(v);)
+PHASOR_UNARY(BitwiseNot, T, return ::phasor::detail::bitwise_not_of(v);)  // core/bitwise_rules.hpp, as on the CPU
 // clamp's bounds arrive as doubles (p0 = min, p1 = max, infinite when absent); NaN stays NaN, min > max gives max
 PHASOR_UNARY(Clamp, T, if (double(v) < p0) v = T(p0); if (double(v) > p1) v = T(p1); return v;)
 // the activations of phasor/nn/activation.hpp in their CPU forms (nn/activation_rules.hpp); parameters as the
@@ -482,6 +484,14 @@ PHASOR_BINARY(Ge, bool, return a >= b;)
 PHASOR_BINARY(And, bool, return convert<bool>(a) && convert<bool>(b);)
 PHASOR_BINARY(Or, bool, return convert<bool>(a) || convert<bool>(b);)
 PHASOR_BINARY(Xor, bool, return convert<bool>(a) != convert<bool>(b);)
+// the bitwise ops, shifts, gcd and lcm of core/bitwise_rules.hpp, as on the CPU (bool and int64)
+PHASOR_BINARY(BitwiseAnd, T, return ::phasor::detail::bitwise_and_of(a, b);)
+PHASOR_BINARY(BitwiseOr, T, return ::phasor::detail::bitwise_or_of(a, b);)
+PHASOR_BINARY(BitwiseXor, T, return ::phasor::detail::bitwise_xor_of(a, b);)
+PHASOR_BINARY(LeftShift, T, return ::phasor::detail::left_shift_of(a, b);)
+PHASOR_BINARY(RightShift, T, return ::phasor::detail::right_shift_of(a, b);)
+PHASOR_BINARY(Gcd, T, return ::phasor::detail::gcd_of(a, b);)
+PHASOR_BINARY(Lcm, T, return ::phasor::detail::lcm_of(a, b);)
 PHASOR_BINARY(MakeComplex, ::cuda::std::complex<T>, return ::cuda::std::complex<T>(a, b);)
 PHASOR_BINARY(Polar, ::cuda::std::complex<T>, return ::cuda::std::complex<T>(a * ::cos(b), a * ::sin(b));)
 // gelu's backward g * (Phi(x) + x phi(x)) for (a, b) = (g, x), in the CPU's form (src/core/unary_nn.cpp)
@@ -599,7 +609,8 @@ bool unary_table(const char* op, Dtype compute, const Operands& o, double p0, do
       E("conj", Conj, kAll),
       E("angle", Angle, kFloat),   E("isfinite", Isfinite, kAll), E("isnan", Isnan, kAll),
       E("isinf", Isinf, kAll),
-      E("logical_not", LogicalNot, kAll), E("clamp", Clamp, kInt | kReal),
+      E("logical_not", LogicalNot, kAll), E("bitwise_not", BitwiseNot, kBool | kInt),
+      E("clamp", Clamp, kInt | kReal),
       E("lgamma", Lgamma, kReal),  E("digamma", Digamma, kReal), E("polygamma", Polygamma, kReal),
       E("erfinv", Erfinv, kReal),  E("erfcx", Erfcx, kReal),    E("i0", I0, kReal),
       E("i0e", I0e, kReal),        E("i1", I1, kReal),          E("i1e", I1e, kReal),
@@ -642,6 +653,9 @@ bool binary_table(const char* op, Dtype compute, const Operands& o, double alpha
       E("gt", Gt, kBool | kInt | kReal), E("ge", Ge, kBool | kInt | kReal), E("logical_and", And, kAll),
       E("logical_or", Or, kAll),   E("logical_xor", Xor, kAll), E("complex", MakeComplex, kReal),
       E("polar", Polar, kReal),    E("gelu_backward", GeluBackward, kReal),
+      E("bitwise_and", BitwiseAnd, kBool | kInt), E("bitwise_or", BitwiseOr, kBool | kInt),
+      E("bitwise_xor", BitwiseXor, kBool | kInt), E("bitwise_left_shift", LeftShift, kInt),
+      E("bitwise_right_shift", RightShift, kInt), E("gcd", Gcd, kInt), E("lcm", Lcm, kInt),
       E("fmod", Fmod, kInt | kReal), E("remainder", Remainder, kInt | kReal),
       E("floor_divide", FloorDivide, kInt | kReal), E("trunc_divide", TruncDivide, kInt | kReal),
       E("hypot", Hypot, kReal),    E("copysign", Copysign, kReal), E("logaddexp", Logaddexp, kReal),
